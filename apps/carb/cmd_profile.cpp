@@ -1,0 +1,68 @@
+// `carb profile`: measure configurations on real hardware into a resumable SQLite store.
+#include <iostream>
+
+#include "carb/profiler.hpp"
+#include "config_flags.hpp"
+#ifdef CARB_WITH_TORCH
+#include "profile/backends.hpp"
+#endif
+
+namespace carb::cli {
+namespace {
+
+struct ProfileCmd {
+  SourceFlags src;
+  ProfileOptions o;
+  std::string format;
+  bool quiet = false;
+};
+
+void run(ProfileCmd& c, const std::string& cmdline) {
+#ifdef CARB_WITH_TORCH
+  register_cpu_backend();
+  // CUDA_BACKEND_PENDING register_cuda_backend();
+#endif
+  if (c.o.db.empty()) throw InputError("--db FILE is required");
+  auto configs = c.src.load();
+  if (c.o.platform.empty()) c.o.platform = c.o.backend + "-" + std::to_string(c.o.protocol.threads) + "t";
+  c.o.progress = !c.quiet;
+  c.o.command_line = cmdline;
+  auto s = run_profile(configs, c.o);
+  if (c.format == "json") {
+    auto j = s.to_json();
+    j["platform"] = c.o.platform, j["protocol_id"] = c.o.protocol.id(), j["db"] = c.o.db.string();
+    std::cout << j.dump(2) << '\n';
+  } else {
+    std::cout << "profiled " << c.o.platform << " into " << c.o.db.string() << ": " << s.total << " configurations, "
+              << s.skipped << " already done, " << s.ok << " ok, " << s.oom << " oom, " << s.error << " error"
+              << (s.interrupted ? " (interrupted; rerun the same command to resume)" : "") << '\n';
+  }
+}
+
+Registrar reg({"profile", "Measure latency, peak memory, energy (where measurable) into a resumable store",
+               [](CLI::App& app) {
+                 auto c = std::make_shared<ProfileCmd>();
+                 c->src.add(app);
+                 auto& p = c->o.protocol;
+                 app.add_option("--backend", c->o.backend, "cpu | cuda")->capture_default_str();
+                 app.add_option("--db", c->o.db, "SQLite store (created if missing; rerun to resume)");
+                 app.add_option("--platform", c->o.platform, "platform id stored with each row (default: <backend>-<threads>t)");
+                 app.add_option("--warmup", p.warmup, "untimed warm-up passes")->capture_default_str()->check(CLI::Range(0, 100000));
+                 app.add_option("--min-passes", p.min_passes, "timed passes at least")->capture_default_str()->check(CLI::Range(1, 1000000));
+                 app.add_option("--max-passes", p.max_passes, "timed passes at most")->capture_default_str()->check(CLI::Range(1, 1000000));
+                 app.add_option("--target-ci", p.target_rel_ci, "stop when the 95% CI half-width / mean is below this (0 = off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+                 app.add_option("--max-timed-s", p.max_timed_s, "stop timing after this many seconds, once min passes are done (0 = off)")->capture_default_str()->check(CLI::Range(0.0, 1e6));
+                 app.add_option("--cooldown", p.cooldown_s, "seconds of pause between configurations")->capture_default_str()->check(CLI::Range(0.0, 3600.0));
+                 app.add_option("--threads", p.threads, "intra-op threads (cpu)")->capture_default_str()->check(CLI::Range(1, 1024));
+                 app.add_flag("--channels-last", p.channels_last, "NHWC memory format");
+                 app.add_option("--min-energy-window", p.min_energy_window_s, "repeat passes until the energy window lasts this long (s)")->capture_default_str();
+                 app.add_option("--util-window", p.util_window_s, "seconds of utilization sampling (cuda)")->capture_default_str();
+                 app.add_flag("--lock-clocks", p.lock_clocks, "opt in to locking GPU clocks (only on a machine you own)");
+                 app.add_flag("--realtime", p.realtime, "run under SCHED_FIFO (needs root): keeps other processes from preempting the timed passes");
+                 app.add_flag("--quiet", c->quiet, "no progress output");
+                 add_format(app, c->format, {"table", "json"});
+                 app.callback([c] { run(*c, command_line()); });
+               }});
+
+}  // namespace
+}  // namespace carb::cli

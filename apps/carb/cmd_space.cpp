@@ -1,0 +1,57 @@
+// `carb space`: list presets, enumerate or count a configuration space.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "carb/arch.hpp"
+#include "carb/text_table.hpp"
+#include "config_flags.hpp"
+
+namespace carb::cli {
+namespace {
+
+struct SpaceOpts {
+  SourceFlags src;
+  bool list = false, count = false;
+  std::string format;
+};
+
+void run_space(const SpaceOpts& o) {
+  if (o.list) {
+    nlohmann::json j = nlohmann::json::array();
+    TextTable t({"preset", "configs", "description"});
+    for (const auto& p : presets()) {
+      auto n = enumerate(p).size();
+      j.push_back({{"name", p.name}, {"configs", n}, {"description", p.description}});
+      t.add({p.name, std::to_string(n), p.description});
+    }
+    if (o.format == "json") std::cout << j.dump(2) << '\n';
+    else t.print(std::cout);
+    return;
+  }
+  auto cs = o.src.load();
+  if (o.count) {
+    if (o.format == "json") std::cout << nlohmann::json{{"count", cs.size()}}.dump() << '\n';
+    else std::cout << cs.size() << '\n';
+    return;
+  }
+  if (o.format == "json") {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& c : cs) j.push_back(config_to_json(c));
+    std::cout << j.dump(1) << '\n';
+  } else {
+    write_configs_csv(cs, std::cout);
+  }
+}
+
+Registrar reg({"space", "List presets; enumerate or count a configuration space (as CSV or JSON)",
+               [](CLI::App& app) {
+                 auto o = std::make_shared<SpaceOpts>();
+                 o->src.add(app);
+                 app.add_flag("--list", o->list, "list the presets with their sizes");
+                 app.add_flag("--count", o->count, "print only the number of configurations");
+                 add_format(app, o->format, {"csv", "json", "table"});
+                 app.callback([o] { run_space(*o); });
+               }});
+
+}  // namespace
+}  // namespace carb::cli

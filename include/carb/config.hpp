@@ -1,0 +1,66 @@
+// A CNN configuration: the six knobs that define one point of the space
+// (family, depth, width multiplier, input resolution, batch size, precision),
+// plus the rules that make depth and width concrete.
+#pragma once
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace carb {
+
+enum class Family { basic, bottleneck };
+enum class Precision { fp32, fp16, bf16 };
+
+struct Config {
+  Family family = Family::basic;
+  int depth = 18;
+  double width = 1.0;
+  int resolution = 224;
+  int batch = 1;
+  Precision precision = Precision::fp32;
+
+  bool operator==(const Config&) const = default;
+};
+
+/// The six configuration column names, in CSV order.
+inline constexpr std::array<const char*, 6> kConfigColumns = {
+    "family", "depth", "width", "resolution", "batch", "precision"};
+
+std::string to_string(Family f);
+std::string to_string(Precision p);
+/// Throws InputError naming the accepted values.
+Family parse_family(std::string_view s);
+Precision parse_precision(std::string_view s);
+/// Bytes per element of a precision (4 for fp32, 2 for fp16/bf16).
+int element_bytes(Precision p);
+
+/// Width formatted canonically (shortest round-trip, e.g. "0.25", "1").
+std::string format_width(double w);
+/// Canonical, unique key of a configuration, e.g. "basic-18-w1-r224-b1-fp32".
+std::string config_key(const Config& c);
+
+/// Valid ranges (inclusive). Depth also has to satisfy the depth rule.
+struct ConfigLimits {
+  static constexpr int kMinDepthBasic = 8, kMaxDepthBasic = 200;
+  static constexpr int kMinDepthBottleneck = 50, kMaxDepthBottleneck = 302;
+  static constexpr double kMinWidth = 0.05, kMaxWidth = 8.0;
+  static constexpr int kMinResolution = 32, kMaxResolution = 1024;
+  static constexpr int kMinBatch = 1, kMaxBatch = 4096;
+};
+
+/// Throws InputError with a message naming the bad field when c is outside the space.
+void validate(const Config& c);
+
+/// Residual blocks per stage for a family and depth.
+/// Standard depths give torchvision's lists (basic 18/34, bottleneck 50/101/152/200).
+/// Other depths must be 2 + 2*blocks (basic) or 2 + 3*blocks (bottleneck); the blocks are
+/// spread over the four stages in proportion 1:1:3:1... see docs in config.cpp.
+/// Throws InputError naming the nearest valid depths.
+std::array<int, 4> stage_blocks(Family f, int depth);
+
+/// Channels of a layer with torchvision base channels `base` at width multiplier w:
+/// round(base*w) to the nearest multiple of 8, at least 8.
+int scaled_channels(int base, double width);
+
+}  // namespace carb

@@ -1,0 +1,58 @@
+// NetworkSpec: the single exact description of a network in the space. Both the
+// analytic features and the real LibTorch model are built from it, and a test proves
+// they agree layer by layer.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "carb/config.hpp"
+
+namespace carb {
+
+enum class LayerKind { conv, batchnorm, relu, maxpool, add, avgpool, linear };
+std::string to_string(LayerKind k);
+
+struct Layer {
+  std::string name;  // torchvision-style, e.g. "layer2.0.conv1"
+  LayerKind kind = LayerKind::conv;
+  std::vector<int> inputs;            // indices of producing layers; -1 = the network input
+  std::vector<int64_t> in_shape;      // shape of inputs[0]
+  std::vector<int64_t> out_shape;     // NCHW, or NC after avgpool/linear
+  int kernel = 0, stride = 1, padding = 0;  // conv and maxpool
+  int64_t params = 0;                 // trainable parameters
+  int64_t macs = 0;                   // multiply-accumulates for the whole batch
+  int64_t out_elements = 0;           // elements of the output tensor
+};
+
+struct NetworkSpec {
+  Config config;
+  std::vector<Layer> layers;
+  std::vector<int64_t> input_shape;  // {batch, 3, resolution, resolution}
+
+  int64_t params = 0;
+  int64_t macs = 0;                  // convolutions + classifier (as torchvision's published GMACs)
+  int64_t act_elements_total = 0;    // sum over layers of output elements
+  int64_t act_elements_max = 0;      // largest single layer output
+  int64_t conv_layers = 0;
+
+  double flops() const { return 2.0 * static_cast<double>(macs); }  // FLOPs = 2 x MACs
+  int64_t param_bytes() const { return params * element_bytes(config.precision); }
+  int64_t input_bytes() const;
+  int64_t activation_bytes_total() const { return act_elements_total * element_bytes(config.precision); }
+  int64_t activation_bytes_max() const { return act_elements_max * element_bytes(config.precision); }
+};
+
+/// Network constants (torchvision ResNet defaults).
+struct NetworkDefaults {
+  static constexpr int kInputChannels = 3;
+  static constexpr int kClasses = 1000;
+  static constexpr int kStemChannels = 64;
+  static constexpr int kStageChannels[4] = {64, 128, 256, 512};
+  static constexpr int kBottleneckExpansion = 4;
+};
+
+/// Builds the spec; throws InputError when the configuration is invalid.
+NetworkSpec build_network_spec(const Config& c);
+
+}  // namespace carb

@@ -1,0 +1,84 @@
+// Profiling: the measurement protocol, the backend interface with its name-keyed
+// registry, and the resumable profiling loop that writes every measurement to the store
+// the moment it exists.
+#pragma once
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carb/config.hpp"
+#include "carb/dataset.hpp"
+
+namespace carb {
+
+/// The measurement protocol. Every field is stored with each row (via protocol_id).
+struct Protocol {
+  int warmup = 10;            // untimed passes before timing
+  int min_passes = 100;       // timed passes at least
+  int max_passes = 100;       // timed passes at most (adaptive stopping in between)
+  double target_rel_ci = 0;   // stop once the 95% CI half-width / mean falls below this (0 = off)
+  double max_timed_s = 0;     // stop once timed passes took this long, after min_passes (0 = off)
+  double cooldown_s = 1.0;    // pause between configurations
+  int threads = 2;            // intra-op threads (CPU)
+  bool channels_last = false; // NHWC memory format
+  double min_energy_window_s = 1.0;  // energy window at least this long (repeat passes)
+  double util_window_s = 2.0;        // telemetry sampling window (cuda)
+  bool lock_clocks = false;   // explicit opt-in; never on shared machines
+  bool realtime = false;      // run under SCHED_FIFO so other processes cannot preempt timing (root)
+
+  nlohmann::json to_json() const;
+  /// Short stable hash of the settings: rows measured under another protocol are kept apart.
+  std::string id() const;
+};
+
+/// What one backend measured for one configuration.
+struct Measurement {
+  std::string status = "ok";  // ok | oom | error
+  std::string error;
+  std::optional<double> latency_ms, energy_j, peak_memory_mb, avg_sm_util, avg_mem_util;
+  std::map<std::string, std::string> extra;  // median, std, passes, load average, clocks, ...
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  /// Throws InputError for a configuration this backend cannot run at all (e.g. fp16 on CPU).
+  virtual void check(const Config& c) const = 0;
+  virtual Measurement measure(const Config& c, const Protocol& p) = 0;
+  /// Machine, accelerator, library versions: goes into the provenance file.
+  virtual nlohmann::json platform_info() const = 0;
+  /// Releases cached memory and synchronises between configurations.
+  virtual void settle() {}
+};
+
+using BackendFactory = std::function<std::unique_ptr<Backend>(const Protocol&)>;
+void register_backend(const std::string& name, BackendFactory f);
+/// Throws InputError naming the available backends.
+std::unique_ptr<Backend> make_backend(const std::string& name, const Protocol& p);
+std::vector<std::string> backend_names();
+
+struct ProfileOptions {
+  std::string backend = "cpu";
+  std::string platform;  // platform id stored with each row (default: backend + threads)
+  std::filesystem::path db;
+  Protocol protocol;
+  bool progress = true;
+  std::string command_line;  // recorded with the protocol
+};
+
+struct ProfileSummary {
+  std::size_t total = 0, skipped = 0, ok = 0, oom = 0, error = 0;
+  bool interrupted = false;
+  nlohmann::json to_json() const;
+};
+
+/// Profiles every configuration not yet in the store (resume), committing each row as it completes.
+/// Ctrl-C (SIGINT/SIGTERM) stops after the configuration in flight.
+ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOptions& o);
+
+}  // namespace carb

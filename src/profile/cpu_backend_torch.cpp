@@ -1,0 +1,129 @@
+// The "cpu" profiler backend: LibTorch on the CPU, fp32 and bf16, explicit thread count,
+// peak memory from the tracking allocator, energy from RAPL when readable (else empty).
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <fstream>
+#include <new>
+
+#include "backends.hpp"
+#include "carb/error.hpp"
+#include "carb/network_spec.hpp"
+#include "energy_meter.hpp"
+#include "spec_net.hpp"
+#include "timing.hpp"
+#include "tracking_allocator.hpp"
+
+namespace carb {
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+bool is_oom(const std::string& what) {
+  return what.find("can't allocate memory") != std::string::npos ||
+         what.find("out of memory") != std::string::npos || what.find("not enough memory") != std::string::npos;
+}
+
+double time_forward_ms(SpecNet& net, const torch::Tensor& x) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto y = net->forward(x);
+  auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const Protocol& p) : rapl_(make_rapl_meter()) {
+    cpu_memory::install();
+    torch::set_num_threads(p.threads);
+    at::set_num_interop_threads(1);
+    at::globalContext().setFlushDenormal(true);
+  }
+  std::string name() const override { return "cpu"; }
+
+  void check(const Config& c) const override {
+    if (c.precision == Precision::fp16)
+      throw InputError("the cpu backend cannot run fp16 (" + config_key(c) +
+                       "): LibTorch has no fp16 convolution on CPU; use fp32 or bf16");
+  }
+
+  Measurement measure(const Config& c, const Protocol& p) override {
+    check(c);
+    Measurement m;
+    m.extra["load_avg_1m"] = std::to_string(load_average());
+    m.extra["threads"] = std::to_string(torch::get_num_threads());
+    try {
+      measure_into(c, p, m);
+    } catch (const std::bad_alloc& e) {
+      m = failed("oom", e.what(), m);
+    } catch (const c10::Error& e) {
+      m = failed(is_oom(e.what()) ? "oom" : "error", e.what_without_backtrace(), m);
+    }
+    return m;
+  }
+
+  nlohmann::json platform_info() const override {
+    return {{"backend", "cpu"},
+            {"cpu_model", cpu_model()},
+            {"hardware_threads", std::thread::hardware_concurrency()},
+            {"torch_threads", torch::get_num_threads()},
+            {"libtorch", TORCH_VERSION},
+            {"parallel_info", at::get_parallel_info()},
+            {"energy_meter", rapl_ ? "rapl" : "none (energy_j left empty)"},
+            {"memory_meter", "tracking CPU allocator (ATen storage; oneDNN scratch not seen)"}};
+  }
+
+ private:
+  static Measurement failed(const std::string& status, const std::string& why, const Measurement& base) {
+    Measurement m;
+    m.status = status;
+    m.error = why.substr(0, why.find('\n'));
+    m.extra = base.extra;
+    return m;
+  }
+
+  void measure_into(const Config& c, const Protocol& p, Measurement& m) {
+    torch::InferenceMode guard;
+    const int64_t baseline = cpu_memory::current_bytes();
+    const auto spec = build_network_spec(c);
+    const auto dtype = to_dtype(c.precision);
+    const auto fmt = p.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+    torch::manual_seed(0);
+    SpecNet net(spec);
+    net->eval();
+    net->to(dtype);
+    auto x = torch::randn(spec.input_shape).to(dtype).contiguous(fmt);
+    if (p.channels_last)
+      for (auto& prm : net->parameters())
+        if (prm.dim() == 4) prm.set_data(prm.contiguous(fmt));
+    cpu_memory::reset_peak();  // live now: weights + input
+    time_forward_ms(net, x);
+    m.peak_memory_mb = static_cast<double>(cpu_memory::peak_bytes() - baseline) / 1e6;
+    for (int i = 1; i < p.warmup; ++i) time_forward_ms(net, x);
+    auto e0 = rapl_ ? rapl_->joules() : std::nullopt;
+    TimingStats t = timed_passes(p, [&] { return time_forward_ms(net, x); });
+    auto e1 = rapl_ ? rapl_->joules() : std::nullopt;
+    if (e0 && e1 && t.passes > 0) m.energy_j = (*e1 - *e0) / t.passes;
+    m.latency_ms = t.mean_ms;
+    record_timing(t, m.extra);
+    m.extra["warmup"] = std::to_string(p.warmup);
+  }
+
+  std::unique_ptr<EnergyMeter> rapl_;
+};
+
+}  // namespace
+
+void register_cpu_backend() {
+  register_backend("cpu", [](const Protocol& p) { return std::make_unique<CpuBackend>(p); });
+}
+
+}  // namespace carb

@@ -1,0 +1,151 @@
+// Configuration parsing, validation and the depth and width rules.
+//
+// Depth rule: the standard depths map to torchvision's block lists. Any other depth
+// d is valid when d = 2 + 2n (basic) or d = 2 + 3n (bottleneck), n = number of blocks
+// (the 2 counts the stem convolution and the classifier). The n blocks are spread over
+// the four stages in proportion to ResNet-34/50's [3, 4, 6, 3] by largest remainder,
+// with at least one block per stage; with fewer than four blocks (basic depth 8) the
+// first n stages get one block each and the later stages are absent.
+// Width rule: channels = round(base * w / 8) * 8, at least 8 (hardware-friendly multiples).
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+#include "carb/config.hpp"
+#include "carb/error.hpp"
+
+namespace carb {
+
+std::string to_string(Family f) { return f == Family::basic ? "basic" : "bottleneck"; }
+
+std::string to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+  }
+  return "?";
+}
+
+Family parse_family(std::string_view s) {
+  if (s == "basic") return Family::basic;
+  if (s == "bottleneck") return Family::bottleneck;
+  throw InputError("unknown family '" + std::string(s) + "' (expected basic or bottleneck)");
+}
+
+Precision parse_precision(std::string_view s) {
+  if (s == "fp32") return Precision::fp32;
+  if (s == "fp16") return Precision::fp16;
+  if (s == "bf16") return Precision::bf16;
+  throw InputError("unknown precision '" + std::string(s) + "' (expected fp32, fp16 or bf16)");
+}
+
+int element_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
+
+std::string format_width(double w) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, w);
+  return std::string(buf, r.ptr);
+}
+
+std::string config_key(const Config& c) {
+  std::ostringstream o;
+  o << to_string(c.family) << '-' << c.depth << "-w" << format_width(c.width) << "-r" << c.resolution
+    << "-b" << c.batch << '-' << to_string(c.precision);
+  return o.str();
+}
+
+namespace {
+
+struct Standard {
+  Family family;
+  int depth;
+  std::array<int, 4> blocks;
+};
+constexpr Standard kStandard[] = {
+    {Family::basic, 18, {2, 2, 2, 2}},       {Family::basic, 34, {3, 4, 6, 3}},
+    {Family::bottleneck, 50, {3, 4, 6, 3}},  {Family::bottleneck, 101, {3, 4, 23, 3}},
+    {Family::bottleneck, 152, {3, 8, 36, 3}}, {Family::bottleneck, 200, {3, 24, 36, 3}},
+};
+
+int layers_per_block(Family f) { return f == Family::basic ? 2 : 3; }
+int min_depth(Family f) {
+  return f == Family::basic ? ConfigLimits::kMinDepthBasic : ConfigLimits::kMinDepthBottleneck;
+}
+int max_depth(Family f) {
+  return f == Family::basic ? ConfigLimits::kMaxDepthBasic : ConfigLimits::kMaxDepthBottleneck;
+}
+
+std::string depth_error(Family f, int depth) {
+  const int k = layers_per_block(f), lo = min_depth(f), hi = max_depth(f);
+  std::ostringstream o;
+  o << "invalid depth " << depth << " for family " << to_string(f) << ": depth must be 2 + " << k
+    << "*blocks within " << lo << ".." << hi;
+  int below = lo + ((std::clamp(depth, lo, hi) - lo) / k) * k;
+  if (below > depth) below -= k;
+  int above = below + k;
+  o << "; nearest valid depths:";
+  if (below >= lo) o << ' ' << below;
+  if (above <= hi) o << ' ' << above;
+  return o.str();
+}
+
+std::array<int, 4> proportional_blocks(int n) {
+  std::array<int, 4> a{0, 0, 0, 0};
+  if (n < 4) {
+    for (int i = 0; i < n; ++i) a[i] = 1;
+    return a;
+  }
+  constexpr double w[4] = {3, 4, 6, 3};
+  double target[4];
+  int sum = 0;
+  for (int i = 0; i < 4; ++i) {
+    target[i] = n * w[i] / 16.0;
+    a[i] = std::max(1, static_cast<int>(std::floor(target[i])));
+    sum += a[i];
+  }
+  while (sum != n) {  // largest remainder; first stage wins ties
+    int best = -1;
+    double best_gap = -1e18;
+    for (int i = 0; i < 4; ++i) {
+      double gap = sum < n ? target[i] - a[i] : a[i] - target[i];
+      if ((sum < n || a[i] > 1) && gap > best_gap) best_gap = gap, best = i;
+    }
+    a[best] += sum < n ? 1 : -1;
+    sum += sum < n ? 1 : -1;
+  }
+  return a;
+}
+
+}  // namespace
+
+std::array<int, 4> stage_blocks(Family f, int depth) {
+  for (const auto& s : kStandard)
+    if (s.family == f && s.depth == depth) return s.blocks;
+  const int k = layers_per_block(f);
+  if (depth < min_depth(f) || depth > max_depth(f) || (depth - 2) % k != 0)
+    throw InputError(depth_error(f, depth));
+  return proportional_blocks((depth - 2) / k);
+}
+
+int scaled_channels(int base, double width) {
+  int c = static_cast<int>(std::lround(base * width / 8.0)) * 8;
+  return std::max(8, c);
+}
+
+void validate(const Config& c) {
+  auto range = [](const char* what, double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi)) {
+      std::ostringstream o;
+      o << what << " " << v << " is out of range " << lo << ".." << hi;
+      throw InputError(o.str());
+    }
+  };
+  range("width", c.width, ConfigLimits::kMinWidth, ConfigLimits::kMaxWidth);
+  range("resolution", c.resolution, ConfigLimits::kMinResolution, ConfigLimits::kMaxResolution);
+  range("batch", c.batch, ConfigLimits::kMinBatch, ConfigLimits::kMaxBatch);
+  stage_blocks(c.family, c.depth);
+}
+
+}  // namespace carb
