@@ -20,11 +20,13 @@ struct ProfileCmd {
 void run(ProfileCmd& c, const std::string& cmdline) {
 #ifdef CARB_WITH_TORCH
   register_cpu_backend();
-  // CUDA_BACKEND_PENDING register_cuda_backend();
+  register_cuda_backend();
 #endif
   if (c.o.db.empty()) throw InputError("--db FILE is required");
   auto configs = c.src.load();
-  if (c.o.platform.empty()) c.o.platform = c.o.backend + "-" + std::to_string(c.o.protocol.threads) + "t";
+  // CPU results depend on the thread count, so it is part of the default platform id.
+  if (c.o.platform.empty())
+    c.o.platform = c.o.backend == "cpu" ? "cpu-" + std::to_string(c.o.protocol.threads) + "t" : c.o.backend;
   c.o.progress = !c.quiet;
   c.o.command_line = cmdline;
   auto s = run_profile(configs, c.o);

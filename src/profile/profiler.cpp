@@ -83,6 +83,7 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   nlohmann::json settings = o.protocol.to_json();
   settings["backend"] = o.backend;
   settings["platform_info"] = backend->platform_info();
+  if (!o.command_line.empty()) settings["command"] = o.command_line;  // provenance; not part of the id
   store.put_protocol(pid, settings);
   const auto done = store.done_keys(o.platform, pid);
   ProfileSummary s;

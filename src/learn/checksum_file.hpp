@@ -1,0 +1,79 @@
+// Whole-file byte I/O with an FNV-1a 64 checksum trailer, shared by the learners
+// whose model files are binary (extra trees, the XGBoost wrapper). A checksum is
+// what lets a truncated or bit-flipped model file fail loudly with ModelError
+// instead of loading as a silently different model.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "carb/error.hpp"
+
+namespace carb::detail {
+
+inline std::uint64_t fnv1a64(const unsigned char* p, std::size_t n) {
+  std::uint64_t h = 1469598103934665603ULL;
+  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+/// Appends the checksum of `bytes` and writes them; throws ModelError when the file cannot be written.
+inline void write_checksummed(const std::filesystem::path& file, std::vector<unsigned char> bytes) {
+  const std::uint64_t h = fnv1a64(bytes.data(), bytes.size());
+  const auto* hp = reinterpret_cast<const unsigned char*>(&h);
+  bytes.insert(bytes.end(), hp, hp + sizeof h);
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw ModelError("cannot write model file " + file.string());
+}
+
+/// Reads the file, verifies and strips the checksum trailer; throws ModelError when missing or corrupted.
+inline std::vector<unsigned char> read_checksummed(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ModelError("cannot open model file " + file.string());
+  std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (bytes.size() < sizeof(std::uint64_t)) throw ModelError("model file " + file.string() + " is truncated");
+  std::uint64_t stored = 0;
+  std::memcpy(&stored, bytes.data() + bytes.size() - sizeof stored, sizeof stored);
+  bytes.resize(bytes.size() - sizeof stored);
+  if (fnv1a64(bytes.data(), bytes.size()) != stored)
+    throw ModelError("model file " + file.string() + " is corrupted or truncated (checksum mismatch)");
+  return bytes;
+}
+
+/// Appends the raw bytes of a trivially copyable value (host byte order; carb targets little-endian hosts).
+template <class T>
+void put(std::vector<unsigned char>& out, const T& v) {
+  const auto* p = reinterpret_cast<const unsigned char*>(&v);
+  out.insert(out.end(), p, p + sizeof v);
+}
+
+/// Sequential reader over a verified byte buffer; running past the end is a ModelError.
+class ByteReader {
+ public:
+  ByteReader(const std::vector<unsigned char>& b, std::string what) : b_(b), what_(std::move(what)) {}
+  template <class T>
+  T get() {
+    T v{};
+    read(&v, sizeof v);
+    return v;
+  }
+  void read(void* dst, std::size_t n) {
+    if (n > b_.size() - pos_) throw ModelError(what_ + ": unexpected end of data");
+    std::memcpy(dst, b_.data() + pos_, n);
+    pos_ += n;
+  }
+  std::size_t remaining() const { return b_.size() - pos_; }
+
+ private:
+  const std::vector<unsigned char>& b_;
+  std::string what_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace carb::detail

@@ -1,0 +1,327 @@
+// The "cuda" profiler backend: LibTorch on CUDA device 0 (fp32, fp16, bf16), latency from
+// synchronised passes, energy from the NVML total-energy counter over a window of at least
+// min_energy_window_s, peak memory from the CUDA caching allocator, utilization sampled by
+// NVML during training-mode forward+backward (the paper's method). carb never changes a GPU
+// setting: clocks, temperature and power limit are recorded, not set. Built against a LibTorch
+// without CUDA, the backend still registers and refuses every configuration with a clear error.
+#include <torch/version.h>
+
+#include "backends.hpp"
+#include "carb/error.hpp"
+#include "carb/profiler.hpp"
+
+#ifdef CARB_TORCH_CUDA
+#include <ATen/Context.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <dlfcn.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+
+#include "carb/network_spec.hpp"
+#include "nvml.hpp"
+#include "spec_net.hpp"
+#include "timing.hpp"
+#endif
+
+namespace carb {
+namespace {
+
+const char* const kNoClockLocking = "clock locking is not implemented; carb never changes GPU settings on its own";
+
+#ifdef CARB_TORCH_CUDA
+
+constexpr c10::DeviceIndex kDevice = 0;
+namespace alloc = c10::cuda::CUDACachingAllocator;
+
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+bool is_oom(const std::string& what) {
+  // cuDNN and cuBLAS report a failed workspace allocation as ALLOC_FAILED, not as an OOM.
+  return what.find("out of memory") != std::string::npos || what.find("ALLOC_FAILED") != std::string::npos;
+}
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+// CUDA's PCI bus id of a device, looked up in the CUDA runtime LibTorch already loaded
+// (so carb neither links nor includes cudart itself); empty when it cannot be found.
+std::string cuda_pci_bus_id(int device) {
+  using Fn = int (*)(char*, int, int);  // cudaError_t cudaDeviceGetPCIBusId(char*, int, int)
+  void* p = dlsym(RTLD_DEFAULT, "cudaDeviceGetPCIBusId");
+  if (!p) return "";
+  Fn fn = nullptr;
+  std::memcpy(&fn, &p, sizeof p);
+  char buf[64] = {};
+  if (fn(buf, sizeof buf, device) != 0) return "";
+  return buf;
+}
+
+// One synchronised forward pass; the caller holds an InferenceMode guard.
+double forward_ms(SpecNet& net, const torch::Tensor& x) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto y = net->forward(x);
+  torch::cuda::synchronize();
+  return seconds_since(t0) * 1e3;
+}
+
+// Weights and input on the device in the precision's dtype (and NHWC when asked). Called outside
+// InferenceMode: inference-mode weights could not be trained in the utilization window.
+torch::Tensor to_device(SpecNet& net, const NetworkSpec& spec, const Protocol& p) {
+  const auto dtype = to_dtype(spec.config.precision);
+  const auto fmt = p.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  net->to(torch::Device(torch::kCUDA, kDevice), dtype);
+  if (p.channels_last)
+    for (auto& prm : net->parameters())
+      if (prm.dim() == 4) prm.set_data(prm.contiguous(fmt));
+  return torch::randn(spec.input_shape, torch::TensorOptions().dtype(dtype).device(torch::kCUDA, kDevice))
+      .contiguous(fmt);
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(const Protocol& p) {
+    if (p.lock_clocks) throw InputError(kNoClockLocking);
+    if (!torch::cuda::is_available())
+      throw MeasureError("the cuda backend found no usable CUDA device (check the driver and CUDA_VISIBLE_DEVICES)");
+    // Benchmark mode would time candidate kernels on each new shape and make the first passes
+    // (and the memory peak) depend on that search; the paper measures with it off.
+    at::globalContext().setBenchmarkCuDNN(false);
+    torch::zeros({1}, torch::TensorOptions().device(torch::kCUDA, kDevice));  // create the context now
+    torch::cuda::synchronize();
+    open_nvml();
+  }
+  std::string name() const override { return "cuda"; }
+  void check(const Config&) const override {}  // fp32, fp16 and bf16 all run on CUDA
+
+  Measurement measure(const Config& c, const Protocol& p) override {
+    if (p.lock_clocks) throw InputError(kNoClockLocking);
+    check(c);
+    Measurement m;
+    m.extra["load_avg_1m"] = std::to_string(load_average());
+    record_state(m, "_start");
+    try {
+      measure_into(c, p, m);
+    } catch (const c10::OutOfMemoryError& e) {
+      m = failed("oom", e.what_without_backtrace(), m);
+    } catch (const c10::Error& e) {
+      m = failed(is_oom(e.what()) ? "oom" : "error", e.what_without_backtrace(), m);
+    } catch (const std::bad_alloc& e) {
+      m = failed("oom", e.what(), m);
+    }
+    if (m.status != "ok") settle();  // the failed configuration's tensors are gone: return their memory
+    return m;
+  }
+
+  nlohmann::json platform_info() const override;
+
+  void settle() override {
+    alloc::emptyCache();
+    torch::cuda::synchronize();
+  }
+
+ private:
+  void open_nvml();
+  void measure_into(const Config& c, const Protocol& p, Measurement& m);
+  TimingStats timed_with_energy(const Protocol& p, SpecNet& net, const torch::Tensor& x, Measurement& m);
+  void utilization_window(SpecNet& net, const torch::Tensor& x, Measurement& m, const Protocol& p);
+  void record_state(Measurement& m, const std::string& suffix) const;
+
+  static Measurement failed(const std::string& status, const std::string& why, const Measurement& base) {
+    Measurement m;
+    m.status = status;
+    m.error = first_line(why);
+    m.extra = base.extra;
+    return m;
+  }
+
+  std::unique_ptr<Nvml> nvml_;
+  std::string nvml_why_, nvml_match_, meter_why_;
+  int nvml_index_ = -1;
+  std::unique_ptr<EnergyMeter> meter_;
+};
+
+// NVML numbers devices in PCI order, CUDA fastest-first and after CUDA_VISIBLE_DEVICES: match
+// CUDA device 0 to its NVML index by PCI bus id, or fall back to index 0 and say so.
+void CudaBackend::open_nvml() {
+  nvml_ = Nvml::open(&nvml_why_);
+  if (!nvml_) return;
+  const std::string bus = cuda_pci_bus_id(kDevice);
+  if (auto idx = bus.empty() ? std::nullopt : nvml_->index_by_pci_bus_id(bus)) {
+    nvml_index_ = *idx;
+    nvml_match_ = "pci bus id " + bus;
+  } else {
+    nvml_index_ = 0;
+    nvml_match_ = nvml_->device_count() == 1u ? "the only NVML device"
+                                              : "assumed NVML index 0 (PCI bus id match failed)";
+  }
+  meter_ = nvml_->energy_meter(nvml_index_, &meter_why_);
+}
+
+void CudaBackend::measure_into(const Config& c, const Protocol& p, Measurement& m) {
+  const auto spec = build_network_spec(c);
+  torch::cuda::synchronize();
+  const int64_t baseline = alloc::getDeviceStats(kDevice).allocated_bytes[0].current;
+  alloc::resetPeakStats(kDevice);  // the peak now covers weights + input + activations + workspace
+  torch::manual_seed(0);
+  // Built outside InferenceMode: the utilization window trains these same weights.
+  SpecNet net(spec);
+  net->eval();
+  const torch::Tensor x = to_device(net, spec, p);
+  TimingStats t;
+  {
+    torch::InferenceMode guard;
+    for (int i = 0; i < std::max(p.warmup, 1); ++i) forward_ms(net, x);
+    t = timed_with_energy(p, net, x, m);
+  }
+  const auto stats = alloc::getDeviceStats(kDevice);
+  m.peak_memory_mb = static_cast<double>(stats.allocated_bytes[0].peak - baseline) / 1e6;
+  m.extra["peak_reserved_mb"] = num(static_cast<double>(stats.reserved_bytes[0].peak) / 1e6);
+  m.latency_ms = t.mean_ms;
+  record_timing(t, m.extra);
+  m.extra["warmup"] = std::to_string(p.warmup);
+  record_state(m, "_end");
+  utilization_window(net, x, m, p);
+}
+
+// Timed passes under the protocol's stopping rule, then more passes of the same kind until the
+// energy window is at least min_energy_window_s: NVML's counter advances in steps of tens of
+// milliseconds, so a short window would mostly measure that step.
+TimingStats CudaBackend::timed_with_energy(const Protocol& p, SpecNet& net, const torch::Tensor& x,
+                                           Measurement& m) {
+  const auto e0 = meter_ ? meter_->joules() : std::nullopt;
+  const auto w0 = std::chrono::steady_clock::now();
+  TimingStats t = timed_passes(p, [&] { return forward_ms(net, x); });
+  int passes = t.passes;
+  while (seconds_since(w0) < p.min_energy_window_s) {
+    forward_ms(net, x);
+    ++passes;
+  }
+  const double window_s = seconds_since(w0);
+  const auto e1 = meter_ ? meter_->joules() : std::nullopt;
+  m.extra["energy_passes"] = std::to_string(passes);
+  m.extra["energy_window_s"] = num(window_s);
+  if (e0 && e1 && passes > 0 && *e1 >= *e0) {
+    m.energy_j = (*e1 - *e0) / passes;
+    m.extra["avg_power_w"] = num((*e1 - *e0) / window_s);
+  }
+  if (nvml_) {  // clocks as they were at the end of the loaded window (never set by carb)
+    if (auto v = nvml_->clock_mhz(nvml_index_, NvmlClock::sm)) m.extra["sm_clock_mhz"] = std::to_string(*v);
+    if (auto v = nvml_->clock_mhz(nvml_index_, NvmlClock::mem)) m.extra["mem_clock_mhz"] = std::to_string(*v);
+  }
+  return t;
+}
+
+// The paper samples utilization while training: forward + backward in train mode for
+// util_window_s. A failure here (training needs more memory than inference; BatchNorm refuses
+// one value per channel) leaves the two utilization columns empty, not the whole row.
+void CudaBackend::utilization_window(SpecNet& net, const torch::Tensor& x, Measurement& m, const Protocol& p) {
+  m.extra["util_mode"] = "train_fwd_bwd";
+  if (!nvml_ || p.util_window_s <= 0) return;
+  try {
+    net->train();
+    auto step = [&] {
+      net->forward(x).to(torch::kFloat32).sum().backward();
+      torch::cuda::synchronize();
+    };
+    step();  // the first backward allocates the gradients: keep it out of the window
+    UtilSampler sampler(*nvml_, nvml_index_);
+    sampler.start();
+    const auto t0 = std::chrono::steady_clock::now();
+    int steps = 0;
+    do {
+      step();
+      ++steps;
+    } while (seconds_since(t0) < p.util_window_s);
+    const auto r = sampler.stop();
+    m.avg_sm_util = r.sm;
+    m.avg_mem_util = r.mem;
+    m.extra["util_samples"] = std::to_string(r.samples);
+    m.extra["util_steps"] = std::to_string(steps);
+    m.extra["util_window_s"] = num(seconds_since(t0));
+  } catch (const c10::Error& e) {
+    m.extra["util_error"] = first_line(e.what_without_backtrace());
+  }
+  for (auto& prm : net->parameters()) prm.mutable_grad().reset();
+  net->eval();
+}
+
+void CudaBackend::record_state(Measurement& m, const std::string& suffix) const {
+  if (!nvml_) return;
+  if (auto v = nvml_->temperature_c(nvml_index_)) m.extra["gpu_temp_c" + suffix] = std::to_string(*v);
+  if (auto v = nvml_->power_usage_w(nvml_index_)) m.extra["gpu_power_w" + suffix] = num(*v);
+}
+
+nlohmann::json CudaBackend::platform_info() const {
+  const auto& hooks = at::detail::getCUDAHooks();
+  nlohmann::json j = {{"backend", "cuda"},
+                      {"cuda_device", kDevice},
+                      {"cuda_device_count", torch::cuda::device_count()},
+                      {"libtorch", TORCH_VERSION},
+                      {"cuda_runtime", hooks.versionCUDART()},
+                      {"cudnn", torch::cuda::cudnn_is_available() ? hooks.versionCuDNN() : 0},
+                      {"cudnn_benchmark", false},
+                      {"allow_tf32_cudnn", at::globalContext().allowTF32CuDNN()},
+                      {"allow_tf32_cublas", at::globalContext().allowTF32CuBLAS()},
+                      {"memory_meter", "CUDA caching allocator peak allocated bytes"},
+                      {"clock_policy", "never changed by carb; clocks recorded per row"}};
+  if (!nvml_) {
+    j["nvml"] = "unavailable: " + nvml_why_;
+    j["energy_meter"] = "none (energy_j left empty)";
+    return j;
+  }
+  j["nvml"] = nvml_->source();
+  j["nvml_device"] = {{"index", nvml_index_}, {"matched_by", nvml_match_}};
+  j["energy_meter"] = meter_ ? "nvml total-energy counter" : "none (" + meter_why_ + "; energy_j left empty)";
+  if (auto v = nvml_->device_name(nvml_index_)) j["gpu_name"] = *v;
+  if (auto v = nvml_->driver_version()) j["driver"] = *v;
+  if (auto v = nvml_->power_limit_w(nvml_index_)) j["power_limit_w"] = *v;
+  if (auto v = nvml_->clock_mhz(nvml_index_, NvmlClock::sm)) j["sm_clock_mhz_now"] = *v;
+  if (auto v = nvml_->clock_mhz(nvml_index_, NvmlClock::mem)) j["mem_clock_mhz_now"] = *v;
+  if (auto v = nvml_->temperature_c(nvml_index_)) j["gpu_temp_c_now"] = *v;
+  return j;
+}
+
+#else  // LibTorch without CUDA
+
+// Registered anyway, so `--backend cuda` names the real reason instead of "unknown backend".
+class NoCudaBackend final : public Backend {
+ public:
+  explicit NoCudaBackend(const Protocol& p) {
+    if (p.lock_clocks) throw InputError(kNoClockLocking);
+  }
+  std::string name() const override { return "cuda"; }
+  void check(const Config&) const override {
+    throw InputError("this carb was built without CUDA support (LibTorch found has no CUDA)");
+  }
+  Measurement measure(const Config& c, const Protocol&) override {
+    check(c);
+    return {};
+  }
+  nlohmann::json platform_info() const override {
+    return {{"backend", "cuda"}, {"available", false}, {"libtorch", TORCH_VERSION}};
+  }
+};
+
+#endif
+
+}  // namespace
+
+void register_cuda_backend() {
+#ifdef CARB_TORCH_CUDA
+  register_backend("cuda", [](const Protocol& p) { return std::make_unique<CudaBackend>(p); });
+#else
+  register_backend("cuda", [](const Protocol& p) { return std::make_unique<NoCudaBackend>(p); });
+#endif
+}
+
+}  // namespace carb
