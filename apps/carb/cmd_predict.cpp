@@ -1,0 +1,59 @@
+// `carb predict`: predicted peak memory, energy and latency for configurations.
+#include <iostream>
+
+#include "carb/prediction_io.hpp"
+#include "carb/text_table.hpp"
+#include "config_flags.hpp"
+
+namespace carb::cli {
+namespace {
+
+struct PredictCmd {
+  std::string model, format;
+  SourceFlags src;
+  ConfigFlags cfg;
+  double confidence = 0;
+};
+
+void run(const PredictCmd& c) {
+  if (c.src.given() && c.cfg.any_given())
+    throw InputError("give either --preset/--configs or the single-configuration flags, not both");
+  const auto configs = c.src.given() ? c.src.load() : std::vector<Config>{c.cfg.config()};
+  const CarbModel m = CarbModel::load(c.model);
+  const auto p = m.predict(configs, {}, c.confidence > 0 ? std::optional<double>(c.confidence) : std::nullopt);
+  if (c.format == "json") {
+    std::cout << predictions_to_json(p, m).dump(1) << '\n';
+  } else if (c.format == "csv") {
+    write_predictions_csv(p, m.targets(), std::cout);
+  } else {
+    std::vector<std::string> head = {"configuration"};
+    for (const auto& t : m.targets()) head.push_back(t);
+    TextTable t(head);
+    for (const auto& x : p) {
+      std::vector<std::string> row = {config_key(x.config)};
+      for (const auto& tg : m.targets()) {
+        std::string cell = fmt_num(x.value.at(tg));
+        if (x.interval.count(tg))
+          cell += " [" + fmt_num(x.interval.at(tg).first) + ", " + fmt_num(x.interval.at(tg).second) + "]";
+        row.push_back(cell);
+      }
+      t.add(row);
+    }
+    t.print(std::cout);
+  }
+}
+
+Registrar reg({"predict", "Predict peak memory, energy and latency of configurations with a trained model",
+               [](CLI::App& app) {
+                 auto c = std::make_shared<PredictCmd>();
+                 app.add_option("--model", c->model, "model bundle directory (from carb train)")->required();
+                 c->src.add(app);
+                 c->cfg.add(app);
+                 app.add_option("--confidence", c->confidence, "add split-conformal intervals at this coverage (e.g. 0.9)")
+                     ->check(CLI::Range(0.0, 0.99));
+                 add_format(app, c->format, {"table", "csv", "json"});
+                 app.callback([c] { run(*c); });
+               }});
+
+}  // namespace
+}  // namespace carb::cli

@@ -1,0 +1,69 @@
+// `carb train`: fit the CARB cascade on measured data and save a model bundle.
+#include <iostream>
+
+#include "carb/text_table.hpp"
+#include "carb/training.hpp"
+#include "cli.hpp"
+
+namespace carb::cli {
+namespace {
+
+struct TrainCmd {
+  TrainJob job;
+  std::vector<std::string> data;
+  std::string format;
+  bool no_correctors = false, no_cascade = false, raw_target = false;
+};
+
+void print(const nlohmann::json& s) {
+  std::cout << "trained " << s["platform"].get<std::string>() << " model on " << s["train_rows"] << " rows in "
+            << fmt_num(s["train_seconds"].get<double>(), 3) << " s -> " << s["model"].get<std::string>() << "\n";
+  TextTable t({"target", "R2", "MAE", "RMSE", "MAPE %", "blend weights"});
+  for (auto& [target, m] : s["test_metrics"].items()) {
+    std::string w;
+    for (auto& [k, v] : s["blend_weights"][target].items()) w += k + "=" + fmt_num(v.get<double>(), 2) + " ";
+    t.add({target, fmt_num(m["r2"], 4), fmt_num(m["mae"], 4), fmt_num(m["rmse"], 4), fmt_num(m["mape"], 3), w});
+  }
+  std::cout << "held-out " << s["test_rows"] << " rows:\n";
+  t.print(std::cout);
+}
+
+Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on measured data; save a model bundle",
+               [](CLI::App& app) {
+                 auto c = std::make_shared<TrainCmd>();
+                 auto& o = c->job.options;
+                 app.add_option("--data", c->data, "dataset CSV(s) of one platform")->required();
+                 app.add_option("--out", c->job.out, "model bundle directory to write")->required();
+                 app.add_option("--seed", o.seed, "seed for the split, folds and learners")->capture_default_str();
+                 app.add_option("--test-fraction", c->job.test_fraction, "held-out share of rows")
+                     ->capture_default_str()->check(CLI::Range(0.0, 0.9));
+                 app.add_option("--learners", o.learners, "learners to blend")->capture_default_str()
+                     ->check(CLI::IsMember({"xgb_depthwise", "xgb_lossguide", "extra_trees", "linear"}));
+                 app.add_option("--trees", o.params.n_trees, "trees per learner (0 = paper defaults: 800/800/400)")
+                     ->capture_default_str()->check(CLI::Range(0, 100000));
+                 app.add_option("--threads", o.params.threads, "threads for the learners")->capture_default_str()
+                     ->check(CLI::Range(1, 1024));
+                 app.add_option("--folds", o.folds, "folds for out-of-fold predictions")->capture_default_str()
+                     ->check(CLI::Range(2, 50));
+                 app.add_option("--lambda", o.lambda, "damping of the low-batch corrector")->capture_default_str()
+                     ->check(CLI::Range(0.0, 1.0));
+                 app.add_option("--corrector-max-batch", o.corrector_max_batch, "low-batch regime: batch <= this")
+                     ->capture_default_str();
+                 app.add_flag("--no-correctors", c->no_correctors, "skip the low-batch residual correctors");
+                 app.add_flag("--no-cascade", c->no_cascade, "predict every target from the features alone");
+                 app.add_flag("--telemetry", o.use_telemetry, "use telemetry features (needed again at predict time)");
+                 app.add_flag("--raw-target", c->raw_target, "learn the raw target instead of its log");
+                 app.add_flag("--verbose", o.verbose, "progress lines on stderr");
+                 add_format(app, c->format, {"table", "json"});
+                 app.callback([c] {
+                   for (const auto& d : c->data) c->job.data.emplace_back(d);
+                   auto& opt = c->job.options;
+                   opt.correctors = !c->no_correctors, opt.cascade = !c->no_cascade, opt.log_target = !c->raw_target;
+                   auto s = run_train_job(c->job);
+                   if (c->format == "json") std::cout << s.dump(2) << '\n';
+                   else print(s);
+                 });
+               }});
+
+}  // namespace
+}  // namespace carb::cli

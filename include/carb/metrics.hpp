@@ -1,0 +1,27 @@
+// Regression and rank statistics used by training, evaluation, transfer and screening.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace carb {
+
+/// R², MAE, RMSE and MAPE (in %, over rows with a non-zero truth) of predictions against truth.
+struct FitMetrics {
+  double r2 = 0, mae = 0, rmse = 0, mape = 0;
+  std::size_t n = 0;
+  nlohmann::json to_json() const;
+};
+FitMetrics fit_metrics(const std::vector<double>& truth, const std::vector<double>& pred);
+
+/// Spearman rank correlation (average ranks for ties); 0 when either side is constant.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+/// Ranks (1-based, ties averaged).
+std::vector<double> ranks(const std::vector<double>& v);
+
+/// Least-squares line y = slope*x + intercept with its R².
+struct LineFit {
+  double slope = 0, intercept = 0, r2 = 0;
+};
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
+
+}  // namespace carb

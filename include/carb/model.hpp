@@ -1,0 +1,103 @@
+// The CARB model: a cascade memory -> energy -> latency; each target a validation-weighted
+// blend of three tree learners on the (log) target, with out-of-fold upstream predictions
+// as downstream features, plus a low-batch residual corrector, and split-conformal
+// prediction intervals. Saved as a bundle directory with a manifest.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carb/dataset.hpp"
+#include "carb/features.hpp"
+#include "carb/learner.hpp"
+
+namespace carb {
+
+inline constexpr int kBundleSchemaVersion = 1;
+
+struct TrainOptions {
+  std::vector<std::string> learners = {"xgb_depthwise", "xgb_lossguide", "extra_trees"};
+  LearnerParams params;           // trees/depth/leaves; 0 = each learner's paper default
+  int folds = 5;                  // out-of-fold predictions for cascade features, blend weights, correctors
+  double blend_step = 0.1;        // simplex grid step for blend weights
+  bool correctors = true;
+  int corrector_max_batch = 8;    // low-batch regime: batch <= this
+  double lambda = 0.9;            // damping of the corrector
+  bool cascade = true;            // false: every target from x alone (for the ablation)
+  bool use_telemetry = false;     // include telemetry features (needs them at predict time too)
+  bool log_target = true;         // learn log(y); predictions are exp'd back
+  unsigned seed = 42;
+  bool verbose = false;           // progress lines on stderr
+};
+
+/// One target's fitted pieces.
+struct TargetModel {
+  std::string target;
+  std::vector<std::string> upstream;               // cascade inputs, e.g. {"peak_memory_mb"}
+  std::vector<std::unique_ptr<Learner>> learners;  // the specialists
+  std::vector<double> weights;                     // blend weights (sum 1)
+  std::unique_ptr<Learner> corrector;              // may be null
+  /// Split-conformal half-widths of the log-ratio residual, per regime ("low_batch", "high_batch")
+  /// and coverage level ("0.8", "0.9", "0.95", "0.99").
+  std::map<std::string, std::map<std::string, double>> conformal;
+  /// Out-of-fold metrics of each learner alone, the blend, and the blend + corrector.
+  nlohmann::json components;
+};
+
+struct Prediction {
+  Config config;
+  std::map<std::string, double> value;                  // per target
+  std::map<std::string, std::pair<double, double>> interval;  // per target, when a confidence is asked
+};
+
+class CarbModel {
+ public:
+  /// Trains on the ok rows of `train`. Throws InputError on empty data, no targets, NaN targets.
+  static CarbModel train(const Dataset& train, const TrainOptions& o);
+  static CarbModel load(const std::filesystem::path& dir);  // ModelError on any problem
+  void save(const std::filesystem::path& dir) const;        // atomic: writes dir.tmp then renames
+
+  const std::vector<std::string>& targets() const { return targets_; }
+  bool has_target(const std::string& t) const;
+  const FeatureSchema& schema() const { return schema_; }
+  const std::string& platform() const { return platform_; }
+  const TrainOptions& options() const { return opts_; }
+  const std::vector<TargetModel>& target_models() const { return models_; }
+  nlohmann::json& manifest_extra() { return extra_; }  // metrics etc. stored in the manifest
+  const nlohmann::json& manifest_extra() const { return extra_; }
+  std::string data_hash() const { return data_hash_; }
+
+  /// Predicts every target for each configuration. `confidence` in (0,1) adds intervals.
+  std::vector<Prediction> predict(const std::vector<Config>& configs, const std::vector<Telemetry>& telemetry = {},
+                                  std::optional<double> confidence = std::nullopt) const;
+  /// Same, column-wise: target -> values (fast path for screening).
+  std::map<std::string, std::vector<double>> predict_columns(const std::vector<Config>& configs,
+                                                             const std::vector<Telemetry>& telemetry = {}) const;
+  /// Gain importance per target, as (feature, share) sorted descending (blend-weighted).
+  std::vector<std::pair<std::string, double>> importance(const std::string& target) const;
+  /// Feature names a target's learners see (schema + upstream predictions).
+  std::vector<std::string> feature_names(const std::string& target) const;
+
+ private:
+  std::vector<std::string> targets_;
+  FeatureSchema schema_;
+  std::string platform_;
+  TrainOptions opts_;
+  std::vector<TargetModel> models_;
+  std::string data_hash_;
+  nlohmann::json extra_ = nlohmann::json::object();
+};
+
+/// Targets (of kTargets, in cascade order) that have a value in every ok row of the dataset.
+std::vector<std::string> available_targets(const Dataset& d);
+
+/// Deterministic train/test split of row indices under a seed.
+void split_indices(std::size_t n, double test_fraction, unsigned seed, std::vector<std::size_t>& train,
+                   std::vector<std::size_t>& test);
+Dataset subset(const Dataset& d, const std::vector<std::size_t>& idx);
+
+}  // namespace carb

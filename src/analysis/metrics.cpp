@@ -1,0 +1,89 @@
+// Regression metrics, Spearman's rho and least-squares lines.
+#include "carb/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "carb/error.hpp"
+
+namespace carb {
+
+nlohmann::json FitMetrics::to_json() const {
+  return {{"r2", r2}, {"mae", mae}, {"rmse", rmse}, {"mape", mape}, {"n", n}};
+}
+
+FitMetrics fit_metrics(const std::vector<double>& y, const std::vector<double>& pred) {
+  if (y.size() != pred.size()) throw InputError("fit_metrics: truth and prediction sizes differ");
+  FitMetrics f;
+  f.n = y.size();
+  if (y.empty()) return f;
+  const double n = static_cast<double>(y.size());
+  const double mean = std::accumulate(y.begin(), y.end(), 0.0) / n;
+  double ss_res = 0, ss_tot = 0, ape = 0;
+  std::size_t n_ape = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) {
+    const double e = pred[i] - y[i];
+    ss_res += e * e;
+    ss_tot += (y[i] - mean) * (y[i] - mean);
+    f.mae += std::abs(e);
+    if (y[i] != 0) ape += std::abs(e / y[i]), ++n_ape;
+  }
+  f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 0;
+  f.mae /= n;
+  f.rmse = std::sqrt(ss_res / n);
+  f.mape = n_ape ? 100.0 * ape / static_cast<double>(n_ape) : 0;
+  return f;
+}
+
+std::vector<double> ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> idx(v.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return v[a] < v[b]; });
+  std::vector<double> r(v.size());
+  for (std::size_t i = 0; i < idx.size();) {
+    std::size_t j = i;
+    while (j + 1 < idx.size() && v[idx[j + 1]] == v[idx[i]]) ++j;
+    const double avg = 0.5 * static_cast<double>(i + j) + 1.0;
+    for (std::size_t k = i; k <= j; ++k) r[idx[k]] = avg;
+    i = j + 1;
+  }
+  return r;
+}
+
+namespace {
+double pearson(const std::vector<double>& a, const std::vector<double>& b) {
+  const double n = static_cast<double>(a.size());
+  const double ma = std::accumulate(a.begin(), a.end(), 0.0) / n, mb = std::accumulate(b.begin(), b.end(), 0.0) / n;
+  double sab = 0, saa = 0, sbb = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sab += (a[i] - ma) * (b[i] - mb);
+    saa += (a[i] - ma) * (a[i] - ma);
+    sbb += (b[i] - mb) * (b[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+}
+}  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) throw InputError("spearman: sizes differ");
+  if (a.size() < 2) return 0;
+  return pearson(ranks(a), ranks(b));
+}
+
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.size() != y.size() || x.size() < 2) throw InputError("fit_line: need at least two matched points");
+  const double n = static_cast<double>(x.size());
+  const double mx = std::accumulate(x.begin(), x.end(), 0.0) / n, my = std::accumulate(y.begin(), y.end(), 0.0) / n;
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx);
+  LineFit f;
+  f.slope = sxx > 0 ? sxy / sxx : 0;
+  f.intercept = my - f.slope * mx;
+  std::vector<double> pred(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) pred[i] = f.slope * x[i] + f.intercept;
+  f.r2 = fit_metrics(y, pred).r2;
+  return f;
+}
+
+}  // namespace carb

@@ -1,0 +1,142 @@
+// The model bundle: a directory holding manifest.json and one file per fitted learner.
+// The manifest records the schema version, feature names, platform, targets, blend weights,
+// lambda, conformal half-widths, the training data's hash and metrics. Loading checks all of
+// it and fails with one clear ModelError line on any mismatch or corruption.
+#include <fstream>
+
+#include "carb/error.hpp"
+#include "carb/model.hpp"
+#include "model_internal.hpp"
+
+namespace carb {
+namespace fs = std::filesystem;
+
+namespace {
+
+nlohmann::json options_json(const TrainOptions& o) {
+  return {{"learners", o.learners},
+          {"n_trees", o.params.n_trees},
+          {"max_depth", o.params.max_depth},
+          {"max_leaves", o.params.max_leaves},
+          {"learning_rate", o.params.learning_rate},
+          {"threads", o.params.threads},
+          {"folds", o.folds},
+          {"blend_step", o.blend_step},
+          {"correctors", o.correctors},
+          {"corrector_max_batch", o.corrector_max_batch},
+          {"lambda", o.lambda},
+          {"cascade", o.cascade},
+          {"use_telemetry", o.use_telemetry},
+          {"log_target", o.log_target},
+          {"seed", o.seed}};
+}
+
+TrainOptions options_from(const nlohmann::json& j) {
+  TrainOptions o;
+  o.learners = j.at("learners").get<std::vector<std::string>>();
+  o.params.n_trees = j.at("n_trees"), o.params.max_depth = j.at("max_depth"), o.params.max_leaves = j.at("max_leaves");
+  o.params.learning_rate = j.at("learning_rate"), o.params.threads = j.at("threads");
+  o.folds = j.at("folds"), o.blend_step = j.at("blend_step"), o.correctors = j.at("correctors");
+  o.corrector_max_batch = j.at("corrector_max_batch"), o.lambda = j.at("lambda"), o.cascade = j.at("cascade");
+  o.use_telemetry = j.at("use_telemetry"), o.log_target = j.at("log_target"), o.seed = j.at("seed");
+  return o;
+}
+
+}  // namespace
+
+void CarbModel::save(const fs::path& dir) const {
+  const fs::path tmp = dir.string() + ".tmp", old = dir.string() + ".old";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  nlohmann::json man = {{"format", "carb-model"},
+                        {"schema_version", kBundleSchemaVersion},
+                        {"platform", platform_},
+                        {"targets", targets_},
+                        {"telemetry", schema_.telemetry},
+                        {"feature_names", schema_.names},
+                        {"options", options_json(opts_)},
+                        {"data_hash", data_hash_},
+                        {"extra", extra_}};
+  for (const auto& tm : models_) {
+    nlohmann::json t = {{"upstream", tm.upstream}, {"weights", tm.weights}, {"conformal", tm.conformal},
+                        {"components", tm.components}};
+    for (std::size_t l = 0; l < tm.learners.size(); ++l) {
+      const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
+      tm.learners[l]->save(tmp / file);
+      t["learners"].push_back({{"kind", tm.learners[l]->kind()}, {"file", file}});
+    }
+    if (tm.corrector) {
+      const std::string file = tm.target + ".corrector.model";
+      tm.corrector->save(tmp / file);
+      t["corrector"] = {{"kind", tm.corrector->kind()}, {"file", file}};
+    }
+    man["models"][tm.target] = t;
+  }
+  std::ofstream(tmp / "manifest.json") << man.dump(1) << '\n';
+  fs::remove_all(old);
+  if (fs::exists(dir)) fs::rename(dir, old);
+  fs::rename(tmp, dir);
+  fs::remove_all(old);
+}
+
+namespace {
+
+std::unique_ptr<Learner> load_learner(const fs::path& dir, const nlohmann::json& j, const TrainOptions& o) {
+  auto l = make_learner(j.at("kind").get<std::string>(), o.params);
+  l->load(dir / j.at("file").get<std::string>());
+  return l;
+}
+
+nlohmann::json read_manifest(const fs::path& dir) {
+  const fs::path f = dir / "manifest.json";
+  std::ifstream in(f);
+  if (!in) throw ModelError("no model bundle at " + dir.string() + " (missing manifest.json)");
+  try {
+    auto man = nlohmann::json::parse(in);
+    if (man.value("format", "") != "carb-model") throw ModelError(f.string() + " is not a carb model manifest");
+    const int v = man.value("schema_version", -1);
+    if (v != kBundleSchemaVersion)
+      throw ModelError("model bundle " + dir.string() + " has schema version " + std::to_string(v) +
+                       ", this carb reads version " + std::to_string(kBundleSchemaVersion) + ": retrain it");
+    return man;
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelError("corrupted model manifest " + f.string() + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+CarbModel CarbModel::load(const fs::path& dir) {
+  const auto man = read_manifest(dir);
+  CarbModel m;
+  try {
+    m.platform_ = man.at("platform");
+    m.targets_ = man.at("targets").get<std::vector<std::string>>();
+    m.schema_ = FeatureSchema::make(man.at("telemetry").get<bool>());
+    if (man.at("feature_names").get<std::vector<std::string>>() != m.schema_.names)
+      throw ModelError("model bundle " + dir.string() + " was trained on other features than this carb builds");
+    m.opts_ = options_from(man.at("options"));
+    m.data_hash_ = man.at("data_hash");
+    m.extra_ = man.at("extra");
+    for (const auto& t : m.targets_) {
+      const auto& j = man.at("models").at(t);
+      TargetModel tm;
+      tm.target = t;
+      tm.upstream = j.at("upstream").get<std::vector<std::string>>();
+      tm.weights = j.at("weights").get<std::vector<double>>();
+      tm.conformal = j.at("conformal").get<std::map<std::string, std::map<std::string, double>>>();
+      tm.components = j.at("components");
+      for (const auto& lj : j.at("learners")) tm.learners.push_back(load_learner(dir, lj, m.opts_));
+      if (j.contains("corrector")) tm.corrector = load_learner(dir, j.at("corrector"), m.opts_);
+      if (tm.learners.size() != tm.weights.size())
+        throw ModelError("model bundle " + dir.string() + ": " + t + " has " + std::to_string(tm.learners.size()) +
+                         " learners but " + std::to_string(tm.weights.size()) + " weights");
+      m.models_.push_back(std::move(tm));
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw ModelError("corrupted model manifest in " + dir.string() + ": " + e.what());
+  }
+  return m;
+}
+
+}  // namespace carb

@@ -1,0 +1,147 @@
+// Prediction through the CARB cascade, intervals, and importance.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "blend.hpp"
+#include "carb/error.hpp"
+#include "carb/model.hpp"
+#include "model_internal.hpp"
+
+namespace carb {
+
+Matrix with_upstream(const Matrix& base, const std::vector<std::string>& upstream,
+                     const std::map<std::string, std::vector<float>>& preds) {
+  if (upstream.empty()) return base;
+  Matrix extra(base.rows, upstream.size());
+  for (std::size_t j = 0; j < upstream.size(); ++j) {
+    const auto& p = preds.at(upstream[j]);
+    for (std::size_t i = 0; i < base.rows; ++i) extra(i, j) = p[i];
+  }
+  return base.with_columns(extra);
+}
+
+std::unique_ptr<Learner> make_corrector(const TrainOptions& o) {
+  LearnerParams p = o.params;
+  p.n_trees = 200;
+  p.max_leaves = 15;
+  p.max_depth = 0;
+  p.learning_rate = 0.05;
+  return make_learner("xgb_lossguide", p);
+}
+
+std::string conformal_key(double level) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%g", level);
+  return b;
+}
+
+std::string dataset_hash(const Dataset& d) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const std::string& s) {
+    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  };
+  for (const auto& r : d.rows) {
+    mix(r.platform + "|" + config_key(r.config) + "|" + r.status);
+    for (const char* t : kTargets) {
+      char b[40];
+      auto v = r.value(t);
+      std::snprintf(b, sizeof b, "|%.9g", v ? *v : -1.0);
+      mix(b);
+    }
+  }
+  char out[24];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+bool CarbModel::has_target(const std::string& t) const {
+  return std::find(targets_.begin(), targets_.end(), t) != targets_.end();
+}
+
+std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std::vector<Config>& configs,
+                                                                      const std::vector<Telemetry>& tel) const {
+  const Matrix base = build_features(schema_, configs, tel);
+  std::map<std::string, std::vector<float>> z;  // transformed space
+  std::map<std::string, std::vector<double>> out;
+  for (const auto& tm : models_) {
+    const Matrix X = with_upstream(base, tm.upstream, z);
+    std::vector<std::vector<float>> preds;
+    for (const auto& l : tm.learners) preds.push_back(l->predict(X));
+    std::vector<float> p = blend(preds, tm.weights);
+    if (tm.corrector) {
+      std::vector<std::size_t> low;
+      for (std::size_t i = 0; i < configs.size(); ++i)
+        if (configs[i].batch <= opts_.corrector_max_batch) low.push_back(i);
+      if (!low.empty()) {
+        auto r = tm.corrector->predict(X.take_rows(low));
+        for (std::size_t j = 0; j < low.size(); ++j) p[low[j]] += static_cast<float>(opts_.lambda * r[j]);
+      }
+    }
+    auto& raw = out[tm.target];
+    raw.resize(p.size());
+    for (std::size_t i = 0; i < p.size(); ++i) raw[i] = opts_.log_target ? std::exp(double(p[i])) : p[i];
+    z[tm.target] = std::move(p);
+  }
+  return out;
+}
+
+namespace {
+// Half-width for a coverage level: the stored level at or above it (conservative).
+double half_width(const TargetModel& tm, const std::string& regime, double confidence) {
+  const auto& q = tm.conformal.count(regime) ? tm.conformal.at(regime) : tm.conformal.at("all");
+  for (double level : {0.8, 0.9, 0.95, 0.99})
+    if (level >= confidence - 1e-9) return q.at(conformal_key(level));
+  throw InputError("confidence " + conformal_key(confidence) + " is above the highest stored level 0.99");
+}
+}  // namespace
+
+std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, const std::vector<Telemetry>& tel,
+                                           std::optional<double> confidence) const {
+  if (confidence && !(*confidence > 0 && *confidence < 1))
+    throw InputError("confidence must be in (0, 1), e.g. 0.9");
+  auto cols = predict_columns(configs, tel);
+  std::vector<Prediction> out(configs.size());
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    out[i].config = configs[i];
+    for (const auto& tm : models_) {
+      const double v = cols[tm.target][i];
+      out[i].value[tm.target] = v;
+      if (!confidence) continue;
+      const double h = half_width(tm, configs[i].batch <= opts_.corrector_max_batch ? "low_batch" : "high_batch",
+                                  *confidence);
+      out[i].interval[tm.target] = opts_.log_target ? std::make_pair(v * std::exp(-h), v * std::exp(h))
+                                                    : std::make_pair(v - h, v + h);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> CarbModel::feature_names(const std::string& target) const {
+  for (const auto& tm : models_)
+    if (tm.target == target) {
+      auto names = schema_.names;
+      for (const auto& u : tm.upstream) names.push_back(upstream_feature(u));
+      return names;
+    }
+  throw InputError("the model has no target '" + target + "'");
+}
+
+std::vector<std::pair<std::string, double>> CarbModel::importance(const std::string& target) const {
+  const auto names = feature_names(target);
+  std::vector<double> total(names.size(), 0.0);
+  for (const auto& tm : models_) {
+    if (tm.target != target) continue;
+    for (std::size_t l = 0; l < tm.learners.size(); ++l) {
+      auto imp = tm.learners[l]->importance();
+      for (std::size_t j = 0; j < imp.size() && j < total.size(); ++j) total[j] += tm.weights[l] * imp[j];
+    }
+  }
+  std::vector<std::pair<std::string, double>> out;
+  for (std::size_t j = 0; j < names.size(); ++j) out.emplace_back(names[j], total[j]);
+  std::stable_sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.second > b.second; });
+  return out;
+}
+
+}  // namespace carb

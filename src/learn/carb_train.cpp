@@ -1,0 +1,147 @@
+// Training of the CARB cascade. For each target in cascade order:
+//   1. features = schema features + the upstream targets' out-of-fold predictions;
+//   2. every learner gives out-of-fold predictions (K folds) and is then fitted on all rows;
+//   3. blend weights are chosen on those out-of-fold predictions (every row is validation once);
+//   4. the low-batch corrector fits the blend's out-of-fold residuals on batch <= 8 rows,
+//      and its own out-of-fold predictions give the corrected out-of-fold values;
+//   5. those corrected out-of-fold values feed the downstream targets and the conformal intervals.
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
+#include "blend.hpp"
+#include "carb/error.hpp"
+#include "carb/metrics.hpp"
+#include "carb/model.hpp"
+#include "model_internal.hpp"
+#include "oof.hpp"
+
+namespace carb {
+namespace {
+
+std::vector<double> to_raw(const std::vector<float>& v, bool log_target) {
+  std::vector<double> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = log_target ? std::exp(double(v[i])) : v[i];
+  return out;
+}
+
+struct TargetData {
+  std::vector<float> y;        // transformed target
+  std::vector<double> y_raw;   // measured values
+};
+
+TargetData target_data(const Dataset& d, const std::string& t, bool log_target) {
+  TargetData td;
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    const auto v = d.rows[i].value(t);
+    if (!v || !std::isfinite(*v)) throw InputError("row " + std::to_string(i + 1) + " has no finite " + t);
+    if (log_target && *v <= 0) throw InputError("row " + std::to_string(i + 1) + ": " + t + " must be positive");
+    td.y_raw.push_back(*v);
+    td.y.push_back(static_cast<float>(log_target ? std::log(*v) : *v));
+  }
+  return td;
+}
+
+// Fits the low-batch corrector on out-of-fold residuals; returns the corrected out-of-fold predictions.
+std::vector<float> fit_corrector(TargetModel& tm, const Matrix& X, const TargetData& td, const std::vector<float>& oof,
+                                 const std::vector<int>& folds, const Dataset& d, const TrainOptions& o) {
+  std::vector<std::size_t> low;
+  for (std::size_t i = 0; i < d.rows.size(); ++i)
+    if (d.rows[i].config.batch <= o.corrector_max_batch) low.push_back(i);
+  if (low.size() < static_cast<std::size_t>(4 * o.folds)) return oof;  // too few rows to learn a correction
+  Matrix Xl = X.take_rows(low);
+  std::vector<float> r;
+  std::vector<int> fl;
+  for (auto i : low) r.push_back(td.y[i] - oof[i]), fl.push_back(folds[i]);
+  auto make = [&] { return make_corrector(o); };
+  auto r_oof = oof_predict(make, Xl, r, fl, o.folds);
+  tm.corrector = make();
+  tm.corrector->fit(Xl, r);
+  std::vector<float> corrected = oof;
+  for (std::size_t j = 0; j < low.size(); ++j) corrected[low[j]] += static_cast<float>(o.lambda * r_oof[j]);
+  return corrected;
+}
+
+// Split-conformal half-widths of |log residual| per batch regime (absolute residual if not log).
+void fit_conformal(TargetModel& tm, const TargetData& td, const std::vector<float>& pred, const Dataset& d,
+                   const TrainOptions& o) {
+  std::map<std::string, std::vector<double>> res;
+  for (std::size_t i = 0; i < pred.size(); ++i) {
+    const double e = std::abs(double(td.y[i]) - pred[i]);
+    res[d.rows[i].config.batch <= o.corrector_max_batch ? "low_batch" : "high_batch"].push_back(e);
+    res["all"].push_back(e);
+  }
+  for (auto& [regime, e] : res) {
+    std::sort(e.begin(), e.end());
+    for (double level : {0.8, 0.9, 0.95, 0.99}) {
+      // Finite-sample split-conformal quantile: the ceil((n+1)*level)-th smallest residual.
+      auto k = static_cast<std::size_t>(std::ceil((e.size() + 1) * level));
+      tm.conformal[regime][conformal_key(level)] = e[std::min(k, e.size()) - 1];
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset& d,
+                                                 const TrainOptions& o, const std::vector<int>& folds) {
+  const TargetData td = target_data(d, tm.target, o.log_target);
+  std::vector<std::vector<float>> oofs;
+  nlohmann::json comp;
+  for (const auto& kind : o.learners) {
+    auto make = [&] { return make_learner(kind, o.params); };
+    oofs.push_back(oof_predict(make, X, td.y, folds, o.folds));
+    comp[kind] = fit_metrics(td.y_raw, to_raw(oofs.back(), o.log_target)).to_json();
+    tm.learners.push_back(make());
+    tm.learners.back()->fit(X, td.y);
+    if (o.verbose) std::cerr << "  " << tm.target << ": " << kind << " fitted\n";
+  }
+  tm.weights = choose_blend_weights(oofs, td.y, o.blend_step);
+  std::vector<float> pred = blend(oofs, tm.weights);
+  comp["blend"] = fit_metrics(td.y_raw, to_raw(pred, o.log_target)).to_json();
+  if (o.correctors) {
+    pred = fit_corrector(tm, X, td, pred, folds, d, o);
+    comp["blend_corrected"] = fit_metrics(td.y_raw, to_raw(pred, o.log_target)).to_json();
+  }
+  tm.components = comp;
+  fit_conformal(tm, td, pred, d, o);
+  return pred;
+}
+
+CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
+  const Dataset d = data.ok_only();
+  if (d.rows.empty()) throw InputError("no ok rows to train on");
+  if (o.learners.empty()) throw InputError("no learners given");
+  CarbModel m;
+  m.opts_ = o;
+  m.targets_ = available_targets(d);
+  if (m.targets_.empty()) throw InputError("the data has no target with a value in every ok row");
+  m.platform_ = d.rows.front().platform;
+  for (const auto& r : d.rows)
+    if (r.platform != m.platform_)
+      throw InputError("training data mixes platforms '" + m.platform_ + "' and '" + r.platform +
+                       "': train one model per platform");
+  const bool telemetry = o.use_telemetry && d.has_column("avg_sm_util") && d.has_column("avg_mem_util");
+  if (o.use_telemetry && !telemetry) throw InputError("--telemetry asked, but the data has no avg_sm_util/avg_mem_util");
+  m.schema_ = FeatureSchema::make(telemetry);
+  m.data_hash_ = dataset_hash(d);
+  const Matrix base = build_features(m.schema_, configs_of(d), telemetry_of(d));
+  const auto folds = assign_folds(d.rows.size(), o.folds, o.seed);
+  std::map<std::string, std::vector<float>> oof;  // corrected out-of-fold predictions, transformed space
+  for (const auto& t : m.targets_) {
+    TargetModel tm;
+    tm.target = t;
+    if (o.cascade)
+      for (const auto& u : m.targets_) {
+        if (u == t) break;
+        tm.upstream.push_back(u);
+      }
+    Matrix X = with_upstream(base, tm.upstream, oof);
+    if (o.verbose) std::cerr << "training " << t << " on " << d.rows.size() << " rows\n";
+    oof[t] = train_target(tm, X, d, o, folds);
+    m.models_.push_back(std::move(tm));
+  }
+  return m;
+}
+
+}  // namespace carb

@@ -1,0 +1,33 @@
+// Internals shared by CARB model training, prediction and the bundle format.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "carb/model.hpp"
+
+namespace carb {
+
+/// Column name of an upstream target's prediction used as a downstream feature.
+inline std::string upstream_feature(const std::string& target) { return "pred_" + target; }
+
+/// The base features with the upstream predictions appended as columns.
+Matrix with_upstream(const Matrix& base, const std::vector<std::string>& upstream,
+                     const std::map<std::string, std::vector<float>>& preds);
+
+/// Trains one target (learners, blend, corrector, conformal); returns its corrected
+/// out-of-fold predictions in the transformed (log) space.
+std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset& d, const TrainOptions& o,
+                                const std::vector<int>& folds);
+
+/// The low-batch residual corrector: a small leaf-wise booster.
+std::unique_ptr<Learner> make_corrector(const TrainOptions& o);
+
+/// "0.9" style key of a coverage level.
+std::string conformal_key(double level);
+
+/// Hash of the training rows (configurations and targets), recorded in the bundle.
+std::string dataset_hash(const Dataset& d);
+
+}  // namespace carb

@@ -1,0 +1,44 @@
+// Row splits: deterministic train/test split, dataset subsets, and which targets a dataset has.
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "carb/error.hpp"
+#include "carb/model.hpp"
+
+namespace carb {
+
+void split_indices(std::size_t n, double test_fraction, unsigned seed, std::vector<std::size_t>& train,
+                   std::vector<std::size_t>& test) {
+  if (!(test_fraction >= 0 && test_fraction < 1))
+    throw InputError("test fraction must be in [0, 1), got " + std::to_string(test_fraction));
+  std::vector<std::size_t> idx(n);
+  std::iota(idx.begin(), idx.end(), 0);
+  std::mt19937 rng(seed);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  const auto n_test = static_cast<std::size_t>(std::llround(test_fraction * static_cast<double>(n)));
+  test.assign(idx.begin(), idx.begin() + n_test);
+  train.assign(idx.begin() + n_test, idx.end());
+  std::sort(test.begin(), test.end());
+  std::sort(train.begin(), train.end());
+}
+
+Dataset subset(const Dataset& d, const std::vector<std::size_t>& idx) {
+  Dataset out;
+  out.extra_columns = d.extra_columns;
+  out.rows.reserve(idx.size());
+  for (auto i : idx) out.rows.push_back(d.rows.at(i));
+  return out;
+}
+
+std::vector<std::string> available_targets(const Dataset& d) {
+  std::vector<std::string> out;
+  const Dataset ok = d.ok_only();
+  if (ok.rows.empty()) return out;
+  for (const char* t : kTargets)
+    if (std::all_of(ok.rows.begin(), ok.rows.end(), [&](const Record& r) { return r.value(t).has_value(); }))
+      out.push_back(t);
+  return out;
+}
+
+}  // namespace carb

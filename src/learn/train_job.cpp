@@ -1,0 +1,59 @@
+// `carb train` as a library function.
+#include <chrono>
+
+#include "carb/error.hpp"
+#include "carb/metrics.hpp"
+#include "carb/training.hpp"
+
+namespace carb {
+
+Dataset read_datasets(const std::vector<std::filesystem::path>& files) {
+  if (files.empty()) throw InputError("no dataset given (--data CSV)");
+  Dataset all;
+  for (const auto& f : files) {
+    Dataset d = read_dataset_csv(f).ok_only();
+    for (auto& r : d.rows) all.rows.push_back(std::move(r));
+  }
+  if (all.rows.empty()) throw InputError("the datasets have no ok rows");
+  return all;
+}
+
+nlohmann::json run_train_job(const TrainJob& job) {
+  if (job.out.empty()) throw InputError("--out DIR is required");
+  const Dataset d = read_datasets(job.data);
+  std::vector<std::size_t> tr, te;
+  split_indices(d.rows.size(), job.test_fraction, job.options.seed, tr, te);
+  const Dataset train = subset(d, tr), test = subset(d, te);
+  const auto t0 = std::chrono::steady_clock::now();
+  CarbModel m = CarbModel::train(train, job.options);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  nlohmann::json metrics = nlohmann::json::object();
+  if (!test.rows.empty()) {
+    auto pred = m.predict_columns(configs_of(test), telemetry_of(test));
+    for (const auto& t : m.targets()) {
+      std::vector<double> y;
+      for (const auto& r : test.rows) y.push_back(*r.value(t));
+      metrics[t] = fit_metrics(y, pred[t]).to_json();
+    }
+  }
+  nlohmann::json weights, components;
+  for (const auto& tm : m.target_models()) {
+    for (std::size_t l = 0; l < tm.learners.size(); ++l) weights[tm.target][tm.learners[l]->kind()] = tm.weights[l];
+    components[tm.target] = tm.components;
+  }
+  auto& ex = m.manifest_extra();
+  ex["split"] = {{"seed", job.options.seed}, {"test_fraction", job.test_fraction}, {"train_rows", tr.size()},
+                 {"test_rows", te.size()}};
+  ex["test_metrics"] = metrics;
+  ex["train_seconds"] = secs;
+  std::vector<std::string> files;
+  for (const auto& f : job.data) files.push_back(f.string());
+  ex["data_files"] = files;
+  m.save(job.out);
+  return {{"model", job.out.string()},   {"platform", m.platform()}, {"targets", m.targets()},
+          {"train_rows", tr.size()},     {"test_rows", te.size()},   {"train_seconds", secs},
+          {"blend_weights", weights},    {"test_metrics", metrics},  {"oof_components", components},
+          {"data_hash", m.data_hash()}};
+}
+
+}  // namespace carb
