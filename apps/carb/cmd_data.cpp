@@ -1,0 +1,104 @@
+// `carb data`: export a measurement store to a dataset CSV (+ provenance), merge datasets,
+// summarize or validate one. Each sub-subcommand parses its flags and calls the library.
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "carb/data_ops.hpp"
+#include "carb/error.hpp"
+#include "cli.hpp"
+
+namespace carb::cli {
+namespace {
+
+struct DataOpts {
+  ExportOptions exp;
+  std::string platform;
+  std::vector<std::filesystem::path> inputs;
+  std::filesystem::path out, csv;
+  std::string format;
+};
+
+void add_export(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
+  auto* app =
+      data.add_subcommand("export", "Write a measurement store's rows as a dataset CSV plus provenance JSON");
+  app->add_option("--db", o->exp.db, "SQLite measurement store")->required();
+  app->add_option("--out", o->exp.out, "dataset CSV to write (its provenance goes beside it as .json)")
+      ->required();
+  app->add_option("--platform", o->platform, "export only this platform's rows");
+  add_format(*app, o->format, {"table", "json"});
+  app->callback([o] {
+    if (!o->platform.empty()) o->exp.platform = o->platform;
+    o->exp.command_line = command_line();
+    const ExportSummary s = export_store(o->exp);
+    if (o->format == "json")
+      std::cout << s.to_json().dump(2) << '\n';
+    else
+      std::cout << "exported " << s.rows << " rows to " << s.csv.string() << " (provenance "
+                << s.provenance.string() << ")\n";
+  });
+}
+
+void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
+  auto* app = data.add_subcommand(
+      "merge", "Merge dataset CSVs; a platform+configuration seen twice keeps its first row");
+  app->add_option("--out", o->out, "merged dataset CSV to write")->required();
+  app->add_option("inputs", o->inputs, "dataset CSVs, in priority order")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_format(*app, o->format, {"table", "json"});
+  app->callback([o] {
+    const MergeSummary s = merge_datasets(o->inputs, o->out, command_line());
+    if (o->format == "json") {
+      std::cout << s.to_json().dump(2) << '\n';
+      return;
+    }
+    std::cout << "merged " << s.rows_in << " rows into " << s.rows_out << " in " << s.csv.string() << " ("
+              << s.dropped << " duplicates dropped)\n";
+    for (const auto& c : s.conflicts) std::cerr << "carb: warning: " << c << '\n';
+  });
+}
+
+void add_info(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
+  auto* app = data.add_subcommand(
+      "info", "Summarize a dataset CSV: rows per platform/status/family/precision, ranges, targets");
+  app->add_option("csv", o->csv, "dataset CSV")->required();
+  add_format(*app, o->format, {"table", "json"});
+  app->callback([o] {
+    const nlohmann::json info = dataset_info(o->csv);
+    std::cout << (o->format == "json" ? info.dump(2) + "\n" : format_dataset_info(info));
+  });
+}
+
+void add_validate(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
+  auto* app = data.add_subcommand("validate",
+                                  "Check a dataset CSV and list every problem with its line; exit 1 if any");
+  app->add_option("csv", o->csv, "dataset CSV")->required();
+  add_format(*app, o->format, {"table", "json"});
+  app->callback([o] {
+    const std::vector<std::string> problems = validate_dataset_csv(o->csv);
+    if (o->format == "json")
+      std::cout << nlohmann::json{{"file", o->csv.string()},
+                                  {"valid", problems.empty()},
+                                  {"problems", problems}}
+                       .dump(2)
+                << '\n';
+    else
+      for (const auto& p : problems) std::cout << p << '\n';
+    if (!problems.empty())
+      throw DataError(o->csv.string() + ": " + std::to_string(problems.size()) + " problem" +
+                      (problems.size() == 1 ? "" : "s"));
+    if (o->format != "json") std::cout << o->csv.string() << ": valid\n";
+  });
+}
+
+Registrar reg({"data", "Export, merge, summarize and validate measured datasets", [](CLI::App& app) {
+                 auto o = std::make_shared<DataOpts>();
+                 app.require_subcommand(1);
+                 add_export(app, o);
+                 add_merge(app, o);
+                 add_info(app, o);
+                 add_validate(app, o);
+               }});
+
+}  // namespace
+}  // namespace carb::cli

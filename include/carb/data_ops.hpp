@@ -1,0 +1,63 @@
+// The operations behind `carb data`: export a measurement store to a dataset CSV with
+// its provenance sidecar, merge datasets without duplicates, summarize and validate a dataset.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace carb {
+
+struct ExportOptions {
+  std::filesystem::path db;             // the measurement store (must exist)
+  std::filesystem::path out;            // the CSV; the sidecar goes beside it (provenance_path)
+  std::optional<std::string> platform;  // only this platform's rows
+  std::string command_line;             // recorded in the sidecar
+};
+
+struct ExportSummary {
+  std::size_t rows = 0;
+  std::vector<std::string> platforms;  // exported, sorted
+  std::filesystem::path csv, provenance;
+
+  nlohmann::json to_json() const;
+};
+
+/// Writes the store's rows (optionally of one platform) as a dataset CSV, plus a sidecar with
+/// the protocols those rows were measured under, the exporting machine and the command.
+/// Throws InputError when the store is missing or nothing matches the platform filter.
+ExportSummary export_store(const ExportOptions& o);
+
+struct MergeSummary {
+  std::size_t rows_in = 0, rows_out = 0;
+  std::size_t dropped = 0;  // rows whose platform + configuration an earlier row already had
+  /// Protocol disagreements: one protocol id with different settings in two inputs, or one
+  /// platform measured under several protocols. The merge still happens; these are warnings.
+  std::vector<std::string> conflicts;
+  std::filesystem::path csv, provenance;
+
+  nlohmann::json to_json() const;
+};
+
+/// Concatenates datasets in order; for a platform + configuration seen twice the first row is
+/// kept. Writes `out` and a sidecar joining the inputs' sidecars. Throws DataError for a
+/// malformed input, InputError when there are no inputs.
+MergeSummary merge_datasets(const std::vector<std::filesystem::path>& inputs,
+                            const std::filesystem::path& out, const std::string& command_line);
+
+/// A JSON summary of a dataset CSV: rows per platform, status, family and precision, the ranges
+/// of depth/width/resolution/batch, and per target how many ok rows have a value.
+nlohmann::json dataset_info(const std::filesystem::path& csv);
+
+/// The summary of dataset_info as aligned text tables for people.
+std::string format_dataset_info(const nlohmann::json& info);
+
+/// Every problem of the dataset CSV at `path` ("file:line: ..."), in file order: malformed
+/// fields, duplicates (same platform + configuration), values that contradict the status,
+/// targets measured on only some ok rows of a platform. Empty when the file is valid; never
+/// throws for the file's contents.
+std::vector<std::string> validate_dataset_csv(const std::filesystem::path& path);
+
+}  // namespace carb

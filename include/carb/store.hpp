@@ -1,0 +1,70 @@
+// The measurement store: one SQLite file (WAL) that the profiler appends to row by row,
+// so an interrupted run resumes where it stopped and `carb data export` turns it into a CSV.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_set>
+
+#include "carb/config.hpp"
+#include "carb/dataset.hpp"
+
+struct sqlite3;
+
+namespace carb {
+
+/// One stored row: the measurement plus the protocol it was taken under and, for
+/// status "error", what went wrong.
+struct StoredMeasurement {
+  Record record;
+  std::string protocol_id;
+  std::string error_text;
+};
+
+/// Not thread-safe: use one Store per thread (several processes may share one file;
+/// SQLite's locking plus a busy timeout serialize their writes).
+class Store {
+ public:
+  /// Schema version written to PRAGMA user_version; another version is refused.
+  static constexpr int kSchemaVersion = 1;
+
+  /// Opens or creates the database and its schema. Throws MeasureError naming the file and
+  /// SQLite's message when it cannot be opened, is not a SQLite file, is not a carb store
+  /// or has another schema version.
+  explicit Store(const std::filesystem::path& db);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  /// True when a row exists for (platform, config_key(config), protocol_id), whatever its status.
+  bool has(const std::string& platform, const Config& c, const std::string& protocol_id) const;
+  /// Config keys already stored for (platform, protocol_id), any status: what resume skips.
+  std::unordered_set<std::string> done_keys(const std::string& platform,
+                                            const std::string& protocol_id) const;
+  /// Inserts one measurement in its own transaction, replacing any row with the same
+  /// (platform, config key, protocol id); durable against a process kill once it returns.
+  void put(const StoredMeasurement& m);
+  /// Stores the settings of a protocol id once: the first settings stored for an id are
+  /// kept, later calls with the same id leave them as they are.
+  void put_protocol(const std::string& protocol_id, const nlohmann::json& settings);
+  /// Every stored protocol, {id: settings}.
+  nlohmann::json protocols() const;
+  /// Every row in insertion order (a replaced row counts as inserted when replaced).
+  /// Record::extra holds the stored extra fields plus "protocol_id" and, when not empty,
+  /// "error_text"; Dataset::extra_columns lists them in first-seen order.
+  Dataset to_dataset() const;
+  /// Number of stored measurements.
+  std::size_t count() const;
+  /// The database file this store was opened on.
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  void init_schema();
+
+  std::filesystem::path path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace carb

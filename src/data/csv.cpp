@@ -1,0 +1,237 @@
+// RFC-4180 CSV parsing and writing, strict numbers, and atomic file replacement.
+#include "data/csv.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+
+#include "carb/error.hpp"
+
+namespace carb::csv {
+namespace {
+
+// Walks the text once, tracking line and column so that every syntax error can say
+// exactly where it is; a record's line is the line of its first character.
+class Parser {
+ public:
+  Parser(std::string_view text, const std::string& source) : text_(text), source_(source) {
+    if (text_.substr(0, 3) == "\xEF\xBB\xBF") text_.remove_prefix(3);  // spreadsheet BOM
+  }
+
+  std::vector<Row> run() {
+    std::vector<Row> rows;
+    while (pos_ < text_.size()) {
+      if (at_newline()) {  // blank line: not a record
+        skip_newline();
+        continue;
+      }
+      Row row{line_, {}};
+      read_record(row.fields);
+      rows.push_back(std::move(row));
+    }
+    return rows;
+  }
+
+ private:
+  bool at_newline() const { return text_[pos_] == '\n' || text_[pos_] == '\r'; }
+
+  void skip_newline() {
+    if (text_[pos_] == '\r' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n') ++pos_;
+    ++pos_;
+    ++line_;
+    line_start_ = pos_;
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw DataError(source_ + ":" + std::to_string(line_) + ":" + std::to_string(pos_ - line_start_ + 1) +
+                    ": " + what);
+  }
+
+  // Reads fields up to and including the record's line end (or the end of the text).
+  void read_record(std::vector<std::string>& fields) {
+    while (true) {
+      fields.push_back(text_[pos_] == '"' ? read_quoted() : read_plain());  // pos_ < size here
+      if (pos_ >= text_.size()) return;
+      if (text_[pos_] == ',') {
+        ++pos_;
+        if (pos_ >= text_.size()) {  // trailing comma at end of text: one more empty field
+          fields.emplace_back();
+          return;
+        }
+        continue;
+      }
+      skip_newline();  // read_* stop only at a comma, a line end or the end
+      return;
+    }
+  }
+
+  std::string read_plain() {
+    const std::size_t start = pos_;
+    while (pos_ < text_.size() && text_[pos_] != ',' && !at_newline()) {
+      if (text_[pos_] == '"')
+        fail("quote inside an unquoted field (quote the whole field and double the quote)");
+      ++pos_;
+    }
+    return std::string(text_.substr(start, pos_ - start));
+  }
+
+  std::string read_quoted() {
+    const std::size_t open_line = line_, open_col = pos_ - line_start_ + 1;
+    ++pos_;  // opening quote
+    std::string out;
+    while (pos_ < text_.size()) {
+      const char c = text_[pos_];
+      if (c == '"') {
+        if (pos_ + 1 < text_.size() && text_[pos_ + 1] == '"') {
+          out += '"';
+          pos_ += 2;
+          continue;
+        }
+        ++pos_;  // closing quote
+        if (pos_ < text_.size() && text_[pos_] != ',' && !at_newline())
+          fail("unexpected text after a closing quote");
+        return out;
+      }
+      if (c == '\n' || (c == '\r' && !(pos_ + 1 < text_.size() && text_[pos_ + 1] == '\n'))) {
+        out += '\n';
+        ++pos_;
+        ++line_;
+        line_start_ = pos_;
+        continue;
+      }
+      if (c != '\r') out += c;  // CRLF inside a quoted field reads as "\n"
+      ++pos_;
+    }
+    throw DataError(source_ + ":" + std::to_string(open_line) + ":" + std::to_string(open_col) +
+                    ": quoted field is never closed");
+  }
+
+  std::string_view text_;
+  const std::string& source_;
+  std::size_t pos_ = 0, line_ = 1, line_start_ = 0;
+};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::vector<Row> parse(std::string_view text, const std::string& source) {
+  return Parser(text, source).run();
+}
+
+std::vector<Row> read_file(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw DataError(file.string() + ": cannot open for reading: " + std::strerror(errno));
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  if (in.bad()) throw DataError(file.string() + ": read failed");
+  return parse(buf.str(), file.string());
+}
+
+std::string quote(std::string_view field) {
+  const bool needs = field.find_first_of(",\"\r\n") != std::string_view::npos ||
+                     (!field.empty() && (field.front() == ' ' || field.back() == ' '));
+  if (!needs) return std::string(field);
+  std::string out = "\"";
+  for (char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void write_row(std::ostream& out, const std::vector<std::string>& fields) {
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (i) out << ',';
+    out << quote(fields[i]);
+  }
+  out << '\n';
+}
+
+std::string Where::str() const {
+  std::string s = file + ":" + std::to_string(line);
+  if (!column.empty()) s += ": column '" + column + "' (field " + std::to_string(field + 1) + ")";
+  return s;
+}
+
+std::string show(std::string_view field) {
+  constexpr std::size_t kMax = 40;
+  std::string out;
+  for (char c : field.substr(0, kMax)) out += (static_cast<unsigned char>(c) < 0x20) ? ' ' : c;
+  if (field.size() > kMax) out += "...";
+  return "\"" + out + "\"";
+}
+
+std::optional<double> parse_optional_number(std::string_view field, const Where& at) {
+  const std::string_view s = trim(field);
+  if (s.empty()) return std::nullopt;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v))
+    throw DataError(at.str() + ": expected a number, got " + show(field));
+  return v;
+}
+
+double parse_number(std::string_view field, const Where& at) {
+  const auto v = parse_optional_number(field, at);
+  if (!v) throw DataError(at.str() + ": expected a number, got an empty field");
+  return *v;
+}
+
+int parse_int(std::string_view field, const Where& at) {
+  const std::string_view s = trim(field);
+  int v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size())
+    throw DataError(at.str() + ": expected an integer, got " + show(field));
+  return v;
+}
+
+std::string format_number(std::optional<double> v) {
+  if (!v) return "";
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, *v);  // shortest exact round-trip
+  return ec == std::errc() ? std::string(buf, end) : std::string();
+}
+
+void write_text_atomic(const std::filesystem::path& file, std::string_view content) {
+  const std::filesystem::path tmp = file.string() + ".tmp";
+  const auto fail = [&](const std::string& what) {
+    const int err = errno;
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw DataError(file.string() + ": " + what + ": " + std::strerror(err));
+  };
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create " + tmp.filename().string());
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      fail("write failed");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  // fsync before rename: otherwise a power cut can leave the new name on empty contents.
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    fail("fsync failed");
+  }
+  if (::close(fd) != 0) fail("close failed");
+  if (::rename(tmp.c_str(), file.c_str()) != 0) fail("cannot rename " + tmp.filename().string());
+}
+
+}  // namespace carb::csv

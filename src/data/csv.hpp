@@ -1,0 +1,65 @@
+// A small RFC-4180 CSV reader and writer, strict number parsing with messages that
+// name file, line and column, and an atomic text-file writer shared by every file
+// carb writes (datasets, configuration lists, provenance sidecars).
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace carb::csv {
+
+/// One record and the (1-based) line it starts on; a quoted field may span lines,
+/// and errors should point where the record begins.
+struct Row {
+  std::size_t line = 0;
+  std::vector<std::string> fields;
+};
+
+/// Parses CSV text. `source` names the text in error messages (usually the file path).
+/// Quoted fields may hold commas, doubled quotes and newlines; CRLF and a UTF-8 BOM are
+/// tolerated; blank lines are skipped. Throws DataError "source:line:col: ..." on an
+/// unterminated quote or text after a closing quote.
+std::vector<Row> parse(std::string_view text, const std::string& source);
+
+/// Reads and parses a file; throws DataError when it cannot be read.
+std::vector<Row> read_file(const std::filesystem::path& file);
+
+/// A field quoted only when it needs to be (comma, quote, CR/LF, surrounding spaces).
+std::string quote(std::string_view field);
+/// Writes fields separated by commas and terminated by "\n".
+void write_row(std::ostream& out, const std::vector<std::string>& fields);
+
+/// Where a field sits, for error messages: "file:line: column 'name' (field k)".
+struct Where {
+  std::string file;
+  std::size_t line = 0;
+  std::size_t field = 0;  // 0-based index into the row; printed 1-based
+  std::string column;
+
+  std::string str() const;
+};
+
+/// A field for a one-line message: control characters replaced, long text clipped.
+std::string show(std::string_view field);
+
+/// The whole field (surrounding blanks ignored) must be a finite decimal number.
+/// Empty gives nullopt; anything else that is not a number throws DataError naming `at`.
+std::optional<double> parse_optional_number(std::string_view field, const Where& at);
+/// As parse_optional_number, but an empty field is an error too.
+double parse_number(std::string_view field, const Where& at);
+/// The whole field must be an integer (no fraction, no exponent).
+int parse_int(std::string_view field, const Where& at);
+
+/// Shortest text that reads back as exactly the same double ("" for nullopt).
+std::string format_number(std::optional<double> v);
+
+/// Replaces `file` with `content` atomically: writes file.tmp, flushes it to disk and
+/// renames it over `file`, so readers see the old or the new file, never a torn one.
+/// Throws DataError naming the file on any I/O failure (the .tmp is removed).
+void write_text_atomic(const std::filesystem::path& file, std::string_view content);
+
+}  // namespace carb::csv

@@ -1,0 +1,249 @@
+// `carb data` operations: store export with provenance, duplicate-free merging that
+// reports protocol disagreements, and dataset summaries (JSON for tools, tables for people).
+#include "carb/data_ops.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_set>
+
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "carb/store.hpp"
+#include "carb/text_table.hpp"
+#include "data/provenance.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string join(const std::set<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Adds names not yet present, keeping first-seen order (extra columns across inputs).
+void add_columns(std::vector<std::string>& cols, const std::vector<std::string>& more) {
+  for (const auto& c : more)
+    if (std::find(cols.begin(), cols.end(), c) == cols.end()) cols.push_back(c);
+}
+
+std::string protocol_of(const Record& r) {
+  const auto it = r.extra.find("protocol_id");
+  return it == r.extra.end() ? std::string() : it->second;
+}
+
+// Folds one input's sidecar protocols into `all`; the same id with other settings is a
+// conflict (the id should be a hash of the settings, so this means mixed-up files).
+void merge_protocols(const nlohmann::json& prov, const std::string& file, nlohmann::json& all,
+                     std::map<std::string, std::string>& source, std::vector<std::string>& conflicts) {
+  if (!prov.is_object() || !prov.contains("protocols") || !prov["protocols"].is_object()) return;
+  for (auto it = prov["protocols"].begin(); it != prov["protocols"].end(); ++it) {
+    if (!all.contains(it.key())) {
+      all[it.key()] = it.value();
+      source[it.key()] = file;
+    } else if (all[it.key()] != it.value()) {
+      conflicts.push_back("protocol '" + it.key() + "' has different settings in " + source[it.key()] +
+                          " and " + file);
+    }
+  }
+}
+
+nlohmann::json count_map(const std::map<std::string, std::size_t>& m) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : m) j[k] = v;
+  return j;
+}
+
+// min/max of one configuration knob over all rows.
+template <class F>
+nlohmann::json range_of(const Dataset& d, F get) {
+  auto lo = get(d.rows.front().config), hi = lo;  // keeps int knobs int in the JSON
+  for (const Record& r : d.rows) {
+    lo = std::min(lo, get(r.config));
+    hi = std::max(hi, get(r.config));
+  }
+  return {{"min", lo}, {"max", hi}};
+}
+
+nlohmann::json platform_info(const Dataset& d, const std::string& platform) {
+  std::map<std::string, std::size_t> status;
+  nlohmann::json targets = nlohmann::json::object();
+  std::size_t rows = 0, ok = 0;
+  std::map<std::string, std::size_t> have;
+  for (const Record& r : d.rows) {
+    if (r.platform != platform) continue;
+    ++rows;
+    ++status[r.status];
+    if (r.status != "ok") continue;
+    ++ok;
+    for (const char* t : kTargets) have[t] += r.value(t) ? 1 : 0;
+  }
+  for (const char* t : kTargets) targets[t] = {{"ok_rows_with_value", have[t]}, {"ok_rows", ok}};
+  return {{"rows", rows}, {"status", count_map(status)}, {"targets", targets}};
+}
+
+}  // namespace
+
+nlohmann::json ExportSummary::to_json() const {
+  return {
+      {"rows", rows}, {"platforms", platforms}, {"csv", csv.string()}, {"provenance", provenance.string()}};
+}
+
+nlohmann::json MergeSummary::to_json() const {
+  return {{"rows_in", rows_in},     {"rows_out", rows_out}, {"dropped_duplicates", dropped},
+          {"conflicts", conflicts}, {"csv", csv.string()},  {"provenance", provenance.string()}};
+}
+
+ExportSummary export_store(const ExportOptions& o) {
+  // Store() would create an empty database; a typo in --db must not look like an empty store.
+  if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
+  const Store store(o.db);
+  Dataset all = store.to_dataset();
+  Dataset d;
+  d.extra_columns = all.extra_columns;
+  std::set<std::string> platforms, seen_platforms, protocol_ids;
+  for (Record& r : all.rows) {
+    seen_platforms.insert(r.platform);
+    if (o.platform && r.platform != *o.platform) continue;
+    platforms.insert(r.platform);
+    protocol_ids.insert(protocol_of(r));
+    d.rows.push_back(std::move(r));
+  }
+  if (d.rows.empty())
+    throw InputError(
+        o.db.string() + ": no rows" + (o.platform ? " for platform '" + *o.platform + "'" : "") +
+        (seen_platforms.empty() ? "" : " (platforms in the store: " + join(seen_platforms) + ")"));
+  write_dataset_csv(d, o.out);
+
+  const nlohmann::json stored = store.protocols();
+  nlohmann::json protocols = nlohmann::json::object();
+  for (const auto& id : protocol_ids)
+    if (stored.contains(id)) protocols[id] = stored[id];
+  const nlohmann::json prov = {
+      {"kind", "carb dataset"},
+      {"csv", o.out.filename().string()},
+      {"rows", d.rows.size()},
+      {"platforms", platforms},
+      {"source_db", fs::absolute(o.db).string()},
+      {"platform_filter", o.platform ? nlohmann::json(*o.platform) : nlohmann::json()},
+      {"command", o.command_line},
+      {"exported_at", utc_now_iso8601()},
+      // The exporting machine; each protocol's settings describe the measuring one.
+      {"exported_on", collect_machine_info()},
+      {"protocols", protocols}};
+  write_provenance(o.out, prov);
+  return {d.rows.size(), {platforms.begin(), platforms.end()}, o.out, provenance_path(o.out)};
+}
+
+MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path& out,
+                            const std::string& command_line) {
+  if (inputs.empty()) throw InputError("merge needs at least one input dataset");
+  MergeSummary s;
+  Dataset merged;
+  std::unordered_set<std::string> seen;  // platform + '\n' + config key
+  nlohmann::json protocols = nlohmann::json::object(), sources = nlohmann::json::array();
+  std::map<std::string, std::string> protocol_source;
+  for (const fs::path& in : inputs) {
+    Dataset d = read_dataset_csv(in);  // everything is read before `out` is written: out may be an input
+    const nlohmann::json prov = read_provenance(in);
+    merge_protocols(prov, in.string(), protocols, protocol_source, s.conflicts);
+    sources.push_back({{"file", in.string()}, {"rows", d.rows.size()}, {"provenance", prov}});
+    s.rows_in += d.rows.size();
+    add_columns(merged.extra_columns, d.extra_columns);
+    for (Record& r : d.rows) {
+      if (!seen.insert(r.platform + '\n' + config_key(r.config)).second) {
+        ++s.dropped;
+        continue;
+      }
+      merged.rows.push_back(std::move(r));
+    }
+  }
+  // Mixing protocols within one platform makes its rows incomparable; say so.
+  std::map<std::string, std::set<std::string>> by_platform;
+  for (const Record& r : merged.rows)
+    if (const std::string id = protocol_of(r); !id.empty()) by_platform[r.platform].insert(id);
+  for (const auto& [platform, ids] : by_platform)
+    if (ids.size() > 1) s.conflicts.push_back("platform '" + platform + "' mixes protocols " + join(ids));
+
+  s.rows_out = merged.rows.size();
+  write_dataset_csv(merged, out);
+  write_provenance(out, {{"kind", "carb dataset (merged)"},
+                         {"csv", out.filename().string()},
+                         {"rows", s.rows_out},
+                         {"dropped_duplicates", s.dropped},
+                         {"conflicts", s.conflicts},
+                         {"command", command_line},
+                         {"merged_at", utc_now_iso8601()},
+                         {"protocols", protocols},
+                         {"inputs", sources}});
+  s.csv = out;
+  s.provenance = provenance_path(out);
+  return s;
+}
+
+nlohmann::json dataset_info(const fs::path& csv) {
+  const Dataset d = read_dataset_csv(csv);
+  std::map<std::string, std::size_t> status, family, precision;
+  std::set<std::string> platforms;
+  for (const Record& r : d.rows) {
+    ++status[r.status];
+    ++family[to_string(r.config.family)];
+    ++precision[to_string(r.config.precision)];
+    platforms.insert(r.platform);
+  }
+  nlohmann::json info = {{"file", csv.string()},
+                         {"rows", d.rows.size()},
+                         {"status", count_map(status)},
+                         {"family", count_map(family)},
+                         {"precision", count_map(precision)},
+                         {"extra_columns", d.extra_columns},
+                         {"platforms", nlohmann::json::object()}};
+  for (const auto& p : platforms) info["platforms"][p] = platform_info(d, p);
+  if (!d.rows.empty()) {
+    info["depth"] = range_of(d, [](const Config& c) { return c.depth; });
+    info["width"] = range_of(d, [](const Config& c) { return c.width; });
+    info["resolution"] = range_of(d, [](const Config& c) { return c.resolution; });
+    info["batch"] = range_of(d, [](const Config& c) { return c.batch; });
+  }
+  return info;
+}
+
+std::string format_dataset_info(const nlohmann::json& info) {
+  std::ostringstream out;
+  out << info["file"].get<std::string>() << ": " << info["rows"] << " rows\n\n";
+  TextTable t({"platform", "rows", "ok", "oom", "error", "peak_memory_mb", "energy_j", "latency_ms"});
+  for (const auto& [name, p] : info["platforms"].items()) {
+    std::vector<std::string> row = {name, std::to_string(p["rows"].get<std::size_t>())};
+    for (const char* st : {"ok", "oom", "error"}) row.push_back(std::to_string(p["status"].value(st, 0)));
+    for (const char* t_name : kTargets) {
+      const auto& tg = p["targets"][t_name];
+      row.push_back(std::to_string(tg["ok_rows_with_value"].get<std::size_t>()) + "/" +
+                    std::to_string(tg["ok_rows"].get<std::size_t>()));
+    }
+    t.add(std::move(row));
+  }
+  t.print(out);
+  const auto counts = [&](const char* key) {
+    std::string s;
+    for (const auto& [k, v] : info[key].items()) s += (s.empty() ? "" : ", ") + k + " " + v.dump();
+    out << "  " << key << ": " << (s.empty() ? "-" : s) << "\n";
+  };
+  out << "\n";
+  for (const char* key : {"status", "family", "precision"}) counts(key);
+  for (const char* key : {"depth", "width", "resolution", "batch"})
+    if (info.contains(key))
+      out << "  " << key << ": " << fmt_num(info[key]["min"].get<double>()) << " .. "
+          << fmt_num(info[key]["max"].get<double>()) << "\n";
+  if (!info["extra_columns"].empty()) {
+    std::string cols;
+    for (const auto& c : info["extra_columns"]) cols += (cols.empty() ? "" : ", ") + c.get<std::string>();
+    out << "  extra columns: " << cols << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace carb

@@ -1,0 +1,275 @@
+// The dataset CSV contract (docs/architecture.md): reading with every problem located
+// by file, line and column, and writing atomically with numbers that round-trip exactly.
+#include "carb/dataset.hpp"
+
+#include <algorithm>
+#include <set>
+#include <span>
+#include <sstream>
+#include <unordered_map>
+
+#include "carb/error.hpp"
+#include "data/csv.hpp"
+
+namespace carb {
+namespace {
+
+constexpr std::array<const char*, 5> kValueColumns = {"latency_ms", "energy_j", "peak_memory_mb",
+                                                      "avg_sm_util", "avg_mem_util"};
+constexpr std::array<const char*, 3> kStatuses = {"ok", "oom", "error"};
+
+// Maps a value column name to the member holding it, so value/set_value and the CSV code
+// share one list instead of five hand-written branches each.
+template <class R>
+auto* value_slot(R& r, std::string_view column) {
+  if (column == "latency_ms") return &r.latency_ms;
+  if (column == "energy_j") return &r.energy_j;
+  if (column == "peak_memory_mb") return &r.peak_memory_mb;
+  if (column == "avg_sm_util") return &r.avg_sm_util;
+  if (column == "avg_mem_util") return &r.avg_mem_util;
+  throw InputError("unknown value column '" + std::string(column) +
+                   "' (expected latency_ms, energy_j, peak_memory_mb, avg_sm_util or avg_mem_util)");
+}
+
+// Runs one check and turns a DataError into a collected problem, so that a single bad
+// field does not hide the others on the same row.
+template <class F>
+bool attempt(std::vector<std::string>& problems, F&& check) {
+  try {
+    check();
+    return true;
+  } catch (const DataError& e) {
+    problems.emplace_back(e.what());
+    return false;
+  }
+}
+
+struct Header {
+  std::unordered_map<std::string, std::size_t> index;
+  std::vector<std::string> names;
+  std::vector<std::size_t> extra;  // indices of non-core columns, in file order
+};
+
+// Reads the header row; false when it is unusable (missing or repeated columns).
+bool read_header(const csv::Row& row, const std::string& file, std::span<const char* const> required,
+                 Header& h, std::vector<std::string>& problems) {
+  const std::size_t before = problems.size();
+  h.names = row.fields;
+  for (std::size_t i = 0; i < row.fields.size(); ++i) {
+    const std::string& name = row.fields[i];
+    const std::string at = file + ":" + std::to_string(row.line) + ": ";
+    if (name.empty())
+      problems.push_back(at + "header field " + std::to_string(i + 1) + " has no column name");
+    else if (!h.index.emplace(name, i).second)
+      problems.push_back(at + "column '" + name + "' appears twice in the header");
+  }
+  for (const char* col : required)
+    if (!h.index.contains(col))
+      problems.push_back(file + ":" + std::to_string(row.line) + ": missing required column '" + col + "'");
+  const std::set<std::string> core(kDatasetColumns.begin(), kDatasetColumns.end());
+  for (std::size_t i = 0; i < h.names.size(); ++i)
+    if (!core.contains(h.names[i])) h.extra.push_back(i);
+  return problems.size() == before;
+}
+
+csv::Where where(const Header& h, const std::string& file, const csv::Row& row, const char* column) {
+  const std::size_t i = h.index.at(column);
+  return {file, row.line, i, column};
+}
+
+// The six configuration fields, then the space's own rules (carb::validate).
+std::optional<Config> parse_config(const Header& h, const std::string& file, const csv::Row& row,
+                                   std::vector<std::string>& problems) {
+  Config c;
+  const auto field = [&](const char* col) -> const std::string& { return row.fields[h.index.at(col)]; };
+  const auto named = [&](const char* col, auto parse) {
+    try {
+      return parse(field(col));
+    } catch (const InputError& e) {  // parse_family/precision name the values; add the place
+      throw DataError(where(h, file, row, col).str() + ": " + e.what());
+    }
+  };
+  bool ok = attempt(problems, [&] { c.family = named("family", parse_family); });
+  ok &= attempt(problems, [&] { c.depth = csv::parse_int(field("depth"), where(h, file, row, "depth")); });
+  ok &= attempt(problems, [&] { c.width = csv::parse_number(field("width"), where(h, file, row, "width")); });
+  ok &= attempt(problems, [&] {
+    c.resolution = csv::parse_int(field("resolution"), where(h, file, row, "resolution"));
+  });
+  ok &= attempt(problems, [&] { c.batch = csv::parse_int(field("batch"), where(h, file, row, "batch")); });
+  ok &= attempt(problems, [&] { c.precision = named("precision", parse_precision); });
+  if (!ok) return std::nullopt;
+  try {
+    validate(c);
+  } catch (const InputError& e) {
+    problems.push_back(file + ":" + std::to_string(row.line) + ": " + e.what());
+    return std::nullopt;
+  }
+  return c;
+}
+
+// Platform, status and the measured values; the config is parsed by parse_config.
+bool parse_measurement(const Header& h, const std::string& file, const csv::Row& row, Record& r,
+                       std::vector<std::string>& problems) {
+  const std::size_t before = problems.size();
+  r.platform = row.fields[h.index.at("platform")];
+  if (r.platform.empty()) problems.push_back(where(h, file, row, "platform").str() + ": platform is empty");
+  r.status = row.fields[h.index.at("status")];
+  if (std::find(kStatuses.begin(), kStatuses.end(), r.status) == kStatuses.end())
+    problems.push_back(where(h, file, row, "status").str() + ": status " + csv::show(r.status) +
+                       " is not ok, oom or error");
+  for (const char* col : kValueColumns) {
+    attempt(problems, [&] {
+      const csv::Where at = where(h, file, row, col);
+      const auto v = csv::parse_optional_number(row.fields[at.field], at);
+      if (v && *v < 0)
+        throw DataError(at.str() + ": a measured quantity cannot be negative, got " +
+                        csv::show(row.fields[at.field]));
+      r.set_value(col, v);
+    });
+  }
+  return problems.size() == before;
+}
+
+bool field_count_ok(const Header& h, const std::string& file, const csv::Row& row,
+                    std::vector<std::string>& problems) {
+  if (row.fields.size() == h.names.size()) return true;
+  problems.push_back(file + ":" + std::to_string(row.line) + ": expected " + std::to_string(h.names.size()) +
+                     " fields as in the header, found " + std::to_string(row.fields.size()));
+  return false;
+}
+
+std::vector<csv::Row> read_rows(const std::filesystem::path& file, std::vector<std::string>& problems) {
+  std::vector<csv::Row> rows;
+  attempt(problems, [&] { rows = csv::read_file(file); });
+  if (problems.empty() && rows.empty()) problems.push_back(file.string() + ": empty file (no header row)");
+  return rows;
+}
+
+void throw_first(const std::vector<std::string>& problems) {
+  if (!problems.empty()) throw DataError(problems.front());
+}
+
+}  // namespace
+
+std::optional<double> Record::value(std::string_view column) const { return *value_slot(*this, column); }
+
+void Record::set_value(std::string_view column, std::optional<double> v) { *value_slot(*this, column) = v; }
+
+Dataset Dataset::ok_only() const {
+  Dataset d;
+  d.extra_columns = extra_columns;
+  std::copy_if(rows.begin(), rows.end(), std::back_inserter(d.rows),
+               [](const Record& r) { return r.status == "ok"; });
+  return d;
+}
+
+bool Dataset::has_column(std::string_view column) const {
+  // No ok rows at all means nothing was measured, so the target is not "present".
+  bool any = false;
+  for (const Record& r : rows) {
+    if (r.status != "ok") continue;
+    if (!r.value(column)) return false;
+    any = true;
+  }
+  return any;
+}
+
+Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::string>& problems,
+                         std::vector<std::size_t>* lines) {
+  Dataset d;
+  const std::string name = file.string();
+  const std::vector<csv::Row> rows = read_rows(file, problems);
+  Header h;
+  if (rows.empty() || !read_header(rows.front(), name, kDatasetColumns, h, problems)) return d;
+  for (std::size_t i : h.extra) d.extra_columns.push_back(h.names[i]);
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const csv::Row& row = rows[k];
+    if (!field_count_ok(h, name, row, problems)) continue;
+    Record r;
+    const auto config = parse_config(h, name, row, problems);
+    const bool measured = parse_measurement(h, name, row, r, problems);
+    if (!config || !measured) continue;
+    r.config = *config;
+    // Empty extra fields are absent, like empty values: never invent a placeholder.
+    for (std::size_t i : h.extra)
+      if (!row.fields[i].empty()) r.extra.emplace(h.names[i], row.fields[i]);
+    d.rows.push_back(std::move(r));
+    if (lines) lines->push_back(row.line);
+  }
+  return d;
+}
+
+Dataset read_dataset_csv(const std::filesystem::path& file) {
+  std::vector<std::string> problems;
+  Dataset d = read_dataset_csv(file, problems);
+  throw_first(problems);
+  return d;
+}
+
+void write_dataset_csv(const Dataset& d, std::ostream& out) {
+  // Extra columns: the declared ones first, then any a record carries that were not declared,
+  // so nothing a record holds is silently dropped.
+  const std::set<std::string> core(kDatasetColumns.begin(), kDatasetColumns.end());
+  std::vector<std::string> extra;
+  std::set<std::string> seen(core);
+  for (const std::string& c : d.extra_columns)
+    if (seen.insert(c).second) extra.push_back(c);
+  for (const Record& r : d.rows)
+    for (const auto& [k, v] : r.extra)
+      if (seen.insert(k).second) extra.push_back(k);
+
+  std::vector<std::string> fields(kDatasetColumns.begin(), kDatasetColumns.end());
+  fields.insert(fields.end(), extra.begin(), extra.end());
+  csv::write_row(out, fields);
+  for (const Record& r : d.rows) {
+    const Config& c = r.config;
+    fields = {r.platform,
+              to_string(c.family),
+              std::to_string(c.depth),
+              format_width(c.width),
+              std::to_string(c.resolution),
+              std::to_string(c.batch),
+              to_string(c.precision),
+              r.status};
+    for (const char* col : kValueColumns) fields.push_back(csv::format_number(r.value(col)));
+    for (const std::string& k : extra) {
+      const auto it = r.extra.find(k);
+      fields.push_back(it == r.extra.end() ? std::string() : it->second);
+    }
+    csv::write_row(out, fields);
+  }
+}
+
+void write_dataset_csv(const Dataset& d, const std::filesystem::path& file) {
+  std::ostringstream out;
+  write_dataset_csv(d, out);
+  csv::write_text_atomic(file, out.str());
+}
+
+std::vector<Config> read_configs_csv(const std::filesystem::path& file) {
+  std::vector<std::string> problems;
+  const std::string name = file.string();
+  const std::vector<csv::Row> rows = read_rows(file, problems);
+  throw_first(problems);
+  Header h;
+  read_header(rows.front(), name, kConfigColumns, h, problems);
+  throw_first(problems);
+  std::vector<Config> out;
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    if (!field_count_ok(h, name, rows[k], problems)) break;
+    const auto c = parse_config(h, name, rows[k], problems);
+    throw_first(problems);
+    out.push_back(*c);
+  }
+  throw_first(problems);
+  return out;
+}
+
+void write_configs_csv(const std::vector<Config>& cs, std::ostream& out) {
+  csv::write_row(out, {kConfigColumns.begin(), kConfigColumns.end()});
+  for (const Config& c : cs)
+    csv::write_row(out, {to_string(c.family), std::to_string(c.depth), format_width(c.width),
+                         std::to_string(c.resolution), std::to_string(c.batch), to_string(c.precision)});
+}
+
+}  // namespace carb

@@ -1,0 +1,82 @@
+// Provenance sidecars: machine facts read from the running system (Linux /proc, uname)
+// and atomic JSON files beside each dataset CSV.
+#include "data/provenance.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "carb/error.hpp"
+#include "data/csv.hpp"
+
+namespace carb {
+namespace {
+
+// The value after "key<blanks>:" on the first line of a /proc file that starts with key.
+std::string proc_field(const char* file, const std::string& key) {
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(key, 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto start = line.find_first_not_of(" \t", colon + 1);
+    return start == std::string::npos ? std::string() : line.substr(start);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", &utc);
+  return buf.data();
+}
+
+nlohmann::json collect_machine_info() {
+  nlohmann::json m;
+  std::array<char, 256> host{};
+  if (gethostname(host.data(), host.size() - 1) == 0) m["hostname"] = host.data();
+  if (const std::string cpu = proc_field("/proc/cpuinfo", "model name"); !cpu.empty()) m["cpu_model"] = cpu;
+  if (const unsigned n = std::thread::hardware_concurrency(); n > 0) m["cores"] = n;
+  // MemTotal is in kB; a malformed value is left out rather than guessed.
+  std::istringstream mem(proc_field("/proc/meminfo", "MemTotal"));
+  if (double kb = 0; mem >> kb) m["memory_total_mb"] = kb / 1024.0;
+  if (utsname u{}; uname(&u) == 0)
+    m["kernel"] = {
+        {"sysname", u.sysname}, {"release", u.release}, {"version", u.version}, {"machine", u.machine}};
+  m["date"] = utc_now_iso8601();
+  return m;
+}
+
+std::filesystem::path provenance_path(const std::filesystem::path& csv) {
+  std::filesystem::path p = csv;
+  return p.replace_extension(".json");
+}
+
+void write_provenance(const std::filesystem::path& csv, const nlohmann::json& provenance) {
+  csv::write_text_atomic(provenance_path(csv), provenance.dump(2) + "\n");
+}
+
+nlohmann::json read_provenance(const std::filesystem::path& csv) {
+  const std::filesystem::path file = provenance_path(csv);
+  std::ifstream in(file);
+  if (!in) return nullptr;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw DataError(file.string() + ": not valid JSON: " + e.what());
+  }
+}
+
+}  // namespace carb

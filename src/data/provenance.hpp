@@ -1,0 +1,28 @@
+// Provenance sidecars: every dataset CSV travels with a JSON file saying where, when and
+// how it was measured (docs/architecture.md, "Honesty of data").
+#pragma once
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace carb {
+
+/// The machine this process runs on: hostname, cpu_model, cores, memory_total_mb, kernel
+/// (sysname, release, version, machine) and date (ISO-8601 UTC). A fact that cannot be read
+/// is left out rather than guessed.
+nlohmann::json collect_machine_info();
+
+/// The current time as ISO-8601 UTC, e.g. "2024-05-01T12:34:56Z".
+std::string utc_now_iso8601();
+
+/// Where the sidecar of a CSV lives: beside it, same stem, ".json" (data/cpu2t.csv -> data/cpu2t.json).
+std::filesystem::path provenance_path(const std::filesystem::path& csv);
+
+/// Writes the sidecar of `csv` atomically (pretty-printed JSON). Throws DataError on I/O failure.
+void write_provenance(const std::filesystem::path& csv, const nlohmann::json& provenance);
+
+/// Reads the sidecar of `csv`; JSON null when there is none. Throws DataError
+/// naming the file when it exists but is not valid JSON.
+nlohmann::json read_provenance(const std::filesystem::path& csv);
+
+}  // namespace carb

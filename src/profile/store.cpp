@@ -1,0 +1,278 @@
+// The SQLite measurement store: schema, versioning and prepared statements. Every write
+// is its own transaction in WAL mode, so a killed profiler loses at most the row in flight.
+#include "carb/store.hpp"
+
+#include <sqlite3.h>
+
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "carb/error.hpp"
+
+namespace carb {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE measurements (
+  id INTEGER PRIMARY KEY,
+  platform TEXT NOT NULL,
+  config_key TEXT NOT NULL,
+  protocol_id TEXT NOT NULL,
+  family TEXT NOT NULL,
+  depth INTEGER NOT NULL,
+  width REAL NOT NULL,
+  resolution INTEGER NOT NULL,
+  batch INTEGER NOT NULL,
+  precision TEXT NOT NULL,
+  status TEXT NOT NULL,
+  latency_ms REAL,
+  energy_j REAL,
+  peak_memory_mb REAL,
+  avg_sm_util REAL,
+  avg_mem_util REAL,
+  extra_json TEXT,
+  error_text TEXT,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  UNIQUE (platform, config_key, protocol_id)
+);
+CREATE TABLE protocols (id TEXT PRIMARY KEY, settings TEXT NOT NULL);
+)sql";
+
+[[noreturn]] void fail(sqlite3* db, const std::filesystem::path& file, const std::string& what) {
+  throw MeasureError(file.string() + ": " + what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+// A prepared statement that finalizes itself; binds are 1-based, columns 0-based, as in SQLite.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::filesystem::path& file, const char* sql) : db_(db), file_(file) {
+    if (sqlite3_prepare_v2(db, sql, -1, &s_, nullptr) != SQLITE_OK)
+      fail(db_, file_, "cannot prepare statement");
+  }
+  ~Stmt() { sqlite3_finalize(s_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& bind(int i, const std::string& v) {
+    return check(sqlite3_bind_text(s_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+  }
+  Stmt& bind(int i, int v) { return check(sqlite3_bind_int(s_, i, v)); }
+  Stmt& bind(int i, double v) { return check(sqlite3_bind_double(s_, i, v)); }
+  Stmt& bind(int i, std::optional<double> v) { return v ? bind(i, *v) : check(sqlite3_bind_null(s_, i)); }
+  Stmt& bind_text_or_null(int i, const std::string& v) {
+    return v.empty() ? check(sqlite3_bind_null(s_, i)) : bind(i, v);
+  }
+
+  /// True while there is a row to read; false when done.
+  bool step() {
+    const int rc = sqlite3_step(s_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail(db_, file_, "query failed");
+  }
+  void run() {
+    while (step()) {
+    }
+  }
+
+  std::string text(int c) const {
+    const auto* p = sqlite3_column_text(s_, c);
+    return p ? std::string(reinterpret_cast<const char*>(p),
+                           static_cast<std::size_t>(sqlite3_column_bytes(s_, c)))
+             : std::string();
+  }
+  int integer(int c) const { return sqlite3_column_int(s_, c); }
+  double real(int c) const { return sqlite3_column_double(s_, c); }
+  std::optional<double> opt_real(int c) const {
+    if (sqlite3_column_type(s_, c) == SQLITE_NULL) return std::nullopt;
+    return real(c);
+  }
+
+ private:
+  Stmt& check(int rc) {
+    if (rc != SQLITE_OK) fail(db_, file_, "cannot bind parameter");
+    return *this;
+  }
+
+  sqlite3* db_;
+  const std::filesystem::path& file_;
+  sqlite3_stmt* s_ = nullptr;
+};
+
+void exec(sqlite3* db, const std::filesystem::path& file, const char* sql) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(db, file, "cannot run SQL");
+}
+
+int query_int(sqlite3* db, const std::filesystem::path& file, const char* sql) {
+  Stmt s(db, file, sql);
+  return s.step() ? s.integer(0) : 0;
+}
+
+// The first read of the file: a file that is not SQLite fails here, so say what was expected.
+int read_user_version(sqlite3* db, const std::filesystem::path& file) {
+  sqlite3_stmt* s = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, nullptr);
+  const int version = rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
+  if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    const std::string msg = sqlite3_errmsg(db);
+    sqlite3_finalize(s);
+    throw MeasureError(file.string() + ": cannot read as a carb measurement store (SQLite): " + msg);
+  }
+  sqlite3_finalize(s);
+  return version;
+}
+
+// Adds name to the list the first time it is seen (keeps extra_columns in first-seen order).
+void note_column(std::vector<std::string>& cols, std::unordered_set<std::string>& seen,
+                 const std::string& name) {
+  if (seen.insert(name).second) cols.push_back(name);
+}
+
+// Extra fields are stored as one JSON object of strings; anything else is kept as its JSON text.
+void read_extra(const std::string& text, std::map<std::string, std::string>& extra) {
+  if (text.empty()) return;
+  const nlohmann::json j = nlohmann::json::parse(text);
+  for (auto it = j.begin(); it != j.end(); ++it)
+    extra[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+}  // namespace
+
+Store::Store(const std::filesystem::path& db) : path_(db) {
+  if (db.has_parent_path()) {
+    std::error_code ec;  // open() below reports a directory that could not be made
+    std::filesystem::create_directories(db.parent_path(), ec);
+  }
+  const int rc = sqlite3_open_v2(db.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  try {
+    if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
+    // Another process (a second profiler, an export) may hold the lock for a moment.
+    sqlite3_busy_timeout(db_, 10000);
+    init_schema();
+  } catch (const MeasureError&) {
+    sqlite3_close(db_);  // the destructor does not run when a constructor throws
+    throw;
+  }
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+void Store::init_schema() {
+  // Reading user_version is the first access to the file: a non-SQLite file fails here.
+  const int version = read_user_version(db_, path_);
+  if (version != 0 && version != kSchemaVersion)
+    throw MeasureError(path_.string() + ": measurement store has schema version " + std::to_string(version) +
+                       ", this carb reads version " + std::to_string(kSchemaVersion));
+  exec(db_, path_, "PRAGMA journal_mode=WAL");
+  // With WAL, NORMAL survives a process kill (not a power cut) and keeps each put cheap.
+  exec(db_, path_, "PRAGMA synchronous=NORMAL");
+  if (version == kSchemaVersion) return;
+  // IMMEDIATE takes the write lock first, so two processes creating one store cannot race.
+  exec(db_, path_, "BEGIN IMMEDIATE");
+  try {
+    if (query_int(db_, path_, "PRAGMA user_version") == 0) {
+      if (query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") > 0)
+        throw MeasureError(path_.string() +
+                           ": SQLite file is not a carb measurement store (it has other tables)");
+      exec(db_, path_, kSchema);
+      exec(db_, path_, ("PRAGMA user_version=" + std::to_string(kSchemaVersion)).c_str());
+    }
+    exec(db_, path_, "COMMIT");
+  } catch (const MeasureError&) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+bool Store::has(const std::string& platform, const Config& c, const std::string& protocol_id) const {
+  Stmt s(db_, path_,
+         "SELECT 1 FROM measurements WHERE platform = ?1 AND config_key = ?2 AND protocol_id = ?3 LIMIT 1");
+  s.bind(1, platform).bind(2, config_key(c)).bind(3, protocol_id);
+  return s.step();
+}
+
+std::unordered_set<std::string> Store::done_keys(const std::string& platform,
+                                                 const std::string& protocol_id) const {
+  Stmt s(db_, path_, "SELECT config_key FROM measurements WHERE platform = ?1 AND protocol_id = ?2");
+  s.bind(1, platform).bind(2, protocol_id);
+  std::unordered_set<std::string> keys;
+  while (s.step()) keys.insert(s.text(0));
+  return keys;
+}
+
+void Store::put(const StoredMeasurement& m) {
+  const Record& r = m.record;
+  const Config& c = r.config;
+  Stmt s(db_, path_,
+         "INSERT OR REPLACE INTO measurements (platform, config_key, protocol_id, family, depth, width, "
+         "resolution, batch, precision, status, latency_ms, energy_j, peak_memory_mb, avg_sm_util, "
+         "avg_mem_util, "
+         "extra_json, error_text) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, "
+         "?16, ?17)");
+  s.bind(1, r.platform).bind(2, config_key(c)).bind(3, m.protocol_id);
+  s.bind(4, to_string(c.family)).bind(5, c.depth).bind(6, c.width).bind(7, c.resolution).bind(8, c.batch);
+  s.bind(9, to_string(c.precision)).bind(10, r.status);
+  s.bind(11, r.latency_ms).bind(12, r.energy_j).bind(13, r.peak_memory_mb);
+  s.bind(14, r.avg_sm_util).bind(15, r.avg_mem_util);
+  s.bind_text_or_null(16, r.extra.empty() ? std::string() : nlohmann::json(r.extra).dump());
+  s.bind_text_or_null(17, m.error_text);
+  s.run();  // autocommit: this statement is its own transaction
+}
+
+void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& settings) {
+  Stmt s(db_, path_, "INSERT OR IGNORE INTO protocols (id, settings) VALUES (?1, ?2)");
+  s.bind(1, protocol_id).bind(2, settings.dump());
+  s.run();
+}
+
+nlohmann::json Store::protocols() const {
+  Stmt s(db_, path_, "SELECT id, settings FROM protocols ORDER BY id");
+  nlohmann::json out = nlohmann::json::object();
+  while (s.step()) {
+    const std::string id = s.text(0);
+    try {
+      out[id] = nlohmann::json::parse(s.text(1));
+    } catch (const nlohmann::json::parse_error& e) {
+      throw MeasureError(path_.string() + ": protocol '" + id + "' has unreadable settings: " + e.what());
+    }
+  }
+  return out;
+}
+
+Dataset Store::to_dataset() const {
+  Stmt s(db_, path_,
+         "SELECT id, platform, protocol_id, family, depth, width, resolution, batch, precision, status, "
+         "latency_ms, energy_j, peak_memory_mb, avg_sm_util, avg_mem_util, extra_json, error_text "
+         "FROM measurements ORDER BY id");
+  Dataset d;
+  std::unordered_set<std::string> seen;
+  while (s.step()) {
+    const std::string where = path_.string() + ": row " + std::to_string(s.integer(0));
+    Record r;
+    r.platform = s.text(1);
+    try {
+      r.config = {parse_family(s.text(3)),   s.integer(4), s.real(5), s.integer(6), s.integer(7),
+                  parse_precision(s.text(8))};
+      read_extra(s.text(15), r.extra);
+    } catch (const InputError& e) {
+      throw MeasureError(where + ": " + e.what());
+    } catch (const nlohmann::json::exception& e) {
+      throw MeasureError(where + ": unreadable extra_json: " + e.what());
+    }
+    r.status = s.text(9);
+    for (int i = 0; i < 5; ++i) r.set_value(kDatasetColumns[8 + i], s.opt_real(10 + i));
+    r.extra["protocol_id"] = s.text(2);
+    if (!s.text(16).empty()) r.extra["error_text"] = s.text(16);
+    note_column(d.extra_columns, seen, "protocol_id");
+    for (const auto& [k, v] : r.extra) note_column(d.extra_columns, seen, k);
+    d.rows.push_back(std::move(r));
+  }
+  return d;
+}
+
+std::size_t Store::count() const {
+  return static_cast<std::size_t>(query_int(db_, path_, "SELECT count(*) FROM measurements"));
+}
+
+}  // namespace carb

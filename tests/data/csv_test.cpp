@@ -1,0 +1,131 @@
+// Tests of the RFC-4180 CSV reader/writer, strict number parsing and atomic writes.
+#include "data/csv.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "carb/error.hpp"
+
+namespace carb::csv {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The message of the DataError `f` throws, or "" when it throws none.
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DataCsv, PlainRowsAndLineNumbers) {
+  const auto rows = parse("a,b,c\n1,2,3\n\n4,5,6\n", "t.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].fields, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(rows[1].line, 2u);
+  EXPECT_EQ(rows[2].line, 4u);  // the blank line counts, but is not a record
+  EXPECT_EQ(rows[2].fields, (std::vector<std::string>{"4", "5", "6"}));
+}
+
+TEST(DataCsv, QuotedFieldsHoldCommasQuotesAndNewlines) {
+  const auto rows = parse("x,\"a,b\",\"say \"\"hi\"\"\",\"two\nlines\"\nnext,1,2,3\n", "t.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].fields, (std::vector<std::string>{"x", "a,b", "say \"hi\"", "two\nlines"}));
+  EXPECT_EQ(rows[1].line, 3u);  // the embedded newline advanced the line count
+}
+
+TEST(DataCsv, CrlfAndBomAreTolerated) {
+  const auto rows = parse("\xEF\xBB\xBFh1,h2\r\n1,\"a\r\nb\"\r\n", "t.csv");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].fields[0], "h1");
+  EXPECT_EQ(rows[1].fields, (std::vector<std::string>{"1", "a\nb"}));
+}
+
+TEST(DataCsv, EmptyFieldsAndNoFinalNewline) {
+  const auto rows = parse("a,,c\n,,\n1,2,", "t.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].fields, (std::vector<std::string>{"a", "", "c"}));
+  EXPECT_EQ(rows[1].fields, (std::vector<std::string>{"", "", ""}));
+  EXPECT_EQ(rows[2].fields, (std::vector<std::string>{"1", "2", ""}));
+}
+
+TEST(DataCsv, SyntaxErrorsNameLineAndColumn) {
+  EXPECT_EQ(error_of([] { parse("a,b\n1,\"open\n", "t.csv"); }), "t.csv:2:3: quoted field is never closed");
+  EXPECT_EQ(error_of([] { parse("a,b\n1,\"x\"y\n", "t.csv"); }),
+            "t.csv:2:6: unexpected text after a closing quote");
+  EXPECT_NE(error_of([] { parse("a,b\nab\"c,1\n", "t.csv"); }).find("t.csv:2:3:"), std::string::npos);
+}
+
+TEST(DataCsv, WriteThenParseRoundTrips) {
+  const std::vector<std::string> fields = {"plain", "a,b", "q\"q", "multi\nline", "", " padded "};
+  std::ostringstream out;
+  write_row(out, fields);
+  write_row(out, {"1", "2"});
+  const auto rows = parse(out.str(), "mem");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].fields, fields);
+  EXPECT_EQ(quote("plain"), "plain");
+  EXPECT_EQ(quote("a,b"), "\"a,b\"");
+}
+
+TEST(DataCsv, NumbersAreStrict) {
+  const Where at{"f.csv", 7, 8, "latency_ms"};
+  EXPECT_DOUBLE_EQ(parse_number("12.5", at), 12.5);
+  EXPECT_DOUBLE_EQ(parse_number(" 1e3 ", at), 1000.0);
+  EXPECT_EQ(parse_optional_number("", at), std::nullopt);
+  EXPECT_EQ(parse_optional_number("  ", at), std::nullopt);
+  for (const char* bad : {"abc", "12ms", "1,5", "nan", "inf", "1e999", "--1"})
+    EXPECT_EQ(error_of([&] { parse_optional_number(bad, at); }),
+              std::string("f.csv:7: column 'latency_ms' (field 9): expected a number, got \"") + bad + "\"")
+        << bad;
+  EXPECT_NE(error_of([&] { parse_number("", at); }).find("f.csv:7:"), std::string::npos);
+}
+
+TEST(DataCsv, IntegersRejectFractions) {
+  const Where at{"f.csv", 3, 2, "depth"};
+  EXPECT_EQ(parse_int("18", at), 18);
+  for (const char* bad : {"18.0", "1e2", "", "x", "99999999999"})
+    EXPECT_NE(error_of([&] { parse_int(bad, at); }).find("f.csv:3: column 'depth'"), std::string::npos)
+        << bad;
+}
+
+TEST(DataCsv, FormatNumberRoundTripsExactly) {
+  for (double v : {0.1, 1.0 / 3.0, 123456.789012345, 1e-12, 5e20, 0.0}) {
+    const std::string s = format_number(v);
+    EXPECT_EQ(parse_number(s, {}), v) << s;
+  }
+  EXPECT_EQ(format_number(std::nullopt), "");
+  EXPECT_EQ(format_number(2.5), "2.5");
+}
+
+TEST(DataCsv, ShowKeepsMessagesOnOneLine) {
+  EXPECT_EQ(show("a\nb"), "\"a b\"");
+  EXPECT_EQ(show(std::string(100, 'x')).size(), 40u + 3u + 2u);
+}
+
+TEST(DataCsv, AtomicWriteReplacesAndLeavesNoTemp) {
+  const fs::path dir = fs::temp_directory_path() / "carb_csv_atomic_test";
+  fs::create_directories(dir);
+  const fs::path file = dir / "out.csv";
+  write_text_atomic(file, "old\n");
+  write_text_atomic(file, "new\n");
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "new\n");
+  EXPECT_FALSE(fs::exists(dir / "out.csv.tmp"));
+  EXPECT_NE(error_of([&] { write_text_atomic(dir / "missing" / "x.csv", "x"); }).find("x.csv"),
+            std::string::npos);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace carb::csv

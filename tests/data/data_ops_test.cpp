@@ -1,0 +1,161 @@
+// Tests of the `carb data` operations: export from a store with its provenance sidecar,
+// duplicate-free merging with protocol conflict reports, and dataset summaries.
+#include "carb/data_ops.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "carb/store.hpp"
+#include "data/provenance.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+class DataOps : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("carb_data_ops_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A store with rows on two platforms under protocol p1 (test data, not a measurement).
+  fs::path make_store() const {
+    const fs::path db = dir_ / "m.db";
+    Store s(db);
+    s.put_protocol("p1", {{"warmup", 10}, {"passes", 100}});
+    s.put_protocol("unused", {{"warmup", 1}});
+    for (int b : {1, 2, 4}) s.put({row("cpu2t", b, 10.0 * b), "p1", ""});
+    s.put({row("gpu", 1, 1.5), "p1", ""});
+    StoredMeasurement oom{row("gpu", 4096, 0), "p1", "out of memory"};
+    oom.record.status = "oom";
+    oom.record.latency_ms.reset();
+    oom.record.energy_j.reset();
+    s.put(oom);
+    return db;
+  }
+  static Record row(const std::string& platform, int batch, double latency) {
+    Record r;
+    r.platform = platform;
+    r.config = {Family::basic, 18, 1.0, 64, batch, Precision::fp32};
+    r.latency_ms = latency;
+    if (platform == "gpu") r.energy_j = 0.25 * batch;
+    return r;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(DataOps, ExportWritesCsvAndProvenance) {
+  const fs::path db = make_store(), out = dir_ / "all.csv";
+  const ExportSummary s = export_store({db, out, std::nullopt, "carb data export --db m.db"});
+  EXPECT_EQ(s.rows, 5u);
+  EXPECT_EQ(s.platforms, (std::vector<std::string>{"cpu2t", "gpu"}));
+  EXPECT_EQ(s.provenance, dir_ / "all.json");
+  const Dataset d = read_dataset_csv(out);
+  ASSERT_EQ(d.rows.size(), 5u);
+  EXPECT_EQ(d.rows[4].status, "oom");
+  EXPECT_EQ(d.rows[4].latency_ms, std::nullopt);
+  EXPECT_EQ(d.rows[4].extra.at("error_text"), "out of memory");
+  EXPECT_EQ(d.rows[0].energy_j, std::nullopt);  // cpu2t never measured energy: stays empty
+  const nlohmann::json prov = read_provenance(out);
+  EXPECT_EQ(prov["command"], "carb data export --db m.db");
+  EXPECT_EQ(prov["protocols"],
+            (nlohmann::json{{"p1", {{"warmup", 10}, {"passes", 100}}}}));  // only used ones
+  EXPECT_TRUE(prov["exported_on"].contains("hostname"));
+  EXPECT_EQ(prov["rows"], 5);
+}
+
+TEST_F(DataOps, ExportFiltersByPlatform) {
+  const fs::path db = make_store();
+  const ExportSummary s = export_store({db, dir_ / "gpu.csv", "gpu", ""});
+  EXPECT_EQ(s.rows, 2u);
+  for (const Record& r : read_dataset_csv(dir_ / "gpu.csv").rows) EXPECT_EQ(r.platform, "gpu");
+  try {
+    export_store({db, dir_ / "x.csv", "tpu", ""});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no rows for platform 'tpu' (platforms in the store: cpu2t, gpu)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "x.csv"));
+}
+
+TEST_F(DataOps, ExportOfMissingStoreDoesNotCreateOne) {
+  EXPECT_THROW(export_store({dir_ / "typo.db", dir_ / "x.csv", std::nullopt, ""}), InputError);
+  EXPECT_FALSE(fs::exists(dir_ / "typo.db"));
+}
+
+TEST_F(DataOps, MergeKeepsFirstAndCountsDuplicates) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  export_store({db, dir_ / "b.csv", std::nullopt, ""});
+  const MergeSummary s = merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "m.csv", "merge");
+  EXPECT_EQ(s.rows_in, 8u);
+  EXPECT_EQ(s.rows_out, 5u);
+  EXPECT_EQ(s.dropped, 3u);
+  EXPECT_TRUE(s.conflicts.empty()) << s.conflicts.front();
+  EXPECT_EQ(read_dataset_csv(dir_ / "m.csv").rows.size(), 5u);
+  const nlohmann::json prov = read_provenance(dir_ / "m.csv");
+  EXPECT_EQ(prov["inputs"].size(), 2u);
+  EXPECT_EQ(prov["dropped_duplicates"], 3);
+  EXPECT_TRUE(prov["protocols"].contains("p1"));
+}
+
+TEST_F(DataOps, MergeReportsConflictingProtocols) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  // Same id, other settings, and the platform measured under a second protocol.
+  Dataset other;
+  Record r = row("cpu2t", 8, 80);
+  r.extra["protocol_id"] = "p2";
+  other.rows.push_back(r);
+  write_dataset_csv(other, dir_ / "b.csv");
+  write_provenance(dir_ / "b.csv", {{"protocols", {{"p1", {{"warmup", 0}}}, {"p2", {{"warmup", 5}}}}}});
+  const MergeSummary s = merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "m.csv", "");
+  ASSERT_EQ(s.conflicts.size(), 2u);
+  EXPECT_NE(s.conflicts[0].find("protocol 'p1' has different settings"), std::string::npos) << s.conflicts[0];
+  EXPECT_EQ(s.conflicts[1], "platform 'cpu2t' mixes protocols p1, p2");
+  EXPECT_EQ(s.rows_out, 4u);
+}
+
+TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
+  std::ofstream(dir_ / "bad.csv") << "platform,family\n";
+  EXPECT_THROW(merge_datasets({dir_ / "bad.csv"}, dir_ / "m.csv", ""), DataError);
+  EXPECT_FALSE(fs::exists(dir_ / "m.csv"));
+  EXPECT_THROW(merge_datasets({}, dir_ / "m.csv", ""), InputError);
+}
+
+TEST_F(DataOps, InfoSummarizesRowsRangesAndTargets) {
+  export_store({make_store(), dir_ / "d.csv", std::nullopt, ""});
+  const nlohmann::json info = dataset_info(dir_ / "d.csv");
+  EXPECT_EQ(info["rows"], 5);
+  EXPECT_EQ(info["status"], (nlohmann::json{{"ok", 4}, {"oom", 1}}));
+  EXPECT_EQ(info["precision"]["fp32"], 5);
+  EXPECT_EQ(info["batch"]["min"], 1);
+  EXPECT_EQ(info["batch"]["max"], 4096);
+  EXPECT_EQ(info["platforms"]["cpu2t"]["targets"]["energy_j"]["ok_rows_with_value"], 0);
+  EXPECT_EQ(info["platforms"]["gpu"]["targets"]["energy_j"]["ok_rows_with_value"], 1);
+  EXPECT_EQ(info["platforms"]["gpu"]["targets"]["energy_j"]["ok_rows"], 1);
+  const std::string table = format_dataset_info(info);
+  EXPECT_NE(table.find("cpu2t"), std::string::npos) << table;
+  EXPECT_NE(table.find("batch: 1 .. 4096"), std::string::npos) << table;
+}
+
+TEST_F(DataOps, ExportedDatasetValidates) {
+  export_store({make_store(), dir_ / "d.csv", std::nullopt, ""});
+  const auto problems = validate_dataset_csv(dir_ / "d.csv");
+  EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
+}
+
+}  // namespace
+}  // namespace carb

@@ -1,0 +1,243 @@
+// Tests of the dataset CSV contract: round trips, located errors for every kind of bad
+// input, empty values that stay empty, extra columns, atomic writes and configuration CSVs.
+#include "carb/dataset.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "carb/error.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kHeader =
+    "platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
+    "avg_sm_util,avg_mem_util";
+
+class DataDataset : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("carb_dataset_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path write(const std::string& text, const std::string& name = "d.csv") const {
+    std::ofstream(dir_ / name, std::ios::binary) << text;
+    return dir_ / name;
+  }
+  static std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  // The DataError message reading `text` gives ("" when it reads fine).
+  std::string read_error(const std::string& text) const {
+    try {
+      read_dataset_csv(write(text));
+    } catch (const DataError& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path dir_;
+};
+
+Record sample_record() {
+  Record r;
+  r.platform = "h200";
+  r.config = {Family::bottleneck, 50, 0.75, 160, 32, Precision::bf16};
+  r.latency_ms = 1.0 / 3.0;
+  r.energy_j = 12.5;
+  r.peak_memory_mb = 2048.125;
+  r.avg_sm_util = 97.0;
+  return r;
+}
+
+TEST_F(DataDataset, RoundTripKeepsEveryField) {
+  Dataset d;
+  d.rows.push_back(sample_record());
+  Record oom = sample_record();
+  oom.status = "oom";
+  oom.config.batch = 4096;
+  oom.latency_ms = oom.energy_j = oom.peak_memory_mb = oom.avg_sm_util = std::nullopt;
+  oom.extra["note"] = "ran out, \"twice\"\nsecond line";
+  d.rows.push_back(oom);
+  d.extra_columns = {"note"};
+  const fs::path file = dir_ / "rt.csv";
+  write_dataset_csv(d, file);
+  const Dataset back = read_dataset_csv(file);
+  ASSERT_EQ(back.rows.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const Record &a = d.rows[i], &b = back.rows[i];
+    EXPECT_EQ(b.platform, a.platform);
+    EXPECT_EQ(b.config, a.config);
+    EXPECT_EQ(b.status, a.status);
+    for (const char* col : {"latency_ms", "energy_j", "peak_memory_mb", "avg_sm_util", "avg_mem_util"}) {
+      EXPECT_EQ(b.value(col), a.value(col)) << col;
+    }
+    EXPECT_EQ(b.extra, a.extra);
+  }
+  EXPECT_EQ(back.extra_columns, d.extra_columns);
+}
+
+TEST_F(DataDataset, EmptyOptionalStaysEmptyNeverZero) {
+  const fs::path file = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5.5,,12,,\n");
+  const Dataset d = read_dataset_csv(file);
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(d.rows[0].energy_j, std::nullopt);
+  EXPECT_EQ(d.rows[0].avg_sm_util, std::nullopt);
+  EXPECT_EQ(d.rows[0].latency_ms, 5.5);
+  write_dataset_csv(d, dir_ / "out.csv");
+  EXPECT_EQ(slurp(dir_ / "out.csv"), std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5.5,,12,,\n");
+}
+
+TEST_F(DataDataset, ExtraColumnsArePreservedInOrder) {
+  const fs::path file = write(std::string(kHeader) + ",passes,load_avg\n" +
+                              "cpu,basic,18,1,224,1,fp32,ok,5.5,,12,,,100,\n"
+                              "cpu,basic,18,1,224,2,fp32,ok,9.5,,14,,,50,0.3\n");
+  const Dataset d = read_dataset_csv(file);
+  EXPECT_EQ(d.extra_columns, (std::vector<std::string>{"passes", "load_avg"}));
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_EQ(d.rows[0].extra, (std::map<std::string, std::string>{{"passes", "100"}}));  // empty = absent
+  EXPECT_EQ(d.rows[1].extra.at("load_avg"), "0.3");
+  write_dataset_csv(d, dir_ / "out.csv");
+  EXPECT_EQ(slurp(dir_ / "out.csv"), slurp(file));
+}
+
+TEST_F(DataDataset, QuotedFieldsAndCrlfAreRead) {
+  const Dataset d = read_dataset_csv(
+      write(std::string(kHeader) + ",note\r\n\"gpu, a\",basic,18,1,224,1,fp32,ok,5.5,,,,,\"x\r\ny\"\r\n"));
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(d.rows[0].platform, "gpu, a");
+  EXPECT_EQ(d.rows[0].extra.at("note"), "x\ny");
+}
+
+TEST_F(DataDataset, MissingColumnIsNamed) {
+  const std::string header =
+      "platform,family,depth,width,resolution,batch,precision,status,latency_ms,"
+      "peak_memory_mb,avg_sm_util,avg_mem_util";
+  const std::string e = read_error(header + "\n");
+  EXPECT_NE(e.find("d.csv:1: missing required column 'energy_j'"), std::string::npos) << e;
+}
+
+// Each bad row gives an error naming the file, the row's line and the column.
+TEST_F(DataDataset, BadFieldsAreLocated) {
+  const std::string ok = "cpu,basic,18,1,224,1,fp32,ok,5.5,,12,,\n";
+  const struct {
+    std::string row, expected;
+  } cases[] = {
+      {"cpu,basic,18,1,224,1,fp32,ok,fast,,12,,",
+       ":3: column 'latency_ms' (field 9): expected a number, got \"fast\""},
+      {"cpu,resnet,18,1,224,1,fp32,ok,5,,12,,", ":3: column 'family' (field 2): unknown family 'resnet'"},
+      {"cpu,basic,18,1,224,1,fp64,ok,5,,12,,", ":3: column 'precision' (field 7): unknown precision 'fp64'"},
+      {"cpu,basic,18,1,224,1,fp32,done,5,,12,,", ":3: column 'status' (field 8): status \"done\" is not ok"},
+      {"cpu,basic,18.5,1,224,1,fp32,ok,5,,12,,", ":3: column 'depth' (field 3): expected an integer"},
+      {"cpu,basic,18,1,224,0,fp32,ok,5,,12,,", ":3: batch 0 is out of range"},
+      {"cpu,basic,18,1,224,1,fp32,ok,5,-1,12,,",
+       ":3: column 'energy_j' (field 10): a measured quantity cannot be negative"},
+      {",basic,18,1,224,1,fp32,ok,5,,12,,", ":3: column 'platform' (field 1): platform is empty"},
+      {"cpu,basic,18,1,224,1,fp32,ok,5,,12", ":3: expected 13 fields as in the header, found 11"},
+  };
+  for (const auto& c : cases) {
+    const std::string e = read_error(std::string(kHeader) + "\n" + ok + c.row + "\n");
+    EXPECT_NE(e.find("d.csv" + c.expected), std::string::npos) << c.row << "\n  gave: " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;  // one line
+  }
+  EXPECT_EQ(read_error(std::string(kHeader) + "\n" + ok), "");
+}
+
+TEST_F(DataDataset, CollectingReaderReportsEveryProblem) {
+  std::vector<std::string> problems;
+  std::vector<std::size_t> lines;
+  const Dataset d = read_dataset_csv(write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,x,y,12,,\n"
+                                                                  "cpu,basic,18,1,224,2,fp32,ok,5,,12,,\n"
+                                                                  "cpu,nope,18,1,224,4,fp32,ok,5,,12,,\n"),
+                                     problems, &lines);
+  ASSERT_EQ(problems.size(), 3u);
+  EXPECT_NE(problems[0].find(":2: column 'latency_ms'"), std::string::npos);
+  EXPECT_NE(problems[1].find(":2: column 'energy_j'"), std::string::npos);
+  EXPECT_NE(problems[2].find(":4: column 'family'"), std::string::npos);
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_EQ(lines, (std::vector<std::size_t>{3}));
+}
+
+TEST_F(DataDataset, UnreadableFileIsAnError) {
+  EXPECT_THROW(read_dataset_csv(dir_ / "absent.csv"), DataError);
+  EXPECT_THROW(read_dataset_csv(write("")), DataError);
+  EXPECT_NE(read_error("a,b\n1,\"x\n").find("d.csv:2:3: quoted field is never closed"), std::string::npos);
+}
+
+TEST_F(DataDataset, AtomicWriteLeavesNoTemp) {
+  Dataset d;
+  d.rows.push_back(sample_record());
+  const fs::path file = dir_ / "a.csv";
+  write(std::string("old contents"), "a.csv");
+  write_dataset_csv(d, file);
+  EXPECT_EQ(read_dataset_csv(file).rows.size(), 1u);
+  EXPECT_FALSE(fs::exists(dir_ / "a.csv.tmp"));
+  EXPECT_THROW(write_dataset_csv(d, dir_ / "no" / "such" / "dir.csv"), DataError);
+  EXPECT_FALSE(fs::exists(dir_ / "no"));
+}
+
+TEST_F(DataDataset, ValueAccessorsAndFilters) {
+  Record r = sample_record();
+  EXPECT_EQ(r.value("energy_j"), 12.5);
+  r.set_value("energy_j", std::nullopt);
+  EXPECT_EQ(r.energy_j, std::nullopt);
+  EXPECT_THROW(r.value("flops"), InputError);
+  Dataset d;
+  d.rows = {sample_record(), r};
+  d.rows[1].status = "error";
+  EXPECT_EQ(d.ok_only().rows.size(), 1u);
+  EXPECT_TRUE(d.has_column("energy_j"));  // the row without it failed, so it does not count
+  EXPECT_FALSE(d.has_column("avg_mem_util"));
+  d.rows[1].status = "ok";
+  EXPECT_FALSE(d.has_column("energy_j"));
+  EXPECT_FALSE(Dataset{}.has_column("latency_ms"));  // nothing measured is not "present"
+}
+
+TEST_F(DataDataset, ConfigsCsvReadsByHeaderNameAndRoundTrips) {
+  const fs::path file =
+      write("batch,note,family,depth,width,resolution,precision\n8,hi,basic,34,0.5,96,fp16\n");
+  const auto cs = read_configs_csv(file);
+  ASSERT_EQ(cs.size(), 1u);
+  EXPECT_EQ(cs[0], (Config{Family::basic, 34, 0.5, 96, 8, Precision::fp16}));
+  const std::vector<Config> many = {cs[0], Config{},
+                                    Config{Family::bottleneck, 101, 2.0, 512, 64, Precision::bf16}};
+  std::ostringstream out;
+  write_configs_csv(many, out);
+  EXPECT_EQ(out.str().substr(0, out.str().find('\n')), "family,depth,width,resolution,batch,precision");
+  EXPECT_EQ(read_configs_csv(write(out.str(), "c.csv")), many);
+}
+
+TEST_F(DataDataset, ConfigsCsvErrorsNameTheLine) {
+  const std::string header = "family,depth,width,resolution,batch,precision\n";
+  const auto error_of = [&](const std::string& text) -> std::string {
+    try {
+      read_configs_csv(write(text, "c.csv"));
+    } catch (const DataError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(
+      error_of("family,depth,width,resolution,batch\n").find("c.csv:1: missing required column 'precision'"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of(header + "basic,18,1,224,1,fp32\nbasic,18,wide,224,1,fp32\n").find("c.csv:3: column 'width'"),
+      std::string::npos);
+  EXPECT_NE(error_of(header + "basic,19,1,224,1,fp32\n").find("c.csv:2: "), std::string::npos);
+  EXPECT_NE(error_of(header + "basic,18,1\n").find("c.csv:2: expected 6 fields"), std::string::npos);
+  EXPECT_EQ(error_of(header + "basic,18,1,224,1,fp32\n"), "");
+}
+
+}  // namespace
+}  // namespace carb

@@ -1,0 +1,51 @@
+// Tests of provenance sidecars: where they live, what machine facts they hold, and that
+// they are written atomically and read back.
+#include "data/provenance.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "carb/error.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(DataProvenance, SidecarSitsBesideTheCsv) {
+  EXPECT_EQ(provenance_path("data/cpu2t.csv"), fs::path("data/cpu2t.json"));
+  EXPECT_EQ(provenance_path("run.v2.csv"), fs::path("run.v2.json"));
+  EXPECT_EQ(provenance_path("noext"), fs::path("noext.json"));
+}
+
+TEST(DataProvenance, MachineInfoHasTheFactsLinuxOffers) {
+  const nlohmann::json m = collect_machine_info();
+  EXPECT_TRUE(m.contains("hostname"));
+  EXPECT_GT(m.value("cores", 0), 0);
+  EXPECT_GT(m.value("memory_total_mb", 0.0), 0.0);
+  EXPECT_EQ(m["kernel"]["sysname"], "Linux");
+  EXPECT_TRUE(
+      std::regex_match(m["date"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
+      << m["date"];
+}
+
+TEST(DataProvenance, WriteThenReadRoundTrips) {
+  const fs::path dir = fs::temp_directory_path() / "carb_provenance_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path csv = dir / "d.csv";
+  EXPECT_TRUE(read_provenance(csv).is_null());
+  const nlohmann::json p = {{"command", "carb data export"}, {"protocols", {{"p1", {{"warmup", 10}}}}}};
+  write_provenance(csv, p);
+  EXPECT_EQ(read_provenance(csv), p);
+  EXPECT_FALSE(fs::exists(dir / "d.json.tmp"));
+  std::ofstream(dir / "d.json") << "{not json";
+  EXPECT_THROW(read_provenance(csv), DataError);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace carb

@@ -1,0 +1,104 @@
+// Tests of `carb data validate`'s checks: every problem reported with its line, in file
+// order, including the dataset-level ones (duplicates, partly measured targets).
+#include "data/validate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kHeader =
+    "platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
+    "avg_sm_util,avg_mem_util\n";
+
+class DataValidate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("carb_validate_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::vector<std::string> validate_text(const std::string& text) const {
+    std::ofstream(dir_ / "v.csv") << text;
+    return validate_dataset_csv(dir_ / "v.csv");
+  }
+  std::string file() const { return (dir_ / "v.csv").string(); }
+
+  fs::path dir_;
+};
+
+TEST_F(DataValidate, ValidFileHasNoProblems) {
+  EXPECT_TRUE(validate_text(std::string(kHeader) + "cpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"
+                                                   "cpu,basic,18,1,224,2,fp32,oom,,,,,\n"
+                                                   "gpu,basic,18,1,224,1,fp32,ok,1,0.5,300,80,40\n")
+                  .empty());
+}
+
+TEST_F(DataValidate, ReportsEveryProblemInLineOrder) {
+  const auto p = validate_text(std::string(kHeader) +
+                               "cpu,basic,18,1,224,1,fp32,ok,x,,12,,\n"   // 2: bad number
+                               "cpu,basic,18,1,224,2,fp32,ok,5,,12,,\n"   // 3: fine
+                               "cpu,basic,18,1,224,2,fp32,ok,6,,12,,\n"   // 4: duplicate of 3
+                               "cpu,basic,18,1,224,4,fp32,bad,5,,12,,\n"  // 5: bad status
+                               "cpu,basic,18,1,224,8,fp32,ok,,,12,,\n");  // 6: ok without latency
+  ASSERT_EQ(p.size(), 4u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0].rfind(file() + ":2: column 'latency_ms'", 0), 0u) << p[0];
+  EXPECT_EQ(p[1], file() + ":4: duplicate of line 3 (platform 'cpu', basic-18-w1-r224-b2-fp32)");
+  EXPECT_EQ(p[2].rfind(file() + ":5: column 'status'", 0), 0u) << p[2];
+  EXPECT_EQ(p[3], file() + ":6: status ok but latency_ms is empty");
+}
+
+TEST_F(DataValidate, SamePlatformTwiceOnlyCountsWithinPlatform) {
+  const auto p = validate_text(std::string(kHeader) +
+                               "cpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"
+                               "gpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"
+                               "cpu,basic,18,1,224,1,fp32,error,,,,,\n");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].rfind(file() + ":4: duplicate of line 2", 0), 0u) << p[0];
+}
+
+TEST_F(DataValidate, FailedRowsCarryNoLatencyOrEnergy) {
+  const auto p = validate_text(std::string(kHeader) + "gpu,basic,18,1,224,1,fp32,oom,3,2,9000,,\n");
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0], file() + ":2: status oom but latency_ms has a value");
+  EXPECT_EQ(p[1], file() + ":2: status oom but energy_j has a value");
+}
+
+TEST_F(DataValidate, UtilizationAbovePercentRange) {
+  const auto p = validate_text(std::string(kHeader) + "gpu,basic,18,1,224,1,fp32,ok,3,2,9,101.5,\n");
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0], file() + ":2: avg_sm_util is 101.5, above 100 percent");
+}
+
+TEST_F(DataValidate, PartlyMeasuredTargetIsReported) {
+  const auto p = validate_text(std::string(kHeader) +
+                               "gpu,basic,18,1,224,1,fp32,ok,1,0.5,300,,\n"
+                               "gpu,basic,18,1,224,2,fp32,ok,2,,310,,\n"
+                               "cpu,basic,18,1,224,2,fp32,ok,2,,310,,\n");  // cpu: no energy at all is fine
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(
+      p[0],
+      file() + ":3: platform 'gpu' has energy_j on 1 of 2 ok rows (empty here first); measure all or none");
+}
+
+TEST_F(DataValidate, FileLevelProblemsComeFirst) {
+  const auto missing = validate_text("platform,family\ncpu,basic\n");
+  ASSERT_EQ(missing.size(), 11u);  // every missing column, each named
+  EXPECT_EQ(missing[0], file() + ":1: missing required column 'depth'");
+  const auto absent = validate_dataset_csv(dir_ / "absent.csv");
+  ASSERT_EQ(absent.size(), 1u);
+  EXPECT_NE(absent[0].find("absent.csv: cannot open"), std::string::npos) << absent[0];
+  const auto torn = validate_text(std::string(kHeader) + "cpu,\"basic\n");
+  ASSERT_EQ(torn.size(), 1u);
+  EXPECT_NE(torn[0].find(":2:5: quoted field is never closed"), std::string::npos) << torn[0];
+}
+
+}  // namespace
+}  // namespace carb

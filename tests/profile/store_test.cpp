@@ -1,0 +1,181 @@
+// Tests of the SQLite measurement store: resume queries, NULL handling, persistence,
+// replacement on the unique key, export to a Dataset and refusal of foreign files.
+#include "carb/store.hpp"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "carb/error.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory per test, removed afterwards.
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("carb_store_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path db() const { return dir_ / "m.db"; }
+
+  fs::path dir_;
+};
+
+StoredMeasurement sample(int batch, std::string status = "ok") {
+  StoredMeasurement m;
+  m.record.platform = "cpu2t";
+  m.record.config = {Family::basic, 18, 0.5, 64, batch, Precision::fp32};
+  m.record.status = std::move(status);
+  if (m.record.status == "ok") {
+    m.record.latency_ms = 12.25 * batch;
+    m.record.peak_memory_mb = 100.0 + batch;
+  }
+  m.protocol_id = "p1";
+  return m;
+}
+
+TEST_F(StoreTest, PutHasDoneKeysRoundTrip) {
+  Store s(db());
+  EXPECT_EQ(s.count(), 0u);
+  const auto a = sample(1), b = sample(4);
+  s.put(a);
+  s.put(b);
+  EXPECT_TRUE(s.has("cpu2t", a.record.config, "p1"));
+  EXPECT_FALSE(s.has("cpu2t", a.record.config, "p2"));
+  EXPECT_FALSE(s.has("gpu", a.record.config, "p1"));
+  EXPECT_FALSE(s.has("cpu2t", sample(2).record.config, "p1"));
+  const auto keys = s.done_keys("cpu2t", "p1");
+  EXPECT_EQ(keys,
+            (std::unordered_set<std::string>{config_key(a.record.config), config_key(b.record.config)}));
+  EXPECT_TRUE(s.done_keys("cpu2t", "other").empty());
+  EXPECT_EQ(s.count(), 2u);
+}
+
+TEST_F(StoreTest, NullsStayNull) {
+  Store s(db());
+  StoredMeasurement m = sample(2, "oom");
+  m.error_text = "CUDA out of memory";
+  s.put(m);
+  const Dataset d = s.to_dataset();
+  ASSERT_EQ(d.rows.size(), 1u);
+  const Record& r = d.rows[0];
+  for (const char* col : {"latency_ms", "energy_j", "peak_memory_mb", "avg_sm_util", "avg_mem_util"})
+    EXPECT_EQ(r.value(col), std::nullopt) << col;  // never 0
+  EXPECT_EQ(r.status, "oom");
+  EXPECT_EQ(r.extra.at("error_text"), "CUDA out of memory");
+}
+
+TEST_F(StoreTest, ReopenPersistsRowsAndProtocols) {
+  {
+    Store s(db());
+    s.put(sample(1));
+    s.put_protocol("p1", {{"warmup", 10}, {"backend", "cpu"}});
+  }
+  Store s(db());
+  EXPECT_EQ(s.count(), 1u);
+  EXPECT_TRUE(s.has("cpu2t", sample(1).record.config, "p1"));
+  EXPECT_EQ(s.protocols(), (nlohmann::json{{"p1", {{"warmup", 10}, {"backend", "cpu"}}}}));
+}
+
+TEST_F(StoreTest, ProtocolIsStoredOnce) {
+  Store s(db());
+  s.put_protocol("p1", {{"warmup", 10}});
+  s.put_protocol("p1", {{"warmup", 99}});  // first settings are kept
+  s.put_protocol("p2", {{"warmup", 5}});
+  EXPECT_EQ(s.protocols()["p1"]["warmup"], 10);
+  EXPECT_EQ(s.protocols().size(), 2u);
+}
+
+TEST_F(StoreTest, DuplicatePutReplaces) {
+  Store s(db());
+  StoredMeasurement m = sample(1);
+  s.put(m);
+  s.put(sample(2));
+  m.record.latency_ms = 99.5;
+  s.put(m);
+  EXPECT_EQ(s.count(), 2u);
+  const Dataset d = s.to_dataset();
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_EQ(d.rows[1].config.batch, 1);  // the replaced row is now the latest insert
+  EXPECT_EQ(d.rows[1].latency_ms, 99.5);
+}
+
+TEST_F(StoreTest, ToDatasetMatchesWhatWasPut) {
+  Store s(db());
+  StoredMeasurement a = sample(1);
+  a.record.energy_j = 0.123456789012345;
+  a.record.avg_sm_util = 87.5;
+  a.record.extra = {{"latency_std_ms", "0.5"}, {"passes", "100"}};
+  StoredMeasurement b = sample(8);
+  b.record.config.precision = Precision::bf16;
+  b.record.config.family = Family::bottleneck;
+  b.record.config.depth = 50;
+  s.put(a);
+  s.put(b);
+  const Dataset d = s.to_dataset();
+  ASSERT_EQ(d.rows.size(), 2u);
+  const Record& r = d.rows[0];
+  EXPECT_EQ(r.platform, a.record.platform);
+  EXPECT_EQ(r.config, a.record.config);
+  EXPECT_EQ(r.latency_ms, a.record.latency_ms);
+  EXPECT_EQ(r.energy_j, a.record.energy_j);  // bit-exact, REAL is a double
+  EXPECT_EQ(r.avg_sm_util, 87.5);
+  EXPECT_EQ(r.extra.at("passes"), "100");
+  EXPECT_EQ(r.extra.at("protocol_id"), "p1");
+  EXPECT_FALSE(r.extra.contains("error_text"));
+  EXPECT_EQ(d.rows[1].config, b.record.config);
+  EXPECT_EQ(d.extra_columns, (std::vector<std::string>{"protocol_id", "latency_std_ms", "passes"}));
+}
+
+TEST_F(StoreTest, NonSqliteFileIsRefused) {
+  std::ofstream(db()) << "platform,family\nthis is a csv, not a database\n";
+  try {
+    Store s(db());
+    FAIL() << "expected MeasureError";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find(db().string()), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a database"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
+  { Store s(db()); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version=7", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_THROW(Store{db()}, MeasureError);
+
+  const fs::path other = dir_ / "other.db";
+  ASSERT_EQ(sqlite3_open(other.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE t(x)", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_THROW(Store{other}, MeasureError);
+}
+
+TEST_F(StoreTest, CreatesParentDirectoryAndUsesWal) {
+  const fs::path nested = dir_ / "a" / "b" / "m.db";
+  Store s(nested);
+  s.put(sample(1));
+  EXPECT_TRUE(fs::exists(nested));
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(nested.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+}
+
+}  // namespace
+}  // namespace carb
