@@ -1,6 +1,8 @@
 // carb's entry point: builds the CLI from the registered subcommands and is the one
 // place that catches errors, printing a single line and returning non-zero.
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <iostream>
 
 #include "carb/error.hpp"
@@ -18,6 +20,10 @@ std::string& command_line() {
 }  // namespace carb::cli
 
 int main(int argc, char** argv) {
+  // XGBoost's OpenMP threads spin while waiting, which on a busy 2-core machine made training
+  // many times slower. Passive waiting costs nothing there; the profiler keeps OpenMP's default
+  // so that measurements match what LibTorch users see.
+  if (argc < 2 || std::string(argv[1]) != "profile") setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   CLI::App app{
       "carb - predict what a CNN configuration costs to run (energy, latency, peak memory)\n"
       "and screen configuration spaces against deployment budgets."};
@@ -27,6 +33,13 @@ int main(int argc, char** argv) {
   auto& cmds = carb::cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   for (auto& c : cmds) c.setup(*app.add_subcommand(c.name, c.help));
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(cmds.begin(), cmds.end(), [&](const auto& c) { return c.name == argv[1]; })) {
+    std::string known;
+    for (const auto& c : cmds) known += (known.empty() ? "" : ", ") + c.name;
+    std::cerr << "carb: error: unknown subcommand '" << argv[1] << "' (known: " << known << ")\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

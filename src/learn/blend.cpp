@@ -37,7 +37,7 @@ std::vector<double> choose_blend_weights(const std::vector<std::vector<float>>& 
         for (std::size_t j = 0; j < L; ++j) p += w[j] * preds[j][i];
         err += (p - y[i]) * (p - y[i]);
       }
-      if (err < best_err - 1e-12 * std::abs(best_err)) best_err = err, best = w;
+      if (err < best_err) best_err = err, best = w;  // strict: ties keep the earlier grid point
       return;
     }
     for (int a = left; a >= 0; --a) {

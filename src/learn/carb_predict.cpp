@@ -24,7 +24,7 @@ Matrix with_upstream(const Matrix& base, const std::vector<std::string>& upstrea
 
 std::unique_ptr<Learner> make_corrector(const TrainOptions& o) {
   LearnerParams p = o.params;
-  p.n_trees = 200;
+  p.n_trees = o.params.n_trees > 0 ? std::min(200, o.params.n_trees) : 200;  // small models stay small
   p.max_leaves = 15;
   p.max_depth = 0;
   p.learning_rate = 0.05;

@@ -1,0 +1,52 @@
+// `carb transfer`: how measurements on one platform map onto another's (fits, rank correlation,
+// zero-shot error of a source model, few-shot calibration against k).
+#include <iostream>
+#include <optional>
+
+#include "carb/transfer.hpp"
+#include "cli.hpp"
+
+namespace carb::cli {
+namespace {
+
+struct TransferOpts {
+  std::filesystem::path source, target, model;
+  TransferOptions t;
+  std::string format;
+};
+
+Registrar reg({"transfer",
+               "Compare two platforms on their common configurations: y_B = a*y_A + b, Spearman, "
+               "zero-shot and few-shot calibration error",
+               [](CLI::App& app) {
+                 auto o = std::make_shared<TransferOpts>();
+                 app.add_option("--source", o->source, "dataset CSV of the source platform (A)")
+                     ->required()
+                     ->check(CLI::ExistingFile);
+                 app.add_option("--target", o->target, "dataset CSV of the target platform (B)")
+                     ->required()
+                     ->check(CLI::ExistingFile);
+                 app.add_option("--model-source", o->model, "model bundle trained on the source platform")
+                     ->check(CLI::ExistingDirectory);
+                 app.add_option("--seed", o->t.seed, "seed of the few-shot draws")->capture_default_str();
+                 app.add_option("--repeats", o->t.repeats, "draws per k")
+                     ->check(CLI::Range(1, 10000))
+                     ->capture_default_str();
+                 app.add_option("--k", o->t.ks, "calibration set sizes")
+                     ->check(CLI::Range(2, 1000000))
+                     ->capture_default_str();
+                 add_format(app, o->format, {"table", "json"});
+                 app.callback([o] {
+                   std::optional<CarbModel> model;
+                   if (!o->model.empty()) model = CarbModel::load(o->model);
+                   const auto doc = transfer(read_dataset_csv(o->source), read_dataset_csv(o->target), o->t,
+                                             model ? &*model : nullptr);
+                   if (o->format == "json")
+                     std::cout << doc.dump(2) << '\n';
+                   else
+                     render_transfer_table(doc, std::cout);
+                 });
+               }});
+
+}  // namespace
+}  // namespace carb::cli

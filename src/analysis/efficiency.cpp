@@ -1,0 +1,186 @@
+// The efficiency and divergence sections of characterize(): cost per analytic GFLOP in each
+// batch tier, and how energy and latency scale apart across SM-utilization x batch tiers.
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "characterize_sections.hpp"
+
+namespace carb::detail {
+namespace {
+
+struct Metric {
+  const char* name;
+  const char* target;
+};
+constexpr Metric kMetrics[] = {
+    {"j_per_gflop", "energy_j"}, {"ms_per_gflop", "latency_ms"}, {"mb_per_gflop", "peak_memory_mb"}};
+
+int tier_of(int batch) {
+  for (std::size_t i = 0; i < kBatchTiers.size(); ++i)
+    if (kBatchTiers[i].contains(batch)) return static_cast<int>(i);
+  return -1;
+}
+
+nlohmann::json metric_tiers(const Rows& rows, const std::vector<double>& gflops, const std::string& target) {
+  nlohmann::json tiers = nlohmann::json::array();
+  double best = 0, worst = 0;
+  bool any = false;
+  for (std::size_t t = 0; t < kBatchTiers.size(); ++t) {
+    double sum_y = 0, sum_g = 0, sum_ratio = 0;
+    int n = 0;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      auto v = rows[i]->value(target);
+      if (!v || tier_of(rows[i]->config.batch) != static_cast<int>(t) || gflops[i] <= 0) continue;
+      sum_y += *v;
+      sum_g += gflops[i];
+      sum_ratio += *v / gflops[i];
+      ++n;
+    }
+    nlohmann::json tier = {
+        {"tier", kBatchTiers[t].label()}, {"n", n}, {"pooled", nullptr}, {"row_mean", nullptr}};
+    if (n > 0) {
+      const double pooled = sum_y / sum_g;
+      tier["pooled"] = pooled;
+      tier["row_mean"] = sum_ratio / n;
+      best = any ? std::min(best, pooled) : pooled;
+      worst = any ? std::max(worst, pooled) : pooled;
+      any = true;
+    }
+    tiers.push_back(tier);
+  }
+  nlohmann::json out = {{"available", true}, {"target", target}, {"tiers", tiers}};
+  out["spread"] = best > 0 ? nlohmann::json(worst / best) : nlohmann::json(nullptr);
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+struct Cell {
+  double e = 0, l = 0;
+  int n = 0;
+};
+
+}  // namespace
+
+nlohmann::json efficiency_section(const Rows& rows, const std::vector<std::string>& targets) {
+  std::vector<double> gflops;
+  gflops.reserve(rows.size());
+  for (const Record* r : rows) gflops.push_back(config_gflops(r->config));
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const Metric& m : kMetrics) {
+    if (std::find(targets.begin(), targets.end(), m.target) == targets.end())
+      metrics[m.name] = unavailable(std::string("no ") + m.target + " values in this dataset");
+    else
+      metrics[m.name] = metric_tiers(rows, gflops, m.target);
+  }
+  int outside = 0;
+  for (const Record* r : rows) outside += tier_of(r->config.batch) < 0;
+  return {{"available", true},
+          {"definition",
+           "pooled = sum(target) / sum(GFLOPs) over the tier's rows (weights large configurations by their "
+           "compute); row_mean = mean of per-row target/GFLOPs; GFLOPs = analytic FLOPs of one batch / 1e9; "
+           "spread = worst / best pooled tier"},
+          {"rows_outside_tiers", outside},
+          {"metrics", metrics}};
+}
+
+namespace {
+
+using Grid = std::array<std::array<Cell, kBatchTiers.size()>, 2>;  // [low/high SM][batch tier]
+
+nlohmann::json cell_json(const Cell& c, const Cell& base, bool high, std::size_t tier) {
+  nlohmann::json cell = {{"sm", high ? "high" : "low"},
+                         {"batch_tier", kBatchTiers[tier].label()},
+                         {"n", c.n},
+                         {"mean_energy_j", nullptr},
+                         {"mean_latency_ms", nullptr},
+                         {"energy_ratio", nullptr},
+                         {"latency_ratio", nullptr},
+                         {"divergence", nullptr}};
+  if (c.n > 0) {
+    cell["mean_energy_j"] = c.e / c.n;
+    cell["mean_latency_ms"] = c.l / c.n;
+  }
+  if (c.n > 0 && base.n > 0) {
+    const double er = (c.e / c.n) / (base.e / base.n), lr = (c.l / c.n) / (base.l / base.n);
+    cell["energy_ratio"] = er;
+    cell["latency_ratio"] = lr;
+    cell["divergence"] = er / lr;
+  }
+  return cell;
+}
+
+nlohmann::json high_over_low(const Cell& lo, const Cell& hi, std::size_t tier) {
+  nlohmann::json row = {{"batch_tier", kBatchTiers[tier].label()},
+                        {"high_over_low_energy", nullptr},
+                        {"high_over_low_latency", nullptr}};
+  if (lo.n > 0 && hi.n > 0) {
+    row["high_over_low_energy"] = (hi.e / hi.n) / (lo.e / lo.n);
+    row["high_over_low_latency"] = (hi.l / hi.n) / (lo.l / lo.n);
+  }
+  return row;
+}
+
+// Rows with energy, latency and SM utilization, or the reason there are none.
+std::string usable_rows(const Rows& rows, Rows& usable) {
+  bool has_e = false, has_l = false, has_sm = false;
+  for (const Record* r : rows) {
+    has_e |= r->energy_j.has_value();
+    has_l |= r->latency_ms.has_value();
+    has_sm |= r->avg_sm_util.has_value();
+    if (r->energy_j && r->latency_ms && r->avg_sm_util && tier_of(r->config.batch) >= 0) usable.push_back(r);
+  }
+  if (!has_e) return "no energy_j values in this dataset";
+  if (!has_l) return "no latency_ms values in this dataset";
+  if (!has_sm) return "no avg_sm_util telemetry in this dataset";
+  if (usable.empty()) return "no row has energy_j, latency_ms and avg_sm_util together";
+  return {};
+}
+
+}  // namespace
+
+nlohmann::json divergence_section(const Rows& rows, const CharacterizeOptions& o) {
+  Rows usable;
+  if (auto reason = usable_rows(rows, usable); !reason.empty()) return unavailable(reason);
+  std::vector<double> sm;
+  for (const Record* r : usable) sm.push_back(*r->avg_sm_util);
+  const double thr = o.sm_threshold.value_or(median(sm));
+  Grid cells{};
+  for (const Record* r : usable) {
+    Cell& c = cells[*r->avg_sm_util > thr ? 1 : 0][static_cast<std::size_t>(tier_of(r->config.batch))];
+    c.e += *r->energy_j;
+    c.l += *r->latency_ms;
+    ++c.n;
+  }
+  const Cell& base = cells[0][0];
+  nlohmann::json grid = nlohmann::json::array(), per_tier = nlohmann::json::array();
+  for (std::size_t t = 0; t < kBatchTiers.size(); ++t) {
+    for (int s = 0; s < 2; ++s) grid.push_back(cell_json(cells[s][t], base, s == 1, t));
+    per_tier.push_back(high_over_low(cells[0][t], cells[1][t], t));
+  }
+  nlohmann::json out = {
+      {"available", true},
+      {"definition",
+       "rows split at avg_sm_util > threshold (high) vs <= (low) and by batch tier; ratios are cell means "
+       "relative to the low-SM, batch 1-4 baseline; divergence = energy_ratio / latency_ratio"},
+      {"sm_threshold", thr},
+      {"sm_threshold_rule", o.sm_threshold ? "given" : "median avg_sm_util"},
+      {"rows", usable.size()},
+      {"cells", grid},
+      {"high_over_low", per_tier}};
+  // The paper's headline: the largest populated high-SM batch tier against the baseline.
+  for (std::size_t t = kBatchTiers.size(); t-- > 0;)
+    if (cells[1][t].n > 0 && base.n > 0) {
+      out["headline"] = grid[2 * t + 1];
+      break;
+    }
+  if (base.n == 0) out["baseline_note"] = "the low-SM, batch 1-4 baseline cell is empty: no ratios to it";
+  return out;
+}
+
+}  // namespace carb::detail

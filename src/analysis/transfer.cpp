@@ -1,0 +1,207 @@
+// Cross-platform transfer: joins two datasets on configuration, fits y_B = a*y_A + b per
+// target, ranks them against each other, and scores zero-shot and few-shot calibration.
+#include "carb/transfer.hpp"
+
+#include <map>
+#include <ostream>
+#include <random>
+#include <set>
+
+#include "carb/error.hpp"
+#include "carb/metrics.hpp"
+#include "carb/text_table.hpp"
+
+namespace carb {
+namespace {
+
+using nlohmann::json;
+
+std::map<std::string, const Record*> ok_by_key(const Dataset& d, const char* role) {
+  std::map<std::string, const Record*> out;
+  for (const auto& r : d.rows) {
+    if (r.status != "ok") continue;
+    const std::string key = config_key(r.config);
+    if (!out.emplace(key, &r).second)
+      throw DataError(std::string(role) + " dataset has configuration " + key +
+                      " twice (pooled platforms? give one platform per dataset)");
+  }
+  return out;
+}
+
+std::set<std::string> platforms_of(const Dataset& d) {
+  std::set<std::string> p;
+  for (const auto& r : d.rows)
+    if (r.status == "ok") p.insert(r.platform);
+  return p;
+}
+
+// The first k of a seeded partial Fisher-Yates shuffle of 0..n-1 (calibration set), the rest
+// after it (evaluation set). Written out, not std::shuffle, so draws match across std libraries.
+std::vector<std::size_t> draw(std::size_t n, std::size_t k, std::mt19937_64& rng) {
+  std::vector<std::size_t> idx(n);
+  for (std::size_t i = 0; i < n; ++i) idx[i] = i;
+  for (std::size_t i = 0; i < k; ++i) std::swap(idx[i], idx[i + rng() % (n - i)]);
+  return idx;
+}
+
+// Few-shot calibration of `x` (source measurements or model predictions) onto the target's
+// measurements `y`: per k, fit the line on k drawn pairs, score the rest, average over repeats.
+json few_shot(const std::vector<double>& x, const std::vector<double>& y, const TransferOptions& o,
+              const std::string& target) {
+  json out = json::array();
+  for (int k : o.ks) {
+    const std::size_t n = x.size(), kk = static_cast<std::size_t>(k);
+    if (k < 2 || kk >= n) {
+      out.push_back({{"k", k},
+                     {"mae", nullptr},
+                     {"mape", nullptr},
+                     {"repeats", 0},
+                     {"note", "needs 2 <= k < " + std::to_string(n) + " joined configurations"}});
+      continue;
+    }
+    // One stream per (target, k): adding a k or a target never changes the other draws.
+    std::seed_seq seq{o.seed, static_cast<unsigned>(k),
+                      static_cast<unsigned>(std::hash<std::string>{}(target))};
+    std::mt19937_64 rng(seq);
+    double mae = 0, mape = 0;
+    for (int r = 0; r < o.repeats; ++r) {
+      const auto idx = draw(n, kk, rng);
+      std::vector<double> cx, cy, truth, pred;
+      for (std::size_t i = 0; i < kk; ++i) cx.push_back(x[idx[i]]), cy.push_back(y[idx[i]]);
+      const LineFit f = fit_line(cx, cy);
+      for (std::size_t i = kk; i < n; ++i)
+        truth.push_back(y[idx[i]]), pred.push_back(f.slope * x[idx[i]] + f.intercept);
+      const FitMetrics m = fit_metrics(truth, pred);
+      mae += m.mae;
+      mape += m.mape;
+    }
+    out.push_back({{"k", k}, {"mae", mae / o.repeats}, {"mape", mape / o.repeats}, {"repeats", o.repeats}});
+  }
+  return out;
+}
+
+// Source-platform telemetry of the joined configurations: the source model was trained with
+// its own platform's utilization, so that is what it is fed (not the target's).
+std::vector<Telemetry> telemetry_for(const Dataset& source, const std::vector<Config>& configs) {
+  std::map<std::string, Telemetry> by_key;
+  for (const auto& r : source.rows)
+    if (r.status == "ok") by_key[config_key(r.config)] = {r.avg_sm_util, r.avg_mem_util};
+  std::vector<Telemetry> out;
+  for (const auto& c : configs) out.push_back(by_key[config_key(c)]);
+  return out;
+}
+
+void add_model_sections(const JoinedTarget& j, const CarbModel& model, const std::vector<Telemetry>& tel,
+                        const TransferOptions& o, json& doc) {
+  if (!model.has_target(j.target)) {
+    doc["zero_shot"][j.target] = {{"available", false}, {"reason", "the model does not predict " + j.target}};
+    return;
+  }
+  const auto cols =
+      model.predict_columns(j.configs, model.schema().telemetry ? tel : std::vector<Telemetry>{});
+  const std::vector<double>& pred = cols.at(j.target);
+  const FitMetrics m = fit_metrics(j.dest, pred);
+  doc["zero_shot"][j.target] = {{"mae", m.mae}, {"mape", m.mape}, {"r2", m.r2}, {"n", m.n}};
+  doc["few_shot_model"][j.target] = few_shot(pred, j.dest, o, j.target);
+}
+
+}  // namespace
+
+std::vector<JoinedTarget> join_targets(const Dataset& source, const Dataset& dest) {
+  const auto a = ok_by_key(source, "source"), b = ok_by_key(dest, "target");
+  std::size_t common = 0;
+  std::vector<JoinedTarget> out;
+  for (const char* t : kTargets) {
+    JoinedTarget j{t, {}, {}, {}};
+    for (const auto& [key, ra] : a) {
+      auto it = b.find(key);
+      if (it == b.end()) continue;
+      if (t == kTargets[0]) ++common;
+      auto va = ra->value(t), vb = it->second->value(t);
+      if (!va || !vb) continue;
+      j.configs.push_back(ra->config);
+      j.source.push_back(*va);
+      j.dest.push_back(*vb);
+    }
+    if (!j.configs.empty()) out.push_back(std::move(j));
+  }
+  if (common == 0)
+    throw DataError("the datasets share no configuration (source " + std::to_string(a.size()) +
+                    " ok rows, target " + std::to_string(b.size()) + " ok rows)");
+  if (out.empty())
+    throw DataError("the datasets share " + std::to_string(common) +
+                    " configurations but no target is measured on both");
+  return out;
+}
+
+json transfer(const Dataset& source, const Dataset& dest, const TransferOptions& o, const CarbModel* model) {
+  if (o.repeats < 1) throw InputError("transfer: repeats must be at least 1");
+  const auto joined = join_targets(source, dest);
+  json doc = {{"source", {{"platforms", platforms_of(source)}}},
+              {"target", {{"platforms", platforms_of(dest)}}},
+              {"seed", o.seed},
+              {"repeats", o.repeats},
+              {"targets", json::object()},
+              {"few_shot", json::object()}};
+  if (model) {
+    doc["model"] = {{"platform", model->platform()}, {"targets", model->targets()}};
+    if (!platforms_of(source).count(model->platform()))
+      doc["model"]["note"] = "the model was trained on " + model->platform() + ", not on a source platform";
+    doc["zero_shot"] = json::object();
+    doc["few_shot_model"] = json::object();
+  }
+  for (const auto& j : joined) {
+    if (j.configs.size() < 2) {
+      doc["targets"][j.target] = {
+          {"available", false}, {"reason", "only one configuration measured on both"}, {"n", 1}};
+      continue;
+    }
+    const LineFit f = fit_line(j.source, j.dest);
+    doc["targets"][j.target] = {{"slope", f.slope},
+                                {"intercept", f.intercept},
+                                {"r2", f.r2},
+                                {"spearman", spearman(j.source, j.dest)},
+                                {"n", j.configs.size()}};
+    doc["few_shot"][j.target] = few_shot(j.source, j.dest, o, j.target);
+    if (model) add_model_sections(j, *model, telemetry_for(source, j.configs), o, doc);
+  }
+  return doc;
+}
+
+void render_transfer_table(const json& doc, std::ostream& out) {
+  out << "transfer " << doc["source"]["platforms"].dump() << " -> " << doc["target"]["platforms"].dump()
+      << "\n\n";
+  TextTable fits({"target", "n", "slope", "intercept", "r2", "spearman"});
+  for (const auto& [t, v] : doc["targets"].items())
+    if (v.contains("slope"))
+      fits.add({t, std::to_string(v["n"].get<std::size_t>()), fmt_num(v["slope"].get<double>()),
+                fmt_num(v["intercept"].get<double>()), fmt_num(v["r2"].get<double>()),
+                fmt_num(v["spearman"].get<double>())});
+  fits.print(out);
+  if (doc.contains("zero_shot")) {
+    out << "\nzero-shot (model trained on " << doc["model"]["platform"].get<std::string>() << ")\n";
+    if (doc["model"].contains("note")) out << "note: " << doc["model"]["note"].get<std::string>() << '\n';
+    TextTable z({"target", "mae", "mape %", "r2"});
+    for (const auto& [t, v] : doc["zero_shot"].items())
+      if (v.contains("mae"))
+        z.add({t, fmt_num(v["mae"].get<double>()), fmt_num(v["mape"].get<double>()),
+               fmt_num(v["r2"].get<double>())});
+    z.print(out);
+  }
+  for (const char* sec : {"few_shot", "few_shot_model"}) {
+    if (!doc.contains(sec)) continue;
+    out << "\n"
+        << (std::string(sec) == "few_shot" ? "few-shot calibration of the source measurements"
+                                           : "few-shot calibration of the model's predictions")
+        << " (mean over " << doc["repeats"].get<int>() << " draws)\n";
+    TextTable f({"target", "k", "mae", "mape %"});
+    for (const auto& [t, arr] : doc[sec].items())
+      for (const auto& e : arr)
+        f.add({t, std::to_string(e["k"].get<int>()),
+               e["mae"].is_number() ? fmt_num(e["mae"].get<double>()) : "-",
+               e["mape"].is_number() ? fmt_num(e["mape"].get<double>()) : "-"});
+    f.print(out);
+  }
+}
+
+}  // namespace carb

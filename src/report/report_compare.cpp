@@ -1,0 +1,194 @@
+// The report's comparison sections: parity plots and residuals of each model on each dataset of
+// its platform, and transfer scatters (with the fitted line) between datasets of two platforms.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "carb/error.hpp"
+#include "carb/features.hpp"
+#include "carb/metrics.hpp"
+#include "carb/text_table.hpp"
+#include "carb/transfer.hpp"
+#include "report_html.hpp"
+#include "svg.hpp"
+
+namespace carb::report {
+namespace {
+
+using nlohmann::json;
+
+std::set<std::string> platforms_of(const Dataset& d) {
+  std::set<std::string> p;
+  for (const auto& r : d.rows)
+    if (r.status == "ok") p.insert(r.platform);
+  return p;
+}
+
+std::string join(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
+std::string parity_chart(const std::string& target, const std::vector<double>& meas,
+                         const std::vector<double>& pred) {
+  const auto [lo, hi] = std::minmax_element(meas.begin(), meas.end());
+  svg::XYChart c;
+  c.title = "Parity: " + target_label(target);
+  c.draw_title = false;
+  c.x = {"measured " + target_label(target), true};
+  c.y = {"predicted " + target_label(target), true};
+  c.series.push_back({"", meas, pred, svg::Series::Style::points, target_color(target)});
+  c.lines.push_back({*lo, *lo, *hi, *hi, "y = x", "#6b7280", true});
+  return card(c.title, svg::render(c));
+}
+
+// Predictions of one model on one dataset: charts per target, residuals by batch, metrics table.
+std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& d) {
+  const Dataset ok = d.data.ok_only();
+  const auto configs = configs_of(ok);
+  std::map<std::string, std::vector<double>> pred;
+  try {
+    pred = m.model->predict_columns(
+        configs, m.model->schema().telemetry ? telemetry_of(ok) : std::vector<Telemetry>{});
+  } catch (const InputError& e) {  // e.g. a telemetry model on data without telemetry
+    return {card(m.name + " on " + d.name, warning(std::string("cannot predict: ") + e.what()), true)};
+  }
+  std::vector<std::string> cards;
+  NamedTable t{m.name + " on " + d.name, {"target", "n", "R²", "MAE", "MAPE %"}, {}, ""};
+  svg::XYChart res;
+  res.title = "Residuals by batch (" + m.name + ")";
+  res.draw_title = false;
+  res.x = {"batch size", true};
+  res.y = {"prediction error (%)", false};
+  for (const auto& target : m.model->targets()) {
+    std::vector<double> y, p, batch, err;
+    for (std::size_t i = 0; i < ok.rows.size(); ++i)
+      if (auto v = ok.rows[i].value(target)) {
+        y.push_back(*v);
+        p.push_back(pred.at(target)[i]);
+        batch.push_back(ok.rows[i].config.batch);
+        err.push_back(*v != 0 ? 100.0 * (p.back() / *v - 1.0) : std::nan(""));
+      }
+    if (y.size() < 2) continue;
+    const FitMetrics fm = fit_metrics(y, p);
+    t.rows.push_back(
+        {target, std::to_string(fm.n), fmt_num(fm.r2, 4), fmt_num(fm.mae, 4), fmt_num(fm.mape, 3)});
+    cards.push_back(parity_chart(target, y, p));
+    res.series.push_back(
+        {target_short(target), batch, err, svg::Series::Style::points, target_color(target)});
+  }
+  if (t.rows.empty())
+    return {card(t.title, warning("the data has no measured value of the model's targets"), true)};
+  double hi = 2;
+  for (const auto& s : res.series)
+    for (double b : s.x) hi = std::max(hi, b);
+  const double lo = 1;
+  res.lines.push_back({lo, 0, hi, 0, "", "#6b7280", true});
+  cards.push_back(card(res.title, svg::render(res)));
+  cards.insert(cards.begin(), card("Accuracy: " + t.title, html_table(t)));
+  return cards;
+}
+
+std::string transfer_chart(const std::string& target, const JoinedTarget& j, const json& fit) {
+  const auto [lo, hi] = std::minmax_element(j.source.begin(), j.source.end());
+  svg::XYChart c;
+  c.title = "Transfer: " + target_label(target);
+  c.draw_title = false;
+  c.x = {"source " + target_label(target), false};
+  c.y = {"target " + target_label(target), false};
+  c.series.push_back({"configurations", j.source, j.dest, svg::Series::Style::points, target_color(target)});
+  const double a = fit["slope"].get<double>(), b = fit["intercept"].get<double>();
+  c.lines.push_back({*lo, a * *lo + b, *hi, a * *hi + b,
+                     "fit y = " + fmt_num(a, 3) + "x " + (b < 0 ? "- " : "+ ") + fmt_num(std::abs(b), 3),
+                     "#111827", false});
+  c.lines.push_back({*lo, *lo, *hi, *hi, "y = x", "#6b7280", true});
+  return card(c.title, svg::render(c));
+}
+
+std::vector<std::string> transfer_cards(const NamedDataset& a, const NamedDataset& b, unsigned seed) {
+  const std::string title = a.name + " → " + b.name;
+  json doc;
+  std::vector<JoinedTarget> joined;
+  try {
+    TransferOptions o;
+    o.seed = seed;
+    doc = transfer(a.data, b.data, o);
+    joined = join_targets(a.data, b.data);
+  } catch (const DataError& e) {
+    return {card(title, warning(e.what()), true)};
+  }
+  NamedTable t{"Transfer fits " + title, {"target", "n", "slope", "intercept", "R²", "Spearman ρ"}, {}, ""};
+  NamedTable fs{"Few-shot calibration " + title,
+                {"target", "k", "MAE", "MAPE %"},
+                {},
+                "affine map fitted on k measured target configurations, scored on the rest; mean of " +
+                    std::to_string(doc["repeats"].get<int>()) + " draws (seed " + std::to_string(seed) + ")"};
+  std::vector<std::string> cards;
+  svg::XYChart k_chart;
+  k_chart.title = "Few-shot calibration error vs k " + title;
+  k_chart.draw_title = false;
+  k_chart.x = {"k (measured target configurations)", true};
+  k_chart.y = {"MAPE on the other configurations (%)", false};
+  for (const auto& j : joined) {
+    const json& f = doc["targets"][j.target];
+    if (!f.contains("slope")) continue;
+    cards.push_back(transfer_chart(j.target, j, f));
+    t.rows.push_back({j.target, std::to_string(f["n"].get<std::size_t>()),
+                      fmt_num(f["slope"].get<double>(), 4), fmt_num(f["intercept"].get<double>(), 4),
+                      fmt_num(f["r2"].get<double>(), 4), fmt_num(f["spearman"].get<double>(), 4)});
+    svg::Series s{target_short(j.target), {}, {}, svg::Series::Style::line_points, target_color(j.target)};
+    for (const auto& e : doc["few_shot"][j.target])
+      if (e["mape"].is_number()) s.x.push_back(e["k"].get<double>()), s.y.push_back(e["mape"].get<double>());
+    k_chart.series.push_back(std::move(s));
+    for (const auto& e : doc["few_shot"][j.target])
+      fs.rows.push_back({j.target, std::to_string(e["k"].get<int>()),
+                         e["mae"].is_number() ? fmt_num(e["mae"].get<double>(), 4) : "-",
+                         e["mape"].is_number() ? fmt_num(e["mape"].get<double>(), 3) : "-"});
+  }
+  cards.insert(cards.begin(), card(t.title, html_table(t)));
+  cards.push_back(card(k_chart.title, svg::render(k_chart)));
+  cards.push_back(card(fs.title, html_table(fs)));
+  return cards;
+}
+
+}  // namespace
+
+std::string parity_section(const std::vector<NamedDataset>& ds, const std::vector<NamedModel>& models) {
+  std::vector<std::string> cards;
+  for (const auto& m : models)
+    for (const auto& d : ds) {
+      const auto plats = platforms_of(d.data);
+      if (!plats.count(m.model->platform()) || plats.size() != 1) {
+        cards.push_back(card(m.name + " on " + d.name,
+                             note("skipped: the model was trained on " + m.model->platform() +
+                                  ", the data comes from " + (plats.empty() ? "no platform" : join(plats)))));
+        continue;
+      }
+      for (auto& c : model_on_data(m, d)) cards.push_back(std::move(c));
+    }
+  return section(
+      "models", "Model accuracy",
+      "Each model predicts the configurations of every dataset measured on its own platform; parity "
+      "plots are log-log with the y = x line, residuals are (predicted / measured - 1).",
+      cards);
+}
+
+std::string transfer_section(const std::vector<NamedDataset>& ds, unsigned seed) {
+  std::vector<std::string> cards;
+  for (std::size_t i = 0; i < ds.size(); ++i)
+    for (std::size_t j = i + 1; j < ds.size(); ++j) {
+      const auto pa = platforms_of(ds[i].data), pb = platforms_of(ds[j].data);
+      if (pa == pb) continue;
+      for (auto& c : transfer_cards(ds[i], ds[j], seed)) cards.push_back(std::move(c));
+    }
+  if (cards.empty())
+    cards.push_back(card("Transfer", note("all datasets come from the same platform"), true));
+  return section(
+      "transfer", "Cross-platform transfer",
+      "Measurements of the configurations both platforms ran: a least-squares line y_target = a * "
+      "y_source + b per target, Spearman rank correlation, and few-shot calibration error against k.",
+      cards);
+}
+
+}  // namespace carb::report

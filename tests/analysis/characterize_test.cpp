@@ -1,0 +1,229 @@
+// Tests of characterize(): scaling ratios, family and precision comparisons, efficiency tiers and
+// divergence on synthetic datasets whose true ratios are known, and the unavailable/invalid cases.
+#include "carb/characterize.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "analysis/synthetic_datasets.hpp"
+#include "carb/error.hpp"
+
+namespace carb {
+namespace {
+
+using testing::synthetic_grid;
+using testing::synthetic_record;
+
+struct KnobCase {
+  const char* target;
+  const char* knob;
+  double ratio;
+};
+
+class CharacterizeScaling : public ::testing::TestWithParam<KnobCase> {};
+
+TEST_P(CharacterizeScaling, RatioOfPooledMeansIsTheKnownFactor) {
+  const auto ch = characterize(synthetic_grid(true, true));
+  const auto& k = ch["scaling"]["families"]["basic"][GetParam().target][GetParam().knob];
+  ASSERT_TRUE(k["available"].get<bool>()) << k.dump();
+  EXPECT_NEAR(k["ratio"].get<double>(), GetParam().ratio, 1e-9)
+      << GetParam().target << " " << GetParam().knob;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Synthetic, CharacterizeScaling,
+    ::testing::Values(KnobCase{"latency_ms", "depth", 4.0}, KnobCase{"latency_ms", "width", 2.0},
+                      KnobCase{"latency_ms", "resolution", 2.0}, KnobCase{"latency_ms", "batch", 4.0},
+                      KnobCase{"latency_ms", "precision", 1.0}, KnobCase{"peak_memory_mb", "depth", 3.0},
+                      KnobCase{"peak_memory_mb", "precision", 2.0}, KnobCase{"peak_memory_mb", "batch", 1.0},
+                      KnobCase{"energy_j", "batch", 27.0}, KnobCase{"energy_j", "depth", 3.0}));
+
+TEST(Characterize, ScalingLevelsAreSortedWithCounts) {
+  const auto ch = characterize(synthetic_grid(false, false));
+  const auto& k = ch["scaling"]["families"]["basic"]["latency_ms"]["depth"];
+  ASSERT_EQ(k["levels"].size(), 3u);
+  EXPECT_EQ(k["levels"][0]["level"].get<int>(), 10);
+  EXPECT_EQ(k["levels"][2]["level"].get<int>(), 34);
+  EXPECT_EQ(k["levels"][1]["n"].get<int>(), 32);
+  EXPECT_EQ(k["min"]["level"].get<int>(), 10);
+  EXPECT_EQ(k["max"]["level"].get<int>(), 34);
+}
+
+TEST(Characterize, SingleLevelKnobIsUnavailable) {
+  Dataset d;
+  for (int depth : {10, 18})
+    d.rows.push_back(synthetic_record("p", Config{Family::basic, depth, 1.0, 32, 4, Precision::fp32},
+                                      1.0 * depth, std::nullopt, std::nullopt));
+  const auto ch = characterize(d);
+  const auto& knobs = ch["scaling"]["families"]["basic"]["latency_ms"];
+  EXPECT_TRUE(knobs["depth"]["available"].get<bool>());
+  EXPECT_FALSE(knobs["batch"]["available"].get<bool>());
+  EXPECT_NE(knobs["batch"]["reason"].get<std::string>().find("only one batch level"), std::string::npos);
+}
+
+TEST(Characterize, PrecisionRatiosUseMatchedPairs) {
+  const auto ch = characterize(synthetic_grid(false, false));
+  const auto& cmp = ch["precision"]["comparisons"]["fp16_vs_fp32"];
+  EXPECT_NEAR(cmp["peak_memory_mb"]["mean_ratio"].get<double>(), 0.5, 1e-12);
+  EXPECT_EQ(cmp["peak_memory_mb"]["pairs"].get<int>(), 48);
+  EXPECT_NEAR(cmp["latency_ms"]["mean_ratio"].get<double>(), 1.0, 1e-12);
+  EXPECT_FALSE(cmp.contains("energy_j"));  // not a target of this dataset
+}
+
+TEST(Characterize, PrecisionWithoutPairsSaysSo) {
+  Dataset d;
+  d.rows.push_back(
+      synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 1, Precision::fp32}, 1.0, {}, {}));
+  d.rows.push_back(
+      synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 2, Precision::fp16}, 1.0, {}, {}));
+  const auto ch = characterize(d);
+  const auto& lat = ch["precision"]["comparisons"]["fp16_vs_fp32"]["latency_ms"];
+  EXPECT_FALSE(lat["available"].get<bool>());
+  EXPECT_FALSE(lat.contains("mean_ratio"));
+}
+
+TEST(Characterize, OnlyFp32IsUnavailable) {
+  Dataset d;
+  d.rows.push_back(
+      synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 1, Precision::fp32}, 1.0, {}, {}));
+  EXPECT_FALSE(characterize(d)["precision"]["available"].get<bool>());
+}
+
+TEST(Characterize, FamilyComparisonIsTheRatioOfMeans) {
+  Dataset d = synthetic_grid(false, false);
+  EXPECT_FALSE(characterize(d)["family_comparison"]["available"].get<bool>());
+  // Bottleneck rows cost 1.8x the basic mean latency on average.
+  double basic_mean = 0;
+  for (const auto& r : d.rows) basic_mean += *r.latency_ms / static_cast<double>(d.rows.size());
+  for (int b : {1, 2})
+    d.rows.push_back(synthetic_record("synthetic-a",
+                                      Config{Family::bottleneck, 50, 1.0, 32, b, Precision::fp32},
+                                      1.8 * basic_mean * (b == 1 ? 0.5 : 1.5), {}, {}));
+  const auto fc = characterize(d)["family_comparison"];
+  ASSERT_TRUE(fc["available"].get<bool>());
+  EXPECT_NEAR(fc["targets"]["latency_ms"]["ratio"].get<double>(), 1.8, 1e-9);
+  EXPECT_FALSE(fc["targets"]["peak_memory_mb"]["available"].get<bool>());  // no bottleneck memory
+}
+
+TEST(Characterize, EfficiencyTiersPoolTargetOverGflops) {
+  // energy = 3 J per GFLOP exactly and latency = 0.5 ms per GFLOP, in every tier.
+  Dataset d;
+  for (int b : {1, 2, 8, 64, 200}) {
+    const Config c{Family::basic, 18, 1.0, 64, b, Precision::fp32};
+    const double g = config_gflops(c);
+    d.rows.push_back(synthetic_record("p", c, 0.5 * g, 3.0 * g, std::nullopt));
+  }
+  const auto eff = characterize(d)["efficiency"];
+  const auto& j = eff["metrics"]["j_per_gflop"];
+  ASSERT_TRUE(j["available"].get<bool>());
+  ASSERT_EQ(j["tiers"].size(), 4u);
+  for (const auto& t : j["tiers"]) {
+    EXPECT_NEAR(t["pooled"].get<double>(), 3.0, 1e-9) << t.dump();
+    EXPECT_NEAR(t["row_mean"].get<double>(), 3.0, 1e-9);
+  }
+  EXPECT_EQ(j["tiers"][0]["n"].get<int>(), 2);
+  EXPECT_NEAR(j["spread"].get<double>(), 1.0, 1e-9);
+  EXPECT_NEAR(eff["metrics"]["ms_per_gflop"]["tiers"][3]["pooled"].get<double>(), 0.5, 1e-9);
+  EXPECT_FALSE(eff["metrics"]["mb_per_gflop"]["available"].get<bool>());
+}
+
+TEST(Characterize, GflopsScaleWithBatch) {
+  const Config one{Family::basic, 18, 1.0, 224, 1, Precision::fp32};
+  Config four = one;
+  four.batch = 4;
+  EXPECT_NEAR(config_gflops(one), 3.64, 0.05);  // torchvision's ResNet-18: 1.82 GMACs
+  EXPECT_NEAR(config_gflops(four), 4 * config_gflops(one), 1e-6);
+}
+
+TEST(Characterize, MissingEnergyMakesEnergySectionsUnavailable) {
+  const auto ch = characterize(synthetic_grid(false, true));
+  EXPECT_FALSE(ch["efficiency"]["metrics"]["j_per_gflop"]["available"].get<bool>());
+  EXPECT_EQ(ch["efficiency"]["metrics"]["j_per_gflop"]["reason"], "no energy_j values in this dataset");
+  EXPECT_FALSE(ch["divergence"]["available"].get<bool>());
+  EXPECT_EQ(ch["divergence"]["reason"], "no energy_j values in this dataset");
+  EXPECT_FALSE(ch["divergence"].contains("cells"));
+  EXPECT_FALSE(ch["scaling"]["families"]["basic"].contains("energy_j"));
+}
+
+TEST(Characterize, MissingTelemetryMakesDivergenceUnavailable) {
+  const auto ch = characterize(synthetic_grid(true, false));
+  EXPECT_FALSE(ch["divergence"]["available"].get<bool>());
+  EXPECT_EQ(ch["divergence"]["reason"], "no avg_sm_util telemetry in this dataset");
+}
+
+TEST(Characterize, DivergenceRatiosAgainstLowSmSmallBatch) {
+  const auto div = characterize(synthetic_grid(true, true))["divergence"];
+  ASSERT_TRUE(div["available"].get<bool>());
+  EXPECT_NEAR(div["sm_threshold"].get<double>(), 55.0, 1e-12);  // median of 30s and 80s
+  // Headline: high SM, batch 65-256 (batch 128): energy 27x the batch-1 baseline, latency 4x.
+  const auto& h = div["headline"];
+  EXPECT_EQ(h["batch_tier"], "65-256");
+  EXPECT_EQ(h["sm"], "high");
+  EXPECT_NEAR(h["energy_ratio"].get<double>(), 27.0, 1e-9);
+  EXPECT_NEAR(h["latency_ratio"].get<double>(), 4.0, 1e-9);
+  EXPECT_NEAR(h["divergence"].get<double>(), 6.75, 1e-9);
+  EXPECT_NEAR(div["cells"][0]["energy_ratio"].get<double>(), 1.0, 1e-12);  // the baseline itself
+  EXPECT_EQ(div["cells"][1]["n"].get<int>(), 0);                           // no high-SM row at batch 1-4
+  // Batch 8 is low-SM: 3x the baseline energy (one batch step), 2x its latency.
+  EXPECT_NEAR(div["cells"][2]["energy_ratio"].get<double>(), 3.0, 1e-9);
+  EXPECT_NEAR(div["cells"][2]["latency_ratio"].get<double>(), 2.0, 1e-9);
+}
+
+TEST(Characterize, GivenSmThresholdIsUsed) {
+  CharacterizeOptions o;
+  o.sm_threshold = 90;  // every row is low-SM
+  const auto div = characterize(synthetic_grid(true, true), o)["divergence"];
+  EXPECT_EQ(div["sm_threshold_rule"], "given");
+  EXPECT_FALSE(div.contains("headline"));
+}
+
+TEST(Characterize, NoOkRowsIsAnError) {
+  Dataset d = synthetic_grid(false, false);
+  for (auto& r : d.rows) r.status = "oom";
+  EXPECT_THROW(characterize(d), DataError);
+  EXPECT_THROW(characterize(Dataset{}), DataError);
+}
+
+TEST(Characterize, FailedRowsAreLeftOut) {
+  Dataset d = synthetic_grid(false, false);
+  d.rows.push_back(
+      synthetic_record("synthetic-a", Config{Family::basic, 200, 1.0, 32, 1, Precision::fp32}, 1e9, {}, {}));
+  d.rows.back().status = "error";
+  const auto ch = characterize(d);
+  EXPECT_EQ(ch["dataset"]["ok_rows"].get<int>(), 96);
+  EXPECT_NEAR(ch["scaling"]["families"]["basic"]["latency_ms"]["depth"]["ratio"].get<double>(), 4.0, 1e-9);
+}
+
+TEST(Characterize, NoTargetsMarksEverySectionUnavailable) {
+  Dataset d;
+  d.rows.push_back(synthetic_record("p", Config{}, std::nullopt, std::nullopt, std::nullopt));
+  const auto ch = characterize(d);
+  for (const char* s : {"scaling", "family_comparison", "precision", "efficiency", "divergence"})
+    EXPECT_FALSE(ch[s]["available"].get<bool>()) << s;
+}
+
+TEST(Characterize, MarkdownOfBothFamiliesHasTheComparison) {
+  Dataset d = synthetic_grid(false, false);
+  d.rows.push_back(synthetic_record("synthetic-a",
+                                    Config{Family::bottleneck, 50, 1.0, 32, 1, Precision::fp32}, 200.0,
+                                    std::nullopt, std::nullopt));
+  std::ostringstream md;
+  render_characterization_md(characterize(d), md);
+  EXPECT_NE(md.str().find("## Scaling ratio per knob (bottleneck)"), std::string::npos);
+  EXPECT_NE(md.str().find("| latency_ms | 13.1 | 200 | 15.2x |"), std::string::npos) << md.str();
+}
+
+TEST(Characterize, MarkdownHasHeadingsTablesAndReasons) {
+  std::ostringstream md, txt;
+  const auto ch = characterize(synthetic_grid(false, true));
+  render_characterization_md(ch, md);
+  render_characterization_table(ch, txt);
+  EXPECT_NE(md.str().find("## Scaling ratio per knob (basic)"), std::string::npos);
+  EXPECT_NE(md.str().find("| latency_ms | 4x |"), std::string::npos) << md.str();
+  EXPECT_NE(md.str().find("unavailable: no energy_j values in this dataset"), std::string::npos);
+  EXPECT_NE(txt.str().find("== Precision ratios =="), std::string::npos);
+}
+
+}  // namespace
+}  // namespace carb

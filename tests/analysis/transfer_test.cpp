@@ -1,0 +1,191 @@
+// Tests of transfer(): exact affine platform pairs (known slope, intercept, R², rank), monotone
+// and reversed maps, few-shot calibration, determinism under a seed, and the invalid inputs.
+#include "carb/transfer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/synthetic_datasets.hpp"
+#include "carb/error.hpp"
+
+namespace carb {
+namespace {
+
+using testing::synthetic_affine_copy;
+using testing::synthetic_grid;
+using testing::synthetic_record;
+
+struct AffineCase {
+  double slope, intercept, spearman;
+};
+
+class TransferAffine : public ::testing::TestWithParam<AffineCase> {};
+
+TEST_P(TransferAffine, RecoversTheExactMap) {
+  const auto [slope, intercept, rho] = GetParam();
+  const Dataset a = synthetic_grid(true, false);
+  const auto doc = transfer(a, synthetic_affine_copy(a, slope, intercept, "synthetic-b"));
+  for (const char* t : kTargets) {
+    const auto& f = doc["targets"][t];
+    EXPECT_NEAR(f["slope"].get<double>(), slope, 1e-9) << t;
+    EXPECT_NEAR(f["intercept"].get<double>(), intercept, 1e-6) << t;
+    EXPECT_NEAR(f["r2"].get<double>(), 1.0, 1e-12) << t;
+    EXPECT_NEAR(f["spearman"].get<double>(), rho, 1e-12) << t;
+    EXPECT_EQ(f["n"].get<int>(), 96) << t;
+    for (const auto& e : doc["few_shot"][t]) EXPECT_NEAR(e["mae"].get<double>(), 0.0, 1e-6) << t << e.dump();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Synthetic, TransferAffine,
+                         ::testing::Values(AffineCase{2.0, 3.0, 1.0}, AffineCase{0.92, 6.7, 1.0},
+                                           AffineCase{-1.0, 5000.0, -1.0}));
+
+TEST(Transfer, MonotoneNonLinearMapKeepsRanksButNotR2) {
+  Dataset a = synthetic_grid(false, false), b = a;
+  for (auto& r : b.rows) r.platform = "synthetic-b", r.latency_ms = std::pow(*r.latency_ms, 2.0);
+  const auto doc = transfer(a, b);
+  const auto& f = doc["targets"]["latency_ms"];
+  EXPECT_NEAR(f["spearman"].get<double>(), 1.0, 1e-12);
+  EXPECT_LT(f["r2"].get<double>(), 0.99);
+}
+
+TEST(Transfer, FewShotHasOneEntryPerKWithRepeats) {
+  const Dataset a = synthetic_grid(false, false);
+  Dataset b = synthetic_affine_copy(a, 2, 3, "synthetic-b");
+  for (std::size_t i = 0; i < b.rows.size(); ++i) *b.rows[i].latency_ms += (i % 3 == 0 ? 0.7 : -0.35);
+  TransferOptions o;
+  o.ks = {5, 10, 95, 96, 200};
+  const auto doc = transfer(a, b, o);
+  const auto& fs = doc["few_shot"]["latency_ms"];
+  ASSERT_EQ(fs.size(), 5u);
+  EXPECT_EQ(fs[0]["k"].get<int>(), 5);
+  EXPECT_EQ(fs[0]["repeats"].get<int>(), 20);
+  EXPECT_GT(fs[0]["mae"].get<double>(), 0.0);
+  EXPECT_TRUE(std::isfinite(fs[1]["mape"].get<double>()));
+  EXPECT_TRUE(fs[2]["mae"].is_number());  // one held-out configuration left
+  for (std::size_t i : {3u, 4u}) {        // nothing left to score
+    EXPECT_TRUE(fs[i]["mae"].is_null());
+    EXPECT_EQ(fs[i]["repeats"].get<int>(), 0);
+  }
+}
+
+TEST(Transfer, SameSeedSameDrawsOtherSeedOtherDraws) {
+  const Dataset a = synthetic_grid(false, false);
+  Dataset b = synthetic_affine_copy(a, 1.5, 1, "synthetic-b");
+  for (std::size_t i = 0; i < b.rows.size(); ++i) *b.rows[i].latency_ms *= 1 + 0.05 * std::sin(double(i));
+  TransferOptions o;
+  const auto d1 = transfer(a, b, o), d2 = transfer(a, b, o);
+  EXPECT_EQ(d1.dump(), d2.dump());
+  o.seed = 7;
+  EXPECT_NE(transfer(a, b, o)["few_shot"].dump(), d1["few_shot"].dump());
+}
+
+TEST(Transfer, OnlyTargetsMeasuredOnBothAppear) {
+  const Dataset a = synthetic_grid(true, false),
+                b = synthetic_affine_copy(synthetic_grid(false, false), 2, 0, "b");
+  const auto doc = transfer(a, b);
+  EXPECT_TRUE(doc["targets"].contains("latency_ms"));
+  EXPECT_FALSE(doc["targets"].contains("energy_j"));
+  EXPECT_FALSE(doc.contains("zero_shot"));  // no model given
+}
+
+TEST(Transfer, JoinKeepsOnlyCommonOkConfigurations) {
+  Dataset a = synthetic_grid(false, false), b = synthetic_affine_copy(a, 2, 3, "synthetic-b");
+  b.rows.resize(40);
+  b.rows[0].status = "oom";
+  const auto joined = join_targets(a, b);
+  ASSERT_FALSE(joined.empty());
+  EXPECT_EQ(joined[0].configs.size(), 39u);
+  for (std::size_t i = 0; i < joined[0].source.size(); ++i)
+    EXPECT_NEAR(joined[0].dest[i], 2 * joined[0].source[i] + 3, 1e-9);
+}
+
+TEST(Transfer, NoOverlappingConfigurationsIsAClearError) {
+  Dataset a, b;
+  a.rows.push_back(
+      synthetic_record("a", Config{Family::basic, 18, 1.0, 32, 1, Precision::fp32}, 1.0, {}, {}));
+  b.rows.push_back(
+      synthetic_record("b", Config{Family::basic, 18, 1.0, 32, 2, Precision::fp32}, 1.0, {}, {}));
+  try {
+    transfer(a, b);
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("share no configuration"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Transfer, CommonConfigurationsWithoutCommonTargetIsAClearError) {
+  Dataset a, b;
+  const Config c{Family::basic, 18, 1.0, 32, 1, Precision::fp32};
+  a.rows.push_back(synthetic_record("a", c, 1.0, {}, {}));
+  b.rows.push_back(synthetic_record("b", c, {}, 2.0, {}));
+  EXPECT_THROW(transfer(a, b), DataError);
+}
+
+TEST(Transfer, DuplicateConfigurationIsRejected) {
+  Dataset a = synthetic_grid(false, false);
+  const Dataset b = synthetic_affine_copy(a, 2, 3, "synthetic-b");
+  a.rows.push_back(a.rows.front());
+  a.rows.back().platform = "other";
+  EXPECT_THROW(transfer(a, b), DataError);
+}
+
+TEST(Transfer, InvalidRepeatsIsRejected) {
+  const Dataset a = synthetic_grid(false, false);
+  TransferOptions o;
+  o.repeats = 0;
+  EXPECT_THROW(transfer(a, synthetic_affine_copy(a, 2, 3, "b"), o), InputError);
+}
+
+TEST(Transfer, SinglePairHasNoFit) {
+  Dataset a, b;
+  const Config c{Family::basic, 18, 1.0, 32, 1, Precision::fp32};
+  a.rows.push_back(synthetic_record("a", c, 1.0, {}, {}));
+  b.rows.push_back(synthetic_record("b", c, 2.0, {}, {}));
+  const auto doc = transfer(a, b);
+  EXPECT_FALSE(doc["targets"]["latency_ms"].contains("slope"));
+  EXPECT_FALSE(doc["few_shot"].contains("latency_ms"));
+}
+
+}  // namespace
+}  // namespace carb
+
+namespace carb {
+namespace {
+
+using testing::synthetic_affine_copy;
+using testing::synthetic_grid;
+using testing::synthetic_source_model;
+
+TEST(Transfer, ZeroShotScoresTheSourceModelOnTheTarget) {
+  const Dataset a = synthetic_grid(true, false);
+  const CarbModel& m = synthetic_source_model();
+  const auto same = transfer(a, synthetic_affine_copy(a, 1, 0, "synthetic-b"), {}, &m);
+  const auto scaled = transfer(a, synthetic_affine_copy(a, 2, 3, "synthetic-b"), {}, &m);
+  ASSERT_TRUE(same.contains("zero_shot"));
+  EXPECT_EQ(same["model"]["platform"], "synthetic-a");
+  EXPECT_FALSE(same["model"].contains("note"));
+  for (const char* t : kTargets) {
+    const auto& z = same["zero_shot"][t];
+    EXPECT_EQ(z["n"].get<int>(), 96) << t;
+    EXPECT_GT(z["r2"].get<double>(), 0.8) << t;
+    // The target platform costs 2x + 3: the raw model is off, the calibrated one is not.
+    const double zero = scaled["zero_shot"][t]["mae"].get<double>();
+    const auto& fs = scaled["few_shot_model"][t];
+    ASSERT_EQ(fs.size(), 4u);
+    EXPECT_GT(zero, z["mae"].get<double>()) << t;
+    EXPECT_LT(fs[3]["mae"].get<double>(), zero) << t;
+  }
+}
+
+TEST(Transfer, ModelOfAnotherPlatformIsNoted) {
+  const Dataset a = synthetic_grid(true, false);
+  Dataset a2 = a;
+  for (auto& r : a2.rows) r.platform = "elsewhere";
+  const auto doc = transfer(a2, synthetic_affine_copy(a, 1, 0, "synthetic-b"), {}, &synthetic_source_model());
+  EXPECT_TRUE(doc["model"].contains("note"));
+}
+
+}  // namespace
+}  // namespace carb

@@ -1,0 +1,193 @@
+// Tests of the HTML report: self-contained (no URL, no script), well formed, with the sections its
+// inputs allow and explicit notes for those they do not; escaping; atomic writing; bad inputs.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "analysis/synthetic_datasets.hpp"
+#include "carb/error.hpp"
+#include "carb/report.hpp"
+#include "report/markup_check.hpp"
+
+namespace carb {
+namespace {
+
+using testing::count_of;
+using testing::markup_problem;
+using testing::synthetic_affine_copy;
+using testing::synthetic_grid;
+
+ReportInputs synthetic_inputs(bool energy) {
+  ReportInputs in;
+  in.datasets.push_back({"synthetic-a.csv", synthetic_grid(energy, true)});
+  return in;
+}
+
+void expect_self_contained(const std::string& html) {
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(html.find("http"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("url("), std::string::npos);
+  EXPECT_EQ(markup_problem(html), "");
+}
+
+TEST(Report, OneDatasetHasCharacterizationChartsAndTables) {
+  const std::string html = render_report_html(synthetic_inputs(true));
+  expect_self_contained(html);
+  for (const char* s : {"Scaling with depth", "Scaling with batch", "J per GFLOP by batch tier",
+                        "Energy-latency divergence", "Precision ratios", "<table>"})
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+  EXPECT_GE(count_of(html, "<svg"), 8u);
+  EXPECT_EQ(html.find("Cross-platform transfer"), std::string::npos);  // one dataset: no transfer
+}
+
+TEST(Report, MissingEnergySaysUnavailable) {
+  const std::string html = render_report_html(synthetic_inputs(false));
+  expect_self_contained(html);
+  EXPECT_NE(html.find("unavailable: no energy_j values in this dataset"), std::string::npos);
+}
+
+TEST(Report, TwoPlatformsAddTransferWithTheFitLine) {
+  ReportInputs in = synthetic_inputs(true);
+  in.datasets.push_back({"synthetic-b.csv", synthetic_affine_copy(in.datasets[0].data, 2, 3, "synthetic-b")});
+  const std::string html = render_report_html(in);
+  expect_self_contained(html);
+  EXPECT_NE(html.find("Cross-platform transfer"), std::string::npos);
+  EXPECT_NE(html.find("fit y = 2x + 3"), std::string::npos);
+  EXPECT_NE(html.find("Few-shot calibration"), std::string::npos);
+}
+
+TEST(Report, SamePlatformTwiceHasNoTransferFit) {
+  ReportInputs in = synthetic_inputs(true);
+  in.datasets.push_back(in.datasets[0]);
+  const std::string html = render_report_html(in);
+  EXPECT_NE(html.find("all datasets come from the same platform"), std::string::npos);
+  EXPECT_EQ(html.find("fit y ="), std::string::npos);
+}
+
+TEST(Report, DisjointPlatformsExplainTheMissingTransfer) {
+  ReportInputs in = synthetic_inputs(true);
+  Dataset other;
+  other.rows.push_back(testing::synthetic_record("b", Config{Family::basic, 200, 1.0, 32, 1, Precision::fp32},
+                                                 1.0, std::nullopt, std::nullopt));
+  in.datasets.push_back({"other.csv", other});
+  const std::string html = render_report_html(in);
+  expect_self_contained(html);
+  EXPECT_NE(html.find("share no configuration"), std::string::npos);
+}
+
+TEST(Report, ScreenSectionShowsFunnelAndParetoFront) {
+  ReportInputs in = synthetic_inputs(true);
+  in.screen = nlohmann::json{
+      {"rank_by", "energy_j"},
+      {"stages", {{{"name", "candidates"}, {"count", 3072}}, {{"name", "pareto"}, {"count", 2}}}},
+      {"pareto",
+       {{{"family", "basic"},
+         {"depth", 18},
+         {"width", 1.0},
+         {"resolution", 64},
+         {"batch", 8},
+         {"precision", "fp16"},
+         {"energy_j", 1.5},
+         {"latency_ms", 4.0}},
+        {{"family", "bottleneck"},
+         {"depth", 50},
+         {"width", 0.5},
+         {"resolution", 32},
+         {"batch", 1},
+         {"precision", "fp32"},
+         {"energy_j", 0.8},
+         {"latency_ms", 6.0}}}}};
+  const std::string html = render_report_html(in);
+  expect_self_contained(html);
+  EXPECT_NE(html.find("Screening funnel"), std::string::npos);
+  EXPECT_NE(html.find("Pareto front: energy vs latency"), std::string::npos);
+  EXPECT_NE(html.find("<td>bottleneck</td>"), std::string::npos);
+}
+
+TEST(Report, EmptyScreenDocumentSaysSo) {
+  ReportInputs in = synthetic_inputs(true);
+  in.screen = nlohmann::json::object();
+  EXPECT_NE(render_report_html(in).find("no Pareto rows"), std::string::npos);
+}
+
+TEST(Report, NamesAreEscaped) {
+  ReportInputs in = synthetic_inputs(true);
+  in.title = "<b>bold</b> & co";
+  in.datasets[0].name = "a<b>.csv";
+  const std::string html = render_report_html(in);
+  EXPECT_EQ(markup_problem(html), "");
+  EXPECT_NE(html.find("&lt;b&gt;bold&lt;/b&gt; &amp; co"), std::string::npos);
+  EXPECT_EQ(html.find("a<b>.csv"), std::string::npos);
+}
+
+TEST(Report, DatasetWithoutOkRowsRendersAWarning) {
+  ReportInputs in = synthetic_inputs(true);
+  for (auto& r : in.datasets[0].data.rows) r.status = "oom";
+  const std::string html = render_report_html(in);
+  expect_self_contained(html);
+  EXPECT_NE(html.find("no ok rows"), std::string::npos);
+}
+
+TEST(Report, ModelParityOnItsPlatformAndSkipOnOthers) {
+  ReportInputs in;
+  in.datasets.push_back({"synthetic-a.csv", synthetic_grid(true, false)});
+  in.datasets.push_back({"synthetic-b.csv", synthetic_affine_copy(in.datasets[0].data, 2, 3, "synthetic-b")});
+  in.models.push_back({"model-a", &testing::synthetic_source_model()});
+  const std::string html = render_report_html(in);
+  expect_self_contained(html);
+  for (const char* s : {"Parity: energy (J per batch)", "Residuals by batch (model-a)",
+                        "Accuracy: model-a on synthetic-a.csv",
+                        "skipped: the model was trained on synthetic-a, the data comes from synthetic-b"})
+    EXPECT_NE(html.find(s), std::string::npos) << s;
+}
+
+TEST(Report, NoDatasetIsAnError) { EXPECT_THROW(render_report_html(ReportInputs{}), InputError); }
+
+struct TempDir {
+  std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("carb_report_test_" + std::to_string(::getpid()));
+  TempDir() { std::filesystem::create_directories(path); }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+TEST(Report, WriteReportIsAtomicAndComplete) {
+  TempDir tmp;
+  const auto csv = tmp.path / "synthetic.csv";
+  write_dataset_csv(synthetic_grid(true, true), csv);
+  ReportOptions o;
+  o.data = {csv};
+  o.out = tmp.path / "report.html";
+  write_report(o);
+  std::ifstream f(o.out);
+  const std::string html((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  expect_self_contained(html);
+  EXPECT_NE(html.find("synthetic.csv"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(o.out.string() + ".tmp"));
+}
+
+TEST(Report, BadInputsAreClearErrors) {
+  TempDir tmp;
+  ReportOptions o;
+  o.out = tmp.path / "r.html";
+  EXPECT_THROW(write_report(o), InputError);  // no data
+  o.data = {tmp.path / "missing.csv"};
+  EXPECT_THROW(write_report(o), Error);
+  const auto csv = tmp.path / "synthetic.csv";
+  write_dataset_csv(synthetic_grid(false, false), csv);
+  o.data = {csv};
+  o.screen = tmp.path / "missing.json";
+  EXPECT_THROW(write_report(o), InputError);
+  o.screen.reset();
+  o.out = tmp.path / "no_such_dir" / "r.html";
+  EXPECT_THROW(write_report(o), InputError);
+  o.out = tmp.path / "r.html";
+  o.models = {tmp.path / "no_model"};
+  EXPECT_THROW(write_report(o), ModelError);
+  EXPECT_FALSE(std::filesystem::exists(o.out));
+}
+
+}  // namespace
+}  // namespace carb
