@@ -70,7 +70,9 @@ inline Dataset synthetic_affine_copy(const Dataset& a, double slope, double inte
 /// binary: two learners of 30 trees at a high learning rate (20 trees at the default 0.05 would
 /// stop far short of the targets), 3 folds, no corrector — fast, and accurate on its own grid.
 inline const CarbModel& synthetic_source_model() {
-  static const CarbModel m = [] {
+  // Never freed: XGBoost's globals are destroyed before function statics at exit, and a
+  // booster freed after them crashes the process.
+  static const CarbModel* m = [] {
     TrainOptions o;
     o.learners = {"xgb_depthwise", "extra_trees"};
     o.params.n_trees = 30;
@@ -78,9 +80,9 @@ inline const CarbModel& synthetic_source_model() {
     o.params.learning_rate = 0.3;
     o.folds = 3;
     o.correctors = false;
-    return CarbModel::train(synthetic_grid(true, false), o);
+    return new CarbModel(CarbModel::train(synthetic_grid(true, false), o));
   }();
-  return m;
+  return *m;
 }
 
 }  // namespace carb::testing

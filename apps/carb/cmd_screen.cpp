@@ -1,0 +1,75 @@
+// `carb screen`: two-stage deployment screening of a configuration space against budgets.
+#include <iostream>
+#include <limits>
+
+#include "carb/screen.hpp"
+#include "config_flags.hpp"
+
+namespace carb::cli {
+namespace {
+
+struct ScreenCmd {
+  SourceFlags src;
+  std::string source_model, target_model, rank_by = "energy", validate_csv, format;
+  int top_k = static_cast<int>(ScreenOptions::kDefaultTopK);
+  double energy_max = 0, latency_max = 0, memory_max = 0, confidence = 0;
+  CLI::Option *top_k_opt = nullptr, *energy_opt = nullptr, *latency_opt = nullptr, *memory_opt = nullptr,
+              *confidence_opt = nullptr;
+};
+
+void run(const ScreenCmd& c) {
+  ScreenOptions o;
+  o.rank_by = c.rank_by;
+  // With one model --top-k cuts only when given; with two the shortlist defaults to 100.
+  if (c.top_k_opt->count() > 0 || !c.target_model.empty()) o.top_k = static_cast<std::size_t>(c.top_k);
+  if (c.energy_opt->count() > 0) o.budgets["energy_j"] = c.energy_max;
+  if (c.latency_opt->count() > 0) o.budgets["latency_ms"] = c.latency_max;
+  if (c.memory_opt->count() > 0) o.budgets["peak_memory_mb"] = c.memory_max;
+  if (c.confidence_opt->count() > 0) o.confidence = c.confidence;
+  const auto configs = c.src.load();
+  const CarbModel source = CarbModel::load(c.source_model);
+  std::optional<CarbModel> target;
+  if (!c.target_model.empty()) target = CarbModel::load(c.target_model);
+  std::optional<Dataset> measured;
+  if (!c.validate_csv.empty()) measured = read_dataset_csv(c.validate_csv);
+  o.validate = measured ? &*measured : nullptr;
+  const ScreenResult r = screen(configs, source, target ? &*target : nullptr, o);
+  if (c.format == "json")
+    std::cout << r.to_json().dump(1) << '\n';
+  else if (c.format == "csv")
+    write_screen_csv(r, std::cout);
+  else
+    print_screen_table(r, std::cout);
+}
+
+Registrar reg(
+    {"screen",
+     "Screen a configuration space: rank with a source model, re-score the top K with a target model, "
+     "apply budgets, print the Pareto set",
+     [](CLI::App& app) {
+       auto c = std::make_shared<ScreenCmd>();
+       c->src.add(app);
+       app.add_option("--source-model", c->source_model, "model bundle that ranks the whole space (stage 1)")
+           ->required();
+       app.add_option("--target-model", c->target_model,
+                      "model bundle of the deployment platform that re-scores the shortlist (stage 2)");
+       app.add_option("--rank-by", c->rank_by, "energy | latency | memory (lower is better)")
+           ->capture_default_str();
+       c->top_k_opt = app.add_option("--top-k", c->top_k,
+                                     "shortlist size (default 100 with --target-model; with one model "
+                                     "no cut unless given)")
+                          ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+       c->energy_opt = app.add_option("--energy-max", c->energy_max, "energy budget, J per batch");
+       c->latency_opt = app.add_option("--latency-max", c->latency_max, "latency budget, ms per batch");
+       c->memory_opt = app.add_option("--memory-max", c->memory_max, "peak memory budget, MB");
+       c->confidence_opt = app.add_option("--confidence", c->confidence,
+                                          "accept only when the upper bound at this coverage "
+                                          "(0.8, 0.9, 0.95, 0.99) meets every budget");
+       app.add_option("--validate", c->validate_csv,
+                      "dataset CSV measured on the target platform: check the budget decisions");
+       add_format(app, c->format, {"table", "json", "csv"});
+       app.callback([c] { run(*c); });
+     }});
+
+}  // namespace
+}  // namespace carb::cli

@@ -1,0 +1,59 @@
+// Deployment recommendation for one architecture: which batch size and precision minimise the
+// predicted energy per image (latency per image when the model has no energy) within a latency
+// budget per batch and a memory budget.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "carb/config.hpp"
+#include "carb/model.hpp"
+
+namespace carb {
+
+struct RecommendOptions {
+  Family family = Family::basic;
+  int depth = 18;
+  double width = 1.0;
+  int resolution = 224;
+  std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64};
+  std::vector<Precision> precisions;     // empty = default_precisions(model platform)
+  std::optional<double> latency_max_ms;  // per batch
+  std::optional<double> memory_max_mb;
+  std::size_t runners_up = 5;
+};
+
+/// The precisions a platform runs: fp32 and bf16 on "cpu*" platforms (CPUs have no fast fp16
+/// path), fp32, fp16 and bf16 otherwise.
+std::vector<Precision> default_precisions(const std::string& platform);
+
+struct RecommendCandidate {
+  Config config;
+  std::map<std::string, double> value;  // predicted per batch, per target
+  double objective = 0;                 // per image
+};
+
+struct RecommendResult {
+  std::string platform;
+  std::string objective;  // "energy_per_image_j" | "latency_per_image_ms"
+  std::optional<double> latency_max_ms, memory_max_mb;
+  std::size_t evaluated = 0, feasible = 0;
+  std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints
+  std::vector<RecommendCandidate> runners_up;  // the next feasible ones, best first
+  std::string message;                         // why nothing fits, when best is empty
+
+  nlohmann::json to_json() const;
+};
+
+/// Evaluates batches x precisions for the architecture. Throws InputError for an invalid
+/// architecture, batch or precision, a non-positive constraint, or a constraint on a target the
+/// model lacks (naming the targets it has). Nothing fitting is a result (best empty + message).
+RecommendResult recommend(const CarbModel& m, const RecommendOptions& o);
+
+void print_recommendation(const RecommendResult& r, std::ostream& out);
+
+}  // namespace carb

@@ -1,0 +1,134 @@
+// Two-stage deployment screening: rank a configuration space with a (cheap, source-platform)
+// model, keep the top K, re-score them with the target platform's model, keep those within
+// the deployment budgets (optionally on the conformal upper bound), and return the Pareto
+// set over every predicted cost. Also: Pareto extraction, budgets, and validation of the
+// budget decisions against measurements of the target platform.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "carb/config.hpp"
+#include "carb/dataset.hpp"
+#include "carb/metrics.hpp"
+#include "carb/model.hpp"
+
+namespace carb {
+
+// ---- targets and budgets (src/screen/budget.cpp) ----
+
+/// The target column of a cost name: "energy" -> "energy_j", "latency" -> "latency_ms",
+/// "memory" -> "peak_memory_mb"; a target column is accepted as itself. Throws InputError.
+std::string target_column(const std::string& cost);
+/// Throws InputError "<what> needs <target>, but the <platform> model predicts only: ..." unless m has it.
+void require_target(const CarbModel& m, const std::string& target, const std::string& what);
+
+/// Largest acceptable value per target column (e.g. {"latency_ms", 20}); a target not named is unbounded.
+using Budgets = std::map<std::string, double>;
+/// Throws InputError for a non-positive or non-finite budget or one on a target the model lacks.
+void check_budgets(const Budgets& b, const CarbModel& m);
+/// True when every budgeted target meets its budget: on the upper bound of the interval when
+/// `use_upper` (and the prediction has one), else on the point prediction.
+bool accepted(const Prediction& p, const Budgets& b, bool use_upper);
+/// The configurations (with their predictions, and intervals at `confidence`) that meet the budgets.
+/// `cols` are m's point predictions of `configs` (predict_columns); intervals are only computed for
+/// those that pass on the point prediction, since the upper bound is never below it.
+std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
+                                      const std::map<std::string, std::vector<double>>& cols,
+                                      const Budgets& b, std::optional<double> confidence);
+
+// ---- Pareto (src/screen/pareto.cpp) ----
+
+/// Indices (ascending) of the non-dominated points when every objective is minimized.
+/// `objectives` is column-wise: objectives[k][i] is objective k of point i (all columns of equal
+/// length). A point is dominated when another is <= in every objective and < in one, so exact ties
+/// are all kept. O(n log n + n * front size). Throws InputError on ragged columns or NaN.
+std::vector<std::size_t> pareto_front(const std::vector<std::vector<double>>& objectives);
+
+// ---- validation (src/screen/validate.cpp) ----
+
+/// Accept/reject decisions by prediction against the decisions by measurement.
+struct BudgetConfusion {
+  std::size_t true_accept = 0, false_accept = 0, true_reject = 0, false_reject = 0;
+  std::size_t total() const { return true_accept + false_accept + true_reject + false_reject; }
+  double accuracy() const;
+  /// False accepts / configurations that measured over budget (0 when there are none).
+  double false_accept_rate() const;
+  /// False rejects / configurations that measured within budget (0 when there are none).
+  double false_reject_rate() const;
+  nlohmann::json to_json() const;
+};
+
+struct ScreenValidation {
+  std::string model_platform;
+  std::vector<std::string> measured_platforms;
+  std::size_t measured = 0;                  // distinct configurations measured ok
+  std::size_t matched = 0;                   // of those, in the screened space
+  std::size_t unclassified = 0;              // matched, but a budgeted target was not measured
+  BudgetConfusion decisions;                 // at the screen's confidence (point predictions without one)
+  std::map<std::string, FitMetrics> errors;  // per predicted target measured on the matched rows
+  /// With a confidence: the decisions at "none" (point) and each stored level "0.8" .. "0.99".
+  std::vector<std::pair<std::string, BudgetConfusion>> tradeoff;
+  nlohmann::json to_json(const Budgets& b) const;
+};
+
+/// Validates the budget decisions of `m` on the configurations of `screened` that `measured`
+/// (ok rows; a configuration measured more than once is averaged) contains, matched by config_key.
+/// Throws InputError when no measured configuration is in the screened space.
+ScreenValidation validate_screen(const std::vector<Config>& screened, const Dataset& measured,
+                                 const CarbModel& m, const Budgets& b, std::optional<double> confidence);
+
+// ---- the screen (src/screen/screen.cpp) ----
+
+struct ScreenOptions {
+  std::string rank_by = "energy";  // energy | latency | memory (or a target column)
+  /// Two models: the shortlist size (default kDefaultTopK). One model: a cut by the rank target
+  /// only when given; without it every configuration goes on to the budgets and the Pareto set.
+  std::optional<std::size_t> top_k;
+  Budgets budgets;
+  std::optional<double> confidence;   // accept on the upper bound at this coverage
+  const Dataset* validate = nullptr;  // measurements of the target platform, or null
+  static constexpr std::size_t kDefaultTopK = 100;
+};
+
+struct ScreenStage {
+  std::string name;  // candidates | shortlist | within_budget | pareto
+  std::size_t count = 0;
+};
+
+struct ScreenResult {
+  std::string rank_target;
+  std::string source_platform, target_platform;  // equal with one model
+  bool two_stage = false;
+  std::vector<ScreenStage> stages;
+  /// Spearman's rho of the two models' rank-target predictions over the whole space
+  /// (two models, both predicting the rank target).
+  std::optional<double> rank_spearman;
+  std::vector<std::string> targets;  // the final model's targets: the Pareto objectives
+  Budgets budgets;
+  std::optional<double> confidence;
+  std::size_t within_budget = 0;
+  std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
+  std::optional<ScreenValidation> validation;
+
+  nlohmann::json to_json() const;
+};
+
+/// Screens `configs`. `target` may be null (one model, one stage). Throws InputError for an
+/// empty space, a rank target the source model lacks, a budget on a target the final model lacks,
+/// top_k of 0, or a confidence outside (0, 0.99].
+ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source, const CarbModel* target,
+                    const ScreenOptions& o);
+
+// ---- rendering (src/screen/screen_render.cpp) ----
+
+/// Human-readable: the stage funnel, rho, budgets, the Pareto table and the validation summary.
+void print_screen_table(const ScreenResult& r, std::ostream& out);
+/// The Pareto configurations as a predictions CSV (with _lower/_upper columns under a confidence).
+void write_screen_csv(const ScreenResult& r, std::ostream& out);
+
+}  // namespace carb

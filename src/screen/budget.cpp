@@ -1,0 +1,76 @@
+// Deployment budgets: naming the cost targets, checking budgets against a model, and
+// accepting configurations on point predictions or on the conformal upper bound.
+#include <cmath>
+#include <string>
+
+#include "carb/error.hpp"
+#include "carb/screen.hpp"
+#include "carb/text_table.hpp"
+
+namespace carb {
+
+std::string target_column(const std::string& cost) {
+  if (cost == "energy" || cost == "energy_j") return "energy_j";
+  if (cost == "latency" || cost == "latency_ms") return "latency_ms";
+  if (cost == "memory" || cost == "peak_memory_mb") return "peak_memory_mb";
+  throw InputError("unknown cost '" + cost + "' (known: energy, latency, memory)");
+}
+
+void require_target(const CarbModel& m, const std::string& target, const std::string& what) {
+  if (m.has_target(target)) return;
+  std::string known;
+  for (const auto& t : m.targets()) known += (known.empty() ? "" : ", ") + t;
+  throw InputError(what + " needs " + target + ", but the model of platform '" + m.platform() +
+                   "' predicts only: " + known);
+}
+
+void check_budgets(const Budgets& b, const CarbModel& m) {
+  for (const auto& [t, v] : b) {
+    if (!std::isfinite(v) || v <= 0)
+      throw InputError("the budget on " + t + " must be a positive number, got " + fmt_num(v));
+    require_target(m, t, "a budget on " + t);
+  }
+}
+
+bool accepted(const Prediction& p, const Budgets& b, bool use_upper) {
+  for (const auto& [t, limit] : b) {
+    const auto iv = p.interval.find(t);
+    const double v = use_upper && iv != p.interval.end() ? iv->second.second : p.value.at(t);
+    // A NaN prediction never counts as within budget.
+    if (!(v <= limit)) return false;
+  }
+  return true;
+}
+
+std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
+                                      const std::map<std::string, std::vector<double>>& cols,
+                                      const Budgets& b, std::optional<double> confidence) {
+  std::vector<Config> pass;
+  std::vector<std::size_t> idx;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    bool ok = true;
+    for (const auto& [t, limit] : b)
+      if (!(cols.at(t)[i] <= limit)) {
+        ok = false;
+        break;
+      }
+    if (ok) pass.push_back(configs[i]), idx.push_back(i);
+  }
+  std::vector<Prediction> out;
+  if (confidence) {
+    // Intervals only for the survivors of the point test: the upper bound is never below the point.
+    for (auto& p : m.predict(pass, {}, confidence))
+      if (accepted(p, b, true)) out.push_back(std::move(p));
+    return out;
+  }
+  out.reserve(pass.size());
+  for (std::size_t j = 0; j < pass.size(); ++j) {
+    Prediction p;
+    p.config = pass[j];
+    for (const auto& [t, v] : cols) p.value[t] = v[idx[j]];
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace carb

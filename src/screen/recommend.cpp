@@ -1,0 +1,136 @@
+// Recommendation of a batch size and precision for one architecture: evaluate every candidate
+// with the model, keep those within the constraints, order by the cost per image.
+#include "carb/recommend.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "carb/arch.hpp"
+#include "carb/error.hpp"
+#include "carb/screen.hpp"
+#include "carb/text_table.hpp"
+
+namespace carb {
+
+std::vector<Precision> default_precisions(const std::string& platform) {
+  if (platform.rfind("cpu", 0) == 0) return {Precision::fp32, Precision::bf16};
+  return {Precision::fp32, Precision::fp16, Precision::bf16};
+}
+
+namespace {
+
+Budgets constraints_of(const RecommendOptions& o) {
+  Budgets b;
+  if (o.latency_max_ms) b["latency_ms"] = *o.latency_max_ms;
+  if (o.memory_max_mb) b["peak_memory_mb"] = *o.memory_max_mb;
+  return b;
+}
+
+std::vector<Config> candidates(const RecommendOptions& o, const CarbModel& m) {
+  if (o.batches.empty()) throw InputError("no batch sizes to evaluate");
+  const auto precisions = o.precisions.empty() ? default_precisions(m.platform()) : o.precisions;
+  const std::set<int> batches(o.batches.begin(), o.batches.end());
+  const std::set<Precision> precs(precisions.begin(), precisions.end());
+  std::vector<Config> out;
+  for (int b : batches)
+    for (Precision p : precs) {
+      Config c{o.family, o.depth, o.width, o.resolution, b, p};
+      validate(c);
+      out.push_back(c);
+    }
+  return out;
+}
+
+// Why nothing fits: for each constraint, the best any candidate reaches.
+std::string infeasible_message(const std::vector<Prediction>& all, const Budgets& b) {
+  std::string msg =
+      "no batch size x precision meets the constraints (" + std::to_string(all.size()) + " evaluated)";
+  for (const auto& [t, limit] : b) {
+    const auto it = std::min_element(all.begin(), all.end(), [&](const Prediction& x, const Prediction& y) {
+      return x.value.at(t) < y.value.at(t);
+    });
+    if (it->value.at(t) > limit)
+      msg += "; the lowest predicted " + t + " is " + fmt_num(it->value.at(t)) + " (" +
+             config_key(it->config) + "), above the limit " + fmt_num(limit);
+  }
+  return msg;
+}
+
+}  // namespace
+
+RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
+  RecommendResult r;
+  r.platform = m.platform();
+  const std::string cost = m.has_target("energy_j") ? "energy_j" : "latency_ms";
+  require_target(m, cost, "recommend (energy or latency per image)");
+  r.objective = cost == "energy_j" ? "energy_per_image_j" : "latency_per_image_ms";
+  r.latency_max_ms = o.latency_max_ms;
+  r.memory_max_mb = o.memory_max_mb;
+  const Budgets b = constraints_of(o);
+  check_budgets(b, m);
+  const auto cs = candidates(o, m);
+  const auto preds = m.predict(cs);
+  r.evaluated = preds.size();
+  std::vector<RecommendCandidate> ok;
+  for (const auto& p : preds)
+    if (accepted(p, b, false)) ok.push_back({p.config, p.value, p.value.at(cost) / p.config.batch});
+  r.feasible = ok.size();
+  if (ok.empty()) {
+    r.message = infeasible_message(preds, b);
+    return r;
+  }
+  std::sort(ok.begin(), ok.end(), [](const RecommendCandidate& a, const RecommendCandidate& c) {
+    return a.objective != c.objective ? a.objective < c.objective
+                                      : config_key(a.config) < config_key(c.config);
+  });
+  r.best = ok.front();
+  for (std::size_t i = 1; i < ok.size() && r.runners_up.size() < o.runners_up; ++i)
+    r.runners_up.push_back(ok[i]);
+  return r;
+}
+
+namespace {
+nlohmann::json candidate_json(const RecommendCandidate& c, const std::string& objective) {
+  nlohmann::json j = config_to_json(c.config);
+  for (const auto& [t, v] : c.value) j[t] = v;
+  j[objective] = c.objective;
+  return j;
+}
+}  // namespace
+
+nlohmann::json RecommendResult::to_json() const {
+  nlohmann::json j = {
+      {"platform", platform}, {"objective", objective}, {"evaluated", evaluated}, {"feasible", feasible}};
+  j["constraints"] = nlohmann::json::object();
+  if (latency_max_ms) j["constraints"]["latency_ms"] = *latency_max_ms;
+  if (memory_max_mb) j["constraints"]["peak_memory_mb"] = *memory_max_mb;
+  j["status"] = best ? "ok" : "infeasible";
+  j["best"] = best ? candidate_json(*best, objective) : nlohmann::json(nullptr);
+  j["runners_up"] = nlohmann::json::array();
+  for (const auto& c : runners_up) j["runners_up"].push_back(candidate_json(c, objective));
+  if (!best) j["message"] = message;
+  return j;
+}
+
+void print_recommendation(const RecommendResult& r, std::ostream& out) {
+  out << "platform " << r.platform << ": " << r.feasible << " of " << r.evaluated
+      << " batch x precision candidates meet the constraints; objective " << r.objective << '\n';
+  if (!r.best) {
+    out << r.message << '\n';
+    return;
+  }
+  std::vector<std::string> head = {"", "configuration", r.objective};
+  for (const auto& [t, v] : r.best->value) head.push_back(t);
+  TextTable t(head);
+  auto add = [&](const std::string& tag, const RecommendCandidate& c) {
+    std::vector<std::string> row = {tag, config_key(c.config), fmt_num(c.objective)};
+    for (const auto& [target, v] : c.value) row.push_back(fmt_num(v));
+    t.add(row);
+  };
+  add("best", *r.best);
+  for (std::size_t i = 0; i < r.runners_up.size(); ++i) add("#" + std::to_string(i + 2), r.runners_up[i]);
+  t.print(out);
+}
+
+}  // namespace carb

@@ -1,0 +1,147 @@
+// The two-stage screen: stage 1 ranks the whole space with the source model and keeps the top K;
+// stage 2 re-scores the shortlist with the target model, applies the budgets and extracts the
+// Pareto set over every target of the final model. With one model it is a single stage.
+#include "carb/screen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "carb/arch.hpp"
+#include "carb/error.hpp"
+
+namespace carb {
+
+namespace {
+
+void check_options(const std::vector<Config>& configs, const CarbModel& source, const CarbModel& final_model,
+                   const ScreenOptions& o, const std::string& rank) {
+  if (configs.empty()) throw InputError("nothing to screen: the configuration space is empty");
+  require_target(source, rank, "ranking by " + o.rank_by);
+  check_budgets(o.budgets, final_model);
+  if (o.top_k && *o.top_k == 0) throw InputError("top-k must be at least 1");
+  if (o.confidence && !(*o.confidence > 0 && *o.confidence <= 0.99))
+    throw InputError("confidence must be in (0, 0.99], e.g. 0.9");
+}
+
+// Indices of the k lowest values (ties broken by index, so the cut is deterministic).
+std::vector<std::size_t> lowest(const std::vector<double>& v, std::size_t k) {
+  std::vector<std::size_t> idx(v.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  k = std::min(k, idx.size());
+  auto less = [&](std::size_t a, std::size_t b) {
+    // NaN predictions sort last: a configuration the model cannot score is never shortlisted first.
+    const bool na = std::isnan(v[a]), nb = std::isnan(v[b]);
+    if (na != nb) return nb;
+    return v[a] != v[b] && !na ? v[a] < v[b] : a < b;
+  };
+  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(k), idx.end(), less);
+  idx.resize(k);
+  return idx;
+}
+
+template <typename T>
+std::vector<T> take(const std::vector<T>& v, const std::vector<std::size_t>& idx) {
+  std::vector<T> out;
+  out.reserve(idx.size());
+  for (auto i : idx) out.push_back(v[i]);
+  return out;
+}
+
+std::map<std::string, std::vector<double>> take_cols(const std::map<std::string, std::vector<double>>& cols,
+                                                     const std::vector<std::size_t>& idx) {
+  std::map<std::string, std::vector<double>> out;
+  for (const auto& [t, v] : cols) out[t] = take(v, idx);
+  return out;
+}
+
+// Pareto set of the accepted predictions, sorted by the rank target (or the first target) then key.
+std::vector<Prediction> pareto_of(std::vector<Prediction> accepted, const std::vector<std::string>& targets,
+                                  const std::string& rank) {
+  if (accepted.empty()) return {};
+  std::vector<std::vector<double>> obj(targets.size());
+  for (std::size_t k = 0; k < targets.size(); ++k)
+    for (const auto& p : accepted) obj[k].push_back(p.value.at(targets[k]));
+  std::vector<Prediction> out;
+  for (auto i : pareto_front(obj)) out.push_back(std::move(accepted[i]));
+  const std::string by =
+      std::find(targets.begin(), targets.end(), rank) != targets.end() ? rank : targets.front();
+  std::sort(out.begin(), out.end(), [&](const Prediction& a, const Prediction& b) {
+    const double va = a.value.at(by), vb = b.value.at(by);
+    return va != vb ? va < vb : config_key(a.config) < config_key(b.config);
+  });
+  return out;
+}
+
+}  // namespace
+
+ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source, const CarbModel* target,
+                    const ScreenOptions& o) {
+  const CarbModel& final_model = target ? *target : source;
+  ScreenResult r;
+  r.rank_target = target_column(o.rank_by);
+  check_options(configs, source, final_model, o, r.rank_target);
+  r.two_stage = target != nullptr;
+  r.source_platform = source.platform();
+  r.target_platform = final_model.platform();
+  r.targets = final_model.targets();
+  r.budgets = o.budgets;
+  r.confidence = o.confidence;
+  r.stages.push_back({"candidates", configs.size()});
+
+  const auto src_cols = source.predict_columns(configs);
+  // The target model scores the whole space only when rho over the whole space can be computed;
+  // otherwise only the shortlist is re-scored.
+  std::map<std::string, std::vector<double>> tgt_all;
+  if (target && target->has_target(r.rank_target)) {
+    tgt_all = target->predict_columns(configs);
+    r.rank_spearman = spearman(src_cols.at(r.rank_target), tgt_all.at(r.rank_target));
+  }
+
+  std::vector<Config> shortlist = configs;
+  std::map<std::string, std::vector<double>> cols = target ? tgt_all : src_cols;
+  const std::optional<std::size_t> k = target ? o.top_k.value_or(ScreenOptions::kDefaultTopK) : o.top_k;
+  if (k) {
+    const auto idx = lowest(src_cols.at(r.rank_target), *k);
+    shortlist = take(configs, idx);
+    cols = target && tgt_all.empty() ? target->predict_columns(shortlist) : take_cols(cols, idx);
+    r.stages.push_back({"shortlist", shortlist.size()});
+  } else if (target && tgt_all.empty()) {
+    cols = target->predict_columns(shortlist);
+  }
+
+  auto accepted = apply_budgets(final_model, shortlist, cols, o.budgets, o.confidence);
+  r.within_budget = accepted.size();
+  r.stages.push_back({"within_budget", r.within_budget});
+  r.pareto = pareto_of(std::move(accepted), r.targets, r.rank_target);
+  r.stages.push_back({"pareto", r.pareto.size()});
+  if (o.validate) r.validation = validate_screen(configs, *o.validate, final_model, o.budgets, o.confidence);
+  return r;
+}
+
+nlohmann::json ScreenResult::to_json() const {
+  nlohmann::json j;
+  j["rank_by"] = rank_target;
+  j["source_platform"] = source_platform;
+  j["target_platform"] = target_platform;
+  j["two_stage"] = two_stage;
+  j["stages"] = nlohmann::json::array();
+  for (const auto& s : stages) j["stages"].push_back({{"name", s.name}, {"count", s.count}});
+  j["rank_spearman"] = rank_spearman ? nlohmann::json(*rank_spearman) : nlohmann::json(nullptr);
+  j["targets"] = targets;
+  j["budgets"] = nlohmann::json::object();
+  for (const auto& [t, v] : budgets) j["budgets"][t] = v;
+  j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
+  j["within_budget"] = within_budget;
+  j["pareto"] = nlohmann::json::array();
+  for (const auto& p : pareto) {
+    nlohmann::json row = config_to_json(p.config);
+    for (const auto& [t, v] : p.value) row[t] = v;
+    for (const auto& [t, iv] : p.interval) row[t + "_lower"] = iv.first, row[t + "_upper"] = iv.second;
+    j["pareto"].push_back(row);
+  }
+  if (validation) j["validation"] = validation->to_json(budgets);
+  return j;
+}
+
+}  // namespace carb

@@ -1,0 +1,88 @@
+// Rendering a screen for people (funnel, budgets, Pareto table, validation) and as CSV.
+#include <string>
+
+#include "carb/prediction_io.hpp"
+#include "carb/screen.hpp"
+#include "carb/text_table.hpp"
+
+namespace carb {
+
+namespace {
+
+void print_funnel(const ScreenResult& r, std::ostream& out) {
+  out << (r.two_stage ? "two-stage screen: " + r.source_platform + " -> " + r.target_platform
+                      : "screen on " + r.source_platform)
+      << ", ranked by " << r.rank_target << '\n';
+  for (std::size_t i = 0; i < r.stages.size(); ++i)
+    out << (i ? " -> " : "  ") << r.stages[i].count << ' ' << r.stages[i].name;
+  out << '\n';
+  if (r.two_stage)
+    out << "  rank Spearman rho (whole space): "
+        << (r.rank_spearman ? fmt_num(*r.rank_spearman, 3)
+                            : std::string("n/a (target model lacks the rank target)"))
+        << '\n';
+  out << "  budgets:";
+  if (r.budgets.empty()) out << " none";
+  for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << fmt_num(v);
+  if (r.confidence) out << " (on the " << fmt_num(*r.confidence * 100, 3) << "% upper bound)";
+  out << "\n\n";
+}
+
+void print_pareto(const ScreenResult& r, std::ostream& out) {
+  if (r.pareto.empty()) {
+    out << "no configuration meets the budgets\n";
+    return;
+  }
+  std::vector<std::string> head = {"configuration"};
+  for (const auto& t : r.targets) head.push_back(t);
+  TextTable table(head);
+  for (const auto& p : r.pareto) {
+    std::vector<std::string> row = {config_key(p.config)};
+    for (const auto& t : r.targets) {
+      std::string cell = fmt_num(p.value.at(t));
+      if (auto it = p.interval.find(t); it != p.interval.end())
+        cell += " [" + fmt_num(it->second.first) + ", " + fmt_num(it->second.second) + "]";
+      row.push_back(cell);
+    }
+    table.add(row);
+  }
+  out << "Pareto set (" << r.pareto.size() << "):\n";
+  table.print(out);
+}
+
+void print_confusion_row(TextTable& t, const std::string& name, const BudgetConfusion& c) {
+  t.add({name, std::to_string(c.true_accept), std::to_string(c.false_accept), std::to_string(c.true_reject),
+         std::to_string(c.false_reject), fmt_num(c.accuracy(), 3), fmt_num(c.false_accept_rate(), 3),
+         fmt_num(c.false_reject_rate(), 3)});
+}
+
+void print_validation(const ScreenValidation& v, std::ostream& out) {
+  out << "\nvalidation against measurements: " << v.matched << " of " << v.measured
+      << " measured configurations are in the space";
+  if (v.unclassified) out << " (" << v.unclassified << " lack a budgeted target)";
+  out << '\n';
+  TextTable t(
+      {"decisions", "true_acc", "false_acc", "true_rej", "false_rej", "accuracy", "FA_rate", "FR_rate"});
+  print_confusion_row(t, "screen", v.decisions);
+  for (const auto& [level, c] : v.tradeoff) print_confusion_row(t, "conf " + level, c);
+  t.print(out);
+  TextTable e({"target", "n", "MAE", "RMSE", "MAPE %", "R2"});
+  for (const auto& [target, f] : v.errors)
+    e.add(
+        {target, std::to_string(f.n), fmt_num(f.mae), fmt_num(f.rmse), fmt_num(f.mape, 3), fmt_num(f.r2, 3)});
+  e.print(out);
+}
+
+}  // namespace
+
+void print_screen_table(const ScreenResult& r, std::ostream& out) {
+  print_funnel(r, out);
+  print_pareto(r, out);
+  if (r.validation) print_validation(*r.validation, out);
+}
+
+void write_screen_csv(const ScreenResult& r, std::ostream& out) {
+  write_predictions_csv(r.pareto, r.targets, out);
+}
+
+}  // namespace carb

@@ -1,0 +1,156 @@
+// Validation of a screen against measurements of the target platform: would the budget decisions
+// made on predictions have been the decisions made on the measured costs? Also the prediction
+// errors on the matched configurations and, with a confidence, the false-accept/false-reject
+// trade-off across the stored coverage levels.
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "carb/error.hpp"
+#include "carb/screen.hpp"
+
+namespace carb {
+
+namespace {
+
+double ratio(std::size_t a, std::size_t b) {
+  return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b);
+}
+
+// One measured configuration: every target averaged over its ok rows (those that have it).
+struct Measured {
+  Config config;
+  std::map<std::string, std::pair<double, int>> sum;  // target -> (sum, count)
+  std::optional<double> value(const std::string& t) const {
+    auto it = sum.find(t);
+    if (it == sum.end()) return std::nullopt;
+    return it->second.first / it->second.second;
+  }
+};
+
+std::vector<Measured> measured_in_space(const std::vector<Config>& screened, const Dataset& d,
+                                        ScreenValidation& v) {
+  std::unordered_set<std::string> space;
+  space.reserve(screened.size());
+  for (const auto& c : screened) space.insert(config_key(c));
+  std::unordered_map<std::string, std::size_t> at;
+  std::unordered_set<std::string> seen;
+  std::set<std::string> platforms;
+  std::vector<Measured> out;
+  for (const auto& r : d.rows) {
+    if (r.status != "ok") continue;
+    platforms.insert(r.platform);
+    const std::string key = config_key(r.config);
+    seen.insert(key);
+    if (!space.count(key)) continue;
+    auto [it, fresh] = at.emplace(key, out.size());
+    if (fresh) out.push_back({r.config, {}});
+    for (const char* t : kTargets)
+      if (auto x = r.value(t)) {
+        auto& s = out[it->second].sum[t];
+        s.first += *x, s.second += 1;
+      }
+  }
+  v.measured = seen.size();
+  v.measured_platforms.assign(platforms.begin(), platforms.end());
+  return out;
+}
+
+// Measured decision; nullopt when a budgeted target was not measured.
+std::optional<bool> measured_accept(const Measured& m, const Budgets& b) {
+  bool ok = true;
+  for (const auto& [t, limit] : b) {
+    auto x = m.value(t);
+    if (!x) return std::nullopt;
+    ok = ok && *x <= limit;
+  }
+  return ok;
+}
+
+BudgetConfusion confusion(const std::vector<Prediction>& pred, const std::vector<std::optional<bool>>& truth,
+                          const Budgets& b, bool use_upper) {
+  BudgetConfusion c;
+  for (std::size_t i = 0; i < pred.size(); ++i) {
+    if (!truth[i]) continue;
+    const bool acc = accepted(pred[i], b, use_upper);
+    if (*truth[i])
+      (acc ? c.true_accept : c.false_reject) += 1;
+    else
+      (acc ? c.false_accept : c.true_reject) += 1;
+  }
+  return c;
+}
+
+}  // namespace
+
+double BudgetConfusion::accuracy() const { return ratio(true_accept + true_reject, total()); }
+double BudgetConfusion::false_accept_rate() const { return ratio(false_accept, false_accept + true_reject); }
+double BudgetConfusion::false_reject_rate() const { return ratio(false_reject, false_reject + true_accept); }
+
+nlohmann::json BudgetConfusion::to_json() const {
+  return {{"true_accept", true_accept},
+          {"false_accept", false_accept},
+          {"true_reject", true_reject},
+          {"false_reject", false_reject},
+          {"accuracy", accuracy()},
+          {"false_accept_rate", false_accept_rate()},
+          {"false_reject_rate", false_reject_rate()}};
+}
+
+ScreenValidation validate_screen(const std::vector<Config>& screened, const Dataset& measured,
+                                 const CarbModel& m, const Budgets& b, std::optional<double> confidence) {
+  ScreenValidation v;
+  v.model_platform = m.platform();
+  const auto rows = measured_in_space(screened, measured, v);
+  if (rows.empty())
+    throw InputError("validation: none of the " + std::to_string(v.measured) +
+                     " configurations measured ok is in the screened space");
+  v.matched = rows.size();
+  std::vector<Config> cs;
+  std::vector<std::optional<bool>> truth;
+  for (const auto& r : rows) cs.push_back(r.config), truth.push_back(measured_accept(r, b));
+  v.unclassified = static_cast<std::size_t>(std::count(truth.begin(), truth.end(), std::nullopt));
+
+  const auto point = m.predict(cs);
+  for (const auto& t : m.targets()) {
+    std::vector<double> y, p;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if (auto x = rows[i].value(t)) y.push_back(*x), p.push_back(point[i].value.at(t));
+    if (!y.empty()) v.errors[t] = fit_metrics(y, p);
+  }
+  if (!confidence) {
+    v.decisions = confusion(point, truth, b, false);
+    return v;
+  }
+  v.decisions = confusion(m.predict(cs, {}, confidence), truth, b, true);
+  v.tradeoff.emplace_back("none", confusion(point, truth, b, false));
+  for (const char* level : {"0.8", "0.9", "0.95", "0.99"})
+    v.tradeoff.emplace_back(level, confusion(m.predict(cs, {}, std::stod(level)), truth, b, true));
+  return v;
+}
+
+nlohmann::json ScreenValidation::to_json(const Budgets& b) const {
+  nlohmann::json j = {{"model_platform", model_platform},
+                      {"measured_platforms", measured_platforms},
+                      {"measured", measured},
+                      {"matched", matched},
+                      {"unclassified", unclassified},
+                      {"decisions", decisions.to_json()}};
+  j["errors"] = nlohmann::json::object();
+  for (const auto& [t, f] : errors) {
+    j["errors"][t] = f.to_json();
+    j["errors"][t]["budgeted"] = b.count(t) > 0;
+  }
+  if (!tradeoff.empty()) {
+    j["tradeoff"] = nlohmann::json::array();
+    for (const auto& [level, c] : tradeoff) {
+      auto row = c.to_json();
+      row["confidence"] = level;
+      j["tradeoff"].push_back(row);
+    }
+  }
+  return j;
+}
+
+}  // namespace carb

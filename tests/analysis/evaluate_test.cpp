@@ -1,0 +1,306 @@
+// Tests of `carb evaluate` (src/analysis/evaluate*.cpp) on a synthetic dataset whose costs
+// are known functions of the configuration, with small learners so the suite runs in seconds.
+#include "carb/evaluate.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <sstream>
+#include <tuple>
+#include <utility>
+
+#include "analysis/evaluate_internal.hpp"
+#include "carb/error.hpp"
+#include "carb/features.hpp"
+#include "carb/network_spec.hpp"
+
+namespace carb {
+namespace {
+
+double synthetic_noise(std::mt19937& g, double amplitude) {
+  return 1.0 + amplitude * (2.0 * (static_cast<double>(g()) / 4294967296.0) - 1.0);
+}
+
+/// Synthetic (formula, not measured): memory ~ weights + 2 x the largest activation (both
+/// scale with the precision's bytes), latency ~ flops / a throughput that saturates with
+/// batch, energy ~ latency x power that grows with batch. Precision does not enter latency or
+/// energy, so for them the precision columns are irrelevant features.
+/// With `telemetry`, avg_sm_util rises with batch (no target depends on it).
+Dataset synthetic_cost_dataset(std::size_t rows, bool telemetry, unsigned seed) {
+  std::mt19937 g(seed);
+  const std::pair<Family, int> shapes[] = {{Family::basic, 18}, {Family::basic, 34}, {Family::bottleneck, 50}};
+  const double widths[] = {0.25, 0.5, 1.0};
+  const int resolutions[] = {32, 64, 96}, batches[] = {1, 2, 4, 8, 16, 32, 64, 128};
+  Dataset d;
+  for (std::size_t i = 0; i < rows; ++i) {
+    Config c;
+    std::tie(c.family, c.depth) = shapes[g() % 3];
+    c.width = widths[g() % 3], c.resolution = resolutions[g() % 3], c.batch = batches[g() % 8];
+    c.precision = g() % 2 ? Precision::fp16 : Precision::fp32;
+    const NetworkSpec s = build_network_spec(c);
+    const double occupancy = std::min(1.0, std::sqrt(c.batch / 32.0));
+    Record r;
+    r.platform = "synthetic";
+    r.config = c;
+    r.peak_memory_mb = (s.param_bytes() + 2.0 * s.activation_bytes_max()) / 1e6 * synthetic_noise(g, 0.02) + 5;
+    r.latency_ms = (s.flops() / (2e9 * occupancy) + 0.3) * synthetic_noise(g, 0.03);
+    r.energy_j = *r.latency_ms * (0.02 + 0.03 * occupancy) * synthetic_noise(g, 0.03);
+    if (telemetry) r.avg_sm_util = 30 + 60 * occupancy * synthetic_noise(g, 0.05), r.avg_mem_util = 40.0;
+    d.rows.push_back(r);
+  }
+  return d;
+}
+
+TrainOptions small_options() {
+  TrainOptions o;
+  o.params.n_trees = 20;
+  o.params.threads = 1;  // ctest runs tests in parallel; OpenMP spinning across tests is slow
+  o.params.max_depth = 6;
+  o.params.max_leaves = 31;
+  o.params.learning_rate = 0.3;
+  o.folds = 3;
+  o.blend_step = 0.25;
+  o.params.threads = 1;  // OpenMP workers spin-wait: on a loaded machine 2 threads run slower than 1
+  return o;
+}
+
+// Trains on the train split the way `carb train` does and records the split in the bundle.
+CarbModel train_like_carb_train(const Dataset& d, const TrainOptions& o) {
+  std::vector<std::size_t> tr, te;
+  split_indices(d.rows.size(), 0.2, o.seed, tr, te);
+  CarbModel m = CarbModel::train(subset(d, tr), o);
+  m.manifest_extra()["split"] = {{"seed", o.seed}, {"test_fraction", 0.2}};
+  return m;
+}
+
+class Evaluate : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    data_ = new Dataset(synthetic_cost_dataset(300, false, 7));
+    model_ = new CarbModel(train_like_carb_train(*data_, small_options()));
+    doc_ = new nlohmann::json(evaluate_model(*model_, *data_));
+  }
+  static void TearDownTestSuite() {
+    delete doc_;
+    delete model_;
+    delete data_;
+  }
+  static std::size_t count_rows(bool low_batch) {
+    return static_cast<std::size_t>(std::count_if(data_->rows.begin(), data_->rows.end(),
+                                                  [&](const Record& r) { return (r.config.batch <= 8) == low_batch; }));
+  }
+  static Dataset* data_;
+  static CarbModel* model_;
+  static nlohmann::json* doc_;
+};
+Dataset* Evaluate::data_ = nullptr;
+CarbModel* Evaluate::model_ = nullptr;
+nlohmann::json* Evaluate::doc_ = nullptr;
+
+TEST_F(Evaluate, ReportsEverySectionPerTarget) {
+  const auto& d = *doc_;
+  for (const char* section : {"split", "targets", "baselines", "lobto", "ablation", "importance", "residuals",
+                              "components", "warnings", "seconds"})
+    EXPECT_TRUE(d.contains(section)) << section;
+  for (const char* t : kTargets) {
+    for (const char* k : {"r2", "mae", "rmse", "mape", "n"}) EXPECT_TRUE(d["targets"][t].contains(k)) << t << k;
+    for (const char* b : {"flops_linear", "flops_loglinear"})
+      for (const char* k : {"r2", "mae"}) EXPECT_TRUE(d["baselines"][b][t].contains(k)) << b << t << k;
+    for (const char* k : {"r2", "mae", "mape"}) EXPECT_TRUE(d["lobto"][t].contains(k)) << t << k;
+    EXPECT_TRUE(d["importance"][t].is_array()) << t;
+    EXPECT_TRUE(d["residuals"]["batch_regimes"][t].contains("<=8")) << t;
+    for (const char* k : {"oof", "test", "no_cascade", "weights"}) EXPECT_TRUE(d["components"][t].contains(k)) << t << k;
+  }
+  EXPECT_TRUE(d["baselines"]["latency_proxy"]["energy_j"].contains("r2"));
+  EXPECT_EQ(d["targets"]["energy_j"]["n"].get<std::size_t>(), 60u);  // 20% of 300
+}
+
+TEST_F(Evaluate, ReproducesTheBundlesSplit) {
+  EXPECT_TRUE((*doc_)["split"]["matches_training"].get<bool>());
+  EXPECT_EQ((*doc_)["split"]["source"], "bundle");
+  EXPECT_TRUE((*doc_)["warnings"].empty());
+  EvaluateOptions other;
+  other.seed = 43;
+  other.quick = true;
+  const auto doc = evaluate_model(*model_, *data_, other);
+  EXPECT_FALSE(doc["split"]["matches_training"].get<bool>());
+  EXPECT_EQ(doc["split"]["source"], "flags");
+  EXPECT_NE(doc["warnings"].dump().find("not the data the model was trained on"), std::string::npos);
+}
+
+TEST_F(Evaluate, CarbBeatsTheFlopsOnlyBaseline) {
+  for (const char* t : kTargets) {
+    const double carb = (*doc_)["targets"][t]["r2"];
+    EXPECT_GT(carb, 0.9) << t;
+    EXPECT_GT(carb, (*doc_)["baselines"]["flops_linear"][t]["r2"].get<double>()) << t;
+    EXPECT_GT((*doc_)["baselines"]["flops_linear"][t]["carb_mae_reduction_pct"].get<double>(), 0.0) << t;
+  }
+}
+
+TEST_F(Evaluate, LobtoTrainsOnLargeBatchesAndTestsOnSmallOnes) {
+  const auto& l = (*doc_)["lobto"];
+  ASSERT_TRUE(l["available"].get<bool>());
+  EXPECT_EQ(l["train_rows"].get<std::size_t>(), count_rows(false));
+  EXPECT_EQ(l["test_rows"].get<std::size_t>(), count_rows(true));
+  for (const char* t : kTargets) EXPECT_EQ(l[t]["n"].get<std::size_t>(), count_rows(true)) << t;
+}
+
+TEST_F(Evaluate, WithoutTelemetryAblationAndUtilizationStudyAreUnavailable) {
+  for (const auto* section : {&(*doc_)["ablation"], &(*doc_)["residuals"]["high_util"]}) {
+    EXPECT_FALSE((*section)["available"].get<bool>());
+    EXPECT_NE((*section)["reason"].get<std::string>().find("avg_sm_util"), std::string::npos);
+  }
+}
+
+double permutation_of(const nlohmann::json& imp, const std::string& feature) {
+  for (const auto& f : imp)
+    if (f["feature"] == feature) return f["permutation"];
+  ADD_FAILURE() << "no feature " << feature;
+  return -1;
+}
+
+TEST_F(Evaluate, PermutationImportanceIsNearZeroForAnIrrelevantFeature) {
+  for (const char* t : {"energy_j", "latency_ms"}) {
+    const auto& imp = (*doc_)["importance"][t];
+    ASSERT_EQ(imp.size(), model_->feature_names(t).size()) << t;
+    double top = 0;
+    for (const auto& f : imp) top = std::max(top, f["permutation"].get<double>());
+    const double mae = (*doc_)["targets"][t]["mae"];
+    EXPECT_GT(top, mae) << t;  // shuffling what the target depends on at least doubles the error
+    for (const char* irrelevant : {"precision_fp16", "precision_fp32", "bytes_per_element"})
+      EXPECT_LT(std::abs(permutation_of(imp, irrelevant)), 0.05 * mae) << t << " " << irrelevant;
+  }
+}
+
+TEST_F(Evaluate, ImportanceIsOrderedByGainAndCoversUpstreamPredictions) {
+  const auto& imp = (*doc_)["importance"]["latency_ms"];
+  for (std::size_t i = 1; i < imp.size(); ++i)
+    EXPECT_GE(imp[i - 1]["gain"].get<double>(), imp[i]["gain"].get<double>()) << i;
+  EXPECT_GE(permutation_of(imp, "pred_energy_j"), 0.0);
+}
+
+TEST_F(Evaluate, PerTargetPredictionAgreesWithTheCascade) {
+  const Dataset test = subset(*data_, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9});
+  const auto configs = configs_of(test);
+  const auto cols = model_->predict_columns(configs);
+  const Matrix base = build_features(model_->schema(), configs);
+  for (const auto& tm : model_->target_models()) {
+    const auto p = eval::predict_target(*model_, tm, eval::target_features(*model_, tm, base, cols), configs);
+    for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(p[i], cols.at(tm.target)[i], 1e-6 * cols.at(tm.target)[i]);
+  }
+}
+
+TEST_F(Evaluate, ComponentsIncludeTheFullModelOnTheTestRows) {
+  for (const char* t : kTargets) {
+    const auto& c = (*doc_)["components"][t];
+    const auto& full = c["test"].contains("blend_corrected") ? c["test"]["blend_corrected"] : c["test"]["blend"];
+    EXPECT_NEAR(full["mae"].get<double>(), (*doc_)["targets"][t]["mae"].get<double>(), 1e-6) << t;
+    for (const auto& kind : model_->options().learners) EXPECT_TRUE(c["test"].contains(kind)) << t << kind;
+    EXPECT_TRUE(c["no_cascade"].contains("r2")) << t;
+  }
+}
+
+TEST_F(Evaluate, QuickSkipsTheRetrainingSectionsAndSaysSo) {
+  EvaluateOptions o;
+  o.quick = true;
+  const auto doc = evaluate_model(*model_, *data_, o);
+  EXPECT_TRUE(doc["quick"].get<bool>());
+  for (const auto& s : {doc["lobto"], doc["ablation"], doc["components"]["energy_j"]["no_cascade"]}) {
+    EXPECT_FALSE(s["available"].get<bool>());
+    EXPECT_NE(s["reason"].get<std::string>().find("--quick"), std::string::npos);
+  }
+  EXPECT_NE(doc["warnings"].dump().find("--quick"), std::string::npos);
+  EXPECT_EQ(doc["targets"], (*doc_)["targets"]);
+}
+
+TEST_F(Evaluate, TableShowsEverySection) {
+  std::ostringstream out;
+  render_evaluation_table(*doc_, out);
+  for (const char* title : {"held-out accuracy", "baselines", "leave-one-batch-tier-out", "telemetry ablation",
+                            "components", "feature importance", "batch regime", "not available"})
+    EXPECT_NE(out.str().find(title), std::string::npos) << title;
+}
+
+TEST(EvaluateTelemetry, AblationComparesAllFeaturesWithArchitectureOnly) {
+  const Dataset d = synthetic_cost_dataset(150, true, 11);
+  TrainOptions o = small_options();
+  o.use_telemetry = true;
+  const CarbModel m = train_like_carb_train(d, o);
+  const auto doc = evaluate_model(m, d);
+  const auto& a = doc["ablation"];
+  ASSERT_TRUE(a["available"].get<bool>());
+  EXPECT_EQ(a["reused_bundle"], "all_features");
+  for (const char* t : kTargets) {
+    EXPECT_NEAR(a["delta_r2"][t].get<double>(), a["architecture_only"][t]["r2"].get<double>() -
+                                                    a["all_features"][t]["r2"].get<double>(), 1e-12);
+    EXPECT_GT(a["architecture_only"][t]["r2"].get<double>(), 0.8) << t;
+  }
+  const auto& h = doc["residuals"]["high_util"];
+  ASSERT_TRUE(h["available"].get<bool>());
+  EXPECT_EQ(h["energy_j"]["n"], h["rows"]);
+}
+
+// One small model (and its data) for every error case.
+const std::pair<Dataset, CarbModel>& small_model() {
+  static const auto* m = [] {
+    Dataset d = synthetic_cost_dataset(120, false, 3);
+    auto* p = new std::pair<Dataset, CarbModel>(d, train_like_carb_train(d, small_options()));
+    return p;
+  }();
+  return *m;
+}
+
+struct BadInput {
+  const char* name;
+  void (*spoil)(Dataset&, EvaluateOptions&);
+  const char* message;  // a word the one-line error has to name
+};
+
+TEST(EvaluateErrors, RejectsBadInputWithClearErrors) {
+  const BadInput cases[] = {
+      {"data without a target the model has",
+       [](Dataset& d, EvaluateOptions&) {
+         for (auto& r : d.rows) r.energy_j.reset();
+       },
+       "energy_j"},
+      {"one row without a target",
+       [](Dataset& d, EvaluateOptions&) { d.rows[17].latency_ms.reset(); }, "latency_ms"},
+      {"no ok rows",
+       [](Dataset& d, EvaluateOptions&) {
+         for (auto& r : d.rows) r.status = "oom";
+       },
+       "no ok rows"},
+      {"test fraction above 1", [](Dataset&, EvaluateOptions& o) { o.test_fraction = 1.5; }, "test-fraction"},
+      {"test fraction 0", [](Dataset&, EvaluateOptions& o) { o.test_fraction = 0.0; }, "test-fraction"},
+      {"too few rows to hold out",
+       [](Dataset& d, EvaluateOptions&) { d.rows.resize(3); }, "too few"},
+      {"no permutation repeats", [](Dataset&, EvaluateOptions& o) { o.permutation_repeats = 0; }, "repeats"},
+  };
+  for (const auto& c : cases) {
+    Dataset d = small_model().first;
+    EvaluateOptions o;
+    o.quick = true;
+    c.spoil(d, o);
+    try {
+      evaluate_model(small_model().second, d, o);
+      ADD_FAILURE() << c.name << ": no error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << c.name << ": " << e.what();
+    }
+  }
+}
+
+TEST(EvaluateErrors, TheUnspoiledDataEvaluates) {
+  EvaluateOptions o;
+  o.quick = true;
+  EXPECT_NO_THROW(evaluate_model(small_model().second, small_model().first, o));
+}
+
+TEST(EvaluateErrors, MissingModelDirIsAModelError) {
+  EXPECT_THROW(run_evaluate("/nonexistent/carb-model", {"/nonexistent/data.csv"}), ModelError);
+}
+
+}  // namespace
+}  // namespace carb

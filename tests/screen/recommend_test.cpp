@@ -1,0 +1,126 @@
+// Tests of the batch-size/precision recommendation: the best is the feasible minimum of the cost
+// per image, constraints hold for every candidate returned, nothing fitting is a clear result,
+// latency per image stands in for energy on a model without energy, and invalid input throws.
+#include "carb/recommend.hpp"
+
+#include <gtest/gtest.h>
+
+#include "carb/error.hpp"
+#include "screen/screen_test_util.hpp"
+
+namespace carb {
+namespace {
+
+using testing::synthetic_model_b;
+using testing::synthetic_model_no_energy;
+
+RecommendOptions basic18() {
+  RecommendOptions o;
+  o.family = Family::basic;
+  o.depth = 18;
+  o.width = 0.5;
+  o.resolution = 64;
+  return o;
+}
+
+TEST(Recommend, DefaultPrecisionsFollowThePlatform) {
+  const std::pair<const char*, std::vector<Precision>> cases[] = {
+      {"cpu-2t", {Precision::fp32, Precision::bf16}},
+      {"cpu", {Precision::fp32, Precision::bf16}},
+      {"h200", {Precision::fp32, Precision::fp16, Precision::bf16}},
+      {"gpu-cpu-host", {Precision::fp32, Precision::fp16, Precision::bf16}},
+  };
+  for (const auto& [platform, expected] : cases)
+    EXPECT_EQ(default_precisions(platform), expected) << platform;
+}
+
+TEST(Recommend, BestIsTheFeasibleMinimumOfEnergyPerImage) {
+  auto o = basic18();
+  o.latency_max_ms = 6.0;
+  const auto r = recommend(synthetic_model_b(), o);
+  ASSERT_TRUE(r.best) << r.message;
+  EXPECT_EQ(r.objective, "energy_per_image_j");
+  EXPECT_EQ(r.evaluated, 14u);  // 7 default batches x fp32, bf16 on a cpu* platform
+  // Brute force over the same candidates.
+  std::vector<Config> cs;
+  for (int b : {1, 2, 4, 8, 16, 32, 64})
+    for (Precision p : {Precision::fp32, Precision::bf16}) cs.push_back({Family::basic, 18, 0.5, 64, b, p});
+  double best = 1e300;
+  std::size_t feasible = 0;
+  for (const auto& p : synthetic_model_b().predict(cs))
+    if (p.value.at("latency_ms") <= 6.0)
+      ++feasible, best = std::min(best, p.value.at("energy_j") / p.config.batch);
+  EXPECT_EQ(r.feasible, feasible);
+  EXPECT_DOUBLE_EQ(r.best->objective, best);
+  ASSERT_LT(feasible, 14u);  // the constraint bites
+}
+
+TEST(Recommend, EveryReturnedCandidateMeetsTheConstraints) {
+  auto o = basic18();
+  o.latency_max_ms = 8.0;
+  o.memory_max_mb = 60.0;
+  const auto r = recommend(synthetic_model_b(), o);
+  ASSERT_TRUE(r.best) << r.message;
+  EXPECT_LE(r.runners_up.size(), 5u);
+  double previous = r.best->objective;
+  for (const auto& c : r.runners_up) {
+    EXPECT_LE(c.value.at("latency_ms"), 8.0);
+    EXPECT_LE(c.value.at("peak_memory_mb"), 60.0);
+    EXPECT_GE(c.objective, previous);
+    EXPECT_NE(c.config, r.best->config);
+    previous = c.objective;
+  }
+  EXPECT_LE(r.best->value.at("latency_ms"), 8.0);
+  EXPECT_LE(r.best->value.at("peak_memory_mb"), 60.0);
+}
+
+TEST(Recommend, NothingFittingIsAResultWithAReason) {
+  auto o = basic18();
+  o.latency_max_ms = 1e-6;
+  const auto r = recommend(synthetic_model_b(), o);
+  EXPECT_FALSE(r.best);
+  EXPECT_TRUE(r.runners_up.empty());
+  EXPECT_EQ(r.feasible, 0u);
+  EXPECT_NE(r.message.find("latency_ms"), std::string::npos) << r.message;
+  const auto j = r.to_json();
+  EXPECT_TRUE(j["best"].is_null());
+  EXPECT_EQ(j["status"], "infeasible");
+  EXPECT_TRUE(j["runners_up"].empty());
+}
+
+TEST(Recommend, LatencyPerImageWithoutEnergy) {
+  auto o = basic18();
+  o.precisions = {Precision::fp32};
+  o.batches = {1, 4, 16};
+  const auto r = recommend(synthetic_model_no_energy(), o);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(r.objective, "latency_per_image_ms");
+  EXPECT_EQ(r.evaluated, 3u);
+  EXPECT_DOUBLE_EQ(r.best->objective, r.best->value.at("latency_ms") / r.best->config.batch);
+  const auto j = r.to_json();
+  for (const char* k : {"best", "runners_up", "objective"}) EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_TRUE(j["best"].contains("latency_per_image_ms"));
+}
+
+TEST(Recommend, RejectsInvalidInput) {
+  auto with = [](auto edit) {
+    RecommendOptions o = basic18();
+    edit(o);
+    return o;
+  };
+  const std::pair<const char*, RecommendOptions> cases[] = {
+      {"no batches", with([](RecommendOptions& o) { o.batches.clear(); })},
+      {"batch 0", with([](RecommendOptions& o) {
+         o.batches = {0, 1};
+       })},
+      {"batch too large", with([](RecommendOptions& o) { o.batches = {100000}; })},
+      {"invalid depth", with([](RecommendOptions& o) { o.depth = 19; })},
+      {"width out of range", with([](RecommendOptions& o) { o.width = 100; })},
+      {"negative latency budget", with([](RecommendOptions& o) { o.latency_max_ms = -1.0; })},
+      {"zero memory budget", with([](RecommendOptions& o) { o.memory_max_mb = 0.0; })},
+  };
+  for (const auto& [name, o] : cases) EXPECT_THROW(recommend(synthetic_model_b(), o), InputError) << name;
+}
+
+}  // namespace
+}  // namespace carb

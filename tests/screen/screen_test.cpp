@@ -1,0 +1,241 @@
+// Tests of the two-stage screen: stage counts, budgets, the confidence rule, the Pareto set,
+// rank correlation, and the errors for targets a model lacks. Tiny models on synthetic data.
+#include "carb/screen.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "carb/error.hpp"
+#include "carb/space.hpp"
+#include "screen/screen_test_util.hpp"
+
+namespace carb {
+namespace {
+
+using testing::synthetic_model_a;
+using testing::synthetic_model_b;
+using testing::synthetic_model_no_energy;
+using testing::synthetic_screen_configs;
+
+std::vector<std::string> stage_names(const ScreenResult& r) {
+  std::vector<std::string> out;
+  for (const auto& s : r.stages) out.push_back(s.name);
+  return out;
+}
+
+// Exception message of f, or "" when it does not throw InputError.
+template <typename F>
+std::string input_error(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Screen, TwoStageCountsAreConsistent) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.top_k = 50;
+  o.budgets = {{"latency_ms", 5.0}};
+  const auto r = screen(cs, synthetic_model_a(), &synthetic_model_b(), o);
+  ASSERT_EQ(stage_names(r), (std::vector<std::string>{"candidates", "shortlist", "within_budget", "pareto"}));
+  EXPECT_EQ(r.stages[0].count, cs.size());
+  EXPECT_EQ(r.stages[1].count, 50u);
+  EXPECT_LE(r.stages[2].count, r.stages[1].count);
+  EXPECT_EQ(r.stages[2].count, r.within_budget);
+  EXPECT_LE(r.stages[3].count, r.stages[2].count);
+  EXPECT_EQ(r.stages[3].count, r.pareto.size());
+  EXPECT_GT(r.pareto.size(), 0u);
+  EXPECT_TRUE(r.two_stage);
+  EXPECT_EQ(r.target_platform, "cpu-synthetic-b");
+}
+
+TEST(Screen, TopKLargerThanSpaceKeepsEverything) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.top_k = 100000;
+  const auto r = screen(cs, synthetic_model_a(), &synthetic_model_b(), o);
+  EXPECT_EQ(r.stages[1].count, cs.size());
+}
+
+TEST(Screen, OneModelCutsOnlyWhenTopKIsGiven) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  const auto all = screen(cs, synthetic_model_a(), nullptr, o);
+  EXPECT_EQ(stage_names(all), (std::vector<std::string>{"candidates", "within_budget", "pareto"}));
+  EXPECT_EQ(all.within_budget, cs.size());  // no budgets: everything passes
+  EXPECT_FALSE(all.rank_spearman);
+  o.top_k = 30;
+  const auto cut = screen(cs, synthetic_model_a(), nullptr, o);
+  EXPECT_EQ(stage_names(cut),
+            (std::vector<std::string>{"candidates", "shortlist", "within_budget", "pareto"}));
+  EXPECT_EQ(cut.stages[1].count, 30u);
+}
+
+TEST(Screen, ShortlistHoldsTheLowestRankedBySource) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.rank_by = "latency";
+  o.top_k = 20;
+  const auto r = screen(cs, synthetic_model_a(), nullptr, o);
+  // Every Pareto member came from the shortlist: its latency is among the 20 lowest predicted.
+  auto lat = synthetic_model_a().predict_columns(cs).at("latency_ms");
+  std::sort(lat.begin(), lat.end());
+  for (const auto& p : r.pareto) EXPECT_LE(p.value.at("latency_ms"), lat[19]);
+  EXPECT_DOUBLE_EQ(r.pareto.front().value.at("latency_ms"), lat[0]);  // sorted by the rank target
+}
+
+TEST(Screen, BudgetsAreRespectedAndCountedExactly) {
+  const auto cs = synthetic_screen_configs();
+  const auto& m = synthetic_model_b();
+  const Budgets b = {{"latency_ms", 4.0}, {"peak_memory_mb", 60.0}};
+  ScreenOptions o;
+  o.budgets = b;
+  const auto r = screen(cs, m, nullptr, o);
+  std::size_t expected = 0;
+  for (const auto& p : m.predict(cs)) expected += accepted(p, b, false);
+  EXPECT_EQ(r.within_budget, expected);
+  ASSERT_GT(expected, 0u);
+  ASSERT_LT(expected, cs.size());  // the budgets bite
+  for (const auto& p : r.pareto) {
+    EXPECT_LE(p.value.at("latency_ms"), 4.0);
+    EXPECT_LE(p.value.at("peak_memory_mb"), 60.0);
+  }
+}
+
+TEST(Screen, ParetoMembersAreNotDominatedByAnyAcceptedConfiguration) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.budgets = {{"energy_j", 0.5}};
+  const auto r = screen(cs, synthetic_model_b(), nullptr, o);
+  const auto preds = synthetic_model_b().predict(cs);
+  for (const auto& p : r.pareto)
+    for (const auto& q : preds) {
+      if (!accepted(q, o.budgets, false)) continue;
+      bool le = true, lt = false;
+      for (const auto& t : r.targets)
+        le = le && q.value.at(t) <= p.value.at(t), lt = lt || q.value.at(t) < p.value.at(t);
+      EXPECT_FALSE(le && lt) << config_key(q.config) << " dominates " << config_key(p.config);
+    }
+}
+
+TEST(Screen, ConfidenceMakesAcceptanceMonotonicallyStricter) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.top_k = 120;
+  o.budgets = {{"latency_ms", 3.0}};
+  std::size_t previous = screen(cs, synthetic_model_a(), &synthetic_model_b(), o).within_budget;
+  for (double level : {0.8, 0.9, 0.95, 0.99}) {
+    o.confidence = level;
+    const auto r = screen(cs, synthetic_model_a(), &synthetic_model_b(), o);
+    EXPECT_LE(r.within_budget, previous) << level;
+    previous = r.within_budget;
+    for (const auto& p : r.pareto) {
+      ASSERT_TRUE(p.interval.count("latency_ms"));
+      EXPECT_LE(p.interval.at("latency_ms").second, 3.0);
+      EXPECT_LE(p.interval.at("latency_ms").first, p.value.at("latency_ms"));
+    }
+  }
+}
+
+TEST(Screen, SameModelTwiceRanksIdentically) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.top_k = 40;
+  const auto two = screen(cs, synthetic_model_a(), &synthetic_model_a(), o);
+  const auto one = screen(cs, synthetic_model_a(), nullptr, o);
+  ASSERT_TRUE(two.rank_spearman);
+  EXPECT_NEAR(*two.rank_spearman, 1.0, 1e-12);
+  ASSERT_EQ(two.pareto.size(), one.pareto.size());
+  for (std::size_t i = 0; i < one.pareto.size(); ++i) EXPECT_EQ(two.pareto[i].config, one.pareto[i].config);
+}
+
+TEST(Screen, SpearmanIsOmittedWhenTheTargetLacksTheRankTarget) {
+  ScreenOptions o;
+  o.rank_by = "energy";
+  const auto r = screen(synthetic_screen_configs(), synthetic_model_a(), &synthetic_model_no_energy(), o);
+  EXPECT_FALSE(r.rank_spearman);
+  EXPECT_EQ(r.targets, (std::vector<std::string>{"peak_memory_mb", "latency_ms"}));
+  EXPECT_EQ(r.stages[1].count, ScreenOptions::kDefaultTopK);
+}
+
+TEST(Screen, ScreensThePaperSizedPreset) {
+  const auto cs = enumerate_preset("screen");
+  ASSERT_EQ(cs.size(), 3072u);
+  ScreenOptions o;
+  o.budgets = {{"latency_ms", 10.0}};
+  const auto r = screen(cs, synthetic_model_a(), &synthetic_model_b(), o);
+  EXPECT_EQ(r.stages[0].count, 3072u);
+  EXPECT_EQ(r.stages[1].count, 100u);
+  ASSERT_TRUE(r.rank_spearman);
+  EXPECT_GT(*r.rank_spearman, 0.5);  // the two synthetic platforms agree broadly
+}
+
+TEST(Screen, JsonHasTheDocumentedKeys) {
+  ScreenOptions o;
+  o.budgets = {{"latency_ms", 5.0}};
+  o.confidence = 0.9;
+  const auto j = screen(synthetic_screen_configs(), synthetic_model_a(), &synthetic_model_b(), o).to_json();
+  for (const char* k : {"stages", "rank_spearman", "pareto", "within_budget", "budgets", "rank_by"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["budgets"]["latency_ms"], 5.0);
+  ASSERT_FALSE(j["pareto"].empty());
+  for (const char* k : {"family", "depth", "width", "resolution", "batch", "precision", "latency_ms",
+                        "latency_ms_upper", "latency_ms_lower", "energy_j", "peak_memory_mb"})
+    EXPECT_TRUE(j["pareto"][0].contains(k)) << k;
+}
+
+TEST(Screen, TargetsTheModelLacksNameTheAvailableOnes) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions rank;
+  rank.rank_by = "energy";
+  const auto msg = input_error([&] { screen(cs, synthetic_model_no_energy(), nullptr, rank); });
+  EXPECT_NE(msg.find("energy_j"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("peak_memory_mb, latency_ms"), std::string::npos) << msg;
+  ScreenOptions budget;
+  budget.rank_by = "latency";
+  budget.budgets = {{"energy_j", 1.0}};
+  const auto msg2 =
+      input_error([&] { screen(cs, synthetic_model_a(), &synthetic_model_no_energy(), budget); });
+  EXPECT_NE(msg2.find("latency_ms"), std::string::npos) << msg2;
+}
+
+TEST(Screen, RejectsInvalidOptions) {
+  const auto cs = synthetic_screen_configs();
+  const auto& m = synthetic_model_a();
+  auto with = [](auto edit) {
+    ScreenOptions o;
+    edit(o);
+    return o;
+  };
+  const std::pair<const char*, ScreenOptions> cases[] = {
+      {"unknown cost", with([](ScreenOptions& o) { o.rank_by = "speed"; })},
+      {"top-k zero", with([](ScreenOptions& o) { o.top_k = 0; })},
+      {"negative budget", with([](ScreenOptions& o) {
+         o.budgets = {{"latency_ms", -1.0}};
+       })},
+      {"zero budget", with([](ScreenOptions& o) {
+         o.budgets = {{"peak_memory_mb", 0.0}};
+       })},
+      {"confidence 1", with([](ScreenOptions& o) { o.confidence = 1.0; })},
+      {"confidence 0.995", with([](ScreenOptions& o) { o.confidence = 0.995; })},
+      {"confidence 0", with([](ScreenOptions& o) { o.confidence = 0.0; })},
+  };
+  for (const auto& [name, o] : cases) EXPECT_THROW(screen(cs, m, nullptr, o), InputError) << name;
+  EXPECT_THROW(screen({}, m, nullptr, ScreenOptions{}), InputError) << "empty space";
+}
+
+TEST(Screen, CostNamesMapToTargetColumns) {
+  EXPECT_EQ(target_column("energy"), "energy_j");
+  EXPECT_EQ(target_column("latency"), "latency_ms");
+  EXPECT_EQ(target_column("memory"), "peak_memory_mb");
+  EXPECT_EQ(target_column("latency_ms"), "latency_ms");
+  EXPECT_THROW(target_column("Energy"), InputError);
+  EXPECT_THROW(target_column(""), InputError);
+}
+
+}  // namespace
+}  // namespace carb

@@ -1,0 +1,153 @@
+// Tests of screen validation: a hand-made measured set with a known number of true/false
+// accepts and rejects around a budget, averaging of repeated measurements, rows that cannot be
+// classified, the confidence trade-off, and the errors for data that matches nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "carb/error.hpp"
+#include "carb/screen.hpp"
+#include "screen/screen_test_util.hpp"
+
+namespace carb {
+namespace {
+
+using testing::synthetic_model_b;
+using testing::synthetic_screen_configs;
+
+Record measured(const Config& c, std::optional<double> latency, const std::string& status = "ok") {
+  Record r;
+  r.platform = "cpu-synthetic-b";
+  r.config = c;
+  r.status = status;
+  r.latency_ms = latency;
+  r.peak_memory_mb = 50.0;
+  return r;
+}
+
+// Screened space, budget and measurements built around the model's own predictions, so the
+// decisions are known: 3 true accepts, 1 false accept, 2 true rejects, 1 false reject, 1 unclassified.
+struct HandMade {
+  std::vector<Config> space;
+  Budgets budget;
+  Dataset data;
+  std::vector<std::pair<Config, double>> truth;  // matched and classified: config -> mean measured latency
+};
+
+HandMade hand_made() {
+  HandMade h;
+  const auto& m = synthetic_model_b();
+  auto preds = m.predict(synthetic_screen_configs());
+  std::sort(preds.begin(), preds.end(), [](const Prediction& a, const Prediction& b) {
+    return a.value.at("latency_ms") < b.value.at("latency_ms");
+  });
+  // Cut between two distinct predictions near the middle (tree models predict many ties).
+  auto lat = [&](std::size_t i) { return preds[i].value.at("latency_ms"); };
+  std::size_t cut = preds.size() / 2;
+  while (lat(cut - 1) == lat(cut)) ++cut;
+  const double B = (lat(cut - 1) + lat(cut)) / 2;
+  h.budget = {{"latency_ms", B}};
+  // The space leaves out preds.back(), which is measured but must not match.
+  for (std::size_t i = 0; i + 1 < preds.size(); ++i) h.space.push_back(preds[i].config);
+  auto add = [&](const Config& c, double latency) {
+    h.data.rows.push_back(measured(c, latency));
+    h.truth.emplace_back(c, latency);
+  };
+  add(preds[0].config, 0.5 * B);  // true accepts
+  add(preds[1].config, 0.5 * B);
+  add(preds[cut].config, 4 * B);  // true rejects
+  add(preds[cut + 1].config, 3 * B);
+  add(preds[cut + 2].config, 0.5 * B);  // false reject
+  add(preds[3].config, 2 * B);          // false accept
+  // Measured twice: 1.6B then 0.2B average to 0.9B, a true accept (first-only would make it false).
+  h.data.rows.push_back(measured(preds[2].config, 1.6 * B));
+  h.data.rows.push_back(measured(preds[2].config, 0.2 * B));
+  h.truth.emplace_back(preds[2].config, 0.9 * B);
+  h.data.rows.push_back(measured(preds[4].config, std::nullopt));    // unclassified
+  h.data.rows.push_back(measured(preds[5].config, 0.1 * B, "oom"));  // not ok: ignored
+  h.data.rows.push_back(measured(preds.back().config, 0.1 * B));     // outside the space
+  return h;
+}
+
+TEST(ScreenValidate, CountsKnownFalseAcceptsAndRejects) {
+  const auto h = hand_made();
+  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt);
+  EXPECT_EQ(v.measured, 9u);  // distinct ok configurations, including the one outside the space
+  EXPECT_EQ(v.matched, 8u);
+  EXPECT_EQ(v.unclassified, 1u);
+  EXPECT_EQ(v.decisions.true_accept, 3u);
+  EXPECT_EQ(v.decisions.false_accept, 1u);
+  EXPECT_EQ(v.decisions.true_reject, 2u);
+  EXPECT_EQ(v.decisions.false_reject, 1u);
+  EXPECT_DOUBLE_EQ(v.decisions.accuracy(), 5.0 / 7.0);
+  EXPECT_DOUBLE_EQ(v.decisions.false_accept_rate(), 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(v.decisions.false_reject_rate(), 1.0 / 4.0);
+  EXPECT_TRUE(v.tradeoff.empty());
+  EXPECT_EQ(v.measured_platforms, (std::vector<std::string>{"cpu-synthetic-b"}));
+}
+
+TEST(ScreenValidate, ErrorsAreOverTheMatchedMeasurements) {
+  const auto h = hand_made();
+  const auto& m = synthetic_model_b();
+  const auto v = validate_screen(h.space, h.data, m, h.budget, std::nullopt);
+  double abs_sum = 0;
+  for (const auto& [c, y] : h.truth) abs_sum += std::abs(m.predict({c})[0].value.at("latency_ms") - y);
+  ASSERT_TRUE(v.errors.count("latency_ms"));
+  EXPECT_EQ(v.errors.at("latency_ms").n, h.truth.size());
+  EXPECT_NEAR(v.errors.at("latency_ms").mae, abs_sum / h.truth.size(), 1e-9);
+  EXPECT_EQ(v.errors.at("peak_memory_mb").n, 8u);  // memory was measured on every matched row
+  EXPECT_FALSE(v.errors.count("energy_j"));        // never measured
+  const auto j = v.to_json(h.budget);
+  EXPECT_TRUE(j["errors"]["latency_ms"]["budgeted"].get<bool>());
+  EXPECT_FALSE(j["errors"]["peak_memory_mb"]["budgeted"].get<bool>());
+}
+
+TEST(ScreenValidate, ConfidenceTradeoffIsMonotonic) {
+  const auto h = hand_made();
+  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, 0.9);
+  ASSERT_EQ(v.tradeoff.size(), 5u);
+  const char* levels[] = {"none", "0.8", "0.9", "0.95", "0.99"};
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(v.tradeoff[i].first, levels[i]);
+  EXPECT_EQ(v.tradeoff[0].second.false_accept, 1u);  // the point decisions of the first test
+  for (std::size_t i = 1; i < 5; ++i) {
+    const auto &prev = v.tradeoff[i - 1].second, &cur = v.tradeoff[i].second;
+    EXPECT_LE(cur.false_accept, prev.false_accept) << levels[i];
+    EXPECT_LE(cur.true_accept + cur.false_accept, prev.true_accept + prev.false_accept) << levels[i];
+    EXPECT_EQ(cur.total(), 7u);
+  }
+  EXPECT_EQ(v.decisions.to_json(), v.tradeoff[2].second.to_json());  // the screen's own level
+}
+
+TEST(ScreenValidate, ScreenCarriesTheValidation) {
+  const auto h = hand_made();
+  ScreenOptions o;
+  o.budgets = h.budget;
+  o.validate = &h.data;
+  const auto r = screen(h.space, synthetic_model_b(), nullptr, o);
+  ASSERT_TRUE(r.validation);
+  EXPECT_EQ(r.validation->decisions.false_accept, 1u);
+  const auto j = r.to_json();
+  ASSERT_TRUE(j.contains("validation"));
+  EXPECT_EQ(j["validation"]["decisions"]["false_reject"], 1u);
+}
+
+TEST(ScreenValidate, NoBudgetsAcceptEverything) {
+  const auto h = hand_made();
+  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), {}, std::nullopt);
+  EXPECT_EQ(v.unclassified, 0u);  // nothing budgeted, so nothing is missing
+  EXPECT_EQ(v.decisions.true_accept, 8u);
+  EXPECT_EQ(v.decisions.false_accept + v.decisions.false_reject + v.decisions.true_reject, 0u);
+  EXPECT_DOUBLE_EQ(v.decisions.false_accept_rate(), 0.0);
+}
+
+TEST(ScreenValidate, DataOutsideTheSpaceIsAnError) {
+  const auto h = hand_made();
+  Dataset outside;
+  outside.rows.push_back(measured(Config{Family::basic, 34, 2.0, 224, 1, Precision::fp32}, 1.0));
+  EXPECT_THROW(validate_screen(h.space, outside, synthetic_model_b(), h.budget, std::nullopt), InputError);
+  EXPECT_THROW(validate_screen(h.space, Dataset{}, synthetic_model_b(), h.budget, std::nullopt), InputError);
+}
+
+}  // namespace
+}  // namespace carb
