@@ -44,7 +44,8 @@ class CpuBackend final : public Backend {
   explicit CpuBackend(const Protocol& p) : rapl_(make_rapl_meter()) {
     cpu_memory::install();
     torch::set_num_threads(p.threads);
-    at::set_num_interop_threads(1);
+    static const bool interop_set = (at::set_num_interop_threads(1), true);  // LibTorch allows it once per process
+    (void)interop_set;
     at::globalContext().setFlushDenormal(true);
   }
   std::string name() const override { return "cpu"; }

@@ -1,0 +1,54 @@
+// `carb evaluate`: the paper's evaluation tables for a trained model on measured data —
+// held-out accuracy, baselines, leave-one-batch-tier-out, telemetry ablation, components,
+// feature importance and the residual study.
+#include <iostream>
+
+#include "carb/evaluate.hpp"
+#include "cli.hpp"
+
+namespace carb::cli {
+namespace {
+
+struct EvaluateCmd {
+  std::filesystem::path model;
+  std::vector<std::string> data;
+  unsigned seed = 0;
+  double test_fraction = 0;
+  EvaluateOptions opts;
+  std::string format;
+};
+
+Registrar reg(
+    {"evaluate",
+     "Evaluate a model on measured data: held-out R2/MAE/RMSE/MAPE, FLOPs and latency baselines, "
+     "leave-one-batch-tier-out, telemetry ablation, components, importance, residual study",
+     [](CLI::App& app) {
+       auto c = std::make_shared<EvaluateCmd>();
+       app.add_option("--model", c->model, "model bundle directory (from carb train)")->required();
+       app.add_option("--data", c->data, "dataset CSV(s), the same as given to carb train")->required();
+       auto* seed = app.add_option("--seed", c->seed, "split seed (default: the one the bundle recorded)");
+       auto* frac = app.add_option("--test-fraction", c->test_fraction,
+                                   "held-out share of rows (default: the one the bundle recorded)")
+                        ->check(CLI::Range(0.0, 1.0));
+       app.add_flag("--quick", c->opts.quick,
+                    "skip the sections that retrain models (LOBTO, ablation, no-cascade)");
+       app.add_option("--high-util", c->opts.high_util_threshold,
+                      "residual study: avg_sm_util (%) above which a row is high-utilization")
+           ->capture_default_str()
+           ->check(CLI::Range(0.0, 100.0));
+       app.add_flag("--verbose", c->opts.verbose, "progress lines on stderr");
+       add_format(app, c->format, {"table", "json"});
+       app.callback([c, seed, frac] {
+         if (*seed) c->opts.seed = c->seed;
+         if (*frac) c->opts.test_fraction = c->test_fraction;
+         std::vector<std::filesystem::path> files(c->data.begin(), c->data.end());
+         const auto doc = run_evaluate(c->model, files, c->opts);
+         if (c->format == "json")
+           std::cout << doc.dump(2) << '\n';
+         else
+           render_evaluation_table(doc, std::cout);
+       });
+     }});
+
+}  // namespace
+}  // namespace carb::cli

@@ -1,0 +1,144 @@
+// `carb evaluate` as a library function: reproduces the held-out split `carb train` used,
+// scores the model on it and assembles the sections (baselines, leave-one-batch-tier-out,
+// ablation, importance, residuals, components) into one document.
+#include "carb/evaluate.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "../learn/model_internal.hpp"
+#include "carb/error.hpp"
+#include "carb/metrics.hpp"
+#include "carb/training.hpp"
+#include "evaluate_internal.hpp"
+
+namespace carb {
+namespace eval {
+
+nlohmann::json unavailable(const std::string& reason) { return {{"available", false}, {"reason", reason}}; }
+
+std::vector<double> target_column(const Dataset& d, const std::string& target) {
+  std::vector<double> y;
+  y.reserve(d.rows.size());
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    const auto v = d.rows[i].value(target);
+    if (!v || !std::isfinite(*v))
+      throw InputError("the data has no " + target + " for " + config_key(d.rows[i].config) +
+                       ", but the model predicts " + target + ": evaluate on data that measured it");
+    y.push_back(*v);
+  }
+  return y;
+}
+
+nlohmann::json score_model(const CarbModel& m, const Dataset& test) {
+  nlohmann::json out = nlohmann::json::object();
+  const auto pred = m.predict_columns(configs_of(test), telemetry_of(test));
+  for (const auto& t : m.targets()) out[t] = fit_metrics(target_column(test, t), pred.at(t)).to_json();
+  return out;
+}
+
+}  // namespace eval
+
+namespace {
+
+// The split: flags win, then what the bundle recorded, then carb train's defaults.
+nlohmann::json resolve_split(const CarbModel& m, const EvaluateOptions& o, unsigned& seed, double& fraction) {
+  const auto& ex = m.manifest_extra();
+  const bool recorded = ex.contains("split") && ex["split"].is_object();
+  seed = 42, fraction = 0.2;
+  if (recorded) {
+    seed = ex["split"].value("seed", seed);
+    fraction = ex["split"].value("test_fraction", fraction);
+  }
+  if (o.seed) seed = *o.seed;
+  if (o.test_fraction) fraction = *o.test_fraction;
+  const bool flags = o.seed || o.test_fraction;
+  return {{"seed", seed},
+          {"test_fraction", fraction},
+          {"source", flags      ? "flags"
+                     : recorded ? "bundle"
+                                : "default"}};
+}
+
+void check_options(const EvaluateOptions& o) {
+  if (o.test_fraction && !(*o.test_fraction > 0 && *o.test_fraction < 1))
+    throw InputError("--test-fraction must be in (0, 1), got " + std::to_string(*o.test_fraction));
+  if (o.permutation_repeats < 1) throw InputError("permutation repeats must be at least 1");
+  if (o.lobto_max_batch < 1) throw InputError("the leave-one-batch-tier-out boundary must be a batch >= 1");
+}
+
+template <class F>
+nlohmann::json timed(const char* name, const EvaluateOptions& o, nlohmann::json& seconds, F&& f) {
+  if (o.verbose) std::cerr << "evaluate: " << name << "...\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  nlohmann::json j = f();
+  seconds[name] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json evaluate_model(const CarbModel& model, const Dataset& data, const EvaluateOptions& o) {
+  check_options(o);
+  eval::Context c{model, data.ok_only(), {}, {}, o, false, {}};
+  if (c.all.rows.empty()) throw InputError("the data has no ok rows to evaluate on");
+  for (const auto& t : model.targets()) eval::target_column(c.all, t);  // fail early, naming the row
+  unsigned seed = 0;
+  double fraction = 0;
+  nlohmann::json split = resolve_split(model, o, seed, fraction);
+  if (fraction <= 0)
+    throw InputError(
+        "the model was trained with test fraction 0, so no rows were held out: pass --test-fraction "
+        "(the metrics will then include rows the model was trained on)");
+  std::vector<std::size_t> tr, te;
+  split_indices(c.all.rows.size(), fraction, seed, tr, te);
+  if (te.size() < 2 || tr.size() < 2)
+    throw InputError("too few ok rows (" + std::to_string(c.all.rows.size()) +
+                     ") for a held-out split at test fraction " + std::to_string(fraction));
+  c.train = subset(c.all, tr), c.test = subset(c.all, te);
+  c.split_matches_training = dataset_hash(c.train) == model.data_hash();
+  split["train_rows"] = tr.size(), split["test_rows"] = te.size();
+  split["matches_training"] = c.split_matches_training;
+  c.test_pred = model.predict_columns(configs_of(c.test), telemetry_of(c.test));
+
+  nlohmann::json doc = {{"platform", model.platform()},
+                        {"targets_predicted", model.targets()},
+                        {"rows", c.all.rows.size()},
+                        {"split", split},
+                        {"quick", o.quick},
+                        {"warnings", nlohmann::json::array()}};
+  if (!c.split_matches_training)
+    doc["warnings"].push_back(
+        "the train split of this data is not the data the model was trained on: held-out "
+        "rows may have been seen in training (other data, seed or test fraction)");
+  if (!c.all.rows.empty() && c.all.rows.front().platform != model.platform())
+    doc["warnings"].push_back("the data is from platform '" + c.all.rows.front().platform +
+                              "', the model from '" + model.platform() + "'");
+  if (o.quick)
+    doc["warnings"].push_back("--quick: leave-one-batch-tier-out, ablation and no-cascade were skipped");
+  nlohmann::json secs = nlohmann::json::object();
+  doc["targets"] = timed("targets", o, secs, [&] { return eval::score_model(model, c.test); });
+  doc["baselines"] = timed("baselines", o, secs, [&] { return eval::baselines_section(c); });
+  doc["importance"] = timed("importance", o, secs, [&] { return eval::importance_section(c); });
+  doc["residuals"] = timed("residuals", o, secs, [&] { return eval::residuals_section(c); });
+  doc["components"] = timed("components", o, secs, [&] { return eval::components_section(c); });
+  doc["lobto"] = timed("lobto", o, secs, [&] { return eval::lobto_section(c); });
+  doc["ablation"] = timed("ablation", o, secs, [&] { return eval::ablation_section(c); });
+  doc["seconds"] = secs;
+  return doc;
+}
+
+nlohmann::json run_evaluate(const std::filesystem::path& model_dir,
+                            const std::vector<std::filesystem::path>& data, const EvaluateOptions& o) {
+  check_options(o);
+  const CarbModel m = CarbModel::load(model_dir);
+  nlohmann::json doc = evaluate_model(m, read_datasets(data), o);
+  std::vector<std::string> files;
+  for (const auto& f : data) files.push_back(f.string());
+  doc["model"] = model_dir.string();
+  doc["data"] = files;
+  return doc;
+}
+
+}  // namespace carb

@@ -1,0 +1,171 @@
+// Human rendering of an evaluate document: one compact text table per section, in the
+// order of the paper's evaluation (accuracy, baselines, LOBTO, ablation, components,
+// importance, residuals). Unavailable sections print their reason instead of a table.
+#include <string>
+
+#include "carb/evaluate.hpp"
+#include "carb/text_table.hpp"
+
+namespace carb {
+namespace {
+
+using json = nlohmann::json;
+
+// j[key], or null when j is no object or lacks the key (const json::operator[] must not miss).
+const json& field(const json& j, const std::string& key) {
+  static const json none;
+  return j.is_object() && j.contains(key) ? j[key] : none;
+}
+
+std::string num(const json& j, const char* key, int digits = 4) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return "-";
+  return fmt_num(j[key].get<double>(), digits);
+}
+
+// Prints the title and, when the section is unavailable, its reason; true when it is.
+bool heading(std::ostream& out, const std::string& title, const json& section) {
+  out << "\n== " << title << " ==\n";
+  if (section.is_object() && section.contains("available") && !section["available"].get<bool>()) {
+    out << "not available: " << section.value("reason", "") << '\n';
+    return true;
+  }
+  return false;
+}
+
+// Targets in cascade order (JSON objects iterate alphabetically).
+std::vector<std::string> targets(const json& doc) {
+  return doc["targets_predicted"].get<std::vector<std::string>>();
+}
+
+std::vector<std::string> metric_cells(const json& m) {
+  return {num(m, "r2", 5), num(m, "mae"), num(m, "rmse"), num(m, "mape", 3)};
+}
+
+void render_header(const json& doc, std::ostream& out) {
+  const json& s = doc["split"];
+  out << "evaluation of the " << doc["platform"].get<std::string>() << " model on " << doc["rows"]
+      << " ok rows; "
+      << "held-out split seed " << s["seed"] << ", test fraction " << s["test_fraction"] << " ("
+      << s["source"].get<std::string>() << "): " << s["train_rows"] << " train / " << s["test_rows"]
+      << " test rows\n";
+  for (const auto& w : doc["warnings"]) out << "warning: " << w.get<std::string>() << '\n';
+  out << "\n== held-out accuracy ==\n";
+  TextTable t({"target", "n", "R2", "MAE", "RMSE", "MAPE %"});
+  for (const auto& name : targets(doc)) {
+    const json& m = doc["targets"][name];
+    std::vector<std::string> row = {name, num(m, "n")};
+    for (auto& c : metric_cells(m)) row.push_back(c);
+    t.add(row);
+  }
+  t.print(out);
+}
+
+void render_baselines(const json& doc, std::ostream& out) {
+  out << "\n== baselines (fitted on the train split) ==\n";
+  TextTable t({"baseline", "target", "R2", "MAE", "CARB MAE reduction %"});
+  for (const auto& [name, b] : doc["baselines"].items()) {
+    if (b.contains("available")) {
+      t.add({name, "-", "-", "-", b.value("reason", "")});
+      continue;
+    }
+    for (const auto& [target, m] : b.items()) {
+      if (!m.is_object()) continue;
+      if (m.contains("available"))
+        t.add({name, target, "-", "-", m.value("reason", "")});
+      else
+        t.add({name, target, num(m, "r2", 5), num(m, "mae"), num(m, "carb_mae_reduction_pct", 3)});
+    }
+  }
+  t.print(out);
+}
+
+void render_lobto_ablation(const json& doc, std::ostream& out) {
+  const json& l = doc["lobto"];
+  if (!heading(out, "leave-one-batch-tier-out", l)) {
+    out << l["split"].get<std::string>() << " (" << l["train_rows"] << " / " << l["test_rows"] << " rows)\n";
+    TextTable t({"target", "R2", "MAE", "RMSE", "MAPE %"});
+    for (const auto& name : targets(doc)) {
+      std::vector<std::string> row = {name};
+      for (auto& c : metric_cells(l[name])) row.push_back(c);
+      t.add(row);
+    }
+    t.print(out);
+  }
+  const json& a = doc["ablation"];
+  if (heading(out, "telemetry ablation (held-out R2)", a)) return;
+  TextTable t({"target", "all features", "architecture only", "delta"});
+  for (const auto& n : targets(doc)) {
+    t.add({n, num(a["all_features"][n], "r2", 5), num(a["architecture_only"][n], "r2", 5),
+           num(a["delta_r2"], n.c_str(), 3)});
+  }
+  t.print(out);
+}
+
+// The learners first, then the blend and the blend + corrector.
+std::vector<std::string> variants(const json& component) {
+  std::vector<std::string> out, rest;
+  for (const auto& [variant, m] : component["test"].items())
+    (component["weights"].contains(variant) ? out : rest).push_back(variant);
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+void render_components(const json& doc, std::ostream& out) {
+  out << "\n== components (out-of-fold on train / held-out test) ==\n";
+  TextTable t({"target", "variant", "weight", "OOF R2", "OOF MAE", "test R2", "test MAE"});
+  for (const auto& target : targets(doc)) {
+    const json& c = doc["components"][target];
+    for (const auto& variant : variants(c)) {
+      const json& m = c["test"][variant];
+      t.add({target, variant, num(c["weights"], variant.c_str(), 3), num(field(c["oof"], variant), "r2", 5),
+             num(field(c["oof"], variant), "mae"), num(m, "r2", 5), num(m, "mae")});
+    }
+    const json& nc = c["no_cascade"];
+    t.add({target, "no_cascade", "-", "-", "-", nc.contains("available") ? "skipped" : num(nc, "r2", 5),
+           num(nc, "mae")});
+  }
+  t.print(out);
+}
+
+void render_importance(const json& doc, std::ostream& out, std::size_t top) {
+  out << "\n== feature importance (top " << top << " by gain; permutation = test MAE increase) ==\n";
+  TextTable t({"target", "feature", "gain", "permutation", "perm % of MAE"});
+  for (const auto& target : targets(doc)) {
+    const json& feats = doc["importance"][target];
+    for (std::size_t i = 0; i < feats.size() && i < top; ++i)
+      t.add({target, feats[i]["feature"].get<std::string>(), num(feats[i], "gain", 3),
+             num(feats[i], "permutation", 3), num(feats[i], "permutation_pct", 3)});
+  }
+  t.print(out);
+}
+
+void render_residuals(const json& doc, std::ostream& out) {
+  const json& r = doc["residuals"];
+  const json& h = r["high_util"];
+  if (!heading(out, "residuals vs SM utilization (held-out rows above the threshold)", h)) {
+    TextTable t({"target", "n", "Spearman rho"});
+    for (const auto& name : targets(doc)) t.add({name, num(h[name], "n"), num(h[name], "rho", 3)});
+    t.print(out);
+  }
+  out << "\n== residual spread per batch regime (held-out rows) ==\n";
+  TextTable t({"target", "batch", "n", "residual std", "MAE", "log-ratio std"});
+  for (const auto& target : targets(doc))
+    for (const char* label : {"<=8", "9-64", ">64"}) {
+      const json& m = r["batch_regimes"][target][label];
+      t.add({target, label, num(m, "n"), num(m, "std"), num(m, "mae"), num(m, "log_ratio_std", 3)});
+    }
+  t.print(out);
+}
+
+}  // namespace
+
+void render_evaluation_table(const json& doc, std::ostream& out) {
+  render_header(doc, out);
+  render_baselines(doc, out);
+  render_lobto_ablation(doc, out);
+  render_components(doc, out);
+  render_importance(doc, out, 6);
+  render_residuals(doc, out);
+}
+
+}  // namespace carb

@@ -1,0 +1,82 @@
+// The residual study on the held-out rows (the paper's "residual correctability" analysis):
+// Spearman's rho between residuals and SM utilization in the high-utilization regime
+// (only where the data has telemetry), and the residual spread per batch regime, which is
+// what motivates the low-batch corrector. Spread is given both in target units and as the
+// standard deviation of log(pred / truth), because raw residuals grow with the target and
+// would make the large-batch regime look worst by scale alone.
+#include <cmath>
+#include <numeric>
+
+#include "carb/metrics.hpp"
+#include "evaluate_internal.hpp"
+
+namespace carb::eval {
+namespace {
+
+struct Regime {
+  const char* label;
+  int lo, hi;  // inclusive batch range
+};
+constexpr Regime kRegimes[] = {{"<=8", 1, 8}, {"9-64", 9, 64}, {">64", 65, 1 << 30}};
+
+// Sample standard deviation; callers pass at least two values.
+double stddev(const std::vector<double>& v) {
+  const double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return std::sqrt(ss / static_cast<double>(v.size() - 1));
+}
+
+nlohmann::json regime_spread(const Context& c, const std::string& t) {
+  const auto truth = target_column(c.test, t);
+  const auto& pred = c.test_pred.at(t);
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& r : kRegimes) {
+    std::vector<double> res, log_ratio;
+    double abs_sum = 0;
+    for (std::size_t i = 0; i < truth.size(); ++i) {
+      const int b = c.test.rows[i].config.batch;
+      if (b < r.lo || b > r.hi) continue;
+      res.push_back(truth[i] - pred[i]);
+      abs_sum += std::abs(truth[i] - pred[i]);
+      if (truth[i] > 0 && pred[i] > 0) log_ratio.push_back(std::log(pred[i] / truth[i]));
+    }
+    // A spread needs two residuals; an empty regime has no MAE either (null, never 0).
+    const bool spread = res.size() >= 2;
+    nlohmann::json j = {{"n", res.size()}, {"std", nullptr}, {"mae", nullptr}, {"log_ratio_std", nullptr}};
+    if (!res.empty()) j["mae"] = abs_sum / static_cast<double>(res.size());
+    if (spread) j["std"] = stddev(res);
+    if (spread && log_ratio.size() == res.size()) j["log_ratio_std"] = stddev(log_ratio);
+    out[r.label] = j;
+  }
+  return out;
+}
+
+nlohmann::json high_util(const Context& c) {
+  if (!c.test.has_column("avg_sm_util"))
+    return unavailable("the data has no avg_sm_util telemetry in every ok row (e.g. a CPU platform)");
+  const double thr = c.opts.high_util_threshold;
+  std::vector<std::size_t> rows;
+  for (std::size_t i = 0; i < c.test.rows.size(); ++i)
+    if (*c.test.rows[i].avg_sm_util > thr) rows.push_back(i);
+  nlohmann::json out = {{"available", true}, {"threshold", thr}, {"rows", rows.size()}};
+  for (const auto& t : c.model.targets()) {
+    const auto truth = target_column(c.test, t);
+    std::vector<double> res, util;
+    for (auto i : rows)
+      res.push_back(truth[i] - c.test_pred.at(t)[i]), util.push_back(*c.test.rows[i].avg_sm_util);
+    // Fewer than 3 pairs give a rho of +-1 or 0 by construction: not evidence of anything.
+    out[t] = {{"n", rows.size()}, {"rho", rows.size() >= 3 ? nlohmann::json(spearman(res, util)) : nullptr}};
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json residuals_section(const Context& c) {
+  nlohmann::json spread = nlohmann::json::object();
+  for (const auto& t : c.model.targets()) spread[t] = regime_spread(c, t);
+  return {{"high_util", high_util(c)}, {"batch_regimes", spread}};
+}
+
+}  // namespace carb::eval

@@ -1,0 +1,196 @@
+// Tests of the `carb` binary's contract: bad input exits non-zero with exactly one
+// line on stderr naming the problem; good input exits 0 with the documented output.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A scratch directory per test process, removed at exit.
+class Scratch {
+ public:
+  Scratch() : dir_(fs::temp_directory_path() / ("carb_cli_test_" + std::to_string(::getpid()))) {
+    fs::create_directories(dir_);
+  }
+  ~Scratch() {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+};
+
+const Scratch& scratch() {
+  static Scratch s;
+  return s;
+}
+
+// Runs `carb ARGS` through the shell with stdout and stderr captured in files named by `tag`
+// (distinct tags can run concurrently).
+CliRun carb(const std::string& args, const std::string& tag = "run") {
+  const fs::path out = scratch().dir() / (tag + ".stdout"), err = scratch().dir() / (tag + ".stderr");
+  const std::string cmd = std::string("cd '") + scratch().dir().string() + "' && '" + CARB_BINARY + "' " +
+                          args + " >'" + out.string() + "' 2>'" + err.string() + "' </dev/null";
+  const int rc = std::system(cmd.c_str());
+  CliRun r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + (WIFSIGNALED(rc) ? WTERMSIG(rc) : 0);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+void write_file(const std::string& name, const std::string& text) {
+  std::ofstream(scratch().dir() / name) << text;
+}
+
+struct BadCase {
+  const char* args;
+  std::vector<const char*> mentions;  // each must appear on the error line
+};
+
+TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
+  write_file("bad_line3.csv",
+             "family,depth,width,resolution,batch,precision\n"
+             "basic,18,1,224,1,fp32\n"
+             "basic,eighteen,1,224,1,fp32\n");
+  write_file("bad_family.csv",
+             "family,depth,width,resolution,batch,precision\n"
+             "basic,18,1,224,1,fp32\n"
+             "basic,18,1,224,1,fp32\n"
+             "resnet,18,1,224,1,fp32\n");
+  write_file("missing_column.csv", "family,depth,width,resolution,batch\nbasic,18,1,224,1\n");
+  write_file("fp16.csv", "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp16\n");
+  const BadCase cases[] = {
+      {"arch --width 0", {"width"}},
+      {"arch --width -1", {"width"}},
+      {"arch --resolution 0", {"resolution"}},
+      {"arch --resolution -224", {"resolution"}},
+      {"arch --batch 0", {"batch"}},
+      {"arch --batch -8", {"batch"}},
+      {"arch --family resnet", {"resnet"}},
+      {"arch --precision fp8", {"fp8"}},
+      {"arch --depth 19", {"depth", "18", "20"}},
+      {"arch --family bottleneck --depth 18", {"depth", "50"}},
+      {"arch --depth 0", {"depth"}},
+      {"arch --depth abc", {"depth", "abc"}},
+      {"arch --width wide", {"width", "wide"}},
+      {"arch --batch 1.5", {"batch", "1.5"}},
+      {"arch --format xml", {"format", "xml"}},
+      {"space --preset nope", {"nope", "screen"}},
+      {"space --count", {"preset"}},
+      {"space --configs bad_line3.csv", {"bad_line3.csv", ":3"}},
+      {"space --configs bad_family.csv", {"bad_family.csv", ":4", "resnet"}},
+      {"space --configs missing_column.csv", {"missing_column.csv", "precision"}},
+      {"space --configs no_such_file.csv", {"no_such_file.csv"}},
+      {"space --preset tiny --configs bad_line3.csv", {"--preset", "--configs"}},
+      {"space --preset tiny --shard 0/3", {"0/3"}},
+      {"space --preset tiny --shard 4/3", {"4/3"}},
+      {"space --preset tiny --shard 1/2x", {"1/2x"}},
+      {"space --preset tiny --shard a/b", {"a/b"}},
+      {"profile --preset tiny", {"--db"}},
+      {"profile --preset tiny --db x.db --warmup -1", {"warmup"}},
+      {"profile --preset tiny --db x.db --backend abacus", {"abacus", "cpu"}},
+      {"profile --configs fp16.csv --db x.db", {"fp16"}},
+      {"", {"subcommand"}},
+      {"frobnicate", {"frobnicate"}},
+  };
+  // Each run loads LibTorch (about a second of CPU), so a few run at a time.
+  constexpr std::size_t kParallel = 4;
+  const std::size_t n = sizeof cases / sizeof cases[0];
+  std::vector<CliRun> runs(n);
+  for (std::size_t i = 0; i < n; i += kParallel) {
+    std::vector<std::future<CliRun>> batch;
+    for (std::size_t k = i; k < std::min(n, i + kParallel); ++k)
+      batch.push_back(
+          std::async(std::launch::async, [&, k] { return carb(cases[k].args, "bad" + std::to_string(k)); }));
+    for (std::size_t k = 0; k < batch.size(); ++k) runs[i + k] = batch[k].get();
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    const BadCase& c = cases[i];
+    const CliRun& r = runs[i];
+    SCOPED_TRACE(std::string("carb ") + c.args + "\nstderr: " + r.err);
+    EXPECT_NE(r.status, 0);
+    EXPECT_LT(r.status, 64) << "a crash is not an error message";
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "exactly one line";
+    for (const char* m : c.mentions) EXPECT_NE(r.err.find(m), std::string::npos) << "should mention " << m;
+  }
+  EXPECT_FALSE(fs::exists(scratch().dir() / "x.db")) << "bad input must be refused before creating the store";
+}
+
+TEST(Cli, SpaceCountsScreen) {
+  const CliRun r = carb("space --preset screen --count");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "3072\n");
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  const CliRun j = carb("space --preset screen --count --format json");
+  EXPECT_EQ(j.status, 0) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out).at("count").get<int>(), 3072);
+}
+
+TEST(Cli, SpaceShardCountsAddUp) {
+  int sum = 0;
+  for (int k = 1; k <= 3; ++k) {
+    const CliRun r = carb("space --preset screen --count --shard " + std::to_string(k) + "/3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    sum += std::stoi(r.out);
+  }
+  EXPECT_EQ(sum, 3072);
+}
+
+TEST(Cli, SpaceConfigsCsvRoundTrips) {
+  const CliRun csv = carb("space --preset tiny");
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  write_file("tiny.csv", csv.out);
+  const CliRun again = carb("space --configs tiny.csv");
+  EXPECT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(again.out, csv.out);
+}
+
+TEST(Cli, ArchJsonParsesWithParams) {
+  const CliRun r = carb("arch --family bottleneck --depth 50 --format json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("params").get<int64_t>(), 25'557'032);
+  EXPECT_TRUE(j.at("layers").is_array());
+  EXPECT_EQ(j.at("config").at("family"), "bottleneck");
+}
+
+TEST(Cli, HelpExitsZeroForEachSubcommand) {
+  for (const char* sub : {"space", "arch", "profile"}) {
+    const CliRun r = carb(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub << ": " << r.err;
+    EXPECT_NE(r.out.find("--format"), std::string::npos) << sub << " help should list --format";
+  }
+  const CliRun top = carb("--help");
+  EXPECT_EQ(top.status, 0);
+  for (const char* sub : {"space", "arch", "profile"}) EXPECT_NE(top.out.find(sub), std::string::npos) << sub;
+}
+
+}  // namespace
