@@ -30,7 +30,8 @@ double synthetic_noise(std::mt19937& g, double amplitude) {
 /// With `telemetry`, avg_sm_util rises with batch (no target depends on it).
 Dataset synthetic_cost_dataset(std::size_t rows, bool telemetry, unsigned seed) {
   std::mt19937 g(seed);
-  const std::pair<Family, int> shapes[] = {{Family::basic, 18}, {Family::basic, 34}, {Family::bottleneck, 50}};
+  const std::pair<Family, int> shapes[] = {
+      {Family::basic, 18}, {Family::basic, 34}, {Family::bottleneck, 50}};
   const double widths[] = {0.25, 0.5, 1.0};
   const int resolutions[] = {32, 64, 96}, batches[] = {1, 2, 4, 8, 16, 32, 64, 128};
   Dataset d;
@@ -44,7 +45,8 @@ Dataset synthetic_cost_dataset(std::size_t rows, bool telemetry, unsigned seed) 
     Record r;
     r.platform = "synthetic";
     r.config = c;
-    r.peak_memory_mb = (s.param_bytes() + 2.0 * s.activation_bytes_max()) / 1e6 * synthetic_noise(g, 0.02) + 5;
+    r.peak_memory_mb =
+        (s.param_bytes() + 2.0 * s.activation_bytes_max()) / 1e6 * synthetic_noise(g, 0.02) + 5;
     r.latency_ms = (s.flops() / (2e9 * occupancy) + 0.3) * synthetic_noise(g, 0.03);
     r.energy_j = *r.latency_ms * (0.02 + 0.03 * occupancy) * synthetic_noise(g, 0.03);
     if (telemetry) r.avg_sm_util = 30 + 60 * occupancy * synthetic_noise(g, 0.05), r.avg_mem_util = 40.0;
@@ -88,8 +90,9 @@ class Evaluate : public ::testing::Test {
     delete data_;
   }
   static std::size_t count_rows(bool low_batch) {
-    return static_cast<std::size_t>(std::count_if(data_->rows.begin(), data_->rows.end(),
-                                                  [&](const Record& r) { return (r.config.batch <= 8) == low_batch; }));
+    return static_cast<std::size_t>(
+        std::count_if(data_->rows.begin(), data_->rows.end(),
+                      [&](const Record& r) { return (r.config.batch <= 8) == low_batch; }));
   }
   static Dataset* data_;
   static CarbModel* model_;
@@ -105,13 +108,15 @@ TEST_F(Evaluate, ReportsEverySectionPerTarget) {
                               "components", "warnings", "seconds"})
     EXPECT_TRUE(d.contains(section)) << section;
   for (const char* t : kTargets) {
-    for (const char* k : {"r2", "mae", "rmse", "mape", "n"}) EXPECT_TRUE(d["targets"][t].contains(k)) << t << k;
+    for (const char* k : {"r2", "mae", "rmse", "mape", "n"})
+      EXPECT_TRUE(d["targets"][t].contains(k)) << t << k;
     for (const char* b : {"flops_linear", "flops_loglinear"})
       for (const char* k : {"r2", "mae"}) EXPECT_TRUE(d["baselines"][b][t].contains(k)) << b << t << k;
     for (const char* k : {"r2", "mae", "mape"}) EXPECT_TRUE(d["lobto"][t].contains(k)) << t << k;
     EXPECT_TRUE(d["importance"][t].is_array()) << t;
     EXPECT_TRUE(d["residuals"]["batch_regimes"][t].contains("<=8")) << t;
-    for (const char* k : {"oof", "test", "no_cascade", "weights"}) EXPECT_TRUE(d["components"][t].contains(k)) << t << k;
+    for (const char* k : {"oof", "test", "no_cascade", "weights"})
+      EXPECT_TRUE(d["components"][t].contains(k)) << t << k;
   }
   EXPECT_TRUE(d["baselines"]["latency_proxy"]["energy_j"].contains("r2"));
   EXPECT_EQ(d["targets"]["energy_j"]["n"].get<std::size_t>(), 60u);  // 20% of 300
@@ -188,18 +193,47 @@ TEST_F(Evaluate, PerTargetPredictionAgreesWithTheCascade) {
   const Matrix base = build_features(model_->schema(), configs);
   for (const auto& tm : model_->target_models()) {
     const auto p = eval::predict_target(*model_, tm, eval::target_features(*model_, tm, base, cols), configs);
-    for (std::size_t i = 0; i < p.size(); ++i) EXPECT_NEAR(p[i], cols.at(tm.target)[i], 1e-6 * cols.at(tm.target)[i]);
+    for (std::size_t i = 0; i < p.size(); ++i)
+      EXPECT_NEAR(p[i], cols.at(tm.target)[i], 1e-6 * cols.at(tm.target)[i]);
   }
 }
 
 TEST_F(Evaluate, ComponentsIncludeTheFullModelOnTheTestRows) {
   for (const char* t : kTargets) {
     const auto& c = (*doc_)["components"][t];
-    const auto& full = c["test"].contains("blend_corrected") ? c["test"]["blend_corrected"] : c["test"]["blend"];
+    const auto& full =
+        c["test"].contains("blend_corrected") ? c["test"]["blend_corrected"] : c["test"]["blend"];
     EXPECT_NEAR(full["mae"].get<double>(), (*doc_)["targets"][t]["mae"].get<double>(), 1e-6) << t;
     for (const auto& kind : model_->options().learners) EXPECT_TRUE(c["test"].contains(kind)) << t << kind;
     EXPECT_TRUE(c["no_cascade"].contains("r2")) << t;
   }
+}
+
+TEST_F(Evaluate, ResidualRegimesPartitionTheTestRows) {
+  for (const char* t : kTargets) {
+    std::size_t n = 0;
+    for (const char* regime : {"<=8", "9-64", ">64"}) {
+      const auto& r = (*doc_)["residuals"]["batch_regimes"][t][regime];
+      n += r["n"].get<std::size_t>();
+      ASSERT_GE(r["n"].get<std::size_t>(), 2u) << t << regime;
+      EXPECT_GT(r["std"].get<double>(), 0.0) << t << regime;
+      EXPECT_GT(r["log_ratio_std"].get<double>(), 0.0) << t << regime;
+    }
+    EXPECT_EQ(n, (*doc_)["targets"][t]["n"].get<std::size_t>()) << t;
+  }
+}
+
+TEST_F(Evaluate, AnEmptyBatchRegimeHasNoSpread) {
+  Dataset small_batches;
+  for (const auto& r : data_->rows)
+    if (r.config.batch <= 64) small_batches.rows.push_back(r);
+  EvaluateOptions o;
+  o.quick = true;
+  const auto doc = evaluate_model(*model_, small_batches, o);
+  const auto& empty = doc["residuals"]["batch_regimes"]["latency_ms"][">64"];
+  EXPECT_EQ(empty["n"], 0);
+  EXPECT_TRUE(empty["std"].is_null());
+  EXPECT_TRUE(empty["mae"].is_null());
 }
 
 TEST_F(Evaluate, QuickSkipsTheRetrainingSectionsAndSaysSo) {
@@ -218,8 +252,9 @@ TEST_F(Evaluate, QuickSkipsTheRetrainingSectionsAndSaysSo) {
 TEST_F(Evaluate, TableShowsEverySection) {
   std::ostringstream out;
   render_evaluation_table(*doc_, out);
-  for (const char* title : {"held-out accuracy", "baselines", "leave-one-batch-tier-out", "telemetry ablation",
-                            "components", "feature importance", "batch regime", "not available"})
+  for (const char* title :
+       {"held-out accuracy", "baselines", "leave-one-batch-tier-out", "telemetry ablation", "components",
+        "feature importance", "batch regime", "not available"})
     EXPECT_NE(out.str().find(title), std::string::npos) << title;
 }
 
@@ -233,8 +268,9 @@ TEST(EvaluateTelemetry, AblationComparesAllFeaturesWithArchitectureOnly) {
   ASSERT_TRUE(a["available"].get<bool>());
   EXPECT_EQ(a["reused_bundle"], "all_features");
   for (const char* t : kTargets) {
-    EXPECT_NEAR(a["delta_r2"][t].get<double>(), a["architecture_only"][t]["r2"].get<double>() -
-                                                    a["all_features"][t]["r2"].get<double>(), 1e-12);
+    EXPECT_NEAR(a["delta_r2"][t].get<double>(),
+                a["architecture_only"][t]["r2"].get<double>() - a["all_features"][t]["r2"].get<double>(),
+                1e-12);
     EXPECT_GT(a["architecture_only"][t]["r2"].get<double>(), 0.8) << t;
   }
   const auto& h = doc["residuals"]["high_util"];
@@ -265,8 +301,8 @@ TEST(EvaluateErrors, RejectsBadInputWithClearErrors) {
          for (auto& r : d.rows) r.energy_j.reset();
        },
        "energy_j"},
-      {"one row without a target",
-       [](Dataset& d, EvaluateOptions&) { d.rows[17].latency_ms.reset(); }, "latency_ms"},
+      {"one row without a target", [](Dataset& d, EvaluateOptions&) { d.rows[17].latency_ms.reset(); },
+       "latency_ms"},
       {"no ok rows",
        [](Dataset& d, EvaluateOptions&) {
          for (auto& r : d.rows) r.status = "oom";
@@ -274,8 +310,7 @@ TEST(EvaluateErrors, RejectsBadInputWithClearErrors) {
        "no ok rows"},
       {"test fraction above 1", [](Dataset&, EvaluateOptions& o) { o.test_fraction = 1.5; }, "test-fraction"},
       {"test fraction 0", [](Dataset&, EvaluateOptions& o) { o.test_fraction = 0.0; }, "test-fraction"},
-      {"too few rows to hold out",
-       [](Dataset& d, EvaluateOptions&) { d.rows.resize(3); }, "too few"},
+      {"too few rows to hold out", [](Dataset& d, EvaluateOptions&) { d.rows.resize(3); }, "too few"},
       {"no permutation repeats", [](Dataset&, EvaluateOptions& o) { o.permutation_repeats = 0; }, "repeats"},
   };
   for (const auto& c : cases) {
