@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "temp_dir_test.hpp"
+
 #include <filesystem>
 #include <fstream>
 
@@ -17,15 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class DataOps : public ::testing::Test {
+class DataOps : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("carb_data_ops_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  DataOps() : TempDirTest("carb_data_ops_") {}
 
   // A store with rows on two platforms under protocol p1 (test data, not a measurement).
   fs::path make_store() const {
@@ -51,7 +47,6 @@ class DataOps : public ::testing::Test {
     return r;
   }
 
-  fs::path dir_;
 };
 
 TEST_F(DataOps, ExportWritesCsvAndProvenance) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "temp_dir_test.hpp"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -19,15 +21,9 @@ constexpr const char* kHeader =
     "platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
     "avg_sm_util,avg_mem_util";
 
-class DataDataset : public ::testing::Test {
+class DataDataset : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("carb_dataset_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  DataDataset() : TempDirTest("carb_dataset_") {}
 
   fs::path write(const std::string& text, const std::string& name = "d.csv") const {
     std::ofstream(dir_ / name, std::ios::binary) << text;
@@ -47,7 +43,6 @@ class DataDataset : public ::testing::Test {
     return "";
   }
 
-  fs::path dir_;
 };
 
 Record sample_record() {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "temp_dir_test.hpp"
+
 #include <filesystem>
 #include <fstream>
 
@@ -16,22 +18,15 @@ constexpr const char* kHeader =
     "platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
     "avg_sm_util,avg_mem_util\n";
 
-class DataValidate : public ::testing::Test {
+class DataValidate : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("carb_validate_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  DataValidate() : TempDirTest("carb_validate_") {}
   std::vector<std::string> validate_text(const std::string& text) const {
     std::ofstream(dir_ / "v.csv") << text;
     return validate_dataset_csv(dir_ / "v.csv");
   }
   std::string file() const { return (dir_ / "v.csv").string(); }
 
-  fs::path dir_;
 };
 
 TEST_F(DataValidate, ValidFileHasNoProblems) {

@@ -3,6 +3,8 @@
 #include "carb/store.hpp"
 
 #include <gtest/gtest.h>
+
+#include "temp_dir_test.hpp"
 #include <sqlite3.h>
 
 #include <filesystem>
@@ -16,18 +18,11 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fresh directory per test, removed afterwards.
-class StoreTest : public ::testing::Test {
+class StoreTest : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("carb_store_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  StoreTest() : TempDirTest("carb_store_") {}
   fs::path db() const { return dir_ / "m.db"; }
 
-  fs::path dir_;
 };
 
 StoredMeasurement sample(int batch, std::string status = "ok") {
