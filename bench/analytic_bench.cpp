@@ -1,5 +1,6 @@
 // Throughput of the analytic path over the whole `paper` preset: full NetworkSpecs
-// (layer list, params, MACs, activations) and feature rows, in configurations per second.
+// (layer list, params, MACs, activations) next to the allocation-free totals that features use,
+// and feature rows, in configurations per second. Compare the first two as a ratio in one run.
 // Screening scores whole spaces, so this is the rate that bounds it before any model runs.
 #include <benchmark/benchmark.h>
 
@@ -27,6 +28,18 @@ void BM_NetworkSpecPaper(benchmark::State& state) {
   state.counters["configs"] = static_cast<double>(cs.size());
 }
 BENCHMARK(BM_NetworkSpecPaper)->Unit(benchmark::kMillisecond);
+
+void BM_NetworkTotalsPaper(benchmark::State& state) {
+  const auto& cs = paper();
+  for (auto _ : state)
+    for (const auto& c : cs) {
+      auto spec = carb::network_totals(c);
+      benchmark::DoNotOptimize(spec.macs);
+    }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(cs.size()));
+  state.counters["configs"] = static_cast<double>(cs.size());
+}
+BENCHMARK(BM_NetworkTotalsPaper)->Unit(benchmark::kMillisecond);
 
 void BM_FeaturesPaper(benchmark::State& state) {
   const auto& cs = paper();

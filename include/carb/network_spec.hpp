@@ -54,5 +54,8 @@ struct NetworkDefaults {
 
 /// Builds the spec; throws InputError when the configuration is invalid.
 NetworkSpec build_network_spec(const Config& c);
+/// The same totals (params, macs, activations, conv layers, input shape) with an empty layer list:
+/// the allocation-free fast path for features and screening. Throws InputError like build_network_spec.
+NetworkSpec network_totals(const Config& c);
 
 }  // namespace carb

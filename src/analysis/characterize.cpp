@@ -107,7 +107,7 @@ nlohmann::json precision_section(const Rows& rows, const std::vector<std::string
 
 }  // namespace detail
 
-double config_gflops(const Config& c) { return build_network_spec(c).flops() / 1e9; }
+double config_gflops(const Config& c) { return network_totals(c).flops() / 1e9; }
 
 nlohmann::json characterize(const Dataset& d, const CharacterizeOptions& o) {
   detail::Rows rows;

@@ -36,16 +36,30 @@ int64_t elements(const std::vector<int64_t>& s) {
 
 int64_t window_out(int64_t size, int k, int s, int p) { return (size + 2 * p - k) / s + 1; }
 
+// A layer's name without building a string: "stem" + leaf, "layer<stage+1>.<block>" + leaf, or leaf
+// alone (avgpool, fc). Only the Builder, which keeps names, ever formats one.
+struct Name {
+  int stage;  // -1 stem, -2 top level, else 0..3
+  int block;
+  const char* leaf;
+  std::string str() const {
+    if (stage == -2) return leaf;
+    if (stage == -1) return std::string("stem") + leaf;
+    return "layer" + std::to_string(stage + 1) + "." + std::to_string(block) + leaf;
+  }
+};
+
+// Records every layer (names, shapes, per-layer counts): the full NetworkSpec.
 class Builder {
  public:
+  using Ref = int;  // index of the producing layer; -1 = the network input
   explicit Builder(const Config& c) { spec_.config = c; }
 
   NetworkSpec& spec() { return spec_; }
-  const std::vector<int64_t>& shape(int idx) const {
-    return idx < 0 ? spec_.input_shape : spec_.layers[idx].out_shape;
-  }
+  Ref input() const { return -1; }
+  int64_t channels(Ref r) const { return shape(r)[1]; }
 
-  int conv(const std::string& name, int in, int cout, int k, int s, int p) {
+  Ref conv(Name name, Ref in, int cout, int k, int s, int p) {
     auto is = shape(in);
     std::vector<int64_t> os = {is[0], cout, window_out(is[2], k, s, p), window_out(is[3], k, s, p)};
     Layer l = make(name, LayerKind::conv, {in}, os);
@@ -54,98 +68,157 @@ class Builder {
     l.macs = l.out_elements * is[1] * k * k;
     return push(std::move(l));
   }
-  int bn(const std::string& name, int in) {
+  Ref bn(Name name, Ref in) {
     Layer l = make(name, LayerKind::batchnorm, {in}, shape(in));
     l.params = 2 * shape(in)[1];
     return push(std::move(l));
   }
-  int relu(const std::string& name, int in) { return push(make(name, LayerKind::relu, {in}, shape(in))); }
-  int maxpool(const std::string& name, int in) {
+  Ref relu(Name name, Ref in) { return push(make(name, LayerKind::relu, {in}, shape(in))); }
+  Ref maxpool(Name name, Ref in) {
     auto is = shape(in);
     Layer l = make(name, LayerKind::maxpool, {in},
                    {is[0], is[1], window_out(is[2], 3, 2, 1), window_out(is[3], 3, 2, 1)});
     l.kernel = 3, l.stride = 2, l.padding = 1;
     return push(std::move(l));
   }
-  int add(const std::string& name, int a, int b) { return push(make(name, LayerKind::add, {a, b}, shape(a))); }
-  int avgpool(int in) { return push(make("avgpool", LayerKind::avgpool, {in}, {shape(in)[0], shape(in)[1]})); }
-  int linear(int in, int out) {
+  Ref add(Name name, Ref a, Ref b) { return push(make(name, LayerKind::add, {a, b}, shape(a))); }
+  Ref avgpool(Name name, Ref in) {
+    return push(make(name, LayerKind::avgpool, {in}, {shape(in)[0], shape(in)[1]}));
+  }
+  Ref linear(Name name, Ref in, int out) {
     auto is = shape(in);
-    Layer l = make("fc", LayerKind::linear, {in}, {is[0], out});
+    Layer l = make(name, LayerKind::linear, {in}, {is[0], out});
     l.params = is[1] * out + out;
     l.macs = is[0] * is[1] * out;
     return push(std::move(l));
   }
 
+  void finish() {
+    for (const auto& l : spec_.layers) {
+      spec_.params += l.params;
+      spec_.macs += l.macs;
+      spec_.act_elements_total += l.out_elements;
+      spec_.act_elements_max = std::max(spec_.act_elements_max, l.out_elements);
+      spec_.conv_layers += l.kind == LayerKind::conv;
+    }
+  }
+
  private:
-  Layer make(const std::string& name, LayerKind k, std::vector<int> inputs, std::vector<int64_t> out) {
+  const std::vector<int64_t>& shape(Ref idx) const {
+    return idx < 0 ? spec_.input_shape : spec_.layers[idx].out_shape;
+  }
+  Layer make(Name name, LayerKind k, std::vector<int> inputs, std::vector<int64_t> out) {
     Layer l;
-    l.name = name, l.kind = k, l.inputs = std::move(inputs);
+    l.name = name.str(), l.kind = k, l.inputs = std::move(inputs);
     l.in_shape = shape(l.inputs[0]);
     l.out_shape = std::move(out);
     l.out_elements = elements(l.out_shape);
     return l;
   }
-  int push(Layer l) {
+  Ref push(Layer l) {
     spec_.layers.push_back(std::move(l));
     return static_cast<int>(spec_.layers.size()) - 1;
   }
   NetworkSpec spec_;
 };
 
-int conv_bn(Builder& b, const std::string& p, const std::string& suffix, int in, int cout, int k, int s,
-            int pad) {
-  int c = b.conv(p + ".conv" + suffix, in, cout, k, s, pad);
-  return b.bn(p + ".bn" + suffix, c);
+// Keeps only the running totals and the current tensor shape: no names, no layer list, no heap.
+class Counter {
+ public:
+  struct Ref {
+    int64_t n, c, h, w;  // h = w = 1 after avgpool / linear
+    int64_t elements() const { return n * c * h * w; }
+  };
+  explicit Counter(const Config& c) { spec_.config = c; }
+
+  NetworkSpec& spec() { return spec_; }
+  Ref input() const {
+    const auto& s = spec_.input_shape;
+    return {s[0], s[1], s[2], s[3]};
+  }
+  int64_t channels(Ref r) const { return r.c; }
+
+  Ref conv(Name, Ref in, int cout, int k, int s, int p) {
+    Ref o{in.n, cout, window_out(in.h, k, s, p), window_out(in.w, k, s, p)};
+    spec_.params += int64_t(cout) * in.c * k * k;
+    spec_.macs += o.elements() * in.c * k * k;
+    spec_.conv_layers += 1;
+    return out(o);
+  }
+  Ref bn(Name, Ref in) {
+    spec_.params += 2 * in.c;
+    return out(in);
+  }
+  Ref relu(Name, Ref in) { return out(in); }
+  Ref maxpool(Name, Ref in) { return out({in.n, in.c, window_out(in.h, 3, 2, 1), window_out(in.w, 3, 2, 1)}); }
+  Ref add(Name, Ref a, Ref) { return out(a); }
+  Ref avgpool(Name, Ref in) { return out({in.n, in.c, 1, 1}); }
+  Ref linear(Name, Ref in, int classes) {
+    spec_.params += in.c * classes + classes;
+    spec_.macs += in.n * in.c * classes;
+    return out({in.n, classes, 1, 1});
+  }
+  void finish() {}
+
+ private:
+  Ref out(Ref o) {
+    const int64_t e = o.elements();
+    spec_.act_elements_total += e;
+    spec_.act_elements_max = std::max(spec_.act_elements_max, e);
+    return o;
+  }
+  NetworkSpec spec_;
+};
+
+template <class Net>
+typename Net::Ref conv_bn(Net& b, int stage, int blk, const char* conv, const char* bn, typename Net::Ref in,
+                          int cout, int k, int s, int pad) {
+  return b.bn({stage, blk, bn}, b.conv({stage, blk, conv}, in, cout, k, s, pad));
 }
 
-// One residual block; returns the index of its output layer.
-int block(Builder& b, const std::string& p, int in, Family f, int planes, int stride) {
-  const int cin = static_cast<int>(b.shape(in)[1]);
+// One residual block; returns its output.
+template <class Net>
+typename Net::Ref block(Net& b, int stage, int blk, typename Net::Ref in, Family f, int planes, int stride) {
+  const int64_t cin = b.channels(in);
   const int cout = f == Family::basic ? planes : planes * NetworkDefaults::kBottleneckExpansion;
-  int x;
+  typename Net::Ref x;
   if (f == Family::basic) {
-    x = b.relu(p + ".relu1", conv_bn(b, p, "1", in, planes, 3, stride, 1));
-    x = conv_bn(b, p, "2", x, planes, 3, 1, 1);
+    x = b.relu({stage, blk, ".relu1"}, conv_bn(b, stage, blk, ".conv1", ".bn1", in, planes, 3, stride, 1));
+    x = conv_bn(b, stage, blk, ".conv2", ".bn2", x, planes, 3, 1, 1);
   } else {
-    x = b.relu(p + ".relu1", conv_bn(b, p, "1", in, planes, 1, 1, 0));
-    x = b.relu(p + ".relu2", conv_bn(b, p, "2", x, planes, 3, stride, 1));
-    x = conv_bn(b, p, "3", x, cout, 1, 1, 0);
+    x = b.relu({stage, blk, ".relu1"}, conv_bn(b, stage, blk, ".conv1", ".bn1", in, planes, 1, 1, 0));
+    x = b.relu({stage, blk, ".relu2"}, conv_bn(b, stage, blk, ".conv2", ".bn2", x, planes, 3, stride, 1));
+    x = conv_bn(b, stage, blk, ".conv3", ".bn3", x, cout, 1, 1, 0);
   }
-  int identity = in;
-  if (stride != 1 || cin != cout) {
-    int d = b.conv(p + ".downsample.0", in, cout, 1, stride, 0);
-    identity = b.bn(p + ".downsample.1", d);
+  typename Net::Ref identity = in;
+  if (stride != 1 || cin != cout)
+    identity = conv_bn(b, stage, blk, ".downsample.0", ".downsample.1", in, cout, 1, stride, 0);
+  return b.relu({stage, blk, ".relu_out"}, b.add({stage, blk, ".add"}, x, identity));
+}
+
+// The one description of the topology, walked by either net: stem, four stages, pool, classifier.
+template <class Net>
+NetworkSpec walk(const Config& c) {
+  validate(c);
+  const auto blocks = stage_blocks(c.family, c.depth);
+  Net b(c);
+  b.spec().input_shape = {c.batch, NetworkDefaults::kInputChannels, c.resolution, c.resolution};
+  auto x = conv_bn(b, -1, 0, ".conv", ".bn", b.input(), scaled_channels(NetworkDefaults::kStemChannels, c.width), 7,
+                   2, 3);
+  x = b.maxpool({-1, 0, ".maxpool"}, b.relu({-1, 0, ".relu"}, x));
+  for (int s = 0; s < 4; ++s) {
+    const int planes = scaled_channels(NetworkDefaults::kStageChannels[s], c.width);
+    for (int i = 0; i < blocks[s]; ++i) x = block(b, s, i, x, c.family, planes, (s > 0 && i == 0) ? 2 : 1);
   }
-  return b.relu(p + ".relu_out", b.add(p + ".add", x, identity));
+  b.linear({-2, 0, "fc"}, b.avgpool({-2, 0, "avgpool"}, x), NetworkDefaults::kClasses);
+  b.finish();
+  return std::move(b.spec());
 }
 
 }  // namespace
 
-NetworkSpec build_network_spec(const Config& c) {
-  validate(c);
-  const auto blocks = stage_blocks(c.family, c.depth);
-  Builder b(c);
-  b.spec().input_shape = {c.batch, NetworkDefaults::kInputChannels, c.resolution, c.resolution};
-  int x = conv_bn(b, "stem", "", -1, scaled_channels(NetworkDefaults::kStemChannels, c.width), 7, 2, 3);
-  x = b.maxpool("stem.maxpool", b.relu("stem.relu", x));
-  for (int s = 0; s < 4; ++s) {
-    const int planes = scaled_channels(NetworkDefaults::kStageChannels[s], c.width);
-    for (int i = 0; i < blocks[s]; ++i) {
-      const int stride = (s > 0 && i == 0) ? 2 : 1;
-      x = block(b, "layer" + std::to_string(s + 1) + "." + std::to_string(i), x, c.family, planes, stride);
-    }
-  }
-  b.linear(b.avgpool(x), NetworkDefaults::kClasses);
-  NetworkSpec& spec = b.spec();
-  for (const auto& l : spec.layers) {
-    spec.params += l.params;
-    spec.macs += l.macs;
-    spec.act_elements_total += l.out_elements;
-    spec.act_elements_max = std::max(spec.act_elements_max, l.out_elements);
-    spec.conv_layers += l.kind == LayerKind::conv;
-  }
-  return spec;
-}
+NetworkSpec build_network_spec(const Config& c) { return walk<Builder>(c); }
+
+NetworkSpec network_totals(const Config& c) { return walk<Counter>(c); }
 
 }  // namespace carb

@@ -38,7 +38,7 @@ FeatureSchema FeatureSchema::make(bool telemetry) {
 namespace {
 
 void analytic_row(const Config& c, float* out) {
-  const NetworkSpec s = build_network_spec(c);
+  const NetworkSpec s = network_totals(c);
   const double flops = s.flops(), mb = 1e6;
   const double act_mb = s.activation_bytes_total() / mb, max_mb = s.activation_bytes_max() / mb;
   const double param_mb = s.param_bytes() / mb, input_mb = s.input_bytes() / mb;
@@ -74,7 +74,7 @@ void telemetry_row(const Config& c, const Telemetry& t, std::size_t row, float* 
   if (!t.avg_sm_util || !t.avg_mem_util)
     throw InputError("row " + std::to_string(row + 1) + " (" + config_key(c) +
                      ") has no avg_sm_util/avg_mem_util, but the model uses telemetry features");
-  const NetworkSpec s = build_network_spec(c);
+  const NetworkSpec s = network_totals(c);
   const double sm = *t.avg_sm_util, mem = *t.avg_mem_util;
   const double v[] = {sm,  mem, c.batch * sm, std::log1p(s.flops()) * sm, std::log1p(s.activation_bytes_total() / 1e6) * mem,
                       sm * mem};

@@ -75,7 +75,7 @@ std::vector<Config> enumerate(const Preset& p) {
           for (int b : g.batches)
             for (P prec : g.precisions) {
               Config c{g.family, d, w, r, b, prec};
-              if (p.max_gmacs > 0 && build_network_spec(c).macs > p.max_gmacs * 1e9) continue;
+              if (p.max_gmacs > 0 && network_totals(c).macs > p.max_gmacs * 1e9) continue;
               out.push_back(c);
             }
   return out;

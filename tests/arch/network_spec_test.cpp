@@ -11,6 +11,7 @@
 
 #include "carb/config.hpp"
 #include "carb/error.hpp"
+#include "carb/space.hpp"
 
 namespace carb {
 namespace {
@@ -137,7 +138,27 @@ TEST(NetworkSpec, FlopsAreTwiceMacsAndMaxBelowTotal) {
   }
 }
 
+// The fast path walks the same topology without names or a layer list: every total must agree
+// with the full spec on every configuration of the paper and screen presets.
+TEST(NetworkSpec, TotalsFastPathAgreesWithTheFullSpec) {
+  std::size_t n = 0;
+  for (const char* preset : {"paper", "screen"})
+    for (const auto& c : enumerate_preset(preset)) {
+      const auto full = build_network_spec(c), fast = network_totals(c);
+      ASSERT_EQ(fast.params, full.params) << config_key(c);
+      ASSERT_EQ(fast.macs, full.macs) << config_key(c);
+      ASSERT_EQ(fast.act_elements_total, full.act_elements_total) << config_key(c);
+      ASSERT_EQ(fast.act_elements_max, full.act_elements_max) << config_key(c);
+      ASSERT_EQ(fast.conv_layers, full.conv_layers) << config_key(c);
+      ASSERT_EQ(fast.input_shape, full.input_shape) << config_key(c);
+      ASSERT_TRUE(fast.layers.empty());
+      ++n;
+    }
+  EXPECT_EQ(n, 4320u + 3072u);
+}
+
 TEST(NetworkSpec, InvalidConfigIsInputError) {
+  EXPECT_THROW(network_totals({Family::basic, 19, 1.0, 224, 1, Precision::fp32}), InputError);
   EXPECT_THROW(build_network_spec({Family::basic, 19, 1.0, 224, 1, Precision::fp32}), InputError);
   EXPECT_THROW(build_network_spec({Family::basic, 18, 0.0, 224, 1, Precision::fp32}), InputError);
   EXPECT_THROW(build_network_spec({Family::basic, 18, 1.0, 16, 1, Precision::fp32}), InputError);
