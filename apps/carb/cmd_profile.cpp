@@ -3,9 +3,7 @@
 
 #include "carb/profiler.hpp"
 #include "config_flags.hpp"
-#ifdef CARB_WITH_TORCH
-#include "profile/backends.hpp"
-#endif
+#include "torch_plugin.hpp"
 
 namespace carb::cli {
 namespace {
@@ -18,12 +16,11 @@ struct ProfileCmd {
 };
 
 void run(ProfileCmd& c, const std::string& cmdline) {
-#ifdef CARB_WITH_TORCH
-  register_cpu_backend();
-  register_cuda_backend();
-#endif
   if (c.o.db.empty()) throw InputError("--db FILE is required");
+  if (c.o.protocol.reference && c.o.backend != "cpu")
+    throw InputError("--reference is implemented for the cpu backend only, not " + c.o.backend);
   auto configs = c.src.load();
+  load_torch_backends();
   // CPU results depend on the thread count, so it is part of the default platform id.
   if (c.o.platform.empty())
     c.o.platform = c.o.backend == "cpu" ? "cpu-" + std::to_string(c.o.protocol.threads) + "t" : c.o.backend;
@@ -61,6 +58,7 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                  app.add_option("--util-window", p.util_window_s, "seconds of utilization sampling (cuda)")->capture_default_str();
                  app.add_flag("--lock-clocks", p.lock_clocks, "opt in to locking GPU clocks (only on a machine you own)");
                  app.add_flag("--realtime", p.realtime, "run under SCHED_FIFO (needs root): keeps other processes from preempting the timed passes");
+                 app.add_flag("--reference", p.reference, "before every timed pass, time a fixed reference network (" + config_key(kReferenceConfig) + ") and record its mean as reference_ms: the host's speed at that moment");
                  app.add_flag("--quiet", c->quiet, "no progress output");
                  add_format(app, c->format, {"table", "json"});
                  app.callback([c] { run(*c, command_line()); });

@@ -5,6 +5,8 @@
 #include <string>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "carb/error.hpp"
 #include "cli.hpp"
 
@@ -22,8 +24,12 @@ std::string& command_line() {
 int main(int argc, char** argv) {
   // XGBoost's OpenMP threads spin while waiting, which on a busy 2-core machine made training
   // many times slower. Passive waiting costs nothing there; the profiler keeps OpenMP's default
-  // so that measurements match what LibTorch users see.
-  if (argc < 2 || std::string(argv[1]) != "profile") setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  // so that measurements match what LibTorch users see. libgomp reads the variable when it is
+  // loaded, before main, so carb re-executes itself once with it set (unless the user set it).
+  if ((argc < 2 || std::string(argv[1]) != "profile") && !std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    execv("/proc/self/exe", argv);  // returns only on failure: then run with OpenMP's default
+  }
   CLI::App app{
       "carb - predict what a CNN configuration costs to run (energy, latency, peak memory)\n"
       "and screen configuration spaces against deployment budgets."};

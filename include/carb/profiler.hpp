@@ -29,11 +29,18 @@ struct Protocol {
   double util_window_s = 2.0;        // telemetry sampling window (cuda)
   bool lock_clocks = false;   // explicit opt-in; never on shared machines
   bool realtime = false;      // run under SCHED_FIFO so other processes cannot preempt timing (root)
+  /// Time a fixed reference network (kReferenceConfig) right before every timed pass and record
+  /// its mean as reference_ms: a per-configuration reading of the host's speed at that moment.
+  bool reference = false;
 
   nlohmann::json to_json() const;
   /// Short stable hash of the settings: rows measured under another protocol are kept apart.
   std::string id() const;
 };
+
+/// The reference network of Protocol::reference: small enough to add little time, large enough
+/// to run the same convolution kernels as the profiled networks.
+inline constexpr Config kReferenceConfig{Family::basic, 18, 0.5, 64, 1, Precision::fp32};
 
 /// What one backend measured for one configuration.
 struct Measurement {

@@ -116,7 +116,7 @@ std::vector<JoinedTarget> join_targets(const Dataset& source, const Dataset& des
     for (const auto& [key, ra] : a) {
       auto it = b.find(key);
       if (it == b.end()) continue;
-      if (t == kTargets[0]) ++common;
+      if (std::string_view(t) == kTargets[0]) ++common;  // by value: a pointer compare fails across shared libraries
       auto va = ra->value(t), vb = it->second->value(t);
       if (!va || !vb) continue;
       j.configs.push_back(ra->config);

@@ -5,6 +5,8 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <cstdio>
+#include <numeric>
 #include <fstream>
 #include <new>
 
@@ -91,8 +93,20 @@ class CpuBackend final : public Backend {
     return m;
   }
 
+  // The reference network of Protocol::reference, built once (before any baseline is taken, so
+  // its weights never count in a configuration's peak memory).
+  void ensure_reference() {
+    if (ref_net_) return;
+    const auto spec = build_network_spec(kReferenceConfig);
+    torch::manual_seed(0);
+    ref_net_ = std::make_unique<SpecNet>(spec);
+    (*ref_net_)->eval();
+    ref_x_ = torch::randn(spec.input_shape);
+  }
+
   void measure_into(const Config& c, const Protocol& p, Measurement& m) {
     torch::InferenceMode guard;
+    if (p.reference) ensure_reference();
     const int64_t baseline = cpu_memory::current_bytes();
     const auto spec = build_network_spec(c);
     const auto dtype = to_dtype(c.precision);
@@ -108,10 +122,23 @@ class CpuBackend final : public Backend {
     cpu_memory::reset_peak();  // live now: weights + input
     time_forward_ms(net, x);
     m.peak_memory_mb = static_cast<double>(cpu_memory::peak_bytes() - baseline) / 1e6;
-    for (int i = 1; i < p.warmup; ++i) time_forward_ms(net, x);
+    std::vector<double> ref_ms;
+    // With a reference, every pass of the network is preceded by one of the reference network, so
+    // both see the host at the same moment; the reference's time is not part of the pass's time.
+    auto pass = [&] {
+      if (p.reference) ref_ms.push_back(time_forward_ms(*ref_net_, ref_x_));
+      return time_forward_ms(net, x);
+    };
+    for (int i = 1; i < p.warmup; ++i) pass();
+    ref_ms.clear();
     auto e0 = rapl_ ? rapl_->joules() : std::nullopt;
-    TimingStats t = timed_passes(p, [&] { return time_forward_ms(net, x); });
+    TimingStats t = timed_passes(p, pass);
     auto e1 = rapl_ ? rapl_->joules() : std::nullopt;
+    if (p.reference && !ref_ms.empty()) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.6g", std::accumulate(ref_ms.begin(), ref_ms.end(), 0.0) / ref_ms.size());
+      m.extra["reference_ms"] = b;
+    }
     if (e0 && e1 && t.passes > 0) m.energy_j = (*e1 - *e0) / t.passes;
     m.latency_ms = t.mean_ms;
     record_timing(t, m.extra);
@@ -119,6 +146,8 @@ class CpuBackend final : public Backend {
   }
 
   std::unique_ptr<EnergyMeter> rapl_;
+  std::unique_ptr<SpecNet> ref_net_;
+  torch::Tensor ref_x_;
 };
 
 }  // namespace

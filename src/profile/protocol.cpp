@@ -6,7 +6,7 @@
 namespace carb {
 
 nlohmann::json Protocol::to_json() const {
-  return {{"warmup", warmup},
+  nlohmann::json j = {{"warmup", warmup},
           {"min_passes", min_passes},
           {"max_passes", max_passes},
           {"target_rel_ci", target_rel_ci},
@@ -18,6 +18,9 @@ nlohmann::json Protocol::to_json() const {
           {"util_window_s", util_window_s},
           {"lock_clocks", lock_clocks},
           {"realtime", realtime}};
+  // Only when on, so that protocols from before the option keep their ids (and their rows resume).
+  if (reference) j["reference"] = config_key(kReferenceConfig);
+  return j;
 }
 
 std::string Protocol::id() const {

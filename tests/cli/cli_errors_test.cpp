@@ -120,7 +120,7 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
       {"", {"subcommand"}},
       {"frobnicate", {"frobnicate"}},
   };
-  // Each run loads LibTorch (about a second of CPU), so a few run at a time.
+  // The profile runs load LibTorch (about a second of CPU), so a few run at a time.
   constexpr std::size_t kParallel = 4;
   const std::size_t n = sizeof cases / sizeof cases[0];
   std::vector<CliRun> runs(n);
@@ -180,6 +180,29 @@ TEST(Cli, ArchJsonParsesWithParams) {
   EXPECT_EQ(j.at("params").get<int64_t>(), 25'557'032);
   EXPECT_TRUE(j.at("layers").is_array());
   EXPECT_EQ(j.at("config").at("family"), "bottleneck");
+}
+
+// Only `carb profile` needs LibTorch: the executable does not link it (it is loaded as a plugin),
+// so every other subcommand starts without LibTorch's second of start-up.
+TEST(Cli, ExecutableDoesNotLinkLibTorch) {
+  const fs::path out = scratch().dir() / "ldd.out";
+  ASSERT_EQ(std::system(("ldd '" + std::string(CARB_BINARY) + "' >'" + out.string() + "' 2>&1").c_str()), 0);
+  const std::string deps = slurp(out);
+  EXPECT_NE(deps.find("libcarb_core"), std::string::npos) << deps;
+  EXPECT_EQ(deps.find("libtorch"), std::string::npos) << deps;
+  EXPECT_EQ(deps.find("libc10"), std::string::npos) << deps;
+}
+
+TEST(Cli, BrokenTorchPluginIsAOneLineError) {
+  write_file("not_a_plugin.so", "this is not a shared library\n");
+  ASSERT_EQ(setenv("CARB_TORCH_PLUGIN", (scratch().dir() / "not_a_plugin.so").c_str(), 1), 0);
+  const CliRun r = carb("profile --preset tiny --db plugin.db");
+  unsetenv("CARB_TORCH_PLUGIN");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  EXPECT_NE(r.err.find("LibTorch profiler plugin"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("not_a_plugin.so"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(scratch().dir() / "plugin.db")) << "no store without a backend";
 }
 
 TEST(Cli, HelpExitsZeroForEachSubcommand) {
