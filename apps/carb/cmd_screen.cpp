@@ -2,6 +2,7 @@
 #include <iostream>
 #include <limits>
 
+#include "carb/drift.hpp"
 #include "carb/screen.hpp"
 #include "config_flags.hpp"
 
@@ -10,7 +11,9 @@ namespace {
 
 struct ScreenCmd {
   SourceFlags src;
+  std::string capacity;
   std::string source_model, target_model, rank_by = "energy", validate_csv, format;
+  bool include_trained = false;
   int top_k = static_cast<int>(ScreenOptions::kDefaultTopK);
   double energy_max = 0, latency_max = 0, memory_max = 0, confidence = 0;
   CLI::Option *top_k_opt = nullptr, *energy_opt = nullptr, *latency_opt = nullptr, *memory_opt = nullptr,
@@ -31,8 +34,15 @@ void run(const ScreenCmd& c) {
   std::optional<CarbModel> target;
   if (!c.target_model.empty()) target = CarbModel::load(c.target_model);
   std::optional<Dataset> measured;
-  if (!c.validate_csv.empty()) measured = read_dataset_csv(c.validate_csv);
+  if (!c.validate_csv.empty()) {
+    measured = read_dataset_csv(c.validate_csv);
+    // A drift-corrected target model predicts latency at its typical host speed: compare like with like.
+    const CarbModel& final_model = target ? *target : source;
+    if (auto ref = final_model.drift_reference_ms()) measured = drift_corrected(*measured, *ref);
+  }
   o.validate = measured ? &*measured : nullptr;
+  o.validate_include_trained = c.include_trained;
+  o.capacity = c.capacity;
   const ScreenResult r = screen(configs, source, target ? &*target : nullptr, o);
   if (c.format == "json")
     std::cout << r.to_json().dump(1) << '\n';
@@ -66,7 +76,14 @@ Registrar reg(
                                           "accept only when the upper bound at this coverage "
                                           "(0.8, 0.9, 0.95, 0.99) meets every budget");
        app.add_option("--validate", c->validate_csv,
-                      "dataset CSV measured on the target platform: check the budget decisions");
+                      "dataset CSV measured on the target platform: check the budget decisions on the "
+                      "configurations the target model did not train on");
+       app.add_flag("--validate-include-trained", c->include_trained,
+                    "also validate on configurations the model trained on (optimistic)");
+       app.add_option("--capacity", c->capacity,
+                      "also maximize this capacity in the Pareto set: gflops (forward GFLOPs per image) "
+                      "or params; without it the set minimizes the costs alone")
+           ->check(CLI::IsMember({"gflops", "params"}));
        add_format(app, c->format, {"table", "json", "csv"});
        app.callback([c] { run(*c); });
      }});

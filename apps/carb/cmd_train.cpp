@@ -35,6 +35,9 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                  app.add_option("--data", c->data, "dataset CSV(s) of one platform")->required();
                  app.add_option("--out", c->job.out, "model bundle directory to write")->required();
                  app.add_option("--seed", o.seed, "seed for the split, folds and learners")->capture_default_str();
+                 app.add_flag("--drift-correct", c->job.drift_correct,
+                              "learn latency corrected for host-speed drift, from the reference_ms column of data "
+                              "profiled with --reference");
                  app.add_option("--test-fraction", c->job.test_fraction, "held-out share of rows")
                      ->capture_default_str()->check(CLI::Range(0.0, 0.9));
                  app.add_option("--learners", o.learners, "learners to blend")->capture_default_str()

@@ -70,6 +70,16 @@ class CarbModel {
   nlohmann::json& manifest_extra() { return extra_; }  // metrics etc. stored in the manifest
   const nlohmann::json& manifest_extra() const { return extra_; }
   std::string data_hash() const { return data_hash_; }
+  /// Keys (config_key) of the configurations the model trained on, sorted; empty when the bundle
+  /// predates this record (see knows_trained_configs).
+  const std::vector<std::string>& trained_configs() const { return trained_configs_; }
+  bool knows_trained_configs() const { return knows_trained_; }
+  /// True when the model saw this configuration in training (false when it does not know).
+  bool trained_on(const Config& c) const;
+  /// Set when the model learned drift-corrected latency (see carb/drift.hpp): the typical
+  /// reference time R its latency is expressed at. Data it is evaluated on is corrected the same way.
+  std::optional<double> drift_reference_ms() const { return drift_reference_ms_; }
+  void set_drift_reference_ms(double r) { drift_reference_ms_ = r; }
 
   /// Predicts every target for each configuration. `confidence` in (0,1) adds intervals.
   std::vector<Prediction> predict(const std::vector<Config>& configs, const std::vector<Telemetry>& telemetry = {},
@@ -89,6 +99,9 @@ class CarbModel {
   TrainOptions opts_;
   std::vector<TargetModel> models_;
   std::string data_hash_;
+  std::vector<std::string> trained_configs_;
+  bool knows_trained_ = false;
+  std::optional<double> drift_reference_ms_;
   nlohmann::json extra_ = nlohmann::json::object();
 };
 

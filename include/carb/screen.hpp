@@ -49,6 +49,15 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
 /// are all kept. O(n log n + n * front size). Throws InputError on ragged columns or NaN.
 std::vector<std::size_t> pareto_front(const std::vector<std::vector<double>>& objectives);
 
+// ---- capacity (src/screen/capacity.cpp) ----
+
+/// A configuration's capacity, the analytic proxy for model quality a Pareto set can maximize
+/// against the predicted costs: "gflops" (forward GFLOPs per image) or "params" (millions of
+/// parameters). Throws InputError naming the measures for anything else.
+double capacity_of(const Config& c, const std::string& measure);
+/// Throws InputError unless `measure` is "gflops" or "params".
+void check_capacity_measure(const std::string& measure);
+
 // ---- validation (src/screen/validate.cpp) ----
 
 /// Accept/reject decisions by prediction against the decisions by measurement.
@@ -69,6 +78,10 @@ struct ScreenValidation {
   std::size_t measured = 0;                  // distinct configurations measured ok
   std::size_t matched = 0;                   // of those, in the screened space
   std::size_t unclassified = 0;              // matched, but a budgeted target was not measured
+  std::size_t excluded_trained = 0;          // in the space, but the model trained on them (left out)
+  /// "held_out": every validated configuration is one the model did not train on;
+  /// "includes_trained": asked to keep them; "unknown": the bundle does not record its training set.
+  std::string split = "unknown";
   BudgetConfusion decisions;                 // at the screen's confidence (point predictions without one)
   std::map<std::string, FitMetrics> errors;  // per predicted target measured on the matched rows
   /// With a confidence: the decisions at "none" (point) and each stored level "0.8" .. "0.99".
@@ -78,9 +91,12 @@ struct ScreenValidation {
 
 /// Validates the budget decisions of `m` on the configurations of `screened` that `measured`
 /// (ok rows; a configuration measured more than once is averaged) contains, matched by config_key.
-/// Throws InputError when no measured configuration is in the screened space.
+/// Configurations `m` trained on are left out (a held-out check) unless `include_trained`.
+/// Throws InputError when no measured configuration is in the screened space, or every one of
+/// them trained the model.
 ScreenValidation validate_screen(const std::vector<Config>& screened, const Dataset& measured,
-                                 const CarbModel& m, const Budgets& b, std::optional<double> confidence);
+                                 const CarbModel& m, const Budgets& b, std::optional<double> confidence,
+                                 bool include_trained = false);
 
 // ---- the screen (src/screen/screen.cpp) ----
 
@@ -92,6 +108,10 @@ struct ScreenOptions {
   Budgets budgets;
   std::optional<double> confidence;   // accept on the upper bound at this coverage
   const Dataset* validate = nullptr;  // measurements of the target platform, or null
+  bool validate_include_trained = false;  // also validate on configurations the model trained on
+  /// Empty: the Pareto set is over the predicted costs alone (small networks dominate). "gflops" or
+  /// "params": the set also maximizes that capacity, so it traces the cost-versus-capacity trade-off.
+  std::string capacity;
   static constexpr std::size_t kDefaultTopK = 100;
 };
 
@@ -113,6 +133,8 @@ struct ScreenResult {
   std::optional<double> confidence;
   std::size_t within_budget = 0;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
+  std::string capacity;                  // the maximized capacity measure, or empty
+  std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)
   std::optional<ScreenValidation> validation;
 
   nlohmann::json to_json() const;

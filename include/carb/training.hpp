@@ -14,6 +14,8 @@ struct TrainJob {
   std::vector<std::filesystem::path> data;  // one or more dataset CSVs of one platform
   std::filesystem::path out;
   double test_fraction = 0.2;
+  /// Learn drift-corrected latency from the reference_ms column (see carb/drift.hpp).
+  bool drift_correct = false;
   TrainOptions options;
 };
 

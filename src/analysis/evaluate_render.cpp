@@ -58,6 +58,18 @@ void render_header(const json& doc, std::ostream& out) {
     t.add(row);
   }
   t.print(out);
+  if (doc.contains("drift_correction") && doc["drift_correction"].contains("raw_latency")) {
+    const json& d = doc["drift_correction"];
+    out << "latency is drift-corrected to the reference time " << num(d, "reference_ms") << " ms; against the raw "
+        << "measured latency:\n";
+    TextTable r({"prediction", "R2", "MAE", "RMSE", "MAPE %"});
+    for (const auto& [name, m] : d["raw_latency"].items()) {
+      std::vector<std::string> row = {name};
+      for (auto& c : metric_cells(m)) row.push_back(c);
+      r.add(row);
+    }
+    r.print(out);
+  }
 }
 
 void render_baselines(const json& doc, std::ostream& out) {

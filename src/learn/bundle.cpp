@@ -2,10 +2,12 @@
 // The manifest records the schema version, feature names, platform, targets, blend weights,
 // lambda, conformal half-widths, the training data's hash and metrics. Loading checks all of
 // it and fails with one clear ModelError line on any mismatch or corruption.
+#include <cstdio>
 #include <fstream>
 
 #include "carb/error.hpp"
 #include "carb/model.hpp"
+#include "checksum_file.hpp"
 #include "model_internal.hpp"
 
 namespace carb {
@@ -42,6 +44,43 @@ TrainOptions options_from(const nlohmann::json& j) {
   return o;
 }
 
+constexpr const char* kTrainedFile = "trained_configs.txt";
+
+std::string hex64(std::uint64_t h) {
+  char b[24];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+std::string joined_lines(const std::vector<std::string>& keys) {
+  std::string text;
+  for (const auto& k : keys) text += k + '\n';
+  return text;
+}
+
+std::string text_hash(const std::string& text) {
+  return hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+}
+
+// The configurations the model trained on: one config_key per line, checked against the count and
+// hash in the manifest, so that held-out validation cannot silently use a damaged list.
+std::vector<std::string> read_trained(const fs::path& dir, const nlohmann::json& j) {
+  const fs::path f = dir / j.at("file").get<std::string>();
+  std::ifstream in(f, std::ios::binary);
+  if (!in) throw ModelError("model bundle " + dir.string() + " is missing " + f.filename().string());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text_hash(text) != j.at("fnv1a64").get<std::string>())
+    throw ModelError("corrupted " + f.string() + ": its checksum does not match the manifest");
+  std::vector<std::string> keys;
+  std::size_t at = 0;
+  for (std::size_t nl; (nl = text.find('\n', at)) != std::string::npos; at = nl + 1)
+    keys.push_back(text.substr(at, nl - at));
+  if (keys.size() != j.at("count").get<std::size_t>())
+    throw ModelError("corrupted " + f.string() + ": " + std::to_string(keys.size()) + " configurations, manifest says " +
+                     std::to_string(j.at("count").get<std::size_t>()));
+  return keys;
+}
+
 }  // namespace
 
 void CarbModel::save(const fs::path& dir) const {
@@ -57,6 +96,12 @@ void CarbModel::save(const fs::path& dir) const {
                         {"options", options_json(opts_)},
                         {"data_hash", data_hash_},
                         {"extra", extra_}};
+  if (drift_reference_ms_) man["drift_correction"] = {{"reference_ms", *drift_reference_ms_}};
+  if (knows_trained_) {
+    const std::string text = joined_lines(trained_configs_);
+    std::ofstream(tmp / kTrainedFile, std::ios::binary) << text;
+    man["trained_configs"] = {{"file", kTrainedFile}, {"count", trained_configs_.size()}, {"fnv1a64", text_hash(text)}};
+  }
   for (const auto& tm : models_) {
     nlohmann::json t = {{"upstream", tm.upstream}, {"weights", tm.weights}, {"conformal", tm.conformal},
                         {"components", tm.components}};
@@ -118,6 +163,12 @@ CarbModel CarbModel::load(const fs::path& dir) {
     m.opts_ = options_from(man.at("options"));
     m.data_hash_ = man.at("data_hash");
     m.extra_ = man.at("extra");
+    if (man.contains("drift_correction"))
+      m.drift_reference_ms_ = man.at("drift_correction").at("reference_ms").get<double>();
+    if (man.contains("trained_configs")) {
+      m.trained_configs_ = read_trained(dir, man.at("trained_configs"));
+      m.knows_trained_ = true;
+    }
     for (const auto& t : m.targets_) {
       const auto& j = man.at("models").at(t);
       TargetModel tm;

@@ -56,6 +56,10 @@ std::string dataset_hash(const Dataset& d) {
   return out;
 }
 
+bool CarbModel::trained_on(const Config& c) const {
+  return std::binary_search(trained_configs_.begin(), trained_configs_.end(), config_key(c));
+}
+
 bool CarbModel::has_target(const std::string& t) const {
   return std::find(targets_.begin(), targets_.end(), t) != targets_.end();
 }

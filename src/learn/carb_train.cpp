@@ -125,6 +125,11 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
   if (o.use_telemetry && !telemetry) throw InputError("--telemetry asked, but the data has no avg_sm_util/avg_mem_util");
   m.schema_ = FeatureSchema::make(telemetry);
   m.data_hash_ = dataset_hash(d);
+  for (const auto& r : d.rows) m.trained_configs_.push_back(config_key(r.config));
+  std::sort(m.trained_configs_.begin(), m.trained_configs_.end());
+  m.trained_configs_.erase(std::unique(m.trained_configs_.begin(), m.trained_configs_.end()),
+                           m.trained_configs_.end());
+  m.knows_trained_ = true;
   const Matrix base = build_features(m.schema_, configs_of(d), telemetry_of(d));
   const auto folds = assign_folds(d.rows.size(), o.folds, o.seed);
   std::map<std::string, std::vector<float>> oof;  // corrected out-of-fold predictions, transformed space

@@ -1,6 +1,7 @@
 // `carb train` as a library function.
 #include <chrono>
 
+#include "carb/drift.hpp"
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
@@ -23,9 +24,15 @@ nlohmann::json run_train_job(const TrainJob& job) {
   const Dataset d = read_datasets(job.data);
   std::vector<std::size_t> tr, te;
   split_indices(d.rows.size(), job.test_fraction, job.options.seed, tr, te);
-  const Dataset train = subset(d, tr), test = subset(d, te);
+  Dataset train = subset(d, tr), test = subset(d, te);
+  std::optional<double> reference;
+  if (job.drift_correct) {  // the typical host speed comes from the training rows alone
+    reference = median_reference_ms(train);
+    train = drift_corrected(train, *reference), test = drift_corrected(test, *reference);
+  }
   const auto t0 = std::chrono::steady_clock::now();
   CarbModel m = CarbModel::train(train, job.options);
+  if (reference) m.set_drift_reference_ms(*reference);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   nlohmann::json metrics = nlohmann::json::object();
   if (!test.rows.empty()) {
@@ -53,7 +60,8 @@ nlohmann::json run_train_job(const TrainJob& job) {
   return {{"model", job.out.string()},   {"platform", m.platform()}, {"targets", m.targets()},
           {"train_rows", tr.size()},     {"test_rows", te.size()},   {"train_seconds", secs},
           {"blend_weights", weights},    {"test_metrics", metrics},  {"oof_components", components},
-          {"data_hash", m.data_hash()}};
+          {"data_hash", m.data_hash()},
+          {"drift_reference_ms", reference ? nlohmann::json(*reference) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace carb

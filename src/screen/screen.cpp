@@ -22,6 +22,7 @@ void check_options(const std::vector<Config>& configs, const CarbModel& source, 
   if (o.top_k && *o.top_k == 0) throw InputError("top-k must be at least 1");
   if (o.confidence && !(*o.confidence > 0 && *o.confidence <= 0.99))
     throw InputError("confidence must be in (0, 0.99], e.g. 0.9");
+  if (!o.capacity.empty()) check_capacity_measure(o.capacity);
 }
 
 // Indices of the k lowest values (ties broken by index, so the cut is deterministic).
@@ -55,22 +56,32 @@ std::map<std::string, std::vector<double>> take_cols(const std::map<std::string,
   return out;
 }
 
-// Pareto set of the accepted predictions, sorted by the rank target (or the first target) then key.
-std::vector<Prediction> pareto_of(std::vector<Prediction> accepted, const std::vector<std::string>& targets,
-                                  const std::string& rank) {
-  if (accepted.empty()) return {};
+// Pareto set of the accepted predictions (minimizing every target, and maximizing the capacity
+// measure when one is given), sorted by the rank target (or the first target) then key.
+void pareto_of(std::vector<Prediction> accepted, const std::string& capacity, ScreenResult& r) {
+  if (accepted.empty()) return;
+  const auto& targets = r.targets;
   std::vector<std::vector<double>> obj(targets.size());
   for (std::size_t k = 0; k < targets.size(); ++k)
     for (const auto& p : accepted) obj[k].push_back(p.value.at(targets[k]));
-  std::vector<Prediction> out;
-  for (auto i : pareto_front(obj)) out.push_back(std::move(accepted[i]));
+  std::vector<double> cap;
+  if (!capacity.empty()) {
+    for (const auto& p : accepted) cap.push_back(capacity_of(p.config, capacity));
+    obj.emplace_back();
+    for (double c : cap) obj.back().push_back(-c);
+  }
+  std::vector<std::size_t> front = pareto_front(obj);
   const std::string by =
-      std::find(targets.begin(), targets.end(), rank) != targets.end() ? rank : targets.front();
-  std::sort(out.begin(), out.end(), [&](const Prediction& a, const Prediction& b) {
-    const double va = a.value.at(by), vb = b.value.at(by);
-    return va != vb ? va < vb : config_key(a.config) < config_key(b.config);
+      std::find(targets.begin(), targets.end(), r.rank_target) != targets.end() ? r.rank_target : targets.front();
+  std::sort(front.begin(), front.end(), [&](std::size_t a, std::size_t b) {
+    const double va = accepted[a].value.at(by), vb = accepted[b].value.at(by);
+    return va != vb ? va < vb : config_key(accepted[a].config) < config_key(accepted[b].config);
   });
-  return out;
+  r.capacity = capacity;
+  for (auto i : front) {
+    r.pareto.push_back(std::move(accepted[i]));
+    if (!cap.empty()) r.pareto_capacity.push_back(cap[i]);
+  }
 }
 
 }  // namespace
@@ -113,9 +124,10 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   auto accepted = apply_budgets(final_model, shortlist, cols, o.budgets, o.confidence);
   r.within_budget = accepted.size();
   r.stages.push_back({"within_budget", r.within_budget});
-  r.pareto = pareto_of(std::move(accepted), r.targets, r.rank_target);
+  pareto_of(std::move(accepted), o.capacity, r);
   r.stages.push_back({"pareto", r.pareto.size()});
-  if (o.validate) r.validation = validate_screen(configs, *o.validate, final_model, o.budgets, o.confidence);
+  if (o.validate) r.validation = validate_screen(configs, *o.validate, final_model, o.budgets, o.confidence,
+                                                o.validate_include_trained);
   return r;
 }
 
@@ -133,9 +145,12 @@ nlohmann::json ScreenResult::to_json() const {
   for (const auto& [t, v] : budgets) j["budgets"][t] = v;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
+  j["capacity"] = capacity.empty() ? nlohmann::json(nullptr) : nlohmann::json(capacity);
   j["pareto"] = nlohmann::json::array();
-  for (const auto& p : pareto) {
+  for (std::size_t i = 0; i < pareto.size(); ++i) {
+    const auto& p = pareto[i];
     nlohmann::json row = config_to_json(p.config);
+    if (i < pareto_capacity.size()) row["capacity"] = pareto_capacity[i];
     for (const auto& [t, v] : p.value) row[t] = v;
     for (const auto& [t, iv] : p.interval) row[t + "_lower"] = iv.first, row[t + "_upper"] = iv.second;
     j["pareto"].push_back(row);

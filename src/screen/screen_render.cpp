@@ -35,8 +35,11 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
   }
   std::vector<std::string> head = {"configuration"};
   for (const auto& t : r.targets) head.push_back(t);
+  const bool cap = !r.capacity.empty() && r.pareto_capacity.size() == r.pareto.size();
+  if (cap) head.push_back(r.capacity == "params" ? "capacity_Mparams" : "capacity_GFLOPs_per_image");
   TextTable table(head);
-  for (const auto& p : r.pareto) {
+  for (std::size_t i = 0; i < r.pareto.size(); ++i) {
+    const auto& p = r.pareto[i];
     std::vector<std::string> row = {config_key(p.config)};
     for (const auto& t : r.targets) {
       std::string cell = fmt_num(p.value.at(t));
@@ -44,9 +47,11 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
         cell += " [" + fmt_num(it->second.first) + ", " + fmt_num(it->second.second) + "]";
       row.push_back(cell);
     }
+    if (cap) row.push_back(fmt_num(r.pareto_capacity[i]));
     table.add(row);
   }
-  out << "Pareto set (" << r.pareto.size() << "):\n";
+  out << "Pareto set (" << r.pareto.size() << (cap ? ", lower costs against higher " + r.capacity : "")
+      << "):\n";
   table.print(out);
 }
 
@@ -58,8 +63,15 @@ void print_confusion_row(TextTable& t, const std::string& name, const BudgetConf
 
 void print_validation(const ScreenValidation& v, std::ostream& out) {
   out << "\nvalidation against measurements: " << v.matched << " of " << v.measured
-      << " measured configurations are in the space";
-  if (v.unclassified) out << " (" << v.unclassified << " lack a budgeted target)";
+      << " measured configurations";
+  if (v.split == "held_out")
+    out << ", held out (" << v.excluded_trained << " in the space trained the " << v.model_platform
+        << " model and are left out)";
+  else if (v.split == "includes_trained")
+    out << ", INCLUDING configurations the model trained on (optimistic)";
+  else
+    out << " (the model bundle does not record its training set: may include trained configurations)";
+  if (v.unclassified) out << "; " << v.unclassified << " lack a budgeted target";
   out << '\n';
   TextTable t(
       {"decisions", "true_acc", "false_acc", "true_rej", "false_rej", "accuracy", "FA_rate", "FR_rate"});

@@ -98,14 +98,43 @@ nlohmann::json BudgetConfusion::to_json() const {
           {"false_reject_rate", false_reject_rate()}};
 }
 
+namespace {
+
+// Leaves out the configurations the model trained on, unless asked to keep them.
+std::vector<Measured> held_out(std::vector<Measured> rows, const CarbModel& m, bool include_trained,
+                               ScreenValidation& v) {
+  if (!m.knows_trained_configs()) return rows;
+  if (include_trained) {
+    v.split = "includes_trained";
+    return rows;
+  }
+  v.split = "held_out";
+  std::vector<Measured> out;
+  for (auto& r : rows) {
+    if (m.trained_on(r.config))
+      v.excluded_trained += 1;
+    else
+      out.push_back(std::move(r));
+  }
+  if (out.empty())
+    throw InputError("validation: the " + m.platform() + " model trained on all " + std::to_string(rows.size()) +
+                     " measured configurations in the space; validate on measurements it did not train on "
+                     "(or pass --validate-include-trained for an optimistic check)");
+  return out;
+}
+
+}  // namespace
+
 ScreenValidation validate_screen(const std::vector<Config>& screened, const Dataset& measured,
-                                 const CarbModel& m, const Budgets& b, std::optional<double> confidence) {
+                                 const CarbModel& m, const Budgets& b, std::optional<double> confidence,
+                                 bool include_trained) {
   ScreenValidation v;
   v.model_platform = m.platform();
-  const auto rows = measured_in_space(screened, measured, v);
-  if (rows.empty())
+  auto in_space = measured_in_space(screened, measured, v);
+  if (in_space.empty())
     throw InputError("validation: none of the " + std::to_string(v.measured) +
                      " configurations measured ok is in the screened space");
+  const auto rows = held_out(std::move(in_space), m, include_trained, v);
   v.matched = rows.size();
   std::vector<Config> cs;
   std::vector<std::optional<bool>> truth;
@@ -136,6 +165,8 @@ nlohmann::json ScreenValidation::to_json(const Budgets& b) const {
                       {"measured", measured},
                       {"matched", matched},
                       {"unclassified", unclassified},
+                      {"excluded_trained", excluded_trained},
+                      {"split", split},
                       {"decisions", decisions.to_json()}};
   j["errors"] = nlohmann::json::object();
   for (const auto& [t, f] : errors) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
@@ -151,6 +152,44 @@ TEST(CarbModel, CorruptedOrForeignBundlesFailToLoad) {
       break;
     }
   EXPECT_THROW(CarbModel::load(dir), ModelError);
+  fs::remove_all(dir);
+}
+
+TEST(CarbModel, RecordsTheConfigurationsItTrainedOn) {
+  const Dataset& d = synthetic_train();
+  const CarbModel m = CarbModel::train(d, fast_options());
+  ASSERT_TRUE(m.knows_trained_configs());
+  std::set<std::string> keys;
+  for (const auto& r : d.rows) {
+    keys.insert(config_key(r.config));
+    EXPECT_TRUE(m.trained_on(r.config));
+  }
+  EXPECT_EQ(m.trained_configs(), std::vector<std::string>(keys.begin(), keys.end()));  // sorted, distinct
+  Config unseen{Family::bottleneck, 50, 1.0, 224, 1, Precision::fp32};
+  EXPECT_FALSE(m.trained_on(unseen));
+
+  const fs::path dir = fs::temp_directory_path() / ("carb_trained_" + std::to_string(::getpid()));
+  m.save(dir);
+  EXPECT_EQ(CarbModel::load(dir).trained_configs(), m.trained_configs());
+  {  // one flipped character in the list: the checksum catches it
+    std::ifstream in(dir / "trained_configs.txt");
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(s.empty());
+    s[0] = s[0] == 'b' ? 'x' : 'b';
+    std::ofstream(dir / "trained_configs.txt") << s;
+  }
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
+  fs::remove(dir / "trained_configs.txt");
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
+  {  // a bundle from before the record: loads, and says it does not know
+    std::ifstream in(dir / "manifest.json");
+    auto man = nlohmann::json::parse(in);
+    man.erase("trained_configs");
+    std::ofstream(dir / "manifest.json") << man.dump();
+  }
+  const CarbModel old = CarbModel::load(dir);
+  EXPECT_FALSE(old.knows_trained_configs());
+  EXPECT_FALSE(old.trained_on(d.rows.front().config));
   fs::remove_all(dir);
 }
 

@@ -122,6 +122,48 @@ TEST(Screen, ParetoMembersAreNotDominatedByAnyAcceptedConfiguration) {
     }
 }
 
+TEST(Screen, CapacityParetoTradesCostsAgainstCapacity) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.budgets = {{"energy_j", 0.5}};
+  const auto plain = screen(cs, synthetic_model_b(), nullptr, o);
+  o.capacity = "gflops";
+  const auto r = screen(cs, synthetic_model_b(), nullptr, o);
+  EXPECT_EQ(r.capacity, "gflops");
+  ASSERT_EQ(r.pareto_capacity.size(), r.pareto.size());
+  // Adding an objective can only keep or enlarge the non-dominated set.
+  EXPECT_GE(r.pareto.size(), plain.pareto.size());
+  EXPECT_GT(r.pareto.size(), 1u);
+  const auto preds = synthetic_model_b().predict(cs);
+  for (std::size_t i = 0; i < r.pareto.size(); ++i) {
+    const auto& p = r.pareto[i];
+    EXPECT_DOUBLE_EQ(r.pareto_capacity[i], capacity_of(p.config, "gflops"));
+    for (const auto& q : preds) {
+      if (!accepted(q, o.budgets, false)) continue;
+      const double qc = capacity_of(q.config, "gflops");
+      bool le = qc >= r.pareto_capacity[i], lt = qc > r.pareto_capacity[i];
+      for (const auto& t : r.targets)
+        le = le && q.value.at(t) <= p.value.at(t), lt = lt || q.value.at(t) < p.value.at(t);
+      EXPECT_FALSE(le && lt) << config_key(q.config) << " dominates " << config_key(p.config);
+    }
+  }
+  // The largest-capacity configuration within budget is always on the front.
+  double best = 0;
+  for (const auto& q : preds)
+    if (accepted(q, o.budgets, false)) best = std::max(best, capacity_of(q.config, "gflops"));
+  EXPECT_DOUBLE_EQ(*std::max_element(r.pareto_capacity.begin(), r.pareto_capacity.end()), best);
+  const auto j = r.to_json();
+  EXPECT_EQ(j["capacity"], "gflops");
+  EXPECT_TRUE(j["pareto"][0].contains("capacity"));
+}
+
+TEST(Screen, CapacityMeasuresAreAnalytic) {
+  const Config c{Family::basic, 18, 1.0, 224, 4, Precision::fp32};
+  EXPECT_NEAR(capacity_of(c, "params"), 11.689512, 1e-9);         // torchvision resnet18
+  EXPECT_NEAR(capacity_of(c, "gflops"), 2 * 1.8186, 0.02 * 3.64);  // 1.82 GMACs per image
+  EXPECT_THROW(capacity_of(c, "accuracy"), InputError);
+}
+
 TEST(Screen, ConfidenceMakesAcceptanceMonotonicallyStricter) {
   const auto cs = synthetic_screen_configs();
   ScreenOptions o;
@@ -223,6 +265,7 @@ TEST(Screen, RejectsInvalidOptions) {
       {"confidence 1", with([](ScreenOptions& o) { o.confidence = 1.0; })},
       {"confidence 0.995", with([](ScreenOptions& o) { o.confidence = 0.995; })},
       {"confidence 0", with([](ScreenOptions& o) { o.confidence = 0.0; })},
+      {"unknown capacity", with([](ScreenOptions& o) { o.capacity = "accuracy"; })},
   };
   for (const auto& [name, o] : cases) EXPECT_THROW(screen(cs, m, nullptr, o), InputError) << name;
   EXPECT_THROW(screen({}, m, nullptr, ScreenOptions{}), InputError) << "empty space";

@@ -1,6 +1,8 @@
 // Tests of screen validation: a hand-made measured set with a known number of true/false
 // accepts and rejects around a budget, averaging of repeated measurements, rows that cannot be
-// classified, the confidence trade-off, and the errors for data that matches nothing.
+// classified, the confidence trade-off, the held-out rule (configurations the model trained on
+// are left out), and the errors for data that matches nothing. Model b trained on the whole
+// synthetic space, so the decision-counting tests ask to include trained configurations.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -72,7 +74,7 @@ HandMade hand_made() {
 
 TEST(ScreenValidate, CountsKnownFalseAcceptsAndRejects) {
   const auto h = hand_made();
-  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt);
+  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt, true);
   EXPECT_EQ(v.measured, 9u);  // distinct ok configurations, including the one outside the space
   EXPECT_EQ(v.matched, 8u);
   EXPECT_EQ(v.unclassified, 1u);
@@ -90,7 +92,7 @@ TEST(ScreenValidate, CountsKnownFalseAcceptsAndRejects) {
 TEST(ScreenValidate, ErrorsAreOverTheMatchedMeasurements) {
   const auto h = hand_made();
   const auto& m = synthetic_model_b();
-  const auto v = validate_screen(h.space, h.data, m, h.budget, std::nullopt);
+  const auto v = validate_screen(h.space, h.data, m, h.budget, std::nullopt, true);
   double abs_sum = 0;
   for (const auto& [c, y] : h.truth) abs_sum += std::abs(m.predict({c})[0].value.at("latency_ms") - y);
   ASSERT_TRUE(v.errors.count("latency_ms"));
@@ -105,7 +107,7 @@ TEST(ScreenValidate, ErrorsAreOverTheMatchedMeasurements) {
 
 TEST(ScreenValidate, ConfidenceTradeoffIsMonotonic) {
   const auto h = hand_made();
-  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, 0.9);
+  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, 0.9, true);
   ASSERT_EQ(v.tradeoff.size(), 5u);
   const char* levels[] = {"none", "0.8", "0.9", "0.95", "0.99"};
   for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ(v.tradeoff[i].first, levels[i]);
@@ -124,6 +126,7 @@ TEST(ScreenValidate, ScreenCarriesTheValidation) {
   ScreenOptions o;
   o.budgets = h.budget;
   o.validate = &h.data;
+  o.validate_include_trained = true;  // model b trained on the whole synthetic space
   const auto r = screen(h.space, synthetic_model_b(), nullptr, o);
   ASSERT_TRUE(r.validation);
   EXPECT_EQ(r.validation->decisions.false_accept, 1u);
@@ -134,7 +137,7 @@ TEST(ScreenValidate, ScreenCarriesTheValidation) {
 
 TEST(ScreenValidate, NoBudgetsAcceptEverything) {
   const auto h = hand_made();
-  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), {}, std::nullopt);
+  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), {}, std::nullopt, true);
   EXPECT_EQ(v.unclassified, 0u);  // nothing budgeted, so nothing is missing
   EXPECT_EQ(v.decisions.true_accept, 8u);
   EXPECT_EQ(v.decisions.false_accept + v.decisions.false_reject + v.decisions.true_reject, 0u);
@@ -147,6 +150,56 @@ TEST(ScreenValidate, DataOutsideTheSpaceIsAnError) {
   outside.rows.push_back(measured(Config{Family::basic, 34, 2.0, 224, 1, Precision::fp32}, 1.0));
   EXPECT_THROW(validate_screen(h.space, outside, synthetic_model_b(), h.budget, std::nullopt), InputError);
   EXPECT_THROW(validate_screen(h.space, Dataset{}, synthetic_model_b(), h.budget, std::nullopt), InputError);
+}
+
+// A model of platform b trained on every other configuration of the synthetic space.
+const CarbModel& half_trained_model() {
+  static const CarbModel* m = [] {
+    Dataset d;
+    const auto cs = synthetic_screen_configs();
+    for (std::size_t i = 0; i < cs.size(); i += 2) d.rows.push_back(testing::synthetic_cost_record(cs[i], 1, false));
+    return new CarbModel(CarbModel::train(d, testing::tiny_train_options()));  // leaked: see screen_test_util.hpp
+  }();
+  return *m;
+}
+
+Dataset measured_everywhere() {
+  Dataset d;
+  for (const auto& c : synthetic_screen_configs()) d.rows.push_back(testing::synthetic_cost_record(c, 1, false));
+  return d;
+}
+
+TEST(ScreenValidate, LeavesOutConfigurationsTheModelTrainedOn) {
+  const auto& m = half_trained_model();
+  const auto space = synthetic_screen_configs();
+  const Dataset d = measured_everywhere();
+  const Budgets b = {{"latency_ms", 5.0}};
+  const auto v = validate_screen(space, d, m, b, std::nullopt);
+  EXPECT_EQ(v.split, "held_out");
+  EXPECT_EQ(v.measured, space.size());
+  EXPECT_EQ(v.excluded_trained, (space.size() + 1) / 2);
+  EXPECT_EQ(v.matched, space.size() / 2);
+  EXPECT_EQ(v.decisions.total(), space.size() / 2);
+  ASSERT_TRUE(v.errors.count("latency_ms"));
+  EXPECT_EQ(v.errors.at("latency_ms").n, space.size() / 2);
+  const auto j = v.to_json(b);
+  EXPECT_EQ(j["split"], "held_out");
+  EXPECT_EQ(j["excluded_trained"], (space.size() + 1) / 2);
+
+  const auto all = validate_screen(space, d, m, b, std::nullopt, true);
+  EXPECT_EQ(all.split, "includes_trained");
+  EXPECT_EQ(all.excluded_trained, 0u);
+  EXPECT_EQ(all.matched, space.size());
+}
+
+TEST(ScreenValidate, OnlyTrainedConfigurationsIsAnError) {
+  const auto h = hand_made();
+  try {
+    validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("trained on all"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,31 @@
+// Host-speed drift correction. On a shared or virtual machine the host's speed wanders by tens of
+// percent over minutes, so two runs of the same configuration disagree far beyond their own
+// spread. `carb profile --reference` times a fixed reference network right before every timed pass
+// and stores its mean as `reference_ms`; this module turns that reading into a correction:
+//   latency_corrected = latency_ms * R / reference_ms,
+// with R the median reference time of the training rows, i.e. the latency the configuration would
+// have had at the host's typical speed. Raw latency_ms in the CSV is never changed; the correction
+// is applied in memory, recorded in the model bundle, and reapplied to any data the model is
+// evaluated or validated on.
+#pragma once
+#include <string>
+
+#include "carb/dataset.hpp"
+
+namespace carb {
+
+inline constexpr const char* kReferenceColumn = "reference_ms";
+
+/// The reference time of an ok row; throws DataError naming the row when it is missing or not a
+/// positive number.
+double row_reference_ms(const Record& r);
+
+/// Median of reference_ms over the ok rows. Throws DataError when a row lacks it (the data was
+/// not measured with --reference) and InputError when there are no ok rows.
+double median_reference_ms(const Dataset& d);
+
+/// The dataset with every ok row's latency_ms scaled by reference_ms_typical / row reference_ms.
+/// Other columns (and non-ok rows) are unchanged. Throws like row_reference_ms.
+Dataset drift_corrected(const Dataset& d, double reference_ms_typical);
+
+}  // namespace carb

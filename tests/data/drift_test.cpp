@@ -1,0 +1,151 @@
+// Tests of host-speed drift correction: reading reference_ms, the median, the correction itself,
+// and, on a synthetic dataset whose latencies are scaled by a known random host speed (generated
+// by formula, never measured), that a model trained with --drift-correct recovers the latency
+// while one trained on the raw column cannot, and that evaluate reapplies the correction.
+#include "carb/drift.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "carb/error.hpp"
+#include "carb/evaluate.hpp"
+#include "carb/network_spec.hpp"
+#include "carb/training.hpp"
+#include "temp_dir_test.hpp"
+
+namespace carb {
+namespace {
+
+Record row(double latency, const std::string& reference, const std::string& status = "ok") {
+  Record r;
+  r.platform = "synthetic";
+  r.config = {Family::basic, 18, 0.5, 64, 4, Precision::fp32};
+  r.status = status;
+  r.latency_ms = latency;
+  r.peak_memory_mb = 10.0;
+  if (!reference.empty()) r.extra[kReferenceColumn] = reference;
+  return r;
+}
+
+TEST(Drift, ReadsTheReferenceOrNamesTheProblem) {
+  EXPECT_DOUBLE_EQ(row_reference_ms(row(1, "2.5")), 2.5);
+  for (const char* bad : {"", "fast", "2.5ms", "0", "-1", "nan"}) {
+    SCOPED_TRACE(bad);
+    try {
+      row_reference_ms(row(1, bad));
+      FAIL() << "expected DataError";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("reference_ms"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Drift, CorrectsLatencyOnlyOfOkRows) {
+  Dataset d;
+  d.rows = {row(10, "2"), row(30, "6"), row(5, "1"), row(7, "", "oom")};
+  d.rows[3].latency_ms.reset();
+  EXPECT_DOUBLE_EQ(median_reference_ms(d), 2.0);  // over the three ok rows
+  const Dataset c = drift_corrected(d, 2.0);
+  EXPECT_DOUBLE_EQ(*c.rows[0].latency_ms, 10.0);
+  EXPECT_DOUBLE_EQ(*c.rows[1].latency_ms, 10.0);  // measured 3x slower, at a host 3x slower
+  EXPECT_DOUBLE_EQ(*c.rows[2].latency_ms, 10.0);
+  EXPECT_DOUBLE_EQ(*c.rows[1].peak_memory_mb, 10.0);
+  EXPECT_EQ(c.rows[3].status, "oom");
+  EXPECT_THROW(drift_corrected(d, 0.0), InputError);
+  Dataset missing;
+  missing.rows = {row(1, "")};
+  EXPECT_THROW(median_reference_ms(missing), DataError);
+  EXPECT_THROW(drift_corrected(missing, 1.0), DataError);
+}
+
+class DriftTrain : public TempDirTest {
+ protected:
+  DriftTrain() : TempDirTest("carb_drift_") {}
+
+  // Latency = smooth function of FLOPs times a host speed drawn from [0.6, 1.6]; the reference
+  // network's time is 2 ms times the same speed. Memory does not drift.
+  std::filesystem::path write_data() {
+    std::mt19937 g(7);
+    std::uniform_real_distribution<double> speed(0.6, 1.6);
+    Dataset d;
+    for (int depth : {10, 18, 26, 34})
+      for (double w : {0.25, 0.5, 0.75, 1.0})
+        for (int res : {32, 64, 96})
+          for (int b : {1, 2, 4, 8, 16}) {
+            Record r = row(0, "");
+            r.config = {Family::basic, depth, w, res, b, Precision::fp32};
+            const auto s = network_totals(r.config);
+            const double host = speed(g);
+            r.latency_ms = (0.3 + s.flops() / 3e9) * host;
+            r.peak_memory_mb = 5 + s.activation_bytes_max() / 1e6;
+            char ref[32];
+            std::snprintf(ref, sizeof ref, "%.9g", 2.0 * host);
+            r.extra[kReferenceColumn] = ref;
+            d.extra_columns = {kReferenceColumn};
+            d.rows.push_back(r);
+          }
+    const auto f = dir_ / "drift.csv";
+    write_dataset_csv(d, f);
+    return f;
+  }
+
+  nlohmann::json train(bool drift, const std::string& out) {
+    TrainJob job;
+    job.data = {write_data()};
+    job.out = dir_ / out;
+    job.drift_correct = drift;
+    job.options.params.n_trees = 40;
+    job.options.params.threads = 1;
+    job.options.folds = 3;
+    job.options.correctors = false;
+    return run_train_job(job);
+  }
+};
+
+TEST_F(DriftTrain, CorrectedModelRecoversTheLatencyAndEvaluateReappliesIt) {
+  const auto raw = train(false, "raw");
+  const auto corrected = train(true, "corrected");
+  const double r2_fixed = corrected["test_metrics"]["latency_ms"]["r2"];
+  const double mape_raw = raw["test_metrics"]["latency_ms"]["mape"];
+  const double mape_fixed = corrected["test_metrics"]["latency_ms"]["mape"];
+  EXPECT_GT(r2_fixed, 0.97);
+  EXPECT_LT(mape_fixed, mape_raw / 3) << "raw " << mape_raw << "%, corrected " << mape_fixed << "%";
+  EXPECT_TRUE(raw["drift_reference_ms"].is_null());
+  const double ref = corrected["drift_reference_ms"];
+  EXPECT_GT(ref, 1.2);  // 2 ms at speeds in [0.6, 1.6]
+  EXPECT_LT(ref, 3.2);
+
+  const CarbModel m = CarbModel::load(dir_ / "corrected");
+  ASSERT_TRUE(m.drift_reference_ms());
+  EXPECT_DOUBLE_EQ(*m.drift_reference_ms(), ref);
+  EXPECT_FALSE(CarbModel::load(dir_ / "raw").drift_reference_ms());
+
+  EvaluateOptions o;
+  o.quick = true;
+  const auto doc = evaluate_model(m, read_dataset_csv(dir_ / "drift.csv"), o);
+  EXPECT_TRUE(doc["split"]["matches_training"].get<bool>()) << "evaluate must correct exactly as train did";
+  EXPECT_NEAR(doc["targets"]["latency_ms"]["r2"].get<double>(), r2_fixed, 1e-9);
+  const auto& dr = doc["drift_correction"]["raw_latency"];
+  // Rescaled by each row's own reference reading, the prediction follows the raw latency too.
+  EXPECT_GT(dr["prediction_times_row_reference"]["r2"].get<double>(), 0.97);
+  EXPECT_LT(dr["prediction"]["r2"].get<double>(), dr["prediction_times_row_reference"]["r2"].get<double>());
+}
+
+TEST_F(DriftTrain, DataWithoutReferenceIsRefused) {
+  Dataset d;
+  d.rows = {row(1, ""), row(2, "")};
+  d.rows[1].config.batch = 8;
+  write_dataset_csv(d, dir_ / "plain.csv");
+  TrainJob job;
+  job.data = {dir_ / "plain.csv"};
+  job.out = dir_ / "m";
+  job.drift_correct = true;
+  job.test_fraction = 0;
+  EXPECT_THROW(run_train_job(job), DataError);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "m"));
+}
+
+}  // namespace
+}  // namespace carb
