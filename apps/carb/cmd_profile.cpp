@@ -19,6 +19,8 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   if (c.o.db.empty()) throw InputError("--db FILE is required");
   if (c.o.protocol.reference && c.o.backend != "cpu")
     throw InputError("--reference is implemented for the cpu backend only, not " + c.o.backend);
+  if (c.o.protocol.keep_memory && c.o.backend != "cpu")
+    throw InputError("--keep-memory is implemented for the cpu backend only, not " + c.o.backend);
   auto configs = c.src.load();
   load_torch_backends();
   // CPU results depend on the thread count, so it is part of the default platform id.
@@ -59,6 +61,7 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                  app.add_flag("--lock-clocks", p.lock_clocks, "opt in to locking GPU clocks (only on a machine you own)");
                  app.add_flag("--realtime", p.realtime, "run under SCHED_FIFO (needs root): keeps other processes from preempting the timed passes");
                  app.add_flag("--reference", p.reference, "before every timed pass, time a fixed reference network (" + config_key(kReferenceConfig) + ") and record its mean as reference_ms: the host's speed at that moment");
+                 app.add_flag("--keep-memory", p.keep_memory, "keep freed memory in the process (no mmap, no trim) so large buffers are not page-faulted in on every pass; recommended on CPU");
                  app.add_flag("--quiet", c->quiet, "no progress output");
                  add_format(app, c->format, {"table", "json"});
                  app.callback([c] { run(*c, command_line()); });

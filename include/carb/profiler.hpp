@@ -32,6 +32,9 @@ struct Protocol {
   /// Time a fixed reference network (kReferenceConfig) right before every timed pass and record
   /// its mean as reference_ms: a per-configuration reading of the host's speed at that moment.
   bool reference = false;
+  /// Keep freed memory in the process (glibc: no mmap'ed blocks, no trimming), so that large
+  /// activation buffers are not page-faulted in again on every pass (cpu backend).
+  bool keep_memory = false;
 
   nlohmann::json to_json() const;
   /// Short stable hash of the settings: rows measured under another protocol are kept apart.

@@ -20,6 +20,7 @@ nlohmann::json Protocol::to_json() const {
           {"realtime", realtime}};
   // Only when on, so that protocols from before the option keep their ids (and their rows resume).
   if (reference) j["reference"] = config_key(kReferenceConfig);
+  if (keep_memory) j["keep_memory"] = true;
   return j;
 }
 

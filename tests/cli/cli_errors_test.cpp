@@ -117,6 +117,8 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
       {"profile --preset tiny --db x.db --warmup -1", {"warmup"}},
       {"profile --preset tiny --db x.db --backend abacus", {"abacus", "cpu"}},
       {"profile --configs fp16.csv --db x.db", {"fp16"}},
+      {"profile --preset tiny --db x.db --backend cuda --keep-memory", {"--keep-memory", "cpu"}},
+      {"profile --preset tiny --db x.db --backend cuda --reference", {"--reference", "cpu"}},
       {"", {"subcommand"}},
       {"frobnicate", {"frobnicate"}},
   };
