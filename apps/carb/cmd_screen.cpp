@@ -2,7 +2,6 @@
 #include <iostream>
 #include <limits>
 
-#include "carb/drift.hpp"
 #include "carb/screen.hpp"
 #include "config_flags.hpp"
 
@@ -34,12 +33,7 @@ void run(const ScreenCmd& c) {
   std::optional<CarbModel> target;
   if (!c.target_model.empty()) target = CarbModel::load(c.target_model);
   std::optional<Dataset> measured;
-  if (!c.validate_csv.empty()) {
-    measured = read_dataset_csv(c.validate_csv);
-    // A drift-corrected target model predicts latency at its typical host speed: compare like with like.
-    const CarbModel& final_model = target ? *target : source;
-    if (auto ref = final_model.drift_reference_ms()) measured = drift_corrected(*measured, *ref);
-  }
+  if (!c.validate_csv.empty()) measured = read_dataset_csv(c.validate_csv);
   o.validate = measured ? &*measured : nullptr;
   o.validate_include_trained = c.include_trained;
   o.capacity = c.capacity;

@@ -92,6 +92,7 @@ struct ScreenValidation {
 /// Validates the budget decisions of `m` on the configurations of `screened` that `measured`
 /// (ok rows; a configuration measured more than once is averaged) contains, matched by config_key.
 /// Configurations `m` trained on are left out (a held-out check) unless `include_trained`.
+/// When `m` learned drift-corrected latency, the measurements are corrected the same way first.
 /// Throws InputError when no measured configuration is in the screened space, or every one of
 /// them trained the model.
 ScreenValidation validate_screen(const std::vector<Config>& screened, const Dataset& measured,

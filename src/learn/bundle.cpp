@@ -2,7 +2,6 @@
 // The manifest records the schema version, feature names, platform, targets, blend weights,
 // lambda, conformal half-widths, the training data's hash and metrics. Loading checks all of
 // it and fails with one clear ModelError line on any mismatch or corruption.
-#include <cstdio>
 #include <fstream>
 
 #include "carb/error.hpp"
@@ -46,12 +45,6 @@ TrainOptions options_from(const nlohmann::json& j) {
 
 constexpr const char* kTrainedFile = "trained_configs.txt";
 
-std::string hex64(std::uint64_t h) {
-  char b[24];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
-  return b;
-}
-
 std::string joined_lines(const std::vector<std::string>& keys) {
   std::string text;
   for (const auto& k : keys) text += k + '\n';
@@ -59,7 +52,7 @@ std::string joined_lines(const std::vector<std::string>& keys) {
 }
 
 std::string text_hash(const std::string& text) {
-  return hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+  return detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
 }
 
 // The configurations the model trained on: one config_key per line, checked against the count and

@@ -7,6 +7,7 @@
 #include "blend.hpp"
 #include "carb/error.hpp"
 #include "carb/model.hpp"
+#include "checksum_file.hpp"
 #include "model_internal.hpp"
 
 namespace carb {
@@ -51,9 +52,7 @@ std::string dataset_hash(const Dataset& d) {
       mix(b);
     }
   }
-  char out[24];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
+  return detail::hex64(h);
 }
 
 bool CarbModel::trained_on(const Config& c) const {

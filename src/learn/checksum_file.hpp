@@ -4,6 +4,7 @@
 // instead of loading as a silently different model.
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,13 @@ inline std::uint64_t fnv1a64(const unsigned char* p, std::size_t n) {
   std::uint64_t h = 1469598103934665603ULL;
   for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ULL;
   return h;
+}
+
+/// A 64-bit hash as 16 lower-case hex digits.
+inline std::string hex64(std::uint64_t h) {
+  char b[24];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
 }
 
 /// Appends the checksum of `bytes` and writes them; throws ModelError when the file cannot be written.

@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <limits>
-#include <cstdio>
 #include <numeric>
 #include <fstream>
 #include <new>
@@ -143,11 +142,8 @@ class CpuBackend final : public Backend {
     auto e0 = rapl_ ? rapl_->joules() : std::nullopt;
     TimingStats t = timed_passes(p, pass);
     auto e1 = rapl_ ? rapl_->joules() : std::nullopt;
-    if (p.reference && !ref_ms.empty()) {
-      char b[32];
-      std::snprintf(b, sizeof b, "%.6g", std::accumulate(ref_ms.begin(), ref_ms.end(), 0.0) / ref_ms.size());
-      m.extra["reference_ms"] = b;
-    }
+    if (p.reference && !ref_ms.empty())
+      m.extra["reference_ms"] = extra_number(std::accumulate(ref_ms.begin(), ref_ms.end(), 0.0) / ref_ms.size());
     if (e0 && e1 && t.passes > 0) m.energy_j = (*e1 - *e0) / t.passes;
     m.latency_ms = t.mean_ms;
     record_timing(t, m.extra);

@@ -36,11 +36,6 @@ const char* const kNoClockLocking = "clock locking is not implemented; carb neve
 constexpr c10::DeviceIndex kDevice = 0;
 namespace alloc = c10::cuda::CUDACachingAllocator;
 
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -185,7 +180,7 @@ void CudaBackend::measure_into(const Config& c, const Protocol& p, Measurement& 
   }
   const auto stats = alloc::getDeviceStats(kDevice);
   m.peak_memory_mb = static_cast<double>(stats.allocated_bytes[0].peak - baseline) / 1e6;
-  m.extra["peak_reserved_mb"] = num(static_cast<double>(stats.reserved_bytes[0].peak) / 1e6);
+  m.extra["peak_reserved_mb"] = extra_number(static_cast<double>(stats.reserved_bytes[0].peak) / 1e6);
   m.latency_ms = t.mean_ms;
   record_timing(t, m.extra);
   m.extra["warmup"] = std::to_string(p.warmup);
@@ -209,10 +204,10 @@ TimingStats CudaBackend::timed_with_energy(const Protocol& p, SpecNet& net, cons
   const double window_s = seconds_since(w0);
   const auto e1 = meter_ ? meter_->joules() : std::nullopt;
   m.extra["energy_passes"] = std::to_string(passes);
-  m.extra["energy_window_s"] = num(window_s);
+  m.extra["energy_window_s"] = extra_number(window_s);
   if (e0 && e1 && passes > 0 && *e1 >= *e0) {
     m.energy_j = (*e1 - *e0) / passes;
-    m.extra["avg_power_w"] = num((*e1 - *e0) / window_s);
+    m.extra["avg_power_w"] = extra_number((*e1 - *e0) / window_s);
   }
   if (nvml_) {  // clocks as they were at the end of the loaded window (never set by carb)
     if (auto v = nvml_->clock_mhz(nvml_index_, NvmlClock::sm)) m.extra["sm_clock_mhz"] = std::to_string(*v);
@@ -247,7 +242,7 @@ void CudaBackend::utilization_window(SpecNet& net, const torch::Tensor& x, Measu
     m.avg_mem_util = r.mem;
     m.extra["util_samples"] = std::to_string(r.samples);
     m.extra["util_steps"] = std::to_string(steps);
-    m.extra["util_window_s"] = num(seconds_since(t0));
+    m.extra["util_window_s"] = extra_number(seconds_since(t0));
   } catch (const c10::Error& e) {
     m.extra["util_error"] = first_line(e.what_without_backtrace());
   }
@@ -258,7 +253,7 @@ void CudaBackend::utilization_window(SpecNet& net, const torch::Tensor& x, Measu
 void CudaBackend::record_state(Measurement& m, const std::string& suffix) const {
   if (!nvml_) return;
   if (auto v = nvml_->temperature_c(nvml_index_)) m.extra["gpu_temp_c" + suffix] = std::to_string(*v);
-  if (auto v = nvml_->power_usage_w(nvml_index_)) m.extra["gpu_power_w" + suffix] = num(*v);
+  if (auto v = nvml_->power_usage_w(nvml_index_)) m.extra["gpu_power_w" + suffix] = extra_number(*v);
 }
 
 nlohmann::json CudaBackend::platform_info() const {

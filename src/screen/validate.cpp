@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "carb/drift.hpp"
 #include "carb/error.hpp"
 #include "carb/screen.hpp"
 
@@ -130,7 +131,9 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
                                  bool include_trained) {
   ScreenValidation v;
   v.model_platform = m.platform();
-  auto in_space = measured_in_space(screened, measured, v);
+  // A drift-corrected model predicts latency at its typical host speed: compare like with like.
+  const auto reference = m.drift_reference_ms();
+  auto in_space = measured_in_space(screened, reference ? drift_corrected(measured, *reference) : measured, v);
   if (in_space.empty())
     throw InputError("validation: none of the " + std::to_string(v.measured) +
                      " configurations measured ok is in the screened space");
