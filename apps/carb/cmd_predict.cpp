@@ -21,6 +21,9 @@ void run(const PredictCmd& c) {
   const auto configs = c.src.given() ? c.src.load() : std::vector<Config>{c.cfg.config()};
   const CarbModel m = CarbModel::load(c.model);
   const auto p = m.predict(configs, {}, c.confidence > 0 ? std::optional<double>(c.confidence) : std::nullopt);
+  if (m.drift_reference_ms())
+    std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "
+              << fmt_num(*m.drift_reference_ms()) << " ms\n";
   if (c.format == "json") {
     std::cout << predictions_to_json(p, m).dump(1) << '\n';
   } else if (c.format == "csv") {

@@ -44,7 +44,10 @@ nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbM
     for (const auto& [t, iv] : x.interval) r[t + "_lower"] = iv.first, r[t + "_upper"] = iv.second;
     rows.push_back(r);
   }
-  return {{"platform", m.platform()}, {"targets", m.targets()}, {"predictions", rows}};
+  nlohmann::json doc = {{"platform", m.platform()}, {"targets", m.targets()}, {"predictions", rows}};
+  // A drift-corrected model predicts latency at the typical host speed of its training data.
+  if (m.drift_reference_ms()) doc["drift_reference_ms"] = *m.drift_reference_ms();
+  return doc;
 }
 
 }  // namespace carb

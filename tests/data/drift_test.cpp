@@ -12,6 +12,7 @@
 #include "carb/error.hpp"
 #include "carb/evaluate.hpp"
 #include "carb/network_spec.hpp"
+#include "carb/prediction_io.hpp"
 #include "carb/training.hpp"
 #include "temp_dir_test.hpp"
 
@@ -131,6 +132,12 @@ TEST_F(DriftTrain, CorrectedModelRecoversTheLatencyAndEvaluateReappliesIt) {
   // Rescaled by each row's own reference reading, the prediction follows the raw latency too.
   EXPECT_GT(dr["prediction_times_row_reference"]["r2"].get<double>(), 0.97);
   EXPECT_LT(dr["prediction"]["r2"].get<double>(), dr["prediction_times_row_reference"]["r2"].get<double>());
+
+  // Predictions of a corrected model say at which host speed their latency holds; raw ones do not.
+  const std::vector<Config> one = {{Family::basic, 18, 0.5, 64, 4, Precision::fp32}};
+  EXPECT_DOUBLE_EQ(predictions_to_json(m.predict(one), m)["drift_reference_ms"].get<double>(), ref);
+  const CarbModel raw_model = CarbModel::load(dir_ / "raw");
+  EXPECT_FALSE(predictions_to_json(raw_model.predict(one), raw_model).contains("drift_reference_ms"));
 }
 
 TEST_F(DriftTrain, DataWithoutReferenceIsRefused) {
