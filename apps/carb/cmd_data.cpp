@@ -3,6 +3,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "carb/combine.hpp"
 #include "carb/data_ops.hpp"
 #include "carb/error.hpp"
 #include "cli.hpp"
@@ -35,6 +36,26 @@ void add_export(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
     else
       std::cout << "exported " << s.rows << " rows to " << s.csv.string() << " (provenance "
                 << s.provenance.string() << ")\n";
+  });
+}
+
+void add_combine(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
+  auto* app = data.add_subcommand(
+      "combine",
+      "Combine measuring rounds of the same configurations: per configuration, the median over the rounds "
+      "that measured it ok, with `rounds` and `latency_round_spread` columns");
+  app->add_option("--out", o->out, "combined dataset CSV to write")->required();
+  app->add_option("rounds", o->inputs, "dataset CSVs of the same protocol, one per measuring round (two or more)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  add_format(*app, o->format, {"table", "json"});
+  app->callback([o] {
+    const CombineSummary s = combine_rounds(o->inputs, o->out, command_line());
+    if (o->format == "json")
+      std::cout << s.to_json().dump(2) << '\n';
+    else
+      std::cout << "combined " << s.rounds << " rounds into " << s.rows_out << " rows in " << s.csv.string() << " ("
+                << s.combined << " measured ok in two or more rounds)\n";
   });
 }
 
@@ -96,6 +117,7 @@ Registrar reg({"data", "Export, merge, summarize and validate measured datasets"
                  app.require_subcommand(1);
                  add_export(app, o);
                  add_merge(app, o);
+                 add_combine(app, o);
                  add_info(app, o);
                  add_validate(app, o);
                }});

@@ -1,0 +1,155 @@
+// Combining measuring rounds of the same configurations: per configuration, the median of every
+// measured quantity over the rounds that measured it ok (see carb/combine.hpp for the rules).
+#include "carb/combine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iterator>
+#include <map>
+#include <optional>
+
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "data/provenance.hpp"
+#include "profile/timing.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kValueColumns[] = {"latency_ms", "energy_j", "peak_memory_mb", "avg_sm_util", "avg_mem_util"};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::optional<double> as_number(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// The median of a numeric extra column when every round has a number there; nullopt otherwise.
+std::optional<double> median_extra(const std::vector<const Record*>& ok, const std::string& name) {
+  std::vector<double> v;
+  for (const Record* r : ok) {
+    const auto it = r->extra.find(name);
+    const auto x = it == r->extra.end() ? std::nullopt : as_number(it->second);
+    if (!x) return std::nullopt;
+    v.push_back(*x);
+  }
+  return median(v);
+}
+
+Record combine_ok_rounds(const std::vector<const Record*>& ok) {
+  Record out = *ok.front();
+  for (const char* c : kValueColumns) {
+    std::vector<double> v;
+    for (const Record* r : ok)
+      if (const auto x = r->value(c)) v.push_back(*x);
+    out.set_value(c, v.empty() ? std::nullopt : std::optional<double>(median(v)));
+  }
+  for (auto& [name, text] : out.extra)
+    if (name != "protocol_id")
+      if (const auto m = median_extra(ok, name)) text = extra_number(*m);
+  std::vector<double> lat;
+  for (const Record* r : ok)
+    if (r->latency_ms) lat.push_back(*r->latency_ms);
+  const auto [lo, hi] = std::minmax_element(lat.begin(), lat.end());
+  out.extra["rounds"] = std::to_string(ok.size());
+  if (lat.size() >= 2 && *lo > 0)
+    out.extra["latency_round_spread"] = extra_number(*hi / *lo - 1);
+  else
+    out.extra.erase("latency_round_spread");  // empty, like every quantity that was not measured
+  return out;
+}
+
+// Rounds of different protocols measure different things; their median would mean nothing.
+void check_one_protocol(const std::vector<Dataset>& rounds, const std::vector<fs::path>& files) {
+  std::map<std::string, std::map<std::string, std::string>> seen;  // platform -> protocol id -> file
+  for (std::size_t i = 0; i < rounds.size(); ++i)
+    for (const Record& r : rounds[i].rows)
+      if (const auto it = r.extra.find("protocol_id"); it != r.extra.end() && !it->second.empty())
+        seen[r.platform].emplace(it->second, files[i].string());
+  for (const auto& [platform, ids] : seen)
+    if (ids.size() > 1)
+      throw InputError("platform '" + platform + "' was measured under protocol " + ids.begin()->first + " in " +
+                       ids.begin()->second + " and " + std::next(ids.begin())->first + " in " +
+                       std::next(ids.begin())->second + ": combine rounds of one protocol");
+}
+
+}  // namespace
+
+nlohmann::json CombineSummary::to_json() const {
+  return {{"rounds", rounds},     {"rows_out", rows_out}, {"combined", combined},
+          {"csv", csv.string()}, {"provenance", provenance.string()}};
+}
+
+CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path& out,
+                              const std::string& command_line) {
+  if (files.size() < 2) throw InputError("combine needs at least two measuring rounds");
+  std::vector<Dataset> rounds;
+  nlohmann::json sources = nlohmann::json::array(), protocols = nlohmann::json::object();
+  for (const fs::path& f : files) {  // everything is read before `out` is written: out may be an input
+    rounds.push_back(read_dataset_csv(f));
+    const nlohmann::json prov = read_provenance(f);
+    if (prov.is_object() && prov.contains("protocols") && prov["protocols"].is_object())
+      protocols.update(prov["protocols"]);
+    sources.push_back({{"file", f.string()}, {"rows", rounds.back().rows.size()}, {"provenance", prov}});
+  }
+  check_one_protocol(rounds, files);
+
+  std::vector<std::string> order;  // platform + configuration, first-seen order
+  std::map<std::string, std::vector<const Record*>> rows;
+  Dataset combined;
+  auto add_column = [&](const std::string& c) {
+    if (std::find(combined.extra_columns.begin(), combined.extra_columns.end(), c) == combined.extra_columns.end())
+      combined.extra_columns.push_back(c);
+  };
+  for (const Dataset& d : rounds) {
+    for (const auto& c : d.extra_columns) add_column(c);
+    for (const Record& r : d.rows) {
+      const std::string key = r.platform + '\n' + config_key(r.config);
+      if (!rows.count(key)) order.push_back(key);
+      rows[key].push_back(&r);
+    }
+  }
+  add_column("rounds");
+  add_column("latency_round_spread");
+
+  CombineSummary s;
+  for (const auto& key : order) {
+    std::vector<const Record*> ok;
+    for (const Record* r : rows[key])
+      if (r->status == "ok") ok.push_back(r);
+    if (ok.empty()) {
+      combined.rows.push_back(*rows[key].front());
+      combined.rows.back().extra["rounds"] = "0";
+      continue;
+    }
+    if (ok.size() >= 2) ++s.combined;
+    combined.rows.push_back(combine_ok_rounds(ok));
+  }
+  s.rounds = files.size();
+  s.rows_out = combined.rows.size();
+  write_dataset_csv(combined, out);
+  write_provenance(out, {{"kind", "carb dataset (combined measuring rounds)"},
+                         {"csv", out.filename().string()},
+                         {"rows", s.rows_out},
+                         {"rule", "per platform + configuration: median over the rounds that measured it ok"},
+                         {"command", command_line},
+                         {"combined_at", utc_now_iso8601()},
+                         {"protocols", protocols},
+                         {"rounds", sources}});
+  s.csv = out;
+  s.provenance = provenance_path(out);
+  return s;
+}
+
+}  // namespace carb

@@ -1,0 +1,128 @@
+// Tests of combining measuring rounds: medians per configuration over the ok rounds, the rounds and
+// spread columns, configurations seen in one round only, failed rounds, protocol mismatches and
+// too few inputs. The rounds are small hand-written datasets (test data, not measurements).
+#include "carb/combine.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "data/provenance.hpp"
+#include "temp_dir_test.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+class Combine : public TempDirTest {
+ protected:
+  Combine() : TempDirTest("carb_combine_") {}
+
+  static Record row(int batch, double latency, double memory, const std::string& protocol = "p1",
+                    const std::string& passes = "10") {
+    Record r;
+    r.platform = "cpu-2t";
+    r.config = {Family::basic, 18, 0.5, 64, batch, Precision::fp32};
+    r.latency_ms = latency;
+    r.peak_memory_mb = memory;
+    r.extra = {{"protocol_id", protocol}, {"passes", passes}};
+    return r;
+  }
+
+  fs::path write(const std::string& name, std::vector<Record> rows) const {
+    Dataset d;
+    d.rows = std::move(rows);
+    d.extra_columns = {"protocol_id", "passes"};
+    const fs::path f = dir_ / name;
+    write_dataset_csv(d, f);
+    return f;
+  }
+
+  static const Record& find(const Dataset& d, int batch) {
+    for (const Record& r : d.rows)
+      if (r.config.batch == batch) return r;
+    throw std::runtime_error("no row with batch " + std::to_string(batch));
+  }
+};
+
+TEST_F(Combine, TakesTheMedianOfEachQuantityOverTheRounds) {
+  // Batch 1: a slow episode in round 2 (30 ms) is outvoted by rounds 1 and 3.
+  const auto a = write("a.csv", {row(1, 10, 5, "p1", "10"), row(2, 20, 8, "p1", "40")});
+  const auto b = write("b.csv", {row(1, 30, 5, "p1", "12"), row(2, 22, 8, "p1", "20")});
+  const auto c = write("c.csv", {row(1, 11, 5, "p1", "11")});
+  const CombineSummary s = combine_rounds({a, b, c}, dir_ / "out.csv", "test");
+  EXPECT_EQ(s.rounds, 3u);
+  EXPECT_EQ(s.rows_out, 2u);
+  EXPECT_EQ(s.combined, 2u);
+  const Dataset d = read_dataset_csv(dir_ / "out.csv");
+  ASSERT_EQ(d.rows.size(), 2u);
+  const Record& b1 = find(d, 1);
+  EXPECT_DOUBLE_EQ(*b1.latency_ms, 11);
+  EXPECT_DOUBLE_EQ(*b1.peak_memory_mb, 5);
+  EXPECT_EQ(b1.extra.at("passes"), "11");
+  EXPECT_EQ(b1.extra.at("rounds"), "3");
+  EXPECT_DOUBLE_EQ(std::stod(b1.extra.at("latency_round_spread")), 2.0);  // 30 / 10 - 1
+  EXPECT_EQ(b1.extra.at("protocol_id"), "p1");
+  // Two rounds: the median is their mean.
+  const Record& b2 = find(d, 2);
+  EXPECT_DOUBLE_EQ(*b2.latency_ms, 21);
+  EXPECT_EQ(b2.extra.at("passes"), "30");
+  EXPECT_EQ(b2.extra.at("rounds"), "2");
+  EXPECT_FALSE(b2.energy_j) << "a quantity no round measured stays empty";
+}
+
+TEST_F(Combine, KeepsConfigurationsOfOneRoundAndIgnoresFailedRounds) {
+  Record oom = row(4, 0, 0);
+  oom.status = "oom";
+  oom.latency_ms.reset();
+  oom.peak_memory_mb.reset();
+  Record error = row(8, 0, 0);
+  error.status = "error";
+  error.latency_ms.reset();
+  error.peak_memory_mb.reset();
+  const auto a = write("a.csv", {row(1, 10, 5), oom, error});
+  const auto b = write("b.csv", {row(1, 14, 5), row(4, 40, 9), row(16, 3, 2)});
+  combine_rounds({a, b}, dir_ / "out.csv", "test");
+  const Dataset d = read_dataset_csv(dir_ / "out.csv");
+  ASSERT_EQ(d.rows.size(), 4u);
+  const Record& b4 = find(d, 4);  // oom in round 1, ok in round 2: the ok round alone
+  EXPECT_EQ(b4.status, "ok");
+  EXPECT_DOUBLE_EQ(*b4.latency_ms, 40);
+  EXPECT_EQ(b4.extra.at("rounds"), "1");
+  EXPECT_FALSE(b4.extra.count("latency_round_spread")) << "one round has no spread: left empty";
+  const Record& b8 = find(d, 8);  // never ok: kept as measured
+  EXPECT_EQ(b8.status, "error");
+  EXPECT_EQ(b8.extra.at("rounds"), "0");
+  EXPECT_EQ(find(d, 16).extra.at("rounds"), "1");
+  const auto prov = read_provenance(dir_ / "out.csv");
+  EXPECT_EQ(prov["rounds"].size(), 2u);
+  EXPECT_EQ(prov["rows"], 4);
+}
+
+TEST_F(Combine, RefusesRoundsOfDifferentProtocols) {
+  const auto a = write("a.csv", {row(1, 10, 5, "p1")});
+  const auto b = write("b.csv", {row(1, 12, 5, "p2")});
+  try {
+    combine_rounds({a, b}, dir_ / "out.csv", "test");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("p2"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+}
+
+TEST_F(Combine, NeedsTwoRoundsAndWellFormedInputs) {
+  const auto a = write("a.csv", {row(1, 10, 5)});
+  EXPECT_THROW(combine_rounds({a}, dir_ / "out.csv", "test"), InputError);
+  const fs::path bad = dir_ / "bad.csv";
+  std::ofstream(bad) << "platform,family\ncpu-2t,basic\n";
+  EXPECT_THROW(combine_rounds({a, bad}, dir_ / "out.csv", "test"), DataError);
+  EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+}
+
+}  // namespace
+}  // namespace carb
