@@ -13,6 +13,9 @@ struct FitMetrics {
 };
 FitMetrics fit_metrics(const std::vector<double>& truth, const std::vector<double>& pred);
 
+/// The median; the mean of the middle two for an even count. Throws InputError when `v` is empty.
+double median(std::vector<double> v);
+
 /// Spearman rank correlation (average ranks for ties); 0 when either side is constant.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 /// Ranks (1-based, ties averaged).

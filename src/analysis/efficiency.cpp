@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 
+#include "carb/metrics.hpp"
 #include "characterize_sections.hpp"
 
 namespace carb::detail {
@@ -52,12 +53,6 @@ nlohmann::json metric_tiers(const Rows& rows, const std::vector<double>& gflops,
   nlohmann::json out = {{"available", true}, {"target", target}, {"tiers", tiers}};
   out["spread"] = best > 0 ? nlohmann::json(worst / best) : nlohmann::json(nullptr);
   return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
 struct Cell {

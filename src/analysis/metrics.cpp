@@ -1,4 +1,4 @@
-// Regression metrics, Spearman's rho and least-squares lines.
+// Regression metrics, the median, Spearman's rho and least-squares lines.
 #include "carb/metrics.hpp"
 
 #include <algorithm>
@@ -64,6 +64,13 @@ double pearson(const std::vector<double>& a, const std::vector<double>& b) {
   return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
 }
 }  // namespace
+
+double median(std::vector<double> v) {
+  if (v.empty()) throw InputError("median of no values");
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) throw InputError("spearman: sizes differ");

@@ -11,6 +11,7 @@
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
+#include "carb/metrics.hpp"
 #include "data/provenance.hpp"
 #include "profile/timing.hpp"
 
@@ -21,10 +22,12 @@ namespace fs = std::filesystem;
 
 constexpr const char* kValueColumns[] = {"latency_ms", "energy_j", "peak_memory_mb", "avg_sm_util", "avg_mem_util"};
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+// The values of a core column in the rounds that have one.
+std::vector<double> values_of(const std::vector<const Record*>& ok, const char* column) {
+  std::vector<double> v;
+  for (const Record* r : ok)
+    if (const auto x = r->value(column)) v.push_back(*x);
+  return v;
 }
 
 std::optional<double> as_number(const std::string& s) {
@@ -50,17 +53,13 @@ std::optional<double> median_extra(const std::vector<const Record*>& ok, const s
 Record combine_ok_rounds(const std::vector<const Record*>& ok) {
   Record out = *ok.front();
   for (const char* c : kValueColumns) {
-    std::vector<double> v;
-    for (const Record* r : ok)
-      if (const auto x = r->value(c)) v.push_back(*x);
+    const auto v = values_of(ok, c);
     out.set_value(c, v.empty() ? std::nullopt : std::optional<double>(median(v)));
   }
   for (auto& [name, text] : out.extra)
     if (name != "protocol_id")
       if (const auto m = median_extra(ok, name)) text = extra_number(*m);
-  std::vector<double> lat;
-  for (const Record* r : ok)
-    if (r->latency_ms) lat.push_back(*r->latency_ms);
+  const auto lat = values_of(ok, "latency_ms");
   const auto [lo, hi] = std::minmax_element(lat.begin(), lat.end());
   out.extra["rounds"] = std::to_string(ok.size());
   if (lat.size() >= 2 && *lo > 0)

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "carb/error.hpp"
+#include "carb/metrics.hpp"
 
 namespace carb {
 
@@ -34,9 +35,7 @@ double median_reference_ms(const Dataset& d) {
   for (const auto& r : d.rows)
     if (r.status == "ok") v.push_back(row_reference_ms(r));
   if (v.empty()) throw InputError("no ok rows to take the median reference time of");
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return median(std::move(v));
 }
 
 Dataset drift_corrected(const Dataset& d, double reference_ms_typical) {

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <numeric>
 
+#include "carb/metrics.hpp"
+
 namespace carb {
 
 TimingStats summarize(const std::vector<double>& ms) {
@@ -15,9 +17,7 @@ TimingStats summarize(const std::vector<double>& ms) {
   if (ms.empty()) return t;
   t.timed_s = std::accumulate(ms.begin(), ms.end(), 0.0) / 1e3;
   t.mean_ms = t.timed_s * 1e3 / ms.size();
-  std::vector<double> s = ms;
-  std::sort(s.begin(), s.end());
-  t.median_ms = s.size() % 2 ? s[s.size() / 2] : 0.5 * (s[s.size() / 2 - 1] + s[s.size() / 2]);
+  t.median_ms = median(ms);
   if (ms.size() > 1) {
     double ss = 0;
     for (double x : ms) ss += (x - t.mean_ms) * (x - t.mean_ms);
