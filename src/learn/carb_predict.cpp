@@ -1,6 +1,7 @@
 // Prediction through the CARB cascade, intervals, and importance.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 

@@ -1,4 +1,5 @@
 // Protocol serialisation and its stable id.
+#include <cstdint>
 #include <cstdio>
 
 #include "carb/profiler.hpp"
