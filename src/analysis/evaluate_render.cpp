@@ -105,6 +105,11 @@ void render_lobto_ablation(const json& doc, std::ostream& out) {
   }
   const json& a = doc["ablation"];
   if (heading(out, "telemetry ablation (held-out R2)", a)) return;
+  const json& missing = a["rows_without_telemetry"];
+  out << "rows with telemetry: " << a["train_rows"] << " train / " << a["test_rows"] << " test";
+  if (missing["train"].get<std::size_t>() + missing["test"].get<std::size_t>() > 0)
+    out << " (left out without it: " << missing["train"] << " / " << missing["test"] << ")";
+  out << "\n";
   TextTable t({"target", "all features", "architecture only", "delta"});
   for (const auto& n : targets(doc)) {
     t.add({n, num(a["all_features"][n], "r2", 5), num(a["architecture_only"][n], "r2", 5),

@@ -16,6 +16,15 @@ constexpr const char* kQuick = "skipped (--quick): needs retraining";
 // Below this many rows the K-fold out-of-fold machinery has folds too small to mean anything.
 std::size_t min_train_rows(const CarbModel& m) { return std::max<std::size_t>(10, 2 * m.options().folds); }
 
+// The rows with both utilizations: a GPU row whose training window failed (BatchNorm refuses
+// one value per channel at batch 1) has none, and the telemetry variant cannot use it.
+Dataset telemetry_rows(const Dataset& d) {
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < d.rows.size(); ++i)
+    if (d.rows[i].avg_sm_util && d.rows[i].avg_mem_util) keep.push_back(i);
+  return subset(d, keep);
+}
+
 nlohmann::json per_target(const nlohmann::json& scores, const nlohmann::json& meta) {
   nlohmann::json out = meta;
   for (const auto& [t, s] : scores.items()) out[t] = s;
@@ -58,24 +67,34 @@ nlohmann::json lobto_section(const Context& c) {
 
 nlohmann::json ablation_section(const Context& c) {
   if (c.opts.quick) return unavailable(kQuick);
-  if (!c.all.has_column("avg_sm_util") || !c.all.has_column("avg_mem_util"))
+  // Both variants train and test on the rows that have telemetry, so they differ only in features.
+  const Dataset train = telemetry_rows(c.train), test = telemetry_rows(c.test);
+  if (train.rows.empty() && test.rows.empty())
     return unavailable(
-        "the data has no avg_sm_util/avg_mem_util telemetry in every ok row (e.g. a CPU platform): "
+        "the data has no avg_sm_util/avg_mem_util telemetry (e.g. a CPU platform): "
         "there is nothing to ablate, every model is architecture-only");
-  if (c.train.rows.size() < min_train_rows(c.model))
-    return unavailable("only " + std::to_string(c.train.rows.size()) + " training rows");
-  nlohmann::json out = {{"available", true}, {"reused_bundle", nullptr}};
+  if (train.rows.size() < min_train_rows(c.model))
+    return unavailable("only " + std::to_string(train.rows.size()) + " training rows with telemetry");
+  if (test.rows.empty()) return unavailable("no held-out row has telemetry");
+  const bool whole = train.rows.size() == c.train.rows.size() && test.rows.size() == c.test.rows.size();
+  nlohmann::json out = {{"available", true},
+                        {"reused_bundle", nullptr},
+                        {"train_rows", train.rows.size()},
+                        {"test_rows", test.rows.size()},
+                        {"rows_without_telemetry",
+                         {{"train", c.train.rows.size() - train.rows.size()},
+                          {"test", c.test.rows.size() - test.rows.size()}}}};
   for (const bool telemetry : {true, false}) {
     const char* name = telemetry ? "all_features" : "architecture_only";
     // The bundle already is one of the two variants when it was trained on this very split.
-    if (c.split_matches_training && c.model.options().use_telemetry == telemetry) {
-      out[name] = score_model(c.model, c.test);
+    if (whole && c.split_matches_training && c.model.options().use_telemetry == telemetry) {
+      out[name] = score_model(c.model, test);
       out["reused_bundle"] = name;
       continue;
     }
     TrainOptions o = c.model.options();
     o.use_telemetry = telemetry;
-    out[name] = score_model(retrain(c, c.train, o), c.test);
+    out[name] = score_model(retrain(c, train, o), test);
   }
   for (const auto& t : c.model.targets())
     out["delta_r2"][t] =

@@ -278,6 +278,28 @@ TEST(EvaluateTelemetry, AblationComparesAllFeaturesWithArchitectureOnly) {
   EXPECT_EQ(h["energy_j"]["n"], h["rows"]);
 }
 
+// A GPU row whose training window failed has no utilization: the ablation leaves it out of both
+// variants (and says how many), instead of refusing the whole dataset.
+TEST(EvaluateTelemetry, AblationUsesTheRowsThatHaveTelemetry) {
+  Dataset d = synthetic_cost_dataset(150, true, 12);
+  std::size_t dropped = 0;
+  for (std::size_t i = 0; i < d.rows.size(); i += 10, ++dropped) d.rows[i].avg_sm_util.reset();
+  const CarbModel m = train_like_carb_train(d, small_options());  // architecture-only bundle
+  const auto doc = evaluate_model(m, d);
+  const auto& a = doc["ablation"];
+  ASSERT_TRUE(a["available"].get<bool>()) << a.dump();
+  EXPECT_TRUE(a["reused_bundle"].is_null());  // the bundle saw rows the variants do not
+  const auto& missing = a["rows_without_telemetry"];
+  EXPECT_EQ(missing["train"].get<std::size_t>() + missing["test"].get<std::size_t>(), dropped);
+  EXPECT_GT(missing["train"].get<std::size_t>(), 0u);
+  EXPECT_EQ(a["test_rows"].get<std::size_t>() + missing["test"].get<std::size_t>(),
+            doc["split"]["test_rows"].get<std::size_t>());
+  for (const char* t : kTargets) EXPECT_EQ(a["all_features"][t]["n"], a["test_rows"]) << t;
+
+  for (auto& r : d.rows) r.avg_mem_util.reset();
+  EXPECT_FALSE(evaluate_model(m, d)["ablation"]["available"].get<bool>());
+}
+
 // One small model (and its data) for every error case.
 const std::pair<Dataset, CarbModel>& small_model() {
   static const auto* m = [] {
