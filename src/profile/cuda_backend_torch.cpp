@@ -217,18 +217,21 @@ TimingStats CudaBackend::timed_with_energy(const Protocol& p, SpecNet& net, cons
 }
 
 // The paper samples utilization while training: forward + backward in train mode for
-// util_window_s. A failure here (training needs more memory than inference; BatchNorm refuses
-// one value per channel) leaves the two utilization columns empty, not the whole row.
+// util_window_s. Where training-mode BatchNorm refuses one value per channel (batch 1 with a 1x1
+// map) it runs frozen and util_mode says so. A failure here (training needs more memory than
+// inference) leaves the two utilization columns empty, not the whole row.
 void CudaBackend::utilization_window(SpecNet& net, const torch::Tensor& x, Measurement& m, const Protocol& p) {
   m.extra["util_mode"] = "train_fwd_bwd";
   if (!nvml_ || p.util_window_s <= 0) return;
   try {
     net->train();
+    // The first backward allocates the gradients: keep it out of the window.
+    if (first_train_step(net, x)) m.extra["util_mode"] = "train_fwd_bwd_frozen_batchnorm";
+    torch::cuda::synchronize();
     auto step = [&] {
-      net->forward(x).to(torch::kFloat32).sum().backward();
+      train_step(net, x);
       torch::cuda::synchronize();
     };
-    step();  // the first backward allocates the gradients: keep it out of the window
     UtilSampler sampler(*nvml_, nvml_index_);
     sampler.start();
     const auto t0 = std::chrono::steady_clock::now();

@@ -16,6 +16,8 @@ class SpecNetImpl : public torch::nn::Module {
   /// Runs a forward pass and returns every layer's output shape, in spec order.
   std::vector<std::vector<int64_t>> layer_shapes(const torch::Tensor& x);
   int64_t parameter_count() const;
+  /// Training mode for every layer but BatchNorm, which runs on its running statistics.
+  void train_with_frozen_batchnorm();
 
  private:
   torch::Tensor run(const torch::Tensor& x, std::vector<std::vector<int64_t>>* shapes);
@@ -30,6 +32,14 @@ class SpecNetImpl : public torch::nn::Module {
   std::vector<int> total_uses_;    // per layer: number of consumers
 };
 TORCH_MODULE(SpecNet);
+
+/// One training step: forward, sum of the outputs, backward (gradients accumulate in the net).
+void train_step(SpecNet& net, const torch::Tensor& x);
+
+/// The first training step of a net in training mode. Training-mode BatchNorm refuses a batch
+/// with one value per channel (batch 1 where the last feature map is 1x1); then BatchNorm is
+/// frozen (train_with_frozen_batchnorm) and the step retried. Returns whether that happened.
+bool first_train_step(SpecNet& net, const torch::Tensor& x);
 
 /// LibTorch dtype of a precision.
 torch::ScalarType to_dtype(Precision p);

@@ -95,4 +95,23 @@ int64_t SpecNetImpl::parameter_count() const {
   return n;
 }
 
+void SpecNetImpl::train_with_frozen_batchnorm() {
+  train();
+  for (auto& bn : bns_) bn->eval();
+}
+
+void train_step(SpecNet& net, const torch::Tensor& x) { net->forward(x).to(torch::kFloat32).sum().backward(); }
+
+bool first_train_step(SpecNet& net, const torch::Tensor& x) {
+  try {
+    train_step(net, x);
+    return false;
+  } catch (const c10::Error& e) {
+    if (std::string(e.what()).find("Expected more than 1 value per channel when training") == std::string::npos) throw;
+  }
+  net->train_with_frozen_batchnorm();
+  train_step(net, x);
+  return true;
+}
+
 }  // namespace carb

@@ -130,3 +130,42 @@ TEST(SpecNetTorch, DtypeOfEachPrecision) {
 
 }  // namespace
 }  // namespace carb
+
+namespace carb {
+namespace {
+
+// Batch 1 at resolution 32: the last stage's map is 1x1, so training-mode BatchNorm sees one
+// value per channel and refuses. The first training step then freezes BatchNorm and says so.
+TEST(SpecNetTraining, FirstStepFreezesBatchNormWhereTrainingModeRefuses) {
+  const auto spec = build_network_spec({Family::basic, 10, 0.25, 32, 1, Precision::fp32});
+  torch::manual_seed(0);
+  SpecNet net(spec);
+  const auto x = torch::randn(spec.input_shape);
+  net->train();
+  EXPECT_THROW(train_step(net, x), c10::Error);  // what the GPU window hit on 5 of 150 rows
+  net->zero_grad();
+  EXPECT_TRUE(first_train_step(net, x));
+  int frozen_bn = 0, training_bn = 0, training_other = 0;
+  for (const auto& m : net->modules(/*include_self=*/false)) {
+    if (m->as<torch::nn::BatchNorm2d>())
+      ++(m->is_training() ? training_bn : frozen_bn);
+    else if (m->is_training())
+      ++training_other;
+  }
+  EXPECT_GT(frozen_bn, 0);
+  EXPECT_EQ(training_bn, 0);
+  EXPECT_GT(training_other, 0);
+  for (const auto& p : net->parameters()) EXPECT_TRUE(p.grad().defined());
+}
+
+TEST(SpecNetTraining, FirstStepTrainsNormallyWhereBatchNormCan) {
+  const auto spec = build_network_spec({Family::basic, 10, 0.25, 32, 2, Precision::fp32});
+  torch::manual_seed(0);
+  SpecNet net(spec);
+  net->train();
+  EXPECT_FALSE(first_train_step(net, torch::randn(spec.input_shape)));
+  for (const auto& m : net->modules(false)) EXPECT_TRUE(m->is_training());
+}
+
+}  // namespace
+}  // namespace carb
