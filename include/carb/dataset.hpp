@@ -45,6 +45,8 @@ struct Dataset {
   Dataset ok_only() const;
   /// True when every ok row has a value for the column.
   bool has_column(std::string_view column) const;
+  /// Appends the names not yet among extra_columns, keeping first-seen order.
+  void add_extra_columns(const std::vector<std::string>& names);
 };
 
 /// Reads a dataset CSV. Throws DataError naming file, line and column on any malformed row,

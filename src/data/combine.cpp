@@ -74,8 +74,7 @@ void check_one_protocol(const std::vector<Dataset>& rounds, const std::vector<fs
   std::map<std::string, std::map<std::string, std::string>> seen;  // platform -> protocol id -> file
   for (std::size_t i = 0; i < rounds.size(); ++i)
     for (const Record& r : rounds[i].rows)
-      if (const auto it = r.extra.find("protocol_id"); it != r.extra.end() && !it->second.empty())
-        seen[r.platform].emplace(it->second, files[i].string());
+      if (const std::string id = protocol_of(r); !id.empty()) seen[r.platform].emplace(id, files[i].string());
   for (const auto& [platform, ids] : seen)
     if (ids.size() > 1)
       throw InputError("platform '" + platform + "' was measured under protocol " + ids.begin()->first + " in " +
@@ -107,20 +106,15 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   std::vector<std::string> order;  // platform + configuration, first-seen order
   std::map<std::string, std::vector<const Record*>> rows;
   Dataset combined;
-  auto add_column = [&](const std::string& c) {
-    if (std::find(combined.extra_columns.begin(), combined.extra_columns.end(), c) == combined.extra_columns.end())
-      combined.extra_columns.push_back(c);
-  };
   for (const Dataset& d : rounds) {
-    for (const auto& c : d.extra_columns) add_column(c);
+    combined.add_extra_columns(d.extra_columns);
     for (const Record& r : d.rows) {
       const std::string key = r.platform + '\n' + config_key(r.config);
       if (!rows.count(key)) order.push_back(key);
       rows[key].push_back(&r);
     }
   }
-  add_column("rounds");
-  add_column("latency_round_spread");
+  combined.add_extra_columns({"rounds", "latency_round_spread"});
 
   CombineSummary s;
   for (const auto& key : order) {

@@ -25,17 +25,6 @@ std::string join(const std::set<std::string>& items) {
   return out;
 }
 
-// Adds names not yet present, keeping first-seen order (extra columns across inputs).
-void add_columns(std::vector<std::string>& cols, const std::vector<std::string>& more) {
-  for (const auto& c : more)
-    if (std::find(cols.begin(), cols.end(), c) == cols.end()) cols.push_back(c);
-}
-
-std::string protocol_of(const Record& r) {
-  const auto it = r.extra.find("protocol_id");
-  return it == r.extra.end() ? std::string() : it->second;
-}
-
 // Folds one input's sidecar protocols into `all`; the same id with other settings is a
 // conflict (the id should be a hash of the settings, so this means mixed-up files).
 void merge_protocols(const nlohmann::json& prov, const std::string& file, nlohmann::json& all,
@@ -153,7 +142,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
     merge_protocols(prov, in.string(), protocols, protocol_source, s.conflicts);
     sources.push_back({{"file", in.string()}, {"rows", d.rows.size()}, {"provenance", prov}});
     s.rows_in += d.rows.size();
-    add_columns(merged.extra_columns, d.extra_columns);
+    merged.add_extra_columns(d.extra_columns);
     for (Record& r : d.rows) {
       if (!seen.insert(r.platform + '\n' + config_key(r.config)).second) {
         ++s.dropped;

@@ -155,6 +155,11 @@ std::optional<double> Record::value(std::string_view column) const { return *val
 
 void Record::set_value(std::string_view column, std::optional<double> v) { *value_slot(*this, column) = v; }
 
+void Dataset::add_extra_columns(const std::vector<std::string>& names) {
+  for (const auto& c : names)
+    if (std::find(extra_columns.begin(), extra_columns.end(), c) == extra_columns.end()) extra_columns.push_back(c);
+}
+
 Dataset Dataset::ok_only() const {
   Dataset d;
   d.extra_columns = extra_columns;

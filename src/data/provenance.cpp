@@ -34,6 +34,11 @@ std::string proc_field(const char* file, const std::string& key) {
 
 }  // namespace
 
+std::string protocol_of(const Record& r) {
+  const auto it = r.extra.find("protocol_id");
+  return it == r.extra.end() ? std::string() : it->second;
+}
+
 std::string utc_now_iso8601() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm utc{};

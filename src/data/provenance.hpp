@@ -5,7 +5,12 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "carb/dataset.hpp"
+
 namespace carb {
+
+/// The row's `protocol_id` column (the protocol it was measured under); empty when it has none.
+std::string protocol_of(const Record& r);
 
 /// The machine this process runs on: hostname, cpu_model, cores, memory_total_mb, kernel
 /// (sysname, release, version, machine) and date (ISO-8601 UTC). A fact that cannot be read
