@@ -8,6 +8,7 @@ pkgs=(
   libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libfmt-dev libeigen3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   gnuplot-nox
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do
