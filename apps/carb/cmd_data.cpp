@@ -13,7 +13,8 @@ namespace {
 
 struct DataOpts {
   ExportOptions exp;
-  std::string platform;
+  std::string platform, protocol;
+  bool force = false;
   std::vector<std::filesystem::path> inputs;
   std::filesystem::path out, csv;
   std::string format;
@@ -26,9 +27,12 @@ void add_export(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   app->add_option("--out", o->exp.out, "dataset CSV to write (its provenance goes beside it as .json)")
       ->required();
   app->add_option("--platform", o->platform, "export only this platform's rows");
+  app->add_option("--protocol", o->protocol, "export only rows measured under this protocol id (protocol_id column)");
+  app->add_flag("--force", o->exp.force, "replace --out even if it is not a dataset CSV carb wrote");
   add_format(*app, o->format, {"table", "json"});
   app->callback([o] {
     if (!o->platform.empty()) o->exp.platform = o->platform;
+    if (!o->protocol.empty()) o->exp.protocol = o->protocol;
     o->exp.command_line = command_line();
     const ExportSummary s = export_store(o->exp);
     if (o->format == "json")
@@ -45,12 +49,13 @@ void add_combine(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
       "Combine measuring rounds of the same configurations: per configuration, the median over the rounds "
       "that measured it ok, with `rounds` and `latency_round_spread` columns");
   app->add_option("--out", o->out, "combined dataset CSV to write")->required();
+  app->add_flag("--force", o->force, "replace --out even if it is not a dataset CSV carb wrote");
   app->add_option("rounds", o->inputs, "dataset CSVs of the same protocol, one per measuring round (two or more)")
       ->required()
       ->check(CLI::ExistingFile);
   add_format(*app, o->format, {"table", "json"});
   app->callback([o] {
-    const CombineSummary s = combine_rounds(o->inputs, o->out, command_line());
+    const CombineSummary s = combine_rounds(o->inputs, o->out, command_line(), o->force);
     if (o->format == "json")
       std::cout << s.to_json().dump(2) << '\n';
     else
@@ -63,12 +68,13 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   auto* app = data.add_subcommand(
       "merge", "Merge dataset CSVs; a platform+configuration seen twice keeps its first row");
   app->add_option("--out", o->out, "merged dataset CSV to write")->required();
+  app->add_flag("--force", o->force, "replace --out even if it is not a dataset CSV carb wrote");
   app->add_option("inputs", o->inputs, "dataset CSVs, in priority order")
       ->required()
       ->check(CLI::ExistingFile);
   add_format(*app, o->format, {"table", "json"});
   app->callback([o] {
-    const MergeSummary s = merge_datasets(o->inputs, o->out, command_line());
+    const MergeSummary s = merge_datasets(o->inputs, o->out, command_line(), o->force);
     if (o->format == "json") {
       std::cout << s.to_json().dump(2) << '\n';
       return;

@@ -26,8 +26,11 @@ struct CombineSummary {
 /// `latency_round_spread` (max / min latency over those rounds, minus 1; empty with one round).
 /// A configuration with no ok row keeps its first row. Every round must be measured under the
 /// same protocol per platform (the `protocol_id` column): InputError otherwise, and with fewer
-/// than two rounds; DataError for a malformed input. Nothing is written on error.
+/// than two rounds, the same file (or identical contents) twice, or an `out` that may not be
+/// replaced (check_dataset_output, unless `force`); DataError for a malformed or invalid input
+/// (each round is read with read_dataset_csv: no duplicates inside a round). Nothing is written
+/// on error.
 CombineSummary combine_rounds(const std::vector<std::filesystem::path>& rounds, const std::filesystem::path& out,
-                              const std::string& command_line);
+                              const std::string& command_line, bool force = false);
 
 }  // namespace carb

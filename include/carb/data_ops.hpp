@@ -15,6 +15,8 @@ struct ExportOptions {
   std::filesystem::path out;            // the CSV; the sidecar goes beside it (provenance_path)
   std::optional<std::string> platform;  // only this platform's rows
   std::string command_line;             // recorded in the sidecar
+  std::optional<std::string> protocol{};  // only rows measured under this protocol id
+  bool force = false;                   // replace `out` even if it is not a carb dataset
 };
 
 struct ExportSummary {
@@ -27,7 +29,9 @@ struct ExportSummary {
 
 /// Writes the store's rows (optionally of one platform) as a dataset CSV, plus a sidecar with
 /// the protocols those rows were measured under, the exporting machine and the command.
-/// Throws InputError when the store is missing or nothing matches the platform filter.
+/// Throws InputError when the store is missing, nothing matches the filters, `out` may not be
+/// replaced (check_dataset_output), or the rows would not make one valid dataset (two protocols
+/// of one platform: export one with `protocol`).
 ExportSummary export_store(const ExportOptions& o);
 
 struct MergeSummary {
@@ -43,9 +47,11 @@ struct MergeSummary {
 
 /// Concatenates datasets in order; for a platform + configuration seen twice the first row is
 /// kept. Writes `out` and a sidecar joining the inputs' sidecars. Throws DataError for a
-/// malformed input, InputError when there are no inputs.
+/// malformed input or a result that is not one valid dataset (two platforms or protocols),
+/// InputError when there are no inputs or `out` may not be replaced (check_dataset_output).
 MergeSummary merge_datasets(const std::vector<std::filesystem::path>& inputs,
-                            const std::filesystem::path& out, const std::string& command_line);
+                            const std::filesystem::path& out, const std::string& command_line,
+                            bool force = false);
 
 /// A JSON summary of a dataset CSV: rows per platform, status, family and precision, the ranges
 /// of depth/width/resolution/batch, and per target how many ok rows have a value.

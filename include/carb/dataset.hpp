@@ -23,6 +23,29 @@ inline constexpr std::array<const char*, 13> kDatasetColumns = {
     "platform", "family",     "depth",    "width",          "resolution",  "batch",       "precision",
     "status",   "latency_ms", "energy_j", "peak_memory_mb", "avg_sm_util", "avg_mem_util"};
 
+/// Plausibility bounds of a measured column. A value outside is a broken meter or a damaged
+/// file, never data: a latency of 1e308 ms once trained "fine" into predictions of 1e288 ms.
+struct ColumnBounds {
+  const char* column;
+  double lo, hi;
+  bool lo_inclusive;  // utilization may be 0; a measured latency, energy or memory may not
+  const char* unit;
+
+  bool contains(double v) const { return (lo_inclusive ? v >= lo : v > lo) && v <= hi; }
+  /// "(0, 1e+07] ms"
+  std::string describe() const;
+};
+
+/// The one statement of the bounds, applied by every reader of a dataset: a latency or an
+/// energy per batch above 1e7 (2.8 hours; 700 W for 4 hours) or memory above 1e8 MB (100 TB).
+inline constexpr std::array<ColumnBounds, 5> kPlausibleBounds = {{
+    {"latency_ms", 0, 1e7, false, "ms"},
+    {"energy_j", 0, 1e7, false, "J"},
+    {"peak_memory_mb", 0, 1e8, false, "MB"},
+    {"avg_sm_util", 0, 100, true, "%"},
+    {"avg_mem_util", 0, 100, true, "%"},
+}};
+
 struct Record {
   std::string platform;
   Config config;
@@ -49,9 +72,14 @@ struct Dataset {
   void add_extra_columns(const std::vector<std::string>& names);
 };
 
-/// Reads a dataset CSV. Throws DataError naming file, line and column on any malformed row,
-/// a missing required column, an unknown family/precision or text where a number belongs.
+/// Reads a dataset CSV and checks it as `carb data validate` does (duplicates, one platform and
+/// one protocol, status-consistent values, plausibility bounds, targets measured on all ok rows
+/// or none). Throws DataError naming file and line of the first problem, and how many more there
+/// are. Every reader of datasets goes through this or read_dataset_csvs.
 Dataset read_dataset_csv(const std::filesystem::path& file);
+/// Several dataset CSVs as one dataset, each read and checked as above and then checked together
+/// (a configuration in two files is a duplicate; all files hold one platform and protocol).
+Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files);
 /// Reads like read_dataset_csv but, instead of stopping at the first problem, appends every
 /// problem ("file:line: ...") to `problems` and leaves the bad rows out; a file that cannot be
 /// read or tokenized, or lacks required columns, gives problems and no rows. Never throws
@@ -59,6 +87,10 @@ Dataset read_dataset_csv(const std::filesystem::path& file);
 /// receives the CSV line of each returned row (same order as rows).
 Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::string>& problems,
                          std::vector<std::size_t>* lines = nullptr);
+/// Checks, before any work, that a dataset CSV and its provenance sidecar may be written at `csv`:
+/// its directory exists, neither path is a directory, and what is already there is a dataset CSV
+/// or provenance file that carb wrote, unless `force`. Throws InputError naming the path otherwise.
+void check_dataset_output(const std::filesystem::path& csv, bool force);
 /// Writes atomically (temp file + rename), so a crash never leaves a half-written file.
 void write_dataset_csv(const Dataset& d, const std::filesystem::path& file);
 /// Writes the CSV text (header + rows) to a stream; numbers round-trip exactly, nullopt is empty.

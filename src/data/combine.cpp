@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -82,6 +83,28 @@ void check_one_protocol(const std::vector<Dataset>& rounds, const std::vector<fs
                        std::next(ids.begin())->second + ": combine rounds of one protocol");
 }
 
+// A round counted twice would pass for two agreeing measurements (spread 0): refuse the same
+// file under two names and two files with identical bytes alike.
+void check_distinct_rounds(const std::vector<fs::path>& files) {
+  std::map<std::string, std::string> by_path, by_content;  // canonical path / contents -> as given
+  for (const fs::path& f : files) {
+    std::error_code ec;
+    const fs::path canon = fs::weakly_canonical(f, ec);
+    const auto [p, fresh] = by_path.emplace(ec ? f.string() : canon.string(), f.string());
+    if (!fresh)
+      throw InputError(f.string() + " is given twice (also as " + p->second +
+                       "): each round is a separate measurement");
+    std::ifstream in(f, std::ios::binary);
+    if (!in || fs::is_directory(f, ec)) continue;  // reading it below gives the error naming the problem
+    const auto [c, fresh_content] =
+        by_content.emplace(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()),
+                           f.string());
+    if (!fresh_content)
+      throw InputError(f.string() + " has the same contents as " + c->second +
+                       ": the same round twice is not two measurements");
+  }
+}
+
 }  // namespace
 
 nlohmann::json CombineSummary::to_json() const {
@@ -90,8 +113,10 @@ nlohmann::json CombineSummary::to_json() const {
 }
 
 CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path& out,
-                              const std::string& command_line) {
+                              const std::string& command_line, bool force) {
   if (files.size() < 2) throw InputError("combine needs at least two measuring rounds");
+  check_distinct_rounds(files);
+  check_dataset_output(out, force);
   std::vector<Dataset> rounds;
   nlohmann::json sources = nlohmann::json::array(), protocols = nlohmann::json::object();
   for (const fs::path& f : files) {  // everything is read before `out` is written: out may be an input

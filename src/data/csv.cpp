@@ -2,6 +2,7 @@
 #include "data/csv.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -131,12 +132,22 @@ std::vector<Row> parse(std::string_view text, const std::string& source) {
 }
 
 std::vector<Row> read_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw DataError(file.string() + ": is a directory, not a CSV file");
   std::ifstream in(file, std::ios::binary);
   if (!in) throw DataError(file.string() + ": cannot open for reading: " + std::strerror(errno));
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  // Read in chunks up to a cap: a device or pipe (/dev/zero) would otherwise grow without bound.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxFileBytes)
+      throw DataError(file.string() + ": larger than " + std::to_string(kMaxFileBytes >> 20) +
+                      " MiB; not a CSV carb reads");
+  }
   if (in.bad()) throw DataError(file.string() + ": read failed");
-  return parse(buf.str(), file.string());
+  return parse(text, file.string());
 }
 
 std::string quote(std::string_view field) {
@@ -206,15 +217,22 @@ std::string format_number(std::optional<double> v) {
 }
 
 void write_text_atomic(const std::filesystem::path& file, std::string_view content) {
-  const std::filesystem::path tmp = file.string() + ".tmp";
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw DataError(file.string() + ": is a directory; give a file name to write");
+  // A name of our own (mkstemp) beside the target: a fixed "file.tmp" would truncate, and on
+  // failure delete, a file of that name that the user made.
+  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+  std::string tmpl = (dir / ("." + file.filename().string() + ".carb-XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0)
+    throw DataError(file.string() + ": cannot create a file in " + dir.string() + ": " + std::strerror(errno));
+  const std::filesystem::path tmp = tmpl;
   const auto fail = [&](const std::string& what) {
     const int err = errno;
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
+    std::filesystem::remove(tmp, ec);
     throw DataError(file.string() + ": " + what + ": " + std::strerror(err));
   };
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create " + tmp.filename().string());
   std::size_t done = 0;
   while (done < content.size()) {
     const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
@@ -225,13 +243,16 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
     }
     done += static_cast<std::size_t>(n);
   }
+  // mkstemp creates 0600; a dataset is meant to be read by others, as a plain open would allow.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
   // fsync before rename: otherwise a power cut can leave the new name on empty contents.
-  if (::fsync(fd) != 0) {
+  if (::fchmod(fd, 0666 & ~mask) != 0 || ::fsync(fd) != 0) {
     ::close(fd);
     fail("fsync failed");
   }
   if (::close(fd) != 0) fail("close failed");
-  if (::rename(tmp.c_str(), file.c_str()) != 0) fail("cannot rename " + tmp.filename().string());
+  if (::rename(tmp.c_str(), file.c_str()) != 0) fail("cannot replace it");
 }
 
 }  // namespace carb::csv

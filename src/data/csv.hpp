@@ -25,7 +25,11 @@ struct Row {
 /// unterminated quote or text after a closing quote.
 std::vector<Row> parse(std::string_view text, const std::string& source);
 
-/// Reads and parses a file; throws DataError when it cannot be read.
+/// The largest file read_file accepts: far above any dataset (a 4,320-row CSV is ~1 MiB).
+inline constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
+
+/// Reads and parses a file; throws DataError when it cannot be read, is a directory or is
+/// larger than kMaxFileBytes.
 std::vector<Row> read_file(const std::filesystem::path& file);
 
 /// A field quoted only when it needs to be (comma, quote, CR/LF, surrounding spaces).
@@ -57,9 +61,9 @@ int parse_int(std::string_view field, const Where& at);
 /// Shortest text that reads back as exactly the same double ("" for nullopt).
 std::string format_number(std::optional<double> v);
 
-/// Replaces `file` with `content` atomically: writes file.tmp, flushes it to disk and
+/// Replaces `file` with `content` atomically: writes a uniquely named temp file beside it, flushes it to disk and
 /// renames it over `file`, so readers see the old or the new file, never a torn one.
-/// Throws DataError naming the file on any I/O failure (the .tmp is removed).
+/// Throws DataError naming the file on any I/O failure (the temp file is removed).
 void write_text_atomic(const std::filesystem::path& file, std::string_view content);
 
 }  // namespace carb::csv

@@ -13,6 +13,7 @@
 #include "carb/store.hpp"
 #include "carb/text_table.hpp"
 #include "data/provenance.hpp"
+#include "data/validate.hpp"
 
 namespace carb {
 namespace {
@@ -90,6 +91,7 @@ nlohmann::json MergeSummary::to_json() const {
 ExportSummary export_store(const ExportOptions& o) {
   // Store() would create an empty database; a typo in --db must not look like an empty store.
   if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
+  check_dataset_output(o.out, o.force);
   const Store store(o.db);
   Dataset all = store.to_dataset();
   Dataset d;
@@ -98,6 +100,7 @@ ExportSummary export_store(const ExportOptions& o) {
   for (Record& r : all.rows) {
     seen_platforms.insert(r.platform);
     if (o.platform && r.platform != *o.platform) continue;
+    if (o.protocol && protocol_of(r) != *o.protocol) continue;
     platforms.insert(r.platform);
     protocol_ids.insert(protocol_of(r));
     d.rows.push_back(std::move(r));
@@ -105,7 +108,18 @@ ExportSummary export_store(const ExportOptions& o) {
   if (d.rows.empty())
     throw InputError(
         o.db.string() + ": no rows" + (o.platform ? " for platform '" + *o.platform + "'" : "") +
+        (o.protocol ? " under protocol " + *o.protocol : "") +
         (seen_platforms.empty() ? "" : " (platforms in the store: " + join(seen_platforms) + ")"));
+  std::vector<std::string> where;
+  for (const Record& r : d.rows) where.push_back(o.db.string() + " (" + r.platform + " " + config_key(r.config) + ")");
+  const auto problems = check_dataset(d, where);
+  if (!problems.empty() && platforms.size() > 1)
+    throw InputError(o.db.string() + " holds rows of " + std::to_string(platforms.size()) + " platforms (" +
+                     join(platforms) + "): export one at a time with --platform NAME");
+  if (!problems.empty() && protocol_ids.size() > 1)
+    throw InputError(o.db.string() + " holds rows of " + std::to_string(protocol_ids.size()) + " protocols (" +
+                     join(protocol_ids) + "): export one at a time with --protocol ID (and --platform)");
+  throw_dataset_problems(problems, o.out.string());
   write_dataset_csv(d, o.out);
 
   const nlohmann::json stored = store.protocols();
@@ -129,11 +143,13 @@ ExportSummary export_store(const ExportOptions& o) {
 }
 
 MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path& out,
-                            const std::string& command_line) {
+                            const std::string& command_line, bool force) {
   if (inputs.empty()) throw InputError("merge needs at least one input dataset");
+  check_dataset_output(out, force);
   MergeSummary s;
   Dataset merged;
   std::unordered_set<std::string> seen;  // platform + '\n' + config key
+  std::vector<std::string> where;        // each merged row's source, for messages
   nlohmann::json protocols = nlohmann::json::object(), sources = nlohmann::json::array();
   std::map<std::string, std::string> protocol_source;
   for (const fs::path& in : inputs) {
@@ -148,15 +164,13 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
         ++s.dropped;
         continue;
       }
+      where.push_back(in.string() + " (" + r.platform + " " + config_key(r.config) + ")");
       merged.rows.push_back(std::move(r));
     }
   }
-  // Mixing protocols within one platform makes its rows incomparable; say so.
-  std::map<std::string, std::set<std::string>> by_platform;
-  for (const Record& r : merged.rows)
-    if (const std::string id = protocol_of(r); !id.empty()) by_platform[r.platform].insert(id);
-  for (const auto& [platform, ids] : by_platform)
-    if (ids.size() > 1) s.conflicts.push_back("platform '" + platform + "' mixes protocols " + join(ids));
+  // The result must be one valid dataset like any other: rows of two protocols or platforms would
+  // be refused by every reader, so refuse them here, where the user can still choose.
+  throw_dataset_problems(check_dataset(merged, where), out.string());
 
   s.rows_out = merged.rows.size();
   write_dataset_csv(merged, out);
@@ -175,7 +189,11 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
 }
 
 nlohmann::json dataset_info(const fs::path& csv) {
-  const Dataset d = read_dataset_csv(csv);
+  // A summary of any well-formed file, also one that readers refuse (two platforms, duplicates):
+  // `data info` is how a user sees what is in it.
+  std::vector<std::string> problems;
+  const Dataset d = read_dataset_csv(csv, problems);
+  throw_dataset_problems(problems, csv.string());
   std::map<std::string, std::size_t> status, family, precision;
   std::set<std::string> platforms;
   for (const Record& r : d.rows) {

@@ -204,13 +204,6 @@ Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::str
   return d;
 }
 
-Dataset read_dataset_csv(const std::filesystem::path& file) {
-  std::vector<std::string> problems;
-  Dataset d = read_dataset_csv(file, problems);
-  throw_first(problems);
-  return d;
-}
-
 void write_dataset_csv(const Dataset& d, std::ostream& out) {
   // Extra columns: the declared ones first, then any a record carries that were not declared,
   // so nothing a record holds is silently dropped.

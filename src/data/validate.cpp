@@ -1,5 +1,8 @@
-// Dataset-level checks behind `carb data validate`: rows that parse on their own but
-// break the contract together (duplicates, partly measured targets) or by their status.
+// Dataset-level checks: rows that parse on their own but break the contract together
+// (duplicates, mixed platforms or protocols, partly measured targets), by their status, or by
+// implausible values. `carb data validate` lists them all; every other reader of a dataset
+// (train, evaluate, screen --validate, characterize, transfer, report, combine, merge) goes
+// through read_dataset_csv / read_dataset_csvs here and refuses the file on the first one.
 #include "data/validate.hpp"
 
 #include <algorithm>
@@ -8,12 +11,14 @@
 #include <utility>
 
 #include "carb/config.hpp"
+#include "carb/error.hpp"
 #include "data/csv.hpp"
+#include "data/provenance.hpp"
 
 namespace carb {
 namespace {
 
-std::string at(const std::string& file, std::size_t line) { return file + ":" + std::to_string(line) + ": "; }
+std::string at(const std::string& where) { return where + ": "; }
 
 // The line a "file:line: ..." message points at; 0 for messages about the whole file.
 std::size_t line_of(const std::string& msg, const std::string& file) {
@@ -24,36 +29,78 @@ std::size_t line_of(const std::string& msg, const std::string& file) {
   return line;
 }
 
-// One platform+configuration must appear once: two rows would weigh it twice in training.
-void check_duplicates(const Dataset& d, const std::string& file, const std::vector<std::size_t>& lines,
-                      std::vector<std::string>& problems) {
+// How `here`'s message names the row at `there`: "line N" within one file, else the whole place.
+std::string refer(const std::string& here, const std::string& there) {
+  const auto a = here.rfind(':'), b = there.rfind(':');
+  if (a != std::string::npos && b != std::string::npos && here.compare(0, a, there, 0, b) == 0)
+    return "line " + there.substr(b + 1);
+  return there;
+}
+
+// One platform+configuration must appear once: two rows would weigh it twice in training and
+// could land on both sides of a held-out split.
+void check_duplicates(const Dataset& d, const std::vector<std::string>& where, std::vector<std::string>& problems) {
   std::map<std::pair<std::string, std::string>, std::size_t> first;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const Record& r = d.rows[i];
-    const auto [it, fresh] = first.emplace(std::make_pair(r.platform, config_key(r.config)), lines[i]);
+    const auto [it, fresh] = first.emplace(std::make_pair(r.platform, config_key(r.config)), i);
     if (!fresh)
-      problems.push_back(at(file, lines[i]) + "duplicate of line " + std::to_string(it->second) +
-                         " (platform '" + r.platform + "', " + it->first.second + ")");
+      problems.push_back(at(where[i]) + "duplicate of " + refer(where[i], where[it->second]) + " (platform '" + r.platform + "', " +
+                         it->first.second + ")");
+  }
+}
+
+// A value outside its column's plausibility bounds is a broken meter or a damaged file, never data.
+void check_bounds(const Record& r, const std::string& where, std::vector<std::string>& problems) {
+  for (const ColumnBounds& b : kPlausibleBounds) {
+    const auto v = r.value(b.column);
+    if (v && !b.contains(*v))
+      problems.push_back(at(where) + b.column + " is " + csv::format_number(v) + ", outside the plausible range " +
+                         b.describe());
   }
 }
 
 // A row's values must fit its status: a failed run has no latency or energy to report.
 void check_row(const Record& r, const std::string& where, std::vector<std::string>& problems) {
-  if (r.status == "ok" && !r.latency_ms) problems.push_back(where + "status ok but latency_ms is empty");
+  if (r.status == "ok" && !r.latency_ms) problems.push_back(at(where) + "status ok but latency_ms is empty");
   if (r.status != "ok")
     for (const char* col : {"latency_ms", "energy_j"})
-      if (r.value(col)) problems.push_back(where + "status " + r.status + " but " + col + " has a value");
-  for (const char* col : {"avg_sm_util", "avg_mem_util"})
-    if (const auto v = r.value(col); v && *v > 100)
-      problems.push_back(where + col + " is " + csv::format_number(v) + ", above 100 percent");
+      if (r.value(col)) problems.push_back(at(where) + "status " + r.status + " but " + col + " has a value");
+  check_bounds(r, where, problems);
+}
+
+// One dataset is one platform measured under one protocol: rows of another platform or protocol
+// are other measurements, and a model or a median over them would mean nothing.
+void check_one_platform_and_protocol(const Dataset& d, const std::vector<std::string>& where,
+                                     std::vector<std::string>& problems) {
+  std::map<std::string, std::size_t> platform_seen;
+  std::map<std::string, std::pair<std::string, std::size_t>> protocol_seen;  // platform -> (id, row)
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    const Record& r = d.rows[i];
+    if (platform_seen.emplace(r.platform, i).second && platform_seen.size() > 1) {
+      const auto& [p0, i0] = *std::find_if(platform_seen.begin(), platform_seen.end(),
+                                           [&](const auto& e) { return e.first != r.platform; });
+      problems.push_back(at(where[i]) + "platform '" + r.platform + "', but " + refer(where[i], where[i0]) + " is platform '" + p0 +
+                         "': one dataset holds one platform");
+    }
+    const std::string id = protocol_of(r);
+    if (id.empty()) continue;
+    const auto [it, fresh] = protocol_seen.emplace(r.platform, std::make_pair(id, i));
+    if (!fresh && it->second.first != id) {
+      problems.push_back(at(where[i]) + "protocol " + id + ", but " + refer(where[i], where[it->second.second]) + " has protocol " +
+                         it->second.first + ": one dataset holds one protocol per platform");
+      it->second = {id, i};  // report each change of protocol once, not every row after it
+    }
+  }
 }
 
 // A target measured on some ok rows of a platform but not others means a meter failed
 // part-way: learners would silently train on a biased subset.
-void check_partial_targets(const Dataset& d, const std::string& file, const std::vector<std::size_t>& lines,
+void check_partial_targets(const Dataset& d, const std::vector<std::string>& where,
                            std::vector<std::string>& problems) {
   struct Count {
     std::size_t ok = 0, have = 0, first_missing = 0;
+    bool missing = false;
   };
   std::map<std::pair<std::string, std::string>, Count> counts;  // (platform, target)
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
@@ -64,25 +111,45 @@ void check_partial_targets(const Dataset& d, const std::string& file, const std:
       ++c.ok;
       if (r.value(t))
         ++c.have;
-      else if (!c.first_missing)
-        c.first_missing = lines[i];
+      else if (!c.missing)
+        c.first_missing = i, c.missing = true;
     }
   }
   for (const auto& [key, c] : counts)
     if (c.have > 0 && c.have < c.ok)
-      problems.push_back(at(file, c.first_missing) + "platform '" + key.first + "' has " + key.second +
-                         " on " + std::to_string(c.have) + " of " + std::to_string(c.ok) +
+      problems.push_back(at(where[c.first_missing]) + "platform '" + key.first + "' has " + key.second + " on " +
+                         std::to_string(c.have) + " of " + std::to_string(c.ok) +
                          " ok rows (empty here first); measure all or none");
+}
+
+std::vector<std::string> row_places(const std::string& file, const std::vector<std::size_t>& lines) {
+  std::vector<std::string> where;
+  where.reserve(lines.size());
+  for (std::size_t line : lines) where.push_back(file + ":" + std::to_string(line));
+  return where;
 }
 
 }  // namespace
 
-std::vector<std::string> check_dataset(const Dataset& d, const std::string& file,
-                                       const std::vector<std::size_t>& lines) {
+void throw_dataset_problems(const std::vector<std::string>& problems, const std::string& what) {
+  if (problems.empty()) return;
+  std::string msg = problems.front();
+  if (problems.size() > 1)
+    msg += " (and " + std::to_string(problems.size() - 1) + " more problem" + (problems.size() > 2 ? "s" : "") +
+           "; `carb data validate " + what + "` lists them all)";
+  throw DataError(msg);
+}
+
+std::string ColumnBounds::describe() const {
+  return std::string(lo_inclusive ? "[" : "(") + csv::format_number(lo) + ", " + csv::format_number(hi) + "] " + unit;
+}
+
+std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where) {
   std::vector<std::string> problems;
-  check_duplicates(d, file, lines, problems);
-  for (std::size_t i = 0; i < d.rows.size(); ++i) check_row(d.rows[i], at(file, lines[i]), problems);
-  check_partial_targets(d, file, lines, problems);
+  check_duplicates(d, where, problems);
+  check_one_platform_and_protocol(d, where, problems);
+  for (std::size_t i = 0; i < d.rows.size(); ++i) check_row(d.rows[i], where[i], problems);
+  check_partial_targets(d, where, problems);
   return problems;
 }
 
@@ -90,13 +157,36 @@ std::vector<std::string> validate_dataset_csv(const std::filesystem::path& path)
   std::vector<std::string> problems;
   std::vector<std::size_t> lines;
   const Dataset d = read_dataset_csv(path, problems, &lines);
-  const std::vector<std::string> more = check_dataset(d, path.string(), lines);
+  const std::vector<std::string> more = check_dataset(d, row_places(path.string(), lines));
   problems.insert(problems.end(), more.begin(), more.end());
   // Row problems come from two passes; report them in file order.
   std::stable_sort(problems.begin(), problems.end(), [&](const std::string& a, const std::string& b) {
     return line_of(a, path.string()) < line_of(b, path.string());
   });
   return problems;
+}
+
+Dataset read_dataset_csv(const std::filesystem::path& file) { return read_dataset_csvs({file}); }
+
+Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files) {
+  if (files.empty()) throw InputError("no dataset given");
+  Dataset all;
+  std::vector<std::string> where, names;
+  for (const auto& f : files) {
+    std::vector<std::string> problems;
+    std::vector<std::size_t> lines;
+    Dataset d = read_dataset_csv(f, problems, &lines);
+    throw_dataset_problems(problems, f.string());
+    const auto places = row_places(f.string(), lines);
+    where.insert(where.end(), places.begin(), places.end());
+    all.add_extra_columns(d.extra_columns);
+    for (auto& r : d.rows) all.rows.push_back(std::move(r));
+    names.push_back(f.string());
+  }
+  std::string joined;
+  for (const auto& n : names) joined += (joined.empty() ? "" : " ") + n;
+  throw_dataset_problems(check_dataset(all, where), joined);
+  return all;
 }
 
 }  // namespace carb

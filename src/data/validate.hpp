@@ -11,10 +11,13 @@
 namespace carb {
 
 /// Problems of rows that did parse but break the dataset contract: the same platform and
-/// configuration twice, an ok row without latency, latency or energy on a failed row,
-/// utilization above 100 percent, a target measured on only some ok rows of a platform. `lines` gives each
-/// row's CSV line (same order as d.rows) for messages.
-std::vector<std::string> check_dataset(const Dataset& d, const std::string& file,
-                                       const std::vector<std::size_t>& lines);
+/// configuration twice, more than one platform or protocol, an ok row without latency, latency or
+/// energy on a failed row, a value outside kPlausibleBounds, a target measured on only some ok
+/// rows of a platform. `where` names each row ("file:line", same order as d.rows) for messages.
+std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where);
+
+/// Throws DataError with the first problem and how many more `carb data validate WHAT` would
+/// list; nothing when `problems` is empty. The one way readers refuse a dataset.
+void throw_dataset_problems(const std::vector<std::string>& problems, const std::string& what);
 
 }  // namespace carb

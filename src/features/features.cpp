@@ -72,7 +72,7 @@ void analytic_row(const Config& c, float* out) {
 
 void telemetry_row(const Config& c, const Telemetry& t, std::size_t row, float* out) {
   if (!t.avg_sm_util || !t.avg_mem_util)
-    throw InputError("row " + std::to_string(row + 1) + " (" + config_key(c) +
+    throw InputError("configuration " + std::to_string(row + 1) + " (" + config_key(c) +
                      ") has no avg_sm_util/avg_mem_util, but the model uses telemetry features");
   const NetworkSpec s = network_totals(c);
   const double sm = *t.avg_sm_util, mem = *t.avg_mem_util;

@@ -34,8 +34,10 @@ TargetData target_data(const Dataset& d, const std::string& t, bool log_target) 
   TargetData td;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const auto v = d.rows[i].value(t);
-    if (!v || !std::isfinite(*v)) throw InputError("row " + std::to_string(i + 1) + " has no finite " + t);
-    if (log_target && *v <= 0) throw InputError("row " + std::to_string(i + 1) + ": " + t + " must be positive");
+    // Named by configuration: after the split, an index is neither a file line nor a row the user knows.
+    const auto row = [&] { return d.rows[i].platform + " " + config_key(d.rows[i].config); };
+    if (!v || !std::isfinite(*v)) throw InputError(row() + " has no finite " + t);
+    if (log_target && *v <= 0) throw InputError(row() + ": " + t + " must be positive");
     td.y_raw.push_back(*v);
     td.y.push_back(static_cast<float>(log_target ? std::log(*v) : *v));
   }

@@ -10,17 +10,19 @@ namespace carb {
 
 Dataset read_datasets(const std::vector<std::filesystem::path>& files) {
   if (files.empty()) throw InputError("no dataset given (--data CSV)");
-  Dataset all;
-  for (const auto& f : files) {
-    Dataset d = read_dataset_csv(f).ok_only();
-    for (auto& r : d.rows) all.rows.push_back(std::move(r));
+  Dataset all = read_dataset_csvs(files).ok_only();
+  if (all.rows.empty()) {
+    std::string names;
+    for (const auto& f : files) names += (names.empty() ? "" : ", ") + f.string();
+    throw InputError(names + ": no ok rows to train on");
   }
-  if (all.rows.empty()) throw InputError("the datasets have no ok rows");
   return all;
 }
 
 nlohmann::json run_train_job(const TrainJob& job) {
   if (job.out.empty()) throw InputError("--out DIR is required");
+  // Checked and staged before the work: an occupied or unwritable --out fails now, not after training.
+  BundleDestination dest(job.out, job.force);
   const Dataset d = read_datasets(job.data);
   std::vector<std::size_t> tr, te;
   split_indices(d.rows.size(), job.test_fraction, job.options.seed, tr, te);
@@ -56,7 +58,7 @@ nlohmann::json run_train_job(const TrainJob& job) {
   std::vector<std::string> files;
   for (const auto& f : job.data) files.push_back(f.string());
   ex["data_files"] = files;
-  m.save(job.out);
+  m.save(dest);
   return {{"model", job.out.string()},   {"platform", m.platform()}, {"targets", m.targets()},
           {"train_rows", tr.size()},     {"test_rows", te.size()},   {"train_seconds", secs},
           {"blend_weights", weights},    {"test_metrics", metrics},  {"oof_components", components},

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "carb/error.hpp"
+#include "data/csv.hpp"
 #include "report_html.hpp"
 #include "svg.hpp"
 
@@ -136,6 +137,10 @@ std::string render_report_html(const ReportInputs& in) {
 void write_report(const ReportOptions& o) {
   if (o.data.empty()) throw InputError("report: give at least one --data CSV");
   if (o.out.empty()) throw InputError("report: give --out FILE");
+  // Checked before the work, so a wrong --out fails in milliseconds, not after rendering.
+  if (std::error_code ec; o.out.has_parent_path() && !std::filesystem::is_directory(o.out.parent_path(), ec))
+    throw InputError("cannot write " + o.out.string() + ": directory " + o.out.parent_path().string() +
+                     " does not exist");
   ReportInputs in;
   in.title = o.title;
   in.seed = o.seed;
@@ -154,16 +159,7 @@ void write_report(const ReportOptions& o) {
                        ": not a JSON object (expected `carb screen --format json` output)");
   }
   const std::string html = render_report_html(in);
-  const std::filesystem::path tmp = o.out.string() + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw InputError("cannot write " + tmp.string());
-    f << html;
-    if (!f.flush()) throw InputError("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, o.out, ec);
-  if (ec) throw InputError("cannot move " + tmp.string() + " to " + o.out.string() + ": " + ec.message());
+  csv::write_text_atomic(o.out, html);
 }
 
 }  // namespace carb

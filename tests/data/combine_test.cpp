@@ -124,5 +124,37 @@ TEST_F(Combine, NeedsTwoRoundsAndWellFormedInputs) {
   EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
 }
 
+// The same round given twice would pass for two agreeing measurements (spread 0).
+TEST_F(Combine, RefusesTheSameRoundTwice) {
+  const auto a = write("a.csv", {row(1, 10, 5)});
+  const auto b = write("b.csv", {row(1, 12, 5)});
+  EXPECT_THROW(combine_rounds({a, b, a}, dir_ / "out.csv", "test"), InputError);
+  EXPECT_THROW(combine_rounds({a, dir_ / "." / "a.csv"}, dir_ / "out.csv", "test"), InputError);
+  fs::copy_file(a, dir_ / "copy.csv");
+  try {
+    combine_rounds({a, dir_ / "copy.csv"}, dir_ / "out.csv", "test");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("has the same contents as"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+}
+
+// A configuration twice inside one round is not a second round of it.
+TEST_F(Combine, RefusesDuplicatesInsideARound) {
+  const auto a = write("a.csv", {row(1, 10, 5), row(1, 30, 5)});
+  const auto b = write("b.csv", {row(1, 12, 5)});
+  EXPECT_THROW(combine_rounds({a, b}, dir_ / "out.csv", "test"), DataError);
+  EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+}
+
+TEST_F(Combine, NeverReplacesAFileItDidNotWrite) {
+  const auto a = write("a.csv", {row(1, 10, 5)});
+  const auto b = write("b.csv", {row(1, 12, 5)});
+  std::ofstream(dir_ / "notes.txt") << "mine";
+  EXPECT_THROW(combine_rounds({a, b}, dir_ / "notes.txt", "test"), InputError);
+  EXPECT_NO_THROW(combine_rounds({a, b}, dir_ / "notes.txt", "test", /*force=*/true));
+}
+
 }  // namespace
 }  // namespace carb

@@ -2,6 +2,7 @@
 #include "data/csv.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -125,6 +126,29 @@ TEST(DataCsv, AtomicWriteReplacesAndLeavesNoTemp) {
   EXPECT_NE(error_of([&] { write_text_atomic(dir / "missing" / "x.csv", "x"); }).find("x.csv"),
             std::string::npos);
   fs::remove_all(dir);
+}
+
+// The old writer used the fixed name FILE.tmp: a user's file of that name was truncated, then deleted.
+TEST(DataCsv, AtomicWriteLeavesAUsersTmpFileAlone) {
+  const fs::path dir = fs::temp_directory_path() / ("carb_csv_tmp_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "out.csv.tmp") << "mine";
+  write_text_atomic(dir / "out.csv", "new\n");
+  std::ifstream in(dir / "out.csv.tmp");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "mine");
+  std::size_t entries = 0;
+  for (const auto& e : fs::directory_iterator(dir)) entries += e.is_regular_file();
+  EXPECT_EQ(entries, 2u);  // out.csv and the user's file: no temp left
+  EXPECT_NE(error_of([&] { write_text_atomic(dir, "x"); }).find("is a directory"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST(DataCsv, ReadingADirectoryOrAnEndlessDeviceFailsClearly) {
+  EXPECT_NE(error_of([] { read_file(fs::temp_directory_path()); }).find("is a directory, not a CSV file"),
+            std::string::npos);
+  // /dev/zero never ends: the reader stops at its cap instead of growing without bound.
+  EXPECT_NE(error_of([] { read_file("/dev/zero"); }).find("larger than 256 MiB"), std::string::npos);
 }
 
 }  // namespace

@@ -50,23 +50,76 @@ class DataOps : public TempDirTest {
 };
 
 TEST_F(DataOps, ExportWritesCsvAndProvenance) {
-  const fs::path db = make_store(), out = dir_ / "all.csv";
-  const ExportSummary s = export_store({db, out, std::nullopt, "carb data export --db m.db"});
-  EXPECT_EQ(s.rows, 5u);
-  EXPECT_EQ(s.platforms, (std::vector<std::string>{"cpu2t", "gpu"}));
-  EXPECT_EQ(s.provenance, dir_ / "all.json");
+  const fs::path db = make_store(), out = dir_ / "gpu.csv";
+  const ExportSummary s = export_store({db, out, "gpu", "carb data export --db m.db"});
+  EXPECT_EQ(s.rows, 2u);
+  EXPECT_EQ(s.platforms, (std::vector<std::string>{"gpu"}));
+  EXPECT_EQ(s.provenance, dir_ / "gpu.json");
   const Dataset d = read_dataset_csv(out);
-  ASSERT_EQ(d.rows.size(), 5u);
-  EXPECT_EQ(d.rows[4].status, "oom");
-  EXPECT_EQ(d.rows[4].latency_ms, std::nullopt);
-  EXPECT_EQ(d.rows[4].extra.at("error_text"), "out of memory");
-  EXPECT_EQ(d.rows[0].energy_j, std::nullopt);  // cpu2t never measured energy: stays empty
+  ASSERT_EQ(d.rows.size(), 2u);
+  EXPECT_EQ(d.rows[1].status, "oom");
+  EXPECT_EQ(d.rows[1].latency_ms, std::nullopt);
+  EXPECT_EQ(d.rows[1].extra.at("error_text"), "out of memory");
   const nlohmann::json prov = read_provenance(out);
   EXPECT_EQ(prov["command"], "carb data export --db m.db");
   EXPECT_EQ(prov["protocols"],
             (nlohmann::json{{"p1", {{"warmup", 10}, {"passes", 100}}}}));  // only used ones
   EXPECT_TRUE(prov["exported_on"].contains("hostname"));
-  EXPECT_EQ(prov["rows"], 5);
+  EXPECT_EQ(prov["rows"], 2);
+  export_store({db, dir_ / "cpu.csv", "cpu2t", ""});
+  EXPECT_EQ(read_dataset_csv(dir_ / "cpu.csv").rows[0].energy_j, std::nullopt);  // never measured: stays empty
+}
+
+// A dataset is one platform; a store of two is exported one platform at a time, and says so.
+TEST_F(DataOps, ExportOfTwoPlatformsAsksForOne) {
+  try {
+    export_store({make_store(), dir_ / "all.csv", std::nullopt, ""});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds rows of 2 platforms (cpu2t, gpu): export one at a time with --platform"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "all.csv"));
+}
+
+// The same configuration under two protocols: export one of them.
+TEST_F(DataOps, ExportOfTwoProtocolsAsksForOne) {
+  const fs::path db = make_store();
+  {
+    Store s(db);
+    s.put_protocol("p2", {{"warmup", 3}});
+    s.put({row("gpu", 1, 1.7), "p2", ""});
+  }
+  try {
+    export_store({db, dir_ / "g.csv", "gpu", ""});
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 protocols (p1, p2): export one at a time with --protocol"),
+              std::string::npos)
+        << e.what();
+  }
+  ExportOptions o{db, dir_ / "g.csv", "gpu", ""};
+  o.protocol = "p2";
+  EXPECT_EQ(export_store(o).rows, 1u);
+}
+
+// carb replaces a dataset it wrote; anything else at --out is refused unless forced.
+TEST_F(DataOps, ExportNeverReplacesAFileItDidNotWrite) {
+  const fs::path db = make_store();
+  std::ofstream(dir_ / "notes.csv") << "my notes\n";
+  EXPECT_THROW(export_store({db, dir_ / "notes.csv", "gpu", ""}), InputError);
+  std::ofstream(dir_ / "data.json") << "{\"mine\": true}";
+  EXPECT_THROW(export_store({db, dir_ / "data.csv", "gpu", ""}), InputError);  // its sidecar would be replaced
+  std::ifstream in(dir_ / "notes.csv");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "my notes\n");
+  export_store({db, dir_ / "gpu.csv", "gpu", ""});
+  EXPECT_NO_THROW(export_store({db, dir_ / "gpu.csv", "gpu", ""}));  // its own output: replaced
+  ExportOptions forced{db, dir_ / "notes.csv", "gpu", ""};
+  forced.force = true;
+  EXPECT_NO_THROW(export_store(forced));
+  EXPECT_THROW(export_store({db, dir_, "gpu", ""}), InputError);  // a directory
 }
 
 TEST_F(DataOps, ExportFiltersByPlatform) {
@@ -93,34 +146,48 @@ TEST_F(DataOps, ExportOfMissingStoreDoesNotCreateOne) {
 TEST_F(DataOps, MergeKeepsFirstAndCountsDuplicates) {
   const fs::path db = make_store();
   export_store({db, dir_ / "a.csv", "cpu2t", ""});
-  export_store({db, dir_ / "b.csv", std::nullopt, ""});
+  export_store({db, dir_ / "b.csv", "cpu2t", ""});
   const MergeSummary s = merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "m.csv", "merge");
-  EXPECT_EQ(s.rows_in, 8u);
-  EXPECT_EQ(s.rows_out, 5u);
+  EXPECT_EQ(s.rows_in, 6u);
+  EXPECT_EQ(s.rows_out, 3u);
   EXPECT_EQ(s.dropped, 3u);
   EXPECT_TRUE(s.conflicts.empty()) << s.conflicts.front();
-  EXPECT_EQ(read_dataset_csv(dir_ / "m.csv").rows.size(), 5u);
+  EXPECT_EQ(read_dataset_csv(dir_ / "m.csv").rows.size(), 3u);
   const nlohmann::json prov = read_provenance(dir_ / "m.csv");
   EXPECT_EQ(prov["inputs"].size(), 2u);
   EXPECT_EQ(prov["dropped_duplicates"], 3);
   EXPECT_TRUE(prov["protocols"].contains("p1"));
 }
 
-TEST_F(DataOps, MergeReportsConflictingProtocols) {
+TEST_F(DataOps, MergeReportsConflictingProtocolSettings) {
   const fs::path db = make_store();
   export_store({db, dir_ / "a.csv", "cpu2t", ""});
-  // Same id, other settings, and the platform measured under a second protocol.
+  // The same protocol id with other settings in the second input's sidecar.
+  Dataset other;
+  Record r = row("cpu2t", 8, 80);
+  r.extra["protocol_id"] = "p1";
+  other.rows.push_back(r);
+  write_dataset_csv(other, dir_ / "b.csv");
+  write_provenance(dir_ / "b.csv", {{"kind", "carb dataset"}, {"protocols", {{"p1", {{"warmup", 0}}}}}});
+  const MergeSummary s = merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "m.csv", "");
+  ASSERT_EQ(s.conflicts.size(), 1u);
+  EXPECT_NE(s.conflicts[0].find("protocol 'p1' has different settings"), std::string::npos) << s.conflicts[0];
+  EXPECT_EQ(s.rows_out, 4u);
+}
+
+// Rows of a second protocol or platform would make a file every reader refuses: merge refuses it.
+TEST_F(DataOps, MergeRefusesMixedProtocolsOrPlatforms) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  export_store({db, dir_ / "g.csv", "gpu", ""});
   Dataset other;
   Record r = row("cpu2t", 8, 80);
   r.extra["protocol_id"] = "p2";
   other.rows.push_back(r);
   write_dataset_csv(other, dir_ / "b.csv");
-  write_provenance(dir_ / "b.csv", {{"protocols", {{"p1", {{"warmup", 0}}}, {"p2", {{"warmup", 5}}}}}});
-  const MergeSummary s = merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "m.csv", "");
-  ASSERT_EQ(s.conflicts.size(), 2u);
-  EXPECT_NE(s.conflicts[0].find("protocol 'p1' has different settings"), std::string::npos) << s.conflicts[0];
-  EXPECT_EQ(s.conflicts[1], "platform 'cpu2t' mixes protocols p1, p2");
-  EXPECT_EQ(s.rows_out, 4u);
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "m.csv", ""), DataError);
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv", dir_ / "g.csv"}, dir_ / "m.csv", ""), DataError);
+  EXPECT_FALSE(fs::exists(dir_ / "m.csv"));
 }
 
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
@@ -130,8 +197,9 @@ TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
   EXPECT_THROW(merge_datasets({}, dir_ / "m.csv", ""), InputError);
 }
 
+// Info describes any well-formed file, even one that mixes platforms (which readers refuse).
 TEST_F(DataOps, InfoSummarizesRowsRangesAndTargets) {
-  export_store({make_store(), dir_ / "d.csv", std::nullopt, ""});
+  write_dataset_csv(Store(make_store()).to_dataset(), dir_ / "d.csv");
   const nlohmann::json info = dataset_info(dir_ / "d.csv");
   EXPECT_EQ(info["rows"], 5);
   EXPECT_EQ(info["status"], (nlohmann::json{{"ok", 4}, {"oom", 1}}));
@@ -147,7 +215,7 @@ TEST_F(DataOps, InfoSummarizesRowsRangesAndTargets) {
 }
 
 TEST_F(DataOps, ExportedDatasetValidates) {
-  export_store({make_store(), dir_ / "d.csv", std::nullopt, ""});
+  export_store({make_store(), dir_ / "d.csv", "gpu", ""});
   const auto problems = validate_dataset_csv(dir_ / "d.csv");
   EXPECT_TRUE(problems.empty()) << ::testing::PrintToString(problems);
 }

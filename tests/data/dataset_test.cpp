@@ -182,6 +182,33 @@ TEST_F(DataDataset, AtomicWriteLeavesNoTemp) {
   EXPECT_FALSE(fs::exists(dir_ / "no"));
 }
 
+// Readers once trained on what `data validate` rejects (duplicates, an ok row without latency).
+// Every reader now refuses it, at the first problem, and says how many more there are.
+TEST_F(DataDataset, ReadersRefuseWhatValidateRejects) {
+  const std::string f = (dir_ / "d.csv").string();
+  EXPECT_EQ(read_error(std::string(kHeader) + "\n"
+                       "cpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"
+                       "cpu,basic,18,1,224,1,fp32,ok,9,,12,,\n"   // conflicting duplicate
+                       "cpu,basic,18,1,224,2,fp32,ok,,,12,,\n"),  // ok without latency
+            f + ":3: duplicate of line 2 (platform 'cpu', basic-18-w1-r224-b1-fp32) (and 1 more problem; "
+                "`carb data validate " + f + "` lists them all)");
+  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,1e308,,12,,\n").find("plausible range"),
+            std::string::npos);
+}
+
+TEST_F(DataDataset, SeveralFilesAreCheckedTogether) {
+  const fs::path a = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5,,12,,\n", "a.csv");
+  const fs::path b = write(std::string(kHeader) + "\ncpu,basic,18,1,224,2,fp32,ok,5,,12,,\n"
+                                                  "cpu,basic,18,1,224,1,fp32,ok,6,,12,,\n", "b.csv");
+  try {
+    read_dataset_csvs({a, b});
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(b.string() + ":3: duplicate of " + a.string() + ":2", 0), 0u) << e.what();
+  }
+  EXPECT_EQ(read_dataset_csvs({a}).rows.size(), 1u);
+}
+
 TEST_F(DataDataset, ValueAccessorsAndFilters) {
   Record r = sample_record();
   EXPECT_EQ(r.value("energy_j"), 12.5);

@@ -1,0 +1,56 @@
+// The rule for dataset outputs (`data export | combine | merge --out`): carb replaces a dataset
+// CSV or a provenance sidecar that it wrote, and refuses to replace anything else unless told to
+// with --force. Checked before any work, so a wrong --out costs nothing and destroys nothing.
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "data/provenance.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The first line of every dataset CSV carb writes: the core columns in order.
+bool looks_like_dataset(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  std::string first;
+  std::getline(in, first);
+  std::string header;
+  for (const char* c : kDatasetColumns) header += (header.empty() ? "" : ",") + std::string(c);
+  return first.rfind(header, 0) == 0;
+}
+
+bool looks_like_provenance(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() && j.contains("kind") && j["kind"].is_string() &&
+         j["kind"].get<std::string>().rfind("carb", 0) == 0;
+}
+
+void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* what, bool force) {
+  std::error_code ec;
+  const auto st = fs::status(f, ec);
+  if (st.type() == fs::file_type::not_found) return;
+  if (st.type() == fs::file_type::directory) throw InputError(f.string() + " is a directory; give a file to write");
+  if (!force && (st.type() != fs::file_type::regular || !ours(f)))
+    throw InputError(f.string() + " exists and is not " + what + " carb wrote; choose another --out, or pass --force "
+                     "to replace it");
+}
+
+}  // namespace
+
+void check_dataset_output(const fs::path& csv, bool force) {
+  if (csv.empty() || !csv.has_filename()) throw InputError("--out needs a file name");
+  const fs::path dir = csv.has_parent_path() ? csv.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw InputError("cannot write " + csv.string() + ": directory " + dir.string() +
+                                                   " does not exist");
+  check_one(csv, looks_like_dataset, "a dataset CSV", force);
+  check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force);
+}
+
+}  // namespace carb
