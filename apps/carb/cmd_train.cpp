@@ -33,25 +33,29 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                  auto c = std::make_shared<TrainCmd>();
                  auto& o = c->job.options;
                  app.add_option("--data", c->data, "dataset CSV(s) of one platform")->required();
-                 app.add_option("--out", c->job.out, "model bundle directory to write")->required();
+                 app.add_option("--out", c->job.out,
+                                "model bundle directory to write; an earlier carb bundle there is replaced "
+                                "atomically, anything else is refused")
+                     ->required();
+                 app.add_flag("--force", c->job.force, "replace whatever is at --out, even if it is not a carb bundle");
                  app.add_option("--seed", o.seed, "seed for the split, folds and learners")->capture_default_str();
                  app.add_flag("--drift-correct", c->job.drift_correct,
                               "learn latency corrected for host-speed drift, from the reference_ms column of data "
                               "profiled with --reference");
                  app.add_option("--test-fraction", c->job.test_fraction, "held-out share of rows")
-                     ->capture_default_str()->check(CLI::Range(0.0, 0.9));
+                     ->capture_default_str()->check(in_range(0.0, 0.9));
                  app.add_option("--learners", o.learners, "learners to blend")->capture_default_str()
                      ->check(CLI::IsMember({"xgb_depthwise", "xgb_lossguide", "extra_trees", "linear"}));
                  app.add_option("--trees", o.params.n_trees, "trees per learner (0 = paper defaults: 800/800/400)")
-                     ->capture_default_str()->check(CLI::Range(0, 100000));
+                     ->capture_default_str()->check(in_range(0, 100000));
                  app.add_option("--threads", o.params.threads, "threads for the learners")->capture_default_str()
-                     ->check(CLI::Range(1, 1024));
+                     ->check(in_range(1, 1024));
                  app.add_option("--folds", o.folds, "folds for out-of-fold predictions")->capture_default_str()
-                     ->check(CLI::Range(2, 50));
+                     ->check(in_range(2, 50));
                  app.add_option("--lambda", o.lambda, "damping of the low-batch corrector")->capture_default_str()
-                     ->check(CLI::Range(0.0, 1.0));
+                     ->check(in_range(0.0, 1.0));
                  app.add_option("--corrector-max-batch", o.corrector_max_batch, "low-batch regime: batch <= this")
-                     ->capture_default_str();
+                     ->capture_default_str()->check(in_range(1, 1000000));
                  app.add_flag("--no-correctors", c->no_correctors, "skip the low-batch residual correctors");
                  app.add_flag("--no-cascade", c->no_cascade, "predict every target from the features alone");
                  app.add_flag("--telemetry", o.use_telemetry, "use telemetry features (needed again at predict time)");

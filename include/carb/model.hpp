@@ -11,13 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "carb/bundle_destination.hpp"
 #include "carb/dataset.hpp"
 #include "carb/features.hpp"
 #include "carb/learner.hpp"
 
 namespace carb {
 
-inline constexpr int kBundleSchemaVersion = 1;
+/// 2: manifest.json carries a checksum of its own content.
+inline constexpr int kBundleSchemaVersion = 2;
 
 struct TrainOptions {
   std::vector<std::string> learners = {"xgb_depthwise", "xgb_lossguide", "extra_trees"};
@@ -59,7 +61,11 @@ class CarbModel {
   /// Trains on the ok rows of `train`. Throws InputError on empty data, no targets, NaN targets.
   static CarbModel train(const Dataset& train, const TrainOptions& o);
   static CarbModel load(const std::filesystem::path& dir);  // ModelError on any problem
-  void save(const std::filesystem::path& dir) const;        // atomic: writes dir.tmp then renames
+  /// Writes the bundle to `dir`, replacing it atomically; refuses (InputError) to replace anything
+  /// but a carb bundle unless `force` (see carb/bundle_destination.hpp).
+  void save(const std::filesystem::path& dir, bool force = false) const;
+  /// Writes into a destination staged (and checked) before the work, and commits it.
+  void save(BundleDestination& dest) const;
 
   const std::vector<std::string>& targets() const { return targets_; }
   bool has_target(const std::string& t) const;

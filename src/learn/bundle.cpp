@@ -2,8 +2,10 @@
 // The manifest records the schema version, feature names, platform, targets, blend weights,
 // lambda, conformal half-widths, the training data's hash and metrics. Loading checks all of
 // it and fails with one clear ModelError line on any mismatch or corruption.
+#include <cmath>
 #include <fstream>
 
+#include "carb/bundle_destination.hpp"
 #include "carb/error.hpp"
 #include "carb/model.hpp"
 #include "checksum_file.hpp"
@@ -44,6 +46,7 @@ TrainOptions options_from(const nlohmann::json& j) {
 }
 
 constexpr const char* kTrainedFile = "trained_configs.txt";
+constexpr const char* kChecksumKey = "manifest_fnv1a64";
 
 std::string joined_lines(const std::vector<std::string>& keys) {
   std::string text;
@@ -74,12 +77,21 @@ std::vector<std::string> read_trained(const fs::path& dir, const nlohmann::json&
   return keys;
 }
 
+void write_file(const fs::path& f, const std::string& text) {
+  std::ofstream out(f, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out.flush()) throw ModelError("cannot write " + f.string());
+}
+
 }  // namespace
 
-void CarbModel::save(const fs::path& dir) const {
-  const fs::path tmp = dir.string() + ".tmp", old = dir.string() + ".old";
-  fs::remove_all(tmp);
-  fs::create_directories(tmp);
+void CarbModel::save(const fs::path& dir, bool force) const {
+  BundleDestination dest(dir, force);
+  save(dest);
+}
+
+void CarbModel::save(BundleDestination& dest) const {
+  const fs::path& tmp = dest.staging();
   nlohmann::json man = {{"format", "carb-model"},
                         {"schema_version", kBundleSchemaVersion},
                         {"platform", platform_},
@@ -92,7 +104,7 @@ void CarbModel::save(const fs::path& dir) const {
   if (drift_reference_ms_) man["drift_correction"] = {{"reference_ms", *drift_reference_ms_}};
   if (knows_trained_) {
     const std::string text = joined_lines(trained_configs_);
-    std::ofstream(tmp / kTrainedFile, std::ios::binary) << text;
+    write_file(tmp / kTrainedFile, text);
     man["trained_configs"] = {{"file", kTrainedFile}, {"count", trained_configs_.size()}, {"fnv1a64", text_hash(text)}};
   }
   for (const auto& tm : models_) {
@@ -110,11 +122,11 @@ void CarbModel::save(const fs::path& dir) const {
     }
     man["models"][tm.target] = t;
   }
-  std::ofstream(tmp / "manifest.json") << man.dump(1) << '\n';
-  fs::remove_all(old);
-  if (fs::exists(dir)) fs::rename(dir, old);
-  fs::rename(tmp, dir);
-  fs::remove_all(old);
+  // The checksum covers the manifest's content (its canonical dump without this key): blend
+  // weights, conformal widths and options change predictions as much as any learner file does.
+  man[kChecksumKey] = text_hash(man.dump());
+  write_file(tmp / "manifest.json", man.dump(1) + '\n');
+  dest.commit();
 }
 
 namespace {
@@ -123,6 +135,23 @@ std::unique_ptr<Learner> load_learner(const fs::path& dir, const nlohmann::json&
   auto l = make_learner(j.at("kind").get<std::string>(), o.params);
   l->load(dir / j.at("file").get<std::string>());
   return l;
+}
+
+// Values no training run writes: the checksum already catches damage, this catches a manifest
+// edited by hand and re-checksummed (weights that do not sum to 1, an inverted interval).
+void check_meaningful(const TargetModel& tm, const fs::path& dir) {
+  const std::string where = "model bundle " + dir.string() + ": " + tm.target;
+  double sum = 0;
+  for (double w : tm.weights) {
+    if (!std::isfinite(w) || w < 0) throw ModelError(where + " has a blend weight of " + std::to_string(w));
+    sum += w;
+  }
+  if (std::abs(sum - 1) > 1e-6) throw ModelError(where + "'s blend weights sum to " + std::to_string(sum) + ", not 1");
+  for (const auto& [regime, levels] : tm.conformal)
+    for (const auto& [level, half] : levels)
+      if (!std::isfinite(half) || half < 0)
+        throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" + regime + ", " +
+                         level + ")");
 }
 
 nlohmann::json read_manifest(const fs::path& dir) {
@@ -136,6 +165,12 @@ nlohmann::json read_manifest(const fs::path& dir) {
     if (v != kBundleSchemaVersion)
       throw ModelError("model bundle " + dir.string() + " has schema version " + std::to_string(v) +
                        ", this carb reads version " + std::to_string(kBundleSchemaVersion) + ": retrain it");
+    if (!man.contains(kChecksumKey) || !man[kChecksumKey].is_string())
+      throw ModelError("corrupted model manifest " + f.string() + ": its checksum is missing");
+    const std::string stored = man[kChecksumKey].get<std::string>();
+    man.erase(kChecksumKey);
+    if (text_hash(man.dump()) != stored)
+      throw ModelError("corrupted model manifest " + f.string() + ": its checksum does not match its content");
     return man;
   } catch (const nlohmann::json::exception& e) {
     throw ModelError("corrupted model manifest " + f.string() + ": " + e.what());
@@ -154,6 +189,8 @@ CarbModel CarbModel::load(const fs::path& dir) {
     if (man.at("feature_names").get<std::vector<std::string>>() != m.schema_.names)
       throw ModelError("model bundle " + dir.string() + " was trained on other features than this carb builds");
     m.opts_ = options_from(man.at("options"));
+    if (!(m.opts_.lambda >= 0 && m.opts_.lambda <= 1))
+      throw ModelError("model bundle " + dir.string() + " has corrector damping " + std::to_string(m.opts_.lambda));
     m.data_hash_ = man.at("data_hash");
     m.extra_ = man.at("extra");
     if (man.contains("drift_correction"))
@@ -175,6 +212,7 @@ CarbModel CarbModel::load(const fs::path& dir) {
       if (tm.learners.size() != tm.weights.size())
         throw ModelError("model bundle " + dir.string() + ": " + t + " has " + std::to_string(tm.learners.size()) +
                          " learners but " + std::to_string(tm.weights.size()) + " weights");
+      check_meaningful(tm, dir);
       m.models_.push_back(std::move(tm));
     }
   } catch (const nlohmann::json::exception& e) {

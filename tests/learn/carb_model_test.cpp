@@ -13,6 +13,7 @@
 #include "carb/metrics.hpp"
 #include "carb/model.hpp"
 #include "carb/network_spec.hpp"
+#include "learn/checksum_file.hpp"
 #include "learn/model_internal.hpp"
 #include "learn/oof.hpp"
 
@@ -44,6 +45,28 @@ Dataset make_synthetic_cost_dataset(std::size_t n, unsigned seed) {
     d.rows.push_back(r);
   }
   return d;
+}
+
+// Edits a bundle's manifest as a carb that wrote it that way would have: the checksum is recomputed,
+// so the edit itself is what loading sees.
+template <class F>
+void rewrite_manifest(const fs::path& dir, F&& edit) {
+  nlohmann::json man;
+  {
+    std::ifstream in(dir / "manifest.json");
+    man = nlohmann::json::parse(in);
+  }
+  man.erase("manifest_fnv1a64");
+  edit(man);
+  const std::string body = man.dump();
+  man["manifest_fnv1a64"] =
+      detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size()));
+  std::ofstream(dir / "manifest.json") << man.dump(1);
+}
+
+std::string slurp(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 TrainOptions fast_options() {
@@ -137,9 +160,10 @@ TEST(CarbModel, CorruptedOrForeignBundlesFailToLoad) {
   {  // another schema version
     std::ifstream in(dir / "manifest.json");
     std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto pos = s.find("\"schema_version\": 1");
+    const std::string current = "\"schema_version\": " + std::to_string(kBundleSchemaVersion);
+    auto pos = s.find(current);
     ASSERT_NE(pos, std::string::npos);
-    s.replace(pos, 19, "\"schema_version\": 99");
+    s.replace(pos, current.size(), "\"schema_version\": 99");
     std::ofstream(dir / "manifest.json") << s;
   }
   EXPECT_THROW(CarbModel::load(dir), ModelError);
@@ -181,12 +205,8 @@ TEST(CarbModel, RecordsTheConfigurationsItTrainedOn) {
   EXPECT_THROW(CarbModel::load(dir), ModelError);
   fs::remove(dir / "trained_configs.txt");
   EXPECT_THROW(CarbModel::load(dir), ModelError);
-  {  // a bundle from before the record: loads, and says it does not know
-    std::ifstream in(dir / "manifest.json");
-    auto man = nlohmann::json::parse(in);
-    man.erase("trained_configs");
-    std::ofstream(dir / "manifest.json") << man.dump();
-  }
+  // a bundle from before the record: loads, and says it does not know
+  rewrite_manifest(dir, [](nlohmann::json& man) { man.erase("trained_configs"); });
   const CarbModel old = CarbModel::load(dir);
   EXPECT_FALSE(old.knows_trained_configs());
   EXPECT_FALSE(old.trained_on(d.rows.front().config));
@@ -215,6 +235,79 @@ TEST(CarbModel, ConfidenceOutOfRangeIsRejected) {
   const auto cfgs = configs_of(make_synthetic_cost_dataset(2, 7));
   EXPECT_THROW(m.predict(cfgs, {}, 1.5), InputError);
   EXPECT_THROW(m.importance("energy_j"), InputError);
+}
+
+// A hand-edited blend weight once cut predictions 7x with exit 0: the manifest is checksummed now.
+TEST(CarbModel, EditedManifestFailsItsChecksum) {
+  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  const fs::path dir = fs::temp_directory_path() / ("carb_manifest_" + std::to_string(::getpid()));
+  m.save(dir);
+  const std::string good = slurp(dir / "manifest.json");
+  {
+    auto man = nlohmann::json::parse(good);
+    man["models"]["latency_ms"]["weights"][0] = 0.05;  // checksum left as it was
+    std::ofstream(dir / "manifest.json") << man.dump(1);
+  }
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
+  {
+    auto man = nlohmann::json::parse(good);
+    man.erase("manifest_fnv1a64");
+    std::ofstream(dir / "manifest.json") << man.dump(1);
+  }
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
+  fs::remove_all(dir);
+}
+
+// Even with a valid checksum, values no training writes are refused: weights that do not sum to 1,
+// a negative conformal half-width (it would invert the intervals).
+TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
+  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  const fs::path dir = fs::temp_directory_path() / ("carb_meaning_" + std::to_string(::getpid()));
+  m.save(dir);
+  rewrite_manifest(dir, [](nlohmann::json&) {});
+  EXPECT_NO_THROW(CarbModel::load(dir));  // the helper itself writes a loadable manifest
+  rewrite_manifest(dir, [](nlohmann::json& man) { man["models"]["latency_ms"]["weights"][0] = 7.0; });
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
+  m.save(dir);
+  rewrite_manifest(dir, [](nlohmann::json& man) {
+    auto& c = man["models"]["peak_memory_mb"]["conformal"];
+    c[c.begin().key()]["0.9"] = -0.5;
+  });
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
+  m.save(dir);
+  rewrite_manifest(dir, [](nlohmann::json& man) { man["options"]["lambda"] = -3.0; });
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
+  fs::remove_all(dir);
+}
+
+// 300 seeded single-bit flips of the manifest: each is refused or changes nothing the model
+// predicts (a flip inside insignificant whitespace). None may silently change an answer.
+TEST(CarbModel, NoManifestBitFlipSilentlyChangesPredictions) {
+  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  const fs::path dir = fs::temp_directory_path() / ("carb_flips_" + std::to_string(::getpid()));
+  m.save(dir);
+  const std::string good = slurp(dir / "manifest.json");
+  const auto cfgs = configs_of(make_synthetic_cost_dataset(20, 8));
+  const auto expected = m.predict(cfgs, {}, 0.9);
+  std::mt19937 g(2024);
+  int refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::string bad = good;
+    bad[g() % bad.size()] ^= static_cast<char>(1u << (g() % 8));
+    std::ofstream(dir / "manifest.json", std::ios::binary | std::ios::trunc) << bad;
+    try {
+      const auto got = CarbModel::load(dir).predict(cfgs, {}, 0.9);
+      ASSERT_EQ(got.size(), expected.size());
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        ASSERT_EQ(got[k].value, expected[k].value) << "flip " << i;
+        ASSERT_EQ(got[k].interval, expected[k].interval) << "flip " << i;
+      }
+    } catch (const Error&) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 250);  // almost every byte of a dense manifest matters
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+// Where a model bundle is written, and the rule that carb never removes what it did not write.
+// `carb train --out PATH` once emptied a directory holding the user's CSV and notes, replaced a
+// regular file and deleted PATH.old/ and PATH.tmp/ that the user had made. Now the destination
+// is checked and a staging directory made before any training (an occupied or unwritable PATH
+// fails in milliseconds, not after minutes of work), the bundle is written into the staging
+// directory, and commit() swaps it in atomically: PATH is the old bundle or the new one at
+// every instant, even under kill -9.
+#pragma once
+#include <filesystem>
+#include <string>
+
+namespace carb {
+
+class BundleDestination {
+ public:
+  /// Checks `dir` and stages a directory beside it. Throws InputError when `dir` holds anything
+  /// but a carb model bundle (a regular file, a directory with other files) unless `force`, and
+  /// when its parent is missing or not writable. Removes staging directories that an earlier,
+  /// killed carb left for the same `dir` (their process is gone).
+  explicit BundleDestination(std::filesystem::path dir, bool force = false);
+  /// Removes the staging directory unless commit() succeeded.
+  ~BundleDestination();
+  BundleDestination(const BundleDestination&) = delete;
+  BundleDestination& operator=(const BundleDestination&) = delete;
+
+  /// The directory to write the bundle's files into.
+  const std::filesystem::path& staging() const { return staging_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  /// Replaces `dir` with the staged bundle atomically (renameat2 RENAME_EXCHANGE where the file
+  /// system has it) and removes what was there. Checks `dir` again first: it may have changed
+  /// during the work.
+  void commit();
+
+ private:
+  std::filesystem::path dir_, staging_;
+  bool force_ = false, committed_ = false;
+};
+
+/// Why `dir` may not be replaced by a model bundle, or "" when it may: it does not exist, or it
+/// is a carb bundle whose every file its manifest names.
+std::string bundle_replace_refusal(const std::filesystem::path& dir);
+
+}  // namespace carb

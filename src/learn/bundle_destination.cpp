@@ -1,0 +1,146 @@
+// Staging and atomic replacement of a model bundle directory (see carb/bundle_destination.hpp).
+#include "carb/bundle_destination.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "carb/error.hpp"
+
+namespace carb {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Written first into every staging directory; names the process that owns it, so a later run can
+// tell a staging directory left by a killed carb from one that another carb is filling now.
+constexpr const char* kStagingMarker = ".carb-staging";
+
+std::string staging_prefix(const fs::path& dir) { return "." + dir.filename().string() + ".carb-staging-"; }
+
+// Every file a manifest names: the values of its "file" keys, wherever they sit.
+void named_files(const nlohmann::json& j, std::set<std::string>& out) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (it.key() == "file" && it->is_string()) out.insert(it->get<std::string>());
+      named_files(*it, out);
+    }
+  } else if (j.is_array()) {
+    for (const auto& e : j) named_files(e, out);
+  }
+}
+
+bool owner_gone(const fs::path& staging) {
+  std::ifstream in(staging / kStagingMarker);
+  long pid = 0;
+  if (!(in >> pid) || pid <= 0) return false;  // no marker: not ours to judge
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+fs::path parent_of(const fs::path& dir) { return dir.has_parent_path() ? dir.parent_path() : fs::path("."); }
+
+void remove_stale_staging(const fs::path& dir) {
+  std::error_code ec;
+  const std::string prefix = staging_prefix(dir);
+  for (const auto& e : fs::directory_iterator(parent_of(dir), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && e.is_directory(ec) && owner_gone(e.path())) fs::remove_all(e.path(), ec);
+  }
+}
+
+}  // namespace
+
+std::string bundle_replace_refusal(const fs::path& dir) {
+  std::error_code ec;
+  const auto st = fs::symlink_status(dir, ec);
+  if (ec || st.type() == fs::file_type::not_found) return "";
+  if (st.type() != fs::file_type::directory) return dir.string() + " exists and is not a model bundle directory";
+  std::ifstream in(dir / "manifest.json");
+  const nlohmann::json man = nlohmann::json::parse(in, nullptr, false);
+  const bool is_bundle = in && man.is_object() && man.value("format", "") == "carb-model";
+  std::set<std::string> ours;
+  if (is_bundle) named_files(man, ours);
+  // A bundle whose manifest is damaged is still carb's own when it holds only the kinds of file a
+  // bundle holds; retraining into it is how a user repairs it.
+  const bool damaged_bundle = !is_bundle && fs::exists(dir / "manifest.json", ec);
+  const auto is_ours = [&](const std::string& name) {
+    if (name == "manifest.json" || ours.count(name)) return true;
+    return damaged_bundle && (name == "trained_configs.txt" || fs::path(name).extension() == ".model");
+  };
+  std::string foreign;
+  std::size_t n = 0;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if ((is_bundle || damaged_bundle) && is_ours(name) && e.is_regular_file(ec)) continue;
+    if (n++ < 3) foreign += (foreign.empty() ? "" : ", ") + name;
+  }
+  if (n == 0) return "";  // a bundle of only its own files, or an empty directory
+  if (n > 3) foreign += ", ...";
+  return dir.string() + (is_bundle || damaged_bundle ? " holds files carb did not write (" : " is not a model bundle (it holds ") +
+         foreign + ")";
+}
+
+BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(dir)), force_(force) {
+  if (dir_.empty()) throw InputError("no model bundle directory given");
+  if (!dir_.has_filename()) dir_ = dir_.parent_path();  // "models/x/" names models/x
+  if (!force_)
+    if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
+      throw InputError(why + "; choose another --out, or pass --force to replace it");
+  const fs::path parent = parent_of(dir_);
+  std::error_code ec;
+  if (!fs::is_directory(parent, ec))
+    throw InputError("cannot write model bundle " + dir_.string() + ": directory " + parent.string() +
+                     " does not exist");
+  remove_stale_staging(dir_);
+  std::string tmpl = (parent / (staging_prefix(dir_) + "XXXXXX")).string();
+  if (!::mkdtemp(tmpl.data()))
+    throw InputError("cannot write model bundle " + dir_.string() + ": cannot create a directory in " +
+                     parent.string() + ": " + std::strerror(errno));
+  staging_ = tmpl;
+  std::ofstream(staging_ / kStagingMarker) << ::getpid() << '\n';
+}
+
+BundleDestination::~BundleDestination() {
+  if (committed_) return;
+  std::error_code ec;
+  fs::remove_all(staging_, ec);
+}
+
+void BundleDestination::commit() {
+  if (!force_)
+    if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
+      throw InputError(why + " (it changed while carb worked); the new bundle was not written");
+  std::error_code ec;
+  fs::remove(staging_ / kStagingMarker, ec);
+  const bool exists = fs::symlink_status(dir_, ec).type() != fs::file_type::not_found;
+  const unsigned flags = exists ? RENAME_EXCHANGE : RENAME_NOREPLACE;
+  if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, dir_.c_str(), flags) != 0) {
+    if (errno != EINVAL && errno != ENOSYS)
+      throw ModelError("cannot move the new bundle to " + dir_.string() + ": " + std::strerror(errno));
+    // A file system without renameat2: move the old one aside under a unique name first. A crash
+    // between the two renames leaves the old bundle there, not lost.
+    fs::path aside;
+    if (exists) {
+      std::string tmpl = (parent_of(dir_) / (staging_prefix(dir_) + "old-XXXXXX")).string();
+      if (!::mkdtemp(tmpl.data()))
+        throw ModelError("cannot replace " + dir_.string() + ": " + std::strerror(errno));
+      aside = fs::path(tmpl) / "bundle";
+      fs::rename(dir_, aside);
+    }
+    fs::rename(staging_, dir_);
+    if (exists) fs::remove_all(aside.parent_path(), ec);
+    committed_ = true;
+    return;
+  }
+  committed_ = true;
+  if (exists) fs::remove_all(staging_, ec);  // now holds what was at dir_ before
+}
+
+}  // namespace carb

@@ -1,0 +1,136 @@
+// Tests of where a model bundle may be written: carb replaces its own bundles atomically and
+// refuses to remove anything it did not write (train --out once emptied a user's directory).
+#include "carb/bundle_destination.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <set>
+
+#include "carb/error.hpp"
+#include "carb/model.hpp"
+#include "temp_dir_test.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+class BundleDestinationTest : public TempDirTest {
+ protected:
+  BundleDestinationTest() : TempDirTest("carb_bundle_dest_") {}
+
+  // A finished bundle as a training run would leave it: a manifest naming its files.
+  void fake_bundle(const fs::path& dir, const std::string& marker) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "manifest.json")
+        << R"({"format": "carb-model", "models": {"m": {"learners": [{"file": "m.0.x.model"}]}}})";
+    std::ofstream(dir / "m.0.x.model") << marker;
+  }
+  void stage(BundleDestination& d, const std::string& marker) { fake_bundle(d.staging(), marker); }
+  std::string read(const fs::path& f) {
+    std::ifstream in(f);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  std::set<std::string> entries() {
+    std::set<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) out.insert(e.path().filename().string());
+    return out;
+  }
+};
+
+TEST_F(BundleDestinationTest, RefusesADirectoryHoldingTheUsersFiles) {
+  const fs::path out = dir_ / "work";
+  fs::create_directories(out);
+  std::ofstream(out / "train.csv") << "platform,family\n";
+  std::ofstream(out / "notes.txt") << "my notes";
+  EXPECT_THROW(BundleDestination(out, false), InputError);
+  EXPECT_EQ(read(out / "notes.txt"), "my notes");
+  EXPECT_TRUE(fs::exists(out / "train.csv"));
+  EXPECT_EQ(entries(), std::set<std::string>{"work"});  // no staging directory left behind
+}
+
+TEST_F(BundleDestinationTest, RefusesARegularFileUnlessForced) {
+  const fs::path out = dir_ / "model";
+  std::ofstream(out) << "not a bundle";
+  EXPECT_THROW(BundleDestination(out, false), InputError);
+  EXPECT_EQ(read(out), "not a bundle");
+  BundleDestination d(out, true);
+  stage(d, "new");
+  d.commit();
+  EXPECT_EQ(read(out / "m.0.x.model"), "new");
+}
+
+TEST_F(BundleDestinationTest, RefusesABundleIntoWhichTheUserPutFiles) {
+  const fs::path out = dir_ / "model";
+  fake_bundle(out, "old");
+  std::ofstream(out / "README.txt") << "what this model is";
+  EXPECT_THROW(BundleDestination(out, false), InputError);
+  EXPECT_EQ(read(out / "README.txt"), "what this model is");
+}
+
+TEST_F(BundleDestinationTest, ReplacesAnEarlierBundleAndLeavesSiblingsAlone) {
+  const fs::path out = dir_ / "model";
+  fake_bundle(out, "old");
+  // Names the old implementation used for its own temp and backup directories, made by the user.
+  for (const char* sibling : {"model.old", "model.tmp"}) {
+    fs::create_directories(dir_ / sibling);
+    std::ofstream(dir_ / sibling / "keep.txt") << sibling;
+  }
+  {
+    BundleDestination d(out, false);
+    stage(d, "new");
+    d.commit();
+  }
+  EXPECT_EQ(read(out / "m.0.x.model"), "new");
+  EXPECT_EQ(read(dir_ / "model.old" / "keep.txt"), "model.old");
+  EXPECT_EQ(read(dir_ / "model.tmp" / "keep.txt"), "model.tmp");
+  EXPECT_EQ(entries(), (std::set<std::string>{"model", "model.old", "model.tmp"}));
+}
+
+TEST_F(BundleDestinationTest, AFailedRunLeavesTheOldBundleAndNoStaging) {
+  const fs::path out = dir_ / "model";
+  fake_bundle(out, "old");
+  {
+    BundleDestination d(out, false);
+    stage(d, "half-written");
+  }  // destroyed without commit: training threw
+  EXPECT_EQ(read(out / "m.0.x.model"), "old");
+  EXPECT_EQ(entries(), std::set<std::string>{"model"});
+}
+
+TEST_F(BundleDestinationTest, AMissingParentFailsBeforeAnyWork) {
+  EXPECT_THROW(BundleDestination(dir_ / "no" / "such" / "model", false), InputError);
+}
+
+TEST_F(BundleDestinationTest, RemovesOnlyStagingLeftByADeadProcess) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);  // a pid that no longer runs
+  const fs::path dead = dir_ / ".model.carb-staging-dead01", alive = dir_ / ".model.carb-staging-live01";
+  fs::create_directories(dead);
+  fs::create_directories(alive);
+  std::ofstream(dead / ".carb-staging") << child << '\n';
+  std::ofstream(alive / ".carb-staging") << ::getpid() << '\n';
+  {
+    BundleDestination d(dir_ / "model", false);
+    stage(d, "new");
+    d.commit();
+  }
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(alive));  // another carb may be filling it right now
+}
+
+TEST_F(BundleDestinationTest, ADamagedBundleMayBeRetrainedInPlace) {
+  const fs::path out = dir_ / "model";
+  fake_bundle(out, "old");
+  std::ofstream(out / "manifest.json") << "{ truncated";
+  EXPECT_EQ(bundle_replace_refusal(out), "");
+  std::ofstream(out / "notes.txt") << "x";
+  EXPECT_NE(bundle_replace_refusal(out), "");
+}
+
+}  // namespace
+}  // namespace carb
