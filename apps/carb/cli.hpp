@@ -2,7 +2,10 @@
 // itself with a static Registrar: it declares its flags and calls the library.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -22,6 +25,28 @@ std::string& command_line();
 struct Registrar {
   explicit Registrar(Command c) { commands().push_back(std::move(c)); }
 };
+
+/// The one validator of every numeric flag: a finite number in [lo, hi]. CLI::Range alone lets
+/// "nan" through (every comparison with NaN is false) and "inf" whenever hi is infinite, so a
+/// flag declared with this cannot hand the library a NaN, an infinity or an out-of-range value.
+inline CLI::Validator in_range(double lo, double hi) {
+  auto show = [](double v) {
+    std::ostringstream s;
+    s << v;
+    return s.str();
+  };
+  return CLI::Validator(
+      [lo, hi, show](std::string& text) -> std::string {
+        const char* b = text.c_str();
+        char* end = nullptr;
+        const double v = std::strtod(b, &end);
+        if (end == b || *end != '\0') return "'" + text + "' is not a number";
+        if (!std::isfinite(v)) return "'" + text + "' is not a finite number";
+        if (v < lo || v > hi) return text + " is outside [" + show(lo) + ", " + show(hi) + "]";
+        return {};
+      },
+      "NUMBER in [" + show(lo) + ", " + show(hi) + "]");
+}
 
 /// Adds the common `--format` option restricted to `choices`; default is choices.front().
 inline CLI::Option* add_format(CLI::App& app, std::string& fmt, std::vector<std::string> choices) {

@@ -23,7 +23,7 @@ Registrar reg(
        app.add_option("--data", o->data, "dataset CSV")->required()->check(CLI::ExistingFile);
        app.add_option("--sm-threshold", o->sm_threshold,
                       "avg_sm_util (%) splitting low/high SM rows (default: the median)")
-           ->check(CLI::Range(0.0, 100.0));
+           ->check(in_range(0.0, 100.0));
        add_format(app, o->format, {"table", "json", "md"});
        app.callback([o] {
          CharacterizeOptions co;

@@ -29,13 +29,13 @@ Registrar reg(
        auto* seed = app.add_option("--seed", c->seed, "split seed (default: the one the bundle recorded)");
        auto* frac = app.add_option("--test-fraction", c->test_fraction,
                                    "held-out share of rows (default: the one the bundle recorded)")
-                        ->check(CLI::Range(0.0, 1.0));
+                        ->check(in_range(0.0, 1.0));
        app.add_flag("--quick", c->opts.quick,
                     "skip the sections that retrain models (LOBTO, ablation, no-cascade)");
        app.add_option("--high-util", c->opts.high_util_threshold,
                       "residual study: avg_sm_util (%) above which a row is high-utilization")
            ->capture_default_str()
-           ->check(CLI::Range(0.0, 100.0));
+           ->check(in_range(0.0, 100.0));
        app.add_flag("--verbose", c->opts.verbose, "progress lines on stderr");
        add_format(app, c->format, {"table", "json"});
        app.callback([c, seed, frac] {

@@ -53,7 +53,7 @@ Registrar reg({"predict", "Predict peak memory, energy and latency of configurat
                  c->src.add(app);
                  c->cfg.add(app);
                  app.add_option("--confidence", c->confidence, "add split-conformal intervals at this coverage (e.g. 0.9)")
-                     ->check(CLI::Range(0.0, 0.99));
+                     ->check(in_range(0.0, 0.99));
                  add_format(app, c->format, {"table", "csv", "json"});
                  app.callback([c] { run(*c); });
                }});

@@ -72,8 +72,8 @@ Registrar reg({"recommend",
                                 "comma-separated precisions (default fp32,bf16 on cpu* platforms, else "
                                 "fp32,fp16,bf16)");
                  c->latency_opt =
-                     app.add_option("--latency-max", c->latency_max, "latency budget, ms per batch");
-                 c->memory_opt = app.add_option("--memory-max", c->memory_max, "peak memory budget, MB");
+                     app.add_option("--latency-max", c->latency_max, "latency budget, ms per batch")->check(in_range(1e-9, 1e15));
+                 c->memory_opt = app.add_option("--memory-max", c->memory_max, "peak memory budget, MB")->check(in_range(1e-9, 1e15));
                  add_format(app, c->format, {"table", "json"});
                  app.callback([c] { run(*c); });
                }});

@@ -30,10 +30,10 @@ Registrar reg({"transfer",
                      ->check(CLI::ExistingDirectory);
                  app.add_option("--seed", o->t.seed, "seed of the few-shot draws")->capture_default_str();
                  app.add_option("--repeats", o->t.repeats, "draws per k")
-                     ->check(CLI::Range(1, 10000))
+                     ->check(in_range(1, 10000))
                      ->capture_default_str();
                  app.add_option("--k", o->t.ks, "calibration set sizes")
-                     ->check(CLI::Range(2, 1000000))
+                     ->check(in_range(2, 1000000))
                      ->capture_default_str();
                  add_format(app, o->format, {"table", "json"});
                  app.callback([o] {

@@ -1,8 +1,11 @@
 // carb's entry point: builds the CLI from the registered subcommands and is the one
 // place that catches errors, printing a single line and returning non-zero.
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <string_view>
 #include <iostream>
 
 #include <unistd.h>
@@ -19,6 +22,25 @@ std::string& command_line() {
   static std::string line;
   return line;
 }
+
+namespace {
+// Error text can carry bytes from the user's input (a field, a path): control bytes and NULs are
+// escaped so that one error is one printable line on any terminal.
+std::string printable(std::string_view text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != 0x7f) {
+      out += ch;
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+}  // namespace
 }  // namespace carb::cli
 
 int main(int argc, char** argv) {
@@ -43,20 +65,26 @@ int main(int argc, char** argv) {
       std::none_of(cmds.begin(), cmds.end(), [&](const auto& c) { return c.name == argv[1]; })) {
     std::string known;
     for (const auto& c : cmds) known += (known.empty() ? "" : ", ") + c.name;
-    std::cerr << "carb: error: unknown subcommand '" << argv[1] << "' (known: " << known << ")\n";
+    std::cerr << "carb: error: unknown subcommand '" << carb::cli::printable(argv[1]) << "' (known: " << known << ")\n";
     return 2;
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "carb: error: " << e.what() << "\n";
+    std::cerr << "carb: error: " << carb::cli::printable(e.what()) << "\n";
     return 2;
+  } catch (const carb::Interrupted& e) {  // what was finished is kept; 128 + signal, as a shell reports it
+    std::cerr << "carb: " << e.what() << "\n";
+    return 128 + e.signal_number;
   } catch (const carb::Error& e) {
-    std::cerr << "carb: error: " << e.what() << "\n";
+    std::cerr << "carb: error: " << carb::cli::printable(e.what()) << "\n";
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {  // a path carb could not use: the user's to fix
+    std::cerr << "carb: error: " << carb::cli::printable(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "carb: internal error: " << e.what() << "\n";
+    std::cerr << "carb: internal error: " << carb::cli::printable(e.what()) << "\n";
     return 3;
   }
   return 0;
