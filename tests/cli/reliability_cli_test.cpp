@@ -1,0 +1,196 @@
+// Tests of what a hostile but fair user found (issue 16), through the `carb` binary: outputs that
+// never remove what carb did not write, data every reader refuses alike, flags that cannot carry
+// NaN, error lines without raw control bytes, and kill -9 of `carb train` at random moments.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cli/cli_run.hpp"
+
+extern char** environ;
+
+namespace {
+
+using namespace carb_cli_test;
+
+// A small dataset whose costs are a formula of the configuration (test data, never a measurement).
+std::string synthetic_dataset_csv(const std::string& extra_row = "") {
+  std::string csv =
+      "platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
+      "avg_sm_util,avg_mem_util\n";
+  for (int depth : {10, 18, 26})
+    for (const char* width : {"0.25", "0.5", "1"})
+      for (int res : {32, 64})
+        for (int batch : {1, 4, 16}) {
+          const double w = std::stod(width);
+          const double latency = 0.1 * depth * w * res * res / 1024.0 * (1 + 0.3 * batch);
+          const double memory = 2 + depth * w * w + 0.01 * batch * res * res / 1024.0 * w;
+          csv += "synthetic,basic," + std::to_string(depth) + "," + width + "," + std::to_string(res) + "," +
+                 std::to_string(batch) + ",fp32,ok," + std::to_string(latency) + ",," + std::to_string(memory) +
+                 ",,\n";
+        }
+  return csv + extra_row;
+}
+
+constexpr const char* kFastTrain = "--trees 8 --folds 2 --threads 1";
+
+bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == s.size() - 1; }
+
+TEST(CliReliability, TrainNeverEmptiesADirectoryItDidNotWrite) {
+  write_file("rel_data.csv", synthetic_dataset_csv());
+  fs::create_directories(scratch().dir() / "work");
+  write_file("work/notes.txt", "my notes");
+  write_file("work/train.csv", synthetic_dataset_csv());
+  const CliRun r = carb(std::string("train --data rel_data.csv --out work ") + kFastTrain, "rel_work");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(scratch().dir() / "work" / "notes.txt"), "my notes");
+  EXPECT_TRUE(fs::exists(scratch().dir() / "work" / "train.csv"));
+
+  write_file("rel_file", "a regular file");
+  EXPECT_EQ(carb(std::string("train --data rel_data.csv --out rel_file ") + kFastTrain, "rel_file").status, 1);
+  EXPECT_EQ(slurp(scratch().dir() / "rel_file"), "a regular file");
+
+  // An unwritable destination is found before the work and is the user's error (1), not internal (3).
+  const CliRun missing = carb(std::string("train --data rel_data.csv --out no/such/dir/m ") + kFastTrain, "rel_miss");
+  EXPECT_EQ(missing.status, 1) << missing.err;
+  EXPECT_NE(missing.err.find("does not exist"), std::string::npos) << missing.err;
+}
+
+TEST(CliReliability, TrainReplacesItsOwnBundleAndLeavesSiblingsAlone) {
+  write_file("rel2_data.csv", synthetic_dataset_csv());
+  fs::create_directories(scratch().dir() / "rel2_model.old");
+  fs::create_directories(scratch().dir() / "rel2_model.tmp");
+  write_file("rel2_model.old/keep", "old");
+  write_file("rel2_model.tmp/keep", "tmp");
+  for (int i = 0; i < 2; ++i) {
+    const CliRun r = carb(std::string("train --data rel2_data.csv --out rel2_model ") + kFastTrain, "rel2");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_EQ(slurp(scratch().dir() / "rel2_model.old" / "keep"), "old");
+  EXPECT_EQ(slurp(scratch().dir() / "rel2_model.tmp" / "keep"), "tmp");
+  EXPECT_EQ(carb("predict --model rel2_model --depth 18 --width 0.5 --resolution 32", "rel2p").status, 0);
+}
+
+// train once trained on conflicting duplicates (latency R2 -0.30, exit 0) and on 1e308 latencies.
+TEST(CliReliability, EveryReaderRefusesWhatValidateRejects) {
+  write_file("rel_dup.csv", synthetic_dataset_csv("synthetic,basic,10,0.25,32,1,fp32,ok,99,,3,,\n"));
+  write_file("rel_huge.csv", synthetic_dataset_csv("synthetic,basic,34,1,32,1,fp32,ok,1e308,,3,,\n"));
+  for (const char* file : {"rel_dup.csv", "rel_huge.csv"}) {
+    for (const std::string& cmd :
+         {std::string("train --out rel_never ") + kFastTrain + " --data ", std::string("characterize --data "),
+          std::string("data validate ")}) {
+      const CliRun r = carb(cmd + file, "rel_reader");
+      SCOPED_TRACE(cmd + file + "\n" + r.err);
+      EXPECT_EQ(r.status, 1);
+      EXPECT_TRUE(one_line(r.err) || cmd.rfind("data validate", 0) == 0);
+      EXPECT_NE(r.err.find(file), std::string::npos);
+    }
+  }
+  EXPECT_FALSE(fs::exists(scratch().dir() / "rel_never"));
+}
+
+TEST(CliReliability, NumericFlagsRefuseNanInfinityAndNonsense) {
+  const char* cases[] = {
+      "predict --model m --confidence nan",
+      "predict --model m --confidence inf",
+      "train --data d.csv --out o --corrector-max-batch -5",
+      "train --data d.csv --out o --lambda nan",
+      "screen --source-model m --confidence nan",
+      "screen --source-model m --latency-max nan",
+      "screen --source-model m --energy-max -1",
+      "recommend --model m --memory-max inf",
+      "evaluate --model m --data d.csv --test-fraction nan",
+      "profile --preset tiny --db never.db --target-ci nan",
+      "profile --preset tiny --db never.db --min-energy-window -1",
+      "profile --preset tiny --db never.db --max-timed-s inf",
+  };
+  for (const char* args : cases) {
+    const CliRun r = carb(args, "rel_flag");
+    SCOPED_TRACE(std::string("carb ") + args + "\nstderr: " + r.err);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_TRUE(one_line(r.err));
+  }
+  EXPECT_FALSE(fs::exists(scratch().dir() / "never.db"));
+}
+
+TEST(CliReliability, ErrorLinesEscapeControlBytes) {
+  const CliRun r = carb("space --configs \"$(printf 'in\\001\\033[31mput.csv')\"", "rel_ctl");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_TRUE(one_line(r.err)) << r.err;
+  EXPECT_EQ(r.err.find('\001'), std::string::npos);
+  EXPECT_EQ(r.err.find('\033'), std::string::npos);
+  EXPECT_NE(r.err.find("in\\x01\\x1b[31mput.csv"), std::string::npos) << r.err;
+}
+
+// Starts `carb ARGS...` in the scratch directory with output discarded; returns its pid.
+pid_t spawn_carb(const std::vector<std::string>& args) {
+  std::vector<std::string> argv_s = {CARB_BINARY};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+  const std::string cwd = scratch().dir().string();
+  posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, CARB_BINARY, &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0 ? pid : -1;
+}
+
+// kill -9 of `carb train` at 20 seeded random moments: the previous bundle is never lost or
+// half-replaced (what is at --out always predicts exactly what a finished bundle predicts), and
+// the staging directories a killed run leaves are hidden and cleaned by the next run.
+TEST(CliReliability, KillNineOfTrainNeverLosesOrTearsTheBundle) {
+  write_file("kill_data.csv", synthetic_dataset_csv());
+  const std::vector<std::string> train = {"train", "--data", "kill_data.csv", "--out", "kill_model",
+                                          "--trees", "8", "--folds", "2", "--threads", "1"};
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t first = spawn_carb(train);
+  ASSERT_GT(first, 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(first, &status, 0), first);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const double full_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string predict = "predict --model kill_model --depth 18 --width 0.5 --resolution 64 --batch 4";
+  const CliRun reference = carb(predict, "kill_ref");
+  ASSERT_EQ(reference.status, 0) << reference.err;
+
+  std::mt19937 g(16);
+  std::uniform_real_distribution<double> when(0.0, 1.1 * full_s);
+  for (int k = 0; k < 20; ++k) {
+    const double at = when(g);
+    const pid_t pid = spawn_carb(train);
+    ASSERT_GT(pid, 0);
+    std::this_thread::sleep_for(std::chrono::duration<double>(at));
+    ::kill(pid, SIGKILL);
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    const CliRun after = carb(predict, "kill_after");
+    SCOPED_TRACE("kill " + std::to_string(k) + " at " + std::to_string(at) + " s\n" + after.err);
+    ASSERT_EQ(after.status, 0);
+    ASSERT_EQ(after.out, reference.out);
+  }
+  ASSERT_EQ(carb("train --data kill_data.csv --out kill_model --trees 8 --folds 2 --threads 1", "kill_last").status, 0);
+  for (const auto& e : fs::directory_iterator(scratch().dir()))
+    EXPECT_EQ(e.path().filename().string().find(".kill_model.carb-staging-"), std::string::npos)
+        << "a dead run's staging directory was not cleaned: " << e.path();
+}
+
+}  // namespace
