@@ -11,7 +11,7 @@ namespace {
 struct ScreenCmd {
   SourceFlags src;
   std::string capacity;
-  std::string source_model, target_model, rank_by = "energy", validate_csv, format;
+  std::string source_model, target_model, rank_by, validate_csv, format;
   bool include_trained = false;
   int top_k = static_cast<int>(ScreenOptions::kDefaultTopK);
   double energy_max = 0, latency_max = 0, memory_max = 0, confidence = 0;
@@ -57,18 +57,20 @@ Registrar reg(
            ->required();
        app.add_option("--target-model", c->target_model,
                       "model bundle of the deployment platform that re-scores the shortlist (stage 2)");
-       app.add_option("--rank-by", c->rank_by, "energy | latency | memory (lower is better)")
-           ->capture_default_str();
+       app.add_option("--rank-by", c->rank_by,
+                      "energy | latency | memory (lower is better); default: energy when the models predict "
+                      "it, else latency");
        c->top_k_opt = app.add_option("--top-k", c->top_k,
                                      "shortlist size (default 100 with --target-model; with one model "
                                      "no cut unless given)")
-                          ->check(CLI::Range(1, std::numeric_limits<int>::max()));
-       c->energy_opt = app.add_option("--energy-max", c->energy_max, "energy budget, J per batch");
-       c->latency_opt = app.add_option("--latency-max", c->latency_max, "latency budget, ms per batch");
-       c->memory_opt = app.add_option("--memory-max", c->memory_max, "peak memory budget, MB");
+                          ->check(in_range(1, std::numeric_limits<int>::max()));
+       c->energy_opt = app.add_option("--energy-max", c->energy_max, "energy budget, J per batch")->check(in_range(1e-9, 1e15));
+       c->latency_opt = app.add_option("--latency-max", c->latency_max, "latency budget, ms per batch")->check(in_range(1e-9, 1e15));
+       c->memory_opt = app.add_option("--memory-max", c->memory_max, "peak memory budget, MB")->check(in_range(1e-9, 1e15));
        c->confidence_opt = app.add_option("--confidence", c->confidence,
                                           "accept only when the upper bound at this coverage "
-                                          "(0.8, 0.9, 0.95, 0.99) meets every budget");
+                                          "(0.8, 0.9, 0.95, 0.99) meets every budget")
+                               ->check(in_range(0.0, 0.99));
        app.add_option("--validate", c->validate_csv,
                       "dataset CSV measured on the target platform: check the budget decisions on the "
                       "configurations the target model did not train on");

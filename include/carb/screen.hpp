@@ -102,7 +102,9 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
 // ---- the screen (src/screen/screen.cpp) ----
 
 struct ScreenOptions {
-  std::string rank_by = "energy";  // energy | latency | memory (or a target column)
+  /// energy | latency | memory (or a target column). Empty: energy when both models predict it,
+  /// else latency (ScreenResult::rank_by_default says the choice was made for the user).
+  std::string rank_by;
   /// Two models: the shortlist size (default kDefaultTopK). One model: a cut by the rank target
   /// only when given; without it every configuration goes on to the budgets and the Pareto set.
   std::optional<std::size_t> top_k;
@@ -123,6 +125,7 @@ struct ScreenStage {
 
 struct ScreenResult {
   std::string rank_target;
+  bool rank_by_default = false;  // chosen by screen(), not given: the output says so
   std::string source_platform, target_platform;  // equal with one model
   bool two_stage = false;
   std::vector<ScreenStage> stages;

@@ -17,7 +17,7 @@ namespace {
 void check_options(const std::vector<Config>& configs, const CarbModel& source, const CarbModel& final_model,
                    const ScreenOptions& o, const std::string& rank) {
   if (configs.empty()) throw InputError("nothing to screen: the configuration space is empty");
-  require_target(source, rank, "ranking by " + o.rank_by);
+  require_target(source, rank, "ranking by " + rank);
   check_budgets(o.budgets, final_model);
   if (o.top_k && *o.top_k == 0) throw InputError("top-k must be at least 1");
   if (o.confidence && !(*o.confidence > 0 && *o.confidence <= 0.99))
@@ -90,7 +90,10 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
                     const ScreenOptions& o) {
   const CarbModel& final_model = target ? *target : source;
   ScreenResult r;
-  r.rank_target = target_column(o.rank_by);
+  r.rank_by_default = o.rank_by.empty();
+  // Energy is what carb exists to rank by; a platform that cannot measure it (a CPU) ranks by latency.
+  const bool energy = source.has_target("energy_j") && final_model.has_target("energy_j");
+  r.rank_target = r.rank_by_default ? (energy ? "energy_j" : "latency_ms") : target_column(o.rank_by);
   check_options(configs, source, final_model, o, r.rank_target);
   r.two_stage = target != nullptr;
   r.source_platform = source.platform();
@@ -134,6 +137,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
 nlohmann::json ScreenResult::to_json() const {
   nlohmann::json j;
   j["rank_by"] = rank_target;
+  j["rank_by_default"] = rank_by_default;
   j["source_platform"] = source_platform;
   j["target_platform"] = target_platform;
   j["two_stage"] = two_stage;

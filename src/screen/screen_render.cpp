@@ -12,7 +12,11 @@ namespace {
 void print_funnel(const ScreenResult& r, std::ostream& out) {
   out << (r.two_stage ? "two-stage screen: " + r.source_platform + " -> " + r.target_platform
                       : "screen on " + r.source_platform)
-      << ", ranked by " << r.rank_target << '\n';
+      << ", ranked by " << r.rank_target
+      << (r.rank_by_default ? r.rank_target == "energy_j" ? " (default; --rank-by to change)"
+                                                          : " (the model has no energy_j; --rank-by to change)"
+                            : "")
+      << '\n';
   for (std::size_t i = 0; i < r.stages.size(); ++i)
     out << (i ? " -> " : "  ") << r.stages[i].count << ' ' << r.stages[i].name;
   out << '\n';

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <algorithm>
 
 #include "carb/error.hpp"
@@ -202,6 +204,23 @@ TEST(Screen, SpearmanIsOmittedWhenTheTargetLacksTheRankTarget) {
   EXPECT_FALSE(r.rank_spearman);
   EXPECT_EQ(r.targets, (std::vector<std::string>{"peak_memory_mb", "latency_ms"}));
   EXPECT_EQ(r.stages[1].count, ScreenOptions::kDefaultTopK);
+}
+
+// A screen on a CPU model (no energy) once failed unless --rank-by was given.
+TEST(Screen, DefaultRankIsEnergyWhenPredictedElseLatency) {
+  const auto cs = synthetic_screen_configs();
+  const auto cpu = screen(cs, synthetic_model_no_energy(), nullptr, ScreenOptions{});
+  EXPECT_EQ(cpu.rank_target, "latency_ms");
+  EXPECT_TRUE(cpu.rank_by_default);
+  const auto gpu = screen(cs, synthetic_model_a(), nullptr, ScreenOptions{});
+  EXPECT_EQ(gpu.rank_target, "energy_j");
+  EXPECT_EQ(screen(cs, synthetic_model_a(), &synthetic_model_no_energy(), ScreenOptions{}).rank_target, "latency_ms");
+  std::ostringstream table;
+  print_screen_table(cpu, table);
+  EXPECT_NE(table.str().find("ranked by latency_ms (the model has no energy_j"), std::string::npos) << table.str();
+  ScreenOptions given;
+  given.rank_by = "memory";
+  EXPECT_FALSE(screen(cs, synthetic_model_a(), nullptr, given).rank_by_default);
 }
 
 TEST(Screen, ScreensThePaperSizedPreset) {
