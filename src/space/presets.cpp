@@ -43,6 +43,16 @@ std::vector<Preset> build_presets() {
                  {{Family::basic, {10, 18, 26, 34}, sw, sr, cb, {P::fp32, P::bf16}},
                   {Family::bottleneck, {50, 68, 80}, sw, sr, cb, {P::fp32, P::bf16}}},
                  12.0});
+  // What people deploy: torchvision's depths at ImageNet-like resolutions (the paper's ranges stop
+  // at 128), the widths of wide ResNets, all three precisions. Past every shipped grid on purpose:
+  // the GPU campaign measures slices of it to check how predictions hold outside the training grid.
+  const std::vector<double> dw = {0.5, 0.75, 1.0, 1.5, 2.0};
+  const std::vector<int> dr = {160, 192, 224, 256};
+  all.push_back({"deploy",
+                 "2,700 deployed shapes: basic depth 18/34, bottleneck 50/101/152, width 0.5-2, "
+                 "resolution 160-256, batch 1-256, fp32+fp16+bf16",
+                 {{Family::basic, {18, 34}, dw, dr, pb, {P::fp32, P::fp16, P::bf16}},
+                  {Family::bottleneck, {50, 101, 152}, dw, dr, pb, {P::fp32, P::fp16, P::bf16}}}});
   // A few seconds of profiling, for smoke tests and trying the tool.
   all.push_back({"tiny",
                  "8 small configurations for smoke tests: basic depth 10, width 0.25, resolution 32, "

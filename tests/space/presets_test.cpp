@@ -30,7 +30,7 @@ TEST(Presets, ListsTheDocumentedPresetsInOrder) {
     EXPECT_FALSE(p.description.empty()) << p.name;
     EXPECT_EQ(&find_preset(p.name), &p);
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"paper", "screen", "cpu", "tiny"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"paper", "screen", "cpu", "deploy", "tiny"}));
 }
 
 TEST(Presets, ScreenHasExactly3072ValidUniqueConfigurations) {
@@ -106,6 +106,24 @@ TEST(Presets, PaperCoversThePapersRanges) {
   EXPECT_EQ(precisions, (std::set<Precision>{Precision::fp32, Precision::fp16}));
 }
 
+// The deployed shapes of issue 14: torchvision depths at 160-256 pixels, every precision.
+TEST(Presets, DeployCoversWhatPeopleDeploy) {
+  const auto cs = enumerate_preset("deploy");
+  EXPECT_EQ(cs.size(), 2700u);
+  expect_valid_and_unique(cs, "deploy");
+  std::set<int> res, depths_basic, depths_bottleneck;
+  std::set<Precision> precisions;
+  for (const Config& c : cs) {
+    res.insert(c.resolution);
+    precisions.insert(c.precision);
+    (c.family == Family::basic ? depths_basic : depths_bottleneck).insert(c.depth);
+  }
+  EXPECT_EQ(res, (std::set<int>{160, 192, 224, 256}));
+  EXPECT_EQ(depths_basic, (std::set<int>{18, 34}));
+  EXPECT_EQ(depths_bottleneck, (std::set<int>{50, 101, 152}));
+  EXPECT_EQ(precisions.size(), 3u);
+}
+
 TEST(Presets, UnknownPresetListsKnownOnes) {
   try {
     find_preset("nope");
@@ -113,7 +131,7 @@ TEST(Presets, UnknownPresetListsKnownOnes) {
   } catch (const InputError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find("'nope'"), std::string::npos) << msg;
-    for (const char* known : {"paper", "screen", "cpu", "tiny"})
+    for (const char* known : {"paper", "screen", "cpu", "deploy", "tiny"})
       EXPECT_NE(msg.find(known), std::string::npos) << msg;
   }
   EXPECT_THROW(enumerate_preset(""), InputError);
