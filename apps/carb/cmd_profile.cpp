@@ -1,6 +1,8 @@
 // `carb profile`: measure configurations on real hardware into a resumable SQLite store.
+#include <csignal>
 #include <iostream>
 
+#include "carb/error.hpp"
 #include "carb/profiler.hpp"
 #include "config_flags.hpp"
 #include "torch_plugin.hpp"
@@ -15,12 +17,14 @@ struct ProfileCmd {
   bool quiet = false;
 };
 
+std::string signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
+}
+
+// Flag combinations are checked by carb::validate inside run_profile, so that library callers
+// get the same refusals.
 void run(ProfileCmd& c, const std::string& cmdline) {
   if (c.o.db.empty()) throw InputError("--db FILE is required");
-  if (c.o.protocol.reference && c.o.backend != "cpu")
-    throw InputError("--reference is implemented for the cpu backend only, not " + c.o.backend);
-  if (c.o.protocol.keep_memory && c.o.backend != "cpu")
-    throw InputError("--keep-memory is implemented for the cpu backend only, not " + c.o.backend);
   auto configs = c.src.load();
   load_torch_backends();
   // CPU results depend on the thread count, so it is part of the default platform id.
@@ -38,6 +42,10 @@ void run(ProfileCmd& c, const std::string& cmdline) {
               << s.skipped << " already done, " << s.ok << " ok, " << s.oom << " oom, " << s.error << " error"
               << (s.interrupted ? " (interrupted; rerun the same command to resume)" : "") << '\n';
   }
+  // After the summary, so that what was kept is reported; main turns it into exit 128 + signal.
+  if (s.interrupted)
+    throw Interrupted(s.signal,
+                      "interrupted by " + signal_name(s.signal) + "; rerun the same command to resume");
 }
 
 Registrar reg({"profile", "Measure latency, peak memory, energy (where measurable) into a resumable store",
@@ -48,16 +56,16 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                  app.add_option("--backend", c->o.backend, "cpu | cuda")->capture_default_str();
                  app.add_option("--db", c->o.db, "SQLite store (created if missing; rerun to resume)");
                  app.add_option("--platform", c->o.platform, "platform id stored with each row (default: <backend>-<threads>t)");
-                 app.add_option("--warmup", p.warmup, "untimed warm-up passes")->capture_default_str()->check(CLI::Range(0, 100000));
-                 app.add_option("--min-passes", p.min_passes, "timed passes at least")->capture_default_str()->check(CLI::Range(1, 1000000));
-                 app.add_option("--max-passes", p.max_passes, "timed passes at most")->capture_default_str()->check(CLI::Range(1, 1000000));
-                 app.add_option("--target-ci", p.target_rel_ci, "stop when the 95% CI half-width / mean is below this (0 = off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
-                 app.add_option("--max-timed-s", p.max_timed_s, "stop timing after this many seconds, once min passes are done (0 = off)")->capture_default_str()->check(CLI::Range(0.0, 1e6));
-                 app.add_option("--cooldown", p.cooldown_s, "seconds of pause between configurations")->capture_default_str()->check(CLI::Range(0.0, 3600.0));
-                 app.add_option("--threads", p.threads, "intra-op threads (cpu)")->capture_default_str()->check(CLI::Range(1, 1024));
+                 app.add_option("--warmup", p.warmup, "untimed warm-up passes")->capture_default_str()->check(in_range(0, 100000));
+                 app.add_option("--min-passes", p.min_passes, "timed passes at least")->capture_default_str()->check(in_range(1, 1000000));
+                 app.add_option("--max-passes", p.max_passes, "timed passes at most")->capture_default_str()->check(in_range(1, 1000000));
+                 app.add_option("--target-ci", p.target_rel_ci, "stop when the 95% CI half-width / mean is below this (0 = off)")->capture_default_str()->check(in_range(0.0, 1.0));
+                 app.add_option("--max-timed-s", p.max_timed_s, "stop timing after this many seconds, once min passes are done (0 = off)")->capture_default_str()->check(in_range(0.0, 1e6));
+                 app.add_option("--cooldown", p.cooldown_s, "seconds of pause between configurations")->capture_default_str()->check(in_range(0.0, 3600.0));
+                 app.add_option("--threads", p.threads, "intra-op threads (cpu)")->capture_default_str()->check(in_range(1, 1024));
                  app.add_flag("--channels-last", p.channels_last, "NHWC memory format");
-                 app.add_option("--min-energy-window", p.min_energy_window_s, "repeat passes until the energy window lasts this long (s)")->capture_default_str();
-                 app.add_option("--util-window", p.util_window_s, "seconds of utilization sampling (cuda)")->capture_default_str();
+                 app.add_option("--min-energy-window", p.min_energy_window_s, "repeat passes until the energy window lasts this long (s)")->capture_default_str()->check(in_range(0.0, 3600.0));
+                 app.add_option("--util-window", p.util_window_s, "seconds of utilization sampling (cuda)")->capture_default_str()->check(in_range(0.0, 3600.0));
                  app.add_flag("--lock-clocks", p.lock_clocks, "opt in to locking GPU clocks (only on a machine you own)");
                  app.add_flag("--realtime", p.realtime, "run under SCHED_FIFO (needs root): keeps other processes from preempting the timed passes");
                  app.add_flag("--reference", p.reference, "before every timed pass, time a fixed reference network (" + config_key(kReferenceConfig) + ") and record its mean as reference_ms: the host's speed at that moment");

@@ -26,5 +26,12 @@ struct ModelError : Error {
 struct MeasureError : Error {
   using Error::Error;
 };
+/// A run was stopped by a signal (SIGINT, SIGTERM) after keeping everything it had finished.
+/// An error so that `carb profile ... && next step` does not go on with partial results: main
+/// exits with 128 + signal_number, as a shell reports a process killed by that signal.
+struct Interrupted : Error {
+  Interrupted(int signal, const std::string& what) : Error(what), signal_number(signal) {}
+  int signal_number;
+};
 
 }  // namespace carb

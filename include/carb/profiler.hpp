@@ -41,6 +41,13 @@ struct Protocol {
   std::string id() const;
 };
 
+/// Refuses settings that contradict each other or mean nothing on `backend` (InputError naming the
+/// flags): min_passes above max_passes, cpu-only options on another backend, GPU-only options
+/// (clock locking, utilization and energy windows other than their defaults) on the cpu backend,
+/// and values no caller should pass (negative or not finite). run_profile calls it first, so the
+/// library and the CLI refuse the same things; an unknown backend is make_backend's to refuse.
+void validate(const Protocol& p, const std::string& backend);
+
 /// The reference network of Protocol::reference: small enough to add little time, large enough
 /// to run the same convolution kernels as the profiled networks.
 inline constexpr Config kReferenceConfig{Family::basic, 18, 0.5, 64, 1, Precision::fp32};
@@ -83,12 +90,17 @@ struct ProfileOptions {
 
 struct ProfileSummary {
   std::size_t total = 0, skipped = 0, ok = 0, oom = 0, error = 0;
+  /// A signal stopped the run with configurations left to measure; signal is its number.
   bool interrupted = false;
+  int signal = 0;
   nlohmann::json to_json() const;
 };
 
 /// Profiles every configuration not yet in the store (resume), committing each row as it completes.
-/// Ctrl-C (SIGINT/SIGTERM) stops after the configuration in flight.
+/// Holds the store as its sole writer (StoreAccess::sole_writer): a second profile of the same store
+/// fails at once. SIGINT/SIGTERM stop it after the configuration in flight, keeping every committed
+/// row; it then returns with `interrupted` set, and the caller must not treat the store as complete
+/// (the CLI prints the summary and throws Interrupted). A second signal ends the process at once.
 ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOptions& o);
 
 }  // namespace carb

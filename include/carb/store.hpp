@@ -15,6 +15,15 @@ struct sqlite3;
 
 namespace carb {
 
+class StoreLock;
+
+/// How a Store is opened. `shared`: any number of readers (`carb data export`) and short
+/// writers may use the file together (SQLite serializes their writes). `sole_writer`: the one
+/// process that appends to the store for a long time (`carb profile`); a second sole writer of the
+/// same store is refused at once, so two profilers never measure the same configurations twice.
+/// Readers are never refused, whoever writes.
+enum class StoreAccess { shared, sole_writer };
+
 /// One stored row: the measurement plus the protocol it was taken under and, for
 /// status "error", what went wrong.
 struct StoredMeasurement {
@@ -24,7 +33,7 @@ struct StoredMeasurement {
 };
 
 /// Not thread-safe: use one Store per thread (several processes may share one file;
-/// SQLite's locking plus a busy timeout serialize their writes).
+/// SQLite's locking plus a busy timeout serialize their writes; see StoreAccess).
 class Store {
  public:
   /// Schema version written to PRAGMA user_version; another version is refused.
@@ -32,8 +41,11 @@ class Store {
 
   /// Opens or creates the database and its schema. Throws MeasureError naming the file and
   /// SQLite's message when it cannot be opened, is not a SQLite file, is not a carb store
-  /// or has another schema version.
-  explicit Store(const std::filesystem::path& db);
+  /// or has another schema version. With StoreAccess::sole_writer the store's lock
+  /// ("<db>.lock") is taken first: when another process holds it, this throws MeasureError
+  /// "store <db> is in use by another carb profile (pid N)" before the database is opened.
+  /// The lock lasts as long as the Store, and the kernel drops it if the process dies.
+  explicit Store(const std::filesystem::path& db, StoreAccess access = StoreAccess::shared);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
@@ -64,6 +76,7 @@ class Store {
   void init_schema();
 
   std::filesystem::path path_;
+  std::unique_ptr<StoreLock> lock_;  // sole_writer only; released after ~Store closes the database
   sqlite3* db_ = nullptr;
 };
 

@@ -1,14 +1,17 @@
-// The profiling loop: skip what the store already has, measure the rest one by one,
-// commit each row immediately, stop cleanly on SIGINT/SIGTERM.
+// The profiling loop: hold the store as its sole writer, skip what it already has, measure
+// the rest one by one, commit each row immediately, stop cleanly on SIGINT/SIGTERM.
+#include "carb/profiler.hpp"
+
 #include <sched.h>
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <map>
 #include <thread>
 
 #include "carb/error.hpp"
-#include "carb/profiler.hpp"
 #include "carb/store.hpp"
 #include "progress.hpp"
 
@@ -20,16 +23,28 @@ std::map<std::string, BackendFactory>& registry() {
   return r;
 }
 
+// The signal that asked the run to stop, 0 while none has.
 volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
+// The first signal lets the configuration in flight finish; restoring the default action makes a
+// second one end the process at once (the store is crash-safe: only the row in flight is lost).
+void on_signal(int sig) {
+  g_stop = sig;
+  std::signal(sig, SIG_DFL);
+}
 
 struct SignalScope {
   using Handler = void (*)(int);
   Handler old_int, old_term;
-  SignalScope() : old_int(std::signal(SIGINT, on_signal)), old_term(std::signal(SIGTERM, on_signal)) { g_stop = 0; }
+  SignalScope() : old_int(catch_signal(SIGINT)), old_term(catch_signal(SIGTERM)) { g_stop = 0; }
   ~SignalScope() {
     std::signal(SIGINT, old_int);
     std::signal(SIGTERM, old_term);
+  }
+  // A signal the process was started ignoring (a shell's `carb profile &`) stays ignored.
+  static Handler catch_signal(int sig) {
+    const Handler old = std::signal(sig, on_signal);
+    if (old == SIG_IGN) std::signal(sig, SIG_IGN);
+    return old;
   }
 };
 
@@ -54,6 +69,25 @@ void enter_realtime() {
                        " (needs root or CAP_SYS_NICE)");
 }
 
+// The cooldown in short slices, so that a signal ends it within a moment rather than after it.
+void cool_down(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!g_stop && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
+        end - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+}
+
+std::string known_backends() {
+  std::string known;
+  for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
+  return known.empty() ? "none" : known;
+}
+
+void require_known_backend(const std::string& name) {
+  if (!registry().count(name))
+    throw InputError("unknown backend '" + name + "' (available: " + known_backends() + ")");
+}
+
 }  // namespace
 
 void register_backend(const std::string& name, BackendFactory f) { registry()[name] = std::move(f); }
@@ -65,20 +99,18 @@ std::vector<std::string> backend_names() {
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const Protocol& p) {
-  auto it = registry().find(name);
-  if (it == registry().end()) {
-    std::string known;
-    for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
-    throw InputError("unknown backend '" + name + "' (available: " + (known.empty() ? "none" : known) + ")");
-  }
-  return it->second(p);
+  require_known_backend(name);
+  return registry().at(name)(p);
 }
 
 ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOptions& o) {
+  // Everything that can refuse the run does so before a device or the store is touched.
+  require_known_backend(o.backend);
+  validate(o.protocol, o.backend);
   if (o.protocol.realtime) enter_realtime();
   auto backend = make_backend(o.backend, o.protocol);
   for (const auto& c : configs) backend->check(c);  // refuse up front, before hours of work
-  Store store(o.db);
+  Store store(o.db, StoreAccess::sole_writer);      // a second profiler of this store stops here
   const std::string pid = o.protocol.id();
   nlohmann::json settings = o.protocol.to_json();
   settings["backend"] = o.backend;
@@ -94,18 +126,21 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   s.skipped = configs.size() - todo.size();
   SignalScope signals;
   Progress bar("profile " + o.platform, todo.size(), o.progress);
+  std::size_t measured = 0;
   for (const auto& c : todo) {
     if (g_stop) break;
     Measurement m = backend->measure(c, o.protocol);
     store.put({to_record(o.platform, c, m), pid, m.error});
+    ++measured;
     (m.status == "ok" ? s.ok : m.status == "oom" ? s.oom : s.error)++;
     backend->settle();
     bar.tick(config_key(c));
-    if (o.protocol.cooldown_s > 0 && !g_stop)
-      std::this_thread::sleep_for(std::chrono::duration<double>(o.protocol.cooldown_s));
+    if (o.protocol.cooldown_s > 0 && measured < todo.size()) cool_down(o.protocol.cooldown_s);
   }
   bar.finish();
-  s.interrupted = g_stop != 0;
+  // Interrupted means "the store lacks configurations": a signal after the last one changes nothing.
+  s.interrupted = measured < todo.size();
+  s.signal = s.interrupted ? static_cast<int>(g_stop) : 0;
   return s;
 }
 

@@ -1,24 +1,87 @@
-// Protocol serialisation and its stable id.
+// Protocol serialisation, its stable id, and the one place that refuses settings which
+// contradict each other or mean nothing on the chosen backend.
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <sstream>
 
+#include "carb/error.hpp"
 #include "carb/profiler.hpp"
 
 namespace carb {
+namespace {
+
+std::string show(double v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
+
+// The CLI checks each flag's range as it parses; these are the invariants the profiling loop
+// relies on, checked again for library callers (a NaN window would never end, a negative count
+// would never start).
+void check_values(const Protocol& p) {
+  if (p.warmup < 0) throw InputError("--warmup must be at least 0, not " + std::to_string(p.warmup));
+  if (p.min_passes < 1)
+    throw InputError("--min-passes must be at least 1, not " + std::to_string(p.min_passes));
+  if (p.max_passes < 1)
+    throw InputError("--max-passes must be at least 1, not " + std::to_string(p.max_passes));
+  if (p.threads < 1) throw InputError("--threads must be at least 1, not " + std::to_string(p.threads));
+  const std::pair<const char*, double> nonnegative[] = {{"--target-ci", p.target_rel_ci},
+                                                        {"--max-timed-s", p.max_timed_s},
+                                                        {"--cooldown", p.cooldown_s},
+                                                        {"--min-energy-window", p.min_energy_window_s},
+                                                        {"--util-window", p.util_window_s}};
+  for (const auto& [flag, v] : nonnegative)
+    if (!std::isfinite(v) || v < 0)
+      throw InputError(std::string(flag) + " must be a finite number at least 0, not " + show(v));
+}
+
+}  // namespace
+
+void validate(const Protocol& p, const std::string& backend) {
+  check_values(p);
+  if (p.min_passes > p.max_passes)
+    throw InputError("--min-passes " + std::to_string(p.min_passes) + " is more than --max-passes " +
+                     std::to_string(p.max_passes) + ": give a minimum at most the maximum");
+  if (backend != "cpu") {
+    if (p.reference) throw InputError("--reference is implemented for the cpu backend only, not " + backend);
+    if (p.keep_memory)
+      throw InputError("--keep-memory is implemented for the cpu backend only, not " + backend);
+    // Refused here too (the cuda backend refuses it as well), before any device is touched.
+    if (p.lock_clocks)
+      throw InputError(
+          "--lock-clocks: clock locking is not implemented; carb never changes GPU settings on its own");
+    return;
+  }
+  if (p.lock_clocks) throw InputError("--lock-clocks: there are no clocks to lock on the cpu backend");
+  // Compared with the defaults because a Protocol cannot tell "given" from "left alone". A changed
+  // value would be ignored by the cpu backend yet change the protocol id, so a resumed run would
+  // silently measure everything again under a protocol that differs in nothing measured.
+  const Protocol defaults;
+  if (p.util_window_s != defaults.util_window_s)
+    throw InputError(
+        "--util-window means nothing on the cpu backend (it samples no GPU utilization); "
+        "leave it out or use --backend cuda");
+  if (p.min_energy_window_s != defaults.min_energy_window_s)
+    throw InputError(
+        "--min-energy-window means nothing on the cpu backend (RAPL energy, where readable, "
+        "covers the timed passes); leave it out or use --backend cuda");
+}
 
 nlohmann::json Protocol::to_json() const {
   nlohmann::json j = {{"warmup", warmup},
-          {"min_passes", min_passes},
-          {"max_passes", max_passes},
-          {"target_rel_ci", target_rel_ci},
-          {"max_timed_s", max_timed_s},
-          {"cooldown_s", cooldown_s},
-          {"threads", threads},
-          {"channels_last", channels_last},
-          {"min_energy_window_s", min_energy_window_s},
-          {"util_window_s", util_window_s},
-          {"lock_clocks", lock_clocks},
-          {"realtime", realtime}};
+                      {"min_passes", min_passes},
+                      {"max_passes", max_passes},
+                      {"target_rel_ci", target_rel_ci},
+                      {"max_timed_s", max_timed_s},
+                      {"cooldown_s", cooldown_s},
+                      {"threads", threads},
+                      {"channels_last", channels_last},
+                      {"min_energy_window_s", min_energy_window_s},
+                      {"util_window_s", util_window_s},
+                      {"lock_clocks", lock_clocks},
+                      {"realtime", realtime}};
   // Only when on, so that protocols from before the option keep their ids (and their rows resume).
   if (reference) j["reference"] = config_key(kReferenceConfig);
   if (keep_memory) j["keep_memory"] = true;
@@ -36,8 +99,10 @@ std::string Protocol::id() const {
 }
 
 nlohmann::json ProfileSummary::to_json() const {
-  return {{"total", total}, {"skipped", skipped}, {"ok", ok}, {"oom", oom}, {"error", error},
-          {"interrupted", interrupted}};
+  nlohmann::json j = {{"total", total}, {"skipped", skipped}, {"ok", ok},
+                      {"oom", oom},     {"error", error},     {"interrupted", interrupted}};
+  if (interrupted) j["signal"] = signal;
+  return j;
 }
 
 }  // namespace carb

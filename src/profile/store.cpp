@@ -1,5 +1,6 @@
 // The SQLite measurement store: schema, versioning and prepared statements. Every write
 // is its own transaction in WAL mode, so a killed profiler loses at most the row in flight.
+// A sole writer also holds the store's lock (store_lock.hpp).
 #include "carb/store.hpp"
 
 #include <sqlite3.h>
@@ -9,6 +10,7 @@
 #include <utility>
 
 #include "carb/error.hpp"
+#include "store_lock.hpp"
 
 namespace carb {
 namespace {
@@ -139,11 +141,13 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
 
 }  // namespace
 
-Store::Store(const std::filesystem::path& db) : path_(db) {
+Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
   if (db.has_parent_path()) {
     std::error_code ec;  // open() below reports a directory that could not be made
     std::filesystem::create_directories(db.parent_path(), ec);
   }
+  // Before SQLite opens the file: a refused writer must not create or change anything.
+  if (access == StoreAccess::sole_writer) lock_ = std::make_unique<StoreLock>(db);
   const int rc = sqlite3_open_v2(db.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   try {
     if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");

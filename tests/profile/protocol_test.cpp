@@ -1,7 +1,13 @@
 // Tests of the protocol's identity: options added later (--reference, --keep-memory) appear in the
 // protocol and change its id only when on, so stores measured before them keep their ids and resume.
+// And of validate(): the settings that contradict each other or mean nothing on a backend.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <functional>
+#include <limits>
+
+#include "carb/error.hpp"
 #include "carb/profiler.hpp"
 
 namespace carb {
@@ -30,6 +36,62 @@ TEST(Protocol, LaterOptionsChangeTheIdOnlyWhenOn) {
 TEST(Protocol, ReferenceNetworkIsAValidConfiguration) {
   EXPECT_NO_THROW(validate(kReferenceConfig));
   EXPECT_EQ(config_key(kReferenceConfig), "basic-18-w0.5-r64-b1-fp32");
+}
+
+TEST(ProtocolValidate, DefaultsAndMeaningfulSettingsPass) {
+  EXPECT_NO_THROW(validate(Protocol{}, "cpu"));
+  EXPECT_NO_THROW(validate(Protocol{}, "cuda"));
+  Protocol p;
+  p.min_passes = p.max_passes = 7;  // equal is a fixed count, not a contradiction
+  p.reference = p.keep_memory = true;
+  EXPECT_NO_THROW(validate(p, "cpu"));
+  Protocol gpu;
+  gpu.util_window_s = 0.5;
+  gpu.min_energy_window_s = 5;
+  EXPECT_NO_THROW(validate(gpu, "cuda"));
+}
+
+struct BadProtocol {
+  const char* backend;
+  std::function<void(Protocol&)> change;
+  std::vector<const char*> mentions;  // each must appear in the message
+};
+
+TEST(ProtocolValidate, ContradictionsAndMeaninglessSettingsAreRefused) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const BadProtocol cases[] = {
+      {"cpu",
+       [](Protocol& p) { p.min_passes = 10, p.max_passes = 5; },
+       {"--min-passes 10", "--max-passes 5"}},
+      {"cuda", [](Protocol& p) { p.min_passes = 3, p.max_passes = 2; }, {"--min-passes 3", "--max-passes 2"}},
+      {"cpu", [](Protocol& p) { p.lock_clocks = true; }, {"--lock-clocks", "no clocks to lock", "cpu"}},
+      {"cuda", [](Protocol& p) { p.lock_clocks = true; }, {"--lock-clocks", "not implemented"}},
+      {"cpu", [](Protocol& p) { p.util_window_s = 5; }, {"--util-window", "cpu"}},
+      {"cpu", [](Protocol& p) { p.util_window_s = 0; }, {"--util-window", "cpu"}},
+      {"cpu", [](Protocol& p) { p.min_energy_window_s = 3; }, {"--min-energy-window", "cpu"}},
+      {"cuda", [](Protocol& p) { p.reference = true; }, {"--reference", "cuda"}},
+      {"cuda", [](Protocol& p) { p.keep_memory = true; }, {"--keep-memory", "cuda"}},
+      {"cpu", [](Protocol& p) { p.warmup = -1; }, {"--warmup", "-1"}},
+      {"cpu", [](Protocol& p) { p.min_passes = 0; }, {"--min-passes", "0"}},
+      {"cpu", [](Protocol& p) { p.threads = 0; }, {"--threads"}},
+      {"cpu", [nan](Protocol& p) { p.cooldown_s = nan; }, {"--cooldown", "nan"}},
+      {"cuda", [nan](Protocol& p) { p.util_window_s = nan; }, {"--util-window", "nan"}},
+      {"cpu", [](Protocol& p) { p.max_timed_s = -2; }, {"--max-timed-s", "-2"}},
+      {"cpu", [](Protocol& p) { p.target_rel_ci = INFINITY; }, {"--target-ci", "inf"}},
+  };
+  for (const auto& c : cases) {
+    Protocol p;
+    c.change(p);
+    try {
+      validate(p, c.backend);
+      ADD_FAILURE() << "accepted on " << c.backend << ": " << p.to_json().dump();
+    } catch (const InputError& e) {
+      const std::string msg = e.what();
+      for (const char* m : c.mentions)
+        EXPECT_NE(msg.find(m), std::string::npos) << "'" << m << "' not in: " << msg;
+      EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    }
+  }
 }
 
 }  // namespace

@@ -1,0 +1,75 @@
+// The one-writer lock of a measurement store; see store_lock.hpp for why a lock file and flock.
+#include "store_lock.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "carb/error.hpp"
+
+namespace carb {
+namespace {
+
+// "pid N" from the lock file; the holder writes it right after locking, so it may be empty for a moment.
+std::string holder_of(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  const long pid = n > 0 ? std::strtol(buf, nullptr, 10) : 0;
+  return pid > 0 ? "pid " + std::to_string(pid) : "pid unknown";
+}
+
+// True when fd is still the file named path: the previous holder removes the file while
+// releasing, so a lock taken on a file opened just before that removal locks nothing.
+bool still_named(int fd, const std::filesystem::path& path) {
+  struct stat held {
+  }, named{};
+  return ::fstat(fd, &held) == 0 && ::stat(path.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+         held.st_ino == named.st_ino;
+}
+
+}  // namespace
+
+std::filesystem::path StoreLock::lock_path(const std::filesystem::path& db) { return db.string() + ".lock"; }
+
+StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
+  // Each retry means another writer released the store between our open and our flock; a
+  // bounded loop keeps a pathological race from spinning for ever.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    // CLOEXEC: a child process must not inherit (and so prolong) the lock.
+    const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+      throw MeasureError(path_.string() + ": cannot open the store's lock file: " + std::strerror(errno));
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int err = errno;
+      const std::string holder = holder_of(fd);
+      ::close(fd);
+      if (err == EWOULDBLOCK)
+        throw MeasureError("store " + db.string() + " is in use by another carb profile (" + holder +
+                           "); wait for it to finish or stop it");
+      throw MeasureError(path_.string() + ": cannot lock the store's lock file: " + std::strerror(err));
+    }
+    if (!still_named(fd, path_)) {
+      ::close(fd);
+      continue;
+    }
+    fd_ = fd;
+    const std::string pid = std::to_string(::getpid()) + "\n";
+    // Only informative (names the holder in another writer's refusal), so a failed write is no error.
+    const bool noted = ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) > 0;
+    (void)noted;
+    return;
+  }
+  throw MeasureError(path_.string() + ": could not take the store's lock (it kept changing hands)");
+}
+
+StoreLock::~StoreLock() {
+  ::unlink(path_.c_str());  // before close: whoever opens the old file now finds it unnamed and retries
+  ::close(fd_);
+}
+
+}  // namespace carb

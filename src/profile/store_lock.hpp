@@ -1,0 +1,37 @@
+// One writer per measurement store: an exclusive flock(2) on a lock file beside the store.
+//
+// Why a separate file rather than flock on the SQLite file itself:
+//  - SQLite locks the database with fcntl (POSIX) locks, and a process loses every POSIX lock
+//    it holds on a file as soon as it closes *any* descriptor of that file. Keeping a second
+//    descriptor of the database open for our lock invites exactly that (SQLite's "how to
+//    corrupt a database" list, section 2.2). A lock file has no descriptors in common with SQLite.
+//  - On NFS, Linux emulates flock with whole-file fcntl locks, which would then collide with
+//    SQLite's own locks on the database; on a lock file they collide with nothing.
+//  - The lock file can carry the holder's pid, so the refusal says who holds the store.
+// The kernel drops a flock when the last descriptor closes, so a killed writer (kill -9)
+// never leaves a stale lock: the file may remain, but unlocked, and the next writer takes it.
+#pragma once
+#include <filesystem>
+
+namespace carb {
+
+class StoreLock {
+ public:
+  /// The lock file of a store: "<db>.lock".
+  static std::filesystem::path lock_path(const std::filesystem::path& db);
+
+  /// Takes the lock at once or throws MeasureError "store <db> is in use by another carb
+  /// profile (pid N)". Creates the lock file if missing; never waits and never touches the store.
+  explicit StoreLock(const std::filesystem::path& db);
+  /// Removes the lock file (while still holding the lock, so no other writer can be holding it)
+  /// and releases the lock.
+  ~StoreLock();
+  StoreLock(const StoreLock&) = delete;
+  StoreLock& operator=(const StoreLock&) = delete;
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+};
+
+}  // namespace carb

@@ -1,0 +1,166 @@
+// `carb profile` as a process: contradictory or meaningless flags are refused before the store
+// exists; a second profiler of a store fails at once, touching nothing, while readers go on; and
+// SIGINT/SIGTERM end a run with exit 128 + signal after keeping every finished row, so that
+// `carb profile ... && carb data export ...` never goes on with partial data.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "carb/store.hpp"
+#include "carb_process.hpp"
+#include "temp_dir_test.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Finished;
+using test::run_carb;
+using test::stored_rows;
+
+class ProfileCli : public TempDirTest {
+ protected:
+  ProfileCli() : TempDirTest("carb_profile_cli_") {}
+  fs::path db() const { return dir_ / "store.db"; }
+  // A short tiny-preset run; the cooldown leaves time to signal it between configurations.
+  std::vector<std::string> profile_args(const std::string& cooldown = "0.3") const {
+    return profile_args(db(), cooldown);
+  }
+  static std::vector<std::string> profile_args(const fs::path& db, const std::string& cooldown) {
+    return {"profile", "--preset",     "tiny", "--threads",  "1",      "--warmup", "0",    "--min-passes",
+            "2",       "--max-passes", "2",    "--cooldown", cooldown, "--quiet",  "--db", db.string()};
+  }
+};
+
+std::size_t lines(const std::string& s) {
+  return static_cast<std::size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+
+struct BadFlags {
+  std::vector<std::string> args;
+  std::vector<std::string> mentions;  // each must appear on the one error line
+};
+
+TEST_F(ProfileCli, ContradictoryOrMeaninglessFlagsAreRefusedBeforeTheStoreExists) {
+  const BadFlags cases[] = {
+      {{"--min-passes", "10", "--max-passes", "5"}, {"--min-passes 10", "--max-passes 5"}},
+      {{"--lock-clocks"}, {"--lock-clocks", "no clocks to lock on the cpu backend"}},
+      {{"--lock-clocks", "--backend", "cuda"}, {"--lock-clocks", "not implemented"}},
+      {{"--util-window", "5"}, {"--util-window", "cpu"}},
+      {{"--min-energy-window", "3"}, {"--min-energy-window", "cpu"}},
+      {{"--reference", "--backend", "cuda"}, {"--reference", "cpu backend only"}},
+      {{"--backend", "tpu"}, {"unknown backend 'tpu'", "available: cpu, cuda"}},
+      {{"--backend", "tpu", "--lock-clocks"}, {"unknown backend 'tpu'"}},
+  };
+  int i = 0;
+  for (const auto& c : cases) {
+    std::vector<std::string> args = {"profile", "--preset", "tiny", "--quiet", "--db", db().string()};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    const Finished r = run_carb(args, dir_, "bad" + std::to_string(i++));
+    std::string shown;
+    for (const auto& a : c.args) shown += a + " ";
+    EXPECT_EQ(r.exit_code(), 1) << shown << r.err;
+    EXPECT_EQ(lines(r.err), 1u) << shown << r.err;
+    for (const auto& m : c.mentions)
+      EXPECT_NE(r.err.find(m), std::string::npos) << shown << "'" << m << "' not in " << r.err;
+    EXPECT_FALSE(fs::exists(db())) << shown << "created the store";
+  }
+}
+
+// The hostile tester's case: two profilers on one store. The second names the first and stops.
+TEST_F(ProfileCli, SecondProfilerOfAStoreFailsAtOnceNamingTheFirst) {
+  const pid_t first = test::spawn_carb(profile_args(), dir_ / "first.out", dir_ / "first.err");
+  ASSERT_GT(first, 0);
+  ASSERT_GE(test::wait_for_rows(db(), 1, first, std::chrono::seconds(120)), 1)
+      << "the first profiler wrote no row: " << test::slurp(dir_ / "first.err");
+  const auto t0 = std::chrono::steady_clock::now();
+  const Finished second = run_carb(profile_args(), dir_, "second");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const bool first_still_running = !test::has_ended(first);
+  ::kill(first, SIGKILL);
+  test::wait_status(first);
+  ASSERT_TRUE(first_still_running) << "the first profiler ended before the second started";
+  EXPECT_EQ(second.exit_code(), 1) << second.out << second.err;
+  EXPECT_EQ(lines(second.err), 1u) << second.err;
+  EXPECT_NE(second.err.find("store " + db().string() + " is in use by another carb profile (pid " +
+                            std::to_string(first) + ")"),
+            std::string::npos)
+      << second.err;
+  EXPECT_EQ(second.out, "");
+  EXPECT_LT(seconds, 30) << "the second profiler waited instead of failing at once";
+}
+
+// Held from this process through the Store API: the refused profiler changes no byte of the store,
+// and `carb data export` still reads it.
+TEST_F(ProfileCli, RefusedProfilerTouchesNothingAndReadersStillWork) {
+  {
+    Store seed(db());
+    StoredMeasurement m;
+    m.record.platform = "cpu-1t";
+    m.record.config = {Family::basic, 10, 0.25, 32, 1, Precision::fp32};
+    m.record.latency_ms = 1.0;
+    m.protocol_id = "p0";
+    seed.put(m);
+  }
+  Store holder(db(), StoreAccess::sole_writer);
+  const auto before = test::slurp(db());
+  const auto mtime = fs::last_write_time(db());
+  const Finished r = run_carb(profile_args("0"), dir_, "refused");
+  EXPECT_EQ(r.exit_code(), 1) << r.err;
+  EXPECT_NE(r.err.find("is in use by another carb profile (pid " + std::to_string(::getpid()) + ")"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(test::slurp(db()), before);
+  EXPECT_EQ(fs::last_write_time(db()), mtime);
+  EXPECT_EQ(holder.count(), 1u);
+
+  const Finished exported = run_carb(
+      {"data", "export", "--db", db().string(), "--out", (dir_ / "out.csv").string()}, dir_, "export");
+  EXPECT_EQ(exported.exit_code(), 0) << exported.err;
+  EXPECT_EQ(lines(test::slurp(dir_ / "out.csv")), 2u) << "header and the one row";
+}
+
+struct SignalCase {
+  int signal;
+  const char* name;
+};
+
+TEST_F(ProfileCli, SignalEndsTheRunWith128PlusSignalKeepingFinishedRows) {
+  for (const SignalCase c : {SignalCase{SIGINT, "SIGINT"}, SignalCase{SIGTERM, "SIGTERM"}}) {
+    const std::string tag = c.name;
+    const fs::path db = dir_ / (tag + ".db");
+    const pid_t pid = test::spawn_carb(profile_args(db, "0.3"), dir_ / (tag + ".out"), dir_ / (tag + ".err"));
+    ASSERT_GT(pid, 0);
+    const int seen = test::wait_for_rows(db, 1, pid, std::chrono::seconds(120));
+    ASSERT_GE(seen, 1) << tag << ": no row: " << test::slurp(dir_ / (tag + ".err"));
+    ::kill(pid, c.signal);
+    Finished r;
+    r.status = test::wait_status(pid);
+    r.out = test::slurp(dir_ / (tag + ".out"));
+    r.err = test::slurp(dir_ / (tag + ".err"));
+    EXPECT_EQ(r.exit_code(), 128 + c.signal) << tag << " status " << r.status << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find("(interrupted; rerun the same command to resume)"), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "carb: interrupted by " + tag + "; rerun the same command to resume\n");
+    const int kept = stored_rows(db);
+    EXPECT_GE(kept, seen) << tag;
+    ASSERT_LT(kept, 8) << tag << ": the signal came too late to test";
+
+    // Resuming finishes the rest and exits 0, as the message promised.
+    std::vector<std::string> json = profile_args(db, "0.3");  // the same protocol, so it resumes
+    json.insert(json.end(), {"--format", "json"});
+    const Finished resumed = run_carb(json, dir_, tag + "-resume");
+    EXPECT_EQ(resumed.exit_code(), 0) << resumed.err;
+    EXPECT_NE(resumed.out.find("\"skipped\": " + std::to_string(kept)), std::string::npos) << resumed.out;
+    EXPECT_NE(resumed.out.find("\"interrupted\": false"), std::string::npos) << resumed.out;
+    EXPECT_EQ(stored_rows(db), 8);
+  }
+}
+
+}  // namespace
+}  // namespace carb
