@@ -1,4 +1,5 @@
 // `carb predict`: predicted peak memory, energy and latency for configurations.
+#include <algorithm>
 #include <iostream>
 
 #include "carb/prediction_io.hpp"
@@ -31,6 +32,8 @@ void run(const PredictCmd& c) {
   } else {
     std::vector<std::string> head = {"configuration"};
     for (const auto& t : m.targets()) head.push_back(t);
+    const bool any_outside = std::any_of(p.begin(), p.end(), [](const Prediction& x) { return !x.outside.empty(); });
+    if (any_outside) head.push_back("outside the trained ranges (a guess)");
     TextTable t(head);
     for (const auto& x : p) {
       std::vector<std::string> row = {config_key(x.config)};
@@ -40,6 +43,7 @@ void run(const PredictCmd& c) {
           cell += " [" + fmt_num(x.interval.at(tg).first) + ", " + fmt_num(x.interval.at(tg).second) + "]";
         row.push_back(cell);
       }
+      if (any_outside) row.push_back(outside_text(x.outside));
       t.add(row);
     }
     t.print(std::cout);

@@ -18,11 +18,13 @@ struct TrainCmd {
 void print(const nlohmann::json& s) {
   std::cout << "trained " << s["platform"].get<std::string>() << " model on " << s["train_rows"] << " rows in "
             << fmt_num(s["train_seconds"].get<double>(), 3) << " s -> " << s["model"].get<std::string>() << "\n";
-  TextTable t({"target", "R2", "MAE", "RMSE", "MAPE %", "blend weights"});
+  TextTable t({"target", "R2", "MAE", "RMSE", "MAPE %", "form", "blend weights"});
   for (auto& [target, m] : s["test_metrics"].items()) {
     std::string w;
     for (auto& [k, v] : s["blend_weights"][target].items()) w += k + "=" + fmt_num(v.get<double>(), 2) + " ";
-    t.add({target, fmt_num(m["r2"], 4), fmt_num(m["mae"], 4), fmt_num(m["rmse"], 4), fmt_num(m["mape"], 3), w});
+    const auto& form = s["oof_components"][target]["form"];
+    t.add({target, fmt_num(m["r2"], 4), fmt_num(m["mae"], 4), fmt_num(m["rmse"], 4), fmt_num(m["mape"], 3),
+           form.value("chosen", std::string("plain")), w});
   }
   std::cout << "held-out " << s["test_rows"] << " rows:\n";
   t.print(std::cout);
@@ -60,6 +62,12 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                  app.add_flag("--no-cascade", c->no_cascade, "predict every target from the features alone");
                  app.add_flag("--telemetry", o.use_telemetry, "use telemetry features (needed again at predict time)");
                  app.add_flag("--raw-target", c->raw_target, "learn the raw target instead of its log");
+                 app.add_option("--normalize", o.normalize,
+                                "learn each target as a ratio to its fitted analytic estimate (FLOPs, bytes, "
+                                "layers), so predictions past the trained ranges follow the physics: on | off | "
+                                "auto (an out-of-fold comparison chooses per target)")
+                     ->capture_default_str()
+                     ->check(CLI::IsMember({"auto", "on", "off"}));
                  app.add_flag("--verbose", o.verbose, "progress lines on stderr");
                  add_format(app, c->format, {"table", "json"});
                  app.callback([c] {

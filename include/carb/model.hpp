@@ -11,14 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "carb/analytic_estimate.hpp"
 #include "carb/bundle_destination.hpp"
 #include "carb/dataset.hpp"
+#include "carb/envelope.hpp"
 #include "carb/features.hpp"
 #include "carb/learner.hpp"
 
 namespace carb {
 
-/// 2: manifest.json carries a checksum of its own content.
+/// 2: manifest.json carries a checksum of its own content, the trained envelope and, per target,
+///    the analytic estimate its learners correct (when the ratio form was chosen).
 inline constexpr int kBundleSchemaVersion = 2;
 
 struct TrainOptions {
@@ -32,6 +35,9 @@ struct TrainOptions {
   bool cascade = true;            // false: every target from x alone (for the ablation)
   bool use_telemetry = false;     // include telemetry features (needs them at predict time too)
   bool log_target = true;         // learn log(y); predictions are exp'd back
+  /// Learn log(y / analytic estimate) instead of log(y) (carb/analytic_estimate.hpp): "on", "off",
+  /// or "auto", which lets a quick out-of-fold comparison choose per target (recorded in the bundle).
+  std::string normalize = "auto";
   unsigned seed = 42;
   bool verbose = false;           // progress lines on stderr
 };
@@ -46,14 +52,26 @@ struct TargetModel {
   /// Split-conformal half-widths of the log-ratio residual, per regime ("low_batch", "high_batch")
   /// and coverage level ("0.8", "0.9", "0.95", "0.99").
   std::map<std::string, std::map<std::string, double>> conformal;
-  /// Out-of-fold metrics of each learner alone, the blend, and the blend + corrector.
+  /// Out-of-fold metrics of each learner alone, the blend, and the blend + corrector; and under
+  /// "form" which target form was chosen and why.
   nlohmann::json components;
+  /// Set when the learners fit log(y / estimate): the prediction is estimate × learned ratio.
+  std::optional<AnalyticEstimate> estimate;
+};
+
+/// Which parts of a target's model a prediction uses (evaluation compares them; predict uses all).
+struct PredictParts {
+  int only_learner = -1;  // >= 0: that learner alone; -1: the weighted blend
+  bool corrector = true;  // add the low-batch corrector (when the model has one)
 };
 
 struct Prediction {
   Config config;
   std::map<std::string, double> value;                  // per target
   std::map<std::string, std::pair<double, double>> interval;  // per target, when a confidence is asked
+  /// Where the configuration lies outside what the model trained on (empty inside): there the
+  /// prediction is a guess, and its interval is widened by the distance (see carb/envelope.hpp).
+  std::vector<Excursion> outside;
 };
 
 class CarbModel {
@@ -90,6 +108,13 @@ class CarbModel {
   /// Predicts every target for each configuration. `confidence` in (0,1) adds intervals.
   std::vector<Prediction> predict(const std::vector<Config>& configs, const std::vector<Telemetry>& telemetry = {},
                                   std::optional<double> confidence = std::nullopt) const;
+  /// One target's predictions, in its units, from the feature matrix its learners see: the blend (or
+  /// one learner), the corrector, the analytic estimate and the back-transform. The one prediction
+  /// path: predict_columns and evaluation both go through it.
+  std::vector<double> predict_target(const TargetModel& tm, const Matrix& X, const std::vector<Config>& configs,
+                                     PredictParts parts = {}) const;
+  /// The ranges the model trained on (empty for a model that does not know them).
+  const TrainedEnvelope& envelope() const { return envelope_; }
   /// Same, column-wise: target -> values (fast path for screening).
   std::map<std::string, std::vector<double>> predict_columns(const std::vector<Config>& configs,
                                                              const std::vector<Telemetry>& telemetry = {}) const;
@@ -108,6 +133,7 @@ class CarbModel {
   std::vector<std::string> trained_configs_;
   bool knows_trained_ = false;
   std::optional<double> drift_reference_ms_;
+  TrainedEnvelope envelope_;
   nlohmann::json extra_ = nlohmann::json::object();
 };
 

@@ -9,6 +9,12 @@
 
 namespace carb {
 
+/// The excursions of a prediction as one cell: "resolution 224 > 128 trained; gflops ..." ("" inside).
+std::string outside_text(const std::vector<Excursion>& outside);
+/// The same as a JSON array of {dimension, text, log_ratio} (log_ratio null when unbounded).
+nlohmann::json outside_json(const std::vector<Excursion>& outside);
+
+/// With an "outside" column last (the excursions from the trained ranges; empty inside them).
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out);
 nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbModel& m);

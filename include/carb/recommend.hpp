@@ -35,6 +35,7 @@ struct RecommendCandidate {
   Config config;
   std::map<std::string, double> value;  // predicted per batch, per target
   double objective = 0;                 // per image
+  std::vector<Excursion> outside;       // where it lies outside the trained ranges (a guess there)
 };
 
 struct RecommendResult {

@@ -37,10 +37,7 @@ Matrix target_features(const CarbModel& m, const TargetModel& tm, const Matrix& 
                        const std::map<std::string, std::vector<double>>& preds);
 
 /// Which parts of a target's model to predict with.
-struct Parts {
-  int only_learner = -1;  // >= 0: that learner alone; -1: the weighted blend
-  bool corrector = true;  // add the low-batch corrector (when the model has one)
-};
+using Parts = PredictParts;
 /// Raw-unit predictions of one target from its feature matrix (same arithmetic as
 /// CarbModel::predict_columns, which the tests check).
 std::vector<double> predict_target(const CarbModel& m, const TargetModel& tm, const Matrix& X,

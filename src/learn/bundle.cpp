@@ -31,6 +31,7 @@ nlohmann::json options_json(const TrainOptions& o) {
           {"cascade", o.cascade},
           {"use_telemetry", o.use_telemetry},
           {"log_target", o.log_target},
+          {"normalize", o.normalize},
           {"seed", o.seed}};
 }
 
@@ -42,6 +43,7 @@ TrainOptions options_from(const nlohmann::json& j) {
   o.folds = j.at("folds"), o.blend_step = j.at("blend_step"), o.correctors = j.at("correctors");
   o.corrector_max_batch = j.at("corrector_max_batch"), o.lambda = j.at("lambda"), o.cascade = j.at("cascade");
   o.use_telemetry = j.at("use_telemetry"), o.log_target = j.at("log_target"), o.seed = j.at("seed");
+  o.normalize = j.at("normalize").get<std::string>();
   return o;
 }
 
@@ -102,6 +104,7 @@ void CarbModel::save(BundleDestination& dest) const {
                         {"data_hash", data_hash_},
                         {"extra", extra_}};
   if (drift_reference_ms_) man["drift_correction"] = {{"reference_ms", *drift_reference_ms_}};
+  if (!envelope_.empty()) man["envelope"] = envelope_.to_json();
   if (knows_trained_) {
     const std::string text = joined_lines(trained_configs_);
     write_file(tmp / kTrainedFile, text);
@@ -110,6 +113,7 @@ void CarbModel::save(BundleDestination& dest) const {
   for (const auto& tm : models_) {
     nlohmann::json t = {{"upstream", tm.upstream}, {"weights", tm.weights}, {"conformal", tm.conformal},
                         {"components", tm.components}};
+    if (tm.estimate) t["estimate"] = tm.estimate->to_json();
     for (std::size_t l = 0; l < tm.learners.size(); ++l) {
       const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
       tm.learners[l]->save(tmp / file);
@@ -195,6 +199,7 @@ CarbModel CarbModel::load(const fs::path& dir) {
     m.extra_ = man.at("extra");
     if (man.contains("drift_correction"))
       m.drift_reference_ms_ = man.at("drift_correction").at("reference_ms").get<double>();
+    if (man.contains("envelope")) m.envelope_ = TrainedEnvelope::from_json(man.at("envelope"));
     if (man.contains("trained_configs")) {
       m.trained_configs_ = read_trained(dir, man.at("trained_configs"));
       m.knows_trained_ = true;
@@ -207,6 +212,7 @@ CarbModel CarbModel::load(const fs::path& dir) {
       tm.weights = j.at("weights").get<std::vector<double>>();
       tm.conformal = j.at("conformal").get<std::map<std::string, std::map<std::string, double>>>();
       tm.components = j.at("components");
+      if (j.contains("estimate")) tm.estimate = AnalyticEstimate::from_json(j.at("estimate"));
       for (const auto& lj : j.at("learners")) tm.learners.push_back(load_learner(dir, lj, m.opts_));
       if (j.contains("corrector")) tm.corrector = load_learner(dir, j.at("corrector"), m.opts_);
       if (tm.learners.size() != tm.weights.size())

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "blend.hpp"
@@ -64,29 +65,46 @@ bool CarbModel::has_target(const std::string& t) const {
   return std::find(targets_.begin(), targets_.end(), t) != targets_.end();
 }
 
+std::vector<double> CarbModel::predict_target(const TargetModel& tm, const Matrix& X,
+                                              const std::vector<Config>& configs, PredictParts parts) const {
+  if (X.rows != configs.size()) throw InputError("internal: feature rows and configurations differ");
+  std::vector<float> p;
+  if (parts.only_learner >= 0) {
+    p = tm.learners.at(static_cast<std::size_t>(parts.only_learner))->predict(X);
+  } else {
+    std::vector<std::vector<float>> each;
+    for (const auto& l : tm.learners) each.push_back(l->predict(X));
+    p = blend(each, tm.weights);
+  }
+  if (parts.corrector && tm.corrector) {
+    std::vector<std::size_t> low;
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      if (configs[i].batch <= opts_.corrector_max_batch) low.push_back(i);
+    if (!low.empty()) {
+      auto r = tm.corrector->predict(X.take_rows(low));
+      for (std::size_t j = 0; j < low.size(); ++j) p[low[j]] += static_cast<float>(opts_.lambda * r[j]);
+    }
+  }
+  std::vector<double> raw(p.size());
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    raw[i] = opts_.log_target ? std::exp(double(p[i])) : p[i];
+    if (tm.estimate) raw[i] *= (*tm.estimate)(configs[i]);  // the learners predicted the ratio y / estimate
+  }
+  return raw;
+}
+
 std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std::vector<Config>& configs,
                                                                       const std::vector<Telemetry>& tel) const {
   const Matrix base = build_features(schema_, configs, tel);
-  std::map<std::string, std::vector<float>> z;  // transformed space
+  std::map<std::string, std::vector<float>> z;  // upstream predictions in the training (log) space
   std::map<std::string, std::vector<double>> out;
   for (const auto& tm : models_) {
     const Matrix X = with_upstream(base, tm.upstream, z);
-    std::vector<std::vector<float>> preds;
-    for (const auto& l : tm.learners) preds.push_back(l->predict(X));
-    std::vector<float> p = blend(preds, tm.weights);
-    if (tm.corrector) {
-      std::vector<std::size_t> low;
-      for (std::size_t i = 0; i < configs.size(); ++i)
-        if (configs[i].batch <= opts_.corrector_max_batch) low.push_back(i);
-      if (!low.empty()) {
-        auto r = tm.corrector->predict(X.take_rows(low));
-        for (std::size_t j = 0; j < low.size(); ++j) p[low[j]] += static_cast<float>(opts_.lambda * r[j]);
-      }
-    }
     auto& raw = out[tm.target];
-    raw.resize(p.size());
-    for (std::size_t i = 0; i < p.size(); ++i) raw[i] = opts_.log_target ? std::exp(double(p[i])) : p[i];
-    z[tm.target] = std::move(p);
+    raw = predict_target(tm, X, configs);
+    auto& col = z[tm.target];
+    col.resize(raw.size());
+    for (std::size_t i = 0; i < raw.size(); ++i) col[i] = static_cast<float>(opts_.log_target ? std::log(raw[i]) : raw[i]);
   }
   return out;
 }
@@ -109,14 +127,23 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
   std::vector<Prediction> out(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
     out[i].config = configs[i];
+    out[i].outside = envelope_.outside(configs[i]);
+    // Past the trained ranges the conformal width (measured inside them) is not enough: widen by the
+    // distance past the data, in log space; unbounded for a family or precision never trained.
+    const double widen = extrapolation_widening(out[i].outside);
     for (const auto& tm : models_) {
       const double v = cols[tm.target][i];
       out[i].value[tm.target] = v;
       if (!confidence) continue;
       const double h = half_width(tm, configs[i].batch <= opts_.corrector_max_batch ? "low_batch" : "high_batch",
                                   *confidence);
-      out[i].interval[tm.target] = opts_.log_target ? std::make_pair(v * std::exp(-h), v * std::exp(h))
-                                                    : std::make_pair(v - h, v + h);
+      auto& iv = out[i].interval[tm.target];
+      if (!std::isfinite(widen))
+        iv = {0.0, std::numeric_limits<double>::infinity()};
+      else if (opts_.log_target)
+        iv = {v * std::exp(-h - widen), v * std::exp(h + widen)};
+      else
+        iv = {(v - h) * std::exp(-widen), (v + h) * std::exp(widen)};
     }
   }
   return out;

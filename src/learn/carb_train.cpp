@@ -19,16 +19,19 @@
 namespace carb {
 namespace {
 
-std::vector<double> to_raw(const std::vector<float>& v, bool log_target) {
+struct TargetData {
+  std::vector<float> y;        // transformed target: log y, or log(y / estimate) in the ratio form
+  std::vector<double> y_raw;   // measured values
+  std::vector<float> offset;   // log estimate per row in the ratio form (else 0): y + offset = log y
+};
+
+// Measured units from the transformed space the learners work in.
+std::vector<double> to_raw(const std::vector<float>& v, const TargetData& td, bool log_target) {
   std::vector<double> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i) out[i] = log_target ? std::exp(double(v[i])) : v[i];
+  for (std::size_t i = 0; i < v.size(); ++i)
+    out[i] = log_target ? std::exp(double(v[i]) + td.offset[i]) : v[i];
   return out;
 }
-
-struct TargetData {
-  std::vector<float> y;        // transformed target
-  std::vector<double> y_raw;   // measured values
-};
 
 TargetData target_data(const Dataset& d, const std::string& t, bool log_target) {
   TargetData td;
@@ -41,7 +44,53 @@ TargetData target_data(const Dataset& d, const std::string& t, bool log_target) 
     td.y_raw.push_back(*v);
     td.y.push_back(static_cast<float>(log_target ? std::log(*v) : *v));
   }
+  td.offset.assign(td.y.size(), 0.0f);
   return td;
+}
+
+double mean_squared(const std::vector<float>& y, const std::vector<float>& p) {
+  double s = 0;
+  for (std::size_t i = 0; i < y.size(); ++i) s += (double(y[i]) - p[i]) * (double(y[i]) - p[i]);
+  return s / static_cast<double>(y.size());
+}
+
+// The target form: log y (plain) or log(y / analytic estimate) (ratio). "auto" compares the two on
+// the same folds with a quick ExtraTrees (100 trees), by out-of-fold squared error of log y; the
+// comparison is recorded in the components. In the ratio form td is rewritten to learn the ratio.
+void choose_form(TargetModel& tm, const Matrix& X, TargetData& td, const Dataset& d, const TrainOptions& o,
+                 const std::vector<int>& folds, nlohmann::json& comp) {
+  if (!o.log_target || o.normalize == "off") {
+    comp["form"] = {{"chosen", "plain"}, {"why", o.log_target ? "normalize off" : "raw target"}};
+    return;
+  }
+  if (o.normalize != "on" && o.normalize != "auto")
+    throw InputError("normalize must be on, off or auto, not '" + o.normalize + "'");
+  const auto configs = configs_of(d);
+  const AnalyticEstimate e = AnalyticEstimate::fit(tm.target, configs, td.y_raw);
+  std::vector<float> offset(td.y.size()), ratio(td.y.size());
+  for (std::size_t i = 0; i < td.y.size(); ++i) {
+    offset[i] = static_cast<float>(std::log(e(configs[i])));
+    ratio[i] = td.y[i] - offset[i];
+  }
+  comp["form"] = {{"estimate", e.to_json()}};
+  if (o.normalize == "auto") {
+    LearnerParams quick = o.params;
+    quick.n_trees = 100;
+    auto make = [&] { return make_learner("extra_trees", quick); };
+    const auto plain = oof_predict(make, X, td.y, folds, o.folds);
+    auto via_ratio = oof_predict(make, X, ratio, folds, o.folds);
+    for (std::size_t i = 0; i < via_ratio.size(); ++i) via_ratio[i] += offset[i];
+    const double mse_plain = mean_squared(td.y, plain), mse_ratio = mean_squared(td.y, via_ratio);
+    comp["form"]["oof_mse_log"] = {{"plain", mse_plain}, {"ratio", mse_ratio}};
+    if (mse_plain <= mse_ratio) {
+      comp["form"]["chosen"] = "plain";
+      return;
+    }
+  }
+  comp["form"]["chosen"] = "ratio";
+  tm.estimate = e;
+  td.y = ratio;
+  td.offset = offset;
 }
 
 // Fits the low-batch corrector on out-of-fold residuals; returns the corrected out-of-fold predictions.
@@ -87,26 +136,29 @@ void fit_conformal(TargetModel& tm, const TargetData& td, const std::vector<floa
 
 std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset& d,
                                                  const TrainOptions& o, const std::vector<int>& folds) {
-  const TargetData td = target_data(d, tm.target, o.log_target);
+  TargetData td = target_data(d, tm.target, o.log_target);
   std::vector<std::vector<float>> oofs;
   nlohmann::json comp;
+  choose_form(tm, X, td, d, o, folds, comp);
   for (const auto& kind : o.learners) {
     auto make = [&] { return make_learner(kind, o.params); };
     oofs.push_back(oof_predict(make, X, td.y, folds, o.folds));
-    comp[kind] = fit_metrics(td.y_raw, to_raw(oofs.back(), o.log_target)).to_json();
+    comp[kind] = fit_metrics(td.y_raw, to_raw(oofs.back(), td, o.log_target)).to_json();
     tm.learners.push_back(make());
     tm.learners.back()->fit(X, td.y);
     if (o.verbose) std::cerr << "  " << tm.target << ": " << kind << " fitted\n";
   }
   tm.weights = choose_blend_weights(oofs, td.y, o.blend_step);
   std::vector<float> pred = blend(oofs, tm.weights);
-  comp["blend"] = fit_metrics(td.y_raw, to_raw(pred, o.log_target)).to_json();
+  comp["blend"] = fit_metrics(td.y_raw, to_raw(pred, td, o.log_target)).to_json();
   if (o.correctors) {
     pred = fit_corrector(tm, X, td, pred, folds, d, o);
-    comp["blend_corrected"] = fit_metrics(td.y_raw, to_raw(pred, o.log_target)).to_json();
+    comp["blend_corrected"] = fit_metrics(td.y_raw, to_raw(pred, td, o.log_target)).to_json();
   }
   tm.components = comp;
   fit_conformal(tm, td, pred, d, o);
+  // Downstream targets see log y, whichever form this target learned.
+  for (std::size_t i = 0; i < pred.size(); ++i) pred[i] += td.offset[i];
   return pred;
 }
 
@@ -132,6 +184,7 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
   m.trained_configs_.erase(std::unique(m.trained_configs_.begin(), m.trained_configs_.end()),
                            m.trained_configs_.end());
   m.knows_trained_ = true;
+  m.envelope_ = TrainedEnvelope::of(configs_of(d));
   const Matrix base = build_features(m.schema_, configs_of(d), telemetry_of(d));
   const auto folds = assign_folds(d.rows.size(), o.folds, o.seed);
   std::map<std::string, std::vector<float>> oof;  // corrected out-of-fold predictions, transformed space

@@ -1,6 +1,7 @@
 // CSV and JSON output of predictions.
 #include "carb/prediction_io.hpp"
 
+#include <cmath>
 #include <cstdio>
 
 #include "carb/arch.hpp"
@@ -8,12 +9,35 @@
 namespace carb {
 
 namespace {
+// Excursion texts hold no comma or quote, but a field is quoted if it ever does.
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
 std::string num(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.6g", v);
   return b;
 }
 }  // namespace
+
+std::string outside_text(const std::vector<Excursion>& outside) {
+  std::string s;
+  for (const auto& x : outside) s += (s.empty() ? "" : "; ") + x.text;
+  return s;
+}
+
+nlohmann::json outside_json(const std::vector<Excursion>& outside) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& x : outside)
+    a.push_back({{"dimension", x.dimension},
+                 {"text", x.text},
+                 {"log_ratio", std::isfinite(x.log_ratio) ? nlohmann::json(x.log_ratio) : nlohmann::json(nullptr)}});
+  return a;
+}
 
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out) {
@@ -23,7 +47,7 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
     out << ',' << t;
     if (intervals) out << ',' << t << "_lower," << t << "_upper";
   }
-  out << '\n';
+  out << ",outside\n";
   for (const auto& x : p) {
     const Config& c = x.config;
     out << to_string(c.family) << ',' << c.depth << ',' << format_width(c.width) << ',' << c.resolution << ','
@@ -32,7 +56,7 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
       out << ',' << num(x.value.at(t));
       if (intervals) out << ',' << num(x.interval.at(t).first) << ',' << num(x.interval.at(t).second);
     }
-    out << '\n';
+    out << ',' << csv_field(outside_text(x.outside)) << '\n';
   }
 }
 
@@ -42,6 +66,7 @@ nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbM
     nlohmann::json r = config_to_json(x.config);
     for (const auto& [t, v] : x.value) r[t] = v;
     for (const auto& [t, iv] : x.interval) r[t + "_lower"] = iv.first, r[t + "_upper"] = iv.second;
+    r["outside"] = outside_json(x.outside);
     rows.push_back(r);
   }
   nlohmann::json doc = {{"platform", m.platform()}, {"targets", m.targets()}, {"predictions", rows}};

@@ -8,6 +8,7 @@
 
 #include "carb/arch.hpp"
 #include "carb/error.hpp"
+#include "carb/prediction_io.hpp"
 #include "carb/screen.hpp"
 #include "carb/text_table.hpp"
 
@@ -74,7 +75,7 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   r.evaluated = preds.size();
   std::vector<RecommendCandidate> ok;
   for (const auto& p : preds)
-    if (accepted(p, b, false)) ok.push_back({p.config, p.value, p.value.at(cost) / p.config.batch});
+    if (accepted(p, b, false)) ok.push_back({p.config, p.value, p.value.at(cost) / p.config.batch, p.outside});
   r.feasible = ok.size();
   if (ok.empty()) {
     r.message = infeasible_message(preds, b);
@@ -95,6 +96,7 @@ nlohmann::json candidate_json(const RecommendCandidate& c, const std::string& ob
   nlohmann::json j = config_to_json(c.config);
   for (const auto& [t, v] : c.value) j[t] = v;
   j[objective] = c.objective;
+  j["outside"] = outside_json(c.outside);
   return j;
 }
 }  // namespace
@@ -122,10 +124,14 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
   }
   std::vector<std::string> head = {"", "configuration", r.objective};
   for (const auto& [t, v] : r.best->value) head.push_back(t);
+  bool any_outside = !r.best->outside.empty();
+  for (const auto& c : r.runners_up) any_outside = any_outside || !c.outside.empty();
+  if (any_outside) head.push_back("outside the trained ranges (a guess)");
   TextTable t(head);
   auto add = [&](const std::string& tag, const RecommendCandidate& c) {
     std::vector<std::string> row = {tag, config_key(c.config), fmt_num(c.objective)};
     for (const auto& [target, v] : c.value) row.push_back(fmt_num(v));
+    if (any_outside) row.push_back(outside_text(c.outside));
     t.add(row);
   };
   add("best", *r.best);

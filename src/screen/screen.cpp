@@ -9,6 +9,7 @@
 
 #include "carb/arch.hpp"
 #include "carb/error.hpp"
+#include "carb/prediction_io.hpp"
 
 namespace carb {
 
@@ -157,6 +158,7 @@ nlohmann::json ScreenResult::to_json() const {
     if (i < pareto_capacity.size()) row["capacity"] = pareto_capacity[i];
     for (const auto& [t, v] : p.value) row[t] = v;
     for (const auto& [t, iv] : p.interval) row[t + "_lower"] = iv.first, row[t + "_upper"] = iv.second;
+    row["outside"] = outside_json(p.outside);
     j["pareto"].push_back(row);
   }
   if (validation) j["validation"] = validation->to_json(budgets);

@@ -1,4 +1,5 @@
 // Rendering a screen for people (funnel, budgets, Pareto table, validation) and as CSV.
+#include <algorithm>
 #include <string>
 
 #include "carb/prediction_io.hpp"
@@ -41,6 +42,9 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
   for (const auto& t : r.targets) head.push_back(t);
   const bool cap = !r.capacity.empty() && r.pareto_capacity.size() == r.pareto.size();
   if (cap) head.push_back(r.capacity == "params" ? "capacity_Mparams" : "capacity_GFLOPs_per_image");
+  const bool any_outside =
+      std::any_of(r.pareto.begin(), r.pareto.end(), [](const Prediction& p) { return !p.outside.empty(); });
+  if (any_outside) head.push_back("outside the trained ranges (a guess)");
   TextTable table(head);
   for (std::size_t i = 0; i < r.pareto.size(); ++i) {
     const auto& p = r.pareto[i];
@@ -52,6 +56,7 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
       row.push_back(cell);
     }
     if (cap) row.push_back(fmt_num(r.pareto_capacity[i]));
+    if (any_outside) row.push_back(outside_text(p.outside));
     table.add(row);
   }
   out << "Pareto set (" << r.pareto.size() << (cap ? ", lower costs against higher " + r.capacity : "")

@@ -116,6 +116,7 @@ TEST(CarbModel, UpstreamFeaturesAreOutOfFold) {
   TrainOptions o = fast_options();
   o.learners = {"extra_trees"};
   o.correctors = false;
+  o.normalize = "off";  // the learners' target is then log y itself, which the test compares with
   TargetModel tm;
   tm.target = "peak_memory_mb";
   const Matrix X = build_features(FeatureSchema::make(false), configs_of(d));
@@ -235,6 +236,79 @@ TEST(CarbModel, ConfidenceOutOfRangeIsRejected) {
   const auto cfgs = configs_of(make_synthetic_cost_dataset(2, 7));
   EXPECT_THROW(m.predict(cfgs, {}, 1.5), InputError);
   EXPECT_THROW(m.importance("energy_j"), InputError);
+}
+
+// Costs that are exactly a function of the analytic counts (test data): trained on resolutions up to
+// 64 and batches up to 8, asked about 128-pixel batches of 16-32 that move more FLOPs and bytes than
+// any training row. The plain model returns leaf averages capped near the largest training values;
+// the normalised one carries the scaling in its estimate and follows it.
+TEST(CarbModel, NormalisedTargetsExtrapolateWherePlainTreesCannot) {
+  auto make = [](std::initializer_list<int> resolutions, std::initializer_list<int> batches) {
+    Dataset d;
+    for (int depth : {10, 18, 26, 34})
+      for (double w : {0.25, 0.5, 0.75, 1.0})
+        for (int r : resolutions)
+          for (int b : batches) {
+            Record rec;
+            rec.platform = "synthetic";
+            rec.config = {Family::basic, depth, w, r, b, Precision::fp32};
+            const auto s = network_totals(rec.config);
+            rec.peak_memory_mb = (s.param_bytes() + s.input_bytes() + 2.0 * s.activation_bytes_max()) / 1e6;
+            rec.latency_ms = 0.2 + s.flops() / 2e10 + s.activation_bytes_total() / 4e9;
+            d.rows.push_back(rec);
+          }
+    return d;
+  };
+  const Dataset train = make({32, 48, 64}, {1, 2, 4, 8});
+  double max_flops = 0;
+  for (const auto& r : train.rows) max_flops = std::max(max_flops, network_totals(r.config).flops());
+  Dataset test;
+  for (const auto& r : make({128}, {16, 32}).rows)
+    if (network_totals(r.config).flops() > max_flops) test.rows.push_back(r);
+  ASSERT_GT(test.rows.size(), 5u);
+  TrainOptions o = fast_options();
+  o.params.n_trees = 60;
+  o.normalize = "off";
+  const CarbModel plain = CarbModel::train(train, o);
+  o.normalize = "on";
+  const CarbModel ratio = CarbModel::train(train, o);
+  const auto cfgs = configs_of(test);
+  const auto pp = plain.predict_columns(cfgs), pr = ratio.predict_columns(cfgs);
+  for (const char* t : {"peak_memory_mb", "latency_ms"}) {
+    std::vector<double> y;
+    for (const auto& r : test.rows) y.push_back(*r.value(t));
+    const double mape_plain = fit_metrics(y, pp.at(t)).mape, mape_ratio = fit_metrics(y, pr.at(t)).mape;
+    EXPECT_LT(mape_ratio, 5.0) << t;
+    EXPECT_GT(mape_plain, 25.0) << t;
+  }
+  for (const auto& tm : ratio.target_models()) EXPECT_TRUE(tm.estimate.has_value()) << tm.target;
+  for (const auto& tm : plain.target_models()) EXPECT_FALSE(tm.estimate.has_value()) << tm.target;
+  // The bundle keeps the estimate: a reloaded model predicts exactly the same.
+  const fs::path dir = fs::temp_directory_path() / ("carb_ratio_" + std::to_string(::getpid()));
+  ratio.save(dir);
+  EXPECT_EQ(CarbModel::load(dir).predict_columns(cfgs), pr);
+  fs::remove_all(dir);
+}
+
+// Outside the trained ranges a prediction says so and its interval is wider by the distance.
+TEST(CarbModel, PredictionsPastTheTrainedRangesAreFlaggedAndWidened) {
+  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());  // resolutions 32-96
+  const Config inside{Family::basic, 18, 0.5, 96, 4, Precision::fp32};
+  const Config past{Family::basic, 18, 0.5, 192, 4, Precision::fp32};
+  const auto p = m.predict({inside, past}, {}, 0.9);
+  EXPECT_TRUE(p[0].outside.empty());
+  ASSERT_FALSE(p[1].outside.empty());
+  EXPECT_EQ(p[1].outside.front().dimension, "resolution");
+  const double widen = extrapolation_widening(p[1].outside);
+  EXPECT_GE(widen, std::log(2.0) - 1e-9);
+  for (const auto& t : m.targets()) {
+    const auto [lo0, hi0] = p[0].interval.at(t);
+    const auto [lo1, hi1] = p[1].interval.at(t);
+    // Same batch regime, so the same conformal width: the ratio of the log widths shows the widening.
+    EXPECT_NEAR(std::log(hi1 / lo1) - std::log(hi0 / lo0), 2 * widen, 1e-6) << t;
+  }
+  const auto bf = m.predict({{Family::basic, 18, 0.5, 64, 4, Precision::fp16}}, {}, 0.9);
+  EXPECT_TRUE(std::isinf(bf[0].interval.at("latency_ms").second)) << "an untrained precision has no bound";
 }
 
 // A hand-edited blend weight once cut predictions 7x with exit 0: the manifest is checksummed now.

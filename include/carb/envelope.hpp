@@ -1,0 +1,49 @@
+// The trained envelope: the ranges a model saw in training, per configuration dimension and per
+// main analytic quantity. Tree ensembles answer with leaf averages, so past the largest value they
+// saw they return a constant; a prediction outside the envelope is a guess, and carb says so:
+// predict, screen and recommend name the dimension and widen the interval (see CarbModel::predict).
+#pragma once
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "carb/config.hpp"
+
+namespace carb {
+
+/// One way a configuration lies outside the envelope.
+struct Excursion {
+  std::string dimension;  // "resolution", "depth (bottleneck)", "gflops", "precision", ...
+  std::string text;       // "resolution 224 > 128 trained"
+  /// |log(value / nearest trained bound)|: how far past the data, in the log space the models and
+  /// intervals live in. Infinite for a family or precision never trained.
+  double log_ratio = 0;
+};
+
+struct TrainedEnvelope {
+  struct Range {
+    double lo = 0, hi = 0;
+  };
+  std::map<std::string, Range> ranges;  // numeric dimensions and analytic quantities
+  std::set<std::string> families, precisions;
+
+  bool empty() const { return ranges.empty(); }
+  /// The envelope of a training set.
+  static TrainedEnvelope of(const std::vector<Config>& trained);
+  /// Every excursion of `c`, in a fixed order; empty inside the envelope.
+  std::vector<Excursion> outside(const Config& c) const;
+
+  nlohmann::json to_json() const;
+  /// Throws ModelError (or nlohmann::json::exception, which the bundle loader reports) on a
+  /// malformed document.
+  static TrainedEnvelope from_json(const nlohmann::json& j);
+};
+
+/// How much wider (in log space) an interval gets for these excursions: the largest log_ratio. A
+/// model's error grows at least as fast as the distance past its data, so an interval widened by
+/// that distance is the least it must be; infinite when a family or precision was never trained.
+double extrapolation_widening(const std::vector<Excursion>& outside);
+
+}  // namespace carb

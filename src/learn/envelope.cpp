@@ -1,0 +1,96 @@
+// The trained envelope (see carb/envelope.hpp): ranges of the training configurations and of the
+// analytic quantities the learners lean on most, and the excursions of a new configuration.
+#include "carb/envelope.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "carb/error.hpp"
+#include "carb/network_spec.hpp"
+
+namespace carb {
+namespace {
+
+// The numeric dimensions of a configuration and the analytic quantities (per batch) that drive the
+// three targets: FLOPs (latency, energy), activations (memory, energy), weights (memory).
+std::vector<std::pair<std::string, double>> quantities(const Config& c) {
+  const NetworkSpec s = network_totals(c);
+  return {{std::string("depth (") + to_string(c.family) + ")", static_cast<double>(c.depth)},
+          {"width", c.width},
+          {"resolution", static_cast<double>(c.resolution)},
+          {"batch", static_cast<double>(c.batch)},
+          {"gflops", s.flops() / 1e9},
+          {"activation_mb", static_cast<double>(s.activation_bytes_total()) / 1e6},
+          {"max_activation_mb", static_cast<double>(s.activation_bytes_max()) / 1e6},
+          {"params_mb", static_cast<double>(s.param_bytes()) / 1e6}};
+}
+
+std::string number(double v) {
+  std::ostringstream o;
+  o << v;
+  return o.str();
+}
+
+}  // namespace
+
+TrainedEnvelope TrainedEnvelope::of(const std::vector<Config>& trained) {
+  TrainedEnvelope e;
+  for (const Config& c : trained) {
+    e.families.insert(to_string(c.family));
+    e.precisions.insert(to_string(c.precision));
+    for (const auto& [name, v] : quantities(c)) {
+      const auto [it, fresh] = e.ranges.emplace(name, Range{v, v});
+      it->second.lo = std::min(it->second.lo, v), it->second.hi = std::max(it->second.hi, v);
+    }
+  }
+  return e;
+}
+
+std::vector<Excursion> TrainedEnvelope::outside(const Config& c) const {
+  std::vector<Excursion> out;
+  if (empty()) return out;  // a bundle that does not know its envelope claims nothing
+  const double inf = std::numeric_limits<double>::infinity();
+  if (!families.count(to_string(c.family)))
+    out.push_back({"family", std::string("family ") + to_string(c.family) + " never trained", inf});
+  if (!precisions.count(to_string(c.precision)))
+    out.push_back({"precision", std::string("precision ") + to_string(c.precision) + " never trained", inf});
+  for (const auto& [name, v] : quantities(c)) {
+    const auto it = ranges.find(name);
+    if (it == ranges.end()) continue;  // the family's depth: reported as the family above
+    const Range& r = it->second;
+    if (v > r.hi * (1 + 1e-9))
+      out.push_back({name, name + " " + number(v) + " > " + number(r.hi) + " trained", std::log(v / r.hi)});
+    else if (v < r.lo * (1 - 1e-9))
+      out.push_back({name, name + " " + number(v) + " < " + number(r.lo) + " trained", std::log(r.lo / v)});
+  }
+  return out;
+}
+
+nlohmann::json TrainedEnvelope::to_json() const {
+  nlohmann::json j = {{"families", families}, {"precisions", precisions}, {"ranges", nlohmann::json::object()}};
+  for (const auto& [name, r] : ranges) j["ranges"][name] = {r.lo, r.hi};
+  return j;
+}
+
+TrainedEnvelope TrainedEnvelope::from_json(const nlohmann::json& j) {
+  TrainedEnvelope e;
+  e.families = j.at("families").get<std::set<std::string>>();
+  e.precisions = j.at("precisions").get<std::set<std::string>>();
+  for (auto it = j.at("ranges").begin(); it != j.at("ranges").end(); ++it) {
+    const auto v = it.value().get<std::vector<double>>();
+    if (v.size() != 2 || !(v[0] <= v[1]) || !(v[0] > 0))
+      throw ModelError("the trained envelope's range of " + it.key() + " is not [lo, hi] with 0 < lo");
+    e.ranges[it.key()] = {v[0], v[1]};
+  }
+  return e;
+}
+
+double extrapolation_widening(const std::vector<Excursion>& outside) {
+  double w = 0;
+  for (const Excursion& x : outside) w = std::max(w, x.log_ratio);
+  return w;
+}
+
+}  // namespace carb

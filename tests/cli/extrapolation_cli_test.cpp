@@ -1,0 +1,70 @@
+// Tests of `carb predict` past the trained ranges through the binary (issue 14): the table, CSV and
+// JSON name the dimension, and the interval is unbounded for a precision never trained.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_run.hpp"
+
+namespace {
+
+using namespace carb_cli_test;
+
+// A small dataset whose costs are a formula of the configuration (test data, never a measurement).
+std::string formula_dataset_csv() {
+  std::string csv =
+      "platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
+      "avg_sm_util,avg_mem_util\n";
+  for (int depth : {10, 18, 26})
+    for (const char* width : {"0.25", "0.5", "1"})
+      for (int res : {32, 64})
+        for (int batch : {1, 4, 16}) {
+          const double w = std::stod(width);
+          csv += "synthetic,basic," + std::to_string(depth) + "," + width + "," + std::to_string(res) + "," +
+                 std::to_string(batch) + ",fp32,ok," + std::to_string(0.1 * depth * w * res * (1 + batch)) + ",," +
+                 std::to_string(2 + depth * w + 0.01 * batch * res) + ",,\n";
+        }
+  return csv;
+}
+
+class CliExtrapolation : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    write_file("ex_data.csv", formula_dataset_csv());
+    const CliRun r = carb("train --data ex_data.csv --out ex_model --trees 8 --folds 2 --threads 1", "ex_train");
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+};
+
+TEST_F(CliExtrapolation, TheTableNamesWhatLiesOutsideTheTrainedRanges) {
+  const CliRun in = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4", "ex_in");
+  ASSERT_EQ(in.status, 0) << in.err;
+  EXPECT_EQ(in.out.find("outside the trained ranges"), std::string::npos) << in.out;
+  const CliRun out = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 224 --batch 4", "ex_out");
+  ASSERT_EQ(out.status, 0) << out.err;
+  EXPECT_NE(out.out.find("outside the trained ranges"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("resolution 224 > 64 trained"), std::string::npos) << out.out;
+  const CliRun csv =
+      carb("predict --model ex_model --depth 18 --width 0.5 --resolution 224 --batch 4 --format csv", "ex_csv");
+  ASSERT_EQ(csv.status, 0) << csv.err;
+  EXPECT_NE(csv.out.find(",outside\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find("resolution 224 > 64 trained"), std::string::npos) << csv.out;
+}
+
+TEST_F(CliExtrapolation, JsonCarriesTheExcursionsAndAnUnboundedIntervalForAnUntrainedPrecision) {
+  const CliRun r = carb(
+      "predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --precision bf16 --confidence 0.9 "
+      "--format json",
+      "ex_json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& p = j.at("predictions").at(0);
+  ASSERT_FALSE(p.at("outside").empty());
+  EXPECT_EQ(p["outside"][0]["dimension"], "precision");
+  EXPECT_TRUE(p["outside"][0]["log_ratio"].is_null());
+  // JSON has no infinity: nlohmann writes it as null, which says "no bound".
+  EXPECT_TRUE(p.at("latency_ms_upper").is_null()) << p.dump();
+}
+
+}  // namespace
