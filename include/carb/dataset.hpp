@@ -1,5 +1,5 @@
 // The measured dataset: one Record per (platform, configuration), the CSV
-// contract of docs/architecture.md, and reading/writing/validating it.
+// contract of docs/ARCHITECTURE.md, and reading/writing/validating it.
 #pragma once
 #include <array>
 #include <cstddef>

@@ -1,4 +1,4 @@
-// The dataset CSV contract (docs/architecture.md): reading with every problem located
+// The dataset CSV contract (docs/ARCHITECTURE.md): reading with every problem located
 // by file, line and column, and writing atomically with numbers that round-trip exactly.
 #include "carb/dataset.hpp"
 

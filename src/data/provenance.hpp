@@ -1,5 +1,5 @@
 // Provenance sidecars: every dataset CSV travels with a JSON file saying where, when and
-// how it was measured (docs/architecture.md, "Honesty of data").
+// how it was measured (docs/ARCHITECTURE.md, "Contracts").
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
