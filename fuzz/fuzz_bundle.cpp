@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -172,6 +173,20 @@ void load_and_predict(const fs::path& dir) {
 }
 
 }  // namespace
+
+// With CARB_FUZZ_BUNDLE_SEEDS=<dir>, writes seed inputs there: the seed's own manifest as a mode-0
+// input (replacing manifest.json from nothing, libFuzzer would rarely get past its first checks)
+// and an empty flip per mode. scripts/fuzz.sh calls this to build the corpus.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const char* dir = std::getenv("CARB_FUZZ_BUNDLE_SEEDS");
+  if (!dir) return 0;
+  const Seed& s = seed();
+  carb::fuzz::write_bytes(fs::path(dir) / "manifest", std::string(4, '\0') + s.manifest);
+  for (char mode : {'\1', '\2', '\3'})
+    carb::fuzz::write_bytes(fs::path(dir) / ("mode" + std::to_string(mode)),
+                            std::string(1, mode) + std::string(3, '\0'));
+  std::exit(0);
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const Seed& s = seed();
