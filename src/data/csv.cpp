@@ -151,8 +151,11 @@ std::vector<Row> read_file(const std::filesystem::path& file) {
 }
 
 std::string quote(std::string_view field) {
+  // A leading UTF-8 BOM is quoted too: unquoted at the start of a file, the reader strips it as the
+  // file's BOM and the field would lose it (found by fuzz_dataset_csv).
   const bool needs = field.find_first_of(",\"\r\n") != std::string_view::npos ||
-                     (!field.empty() && (field.front() == ' ' || field.back() == ' '));
+                     (!field.empty() && (field.front() == ' ' || field.back() == ' ')) ||
+                     field.substr(0, 3) == "\xEF\xBB\xBF";
   if (!needs) return std::string(field);
   std::string out = "\"";
   for (char c : field) {

@@ -361,7 +361,9 @@ void ExtraTrees::load(const std::filesystem::path& file) {
   if (const auto v = r.get<std::uint32_t>(); v != kVersion)
     throw ModelError(where + " has unsupported version " + std::to_string(v));
   const auto n_features = r.get<std::uint64_t>(), n_trees = r.get<std::uint64_t>();
-  if (n_features == 0 || n_features > (1u << 30) || n_trees == 0 || n_trees > r.remaining())
+  // Every count is checked against the bytes that are actually there before anything is sized by
+  // it: a resealed file claiming 2^30 features made carb allocate 8 GB (found by fuzz_bundle).
+  if (n_features == 0 || n_features > r.remaining() / sizeof(double) || n_trees == 0 || n_trees > r.remaining())
     throw ModelError(where + " has an implausible header");
   std::vector<std::vector<Node>> trees(n_trees);
   for (auto& tree : trees) {

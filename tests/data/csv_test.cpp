@@ -44,6 +44,16 @@ TEST(DataCsv, QuotedFieldsHoldCommasQuotesAndNewlines) {
   EXPECT_EQ(rows[1].line, 3u);  // the embedded newline advanced the line count
 }
 
+// A first field starting with a BOM was written bare and stripped on reading as the file's BOM
+// (fuzz/regressions/fuzz_dataset_csv/csv_first_field_bom): it is quoted now and round-trips.
+TEST(DataCsv, ALeadingBomInAFieldSurvivesTheRoundTrip) {
+  std::ostringstream out;
+  write_row(out, {"\xEF\xBB\xBFp", "x"});
+  const auto rows = parse(out.str(), "bom.csv");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].fields[0], "\xEF\xBB\xBFp");
+}
+
 TEST(DataCsv, CrlfAndBomAreTolerated) {
   const auto rows = parse("\xEF\xBB\xBFh1,h2\r\n1,\"a\r\nb\"\r\n", "t.csv");
   ASSERT_EQ(rows.size(), 2u);

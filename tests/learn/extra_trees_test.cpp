@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "carb/error.hpp"
+#include "learn/checksum_file.hpp"
 #include "learn/learn_test_util.hpp"
 
 namespace carb {
@@ -154,6 +157,23 @@ TEST_P(LearnExtraTreesCorrupt, DamagedFileIsModelError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, LearnExtraTreesCorrupt, ::testing::ValuesIn(learn_test::kAllDamage));
+
+// A file resealed with a valid checksum but a huge feature count once made load allocate 8 GB
+// (fuzz/regressions/fuzz_bundle/extra_trees_n_features_alloc): counts are checked against the bytes.
+TEST(LearnExtraTrees, ResealedFileWithAHugeFeatureCountIsModelError) {
+  const auto d = make_synthetic_regression(100, 3, 6);
+  ExtraTrees a(small(3));
+  a.fit(d.X, d.y);
+  const auto file = learn_test::temp_model_path("et_huge.bin");
+  a.save(file);
+  auto bytes = detail::read_checksummed(file);
+  const std::uint64_t huge = std::uint64_t{1} << 29;
+  std::memcpy(bytes.data() + 8 + sizeof(std::uint32_t), &huge, sizeof huge);  // after magic and version
+  detail::write_checksummed(file, bytes);
+  ExtraTrees b;
+  EXPECT_THROW(b.load(file), ModelError);
+  std::filesystem::remove(file);
+}
 
 }  // namespace
 }  // namespace carb

@@ -27,13 +27,18 @@ inline double synthetic_uniform(std::mt19937& g, double lo, double hi) {
   return lo + (hi - lo) * (static_cast<double>(g()) / 4294967296.0);
 }
 
-/// Synthetic: y = 3*x0 + 2*sin(x1) + x2*x3, x ~ U(-2, 2); columns 4.. are pure noise features.
+/// Synthetic: y = 3*x0 + 2*sin(x1) + x2*x3, x ~ U(-2, 2), the terms of the columns that exist
+/// (with 3 columns, x2*x3 once read past the row, and past the matrix on the last row); columns
+/// 4.. are pure noise features.
 inline SyntheticData make_synthetic_regression(std::size_t rows, std::size_t cols, unsigned seed) {
   std::mt19937 g(seed);
   SyntheticData d{Matrix(rows, cols), std::vector<float>(rows)};
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t c = 0; c < cols; ++c) d.X(r, c) = static_cast<float>(synthetic_uniform(g, -2, 2));
-    d.y[r] = static_cast<float>(3 * d.X(r, 0) + 2 * std::sin(d.X(r, 1)) + d.X(r, 2) * d.X(r, 3));
+    double y = 3 * d.X(r, 0);
+    if (cols > 1) y += 2 * std::sin(d.X(r, 1));
+    if (cols > 3) y += d.X(r, 2) * d.X(r, 3);
+    d.y[r] = static_cast<float>(y);
   }
   return d;
 }
