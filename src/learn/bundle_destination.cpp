@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -19,11 +20,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Written first into every staging directory; names the process that owns it, so a later run can
-// tell a staging directory left by a killed carb from one that another carb is filling now.
-constexpr const char* kStagingMarker = ".carb-staging";
+fs::path parent_of(const fs::path& dir) { return dir.has_parent_path() ? dir.parent_path() : fs::path("."); }
 
+// Staging directories are named .NAME.carb-staging-PID-XXXXXX: the name itself says which process
+// owns it, from the instant mkdtemp creates it, so a later run can tell one left by a killed carb
+// (its process is gone) from one another carb is filling now, with no marker file to be torn.
 std::string staging_prefix(const fs::path& dir) { return "." + dir.filename().string() + ".carb-staging-"; }
+
+std::string staging_template(const fs::path& dir, const std::string& kind = "") {
+  return (parent_of(dir) / (staging_prefix(dir) + std::to_string(::getpid()) + "-" + kind + "XXXXXX")).string();
+}
 
 // Every file a manifest names: the values of its "file" keys, wherever they sit.
 void named_files(const nlohmann::json& j, std::set<std::string>& out) {
@@ -37,21 +43,21 @@ void named_files(const nlohmann::json& j, std::set<std::string>& out) {
   }
 }
 
-bool owner_gone(const fs::path& staging) {
-  std::ifstream in(staging / kStagingMarker);
+bool owner_gone(const std::string& name, const std::string& prefix) {
   long pid = 0;
-  if (!(in >> pid) || pid <= 0) return false;  // no marker: not ours to judge
+  const char* digits = name.c_str() + prefix.size();
+  char* end = nullptr;
+  pid = std::strtol(digits, &end, 10);
+  if (end == digits || *end != '-' || pid <= 0) return false;  // not a name carb makes: not ours to judge
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
-
-fs::path parent_of(const fs::path& dir) { return dir.has_parent_path() ? dir.parent_path() : fs::path("."); }
 
 void remove_stale_staging(const fs::path& dir) {
   std::error_code ec;
   const std::string prefix = staging_prefix(dir);
   for (const auto& e : fs::directory_iterator(parent_of(dir), ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && e.is_directory(ec) && owner_gone(e.path())) fs::remove_all(e.path(), ec);
+    if (name.rfind(prefix, 0) == 0 && e.is_directory(ec) && owner_gone(name, prefix)) fs::remove_all(e.path(), ec);
   }
 }
 
@@ -99,12 +105,11 @@ BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(
     throw InputError("cannot write model bundle " + dir_.string() + ": directory " + parent.string() +
                      " does not exist");
   remove_stale_staging(dir_);
-  std::string tmpl = (parent / (staging_prefix(dir_) + "XXXXXX")).string();
+  std::string tmpl = staging_template(dir_);
   if (!::mkdtemp(tmpl.data()))
     throw InputError("cannot write model bundle " + dir_.string() + ": cannot create a directory in " +
                      parent.string() + ": " + std::strerror(errno));
   staging_ = tmpl;
-  std::ofstream(staging_ / kStagingMarker) << ::getpid() << '\n';
 }
 
 BundleDestination::~BundleDestination() {
@@ -118,29 +123,30 @@ void BundleDestination::commit() {
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
       throw InputError(why + " (it changed while carb worked); the new bundle was not written");
   std::error_code ec;
-  fs::remove(staging_ / kStagingMarker, ec);
   const bool exists = fs::symlink_status(dir_, ec).type() != fs::file_type::not_found;
+  // After the swap the staging name holds the old bundle; a run killed while removing it leaves a
+  // directory whose name names a dead process, which the next run cleans.
   const unsigned flags = exists ? RENAME_EXCHANGE : RENAME_NOREPLACE;
   if (::renameat2(AT_FDCWD, staging_.c_str(), AT_FDCWD, dir_.c_str(), flags) != 0) {
     if (errno != EINVAL && errno != ENOSYS)
       throw ModelError("cannot move the new bundle to " + dir_.string() + ": " + std::strerror(errno));
-    // A file system without renameat2: move the old one aside under a unique name first. A crash
-    // between the two renames leaves the old bundle there, not lost.
+    // A file system without renameat2: move the old one aside under a unique, marked name first.
+    // A crash between the two renames leaves the old bundle there, not lost.
     fs::path aside;
     if (exists) {
-      std::string tmpl = (parent_of(dir_) / (staging_prefix(dir_) + "old-XXXXXX")).string();
+      std::string tmpl = staging_template(dir_, "old-");
       if (!::mkdtemp(tmpl.data()))
         throw ModelError("cannot replace " + dir_.string() + ": " + std::strerror(errno));
       aside = fs::path(tmpl) / "bundle";
       fs::rename(dir_, aside);
     }
     fs::rename(staging_, dir_);
-    if (exists) fs::remove_all(aside.parent_path(), ec);
     committed_ = true;
+    if (exists) fs::remove_all(aside.parent_path(), ec);
     return;
   }
   committed_ = true;
-  if (exists) fs::remove_all(staging_, ec);  // now holds what was at dir_ before
+  if (exists) fs::remove_all(staging_, ec);
 }
 
 }  // namespace carb

@@ -188,9 +188,12 @@ TEST(CliReliability, KillNineOfTrainNeverLosesOrTearsTheBundle) {
     ASSERT_EQ(after.out, reference.out);
   }
   ASSERT_EQ(carb("train --data kill_data.csv --out kill_model --trees 8 --folds 2 --threads 1", "kill_last").status, 0);
-  for (const auto& e : fs::directory_iterator(scratch().dir()))
-    EXPECT_EQ(e.path().filename().string().find(".kill_model.carb-staging-"), std::string::npos)
-        << "a dead run's staging directory was not cleaned: " << e.path();
+  for (const auto& e : fs::directory_iterator(scratch().dir())) {
+    if (e.path().filename().string().find(".kill_model.carb-staging-") == std::string::npos) continue;
+    std::string held;
+    for (const auto& f : fs::directory_iterator(e.path())) held += " " + f.path().filename().string();
+    ADD_FAILURE() << "a dead run's staging directory was not cleaned: " << e.path() << " holding" << held;
+  }
 }
 
 }  // namespace

@@ -109,18 +109,19 @@ TEST_F(BundleDestinationTest, RemovesOnlyStagingLeftByADeadProcess) {
   const pid_t child = ::fork();
   if (child == 0) ::_exit(0);
   ::waitpid(child, nullptr, 0);  // a pid that no longer runs
-  const fs::path dead = dir_ / ".model.carb-staging-dead01", alive = dir_ / ".model.carb-staging-live01";
-  fs::create_directories(dead);
-  fs::create_directories(alive);
-  std::ofstream(dead / ".carb-staging") << child << '\n';
-  std::ofstream(alive / ".carb-staging") << ::getpid() << '\n';
+  // The staging name carries the owner's pid (.NAME.carb-staging-PID-XXXXXX).
+  const fs::path dead = dir_ / (".model.carb-staging-" + std::to_string(child) + "-dead01");
+  const fs::path alive = dir_ / (".model.carb-staging-" + std::to_string(::getpid()) + "-live01");
+  const fs::path foreign = dir_ / ".model.carb-staging-notapid";
+  for (const auto& d : {dead, alive, foreign}) fs::create_directories(d / "sub");
   {
     BundleDestination d(dir_ / "model", false);
     stage(d, "new");
     d.commit();
   }
   EXPECT_FALSE(fs::exists(dead));
-  EXPECT_TRUE(fs::exists(alive));  // another carb may be filling it right now
+  EXPECT_TRUE(fs::exists(alive));    // another carb may be filling it right now
+  EXPECT_TRUE(fs::exists(foreign));  // not a name carb makes: not carb's to remove
 }
 
 TEST_F(BundleDestinationTest, ADamagedBundleMayBeRetrainedInPlace) {
