@@ -30,6 +30,9 @@ Registrar reg(
        auto* frac = app.add_option("--test-fraction", c->test_fraction,
                                    "held-out share of rows (default: the one the bundle recorded)")
                         ->check(in_range(0.0, 1.0));
+       app.add_flag("--external", c->opts.external,
+                    "score every ok row of --data as held out (a file the model may not have seen); says how "
+                    "many rows it trained on; skips the sections that need a training split");
        app.add_flag("--quick", c->opts.quick,
                     "skip the sections that retrain models (LOBTO, ablation, no-cascade)");
        app.add_option("--high-util", c->opts.high_util_threshold,

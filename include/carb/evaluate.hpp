@@ -32,6 +32,11 @@ struct EvaluateOptions {
   int permutation_repeats = 3;
   /// Progress lines on stderr (retraining takes minutes with the paper's tree counts).
   bool verbose = false;
+  /// Score every ok row of the data as held out: an external file, not the training data split
+  /// again. The sections that need a training split (baselines, leave-one-batch-tier-out,
+  /// ablation, no-cascade) say they are unavailable; rows whose configuration the model trained
+  /// on are counted and warned about (from the bundle's record of its training configurations).
+  bool external = false;
 };
 
 /// Evaluates `model` on the ok rows of `data` (the same rows, in the same order, that

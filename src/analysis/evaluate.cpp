@@ -97,6 +97,41 @@ nlohmann::json timed(const char* name, const EvaluateOptions& o, nlohmann::json&
   return j;
 }
 
+// Every ok row is a test row; nothing to fit baselines or retrained models on.
+nlohmann::json evaluate_external(eval::Context& c) {
+  const CarbModel& model = c.model;
+  c.test = c.all;
+  c.test_pred = model.predict_columns(configs_of(c.test), telemetry_of(c.test));
+  std::size_t seen = 0;
+  for (const auto& r : c.test.rows) seen += model.trained_on(r.config);
+  nlohmann::json split = {{"external", true},
+                          {"test_rows", c.test.rows.size()},
+                          {"rows_in_training", model.knows_trained_configs() ? nlohmann::json(seen) : nlohmann::json()}};
+  nlohmann::json doc = {{"platform", model.platform()}, {"targets_predicted", model.targets()},
+                        {"rows", c.all.rows.size()},    {"split", split},
+                        {"quick", c.opts.quick},        {"warnings", nlohmann::json::array()}};
+  if (!model.knows_trained_configs())
+    doc["warnings"].push_back("the bundle does not record its training configurations: some rows may have been "
+                              "seen in training");
+  else if (seen > 0)
+    doc["warnings"].push_back(std::to_string(seen) + " of " + std::to_string(c.test.rows.size()) +
+                              " rows are configurations the model trained on: their errors are optimistic");
+  if (c.all.rows.front().platform != model.platform())
+    doc["warnings"].push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
+                              model.platform() + "'");
+  const nlohmann::json no_split = eval::unavailable("--external: no training split to fit on");
+  nlohmann::json secs = nlohmann::json::object();
+  doc["targets"] = timed("targets", c.opts, secs, [&] { return eval::score_model(model, c.test); });
+  doc["baselines"] = {{"flops_linear", no_split}, {"flops_loglinear", no_split}, {"latency_proxy", no_split}};
+  doc["importance"] = timed("importance", c.opts, secs, [&] { return eval::importance_section(c); });
+  doc["residuals"] = timed("residuals", c.opts, secs, [&] { return eval::residuals_section(c); });
+  doc["components"] = timed("components", c.opts, secs, [&] { return eval::components_section(c); });
+  doc["lobto"] = no_split;
+  doc["ablation"] = no_split;
+  doc["seconds"] = secs;
+  return doc;
+}
+
 }  // namespace
 
 nlohmann::json evaluate_model(const CarbModel& model, const Dataset& data, const EvaluateOptions& o) {
@@ -107,6 +142,7 @@ nlohmann::json evaluate_model(const CarbModel& model, const Dataset& data, const
   eval::Context c{model, reference ? drift_corrected(raw, *reference) : raw, {}, {}, o, false, {}};
   if (c.all.rows.empty()) throw InputError("the data has no ok rows to evaluate on");
   for (const auto& t : model.targets()) eval::target_column(c.all, t);  // fail early, naming the row
+  if (o.external) return evaluate_external(c);
   unsigned seed = 0;
   double fraction = 0;
   nlohmann::json split = resolve_split(model, o, seed, fraction);

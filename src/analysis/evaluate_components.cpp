@@ -46,6 +46,8 @@ nlohmann::json components_section(const Context& c) {
   nlohmann::json no_cascade;
   if (c.opts.quick)
     no_cascade = unavailable("skipped (--quick): needs retraining");
+  else if (c.opts.external)
+    no_cascade = unavailable("--external: no training split to retrain on");
   else if (!c.model.options().cascade)
     no_cascade = unavailable("the model was trained without the cascade");
   else

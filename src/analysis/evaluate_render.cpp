@@ -44,10 +44,16 @@ std::vector<std::string> metric_cells(const json& m) {
 void render_header(const json& doc, std::ostream& out) {
   const json& s = doc["split"];
   out << "evaluation of the " << doc["platform"].get<std::string>() << " model on " << doc["rows"]
-      << " ok rows; "
-      << "held-out split seed " << s["seed"] << ", test fraction " << s["test_fraction"] << " ("
-      << s["source"].get<std::string>() << "): " << s["train_rows"] << " train / " << s["test_rows"]
-      << " test rows\n";
+      << " ok rows; ";
+  if (s.value("external", false))
+    out << "every row held out (--external)"
+        << (s["rows_in_training"].is_null() ? std::string()
+                                            : ", " + s["rows_in_training"].dump() + " of them trained the model")
+        << '\n';
+  else
+    out << "held-out split seed " << s["seed"] << ", test fraction " << s["test_fraction"] << " ("
+        << s["source"].get<std::string>() << "): " << s["train_rows"] << " train / " << s["test_rows"]
+        << " test rows\n";
   for (const auto& w : doc["warnings"]) out << "warning: " << w.get<std::string>() << '\n';
   out << "\n== held-out accuracy ==\n";
   TextTable t({"target", "n", "R2", "MAE", "RMSE", "MAPE %"});

@@ -337,6 +337,32 @@ struct BadInput {
   const char* message;  // a word the one-line error has to name
 };
 
+// An external held-out file is scored whole (it was re-split before), and rows the model trained
+// on are counted and warned about.
+TEST(EvaluateExternal, ScoresEveryRowAndCountsTheTrainedOnes) {
+  const Dataset d = synthetic_cost_dataset(300, false, 7);
+  const CarbModel m = train_like_carb_train(d, small_options());
+  EvaluateOptions o;
+  o.external = true;
+  o.quick = true;
+  const auto doc = evaluate_model(m, d, o);
+  EXPECT_EQ(doc["split"]["test_rows"], 300);
+  EXPECT_EQ(doc["targets"]["latency_ms"]["n"], 300);
+  std::size_t trained = 0;
+  for (const auto& r : d.rows) trained += m.trained_on(r.config);
+  ASSERT_GT(trained, 0u);
+  EXPECT_EQ(doc["split"]["rows_in_training"], trained);
+  ASSERT_FALSE(doc["warnings"].empty());
+  EXPECT_NE(doc["warnings"][0].get<std::string>().find("configurations the model trained on"), std::string::npos);
+  EXPECT_FALSE(doc["baselines"]["flops_linear"]["available"].get<bool>());
+  std::ostringstream table;
+  render_evaluation_table(doc, table);
+  EXPECT_NE(table.str().find("every row held out (--external)"), std::string::npos) << table.str();
+  const Dataset fresh = synthetic_cost_dataset(40, false, 99);  // other draws: mostly unseen
+  const auto other = evaluate_model(m, fresh, o);
+  EXPECT_EQ(other["split"]["test_rows"], 40);
+}
+
 TEST(EvaluateErrors, RejectsBadInputWithClearErrors) {
   const BadInput cases[] = {
       {"data without a target the model has",
