@@ -7,6 +7,9 @@
 # That machine has no package registry: the Debian -dev packages carb's core needs (XGBoost,
 # SQLite, CLI11, nlohmann-json) travel unpacked in .deps/root (see scripts/gpu_deps.sh).
 # Usage there: OUT=... CARB_GPU_BUDGET_S=450 scripts/gpu_profile.sh
+# CARB_GPU_DEPLOY_S=S first spends S seconds on the `deploy` preset (resolutions 160-256, what
+# people run; in the same seeded-order way) into $OUT/h200-deploy.csv: rows that test how the
+# model, trained on the paper preset, holds past its grid (README, "Predicting past the grid").
 # The budget counts from the script's start; profiling stops (cleanly, after the configuration in
 # flight) early enough that the export fits inside it. Everything done so far stays in the store.
 set -uo pipefail
@@ -73,15 +76,30 @@ cat "$OUT/h200-probe.csv"
 head -c 4000 "$OUT/h200-probe.json"; echo
 fi
 
-step "profile the paper preset in a seeded random order until the budget"
-$B space --preset paper >"$W/paper.csv"
-python3 - "$W/paper.csv" "$W/order.csv" <<'PY'
+# A preset in a seeded random order, so that a campaign stopped anywhere is a uniform sample.
+seeded_order() {  # PRESET OUT.csv
+  $B space --preset "$1" >"$W/$1.csv"
+  python3 - "$W/$1.csv" "$2" <<'PY'
 import random, sys
 rows = open(sys.argv[1]).read().splitlines()
 body = rows[1:]
 random.Random(20261130).shuffle(body)
 open(sys.argv[2], "w").write("\n".join([rows[0]] + body) + "\n")
 PY
+}
+
+if [ -n "${CARB_GPU_DEPLOY_S:-}" ]; then
+  step "profile the deploy preset in a seeded random order for $CARB_GPU_DEPLOY_S s"
+  seeded_order deploy "$W/deploy-order.csv"
+  timeout -k 25 "$CARB_GPU_DEPLOY_S" $B profile --backend cuda --platform h200 --db "$W/h200-deploy.db" \
+    --configs "$W/deploy-order.csv" $P
+  echo "deploy profile exit status $?"
+  $B data export --db "$W/h200-deploy.db" --out "$OUT/h200-deploy.csv" --platform h200 || die "deploy export failed"
+  cp "$W/h200-deploy.db" "$OUT/h200-deploy.db"
+fi
+
+step "profile the paper preset in a seeded random order until the budget"
+seeded_order paper "$W/order.csv"
 # A store from an earlier lease (same protocol) resumes: its configurations are skipped.
 [ -n "${CARB_GPU_RESUME_DB:-}" ] && cp "$CARB_GPU_RESUME_DB" "$W/h200.db"
 LEFT=$((BUDGET - ($(date +%s) - T0) - 40))
