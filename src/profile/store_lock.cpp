@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -21,6 +22,17 @@ std::string holder_of(int fd) {
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   const long pid = n > 0 ? std::strtol(buf, nullptr, 10) : 0;
   return pid > 0 ? "pid " + std::to_string(pid) : "pid unknown";
+}
+
+// True when the file is empty or holds a decimal pid (what a carb writer leaves while it runs).
+bool holds_only_a_pid(int fd) {
+  char buf[64] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  if (n < 0) return false;
+  if (n == static_cast<ssize_t>(sizeof buf - 1)) return false;  // longer than any pid line
+  for (ssize_t i = 0; i < n; ++i)
+    if (!std::isdigit(static_cast<unsigned char>(buf[i])) && buf[i] != '\n') return false;
+  return true;
 }
 
 // True when fd is still the file named path: the previous holder removes the file while
@@ -56,6 +68,12 @@ StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
     if (!still_named(fd, path_)) {
       ::close(fd);
       continue;
+    }
+    // A file of that name that carb did not write (carb writes a pid, or nothing yet) is the
+    // user's: refuse rather than overwrite it now and remove it on release.
+    if (!holds_only_a_pid(fd)) {
+      ::close(fd);
+      throw MeasureError(path_.string() + " exists and is not carb's lock file; move it or choose another --db");
     }
     fd_ = fd;
     const std::string pid = std::to_string(::getpid()) + "\n";

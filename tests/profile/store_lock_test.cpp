@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "carb/error.hpp"
@@ -112,6 +113,16 @@ TEST_F(StoreLockTest, LockEndsWhenTheHolderIsKilled) {
   EXPECT_TRUE(fs::exists(StoreLock::lock_path(db()))) << "the killed holder could not remove its file";
   Store next(db(), StoreAccess::sole_writer);
   EXPECT_EQ(next.count(), 1u);  // the killed holder's committed row is there
+}
+
+// A file named <db>.lock that the user made was overwritten and then removed (second hostile pass).
+TEST_F(StoreLockTest, AUsersFileWhereTheLockGoesIsRefusedAndKept) {
+  std::ofstream(StoreLock::lock_path(db())) << "my notes\n";
+  EXPECT_NE(refusal(db()).find("is not carb's lock file"), std::string::npos);
+  std::ifstream in(StoreLock::lock_path(db()));
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(text, "my notes\n");
+  EXPECT_FALSE(fs::exists(db())) << "refused before the store is created";
 }
 
 }  // namespace
