@@ -14,6 +14,7 @@
 #include <set>
 
 #include "carb/error.hpp"
+#include "learn/checksum_file.hpp"
 
 namespace carb {
 namespace fs = std::filesystem;
@@ -69,8 +70,18 @@ std::string bundle_replace_refusal(const fs::path& dir) {
   if (ec || st.type() == fs::file_type::not_found) return "";
   if (st.type() != fs::file_type::directory) return dir.string() + " exists and is not a model bundle directory";
   std::ifstream in(dir / "manifest.json");
-  const nlohmann::json man = nlohmann::json::parse(in, nullptr, false);
-  const bool is_bundle = in && man.is_object() && man.value("format", "") == "carb-model";
+  nlohmann::json man = nlohmann::json::parse(in, nullptr, false);
+  // A manifest counts only when its own checksum verifies: a hand-written one naming the user's
+  // files ({"format": "carb-model", "x": {"file": "thesis.tex"}}) must not make them carb's.
+  bool is_bundle = in && man.is_object() && man.value("format", "") == "carb-model" &&
+                   man.contains("manifest_fnv1a64") && man["manifest_fnv1a64"].is_string();
+  if (is_bundle) {
+    const std::string stored = man["manifest_fnv1a64"].get<std::string>();
+    man.erase("manifest_fnv1a64");
+    const std::string body = man.dump();
+    is_bundle = detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size())) ==
+                stored;
+  }
   std::set<std::string> ours;
   if (is_bundle) named_files(man, ours);
   // A bundle whose manifest is damaged is still carb's own when it holds only the kinds of file a

@@ -124,6 +124,18 @@ TEST_F(BundleDestinationTest, RemovesOnlyStagingLeftByADeadProcess) {
   EXPECT_TRUE(fs::exists(foreign));  // not a name carb makes: not carb's to remove
 }
 
+// A hand-written manifest naming the user's files once made them carb's to delete (second hostile
+// pass): only a manifest whose own checksum verifies counts.
+TEST_F(BundleDestinationTest, AForgedManifestDoesNotMakeTheUsersFilesCarbs) {
+  const fs::path out = dir_ / "fv";
+  fs::create_directories(out);
+  std::ofstream(out / "thesis.tex") << "precious";
+  std::ofstream(out / "manifest.json") << R"({"format": "carb-model", "x": {"file": "thesis.tex"}})";
+  EXPECT_NE(bundle_replace_refusal(out), "");
+  EXPECT_THROW(BundleDestination(out, false), InputError);
+  EXPECT_EQ(read(out / "thesis.tex"), "precious");
+}
+
 TEST_F(BundleDestinationTest, ADamagedBundleMayBeRetrainedInPlace) {
   const fs::path out = dir_ / "model";
   fake_bundle(out, "old");
