@@ -11,7 +11,10 @@ cd "$(dirname "$0")/.."
 carb=build/carb
 mkdir -p models out
 for p in cpu-2t cpu-1t h200; do
-  if [[ ! -f models/$p/manifest.json || data/$p.csv -nt models/$p/manifest.json ]]; then
+  # Retrain when the data changed since, or when this carb cannot load the bundle (an older schema).
+  if [[ ! -f models/$p/manifest.json || data/$p.csv -nt models/$p/manifest.json ]] ||
+    ! $carb predict --model models/$p --family basic --depth 18 --width 1 --resolution 64 --batch 1 \
+      --precision fp32 >/dev/null 2>&1; then
     echo "== training models/$p on data/$p.csv"
     $carb train --data data/$p.csv --out models/$p --seed 42 --test-fraction 0.2
   fi

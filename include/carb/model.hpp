@@ -22,7 +22,9 @@ namespace carb {
 
 /// 2: manifest.json carries a checksum of its own content, the trained envelope and, per target,
 ///    the analytic estimate its learners correct (when the ratio form was chosen).
-inline constexpr int kBundleSchemaVersion = 2;
+/// 3: every learner and corrector file's FNV-1a is in the (checksummed) manifest, so a file copied
+///    in from another bundle is refused.
+inline constexpr int kBundleSchemaVersion = 3;
 
 struct TrainOptions {
   std::vector<std::string> learners = {"xgb_depthwise", "xgb_lossguide", "extra_trees"};

@@ -56,6 +56,14 @@ std::string joined_lines(const std::vector<std::string>& keys) {
   return text;
 }
 
+// FNV-1a of a file's bytes ("" when it cannot be read: the comparison then fails).
+std::string file_hash(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  if (!in) return "";
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
+}
+
 std::string text_hash(const std::string& text) {
   return detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
 }
@@ -117,12 +125,12 @@ void CarbModel::save(BundleDestination& dest) const {
     for (std::size_t l = 0; l < tm.learners.size(); ++l) {
       const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
       tm.learners[l]->save(tmp / file);
-      t["learners"].push_back({{"kind", tm.learners[l]->kind()}, {"file", file}});
+      t["learners"].push_back({{"kind", tm.learners[l]->kind()}, {"file", file}, {"fnv1a64", file_hash(tmp / file)}});
     }
     if (tm.corrector) {
       const std::string file = tm.target + ".corrector.model";
       tm.corrector->save(tmp / file);
-      t["corrector"] = {{"kind", tm.corrector->kind()}, {"file", file}};
+      t["corrector"] = {{"kind", tm.corrector->kind()}, {"file", file}, {"fnv1a64", file_hash(tmp / file)}};
     }
     man["models"][tm.target] = t;
   }
@@ -136,6 +144,12 @@ void CarbModel::save(BundleDestination& dest) const {
 namespace {
 
 std::unique_ptr<Learner> load_learner(const fs::path& dir, const nlohmann::json& j, const TrainOptions& o) {
+  // Each file's own checksum catches damage; this one, in the checksummed manifest, catches a
+  // whole learner file copied in from another bundle (it loaded and changed the answers).
+  const fs::path f = dir / j.at("file").get<std::string>();
+  if (file_hash(f) != j.at("fnv1a64").get<std::string>())
+    throw ModelError(f.string() + " is not the file this bundle's manifest names (its hash differs): the bundle "
+                     "was altered; retrain it");
   auto l = make_learner(j.at("kind").get<std::string>(), o.params);
   l->load(dir / j.at("file").get<std::string>());
   return l;

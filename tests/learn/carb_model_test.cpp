@@ -332,6 +332,23 @@ TEST(CarbModel, EditedManifestFailsItsChecksum) {
   fs::remove_all(dir);
 }
 
+// A learner file copied in from another bundle passed its own checksum and changed the answers
+// (second hostile pass): the manifest records each file's hash.
+TEST(CarbModel, ALearnerFileFromAnotherBundleIsRefused) {
+  TrainOptions other = fast_options();
+  other.seed = 7;
+  const CarbModel a = CarbModel::train(synthetic_train(), fast_options()), b = CarbModel::train(synthetic_train(), other);
+  const fs::path da = fs::temp_directory_path() / ("carb_swap_a_" + std::to_string(::getpid()));
+  const fs::path db = fs::temp_directory_path() / ("carb_swap_b_" + std::to_string(::getpid()));
+  a.save(da);
+  b.save(db);
+  fs::copy_file(db / "latency_ms.2.extra_trees.model", da / "latency_ms.2.extra_trees.model",
+                fs::copy_options::overwrite_existing);
+  EXPECT_THROW(CarbModel::load(da), ModelError);
+  fs::remove_all(da);
+  fs::remove_all(db);
+}
+
 // Even with a valid checksum, values no training writes are refused: weights that do not sum to 1,
 // a negative conformal half-width (it would invert the intervals).
 TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
