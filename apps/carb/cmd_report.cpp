@@ -22,7 +22,9 @@ Registrar reg(
        app.add_option("--model", o->models, "model bundle directories (parity plots)")
            ->check(CLI::ExistingDirectory);
        app.add_option("--screen", *screen, "output of `carb screen --format json`")->check(CLI::ExistingFile);
-       app.add_option("--out", o->out, "HTML file to write")->required();
+       app.add_option("--out", o->out, "HTML file to write; an earlier carb report there is replaced, anything else refused")
+           ->required();
+       app.add_flag("--force", o->force, "replace --out even if it is not a report carb wrote (never one of the inputs)");
        app.add_option("--title", o->title, "report title")->capture_default_str();
        app.add_option("--seed", o->seed, "seed of the transfer few-shot draws")->capture_default_str();
        add_format(app, *format, {"table", "json"});

@@ -21,6 +21,7 @@ struct ReportOptions {
   std::filesystem::path out;                    // the HTML file to write
   unsigned seed = 42;                           // few-shot draws of the transfer section
   std::string title = "carb report";
+  bool force = false;  // replace `out` even if it is not a report carb wrote (never an input)
 };
 
 struct NamedDataset {

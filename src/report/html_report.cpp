@@ -125,7 +125,7 @@ std::string render_report_html(const ReportInputs& in) {
   std::string inputs;
   for (const auto& d : in.datasets) inputs += (inputs.empty() ? "" : ", ") + d.name;
   for (const auto& m : in.models) inputs += ", model " + m.name;
-  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" "
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"generator\" content=\"carb\"><meta name=\"viewport\" "
          "content=\"width=device-width, initial-scale=1\"><title>" +
          escape(in.title) + "</title><style>" + kStyle + "</style></head><body><header><h1>" +
          escape(in.title) + "</h1><p>Inputs: " + escape(inputs) + "</p></header><nav>" + nav +
@@ -134,9 +134,42 @@ std::string render_report_html(const ReportInputs& in) {
          "charts are inline SVG and the file needs no network access.</footer></body></html>\n";
 }
 
+namespace {
+
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+  std::error_code ec;
+  return std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+// carb replaces only a report it wrote (its generator tag), and never one of the report's inputs:
+// `report --out` once overwrote the input CSV, a user's notes and a bundle's manifest.
+void check_report_output(const ReportOptions& o) {
+  for (const auto& in : o.data)
+    if (same_file(in, o.out)) throw InputError(o.out.string() + " is one of the report's inputs; write elsewhere");
+  for (const auto& m : o.models)
+    if (same_file(m / "manifest.json", o.out) || same_file(m, o.out.parent_path()))
+      throw InputError(o.out.string() + " is inside the model bundle " + m.string() + "; write elsewhere");
+  if (o.screen && same_file(*o.screen, o.out))
+    throw InputError(o.out.string() + " is one of the report's inputs; write elsewhere");
+  std::error_code ec;
+  const auto st = std::filesystem::status(o.out, ec);
+  if (st.type() == std::filesystem::file_type::not_found || o.force) return;
+  std::ifstream f(o.out, std::ios::binary);
+  std::string head(4096, '\0');
+  f.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(f.gcount()));
+  if (st.type() != std::filesystem::file_type::regular ||
+      head.find("<meta name=\"generator\" content=\"carb\">") == std::string::npos)
+    throw InputError(o.out.string() + " exists and is not a report carb wrote; choose another --out, or pass --force "
+                     "to replace it");
+}
+
+}  // namespace
+
 void write_report(const ReportOptions& o) {
   if (o.data.empty()) throw InputError("report: give at least one --data CSV");
   if (o.out.empty()) throw InputError("report: give --out FILE");
+  check_report_output(o);
   // Checked before the work, so a wrong --out fails in milliseconds, not after rendering.
   if (std::error_code ec; o.out.has_parent_path() && !std::filesystem::is_directory(o.out.parent_path(), ec))
     throw InputError("cannot write " + o.out.string() + ": directory " + o.out.parent_path().string() +

@@ -189,5 +189,35 @@ TEST(Report, BadInputsAreClearErrors) {
   EXPECT_FALSE(std::filesystem::exists(o.out));
 }
 
+// `report --out` once overwrote whatever was there, the input CSV included. Now it replaces only a
+// report carb wrote, refuses an input even with --force, and replaces anything else only with --force.
+TEST(Report, NeverOverwritesAnInputOrAUsersFile) {
+  TempDir tmp;
+  const auto csv = tmp.path / "synthetic.csv";
+  write_dataset_csv(synthetic_grid(true, true), csv);
+  const auto csv_size = std::filesystem::file_size(csv);
+  ReportOptions o;
+  o.data = {csv};
+  o.out = csv;
+  o.force = true;
+  EXPECT_THROW(write_report(o), InputError);
+  EXPECT_EQ(std::filesystem::file_size(csv), csv_size);
+
+  o.out = tmp.path / "notes.html";
+  { std::ofstream(o.out) << "<html>my notes</html>"; }
+  o.force = false;
+  EXPECT_THROW(write_report(o), InputError);
+  std::ifstream kept(o.out);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>()),
+            "<html>my notes</html>");
+  o.force = true;
+  EXPECT_NO_THROW(write_report(o));
+
+  o.out = tmp.path / "report.html";
+  o.force = false;
+  write_report(o);
+  EXPECT_NO_THROW(write_report(o));  // an earlier carb report is replaced without --force
+}
+
 }  // namespace
 }  // namespace carb
