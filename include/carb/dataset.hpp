@@ -36,12 +36,14 @@ struct ColumnBounds {
   std::string describe() const;
 };
 
-/// The one statement of the bounds, applied by every reader of a dataset: a latency or an
-/// energy per batch above 1e7 (2.8 hours; 700 W for 4 hours) or memory above 1e8 MB (100 TB).
+/// The one statement of the bounds, applied by every reader of a dataset: a latency below a
+/// nanosecond or above 1e7 ms (2.8 hours) per batch, an energy below a nanojoule or above 1e7 J
+/// (700 W for 4 hours), memory below a byte or above 1e8 MB (100 TB). A denormal like 1e-320
+/// once trained into an infinite MAPE.
 inline constexpr std::array<ColumnBounds, 5> kPlausibleBounds = {{
-    {"latency_ms", 0, 1e7, false, "ms"},
-    {"energy_j", 0, 1e7, false, "J"},
-    {"peak_memory_mb", 0, 1e8, false, "MB"},
+    {"latency_ms", 1e-6, 1e7, true, "ms"},
+    {"energy_j", 1e-9, 1e7, true, "J"},
+    {"peak_memory_mb", 1e-6, 1e8, true, "MB"},
     {"avg_sm_util", 0, 100, true, "%"},
     {"avg_mem_util", 0, 100, true, "%"},
 }};
@@ -91,6 +93,9 @@ Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::str
 /// its directory exists, neither path is a directory, and what is already there is a dataset CSV
 /// or provenance file that carb wrote, unless `force`. Throws InputError naming the path otherwise.
 void check_dataset_output(const std::filesystem::path& csv, bool force);
+/// Refuses (InputError) an output that is one of the inputs: combine and merge once replaced an
+/// input round with their result, and its measurements were gone.
+void check_not_an_input(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs);
 /// Writes atomically (temp file + rename), so a crash never leaves a half-written file.
 void write_dataset_csv(const Dataset& d, const std::filesystem::path& file);
 /// Writes the CSV text (header + rows) to a stream; numbers round-trip exactly, nullopt is empty.

@@ -13,7 +13,9 @@
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
+#include "data/csv.hpp"
 #include "data/provenance.hpp"
+#include "data/validate.hpp"
 #include "profile/timing.hpp"
 
 namespace carb {
@@ -105,6 +107,29 @@ void check_distinct_rounds(const std::vector<fs::path>& files) {
   }
 }
 
+// A round is one measurement: not an already combined file (it carries a `rounds` column and would
+// count its rounds again), and not the same measurements as another round under a new layout (line
+// endings, row order), which would pass for two rounds that agree exactly.
+void check_rounds_are_measurements(const std::vector<Dataset>& rounds, const std::vector<fs::path>& files) {
+  std::map<std::map<std::string, std::string>, std::size_t> seen;
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    if (std::find(rounds[i].extra_columns.begin(), rounds[i].extra_columns.end(), "rounds") !=
+        rounds[i].extra_columns.end())
+      throw InputError(files[i].string() + " is already a combination of rounds (it has a rounds column): give the "
+                       "rounds it was made of instead");
+    std::map<std::string, std::string> values;  // platform + configuration -> every measured value
+    for (const Record& r : rounds[i].rows) {
+      std::string v = r.status;
+      for (const char* c : kValueColumns) v += "|" + csv::format_number(r.value(c));
+      values[r.platform + '\n' + config_key(r.config)] = v;
+    }
+    const auto [it, fresh] = seen.emplace(std::move(values), i);
+    if (!fresh && !rounds[i].rows.empty())
+      throw InputError(files[i].string() + " holds exactly the measurements of " + files[it->second].string() +
+                       ": the same round twice is not two measurements");
+  }
+}
+
 }  // namespace
 
 nlohmann::json CombineSummary::to_json() const {
@@ -115,6 +140,7 @@ nlohmann::json CombineSummary::to_json() const {
 CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path& out,
                               const std::string& command_line, bool force) {
   if (files.size() < 2) throw InputError("combine needs at least two measuring rounds");
+  check_not_an_input(out, files);
   check_distinct_rounds(files);
   check_dataset_output(out, force);
   std::vector<Dataset> rounds;
@@ -127,6 +153,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
     sources.push_back({{"file", f.string()}, {"rows", rounds.back().rows.size()}, {"provenance", prov}});
   }
   check_one_protocol(rounds, files);
+  check_rounds_are_measurements(rounds, files);
 
   std::vector<std::string> order;  // platform + configuration, first-seen order
   std::map<std::string, std::vector<const Record*>> rows;
@@ -154,6 +181,10 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
     if (ok.size() >= 2) ++s.combined;
     combined.rows.push_back(combine_ok_rounds(ok));
   }
+  // The result must be one valid dataset like any other (rounds of two platforms would not be).
+  std::vector<std::string> where;
+  for (const Record& r : combined.rows) where.push_back(out.string() + " (" + r.platform + " " + config_key(r.config) + ")");
+  throw_dataset_problems(check_dataset(combined, where), out.string());
   s.rounds = files.size();
   s.rows_out = combined.rows.size();
   write_dataset_csv(combined, out);

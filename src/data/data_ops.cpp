@@ -145,6 +145,7 @@ ExportSummary export_store(const ExportOptions& o) {
 MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path& out,
                             const std::string& command_line, bool force) {
   if (inputs.empty()) throw InputError("merge needs at least one input dataset");
+  check_not_an_input(out, inputs);
   check_dataset_output(out, force);
   MergeSummary s;
   Dataset merged;

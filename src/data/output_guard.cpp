@@ -43,6 +43,15 @@ void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* wha
 
 }  // namespace
 
+void check_not_an_input(const fs::path& out, const std::vector<fs::path>& inputs) {
+  for (const fs::path& in : inputs) {
+    std::error_code ec;
+    if (fs::equivalent(in, out, ec) && !ec)
+      throw InputError(out.string() + " is one of the inputs (" + in.string() +
+                       "); write the result elsewhere, or the input's measurements would be lost");
+  }
+}
+
 void check_dataset_output(const fs::path& csv, bool force) {
   if (csv.empty() || !csv.has_filename()) throw InputError("--out needs a file name");
   const fs::path dir = csv.has_parent_path() ? csv.parent_path() : fs::path(".");

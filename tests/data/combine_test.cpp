@@ -156,5 +156,24 @@ TEST_F(Combine, NeverReplacesAFileItDidNotWrite) {
   EXPECT_NO_THROW(combine_rounds({a, b}, dir_ / "notes.txt", "test", /*force=*/true));
 }
 
+// Second hostile pass: the output named an input and replaced its measurements; a round rewritten
+// with other line endings or row order passed for a second round; a combined file counted its
+// rounds again; rounds of two platforms made a file every reader refuses.
+TEST_F(Combine, RefusesAnInputAsOutputAndRoundsThatAreNotNewMeasurements) {
+  const auto a = write("a.csv", {row(1, 10, 5), row(2, 20, 8)});
+  const auto b = write("b.csv", {row(1, 12, 5), row(2, 22, 8)});
+  EXPECT_THROW(combine_rounds({a, b}, a, "test"), InputError);
+  EXPECT_THROW(combine_rounds({a, b}, a, "test", /*force=*/true), InputError);
+  const auto reversed = write("r.csv", {row(2, 20, 8), row(1, 10, 5)});
+  EXPECT_THROW(combine_rounds({a, reversed}, dir_ / "out.csv", "test"), InputError);
+  combine_rounds({a, b}, dir_ / "ab.csv", "test");
+  EXPECT_THROW(combine_rounds({dir_ / "ab.csv", b}, dir_ / "out.csv", "test"), InputError);
+  Record other = row(1, 11, 5);
+  other.platform = "gpu";
+  const auto g = write("g.csv", {other});
+  EXPECT_THROW(combine_rounds({a, g}, dir_ / "out.csv", "test"), DataError);
+  EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+}
+
 }  // namespace
 }  // namespace carb

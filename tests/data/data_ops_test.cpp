@@ -190,6 +190,19 @@ TEST_F(DataOps, MergeRefusesMixedProtocolsOrPlatforms) {
   EXPECT_FALSE(fs::exists(dir_ / "m.csv"));
 }
 
+TEST_F(DataOps, MergeRefusesToWriteOverAnInput) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  export_store({db, dir_ / "b.csv", "cpu2t", ""});
+  const std::string before = [&] {
+    std::ifstream in(dir_ / "a.csv");
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }();
+  EXPECT_THROW(merge_datasets({dir_ / "b.csv", dir_ / "a.csv"}, dir_ / "a.csv", ""), InputError);
+  std::ifstream in(dir_ / "a.csv");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), before);
+}
+
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
   std::ofstream(dir_ / "bad.csv") << "platform,family\n";
   EXPECT_THROW(merge_datasets({dir_ / "bad.csv"}, dir_ / "m.csv", ""), DataError);

@@ -76,12 +76,14 @@ TEST_F(DataValidate, ImplausibleValuesAreRefused) {
                                "gpu,basic,18,1,224,1,fp32,ok,1e308,1,12,,\n"
                                "gpu,basic,18,1,224,2,fp32,ok,0,1,12,,\n"
                                "gpu,basic,18,1,224,4,fp32,ok,5,2e7,12,,\n"
-                               "gpu,basic,18,1,224,8,fp32,ok,5,1,2e9,,\n");
-  ASSERT_EQ(p.size(), 4u) << ::testing::PrintToString(p);
-  EXPECT_EQ(p[0], file() + ":2: latency_ms is 1e+308, outside the plausible range (0, 1e+07] ms");
-  EXPECT_EQ(p[1], file() + ":3: latency_ms is 0, outside the plausible range (0, 1e+07] ms");
-  EXPECT_EQ(p[2], file() + ":4: energy_j is 2e+07, outside the plausible range (0, 1e+07] J");
-  EXPECT_EQ(p[3], file() + ":5: peak_memory_mb is 2e+09, outside the plausible range (0, 1e+08] MB");
+                               "gpu,basic,18,1,224,8,fp32,ok,5,1,2e9,,\n"
+                               "gpu,basic,18,1,224,16,fp32,ok,1e-320,1,12,,\n");  // a denormal
+  ASSERT_EQ(p.size(), 5u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":2: latency_ms is 1e+308, outside the plausible range [1e-06, 1e+07] ms");
+  EXPECT_EQ(p[1], file() + ":3: latency_ms is 0, outside the plausible range [1e-06, 1e+07] ms");
+  EXPECT_EQ(p[2], file() + ":4: energy_j is 2e+07, outside the plausible range [1e-09, 1e+07] J");
+  EXPECT_EQ(p[3], file() + ":5: peak_memory_mb is 2e+09, outside the plausible range [1e-06, 1e+08] MB");
+  EXPECT_EQ(p[4].rfind(file() + ":6: latency_ms is 1e-320", 0), 0u) << p[4];
 }
 
 TEST_F(DataValidate, FailedRowsCarryNoLatencyOrEnergy) {
