@@ -14,6 +14,7 @@
 #include <system_error>
 
 #include "carb/error.hpp"
+#include "util/temp_owner.hpp"
 
 namespace carb::csv {
 namespace {
@@ -224,9 +225,11 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
   if (std::filesystem::is_directory(file, ec))
     throw DataError(file.string() + ": is a directory; give a file name to write");
   // A name of our own (mkstemp) beside the target: a fixed "file.tmp" would truncate, and on
-  // failure delete, a file of that name that the user made.
+  // failure delete, a file of that name that the user made. The name carries our pid, so the next
+  // write here removes what a killed carb left (util/temp_owner.hpp).
   const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
-  std::string tmpl = (dir / ("." + file.filename().string() + ".carb-XXXXXX")).string();
+  detail::remove_stale_temps(file, ".carb-");
+  std::string tmpl = detail::owned_temp_template(file, ".carb-");
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0)
     throw DataError(file.string() + ": cannot create a file in " + dir.string() + ": " + std::strerror(errno));

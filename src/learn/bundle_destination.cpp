@@ -15,6 +15,7 @@
 
 #include "carb/error.hpp"
 #include "learn/checksum_file.hpp"
+#include "util/temp_owner.hpp"
 
 namespace carb {
 namespace fs = std::filesystem;
@@ -23,14 +24,9 @@ namespace {
 
 fs::path parent_of(const fs::path& dir) { return dir.has_parent_path() ? dir.parent_path() : fs::path("."); }
 
-// Staging directories are named .NAME.carb-staging-PID-XXXXXX: the name itself says which process
-// owns it, from the instant mkdtemp creates it, so a later run can tell one left by a killed carb
-// (its process is gone) from one another carb is filling now, with no marker file to be torn.
-std::string staging_prefix(const fs::path& dir) { return "." + dir.filename().string() + ".carb-staging-"; }
-
-std::string staging_template(const fs::path& dir, const std::string& kind = "") {
-  return (parent_of(dir) / (staging_prefix(dir) + std::to_string(::getpid()) + "-" + kind + "XXXXXX")).string();
-}
+// Staging directories are named .NAME.carb-staging-PID-XXXXXX (util/temp_owner.hpp): a later run
+// removes those whose process is gone and leaves another carb's alone.
+constexpr const char* kStagingTag = ".carb-staging-";
 
 // Every file a manifest names: the values of its "file" keys, wherever they sit.
 void named_files(const nlohmann::json& j, std::set<std::string>& out) {
@@ -41,24 +37,6 @@ void named_files(const nlohmann::json& j, std::set<std::string>& out) {
     }
   } else if (j.is_array()) {
     for (const auto& e : j) named_files(e, out);
-  }
-}
-
-bool owner_gone(const std::string& name, const std::string& prefix) {
-  long pid = 0;
-  const char* digits = name.c_str() + prefix.size();
-  char* end = nullptr;
-  pid = std::strtol(digits, &end, 10);
-  if (end == digits || *end != '-' || pid <= 0) return false;  // not a name carb makes: not ours to judge
-  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-}
-
-void remove_stale_staging(const fs::path& dir) {
-  std::error_code ec;
-  const std::string prefix = staging_prefix(dir);
-  for (const auto& e : fs::directory_iterator(parent_of(dir), ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && e.is_directory(ec) && owner_gone(name, prefix)) fs::remove_all(e.path(), ec);
   }
 }
 
@@ -115,8 +93,8 @@ BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(
   if (!fs::is_directory(parent, ec))
     throw InputError("cannot write model bundle " + dir_.string() + ": directory " + parent.string() +
                      " does not exist");
-  remove_stale_staging(dir_);
-  std::string tmpl = staging_template(dir_);
+  detail::remove_stale_temps(dir_, kStagingTag);
+  std::string tmpl = detail::owned_temp_template(dir_, kStagingTag);
   if (!::mkdtemp(tmpl.data()))
     throw InputError("cannot write model bundle " + dir_.string() + ": cannot create a directory in " +
                      parent.string() + ": " + std::strerror(errno));
@@ -145,7 +123,7 @@ void BundleDestination::commit() {
     // A crash between the two renames leaves the old bundle there, not lost.
     fs::path aside;
     if (exists) {
-      std::string tmpl = staging_template(dir_, "old-");
+      std::string tmpl = detail::owned_temp_template(dir_, kStagingTag, "old-");
       if (!::mkdtemp(tmpl.data()))
         throw ModelError("cannot replace " + dir_.string() + ": " + std::strerror(errno));
       aside = fs::path(tmpl) / "bundle";

@@ -2,6 +2,7 @@
 #include "data/csv.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -151,6 +152,26 @@ TEST(DataCsv, AtomicWriteLeavesAUsersTmpFileAlone) {
   for (const auto& e : fs::directory_iterator(dir)) entries += e.is_regular_file();
   EXPECT_EQ(entries, 2u);  // out.csv and the user's file: no temp left
   EXPECT_NE(error_of([&] { write_text_atomic(dir, "x"); }).find("is a directory"), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// A kill -9 between mkstemp and rename used to leave ".out.csv.carb-XXXXXX" for ever. The name now
+// carries the writer's pid: the next write removes a dead writer's temp, never a live one's or a
+// name carb does not make.
+TEST(DataCsv, AtomicWriteRemovesTempsOfDeadWritersOnly) {
+  const fs::path dir = fs::temp_directory_path() / ("carb_csv_stale_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);  // its pid now names no process
+  const fs::path dead = dir / (".out.csv.carb-" + std::to_string(child) + "-abc123");
+  const fs::path live = dir / (".out.csv.carb-" + std::to_string(::getpid()) + "-def456");
+  const fs::path odd = dir / ".out.csv.carb-notes";
+  for (const auto& p : {dead, live, odd}) std::ofstream(p) << "x";
+  write_text_atomic(dir / "out.csv", "new\n");
+  EXPECT_FALSE(fs::exists(dead));
+  EXPECT_TRUE(fs::exists(live));
+  EXPECT_TRUE(fs::exists(odd));
   fs::remove_all(dir);
 }
 
