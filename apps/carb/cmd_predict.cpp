@@ -17,6 +17,8 @@ struct PredictCmd {
 };
 
 void run(const PredictCmd& c) {
+  if (!c.src.shard_spec.empty() && !c.src.given())
+    throw InputError("--shard k/N splits a --preset or --configs list; give one, or drop --shard");
   if (c.src.given() && c.cfg.any_given())
     throw InputError("give either --preset/--configs or the single-configuration flags, not both");
   const auto configs = c.src.given() ? c.src.load() : std::vector<Config>{c.cfg.config()};
@@ -57,7 +59,7 @@ Registrar reg({"predict", "Predict peak memory, energy and latency of configurat
                  c->src.add(app);
                  c->cfg.add(app);
                  app.add_option("--confidence", c->confidence, "add split-conformal intervals at this coverage (e.g. 0.9)")
-                     ->check(in_range(0.0, 0.99));
+                     ->check(in_range(0.5, 0.99));
                  add_format(app, c->format, {"table", "csv", "json"});
                  app.callback([c] { run(*c); });
                }});

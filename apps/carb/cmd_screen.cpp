@@ -70,12 +70,13 @@ Registrar reg(
        c->confidence_opt = app.add_option("--confidence", c->confidence,
                                           "accept only when the upper bound at this coverage "
                                           "(0.8, 0.9, 0.95, 0.99) meets every budget")
-                               ->check(in_range(0.0, 0.99));
-       app.add_option("--validate", c->validate_csv,
+                               ->check(in_range(0.5, 0.99));
+       auto* validate = app.add_option("--validate", c->validate_csv,
                       "dataset CSV measured on the target platform: check the budget decisions on the "
                       "configurations the target model did not train on");
        app.add_flag("--validate-include-trained", c->include_trained,
-                    "also validate on configurations the model trained on (optimistic)");
+                    "also validate on configurations the model trained on (optimistic)")
+           ->needs(validate);
        app.add_option("--capacity", c->capacity,
                       "also maximize this capacity in the Pareto set: gflops (forward GFLOPs per image) "
                       "or params; without it the set minimizes the costs alone")

@@ -54,11 +54,13 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                      ->check(in_range(1, 1024));
                  app.add_option("--folds", o.folds, "folds for out-of-fold predictions")->capture_default_str()
                      ->check(in_range(2, 50));
-                 app.add_option("--lambda", o.lambda, "damping of the low-batch corrector")->capture_default_str()
+                 auto* lambda = app.add_option("--lambda", o.lambda, "damping of the low-batch corrector")->capture_default_str()
                      ->check(in_range(0.0, 1.0));
-                 app.add_option("--corrector-max-batch", o.corrector_max_batch, "low-batch regime: batch <= this")
+                 auto* max_batch = app.add_option("--corrector-max-batch", o.corrector_max_batch, "low-batch regime: batch <= this")
                      ->capture_default_str()->check(in_range(1, 1000000));
-                 app.add_flag("--no-correctors", c->no_correctors, "skip the low-batch residual correctors");
+                 app.add_flag("--no-correctors", c->no_correctors, "skip the low-batch residual correctors")
+                     ->excludes(lambda)
+                     ->excludes(max_batch);
                  app.add_flag("--no-cascade", c->no_cascade, "predict every target from the features alone");
                  app.add_flag("--telemetry", o.use_telemetry, "use telemetry features (needed again at predict time)");
                  app.add_flag("--raw-target", c->raw_target, "learn the raw target instead of its log");

@@ -1,8 +1,10 @@
 // `carb transfer`: how measurements on one platform map onto another's (fits, rank correlation,
 // zero-shot error of a source model, few-shot calibration against k).
+#include <filesystem>
 #include <iostream>
 #include <optional>
 
+#include "carb/error.hpp"
 #include "carb/transfer.hpp"
 #include "cli.hpp"
 
@@ -37,6 +39,9 @@ Registrar reg({"transfer",
                      ->capture_default_str();
                  add_format(app, o->format, {"table", "json"});
                  app.callback([o] {
+                   if (std::error_code ec; std::filesystem::equivalent(o->source, o->target, ec))
+                     throw InputError("--source and --target are the same file; a platform compared with itself "
+                                      "fits y = x by construction");
                    std::optional<CarbModel> model;
                    if (!o->model.empty()) model = CarbModel::load(o->model);
                    const auto doc = transfer(read_dataset_csv(o->source), read_dataset_csv(o->target), o->t,

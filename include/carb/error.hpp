@@ -6,9 +6,18 @@
 
 namespace carb {
 
+namespace detail {
+/// what() is a C string: a NUL from the user's input (a CSV field) would cut the message short.
+inline std::string without_nul(std::string s) {
+  for (std::size_t i = s.find('\0'); i != std::string::npos; i = s.find('\0', i + 4)) s.replace(i, 1, "\\x00");
+  return s;
+}
+}  // namespace detail
+
 /// Base of every error carb throws on purpose.
 struct Error : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& what) : std::runtime_error(detail::without_nul(what)) {}
+  explicit Error(const char* what) : std::runtime_error(what) {}
 };
 /// A flag, configuration or preset the user gave is invalid.
 struct InputError : Error {

@@ -119,7 +119,7 @@ ExportSummary export_store(const ExportOptions& o) {
   if (!problems.empty() && protocol_ids.size() > 1)
     throw InputError(o.db.string() + " holds rows of " + std::to_string(protocol_ids.size()) + " protocols (" +
                      join(protocol_ids) + "): export one at a time with --protocol ID (and --platform)");
-  throw_dataset_problems(problems, o.out.string());
+  throw_dataset_problems(problems, "");  // o.out is not written
   write_dataset_csv(d, o.out);
 
   const nlohmann::json stored = store.protocols();
@@ -171,7 +171,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   }
   // The result must be one valid dataset like any other: rows of two protocols or platforms would
   // be refused by every reader, so refuse them here, where the user can still choose.
-  throw_dataset_problems(check_dataset(merged, where), out.string());
+  throw_dataset_problems(check_dataset(merged, where), "");  // out is not written
 
   s.rows_out = merged.rows.size();
   write_dataset_csv(merged, out);

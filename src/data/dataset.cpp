@@ -253,10 +253,15 @@ std::vector<Config> read_configs_csv(const std::filesystem::path& file) {
   read_header(rows.front(), name, kConfigColumns, h, problems);
   throw_first(problems);
   std::vector<Config> out;
+  std::unordered_map<std::string, std::size_t> first_line;  // a repeated configuration was screened twice
   for (std::size_t k = 1; k < rows.size(); ++k) {
     if (!field_count_ok(h, name, rows[k], problems)) break;
     const auto c = parse_config(h, name, rows[k], problems);
     throw_first(problems);
+    const auto [it, fresh] = first_line.emplace(config_key(*c), rows[k].line);
+    if (!fresh)
+      throw DataError(name + ":" + std::to_string(rows[k].line) + ": " + config_key(*c) + " repeats line " +
+                      std::to_string(it->second) + "; list each configuration once");
     out.push_back(*c);
   }
   throw_first(problems);

@@ -131,12 +131,12 @@ std::vector<std::string> row_places(const std::string& file, const std::vector<s
 
 }  // namespace
 
-void throw_dataset_problems(const std::vector<std::string>& problems, const std::string& what) {
+void throw_dataset_problems(const std::vector<std::string>& problems, const std::string& file) {
   if (problems.empty()) return;
   std::string msg = problems.front();
   if (problems.size() > 1)
     msg += " (and " + std::to_string(problems.size() - 1) + " more problem" + (problems.size() > 2 ? "s" : "") +
-           "; `carb data validate " + what + "` lists them all)";
+           (file.empty() ? ")" : "; `carb data validate " + file + "` lists them all)");
   throw DataError(msg);
 }
 
@@ -183,9 +183,8 @@ Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files) {
     for (auto& r : d.rows) all.rows.push_back(std::move(r));
     names.push_back(f.string());
   }
-  std::string joined;
-  for (const auto& n : names) joined += (joined.empty() ? "" : " ") + n;
-  throw_dataset_problems(check_dataset(all, where), joined);
+  // Problems across files (the same configuration in two of them): no one command lists them.
+  throw_dataset_problems(check_dataset(all, where), files.size() == 1 ? names.front() : "");
   return all;
 }
 

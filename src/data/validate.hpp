@@ -16,8 +16,10 @@ namespace carb {
 /// rows of a platform. `where` names each row ("file:line", same order as d.rows) for messages.
 std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where);
 
-/// Throws DataError with the first problem and how many more `carb data validate WHAT` would
-/// list; nothing when `problems` is empty. The one way readers refuse a dataset.
-void throw_dataset_problems(const std::vector<std::string>& problems, const std::string& what);
+/// Throws DataError with the first problem and how many more there are, with the command that
+/// lists them (`carb data validate FILE`) when `file` names one file that exists; pass "" for an
+/// output not yet written or for problems across several files, which no one command lists.
+/// Nothing when `problems` is empty. The one way readers refuse a dataset.
+void throw_dataset_problems(const std::vector<std::string>& problems, const std::string& file);
 
 }  // namespace carb

@@ -166,6 +166,10 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
   const Dataset d = data.ok_only();
   if (d.rows.empty()) throw InputError("no ok rows to train on");
   if (o.learners.empty()) throw InputError("no learners given");
+  for (std::size_t i = 0; i < o.learners.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (o.learners[i] == o.learners[j])  // the blend would give the copy weight 0 and say nothing
+        throw InputError("learner " + o.learners[i] + " is given twice; name each learner once");
   CarbModel m;
   m.opts_ = o;
   m.targets_ = available_targets(d);

@@ -107,6 +107,11 @@ TEST(CliReliability, NumericFlagsRefuseNanInfinityAndNonsense) {
   const char* cases[] = {
       "predict --model m --confidence nan",
       "predict --model m --confidence inf",
+      "predict --model m --confidence 0",
+      "screen --source-model m --confidence 0",
+      "screen --source-model m --validate-include-trained",
+      "train --data d.csv --out o --no-correctors --lambda 0.5",
+      "train --data d.csv --out o --no-correctors --corrector-max-batch 4",
       "train --data d.csv --out o --corrector-max-batch -5",
       "train --data d.csv --out o --lambda nan",
       "screen --source-model m --confidence nan",
@@ -127,6 +132,22 @@ TEST(CliReliability, NumericFlagsRefuseNanInfinityAndNonsense) {
   EXPECT_FALSE(fs::exists(scratch().dir() / "never.db"));
 }
 
+// Flag combinations that mean nothing were accepted and answered: a platform compared with itself,
+// --shard of a single configuration.
+TEST(CliReliability, MeaninglessCombinationsAreRefused) {
+  write_file("rel_same.csv", synthetic_dataset_csv(""));
+  for (const char* args : {"transfer --source rel_same.csv --target rel_same.csv",
+                           "predict --model m --shard 1/2 --family basic --depth 18 --width 1 --resolution 32 "
+                           "--batch 1 --precision fp32"}) {
+    const CliRun r = carb(args, "rel_meaningless");
+    SCOPED_TRACE(std::string("carb ") + args + "\nstderr: " + r.err);
+    EXPECT_EQ(r.status, 1);
+    EXPECT_TRUE(one_line(r.err));
+  }
+  EXPECT_NE(carb("transfer --source rel_same.csv --target ./rel_same.csv", "rel_same2").err.find("same file"),
+            std::string::npos);
+}
+
 TEST(CliReliability, ErrorLinesEscapeControlBytes) {
   const CliRun r = carb("space --configs \"$(printf 'in\\001\\033[31mput.csv')\"", "rel_ctl");
   EXPECT_EQ(r.status, 1) << r.err;
@@ -134,6 +155,11 @@ TEST(CliReliability, ErrorLinesEscapeControlBytes) {
   EXPECT_EQ(r.err.find('\001'), std::string::npos);
   EXPECT_EQ(r.err.find('\033'), std::string::npos);
   EXPECT_NE(r.err.find("in\\x01\\x1b[31mput.csv"), std::string::npos) << r.err;
+  // C1 controls (U+009B is a CSI on many terminals) and bytes that are not UTF-8 are escaped too;
+  // well-formed UTF-8 is kept as it is.
+  const CliRun u = carb("space --configs \"$(printf 'caf\303\251-\302\233-\377.csv')\"", "rel_utf8");
+  EXPECT_EQ(u.status, 1) << u.err;
+  EXPECT_NE(u.err.find("caf\303\251-\\xc2\\x9b-\\xff.csv"), std::string::npos) << u.err;
 }
 
 // Starts `carb ARGS...` in the scratch directory with output discarded; returns its pid.

@@ -207,6 +207,15 @@ TEST_F(DataDataset, SeveralFilesAreCheckedTogether) {
     EXPECT_EQ(std::string(e.what()).rfind(b.string() + ":3: duplicate of " + a.string() + ":2", 0), 0u) << e.what();
   }
   EXPECT_EQ(read_dataset_csvs({a}).rows.size(), 1u);
+  // Problems across files: `carb data validate a.csv b.csv` is not a command, so none is suggested.
+  const fs::path c = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,7,,12,,\n", "c.csv");
+  try {
+    read_dataset_csvs({a, b, c});
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("(and 1 more problem)"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("carb data validate"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(DataDataset, ValueAccessorsAndFilters) {
@@ -259,6 +268,10 @@ TEST_F(DataDataset, ConfigsCsvErrorsNameTheLine) {
   EXPECT_NE(error_of(header + "basic,19,1,224,1,fp32\n").find("c.csv:2: "), std::string::npos);
   EXPECT_NE(error_of(header + "basic,18,1\n").find("c.csv:2: expected 6 fields"), std::string::npos);
   EXPECT_EQ(error_of(header + "basic,18,1,224,1,fp32\n"), "");
+  // A repeated configuration was screened and counted twice; now it names both lines.
+  EXPECT_NE(error_of(header + "basic,18,1,224,1,fp32\nbasic,18,1,224,2,fp32\nbasic,18,1.0,224,1,fp32\n")
+                .find("c.csv:4: basic-18-w1-r224-b1-fp32 repeats line 2"),
+            std::string::npos);
 }
 
 }  // namespace

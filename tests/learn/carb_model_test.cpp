@@ -102,6 +102,18 @@ TEST(CarbModel, LearnsSyntheticCostsAndSkipsMissingEnergy) {
   }
 }
 
+// `--learners extra_trees extra_trees` trained, gave the copy weight 0 and said nothing.
+TEST(CarbModel, ALearnerNamedTwiceIsRefused) {
+  TrainOptions o = fast_options();
+  o.learners = {"linear", "extra_trees", "linear"};
+  try {
+    CarbModel::train(synthetic_train(), o);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), "learner linear is given twice; name each learner once");
+  }
+}
+
 TEST(CarbModel, IdenticalUnderTheSameSeed) {
   const auto cfgs = configs_of(make_synthetic_cost_dataset(40, 3));
   auto a = CarbModel::train(synthetic_train(), fast_options()).predict_columns(cfgs);
