@@ -34,7 +34,7 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
   write_file("bad_family.csv",
              "family,depth,width,resolution,batch,precision\n"
              "basic,18,1,224,1,fp32\n"
-             "basic,18,1,224,1,fp32\n"
+             "basic,18,1,224,2,fp32\n"
              "resnet,18,1,224,1,fp32\n");
   write_file("missing_column.csv", "family,depth,width,resolution,batch\nbasic,18,1,224,1\n");
   write_file("fp16.csv", "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp16\n");
