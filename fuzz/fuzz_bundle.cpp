@@ -9,6 +9,8 @@
 //           the learner's own parser, the code that must hold against a well-formed lie
 //           (in an XGBoost file only carb's header before the booster is damaged);
 //   mode 3: the input becomes the whole body of a checksummed carb tree file, trailer recomputed.
+// In modes 2 and 3 the manifest is re-sealed to vouch for the damaged file (its hash, then its
+// own checksum), so the damage gets past both checks to the parser behind them.
 // Loading must succeed or throw carb::Error; a bundle that loads must then predict (with an
 // interval) or throw carb::Error, never crash: load is what vouches for the bundle.
 //
@@ -157,6 +159,25 @@ const Seed& seed() {
   return s;
 }
 
+// The seed's manifest with `file`'s hash set to that of `bytes` and its own checksum recomputed:
+// since schema 3 the manifest names each file's hash, and without this every damaged file would
+// stop at that check and the learners' own parsers would never be fuzzed.
+std::string manifest_vouching_for(const std::string& manifest, const std::string& file, const std::string& bytes) {
+  auto man = nlohmann::json::parse(manifest);
+  const std::string hash = carb::detail::hex64(
+      carb::detail::fnv1a64(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
+  for (auto& [target, t] : man.at("models").items()) {
+    for (auto& l : t.at("learners"))
+      if (l.at("file") == file) l["fnv1a64"] = hash;
+    if (t.contains("corrector") && t["corrector"].at("file") == file) t["corrector"]["fnv1a64"] = hash;
+  }
+  man.erase("manifest_fnv1a64");
+  const std::string body = man.dump();
+  man["manifest_fnv1a64"] =
+      carb::detail::hex64(carb::detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size()));
+  return man.dump(2);
+}
+
 // XORs the payload into the first `span` bytes of `bytes`, from `offset`, wrapping around.
 void xor_into(std::string& bytes, std::string_view payload, std::size_t offset, std::size_t span) {
   if (span == 0) return;
@@ -218,7 +239,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (mode == 2 && f.checksummed) bytes = resealed(std::move(bytes));
   }
   carb::fuzz::write_bytes(s.dir / f.name, bytes);
+  if (mode >= 2) carb::fuzz::write_bytes(s.dir / "manifest.json", manifest_vouching_for(s.manifest, f.name, bytes));
   load_and_predict(s.dir);
   carb::fuzz::write_bytes(s.dir / f.name, f.bytes);
+  if (mode >= 2) carb::fuzz::write_bytes(s.dir / "manifest.json", s.manifest);
   return 0;
 }
