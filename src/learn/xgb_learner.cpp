@@ -39,7 +39,23 @@ using DMatrixPtr = std::unique_ptr<void, DMatrixDeleter>;
 
 }  // namespace
 
-void XgbLearner::BoosterDeleter::operator()(void* h) const { XGBoosterFree(h); }
+namespace {
+// XGBoosterFree looks its booster up in a thread_local map of XGBoost's. At exit, thread_locals
+// are destroyed before objects of static storage duration, so a model held in a static (a C++
+// service's cached model) crashed in XGBoosterFree after main returned. This thread's sentinel
+// is touched with every booster; once its destructor has run, so have XGBoost's thread_locals,
+// and the booster is left to the exiting process instead of freed.
+thread_local bool tls_gone = false;  // trivial: still readable after the thread's destructors
+struct TlsSentinel {
+  ~TlsSentinel() { tls_gone = true; }
+};
+thread_local TlsSentinel tls_sentinel;
+void touch_sentinel() { (void)&tls_sentinel; }
+}  // namespace
+
+void XgbLearner::BoosterDeleter::operator()(void* h) const {
+  if (!tls_gone) XGBoosterFree(h);
+}
 
 XgbLearner::XgbLearner(Growth growth, const LearnerParams& p) : growth_(growth), p_(p) {
   check_learner_params(p);
@@ -53,6 +69,7 @@ int XgbLearner::rounds() const { return p_.n_trees > 0 ? p_.n_trees : 800; }
 
 XgbLearner::BoosterPtr XgbLearner::new_booster(void* const* dmats, std::size_t n) const {
   BoosterHandle h = nullptr;
+  touch_sentinel();
   check(XGBoosterCreate(dmats, static_cast<bst_ulong>(n), &h), "XGBoosterCreate");
   BoosterPtr b(h);
   apply_runtime_params(h);

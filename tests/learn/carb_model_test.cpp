@@ -2,6 +2,8 @@
 // the analytic model, never measured), the out-of-fold rule, determinism, bundle round trip,
 // corrupted bundles and bad training data.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -100,6 +102,21 @@ TEST(CarbModel, LearnsSyntheticCostsAndSkipsMissingEnergy) {
     for (double w : tm.weights) sum += w;
     EXPECT_NEAR(sum, 1.0, 1e-9);
   }
+}
+
+// A model held in a static (a service's cached model) crashed after main returned: XGBoost's
+// thread_locals are gone by then and XGBoosterFree used them. The child holds one and exits.
+TEST(CarbModel, AModelInAStaticOutlivesMainCleanly) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    static const CarbModel held = CarbModel::train(synthetic_train(), fast_options());
+    const auto p = held.predict({Config{}});
+    std::exit(p.empty() ? 2 : 0);  // runs the static destructors, as returning from main does
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status)) << "the child died of signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
 }
 
 // `--learners extra_trees extra_trees` trained, gave the copy weight 0 and said nothing.
