@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "carb/error.hpp"
+#include "carb/version.hpp"
 #include "cli.hpp"
 
 namespace carb::cli {
@@ -76,7 +77,7 @@ int main(int argc, char** argv) {
       "and screen configuration spaces against deployment budgets."};
   for (int i = 0; i < argc; ++i) carb::cli::command_line() += (i ? " " : "") + std::string(argv[i]);
   app.require_subcommand(1);
-  app.set_version_flag("--version", "carb 0.1.0");
+  app.set_version_flag("--version", "carb " CARB_VERSION_STRING);
   auto& cmds = carb::cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   for (auto& c : cmds) c.setup(*app.add_subcommand(c.name, c.help));
