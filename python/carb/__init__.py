@@ -1,0 +1,136 @@
+"""carb: predict what a CNN configuration costs to run (energy, latency, peak memory) and screen
+configuration spaces against deployment budgets.
+
+    import carb
+    model = carb.Model.load("models/cpu-2t")
+    configs = carb.preset("screen")
+    costs = model.predict(configs, confidence=0.9)      # numpy arrays per target
+    best = carb.screen(configs, model, budgets={"latency": 50, "memory": 100})
+
+Errors are carb.Error (InputError, DataError, ModelError, MeasureError) with carb's one-line
+messages.
+"""
+import os
+import warnings
+from collections.abc import Mapping
+
+
+def _passive_openmp():
+    # XGBoost's OpenMP threads spin while they wait; on a busy machine that made training and
+    # prediction tens of times slower (the CLI sets the same for itself). libgomp reads the
+    # variable once, when it is loaded: too late if an earlier import (numpy with an OpenMP BLAS)
+    # loaded it already, and then the user is told how to fix it.
+    if "OMP_WAIT_POLICY" in os.environ:
+        return
+    try:
+        with open("/proc/self/maps") as maps:
+            loaded = "libgomp" in maps.read()
+    except OSError:
+        loaded = False
+    if loaded:
+        warnings.warn("carb: OpenMP was loaded before carb with busy-waiting threads, which can make carb "
+                      "many times slower on a busy machine; start Python with OMP_WAIT_POLICY=PASSIVE",
+                      RuntimeWarning, stacklevel=3)
+    else:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+
+
+_passive_openmp()
+
+from . import _carb  # noqa: E402  (after the OpenMP setting above)
+from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelError, __version__, arch,
+                    preset, preset_names)
+
+__all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
+           "configs_from_columns", "preset", "preset_names", "recommend", "screen", "__version__"]
+
+_COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
+_COSTS = {"energy": "energy_j", "latency": "latency_ms", "memory": "peak_memory_mb"}
+
+
+def configs_from_columns(columns):
+    """Configurations from columns: a mapping (a dict of lists or numpy arrays, a pandas DataFrame)
+    with the six keys family, depth, width, resolution, batch, precision, all of one length."""
+    missing = [c for c in _COLUMNS if c not in columns]
+    if missing:
+        raise InputError("missing configuration column(s): " + ", ".join(missing))
+    lengths = {len(columns[c]) for c in _COLUMNS}
+    if len(lengths) != 1:
+        raise InputError("configuration columns differ in length: " + ", ".join(map(str, sorted(lengths))))
+    rows = zip(*(list(columns[c]) for c in _COLUMNS))
+    return [Config(str(f), int(d), float(w), int(r), int(b), str(p)) for f, d, w, r, b, p in rows]
+
+
+def _configs(configs):
+    if isinstance(configs, str):
+        return preset(configs)
+    if isinstance(configs, Config):
+        return [configs]
+    if isinstance(configs, Mapping) or hasattr(configs, "columns"):
+        return configs_from_columns(configs)
+    configs = list(configs)
+    if not all(isinstance(c, Config) for c in configs):
+        raise InputError("configurations must be carb.Config objects, a preset name or a mapping of columns")
+    return configs
+
+
+class Model:
+    """A trained CARB predictor: the cascade memory -> energy -> latency with conformal intervals."""
+
+    def __init__(self, native):
+        self._m = native
+
+    @classmethod
+    def load(cls, path):
+        """Loads a bundle written by `carb train` or Model.save (carb.ModelError if damaged)."""
+        return cls(_carb.Model.load(str(path)))
+
+    @classmethod
+    def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2):
+        """Trains on one or more dataset CSVs; trees=0 means the paper's 800/800/400."""
+        files = [str(data)] if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") else [str(d) for d in data]
+        return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads))
+
+    def save(self, path, force=False):
+        self._m.save(str(path), force)
+
+    @property
+    def platform(self):
+        return self._m.platform
+
+    @property
+    def targets(self):
+        return list(self._m.targets)
+
+    def trained_on(self, config):
+        return self._m.trained_on(config)
+
+    def predict(self, configs, confidence=None):
+        """Predicts every target. `configs`: a list of carb.Config, one Config, a preset name, or a
+        mapping of columns. Returns {target: numpy array} (with target_lower/_upper under a
+        confidence) and "outside": per configuration, where it lies past the trained ranges."""
+        return self._m.predict(_configs(configs), confidence)
+
+    def __repr__(self):
+        return f"carb.Model(platform={self.platform!r}, targets={self.targets!r})"
+
+
+def _budgets(budgets):
+    out = {}
+    for name, value in (budgets or {}).items():
+        out[_COSTS.get(name, name)] = float(value)
+    return out
+
+
+def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, confidence=None, capacity=""):
+    """Two-stage screening: rank by the source model, re-score the top_k with the target model,
+    keep what meets the budgets ({"latency": ms, "energy": J, "memory": MB}) and return the
+    result as a dict (the same document as `carb screen --format json`)."""
+    return _carb.screen(_configs(configs), source._m, target._m if target is not None else None, rank_by, top_k,
+                        _budgets(budgets), confidence, capacity)
+
+
+def recommend(model, arch, batches=(), precisions=(), latency_max=None, memory_max=None):
+    """Best batch size and precision for an architecture (a carb.Config; its batch and precision
+    are ignored), as a dict (the same document as `carb recommend --format json`)."""
+    return _carb.recommend(model._m, arch, list(batches), list(precisions), latency_max, memory_max)

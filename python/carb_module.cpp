@@ -1,0 +1,188 @@
+// carb's Python bindings (module carb._carb; the package carb/__init__.py is the user's surface).
+// Thin by design: configurations, presets and the analytic model, CarbModel (load, train, save,
+// predict into numpy arrays), screen and recommend. Results that the library already serializes
+// (arch, screen, recommend) cross as Python dicts; predictions cross as numpy arrays. carb's
+// typed errors become carb.Error and its subclasses, with the same one-line messages.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carb/carb.hpp"
+
+namespace py = pybind11;
+
+// CarbModel owns its learners (move-only), but std::vector's copy constructor is declared anyway,
+// so pybind11's trait would think it copyable: models cross by move only.
+template <>
+struct pybind11::detail::is_copy_constructible<carb::CarbModel> : std::false_type {};
+
+namespace {
+
+py::object to_python(const nlohmann::json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+carb::Config make_config(const std::string& family, int depth, double width, int resolution, int batch,
+                         const std::string& precision) {
+  const carb::Config c{carb::parse_family(family), depth, width, resolution, batch, carb::parse_precision(precision)};
+  carb::validate(c);
+  return c;
+}
+
+// target -> numpy array, plus "<target>_lower"/"_upper" under a confidence and "outside": for
+// each configuration, the dimensions where it lies past the trained ranges (empty inside).
+py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& configs, std::optional<double> confidence) {
+  std::vector<carb::Prediction> p;
+  {
+    py::gil_scoped_release release;
+    p = m.predict(configs, {}, confidence);
+  }
+  py::dict out;
+  for (const std::string& t : m.targets()) {
+    py::array_t<double> v(static_cast<py::ssize_t>(p.size()));
+    auto w = v.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < p.size(); ++i) w(static_cast<py::ssize_t>(i)) = p[i].value.at(t);
+    out[py::str(t)] = v;
+    if (!confidence) continue;
+    py::array_t<double> lo(static_cast<py::ssize_t>(p.size())), hi(static_cast<py::ssize_t>(p.size()));
+    auto l = lo.mutable_unchecked<1>();
+    auto h = hi.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < p.size(); ++i) {
+      l(static_cast<py::ssize_t>(i)) = p[i].interval.at(t).first;
+      h(static_cast<py::ssize_t>(i)) = p[i].interval.at(t).second;
+    }
+    out[py::str(t + "_lower")] = lo;
+    out[py::str(t + "_upper")] = hi;
+  }
+  py::list outside;
+  for (const auto& pr : p) {
+    py::list dims;
+    for (const auto& e : pr.outside) dims.append(e.text);
+    outside.append(dims);
+  }
+  out["outside"] = outside;
+  return out;
+}
+
+carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees, bool correctors,
+                      const std::string& normalize, unsigned seed, int threads) {
+  carb::TrainOptions o;
+  o.params.n_trees = trees;
+  o.params.threads = threads;
+  o.correctors = correctors;
+  o.normalize = normalize;
+  o.seed = seed;
+  const carb::Dataset d = carb::read_dataset_csvs(data);
+  py::gil_scoped_release release;
+  return carb::CarbModel::train(d, o);
+}
+
+py::object screen(const std::vector<carb::Config>& configs, const carb::CarbModel& source,
+                  const carb::CarbModel* target, const std::string& rank_by, std::optional<std::size_t> top_k,
+                  const carb::Budgets& budgets, std::optional<double> confidence, const std::string& capacity) {
+  carb::ScreenOptions o;
+  o.rank_by = rank_by;
+  o.top_k = top_k;
+  o.budgets = budgets;
+  o.confidence = confidence;
+  o.capacity = capacity;
+  carb::ScreenResult r;
+  {
+    py::gil_scoped_release release;
+    r = carb::screen(configs, source, target, o);
+  }
+  return to_python(r.to_json());
+}
+
+py::object recommend(const carb::CarbModel& m, const carb::Config& arch, const std::vector<int>& batches,
+                     const std::vector<std::string>& precisions, std::optional<double> latency_max,
+                     std::optional<double> memory_max) {
+  carb::RecommendOptions o;
+  o.family = arch.family;
+  o.depth = arch.depth;
+  o.width = arch.width;
+  o.resolution = arch.resolution;
+  if (!batches.empty()) o.batches = batches;
+  for (const auto& p : precisions) o.precisions.push_back(carb::parse_precision(p));
+  o.latency_max_ms = latency_max;
+  o.memory_max_mb = memory_max;
+  return to_python(carb::recommend(m, o).to_json());
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_carb, m) {
+  m.doc() = "carb: predict what a CNN configuration costs to run, and screen configuration spaces";
+  m.attr("__version__") = CARB_VERSION_STRING;
+
+  // Translators run most recently registered first: the subclasses before carb.Error.
+  static py::exception<carb::Error> error(m, "Error");
+  static py::exception<carb::InputError> input_error(m, "InputError", error.ptr());
+  static py::exception<carb::DataError> data_error(m, "DataError", error.ptr());
+  static py::exception<carb::ModelError> model_error(m, "ModelError", error.ptr());
+  static py::exception<carb::MeasureError> measure_error(m, "MeasureError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const carb::InputError& e) {
+      input_error(e.what());
+    } catch (const carb::DataError& e) {
+      data_error(e.what());
+    } catch (const carb::ModelError& e) {
+      model_error(e.what());
+    } catch (const carb::MeasureError& e) {
+      measure_error(e.what());
+    } catch (const carb::Error& e) {
+      error(e.what());
+    }
+  });
+
+  py::class_<carb::Config>(m, "Config", "One point of the configuration space (validated on construction).")
+      .def(py::init(&make_config), py::arg("family") = "basic", py::arg("depth") = 18, py::arg("width") = 1.0,
+           py::arg("resolution") = 224, py::arg("batch") = 1, py::arg("precision") = "fp32")
+      .def_property_readonly("family", [](const carb::Config& c) { return carb::to_string(c.family); })
+      .def_readonly("depth", &carb::Config::depth)
+      .def_readonly("width", &carb::Config::width)
+      .def_readonly("resolution", &carb::Config::resolution)
+      .def_readonly("batch", &carb::Config::batch)
+      .def_property_readonly("precision", [](const carb::Config& c) { return carb::to_string(c.precision); })
+      .def_property_readonly("key", [](const carb::Config& c) { return carb::config_key(c); })
+      .def("__eq__", [](const carb::Config& a, const carb::Config& b) { return a == b; })
+      .def("__hash__", [](const carb::Config& c) { return py::hash(py::str(carb::config_key(c))); })
+      .def("__repr__", [](const carb::Config& c) { return "carb.Config('" + carb::config_key(c) + "')"; });
+
+  m.def("preset_names", [] {
+    std::vector<std::string> names;
+    for (const auto& p : carb::presets()) names.push_back(p.name);
+    return names;
+  }, "Names of the configuration-space presets.");
+  m.def("preset", &carb::enumerate_preset, py::arg("name"), "Every configuration of a preset, in a fixed order.");
+  m.def("arch", [](const carb::Config& c, bool layers) { return to_python(carb::spec_to_json(carb::build_network_spec(c), layers)); },
+        py::arg("config"), py::arg("layers") = false,
+        "The analytic model of a configuration: params, MACs, FLOPs, activation bytes (and layers).");
+
+  py::class_<carb::CarbModel>(m, "Model", "A trained CARB predictor (a model bundle).")
+      .def_static("load", &carb::CarbModel::load, py::arg("path"), "Loads a bundle written by `carb train`.")
+      .def_static("train", &train, py::arg("data"), py::arg("trees") = 0, py::arg("correctors") = true,
+                  py::arg("normalize") = "auto", py::arg("seed") = 42u, py::arg("threads") = 2,
+                  "Trains on dataset CSVs (checked as every carb reader checks them); trees=0 is the paper's 800/800/400.")
+      .def("save", py::overload_cast<const std::filesystem::path&, bool>(&carb::CarbModel::save, py::const_),
+           py::arg("path"), py::arg("force") = false,
+           "Writes the bundle atomically; refuses to replace anything but a carb bundle unless force.")
+      .def_property_readonly("platform", &carb::CarbModel::platform)
+      .def_property_readonly("targets", &carb::CarbModel::targets)
+      .def("trained_on", &carb::CarbModel::trained_on, py::arg("config"))
+      .def("predict", &predict, py::arg("configs"), py::arg("confidence") = py::none());
+
+  m.def("screen", &screen, py::arg("configs"), py::arg("source"), py::arg("target") = nullptr,
+        py::arg("rank_by") = "", py::arg("top_k") = py::none(), py::arg("budgets") = carb::Budgets{},
+        py::arg("confidence") = py::none(), py::arg("capacity") = "");
+  m.def("recommend", &recommend, py::arg("model"), py::arg("arch"), py::arg("batches") = std::vector<int>{},
+        py::arg("precisions") = std::vector<std::string>{}, py::arg("latency_max") = py::none(),
+        py::arg("memory_max") = py::none());
+}

@@ -1,0 +1,90 @@
+# Training, saving, loading and predicting from Python, checked against the CLI's own answers.
+import csv
+import io
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import carb
+
+CONFIGS = [carb.Config("basic", 18, 0.5, 64, 4, "fp32"), carb.Config("bottleneck", 50, 0.25, 32, 1, "bf16"),
+           carb.Config("basic", 34, 1.0, 96, 16, "bf16")]
+
+
+def test_predict_returns_numpy_arrays_per_target(model):
+    assert model.platform == "cpu-2t"
+    assert set(model.targets) == {"latency_ms", "peak_memory_mb"}  # the CPU has no energy meter
+    p = model.predict(CONFIGS)
+    for t in model.targets:
+        assert isinstance(p[t], np.ndarray) and p[t].shape == (3,)
+        assert np.all(np.isfinite(p[t])) and np.all(p[t] > 0)
+    # More work costs more: the larger network at a larger batch takes longer.
+    assert p["latency_ms"][2] > p["latency_ms"][1]
+
+
+def test_python_predictions_are_the_clis(model, model_dir, tmp_path):
+    configs = tmp_path / "configs.csv"
+    configs.write_text("family,depth,width,resolution,batch,precision\n" +
+                       "".join(f"{c.family},{c.depth},{c.width},{c.resolution},{c.batch},{c.precision}\n"
+                               for c in CONFIGS))
+    out = subprocess.run([os.environ["CARB_BINARY"], "predict", "--model", str(model_dir), "--configs", str(configs),
+                          "--format", "csv"], check=True, capture_output=True, text=True).stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    p = model.predict(CONFIGS)
+    for t in model.targets:
+        np.testing.assert_allclose(p[t], [float(r[t]) for r in rows], rtol=1e-5)
+
+
+def test_columns_and_lists_give_the_same_answer(model):
+    columns = {"family": [c.family for c in CONFIGS], "depth": np.array([c.depth for c in CONFIGS]),
+               "width": [c.width for c in CONFIGS], "resolution": [c.resolution for c in CONFIGS],
+               "batch": [c.batch for c in CONFIGS], "precision": [c.precision for c in CONFIGS]}
+    a, b = model.predict(columns), model.predict(CONFIGS)
+    for t in model.targets:
+        np.testing.assert_array_equal(a[t], b[t])
+    with pytest.raises(carb.InputError, match="precision"):
+        model.predict({k: v for k, v in columns.items() if k != "precision"})
+
+
+def test_intervals_contain_the_point_and_guesses_are_flagged(model):
+    inside = carb.Config("basic", 18, 0.5, 64, 4, "fp32")
+    outside = carb.Config("basic", 18, 0.5, 512, 4, "fp32")  # resolution far past the trained rows
+    p = model.predict([inside, outside], confidence=0.9)
+    for t in model.targets:
+        assert np.all(p[t + "_lower"] <= p[t]) and np.all(p[t] <= p[t + "_upper"])
+    assert p["outside"][0] == []
+    assert any("resolution" in d for d in p["outside"][1])
+    # Past the grid the interval is wider (relative to the point), not narrower.
+    rel = (p["latency_ms_upper"] - p["latency_ms_lower"]) / p["latency_ms"]
+    assert rel[1] > rel[0]
+    with pytest.raises(carb.InputError, match="confidence"):
+        model.predict([inside], confidence=1.5)
+
+
+def test_save_load_round_trip_and_refusals(model, tmp_path):
+    model.save(tmp_path / "copy")
+    again = carb.Model.load(tmp_path / "copy")
+    for t in model.targets:
+        np.testing.assert_array_equal(again.predict(CONFIGS)[t], model.predict(CONFIGS)[t])
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "thesis.tex").write_text("mine")
+    with pytest.raises(carb.InputError, match="not a model bundle"):
+        model.save(notes)
+    assert (notes / "thesis.tex").read_text() == "mine"
+    manifest = tmp_path / "copy" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"lambda"', '"lambda_"'))
+    with pytest.raises(carb.ModelError, match="checksum"):
+        carb.Model.load(tmp_path / "copy")
+
+
+def test_training_data_is_checked_like_every_reader(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,"
+                   "peak_memory_mb,avg_sm_util,avg_mem_util\n"
+                   "cpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"
+                   "cpu,basic,18,1,224,1,fp32,ok,9,,12,,\n")
+    with pytest.raises(carb.DataError, match=r"bad.csv:3: duplicate of line 2"):
+        carb.Model.train(bad, trees=5)

@@ -1,0 +1,29 @@
+# Screening and recommendation from Python: the same documents as the CLI's --format json.
+import pytest
+
+import carb
+
+
+def test_screen_keeps_only_what_meets_the_budget(model):
+    r = carb.screen("tiny", model, budgets={"latency": 20, "memory": 200})
+    assert r["rank_by"] == "latency_ms"  # no energy model: ranks by latency, and says so
+    assert r["rank_by_default"] is True
+    assert r["budgets"] == {"latency_ms": 20.0, "peak_memory_mb": 200.0}
+    assert r["pareto"], "the tiny preset has configurations within 20 ms"
+    for p in r["pareto"]:
+        assert p["latency_ms"] <= 20 and p["peak_memory_mb"] <= 200
+    with pytest.raises(carb.InputError, match="energy"):
+        carb.screen("tiny", model, budgets={"energy": 1})  # the CPU model has no energy
+
+
+def test_two_stage_screen(model):
+    r = carb.screen(carb.preset("tiny"), model, target=model, top_k=5, rank_by="latency")
+    assert r["two_stage"] is True
+    assert [s["count"] for s in r["stages"]][:2] == [len(carb.preset("tiny")), 5]
+
+
+def test_recommend(model):
+    r = carb.recommend(model, carb.Config("basic", 18, 0.5, 64), batches=[1, 8, 32], latency_max=200)
+    assert r["best"]["batch"] in (1, 8, 32)
+    none = carb.recommend(model, carb.Config("basic", 18, 0.5, 64), batches=[1], latency_max=1e-6)
+    assert none["best"] is None and none["status"] == "infeasible" and none["message"]

@@ -1,0 +1,38 @@
+# The configuration space, presets and the analytic model from Python.
+import pytest
+
+import carb
+
+
+def test_config_is_validated_and_keyed():
+    c = carb.Config("bottleneck", 50, 0.5, 128, 8, "bf16")
+    assert c.key == "bottleneck-50-w0.5-r128-b8-bf16"
+    assert (c.family, c.depth, c.width, c.resolution, c.batch, c.precision) == ("bottleneck", 50, 0.5, 128, 8, "bf16")
+    assert c == carb.Config(family="bottleneck", depth=50, width=0.5, resolution=128, batch=8, precision="bf16")
+    assert len({c, carb.Config("bottleneck", 50, 0.5, 128, 8, "bf16")}) == 1
+
+
+def test_bad_configurations_raise_input_error_with_carbs_message():
+    with pytest.raises(carb.InputError, match="family"):
+        carb.Config("dense", 18, 1, 224, 1, "fp32")
+    with pytest.raises(carb.InputError, match="depth"):
+        carb.Config("basic", 19, 1, 224, 1, "fp32")
+    with pytest.raises(carb.Error):  # the base class catches every carb error
+        carb.Config("basic", 18, 1, 224, 0, "fp32")
+
+
+def test_presets():
+    assert {"paper", "screen", "tiny", "deploy"} <= set(carb.preset_names())
+    tiny = carb.preset("tiny")
+    assert len(tiny) > 0 and all(isinstance(c, carb.Config) for c in tiny)
+    assert len(carb.preset("screen")) == 3072
+    with pytest.raises(carb.InputError, match="paper"):  # names the known presets
+        carb.preset("no-such-preset")
+
+
+def test_arch_counts_resnet18_like_torchvision():
+    a = carb.arch(carb.Config("basic", 18, 1.0, 224, 1, "fp32"))
+    assert a["params"] == 11689512  # torchvision resnet18
+    assert a["flops"] == 2 * a["macs"] > 0
+    assert "layers" not in a
+    assert len(carb.arch(carb.Config(), layers=True)["layers"]) > 18
