@@ -5,6 +5,7 @@
 
 #include "carb/combine.hpp"
 #include "carb/data_ops.hpp"
+#include "carb/store_export.hpp"
 #include "carb/error.hpp"
 #include "cli.hpp"
 

@@ -27,3 +27,5 @@
 #include "carb/screen.hpp"
 #include "carb/recommend.hpp"
 #include "carb/profiler.hpp"
+#include "carb/store.hpp"
+#include "carb/store_export.hpp"

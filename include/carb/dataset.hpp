@@ -74,6 +74,9 @@ struct Dataset {
   void add_extra_columns(const std::vector<std::string>& names);
 };
 
+/// A number as stored in a record's extra columns ("%.6g"): the profiler's and combine's.
+std::string extra_number(double v);
+
 /// Reads a dataset CSV and checks it as `carb data validate` does (duplicates, one platform and
 /// one protocol, status-consistent values, plausibility bounds, targets measured on all ok rows
 /// or none). Throws DataError naming file and line of the first problem, and how many more there

@@ -16,7 +16,6 @@
 #include "data/csv.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
-#include "profile/timing.hpp"
 
 namespace carb {
 namespace {

@@ -1,5 +1,5 @@
-// `carb data` operations: store export with provenance, duplicate-free merging that
-// reports protocol disagreements, and dataset summaries (JSON for tools, tables for people).
+// `carb data` operations: duplicate-free merging that reports protocol disagreements, and
+// dataset summaries (JSON for tools, tables for people). Store export: profile/store_export.cpp.
 #include "carb/data_ops.hpp"
 
 #include <algorithm>
@@ -10,7 +10,6 @@
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
-#include "carb/store.hpp"
 #include "carb/text_table.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
@@ -19,12 +18,6 @@ namespace carb {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string join(const std::set<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 // Folds one input's sidecar protocols into `all`; the same id with other settings is a
 // conflict (the id should be a hash of the settings, so this means mixed-up files).
@@ -78,68 +71,9 @@ nlohmann::json platform_info(const Dataset& d, const std::string& platform) {
 
 }  // namespace
 
-nlohmann::json ExportSummary::to_json() const {
-  return {
-      {"rows", rows}, {"platforms", platforms}, {"csv", csv.string()}, {"provenance", provenance.string()}};
-}
-
 nlohmann::json MergeSummary::to_json() const {
   return {{"rows_in", rows_in},     {"rows_out", rows_out}, {"dropped_duplicates", dropped},
           {"conflicts", conflicts}, {"csv", csv.string()},  {"provenance", provenance.string()}};
-}
-
-ExportSummary export_store(const ExportOptions& o) {
-  // Store() would create an empty database; a typo in --db must not look like an empty store.
-  if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
-  check_dataset_output(o.out, o.force);
-  const Store store(o.db);
-  Dataset all = store.to_dataset();
-  Dataset d;
-  d.extra_columns = all.extra_columns;
-  std::set<std::string> platforms, seen_platforms, protocol_ids;
-  for (Record& r : all.rows) {
-    seen_platforms.insert(r.platform);
-    if (o.platform && r.platform != *o.platform) continue;
-    if (o.protocol && protocol_of(r) != *o.protocol) continue;
-    platforms.insert(r.platform);
-    protocol_ids.insert(protocol_of(r));
-    d.rows.push_back(std::move(r));
-  }
-  if (d.rows.empty())
-    throw InputError(
-        o.db.string() + ": no rows" + (o.platform ? " for platform '" + *o.platform + "'" : "") +
-        (o.protocol ? " under protocol " + *o.protocol : "") +
-        (seen_platforms.empty() ? "" : " (platforms in the store: " + join(seen_platforms) + ")"));
-  std::vector<std::string> where;
-  for (const Record& r : d.rows) where.push_back(o.db.string() + " (" + r.platform + " " + config_key(r.config) + ")");
-  const auto problems = check_dataset(d, where);
-  if (!problems.empty() && platforms.size() > 1)
-    throw InputError(o.db.string() + " holds rows of " + std::to_string(platforms.size()) + " platforms (" +
-                     join(platforms) + "): export one at a time with --platform NAME");
-  if (!problems.empty() && protocol_ids.size() > 1)
-    throw InputError(o.db.string() + " holds rows of " + std::to_string(protocol_ids.size()) + " protocols (" +
-                     join(protocol_ids) + "): export one at a time with --protocol ID (and --platform)");
-  throw_dataset_problems(problems, "");  // o.out is not written
-  write_dataset_csv(d, o.out);
-
-  const nlohmann::json stored = store.protocols();
-  nlohmann::json protocols = nlohmann::json::object();
-  for (const auto& id : protocol_ids)
-    if (stored.contains(id)) protocols[id] = stored[id];
-  const nlohmann::json prov = {
-      {"kind", "carb dataset"},
-      {"csv", o.out.filename().string()},
-      {"rows", d.rows.size()},
-      {"platforms", platforms},
-      {"source_db", fs::absolute(o.db).string()},
-      {"platform_filter", o.platform ? nlohmann::json(*o.platform) : nlohmann::json()},
-      {"command", o.command_line},
-      {"exported_at", utc_now_iso8601()},
-      // The exporting machine; each protocol's settings describe the measuring one.
-      {"exported_on", collect_machine_info()},
-      {"protocols", protocols}};
-  write_provenance(o.out, prov);
-  return {d.rows.size(), {platforms.begin(), platforms.end()}, o.out, provenance_path(o.out)};
 }
 
 MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path& out,

@@ -3,6 +3,7 @@
 #include "carb/dataset.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <span>
 #include <sstream>
@@ -236,6 +237,12 @@ void write_dataset_csv(const Dataset& d, std::ostream& out) {
     }
     csv::write_row(out, fields);
   }
+}
+
+std::string extra_number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
 }
 
 void write_dataset_csv(const Dataset& d, const std::filesystem::path& file) {

@@ -41,12 +41,6 @@ TimingStats timed_passes(const Protocol& p, const std::function<double()>& pass)
   return summarize(ms);
 }
 
-std::string extra_number(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
-
 void record_timing(const TimingStats& t, std::map<std::string, std::string>& extra) {
   const auto num = extra_number;
   extra["latency_median_ms"] = num(t.median_ms);

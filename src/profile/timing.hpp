@@ -24,8 +24,6 @@ TimingStats summarize(const std::vector<double>& ms);
 /// target_rel_ci of the mean or max_timed_s has elapsed.
 TimingStats timed_passes(const Protocol& p, const std::function<double()>& pass);
 
-/// A number as stored in a measurement's extra columns ("%.6g").
-std::string extra_number(double v);
 
 /// Adds the timing fields to a measurement's extra columns.
 void record_timing(const TimingStats& t, std::map<std::string, std::string>& extra);

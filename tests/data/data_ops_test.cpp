@@ -12,6 +12,7 @@
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/store.hpp"
+#include "carb/store_export.hpp"
 #include "data/provenance.hpp"
 
 namespace carb {
