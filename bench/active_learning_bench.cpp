@@ -6,7 +6,7 @@
 //   OMP_WAIT_POLICY=PASSIVE build/bench/active_learning_bench [--data data/cpu-2t.csv] [--seeds 5]
 //       [--start 50] [--step 50] [--max-rows 800] [--trees 100] [--folds 3] [--csv curves.csv]
 //       [--strategies random,space-filling,uncertainty,uncertainty-per-cost] [--spread units|log]
-//       [--diversity 1] [--threads 2]
+//       [--diversity 1] [--threads 2] [--compare-full]
 // Strategies: random (a seeded order, random start), space-filling (maximin, from a maximin start),
 // and carb plan by uncertainty and by uncertainty per predicted second (from the same maximin
 // start). Prints the mean learning curves over seeds and, per strategy and target, the rows and
@@ -41,6 +41,7 @@ struct Options {
   int seeds = 5, start = 50, step = 50, max_rows = 800, trees = 100, folds = 3, threads = 2;
   double test_fraction = 0.2, diversity = 1.0, cooldown = 0.5;
   std::string spread = "units";
+  bool compare_full = false;  // also train the default (full) model on the first seed's whole pool
   std::vector<std::string> strategies = {"random", "space-filling", "uncertainty", "uncertainty-per-cost"};
 };
 
@@ -181,11 +182,12 @@ int main(int argc, char** argv) {
     else if (a == "--threads") opt.threads = std::atoi(next().c_str());
     else if (a == "--diversity") opt.diversity = std::atof(next().c_str());
     else if (a == "--spread") opt.spread = next();
+    else if (a == "--compare-full") opt.compare_full = true;
     else if (a == "--strategies") opt.strategies = split_list(next());
     else {
       std::cerr << "usage: active_learning_bench [--data CSV] [--seeds N] [--start N] [--step N] [--max-rows N] "
                    "[--trees N] [--folds N] [--threads N] [--diversity F] [--spread units|log] "
-                   "[--strategies a,b,...] [--csv FILE]\n";
+                   "[--strategies a,b,...] [--csv FILE] [--compare-full]\n";
       return 2;
     }
   }
@@ -208,8 +210,24 @@ int main(int argc, char** argv) {
       const Dataset pool = subset(all, tr), test = subset(all, te);
       std::vector<double> cost;
       for (const auto& r : pool.rows) cost.push_back(measured_cost(r, opt));
+      const auto f0 = std::chrono::steady_clock::now();
       const Point w = score(CarbModel::train(pool, fast_options(opt, seed)), test, pool.rows.size(),
                             std::accumulate(cost.begin(), cost.end(), 0.0));
+      const double fast_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+      if (opt.compare_full && k == 0) {
+        // What the fast setting costs in accuracy: the default model (paper trees, 5 folds,
+        // correctors) on the same whole pool and test rows.
+        TrainOptions full;
+        full.params.threads = opt.threads;
+        full.seed = seed;
+        const auto g0 = std::chrono::steady_clock::now();
+        const Point f = score(CarbModel::train(pool, full), test, pool.rows.size(), w.cost_s);
+        const double full_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - g0).count();
+        for (const auto& t : targets)
+          std::printf("fast vs full, seed %u whole pool, %s: R2 %.4f vs %.4f, MAPE %.2f%% vs %.2f%%\n", seed, t.c_str(),
+                      w.metrics.at(t).r2, f.metrics.at(t).r2, w.metrics.at(t).mape, f.metrics.at(t).mape);
+        std::printf("fast vs full, seed %u whole pool: training %.1f s vs %.1f s\n", seed, fast_s, full_s);
+      }
       whole.push_back(w);
       std::printf("seed %u: pool %zu rows (%.0f s to measure), test %zu rows; whole pool R2", seed, pool.rows.size(),
                   w.cost_s, test.rows.size());
