@@ -26,7 +26,8 @@ std::string signal_name(int sig) {
 // get the same refusals.
 void run(ProfileCmd& c, const std::string& cmdline) {
   if (c.o.db.empty()) throw InputError("--db FILE is required");
-  if (!c.plan.empty() && c.src.given()) throw InputError("give either --plan or --preset/--configs, not both");
+  if (!c.plan.empty() && (c.src.given() || !c.src.shard_spec.empty()))
+    throw InputError("give either --plan or --preset/--configs/--shard, not both");
   auto configs = c.plan.empty() ? c.src.load() : read_plan_csv(c.plan);  // a plan is measured in its order
   load_torch_backends();
   // CPU results depend on the thread count, so it is part of the default platform id.
