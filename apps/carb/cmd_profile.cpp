@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "carb/error.hpp"
+#include "carb/plan.hpp"
 #include "carb/profiler.hpp"
 #include "config_flags.hpp"
 #include "torch_plugin.hpp"
@@ -13,7 +14,7 @@ namespace {
 struct ProfileCmd {
   SourceFlags src;
   ProfileOptions o;
-  std::string format;
+  std::string format, plan;
   bool quiet = false;
 };
 
@@ -25,7 +26,9 @@ std::string signal_name(int sig) {
 // get the same refusals.
 void run(ProfileCmd& c, const std::string& cmdline) {
   if (c.o.db.empty()) throw InputError("--db FILE is required");
-  auto configs = c.src.load();
+  if (!c.plan.empty() && (c.src.given() || !c.src.shard_spec.empty()))
+    throw InputError("give either --plan or --preset/--configs/--shard, not both");
+  auto configs = c.plan.empty() ? c.src.load() : read_plan_csv(c.plan);  // a plan is measured in its order
   load_torch_backends();
   // CPU results depend on the thread count, so it is part of the default platform id.
   if (c.o.platform.empty())
@@ -52,6 +55,7 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                [](CLI::App& app) {
                  auto c = std::make_shared<ProfileCmd>();
                  c->src.add(app);
+                 app.add_option("--plan", c->plan, "measure the configurations of a plan CSV (from carb plan) in its order");
                  auto& p = c->o.protocol;
                  app.add_option("--backend", c->o.backend, "cpu | cuda")->capture_default_str();
                  app.add_option("--db", c->o.db, "SQLite store (created if missing; rerun to resume)");

@@ -76,6 +76,14 @@ struct Prediction {
   std::vector<Excursion> outside;
 };
 
+/// One target's ensemble members, each in the target's units (back-transformed, times the analytic
+/// estimate when the target learned a ratio), without the low-batch corrector: how much the model
+/// disagrees with itself about a configuration (carb plan's uncertainty).
+struct MemberPredictions {
+  std::vector<std::vector<double>> learners;  // [learner][configuration]: each blended learner alone
+  std::vector<std::vector<double>> trees;     // [tree][configuration]: every tree of the forest learners
+};
+
 class CarbModel {
  public:
   /// Trains on the ok rows of `train`. Throws InputError on empty data, no targets, NaN targets.
@@ -115,6 +123,9 @@ class CarbModel {
   /// path: predict_columns and evaluation both go through it.
   std::vector<double> predict_target(const TargetModel& tm, const Matrix& X, const std::vector<Config>& configs,
                                      PredictParts parts = {}) const;
+  /// The members of one target's blend for each configuration (see MemberPredictions); upstream
+  /// targets enter the cascade as their full predictions, as in predict. InputError for an unknown target.
+  MemberPredictions member_predictions(const std::vector<Config>& configs, const std::string& target) const;
   /// The ranges the model trained on (empty for a model that does not know them).
   const TrainedEnvelope& envelope() const { return envelope_; }
   /// Same, column-wise: target -> values (fast path for screening).

@@ -1,0 +1,92 @@
+// `carb plan`: which configurations to measure next, and in what order (see carb/plan.hpp).
+#include <cmath>
+#include <iostream>
+#include <memory>
+
+#include "carb/model.hpp"
+#include "carb/plan.hpp"
+#include "carb/text_table.hpp"
+#include "config_flags.hpp"
+
+namespace carb::cli {
+namespace {
+
+struct PlanCmd {
+  std::string model, out, strategy, spread = "units";
+  std::vector<std::string> exclude;
+  SourceFlags src;
+  PlanOptions o;
+  long long count = 0;
+  double budget_s = 0;
+  bool force = false;
+};
+
+void run(PlanCmd& c, CLI::App& app) {
+  if (app.count("--count") == 0 && app.count("--budget-s") == 0)
+    throw InputError("say how much to plan: give --count N or --budget-s SECONDS (or both)");
+  if (app.count("--count")) c.o.count = static_cast<std::size_t>(c.count);
+  if (app.count("--budget-s")) c.o.budget_s = c.budget_s;
+  if (c.strategy.empty()) c.strategy = c.model.empty() ? "space-filling" : "uncertainty";
+  c.o.strategy = parse_plan_strategy(c.strategy);
+  c.o.spread = parse_spread_space(c.spread);
+
+  std::vector<std::filesystem::path> inputs(c.exclude.begin(), c.exclude.end());
+  if (!c.model.empty()) inputs.emplace_back(c.model);
+  if (!c.src.configs.empty()) inputs.emplace_back(c.src.configs);
+  check_plan_output(c.out, inputs, c.force);
+
+  const auto candidates = c.src.load();
+  std::vector<Config> measured;
+  for (const auto& f : c.exclude) {
+    const auto m = read_configs_csv(f);
+    measured.insert(measured.end(), m.begin(), m.end());
+  }
+  std::unique_ptr<CarbModel> model;
+  if (!c.model.empty()) model = std::make_unique<CarbModel>(CarbModel::load(c.model));
+  const Plan p = make_plan(candidates, measured, model.get(), c.o);
+  write_plan_csv(p, std::filesystem::path(c.out));
+  std::cout << "planned " << p.rows.size() << " of " << p.candidates << " configurations (" << p.excluded
+            << " already measured) by " << to_string(p.strategy);
+  if (std::isfinite(p.total_cost_s)) std::cout << ", predicted measuring time " << fmt_num(p.total_cost_s, 4) << " s";
+  std::cout << " -> " << c.out << '\n';
+}
+
+Registrar reg({"plan", "Choose the configurations to measure next: most informative per second of measuring",
+               [](CLI::App& app) {
+                 auto c = std::make_shared<PlanCmd>();
+                 app.add_option("--model", c->model,
+                                "model bundle (from carb train) whose uncertainty and latency guide the plan; "
+                                "without one the plan fills the space");
+                 c->src.add(app);
+                 app.add_option("--count", c->count, "rows to plan at most")->check(in_range(1, 1e9));
+                 app.add_option("--budget-s", c->budget_s, "predicted seconds of measuring at most (needs --model)")
+                     ->check(in_range(1e-9, 1e12));
+                 app.add_option("--exclude", c->exclude,
+                                "CSV(s) of configurations already measured (a dataset, a plan or a configuration "
+                                "list): never planned");
+                 app.add_option("--strategy", c->strategy,
+                                "uncertainty | uncertainty-per-cost | space-filling | random (default: uncertainty "
+                                "with --model, space-filling without)")
+                     ->check(CLI::IsMember(plan_strategy_names()));
+                 app.add_option("--spread", c->spread, "measure the model's spread in the targets' units or in log space")
+                     ->capture_default_str()->check(CLI::IsMember({"units", "log"}));
+                 app.add_option("--diversity", c->o.diversity,
+                                "near-duplicate radius in typical spacings of the candidates (0 = off)")
+                     ->capture_default_str()->check(in_range(0.0, 100.0));
+                 app.add_option("--seed", c->o.seed, "seed for the random order and for ties")->capture_default_str();
+                 auto& p = c->o.protocol;
+                 app.add_option("--backend", c->o.backend, "backend the plan will be measured on (cpu | cuda)")
+                     ->capture_default_str()->check(CLI::IsMember({"cpu", "cuda"}));
+                 app.add_option("--warmup", p.warmup, "the protocol's warm-up passes")->capture_default_str()->check(in_range(0, 100000));
+                 app.add_option("--min-passes", p.min_passes, "the protocol's timed passes at least")->capture_default_str()->check(in_range(1, 1000000));
+                 app.add_option("--max-passes", p.max_passes, "the protocol's timed passes at most")->capture_default_str()->check(in_range(1, 1000000));
+                 app.add_option("--max-timed-s", p.max_timed_s, "the protocol's timing limit per configuration (0 = off)")->capture_default_str()->check(in_range(0.0, 1e6));
+                 app.add_option("--cooldown", p.cooldown_s, "the protocol's pause between configurations")->capture_default_str()->check(in_range(0.0, 3600.0));
+                 app.add_flag("--reference", p.reference, "the protocol times the reference network before every pass");
+                 app.add_option("--out", c->out, "plan CSV to write (never an input; an earlier plan is replaced)")->required();
+                 app.add_flag("--force", c->force, "replace whatever is at --out, even if it is not a plan");
+                 app.callback([c, &app] { run(*c, app); });
+               }});
+
+}  // namespace
+}  // namespace carb::cli

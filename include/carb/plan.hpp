@@ -1,0 +1,104 @@
+// Active profiling: which configurations to measure next. A plan ranks configurations not yet
+// measured by what the model expects to learn from them (the spread of its ensemble members),
+// per second of measuring (the protocol's predicted time), picked greedily so that a batch does
+// not crowd near-duplicates of rows measured or already planned. With no model it fills the space
+// (maximin distance). Plans are written as CSV (the six configuration columns, then the scores)
+// and measured in their order by `carb profile --plan`.
+#pragma once
+#include <cstddef>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carb/config.hpp"
+#include "carb/profiler.hpp"
+
+namespace carb {
+
+class CarbModel;
+
+/// Seconds it takes to measure a configuration whose latency is `latency_ms` under protocol `p` on
+/// `backend`: warm-up and timed passes (the timed ones stop at max_passes or, once min_passes are
+/// done, at max_timed_s), the reference network's passes when p.reference, the cuda backend's
+/// energy and utilization windows, and the cooldown. `reference_ms` is the reference network's
+/// latency (counted once per timed pass when p.reference). Throws InputError for a latency that is
+/// not positive and finite.
+double measure_seconds(double latency_ms, const Protocol& p, const std::string& backend, double reference_ms = 0);
+
+enum class PlanStrategy {
+  uncertainty,           // the model's spread alone
+  uncertainty_per_cost,  // spread per predicted second of measuring
+  space_filling,         // maximin distance to what is measured or planned (no model needed)
+  random                 // a seeded random order (the baseline)
+};
+/// "uncertainty", "uncertainty-per-cost", "space-filling", "random"; InputError otherwise.
+PlanStrategy parse_plan_strategy(const std::string& s);
+std::string to_string(PlanStrategy s);
+std::vector<std::string> plan_strategy_names();
+
+/// Where the ensemble's spread is measured: in each target's own units (large configurations
+/// weigh most, as they do in R² and in a budget of seconds) or in log space (relative spread).
+enum class SpreadSpace { units, log };
+SpreadSpace parse_spread_space(const std::string& s);  // "units" | "log"
+
+struct PlanOptions {
+  PlanStrategy strategy = PlanStrategy::uncertainty;
+  SpreadSpace spread = SpreadSpace::units;
+  std::optional<std::size_t> count;  // rows at most (at least one of count and budget_s)
+  std::optional<double> budget_s;    // predicted seconds of measuring at most (needs a model)
+  /// Near-duplicate penalty: a candidate within `diversity` × the typical spacing of the candidates
+  /// of a measured or planned row has its score scaled by distance / that radius. 0 = off.
+  double diversity = 1.0;
+  Protocol protocol;          // the protocol the plan will be measured under (for the cost)
+  std::string backend = "cpu";
+  unsigned seed = 42;
+};
+
+struct PlannedRow {
+  Config config;
+  double score = 0;          // what the greedy selection maximised when it took this row
+  double uncertainty = 0;    // the model's spread (NaN without a model)
+  double latency_ms = 0;     // predicted latency (NaN without a model)
+  double cost_s = 0;         // predicted seconds to measure it (NaN without a model)
+  double distance = 0;       // to the nearest measured or earlier planned row, normalised space (inf: none)
+};
+
+struct Plan {
+  std::vector<PlannedRow> rows;  // in the order to measure them
+  PlanStrategy strategy = PlanStrategy::space_filling;
+  std::size_t candidates = 0;    // distinct configurations offered
+  std::size_t excluded = 0;      // of them, already measured (or trained on by the model)
+  double total_cost_s = 0;       // predicted (NaN without a model)
+};
+
+/// Plans among `candidates` (duplicates counted once), never a configuration in `measured` or one the
+/// model trained on; `model` may be null (then only space-filling and random are possible, and no
+/// budget). The same inputs and seed give the same plan. Throws InputError for options that
+/// cannot work (no count and no budget, a count of 0, a budget that is not positive and finite, a
+/// model-based strategy or a budget without a model, a negative diversity).
+Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>& measured, const CarbModel* model,
+               const PlanOptions& o);
+
+/// Per configuration, the model's spread (see SpreadSpace): the standard deviation of its ensemble
+/// members (the trees of forest learners and the blended learners), each target's in units of the
+/// spread of that target's predictions over `configs`, combined as a root sum of squares. Also gives
+/// the predicted latency per configuration in `latency_ms` when the model has that target (else NaN).
+std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<Config>& configs, SpreadSpace space,
+                                      std::vector<double>* latency_ms = nullptr);
+
+/// The plan CSV: family, depth, width, resolution, batch, precision, then rank, strategy, score,
+/// uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance (empty where unknown).
+void write_plan_csv(const Plan& p, std::ostream& out);
+/// Written atomically (temp file + rename).
+void write_plan_csv(const Plan& p, const std::filesystem::path& file);
+/// The configurations of a plan CSV in its order; DataError for a file that is not a plan (no rank
+/// column) or that repeats a configuration.
+std::vector<Config> read_plan_csv(const std::filesystem::path& file);
+/// Checks, before any work, that a plan may be written at `out`: a file name in an existing
+/// directory, none of `inputs` (or inside an input directory), and, unless `force`, nothing or a
+/// plan CSV that carb wrote already there. Throws InputError naming the path otherwise.
+void check_plan_output(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs, bool force);
+
+}  // namespace carb

@@ -1,0 +1,59 @@
+// The members of a target's blend, one by one: each learner's prediction and each tree of a forest,
+// in the target's units. Their spread is what carb plan calls the model's uncertainty.
+#include <cmath>
+
+#include "carb/error.hpp"
+#include "carb/model.hpp"
+#include "extra_trees.hpp"
+#include "model_internal.hpp"
+
+namespace carb {
+namespace {
+
+// One tree's output for row i of X (the flat node layout of ExtraTrees::Node).
+float walk(const std::vector<ExtraTrees::Node>& nodes, const Matrix& X, std::size_t i) {
+  std::size_t k = 0;
+  while (nodes[k].feature >= 0)
+    k = X(i, static_cast<std::size_t>(nodes[k].feature)) <= nodes[k].value ? static_cast<std::size_t>(nodes[k].left)
+                                                                           : static_cast<std::size_t>(nodes[k].left) + 1;
+  return nodes[k].value;
+}
+
+}  // namespace
+
+MemberPredictions CarbModel::member_predictions(const std::vector<Config>& configs, const std::string& target) const {
+  if (!has_target(target)) throw InputError("the model has no target '" + target + "'");
+  const Matrix base = build_features(schema_, configs, {});
+  std::map<std::string, std::vector<float>> z;  // upstream predictions in the training (log) space
+  for (const auto& tm : models_) {
+    const Matrix X = with_upstream(base, tm.upstream, z);
+    if (tm.target != target) {
+      const auto raw = predict_target(tm, X, configs);
+      auto& col = z[tm.target];
+      col.resize(raw.size());
+      for (std::size_t i = 0; i < raw.size(); ++i)
+        col[i] = static_cast<float>(opts_.log_target ? std::log(raw[i]) : raw[i]);
+      continue;
+    }
+    std::vector<double> scale(configs.size(), 1.0);
+    if (tm.estimate)
+      for (std::size_t i = 0; i < configs.size(); ++i) scale[i] = (*tm.estimate)(configs[i]);
+    auto units = [&](float v, std::size_t i) { return (opts_.log_target ? std::exp(double(v)) : double(v)) * scale[i]; };
+    MemberPredictions out;
+    for (const auto& l : tm.learners) {
+      const auto p = l->predict(X);
+      auto& col = out.learners.emplace_back(p.size());
+      for (std::size_t i = 0; i < p.size(); ++i) col[i] = units(p[i], i);
+      const auto* forest = dynamic_cast<const ExtraTrees*>(l.get());
+      if (!forest) continue;
+      for (std::size_t t = 0; t < forest->tree_count(); ++t) {
+        auto& tc = out.trees.emplace_back(configs.size());
+        for (std::size_t i = 0; i < configs.size(); ++i) tc[i] = units(walk(forest->tree(t), X, i), i);
+      }
+    }
+    return out;
+  }
+  throw InputError("the model has no target '" + target + "'");  // unreachable: has_target checked it
+}
+
+}  // namespace carb

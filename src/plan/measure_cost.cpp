@@ -1,0 +1,24 @@
+// The predicted time to measure one configuration under a protocol: what a budget in seconds counts.
+#include <algorithm>
+#include <cmath>
+
+#include "carb/error.hpp"
+#include "carb/plan.hpp"
+
+namespace carb {
+
+double measure_seconds(double latency_ms, const Protocol& p, const std::string& backend, double reference_ms) {
+  if (!(latency_ms > 0) || !std::isfinite(latency_ms))
+    throw InputError("cannot predict the measuring time of a latency of " + std::to_string(latency_ms) + " ms");
+  const double s = latency_ms / 1000.0;
+  double timed = p.max_passes;
+  // Adaptive stopping: once min_passes are done, timing stops at max_timed_s (the CI target stops
+  // it earlier still, but how much earlier depends on noise no model predicts: not counted).
+  if (p.max_timed_s > 0) timed = std::clamp(std::ceil(p.max_timed_s / s), double(p.min_passes), double(p.max_passes));
+  const double reference = p.reference ? std::max(0.0, reference_ms) / 1000.0 : 0.0;
+  // The cuda backend repeats passes until the energy window is long enough, then samples utilization.
+  const double windows = backend == "cuda" ? std::max(p.min_energy_window_s, s) + p.util_window_s : 0.0;
+  return p.warmup * s + timed * (s + reference) + windows + p.cooldown_s;
+}
+
+}  // namespace carb

@@ -1,0 +1,103 @@
+// The plan CSV: written atomically, read back in its order by `carb profile --plan`, and the
+// check of --out (never an input, never a file carb did not write as a plan).
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "carb/plan.hpp"
+#include "data/csv.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kPlanColumns[] = {"rank", "strategy", "score", "uncertainty", "predicted_latency_ms",
+                                        "cost_s", "cumulative_cost_s", "distance"};
+
+std::string header() {
+  std::string h;
+  for (const char* c : kConfigColumns) h += (h.empty() ? "" : ",") + std::string(c);
+  for (const char* c : kPlanColumns) h += "," + std::string(c);
+  return h;
+}
+
+std::string number(double v) { return std::isfinite(v) ? csv::format_number(v) : std::string(); }
+
+bool looks_like_plan(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  std::string first;
+  std::getline(in, first);
+  if (!first.empty() && first.back() == '\r') first.pop_back();
+  return first == header();
+}
+
+// The path as it would resolve, for comparing an output with the inputs.
+fs::path resolved(const fs::path& p) {
+  std::error_code ec;
+  const fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  return ec ? fs::absolute(p).lexically_normal() : r;
+}
+
+}  // namespace
+
+void write_plan_csv(const Plan& p, std::ostream& out) {
+  out << header() << "\n";
+  double cumulative = 0;
+  for (std::size_t k = 0; k < p.rows.size(); ++k) {
+    const PlannedRow& r = p.rows[k];
+    cumulative += r.cost_s;
+    const Config& c = r.config;
+    csv::write_row(out, {to_string(c.family), std::to_string(c.depth), format_width(c.width),
+                         std::to_string(c.resolution), std::to_string(c.batch), to_string(c.precision),
+                         std::to_string(k + 1), to_string(p.strategy), number(r.score), number(r.uncertainty),
+                         number(r.latency_ms), number(r.cost_s), number(cumulative), number(r.distance)});
+  }
+}
+
+void write_plan_csv(const Plan& p, const fs::path& file) {
+  std::ostringstream out;
+  write_plan_csv(p, out);
+  csv::write_text_atomic(file, out.str());
+}
+
+std::vector<Config> read_plan_csv(const fs::path& file) {
+  const auto rows = csv::read_file(file);
+  bool has_rank = false;
+  if (!rows.empty())
+    for (const auto& f : rows.front().fields) has_rank = has_rank || f == "rank";
+  if (!has_rank) throw DataError(file.string() + ": not a plan (no rank column); write one with carb plan");
+  auto configs = read_configs_csv(file);
+  std::set<std::string> seen;
+  for (std::size_t k = 0; k < configs.size(); ++k)
+    if (!seen.insert(config_key(configs[k])).second)
+      throw DataError(file.string() + ": configuration " + config_key(configs[k]) + " is planned twice (row " +
+                      std::to_string(k + 1) + ")");
+  return configs;
+}
+
+void check_plan_output(const fs::path& out, const std::vector<fs::path>& inputs, bool force) {
+  if (out.empty() || !out.has_filename()) throw InputError("--out needs a file name");
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw InputError("cannot write " + out.string() + ": directory " + dir.string() + " does not exist");
+  const fs::path o = resolved(out);
+  for (const fs::path& in : inputs) {
+    const fs::path i = resolved(in);
+    const auto rel = o.lexically_relative(i);
+    if (o == i || (!rel.empty() && *rel.begin() != ".."))
+      throw InputError("--out " + out.string() + " is an input (" + in.string() + "); choose another file");
+  }
+  const auto st = fs::status(out, ec);
+  if (st.type() == fs::file_type::not_found) return;
+  if (st.type() == fs::file_type::directory) throw InputError(out.string() + " is a directory; give a file to write");
+  if (!force && (st.type() != fs::file_type::regular || !looks_like_plan(out)))
+    throw InputError(out.string() + " exists and is not a plan carb wrote; choose another --out, or pass --force to "
+                     "replace it");
+}
+
+}  // namespace carb

@@ -1,0 +1,160 @@
+// make_plan: the greedy batch selection. Every candidate has a base score (the model's spread,
+// per predicted second of measuring, a seeded random key, or 1 for space-filling); each pick takes
+// the best score times a near-duplicate penalty (distance to the nearest measured or planned row
+// over a radius, capped at 1), or for space-filling the largest such distance, then updates the
+// distances. Rows whose predicted cost would overrun the budget are passed over.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <set>
+
+#include "carb/error.hpp"
+#include "carb/model.hpp"
+#include "carb/plan.hpp"
+#include "plan/config_space.hpp"
+
+namespace carb {
+namespace {
+
+using plan_detail::ConfigSpace;
+using plan_detail::Point;
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+void check_options(const PlanOptions& o, bool has_model) {
+  if (!o.count && !o.budget_s) throw InputError("say how much to plan: give a count of rows or a budget in seconds");
+  if (o.count && *o.count == 0) throw InputError("the count of rows to plan must be at least 1");
+  if (o.budget_s && !(*o.budget_s > 0 && std::isfinite(*o.budget_s)))
+    throw InputError("the budget must be a positive, finite number of seconds");
+  if (!(o.diversity >= 0 && std::isfinite(o.diversity))) throw InputError("diversity must be a finite number >= 0");
+  const bool needs_model = o.strategy == PlanStrategy::uncertainty || o.strategy == PlanStrategy::uncertainty_per_cost;
+  if (needs_model && !has_model)
+    throw InputError("strategy " + to_string(o.strategy) + " needs a model (--model); without one use space-filling");
+  if (o.budget_s && !has_model)
+    throw InputError("a budget in seconds needs a model (--model): a row's measuring time is predicted from its latency");
+  validate(o.protocol, o.backend);
+}
+
+// Seeded keys in [0, 1) for the random order and for breaking ties: mt19937's raw output is the
+// same on every platform, unlike the standard distributions.
+std::vector<double> random_keys(std::size_t n, unsigned seed) {
+  std::mt19937 g(seed);
+  std::vector<double> k(n);
+  for (double& x : k) x = double(g()) / 4294967296.0;
+  return k;
+}
+
+}  // namespace
+
+PlanStrategy parse_plan_strategy(const std::string& s) {
+  for (auto st : {PlanStrategy::uncertainty, PlanStrategy::uncertainty_per_cost, PlanStrategy::space_filling,
+                  PlanStrategy::random})
+    if (to_string(st) == s) return st;
+  std::string known;
+  for (const auto& n : plan_strategy_names()) known += (known.empty() ? "" : ", ") + n;
+  throw InputError("unknown plan strategy '" + s + "' (known: " + known + ")");
+}
+
+std::string to_string(PlanStrategy s) {
+  switch (s) {
+    case PlanStrategy::uncertainty: return "uncertainty";
+    case PlanStrategy::uncertainty_per_cost: return "uncertainty-per-cost";
+    case PlanStrategy::space_filling: return "space-filling";
+    case PlanStrategy::random: return "random";
+  }
+  return "?";
+}
+
+std::vector<std::string> plan_strategy_names() {
+  return {"uncertainty", "uncertainty-per-cost", "space-filling", "random"};
+}
+
+Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>& measured, const CarbModel* model,
+               const PlanOptions& o) {
+  check_options(o, model != nullptr);
+  // Distinct candidates, in first-seen order; those measured (or trained on) are out.
+  std::set<std::string> done, seen;
+  for (const Config& c : measured) done.insert(config_key(c));
+  Plan plan;
+  plan.strategy = o.strategy;
+  std::vector<Config> pool;
+  for (const Config& c : candidates) {
+    const std::string k = config_key(c);
+    if (!seen.insert(k).second) continue;
+    if (done.count(k) || (model && model->trained_on(c))) {
+      ++plan.excluded;
+      continue;
+    }
+    pool.push_back(c);
+  }
+  plan.candidates = seen.size();
+
+  const std::size_t n = pool.size();
+  std::vector<double> unc(n, kNaN), lat(n, kNaN), cost(n, kNaN);
+  if (model) {
+    unc = model_uncertainty(*model, pool, o.spread, &lat);
+    if (!model->has_target("latency_ms") && o.budget_s)
+      throw InputError("a budget in seconds needs a model that predicts latency_ms");
+    double ref_ms = 0;
+    if (o.protocol.reference && model->has_target("latency_ms"))
+      ref_ms = model->predict_columns({kReferenceConfig}).at("latency_ms").at(0);
+    for (std::size_t i = 0; i < n; ++i)
+      if (std::isfinite(lat[i]) && lat[i] > 0) cost[i] = measure_seconds(lat[i], o.protocol, o.backend, ref_ms);
+  }
+  if (o.strategy == PlanStrategy::uncertainty_per_cost && !model->has_target("latency_ms"))
+    throw InputError("strategy uncertainty-per-cost needs a model that predicts latency_ms");
+
+  // Distances in the normalised space to the nearest measured row (planned ones join as picked).
+  std::vector<Config> everything = pool;
+  everything.insert(everything.end(), measured.begin(), measured.end());
+  const ConfigSpace space(everything);
+  std::vector<Point> pts(n);
+  for (std::size_t i = 0; i < n; ++i) pts[i] = space.point(pool[i]);
+  std::vector<double> dist(n, kInf);
+  for (const Config& m : measured) {
+    const Point q = space.point(m);
+    for (std::size_t i = 0; i < n; ++i) dist[i] = std::min(dist[i], ConfigSpace::distance(pts[i], q));
+  }
+  const double radius = o.diversity * plan_detail::typical_spacing(pts);
+
+  const std::vector<double> key = random_keys(n, o.seed);
+  std::vector<double> base(n, 1.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (o.strategy == PlanStrategy::uncertainty) base[i] = unc[i];
+    else if (o.strategy == PlanStrategy::uncertainty_per_cost) base[i] = unc[i] / cost[i];
+    else if (o.strategy == PlanStrategy::random) base[i] = key[i];
+    if (!std::isfinite(base[i])) base[i] = 0;
+  }
+
+  std::vector<char> open(n, 1);
+  double spent = 0;
+  const std::size_t want = o.count ? *o.count : n;
+  while (plan.rows.size() < want) {
+    std::size_t best = n;
+    double best_score = -kInf;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!open[i]) continue;
+      if (o.budget_s && spent + cost[i] > *o.budget_s) {
+        open[i] = 0;  // costs only grow with what is spent: it will never fit again
+        continue;
+      }
+      double s;
+      if (o.strategy == PlanStrategy::space_filling) s = dist[i];
+      else if (o.strategy == PlanStrategy::random) s = base[i];
+      else s = base[i] * (radius > 0 ? std::min(1.0, dist[i] / radius) : 1.0);
+      if (s > best_score || (s == best_score && best < n && key[i] > key[best])) best = i, best_score = s;
+    }
+    if (best == n) break;
+    open[best] = 0;
+    if (o.budget_s || std::isfinite(cost[best])) spent += cost[best];
+    plan.rows.push_back({pool[best], best_score, unc[best], lat[best], cost[best], dist[best]});
+    for (std::size_t i = 0; i < n; ++i)
+      if (open[i]) dist[i] = std::min(dist[i], ConfigSpace::distance(pts[i], pts[best]));
+  }
+  plan.total_cost_s = model ? spent : kNaN;
+  return plan;
+}
+
+}  // namespace carb

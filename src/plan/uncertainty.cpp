@@ -1,0 +1,65 @@
+// The model's uncertainty about a configuration: how far its ensemble members disagree.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "carb/error.hpp"
+#include "carb/model.hpp"
+#include "carb/plan.hpp"
+
+namespace carb {
+namespace {
+
+// Variance of the members at configuration i (population variance; 0 for fewer than two).
+double member_variance(const std::vector<std::vector<double>>& members, std::size_t i, SpreadSpace space) {
+  if (members.size() < 2) return 0;
+  double sum = 0, sq = 0;
+  for (const auto& m : members) {
+    const double v = space == SpreadSpace::log ? std::log(std::max(m[i], 1e-300)) : m[i];
+    sum += v, sq += v * v;
+  }
+  const double n = double(members.size()), mean = sum / n;
+  return std::max(0.0, sq / n - mean * mean);
+}
+
+double variance_of(const std::vector<double>& v, SpreadSpace space) {
+  if (v.size() < 2) return 0;
+  double sum = 0, sq = 0;
+  for (double x : v) {
+    const double y = space == SpreadSpace::log ? std::log(std::max(x, 1e-300)) : x;
+    sum += y, sq += y * y;
+  }
+  const double n = double(v.size()), mean = sum / n;
+  return std::max(0.0, sq / n - mean * mean);
+}
+
+}  // namespace
+
+SpreadSpace parse_spread_space(const std::string& s) {
+  if (s == "units") return SpreadSpace::units;
+  if (s == "log") return SpreadSpace::log;
+  throw InputError("unknown spread space '" + s + "' (known: units, log)");
+}
+
+std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<Config>& configs, SpreadSpace space,
+                                      std::vector<double>* latency_ms) {
+  std::vector<double> total(configs.size(), 0.0);
+  if (latency_ms) latency_ms->assign(configs.size(), std::numeric_limits<double>::quiet_NaN());
+  if (configs.empty()) return total;
+  const auto predicted = model.predict_columns(configs);
+  for (const std::string& target : model.targets()) {
+    const auto& pred = predicted.at(target);
+    if (latency_ms && target == "latency_ms") *latency_ms = pred;
+    // Each target's spread in units of how much its predictions vary over the candidates: the
+    // squared ratio is the share of that variance a wrong prediction of this row would cost in R².
+    const double scale = variance_of(pred, space);
+    if (!(scale > 0)) continue;
+    const MemberPredictions m = model.member_predictions(configs, target);
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      total[i] += (member_variance(m.trees, i, space) + member_variance(m.learners, i, space)) / scale;
+  }
+  for (double& t : total) t = std::sqrt(t);
+  return total;
+}
+
+}  // namespace carb

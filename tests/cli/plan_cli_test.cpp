@@ -1,0 +1,110 @@
+// `carb plan` as a command: a plan is written and read back, respects --exclude and a budget; bad
+// input exits non-zero with one line naming the problem; --out never overwrites an input.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "analysis/synthetic_datasets.hpp"
+#include "carb/dataset.hpp"
+#include "carb/plan.hpp"
+#include "cli/cli_run.hpp"
+
+namespace {
+
+using namespace carb_cli_test;
+namespace fs = std::filesystem;
+
+// A model bundle and candidates around its training grid, written once per test process.
+void prepare() {
+  static const bool done = [] {
+    carb::testing::synthetic_source_model().save(scratch().dir() / "plan_model");
+    std::vector<carb::Config> cands;
+    for (int d : {10, 18, 26, 34})
+      for (int r : {32, 48, 64})
+        for (int b : {1, 8, 32})
+          cands.push_back({carb::Family::basic, d, 0.75, r, b, carb::Precision::fp32});
+    std::ofstream out(scratch().dir() / "plan_candidates.csv");
+    carb::write_configs_csv(cands, out);
+    write_file("plan_measured.csv", "family,depth,width,resolution,batch,precision\nbasic,26,0.75,48,8,fp32\n"
+                                    "basic,10,0.75,32,1,fp32\n");
+    return true;
+  }();
+  (void)done;
+}
+
+std::set<std::string> keys(const std::vector<carb::Config>& cs) {
+  std::set<std::string> k;
+  for (const auto& c : cs) k.insert(carb::config_key(c));
+  return k;
+}
+
+TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
+  prepare();
+  const CliRun r = carb_cli_test::carb("plan --model plan_model --configs plan_candidates.csv --exclude plan_measured.csv --count 10 "
+                        "--out plan_a.csv",
+                        "plan_a");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("planned 10 of 36 configurations (2 already measured)"), std::string::npos) << r.out;
+  const auto planned = carb::read_plan_csv(scratch().dir() / "plan_a.csv");
+  ASSERT_EQ(planned.size(), 10u);
+  EXPECT_EQ(keys(planned).size(), 10u);
+  for (const auto& m : carb::read_configs_csv(scratch().dir() / "plan_measured.csv"))
+    EXPECT_FALSE(keys(planned).count(carb::config_key(m)));
+
+  const CliRun b = carb_cli_test::carb("plan --model plan_model --configs plan_candidates.csv --budget-s 20 --strategy "
+                        "uncertainty-per-cost --out plan_b.csv",
+                        "plan_b");
+  ASSERT_EQ(b.status, 0) << b.err;
+  std::ifstream in(scratch().dir() / "plan_b.csv");
+  std::string line, last;
+  while (std::getline(in, line)) last = line;
+  const double cumulative = std::stod(last.substr(last.rfind(',', last.rfind(',') - 1) + 1));
+  EXPECT_LE(cumulative, 20.0) << last;
+  EXPECT_GT(cumulative, 0.0) << last;
+
+  const CliRun fill = carb_cli_test::carb("plan --preset tiny --count 4 --out plan_c.csv", "plan_c");
+  ASSERT_EQ(fill.status, 0) << fill.err;
+  EXPECT_NE(fill.out.find("space-filling"), std::string::npos) << fill.out;
+  EXPECT_EQ(carb::read_plan_csv(scratch().dir() / "plan_c.csv").size(), 4u);
+}
+
+TEST(PlanCli, BadInputExitsNonZeroWithOneLineNamingIt) {
+  prepare();
+  write_file("plan_notes.txt", "mine\n");
+  const std::pair<const char*, const char*> cases[] = {
+      {"plan --preset nope --count 3 --out p.csv", "nope"},
+      {"plan --model no_such_model --preset tiny --count 3 --out p.csv", "no_such_model"},
+      {"plan --preset tiny --count 0 --out p.csv", "count"},
+      {"plan --preset tiny --count 2.5 --out p.csv", "count"},
+      {"plan --model plan_model --preset tiny --budget-s nan --out p.csv", "budget-s"},
+      {"plan --model plan_model --preset tiny --budget-s -3 --out p.csv", "budget-s"},
+      {"plan --preset tiny --out p.csv", "--count"},
+      {"plan --preset tiny --count 3", "--out"},
+      {"plan --preset tiny --count 3 --strategy uncertainty --out p.csv", "--model"},
+      {"plan --preset tiny --budget-s 10 --out p.csv", "--model"},
+      {"plan --preset tiny --count 3 --strategy greedy --out p.csv", "greedy"},
+      {"plan --preset tiny --count 3 --exclude plan_measured.csv --out plan_measured.csv", "input"},
+      {"plan --configs plan_candidates.csv --count 3 --out plan_candidates.csv", "input"},
+      {"plan --preset tiny --count 3 --out plan_notes.txt", "plan_notes.txt"},
+      {"plan --preset tiny --count 3 --out no_dir/p.csv", "no_dir"},
+  };
+  const std::string measured_before = slurp(scratch().dir() / "plan_measured.csv");
+  int k = 0;
+  for (const auto& [args, mention] : cases) {
+    const CliRun r = carb_cli_test::carb(args, "plan_bad" + std::to_string(k++));
+    SCOPED_TRACE(std::string("carb ") + args + "\nstderr: " + r.err);
+    EXPECT_NE(r.status, 0);
+    EXPECT_LT(r.status, 64) << "a crash is not an error message";
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "exactly one line";
+    EXPECT_NE(r.err.find(mention), std::string::npos) << "should mention " << mention;
+  }
+  EXPECT_FALSE(fs::exists(scratch().dir() / "p.csv")) << "refused before writing anything";
+  EXPECT_EQ(slurp(scratch().dir() / "plan_measured.csv"), measured_before);
+  EXPECT_EQ(slurp(scratch().dir() / "plan_notes.txt"), "mine\n");
+}
+
+}  // namespace

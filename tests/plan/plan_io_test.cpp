@@ -1,0 +1,77 @@
+// The plan CSV: written and read back in its order, refused when it is not a plan or repeats a
+// configuration; and the --out check that never lets a plan overwrite an input.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "carb/error.hpp"
+#include "carb/plan.hpp"
+#include "temp_dir_test.hpp"
+
+namespace carb {
+namespace {
+
+class PlanIo : public TempDirTest {
+ protected:
+  PlanIo() : TempDirTest("carb_plan_io_") {}
+  void write(const std::filesystem::path& f, const std::string& text) { std::ofstream(f) << text; }
+  std::string read(const std::filesystem::path& f) {
+    std::ifstream in(f);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+};
+
+Plan three_rows() {
+  Plan p;
+  p.strategy = PlanStrategy::uncertainty;
+  p.rows = {{{Family::bottleneck, 50, 1.0, 224, 8, Precision::fp32}, 3, 0.3, 120, 14, 0.5},
+            {{Family::basic, 10, 0.25, 32, 1, Precision::bf16}, 2, 0.2, 1.2, 1.1, 0.4},
+            {{Family::basic, 18, 0.5, 64, 4, Precision::fp32}, 1, 0.1, 8, 2.0, 0.3}};
+  return p;
+}
+
+TEST_F(PlanIo, RoundTripsInItsOrderWithTheScoresBeside) {
+  const auto f = dir_ / "plan.csv";
+  write_plan_csv(three_rows(), f);
+  const auto back = read_plan_csv(f);
+  ASSERT_EQ(back.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_EQ(back[k], three_rows().rows[k].config);
+  const std::string text = read(f);
+  EXPECT_EQ(text.rfind("family,depth,width,resolution,batch,precision,rank,strategy,score,uncertainty,", 0), 0u);
+  EXPECT_NE(text.find(",17.1,"), std::string::npos) << "the cumulative cost 14 + 1.1 + 2 is written:\n" << text;
+}
+
+TEST_F(PlanIo, RefusesAFileThatIsNotAPlanOrRepeatsARow) {
+  const auto configs = dir_ / "configs.csv";
+  write(configs, "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp32\n");
+  EXPECT_THROW(read_plan_csv(configs), DataError);
+  const auto twice = dir_ / "twice.csv";
+  write(twice, "family,depth,width,resolution,batch,precision,rank\nbasic,10,0.25,32,1,fp32,1\n"
+               "basic,10,0.25,32,1,fp32,2\n");
+  EXPECT_THROW(read_plan_csv(twice), DataError);
+  EXPECT_THROW(read_plan_csv(dir_ / "missing.csv"), DataError);
+}
+
+TEST_F(PlanIo, OutputNeverReplacesAnInputOrAFileCarbDidNotWriteAsAPlan) {
+  const auto measured = dir_ / "measured.csv", model = dir_ / "model";
+  write(measured, "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp32\n");
+  std::filesystem::create_directories(model);
+  EXPECT_THROW(check_plan_output(measured, {measured, model}, false), InputError);
+  EXPECT_THROW(check_plan_output(measured, {measured}, true), InputError) << "not even with --force";
+  EXPECT_THROW(check_plan_output(dir_ / "." / "measured.csv", {measured}, true), InputError);
+  EXPECT_THROW(check_plan_output(model / "plan.csv", {model}, false), InputError);
+  EXPECT_THROW(check_plan_output(dir_ / "nodir" / "plan.csv", {}, false), InputError);
+  EXPECT_THROW(check_plan_output(model, {}, false), InputError) << "a directory";
+  const auto other = dir_ / "notes.csv";
+  write(other, "my,own,file\n");
+  EXPECT_THROW(check_plan_output(other, {measured}, false), InputError);
+  EXPECT_NO_THROW(check_plan_output(other, {measured}, true));
+  const auto plan = dir_ / "plan.csv";
+  EXPECT_NO_THROW(check_plan_output(plan, {measured, model}, false));
+  write_plan_csv(three_rows(), plan);
+  EXPECT_NO_THROW(check_plan_output(plan, {measured, model}, false)) << "an earlier plan is replaced";
+  EXPECT_EQ(read(measured), "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp32\n");
+}
+
+}  // namespace
+}  // namespace carb

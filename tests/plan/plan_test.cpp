@@ -1,0 +1,189 @@
+// carb plan's library: the selection never repeats a measured or planned configuration, keeps to
+// its budget, is reproducible under a seed, fills the space without a model, and refuses options
+// that cannot work.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "analysis/synthetic_datasets.hpp"
+#include "carb/error.hpp"
+#include "carb/plan.hpp"
+#include "plan/config_space.hpp"
+
+namespace carb {
+namespace {
+
+// Candidates around the synthetic grid the test model trained on: its 96 configurations and
+// 240 more between and beyond them (other depths, widths, resolutions and batches).
+std::vector<Config> candidates() {
+  std::vector<Config> out;
+  for (int d : {10, 18, 26, 34})
+    for (double w : {0.5, 0.75, 1.0})
+      for (int r : {32, 48, 64})
+        for (int b : {1, 8, 32, 128})
+          for (Precision p : {Precision::fp32, Precision::fp16}) out.push_back({Family::basic, d, w, r, b, p});
+  return out;
+}
+
+const CarbModel& model() { return testing::synthetic_source_model(); }
+
+PlanOptions options(PlanStrategy s, std::optional<std::size_t> count, std::optional<double> budget = std::nullopt) {
+  PlanOptions o;
+  o.strategy = s;
+  o.count = count;
+  o.budget_s = budget;
+  return o;
+}
+
+const PlanStrategy kAll[] = {PlanStrategy::uncertainty, PlanStrategy::uncertainty_per_cost,
+                             PlanStrategy::space_filling, PlanStrategy::random};
+
+TEST(Plan, NeverRepeatsAMeasuredOrPlannedConfiguration) {
+  auto cands = candidates();
+  cands.insert(cands.end(), cands.begin(), cands.begin() + 50);  // offered twice: counted once
+  const std::vector<Config> measured(cands.begin() + 100, cands.begin() + 140);
+  for (PlanStrategy s : kAll) {
+    const Plan p = make_plan(cands, measured, &model(), options(s, 1000));
+    std::set<std::string> keys, gone;
+    for (const Config& c : measured) gone.insert(config_key(c));
+    for (const auto& r : p.rows) {
+      EXPECT_TRUE(keys.insert(config_key(r.config)).second) << to_string(s) << " repeats " << config_key(r.config);
+      EXPECT_FALSE(gone.count(config_key(r.config))) << to_string(s) << " plans measured " << config_key(r.config);
+      EXPECT_FALSE(model().trained_on(r.config)) << to_string(s) << " plans trained-on " << config_key(r.config);
+    }
+    EXPECT_EQ(p.candidates, candidates().size());
+    EXPECT_EQ(p.rows.size() + p.excluded, p.candidates) << to_string(s) << ": every open candidate is planned";
+    EXPECT_GT(p.excluded, measured.size()) << "the model's own training rows are excluded too";
+  }
+}
+
+TEST(Plan, KeepsToTheBudgetAndLeavesNoAffordableRowBehind) {
+  const auto cands = candidates();
+  for (PlanStrategy s : kAll) {
+    const double budget = 40;
+    const Plan p = make_plan(cands, {}, &model(), options(s, std::nullopt, budget));
+    ASSERT_FALSE(p.rows.empty());
+    double sum = 0;
+    std::set<std::string> planned;
+    for (const auto& r : p.rows) sum += r.cost_s, planned.insert(config_key(r.config));
+    EXPECT_LE(sum, budget) << to_string(s);
+    EXPECT_NEAR(p.total_cost_s, sum, 1e-9);
+    // Greedy with skipping: no candidate left out would still have fitted.
+    const Plan all = make_plan(cands, {}, &model(), options(PlanStrategy::random, 100000));
+    for (const auto& r : all.rows)
+      if (!planned.count(config_key(r.config))) {
+        EXPECT_GT(sum + r.cost_s, budget) << config_key(r.config);
+      }
+  }
+}
+
+TEST(Plan, SameSeedSamePlanAndTheSeedMatters) {
+  const auto cands = candidates();
+  auto keys = [](const Plan& p) {
+    std::vector<std::string> k;
+    for (const auto& r : p.rows) k.push_back(config_key(r.config));
+    return k;
+  };
+  for (PlanStrategy s : kAll) {
+    PlanOptions o = options(s, 30);
+    EXPECT_EQ(keys(make_plan(cands, {}, &model(), o)), keys(make_plan(cands, {}, &model(), o))) << to_string(s);
+  }
+  PlanOptions a = options(PlanStrategy::random, 30), b = a;
+  b.seed = a.seed + 1;
+  EXPECT_NE(keys(make_plan(cands, {}, &model(), a)), keys(make_plan(cands, {}, &model(), b)));
+}
+
+TEST(Plan, UncertaintyPicksWhatTheModelDisagreesAboutMost) {
+  PlanOptions o = options(PlanStrategy::uncertainty, 1);
+  o.diversity = 0;
+  const Plan p = make_plan(candidates(), {}, &model(), o);
+  ASSERT_EQ(p.rows.size(), 1u);
+  std::vector<Config> open;
+  for (const Config& c : candidates())
+    if (!model().trained_on(c)) open.push_back(c);
+  const auto u = model_uncertainty(model(), open, SpreadSpace::units);
+  double top = 0;
+  for (double x : u) top = std::max(top, x);
+  EXPECT_GT(top, 0);
+  EXPECT_DOUBLE_EQ(p.rows[0].uncertainty, top);
+  // Per cost prefers cheap rows: its first pick costs no more than the uncertainty pick.
+  o.strategy = PlanStrategy::uncertainty_per_cost;
+  const Plan q = make_plan(candidates(), {}, &model(), o);
+  EXPECT_LE(q.rows[0].cost_s, p.rows[0].cost_s);
+}
+
+TEST(Plan, SpaceFillingWithoutAModelSpreadsOutMoreThanRandom) {
+  const auto cands = candidates();
+  auto min_gap = [&](const Plan& p) {
+    std::vector<Config> all = cands;
+    const plan_detail::ConfigSpace space(all);
+    double gap = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < p.rows.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        gap = std::min(gap, plan_detail::ConfigSpace::distance(space.point(p.rows[i].config),
+                                                               space.point(p.rows[j].config)));
+    return gap;
+  };
+  const Plan fill = make_plan(cands, {}, nullptr, options(PlanStrategy::space_filling, 20));
+  const Plan rnd = make_plan(cands, {}, nullptr, options(PlanStrategy::random, 20));
+  ASSERT_EQ(fill.rows.size(), 20u);
+  EXPECT_GT(min_gap(fill), min_gap(rnd));
+  EXPECT_TRUE(std::isnan(fill.rows[0].cost_s)) << "no model, no cost";
+  EXPECT_TRUE(std::isnan(fill.total_cost_s));
+}
+
+TEST(Plan, RefusesOptionsThatCannotWork) {
+  const auto cands = candidates();
+  EXPECT_THROW(make_plan(cands, {}, &model(), options(PlanStrategy::uncertainty, std::nullopt)), InputError);
+  EXPECT_THROW(make_plan(cands, {}, &model(), options(PlanStrategy::uncertainty, 0)), InputError);
+  for (double bad : {0.0, -1.0, std::nan(""), std::numeric_limits<double>::infinity()})
+    EXPECT_THROW(make_plan(cands, {}, &model(), options(PlanStrategy::uncertainty, std::nullopt, bad)), InputError);
+  EXPECT_THROW(make_plan(cands, {}, nullptr, options(PlanStrategy::uncertainty, 5)), InputError);
+  EXPECT_THROW(make_plan(cands, {}, nullptr, options(PlanStrategy::uncertainty_per_cost, 5)), InputError);
+  EXPECT_THROW(make_plan(cands, {}, nullptr, options(PlanStrategy::space_filling, 5, 10.0)), InputError);
+  PlanOptions o = options(PlanStrategy::space_filling, 5);
+  o.diversity = -1;
+  EXPECT_THROW(make_plan(cands, {}, nullptr, o), InputError);
+  EXPECT_THROW(parse_plan_strategy("greedy"), InputError);
+  EXPECT_THROW(parse_spread_space("linear"), InputError);
+}
+
+TEST(MeasureSeconds, CountsWarmupPassesWindowsAndCooldown) {
+  Protocol p;  // warm-up 10, 100 passes, cooldown 1 s
+  EXPECT_NEAR(measure_seconds(10, p, "cpu"), 0.01 * 110 + 1.0, 1e-12);
+  // The timing limit stops after max_timed_s, but never before min_passes.
+  p.max_timed_s = 0.5, p.min_passes = 10;
+  EXPECT_NEAR(measure_seconds(10, p, "cpu"), 0.01 * (10 + 50) + 1.0, 1e-12);
+  EXPECT_NEAR(measure_seconds(1000, p, "cpu"), 1.0 * (10 + 10) + 1.0, 1e-12);
+  // The reference network runs before every timed pass; cuda adds its energy and utilization windows.
+  p.reference = true;
+  EXPECT_NEAR(measure_seconds(10, p, "cpu", 5), 0.01 * 10 + 50 * 0.015 + 1.0, 1e-12);
+  p.reference = false;
+  EXPECT_NEAR(measure_seconds(10, p, "cuda"), 0.01 * 60 + p.min_energy_window_s + p.util_window_s + 1.0, 1e-12);
+  EXPECT_THROW(measure_seconds(0, p, "cpu"), InputError);
+  EXPECT_THROW(measure_seconds(std::nan(""), p, "cpu"), InputError);
+}
+
+TEST(MemberPredictions, TreesAverageToTheForestAndLearnersMatchTheModel) {
+  const auto cands = candidates();
+  for (const std::string& target : model().targets()) {
+    const MemberPredictions m = model().member_predictions(cands, target);
+    const auto& tm = *std::find_if(model().target_models().begin(), model().target_models().end(),
+                                   [&](const TargetModel& t) { return t.target == target; });
+    ASSERT_EQ(m.learners.size(), tm.learners.size());
+    ASSERT_EQ(m.trees.size(), 30u) << "the extra_trees learner's 30 trees";
+    const std::size_t forest = tm.learners[0]->kind() == "extra_trees" ? 0 : 1;
+    for (std::size_t i = 0; i < cands.size(); i += 17) {
+      double log_mean = 0;  // trees average in the learners' (log) space
+      for (const auto& t : m.trees) log_mean += std::log(t[i]) / double(m.trees.size());
+      EXPECT_NEAR(std::exp(log_mean), m.learners[forest][i], 1e-3 * m.learners[forest][i]) << target;
+    }
+  }
+  EXPECT_THROW(model().member_predictions(cands, "no_such_target"), InputError);
+}
+
+}  // namespace
+}  // namespace carb
