@@ -114,6 +114,43 @@ py::object recommend(const carb::CarbModel& m, const carb::Config& arch, const s
   return to_python(carb::recommend(m, o).to_json());
 }
 
+// The plan as columns: the configurations in the order to measure them, and per row the score,
+// the model's spread, the predicted latency and seconds to measure (NaN without a model).
+py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<carb::Config>& measured,
+              const carb::CarbModel* model, const std::string& strategy, std::optional<std::size_t> count,
+              std::optional<double> budget_s, double diversity, unsigned seed) {
+  carb::PlanOptions o;
+  o.strategy = carb::parse_plan_strategy(strategy);
+  o.count = count;
+  o.budget_s = budget_s;
+  o.diversity = diversity;
+  o.seed = seed;
+  carb::Plan p;
+  {
+    py::gil_scoped_release release;
+    p = carb::make_plan(candidates, measured, model, o);
+  }
+  const auto column = [&](double carb::PlannedRow::*field) {
+    py::array_t<double> a(static_cast<py::ssize_t>(p.rows.size()));
+    auto w = a.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < p.rows.size(); ++i) w(static_cast<py::ssize_t>(i)) = p.rows[i].*field;
+    return a;
+  };
+  std::vector<carb::Config> configs;
+  for (const auto& r : p.rows) configs.push_back(r.config);
+  py::dict out;
+  out["configs"] = configs;
+  out["score"] = column(&carb::PlannedRow::score);
+  out["uncertainty"] = column(&carb::PlannedRow::uncertainty);
+  out["latency_ms"] = column(&carb::PlannedRow::latency_ms);
+  out["cost_s"] = column(&carb::PlannedRow::cost_s);
+  out["strategy"] = carb::to_string(p.strategy);
+  out["candidates"] = p.candidates;
+  out["excluded"] = p.excluded;
+  out["total_cost_s"] = p.total_cost_s;
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_carb, m) {
@@ -182,6 +219,8 @@ PYBIND11_MODULE(_carb, m) {
   m.def("screen", &screen, py::arg("configs"), py::arg("source"), py::arg("target") = nullptr,
         py::arg("rank_by") = "", py::arg("top_k") = py::none(), py::arg("budgets") = carb::Budgets{},
         py::arg("confidence") = py::none(), py::arg("capacity") = "");
+  m.def("plan", &plan, py::arg("candidates"), py::arg("measured"), py::arg("model"), py::arg("strategy"),
+        py::arg("count"), py::arg("budget_s"), py::arg("diversity"), py::arg("seed"));
   m.def("recommend", &recommend, py::arg("model"), py::arg("arch"), py::arg("batches") = std::vector<int>{},
         py::arg("precisions") = std::vector<std::string>{}, py::arg("latency_max") = py::none(),
         py::arg("memory_max") = py::none());

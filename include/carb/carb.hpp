@@ -26,6 +26,7 @@
 #include "carb/transfer.hpp"
 #include "carb/screen.hpp"
 #include "carb/recommend.hpp"
+#include "carb/plan.hpp"
 #include "carb/profiler.hpp"
 #include "carb/store.hpp"
 #include "carb/store_export.hpp"

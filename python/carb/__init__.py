@@ -42,7 +42,7 @@ from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelErr
                     preset, preset_names)
 
 __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "configs_from_columns", "preset", "preset_names", "recommend", "screen", "__version__"]
+           "configs_from_columns", "plan", "preset", "preset_names", "recommend", "screen", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 _COSTS = {"energy": "energy_j", "latency": "latency_ms", "memory": "peak_memory_mb"}
@@ -128,6 +128,19 @@ def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, c
     result as a dict (the same document as `carb screen --format json`)."""
     return _carb.screen(_configs(configs), source._m, target._m if target is not None else None, rank_by, top_k,
                         _budgets(budgets), confidence, capacity)
+
+
+def plan(candidates, model=None, measured=(), count=None, budget_s=None, strategy=None, diversity=1.0, seed=42):
+    """Which configurations to measure next (as `carb plan`): among `candidates` (a list, a preset
+    name or columns), never one in `measured` or one the model trained on, ranked by the model's
+    spread (strategy "uncertainty", the default with a model; "uncertainty-per-cost",
+    "space-filling", the default without one; "random"), at most `count` rows or `budget_s`
+    predicted seconds of measuring. Returns {"configs": [...], "score", "uncertainty",
+    "latency_ms", "cost_s": numpy arrays, "total_cost_s", ...}."""
+    if strategy is None:
+        strategy = "uncertainty" if model is not None else "space-filling"
+    return _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
+                      model._m if model is not None else None, strategy, count, budget_s, diversity, seed)
 
 
 def recommend(model, arch, batches=(), precisions=(), latency_max=None, memory_max=None):

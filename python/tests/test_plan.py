@@ -1,0 +1,30 @@
+# Active profiling from Python: carb.plan picks what to measure next, as `carb plan` does.
+import numpy as np
+import pytest
+
+import carb
+
+
+def test_plan_never_repeats_what_is_measured_or_trained(model):
+    measured = carb.preset("tiny")[:3]
+    p = carb.plan("screen", model, measured=measured, count=12)
+    configs = p["configs"]
+    assert len(configs) == 12 and len(set(configs)) == 12
+    assert not any(c in measured or model.trained_on(c) for c in configs)
+    assert p["strategy"] == "uncertainty"
+    assert np.all(p["cost_s"] > 0) and np.all(np.isfinite(p["uncertainty"]))
+    again = carb.plan("screen", model, measured=measured, count=12)
+    assert again["configs"] == configs  # same seed, same plan
+
+
+def test_a_budget_is_kept_and_space_filling_needs_no_model(model):
+    p = carb.plan("screen", model, budget_s=30.0, strategy="uncertainty-per-cost")
+    assert 0 < p["total_cost_s"] <= 30.0
+    assert float(np.sum(p["cost_s"])) == pytest.approx(p["total_cost_s"])
+    start = carb.plan("screen", count=8)
+    assert start["strategy"] == "space-filling" and len(start["configs"]) == 8
+    assert np.all(np.isnan(start["cost_s"]))
+    with pytest.raises(carb.InputError):
+        carb.plan("screen", count=0)
+    with pytest.raises(carb.InputError):
+        carb.plan("screen", budget_s=10.0)  # a budget in seconds needs a model to predict them
