@@ -10,6 +10,9 @@
 # CARB_GPU_DEPLOY_S=S first spends S seconds on the `deploy` preset (resolutions 160-256, what
 # people run; in the same seeded-order way) into $OUT/h200-deploy.csv: rows that test how the
 # model, trained on the paper preset, holds past its grid (README, "Predicting past the grid").
+# CARB_GPU_PLAN=plan.csv (from `carb plan --model models/h200 --preset paper --exclude data/h200.csv
+# --backend cuda --budget-s ...`) measures that plan in its order instead of the seeded random
+# order: the rows the model knows least first.
 # The budget counts from the script's start; profiling stops (cleanly, after the configuration in
 # flight) early enough that the export fits inside it. Everything done so far stays in the store.
 set -uo pipefail
@@ -98,14 +101,20 @@ if [ -n "${CARB_GPU_DEPLOY_S:-}" ]; then
   cp "$W/h200-deploy.db" "$OUT/h200-deploy.db"
 fi
 
-step "profile the paper preset in a seeded random order until the budget"
-seeded_order paper "$W/order.csv"
+if [ -n "${CARB_GPU_PLAN:-}" ]; then
+  step "profile the plan $CARB_GPU_PLAN in its order until the budget"
+  ORDER=(--plan "$CARB_GPU_PLAN")
+else
+  step "profile the paper preset in a seeded random order until the budget"
+  seeded_order paper "$W/order.csv"
+  ORDER=(--configs "$W/order.csv")
+fi
 # A store from an earlier lease (same protocol) resumes: its configurations are skipped.
 [ -n "${CARB_GPU_RESUME_DB:-}" ] && cp "$CARB_GPU_RESUME_DB" "$W/h200.db"
 LEFT=$((BUDGET - ($(date +%s) - T0) - 40))
 [ "$LEFT" -gt 20 ] || die "no time left to profile"
 echo "profiling for at most $LEFT s"
-timeout -k 25 "$LEFT" $B profile --backend cuda --platform h200 --db "$W/h200.db" --configs "$W/order.csv" $P
+timeout -k 25 "$LEFT" $B profile --backend cuda --platform h200 --db "$W/h200.db" "${ORDER[@]}" $P
 echo "profile exit status $?"
 step export
 $B data export --db "$W/h200.db" --out "$OUT/h200.csv" --platform h200 || die "export failed"
