@@ -4,9 +4,9 @@
 
 #include "carb/error.hpp"
 #include "carb/plan.hpp"
+#include "carb/plugin.hpp"
 #include "carb/profiler.hpp"
 #include "config_flags.hpp"
-#include "torch_plugin.hpp"
 
 namespace carb::cli {
 namespace {
@@ -29,7 +29,7 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   if (!c.plan.empty() && (c.src.given() || !c.src.shard_spec.empty()))
     throw InputError("give either --plan or --preset/--configs/--shard, not both");
   auto configs = c.plan.empty() ? c.src.load() : read_plan_csv(c.plan);  // a plan is measured in its order
-  load_torch_backends();
+  load_profiler_backends();
   // CPU results depend on the thread count, so it is part of the default platform id.
   if (c.o.platform.empty())
     c.o.platform = c.o.backend == "cpu" ? "cpu-" + std::to_string(c.o.protocol.threads) + "t" : c.o.backend;

@@ -27,6 +27,7 @@
 #include "carb/screen.hpp"
 #include "carb/recommend.hpp"
 #include "carb/plan.hpp"
+#include "carb/plugin.hpp"
 #include "carb/profiler.hpp"
 #include "carb/store.hpp"
 #include "carb/store_export.hpp"

@@ -1,24 +1,29 @@
-// dlopen of the LibTorch plugin: see torch_plugin.hpp.
-#include "torch_plugin.hpp"
+// dlopen of the LibTorch plugin: see carb/plugin.hpp. In the library, not the CLI, so that any
+// program linking carb can profile.
+#include "carb/plugin.hpp"
 
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <filesystem>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "carb/error.hpp"
 
-namespace carb::cli {
+namespace carb {
 
 #ifdef CARB_WITH_TORCH
 
 namespace {
 
-std::vector<std::string> candidates() {
+std::vector<std::string> candidates(const std::filesystem::path& plugin) {
+  if (!plugin.empty()) return {plugin.string()};
   std::vector<std::string> out;
   if (const char* env = std::getenv("CARB_TORCH_PLUGIN"); env && *env) out.emplace_back(env);
+  Dl_info self{};  // where this library is: an installed carb keeps the plugin beside it
+  if (dladdr(reinterpret_cast<void*>(&load_profiler_backends), &self) && self.dli_fname)
+    out.push_back((std::filesystem::path(self.dli_fname).parent_path() / CARB_TORCH_PLUGIN_NAME).string());
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) out.push_back((exe.parent_path() / CARB_TORCH_PLUGIN_NAME).string());
@@ -28,12 +33,15 @@ std::vector<std::string> candidates() {
 
 }  // namespace
 
-void load_torch_backends() {
+void load_profiler_backends(const std::filesystem::path& plugin) {
+  static std::mutex m;
   static bool loaded = false;
+  const std::lock_guard<std::mutex> lock(m);
   if (loaded) return;
   std::string why;
-  for (const auto& path : candidates()) {
-    if (!std::filesystem::exists(path)) {
+  for (const auto& path : candidates(plugin)) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
       why += (why.empty() ? "" : "; ") + path + ": not found";
       continue;
     }
@@ -52,10 +60,10 @@ void load_torch_backends() {
 
 #else
 
-void load_torch_backends() {
+void load_profiler_backends(const std::filesystem::path&) {
   throw MeasureError("this carb was built without LibTorch (CARB_WITH_TORCH=OFF): it cannot profile");
 }
 
 #endif
 
-}  // namespace carb::cli
+}  // namespace carb
