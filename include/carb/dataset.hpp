@@ -48,6 +48,19 @@ inline constexpr std::array<ColumnBounds, 5> kPlausibleBounds = {{
     {"avg_mem_util", 0, 100, true, "%"},
 }};
 
+/// Bounds of the extra columns carb itself reads (the protocol a row was measured under, what
+/// combine and drift correction use); other extra columns are carried as text. An empty cell is
+/// "not recorded"; anything else must be a number within these.
+inline constexpr std::array<ColumnBounds, 7> kExtraColumnBounds = {{
+    {"threads", 1, 4096, true, "threads"},
+    {"warmup", 0, 1e9, true, "passes"},
+    {"passes", 1, 1e9, true, "passes"},
+    {"timed_s", 0, 1e7, true, "s"},
+    {"reference_ms", 1e-6, 1e7, true, "ms"},
+    {"rounds", 1, 1e6, true, "rounds"},
+    {"latency_round_spread", 0, 1e6, true, "(max/min - 1)"},
+}};
+
 struct Record {
   std::string platform;
   Config config;

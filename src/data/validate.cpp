@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <map>
 #include <utility>
 
@@ -55,6 +56,18 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
   for (const ColumnBounds& b : kPlausibleBounds) {
     const auto v = r.value(b.column);
     if (v && !b.contains(*v))
+      problems.push_back(at(where) + b.column + " is " + csv::format_number(v) + ", outside the plausible range " +
+                         b.describe());
+  }
+  for (const ColumnBounds& b : kExtraColumnBounds) {
+    const auto it = r.extra.find(b.column);
+    if (it == r.extra.end() || it->second.empty()) continue;
+    const std::string& text = it->second;
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
+      problems.push_back(at(where) + b.column + " is '" + text + "', not a number");
+    else if (!b.contains(v))
       problems.push_back(at(where) + b.column + " is " + csv::format_number(v) + ", outside the plausible range " +
                          b.describe());
   }

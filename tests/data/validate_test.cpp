@@ -86,6 +86,21 @@ TEST_F(DataValidate, ImplausibleValuesAreRefused) {
   EXPECT_EQ(p[4].rfind(file() + ":6: latency_ms is 1e-320", 0), 0u) << p[4];
 }
 
+// The extra columns carb reads (the protocol, combine's rounds, drift's reference) are checked
+// too; other extra columns and empty cells are carried as they are.
+TEST_F(DataValidate, ExtraColumnsCarbReadsAreChecked) {
+  const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",threads,passes,reference_ms,note\n";
+  const auto p = validate_text(header +
+                               "cpu,basic,18,1,224,1,fp32,ok,5,,12,,,2,100,3.5,anything\n"
+                               "cpu,basic,18,1,224,2,fp32,ok,5,,12,,,0,100,3.5,\n"
+                               "cpu,basic,18,1,224,4,fp32,ok,5,,12,,,2,many,,\n"
+                               "cpu,basic,18,1,224,8,fp32,ok,5,,12,,,2,100,-1,\n");
+  ASSERT_EQ(p.size(), 3u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":3: threads is 0, outside the plausible range [1, 4096] threads");
+  EXPECT_EQ(p[1], file() + ":4: passes is 'many', not a number");
+  EXPECT_EQ(p[2], file() + ":5: reference_ms is -1, outside the plausible range [1e-06, 1e+07] ms");
+}
+
 TEST_F(DataValidate, FailedRowsCarryNoLatencyOrEnergy) {
   const auto p = validate_text(std::string(kHeader) + "gpu,basic,18,1,224,1,fp32,oom,3,2,9000,,\n");
   ASSERT_EQ(p.size(), 2u);
