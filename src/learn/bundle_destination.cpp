@@ -2,6 +2,7 @@
 #include "carb/bundle_destination.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -48,11 +49,15 @@ std::string bundle_replace_refusal(const fs::path& dir) {
   if (ec || st.type() == fs::file_type::not_found) return "";
   if (st.type() != fs::file_type::directory) return dir.string() + " exists and is not a model bundle directory";
   std::ifstream in(dir / "manifest.json");
-  nlohmann::json man = nlohmann::json::parse(in, nullptr, false);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  nlohmann::json man = nlohmann::json::parse(text, nullptr, false);
   // A manifest counts only when its own checksum verifies: a hand-written one naming the user's
   // files ({"format": "carb-model", "x": {"file": "thesis.tex"}}) must not make them carb's.
-  bool is_bundle = in && man.is_object() && man.value("format", "") == "carb-model" &&
-                   man.contains("manifest_fnv1a64") && man["manifest_fnv1a64"].is_string();
+  // (format 5, or a manifest that is not an object, is simply not carb's: no exception here.)
+  const bool says_carb = man.is_object() ? man.contains("format") && man["format"].is_string() &&
+                                              man["format"].get<std::string>() == "carb-model"
+                                        : man.is_discarded() && text.find("\"carb-model\"") != std::string::npos;
+  bool is_bundle = says_carb && man.contains("manifest_fnv1a64") && man["manifest_fnv1a64"].is_string();
   if (is_bundle) {
     const std::string stored = man["manifest_fnv1a64"].get<std::string>();
     man.erase("manifest_fnv1a64");
@@ -62,12 +67,22 @@ std::string bundle_replace_refusal(const fs::path& dir) {
   }
   std::set<std::string> ours;
   if (is_bundle) named_files(man, ours);
-  // A bundle whose manifest is damaged is still carb's own when it holds only the kinds of file a
-  // bundle holds; retraining into it is how a user repairs it.
-  const bool damaged_bundle = !is_bundle && fs::exists(dir / "manifest.json", ec);
+  // A bundle whose manifest is damaged (it still says carb-model, its checksum fails) is carb's own
+  // when every other file is one carb writes: trained_configs.txt, and .model files that carry
+  // carb's checksum trailer. Retraining into it is how a user repairs it. A manifest.json of the
+  // user's, or .model files of other tools (an XGBoost model, a tokenizer.model), never count.
+  const bool damaged_bundle = !is_bundle && says_carb;
   const auto is_ours = [&](const std::string& name) {
     if (name == "manifest.json" || ours.count(name)) return true;
-    return damaged_bundle && (name == "trained_configs.txt" || fs::path(name).extension() == ".model");
+    if (!damaged_bundle) return false;
+    if (name == "trained_configs.txt") return true;
+    if (fs::path(name).extension() != ".model") return false;
+    try {
+      (void)detail::read_checksummed(dir / name);
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
   };
   std::string foreign;
   std::size_t n = 0;
@@ -99,6 +114,11 @@ BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(
     throw InputError("cannot write model bundle " + dir_.string() + ": cannot create a directory in " +
                      parent.string() + ": " + std::strerror(errno));
   staging_ = tmpl;
+  // mkdtemp makes 0700; the bundle is swapped in under this directory, and a bundle is meant to be
+  // read by others as a plain mkdir would allow.
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(staging_.c_str(), 0777 & ~mask);
 }
 
 BundleDestination::~BundleDestination() {

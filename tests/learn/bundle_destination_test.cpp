@@ -3,6 +3,7 @@
 #include "carb/bundle_destination.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "carb/error.hpp"
+#include "learn/checksum_file.hpp"
 #include "carb/model.hpp"
 #include "temp_dir_test.hpp"
 
@@ -23,11 +25,19 @@ class BundleDestinationTest : public TempDirTest {
   BundleDestinationTest() : TempDirTest("carb_bundle_dest_") {}
 
   // A finished bundle as a training run would leave it: a manifest naming its files.
+  // A bundle as carb writes one: a sealed manifest naming a checksummed learner file.
   void fake_bundle(const fs::path& dir, const std::string& marker) {
     fs::create_directories(dir);
-    std::ofstream(dir / "manifest.json")
-        << R"({"format": "carb-model", "models": {"m": {"learners": [{"file": "m.0.x.model"}]}}})";
-    std::ofstream(dir / "m.0.x.model") << marker;
+    nlohmann::json man = {{"format", "carb-model"}, {"models", {{"m", {{"learners", {{{"file", "m.0.x.model"}}}}}}}}};
+    const std::string body = man.dump();
+    man["manifest_fnv1a64"] =
+        detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size()));
+    std::ofstream(dir / "manifest.json") << man.dump(1);
+    detail::write_checksummed(dir / "m.0.x.model", std::vector<unsigned char>(marker.begin(), marker.end()));
+  }
+  std::string model_text(const fs::path& f) {
+    const auto b = detail::read_checksummed(f);
+    return {b.begin(), b.end()};
   }
   void stage(BundleDestination& d, const std::string& marker) { fake_bundle(d.staging(), marker); }
   std::string read(const fs::path& f) {
@@ -60,7 +70,7 @@ TEST_F(BundleDestinationTest, RefusesARegularFileUnlessForced) {
   BundleDestination d(out, true);
   stage(d, "new");
   d.commit();
-  EXPECT_EQ(read(out / "m.0.x.model"), "new");
+  EXPECT_EQ(model_text(out / "m.0.x.model"), "new");
 }
 
 TEST_F(BundleDestinationTest, RefusesABundleIntoWhichTheUserPutFiles) {
@@ -84,7 +94,7 @@ TEST_F(BundleDestinationTest, ReplacesAnEarlierBundleAndLeavesSiblingsAlone) {
     stage(d, "new");
     d.commit();
   }
-  EXPECT_EQ(read(out / "m.0.x.model"), "new");
+  EXPECT_EQ(model_text(out / "m.0.x.model"), "new");
   EXPECT_EQ(read(dir_ / "model.old" / "keep.txt"), "model.old");
   EXPECT_EQ(read(dir_ / "model.tmp" / "keep.txt"), "model.tmp");
   EXPECT_EQ(entries(), (std::set<std::string>{"model", "model.old", "model.tmp"}));
@@ -97,7 +107,7 @@ TEST_F(BundleDestinationTest, AFailedRunLeavesTheOldBundleAndNoStaging) {
     BundleDestination d(out, false);
     stage(d, "half-written");
   }  // destroyed without commit: training threw
-  EXPECT_EQ(read(out / "m.0.x.model"), "old");
+  EXPECT_EQ(model_text(out / "m.0.x.model"), "old");
   EXPECT_EQ(entries(), std::set<std::string>{"model"});
 }
 
@@ -139,10 +149,29 @@ TEST_F(BundleDestinationTest, AForgedManifestDoesNotMakeTheUsersFilesCarbs) {
 TEST_F(BundleDestinationTest, ADamagedBundleMayBeRetrainedInPlace) {
   const fs::path out = dir_ / "model";
   fake_bundle(out, "old");
-  std::ofstream(out / "manifest.json") << "{ truncated";
+  std::ofstream(out / "manifest.json") << "{\"format\": \"carb-model\", trunc";
   EXPECT_EQ(bundle_replace_refusal(out), "");
   std::ofstream(out / "notes.txt") << "x";
   EXPECT_NE(bundle_replace_refusal(out), "");
+}
+
+// The third hostile pass: any manifest.json made every *.model in the directory carb's, so
+// `train --out` deleted another tool's churn.model and tokenizer.model. Now a damaged manifest
+// must still say carb-model, and a .model file counts only with carb's checksum trailer.
+TEST_F(BundleDestinationTest, OtherToolsModelFilesAreNeverCarbs) {
+  const fs::path out = dir_ / "app";
+  fs::create_directories(out);
+  std::ofstream(out / "manifest.json") << R"({"name": "my app"})";
+  std::ofstream(out / "churn.model") << "my xgboost model";
+  EXPECT_NE(bundle_replace_refusal(out), "");
+  std::ofstream(out / "manifest.json") << "CACHE MANIFEST\n";
+  EXPECT_NE(bundle_replace_refusal(out), "");
+  std::ofstream(out / "manifest.json") << R"({"format": 5})";  // once an exception: internal error
+  EXPECT_NE(bundle_replace_refusal(out), "");
+  std::ofstream(out / "manifest.json") << R"({"format": "carb-model", "damaged": )";
+  EXPECT_NE(bundle_replace_refusal(out), "") << "a damaged carb manifest does not make churn.model carb's";
+  EXPECT_THROW(BundleDestination(out, false), InputError);
+  EXPECT_EQ(read(out / "churn.model"), "my xgboost model");
 }
 
 }  // namespace
