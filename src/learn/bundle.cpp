@@ -2,6 +2,7 @@
 // The manifest records the schema version, feature names, platform, targets, blend weights,
 // lambda, conformal half-widths, the training data's hash and metrics. Loading checks all of
 // it and fails with one clear ModelError line on any mismatch or corruption.
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -165,11 +166,45 @@ void check_meaningful(const TargetModel& tm, const fs::path& dir) {
     sum += w;
   }
   if (std::abs(sum - 1) > 1e-6) throw ModelError(where + "'s blend weights sum to " + std::to_string(sum) + ", not 1");
+  // Half-widths live in log space: e^20 is a factor of 5e8, far past any interval training writes
+  // (a forged 1e300 gave [0, inf]). Every level predict may ask for must be there.
   for (const auto& [regime, levels] : tm.conformal)
     for (const auto& [level, half] : levels)
-      if (!std::isfinite(half) || half < 0)
+      if (!std::isfinite(half) || half < 0 || half > 20)
         throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" + regime + ", " +
                          level + ")");
+  if (!tm.conformal.count("all")) throw ModelError(where + " has no conformal widths for all batches");
+  for (const auto& [regime, levels] : tm.conformal)
+    for (const char* level : {"0.8", "0.9", "0.95", "0.99"})
+      if (!levels.count(level))
+        throw ModelError(where + " has no conformal width at level " + level + " (" + regime + ")");
+  const auto& form = tm.components.contains("form") ? tm.components.at("form") : nlohmann::json::object();
+  const bool ratio = form.contains("chosen") && form.at("chosen") == "ratio";
+  if (ratio != tm.estimate.has_value())
+    throw ModelError(where + (ratio ? " learned a ratio to an analytic estimate the manifest lacks"
+                                    : " has an analytic estimate but learned the plain target"));
+}
+
+// The cascade as training writes it: known targets, each once, in cascade order, each fed only by
+// the targets before it. A hand-edited list once ended in "internal error: map::at".
+void check_cascade(const std::vector<std::string>& targets, const nlohmann::json& models, const fs::path& dir) {
+  const std::string where = "model bundle " + dir.string();
+  if (targets.empty()) throw ModelError(where + " has no targets");
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    const auto it = std::find(kTargets.begin(), kTargets.end(), targets[i]);
+    if (it == kTargets.end()) throw ModelError(where + " names an unknown target '" + targets[i] + "'");
+    const auto pos = static_cast<std::size_t>(it - kTargets.begin());
+    if (i > 0 && pos <= last) throw ModelError(where + " lists its targets out of cascade order or twice");
+    last = pos;
+    if (!models.contains(targets[i])) throw ModelError(where + " has no model for its target " + targets[i]);
+    for (const auto& up : models.at(targets[i]).at("upstream")) {
+      const auto u = std::find(targets.begin(), targets.begin() + static_cast<std::ptrdiff_t>(i), up.get<std::string>());
+      if (u == targets.begin() + static_cast<std::ptrdiff_t>(i))
+        throw ModelError(where + ": " + targets[i] + " is fed by '" + up.get<std::string>() +
+                         "', which is not a target predicted before it");
+    }
+  }
 }
 
 nlohmann::json read_manifest(const fs::path& dir) {
@@ -203,6 +238,7 @@ CarbModel CarbModel::load(const fs::path& dir) {
   try {
     m.platform_ = man.at("platform");
     m.targets_ = man.at("targets").get<std::vector<std::string>>();
+    check_cascade(m.targets_, man.at("models"), dir);
     m.schema_ = FeatureSchema::make(man.at("telemetry").get<bool>());
     if (man.at("feature_names").get<std::vector<std::string>>() != m.schema_.names)
       throw ModelError("model bundle " + dir.string() + " was trained on other features than this carb builds");
@@ -213,6 +249,9 @@ CarbModel CarbModel::load(const fs::path& dir) {
     m.extra_ = man.at("extra");
     if (man.contains("drift_correction"))
       m.drift_reference_ms_ = man.at("drift_correction").at("reference_ms").get<double>();
+    if (m.drift_reference_ms_ && !(*m.drift_reference_ms_ > 0 && std::isfinite(*m.drift_reference_ms_)))
+      throw ModelError("model bundle " + dir.string() + " has a drift reference of " +
+                       std::to_string(*m.drift_reference_ms_) + " ms");
     if (man.contains("envelope")) m.envelope_ = TrainedEnvelope::from_json(man.at("envelope"));
     if (man.contains("trained_configs")) {
       m.trained_configs_ = read_trained(dir, man.at("trained_configs"));

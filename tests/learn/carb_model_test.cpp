@@ -8,6 +8,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <set>
 
@@ -199,7 +200,10 @@ TEST(CarbModel, CorruptedOrForeignBundlesFailToLoad) {
   EXPECT_THROW(CarbModel::load(dir), ModelError);
   std::ofstream(dir / "manifest.json") << "{ truncated";
   EXPECT_THROW(CarbModel::load(dir), ModelError);
-  m.save(dir);
+  // A manifest with nothing of carb's left in it no longer vouches for the directory: replacing it
+  // takes force (the safe side: it could be anyone's manifest.json).
+  EXPECT_THROW(m.save(dir), InputError);
+  m.save(dir, true);
   for (const auto& e : fs::directory_iterator(dir))
     if (e.path().extension() == ".model") {
       fs::resize_file(e.path(), fs::file_size(e.path()) / 2);
@@ -397,6 +401,28 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
   m.save(dir);
   rewrite_manifest(dir, [](nlohmann::json& man) { man["options"]["lambda"] = -3.0; });
   EXPECT_THROW(CarbModel::load(dir), ModelError);
+  // Third hostile pass, each re-sealed: garbage with exit 0, or "internal error: map::at".
+  using Edit = std::function<void(nlohmann::json&)>;
+  const std::vector<std::pair<std::string, Edit>> edits = {
+      {"a target twice", [](nlohmann::json& j) { j["targets"].push_back("latency_ms"); }},
+      {"an unknown target", [](nlohmann::json& j) { j["targets"].push_back("foo"); }},
+      {"fed by itself", [](nlohmann::json& j) { j["models"]["latency_ms"]["upstream"] = {"latency_ms"}; }},
+      {"fed by a target it lacks", [](nlohmann::json& j) { j["models"]["latency_ms"]["upstream"] = {"energy_j"}; }},
+      {"an upstream target dropped", [](nlohmann::json& j) { j["targets"] = {"latency_ms"}; }},
+      {"an interval of 1e300", [](nlohmann::json& j) { j["models"]["latency_ms"]["conformal"]["low_batch"]["0.9"] = 1e300; }},
+      {"no interval levels", [](nlohmann::json& j) { j["models"]["latency_ms"]["conformal"] = nlohmann::json::object(); }},
+      {"the estimate deleted", [](nlohmann::json& j) {
+         auto& t = j["models"]["latency_ms"];
+         t.erase("estimate");
+         t["components"]["form"]["chosen"] = "ratio";
+       }},
+      {"a drift reference of 0", [](nlohmann::json& j) { j["drift_correction"] = {{"reference_ms", 0.0}}; }},
+  };
+  for (const auto& [what, edit] : edits) {
+    m.save(dir);
+    rewrite_manifest(dir, edit);
+    EXPECT_THROW(CarbModel::load(dir), ModelError) << what;
+  }
   fs::remove_all(dir);
 }
 
