@@ -46,7 +46,13 @@ bool still_named(int fd, const std::filesystem::path& path) {
 
 }  // namespace
 
-std::filesystem::path StoreLock::lock_path(const std::filesystem::path& db) { return db.string() + ".lock"; }
+// Beside the store's real file: a symlink to the store (or a path through one) once took a lock
+// of its own, and two profilers measured the same store at once.
+std::filesystem::path StoreLock::lock_path(const std::filesystem::path& db) {
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(db, ec);
+  return (ec ? db : real).string() + ".lock";
+}
 
 StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
   // Each retry means another writer released the store between our open and our flock; a

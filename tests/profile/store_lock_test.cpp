@@ -60,6 +60,16 @@ TEST_F(StoreLockTest, SecondSoleWriterIsRefusedNamingTheHolder) {
   EXPECT_EQ(first.count(), 2u);
 }
 
+// Third hostile pass: `--db link.db`, a symlink to a store in use, took a lock of its own and two
+// profilers measured one store at once. The lock sits beside the store's real file.
+TEST_F(StoreLockTest, ASymlinkToAStoreInUseIsRefused) {
+  Store writer(db(), StoreAccess::sole_writer);
+  const fs::path link = db().parent_path() / "link.db";
+  fs::create_symlink(db(), link);
+  EXPECT_EQ(StoreLock::lock_path(link), StoreLock::lock_path(db()));
+  EXPECT_NE(refusal(link).find("is in use by another carb profile"), std::string::npos);
+}
+
 TEST_F(StoreLockTest, ReadersAndSharedUseAreNeverRefused) {
   { Store(db()).put(sample(1)); }
   Store writer(db(), StoreAccess::sole_writer);
