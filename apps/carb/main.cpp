@@ -12,6 +12,7 @@
 
 #include "carb/error.hpp"
 #include "carb/version.hpp"
+#include "util/utf8.hpp"
 #include "cli.hpp"
 
 namespace carb::cli {
@@ -25,21 +26,6 @@ std::string& command_line() {
 }
 
 namespace {
-// Length of the well-formed UTF-8 sequence at text[i] that is not a C1 control (U+0080..U+009F,
-// which terminals act on), or 0.
-std::size_t printable_utf8_length(std::string_view text, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[i + k]); };
-  const unsigned char c = b(0);
-  const std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-  if (n == 0 || i + n > text.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((b(k) & 0xc0) != 0x80) return 0;
-  if (n == 2 && c == 0xc2 && b(1) < 0xa0) return 0;                        // C1 controls
-  if (n == 3 && ((c == 0xe0 && b(1) < 0xa0) || (c == 0xed && b(1) >= 0xa0))) return 0;  // overlong, surrogates
-  if (n == 4 && ((c == 0xf0 && b(1) < 0x90) || (c == 0xf4 && b(1) >= 0x90))) return 0;  // overlong, > U+10FFFF
-  return n;
-}
-
 // Error text can carry bytes from the user's input (a field, a path): control bytes, C1 controls
 // and bytes that are not UTF-8 are escaped so that one error is one printable line on any
 // terminal; well-formed UTF-8 (a path in Greek) is kept.
@@ -47,7 +33,8 @@ std::string printable(std::string_view text) {
   std::string out;
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    const std::size_t n = c < 0x80 ? (c >= 0x20 && c != 0x7f ? 1 : 0) : printable_utf8_length(text, i);
+    std::size_t n = c < 0x80 ? (c >= 0x20 && c != 0x7f ? 1 : 0) : detail::utf8_sequence_length(text, i);
+    if (n == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0) n = 0;  // C1 controls act on terminals
     if (n > 0) {
       out.append(text.substr(i, n));
       i += n;

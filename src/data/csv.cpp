@@ -5,9 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -15,6 +17,7 @@
 
 #include "carb/error.hpp"
 #include "util/temp_owner.hpp"
+#include "util/utf8.hpp"
 
 namespace carb::csv {
 namespace {
@@ -148,6 +151,15 @@ std::vector<Row> read_file(const std::filesystem::path& file) {
                       " MiB; not a CSV carb reads");
   }
   if (in.bad()) throw DataError(file.string() + ": read failed");
+  // Text only: a byte that is not UTF-8 (a platform of "cpu-\xff2t") passed every check and then
+  // broke the JSON written from it ("internal error"), after the work.
+  if (const std::size_t bad = detail::first_invalid_utf8(text); bad != std::string::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[bad]));
+    throw DataError(file.string() + ":" + std::to_string(line) + ": byte " + byte +
+                    " is not UTF-8 text; save the file as UTF-8");
+  }
   return parse(text, file.string());
 }
 

@@ -114,6 +114,14 @@ bool parse_measurement(const Header& h, const std::string& file, const csv::Row&
   const std::size_t before = problems.size();
   r.platform = row.fields[h.index.at("platform")];
   if (r.platform.empty()) problems.push_back(where(h, file, row, "platform").str() + ": platform is empty");
+  // A platform is a name printed in tables and stored in bundles: an ESC or a newline in it once
+  // reached the terminal and broke output lines.
+  if (std::any_of(r.platform.begin(), r.platform.end(), [](char ch) {
+        const auto u = static_cast<unsigned char>(ch);
+        return u < 0x20 || u == 0x7f;
+      }))
+    problems.push_back(where(h, file, row, "platform").str() + ": platform " + csv::show(r.platform) +
+                       " holds a control character");
   r.status = row.fields[h.index.at("status")];
   if (std::find(kStatuses.begin(), kStatuses.end(), r.status) == kStatuses.end())
     problems.push_back(where(h, file, row, "status").str() + ": status " + csv::show(r.status) +

@@ -175,6 +175,21 @@ TEST(DataCsv, AtomicWriteRemovesTempsOfDeadWritersOnly) {
   fs::remove_all(dir);
 }
 
+// Third hostile pass: a platform of "cpu-\xff2t" passed every check, trained, and then broke the
+// JSON written from it (internal error). Files are UTF-8 text or refused at the first bad byte.
+TEST(DataCsv, BytesThatAreNotUtf8AreRefusedWithTheirLine) {
+  const fs::path dir = fs::temp_directory_path() / ("carb_csv_utf8_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "ok.csv") << "platform,note\ncaf\xc3\xa9,\xe2\x82\xac\n";
+  EXPECT_EQ(read_file(dir / "ok.csv").size(), 2u);
+  std::ofstream(dir / "bad.csv") << "platform,note\ncpu,x\ncpu-\xff" "2t,y\n";
+  EXPECT_EQ(error_of([&] { read_file(dir / "bad.csv"); }),
+            (dir / "bad.csv").string() + ":3: byte 0xff is not UTF-8 text; save the file as UTF-8");
+  std::ofstream(dir / "cut.csv") << "platform\ncaf\xc3";  // a sequence cut short by the end
+  EXPECT_NE(error_of([&] { read_file(dir / "cut.csv"); }).find(":2: byte 0xc3 is not UTF-8"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST(DataCsv, ReadingADirectoryOrAnEndlessDeviceFailsClearly) {
   EXPECT_NE(error_of([] { read_file(fs::temp_directory_path()); }).find("is a directory, not a CSV file"),
             std::string::npos);

@@ -196,6 +196,16 @@ TEST_F(DataDataset, ReadersRefuseWhatValidateRejects) {
             std::string::npos);
 }
 
+// An ESC or a newline in a platform name reached the terminal and broke output lines.
+TEST_F(DataDataset, APlatformWithAControlCharacterIsRefused) {
+  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu\x1b[31m,basic,18,1,224,1,fp32,ok,5,,12,,\n")
+                .find("holds a control character"),
+            std::string::npos);
+  EXPECT_NE(read_error(std::string(kHeader) + "\n\"cpu\nx\",basic,18,1,224,1,fp32,ok,5,,12,,\n")
+                .find("holds a control character"),
+            std::string::npos);
+}
+
 TEST_F(DataDataset, SeveralFilesAreCheckedTogether) {
   const fs::path a = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5,,12,,\n", "a.csv");
   const fs::path b = write(std::string(kHeader) + "\ncpu,basic,18,1,224,2,fp32,ok,5,,12,,\n"
