@@ -66,10 +66,22 @@ void write_plan_csv(const Plan& p, const fs::path& file) {
 
 std::vector<Config> read_plan_csv(const fs::path& file) {
   const auto rows = csv::read_file(file);
-  bool has_rank = false;
+  std::size_t rank_col = std::string::npos;
   if (!rows.empty())
-    for (const auto& f : rows.front().fields) has_rank = has_rank || f == "rank";
-  if (!has_rank) throw DataError(file.string() + ": not a plan (no rank column); write one with carb plan");
+    for (std::size_t i = 0; i < rows.front().fields.size(); ++i)
+      if (rows.front().fields[i] == "rank") rank_col = i;
+  if (rank_col == std::string::npos)
+    throw DataError(file.string() + ": not a plan (no rank column); write one with carb plan");
+  // A plan is measured in its order, and its order is its ranks: 1, 2, 3, ... down the file. A
+  // hand-edited plan with ranks "abc", -7 or out of order was measured in file order regardless.
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const std::string want = std::to_string(k);
+    const std::string got = rank_col < rows[k].fields.size() ? rows[k].fields[rank_col] : "";
+    if (got != want)
+      throw DataError(file.string() + ":" + std::to_string(rows[k].line) + ": rank is '" + got + "', expected " + want +
+                      " (a plan is measured in rank order, 1, 2, 3, ... down the file)");
+  }
+  if (rows.size() < 2) throw DataError(file.string() + ": the plan has no configurations");
   auto configs = read_configs_csv(file);
   std::set<std::string> seen;
   for (std::size_t k = 0; k < configs.size(); ++k)

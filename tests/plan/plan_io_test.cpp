@@ -52,6 +52,28 @@ TEST_F(PlanIo, RefusesAFileThatIsNotAPlanOrRepeatsARow) {
   EXPECT_THROW(read_plan_csv(dir_ / "missing.csv"), DataError);
 }
 
+// Third hostile pass: ranks "abc", -7 or out of order were accepted and the file order measured;
+// a plan of only its header "profiled 0 configurations".
+TEST_F(PlanIo, RanksMustBeTheOrderAndAPlanMustPlanSomething) {
+  const std::string head = "family,depth,width,resolution,batch,precision,rank\n";
+  const auto f = dir_ / "p.csv";
+  const auto error_of = [&](const std::string& text) -> std::string {
+    write(f, text);
+    try {
+      read_plan_csv(f);
+    } catch (const DataError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(head + "basic,10,0.25,32,1,fp32,1\nbasic,10,0.25,32,2,fp32,2\n"), "");
+  EXPECT_NE(error_of(head + "basic,10,0.25,32,1,fp32,2\nbasic,10,0.25,32,2,fp32,1\n").find(":2: rank is '2', expected 1"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + "basic,10,0.25,32,1,fp32,abc\n").find("rank is 'abc'"), std::string::npos);
+  EXPECT_NE(error_of(head + "basic,10,0.25,32,1,fp32,-7\n").find("rank is '-7'"), std::string::npos);
+  EXPECT_NE(error_of(head).find("the plan has no configurations"), std::string::npos);
+}
+
 TEST_F(PlanIo, OutputNeverReplacesAnInputOrAFileCarbDidNotWriteAsAPlan) {
   const auto measured = dir_ / "measured.csv", model = dir_ / "model";
   write(measured, "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp32\n");
