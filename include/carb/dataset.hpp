@@ -57,7 +57,7 @@ inline constexpr std::array<ColumnBounds, 7> kExtraColumnBounds = {{
     {"passes", 1, 1e9, true, "passes"},
     {"timed_s", 0, 1e7, true, "s"},
     {"reference_ms", 1e-6, 1e7, true, "ms"},
-    {"rounds", 1, 1e6, true, "rounds"},
+    {"rounds", 0, 1e6, true, "rounds"},  // ok rounds: 0 for a configuration that failed in every one
     {"latency_round_spread", 0, 1e6, true, "(max/min - 1)"},
 }};
 
@@ -106,9 +106,15 @@ Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files);
 Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::string>& problems,
                          std::vector<std::size_t>* lines = nullptr);
 /// Checks, before any work, that a dataset CSV and its provenance sidecar may be written at `csv`:
-/// its directory exists, neither path is a directory, and what is already there is a dataset CSV
-/// or provenance file that carb wrote, unless `force`. Throws InputError naming the path otherwise.
-void check_dataset_output(const std::filesystem::path& csv, bool force);
+/// its directory exists, neither path is a directory, and what is already there is a dataset carb
+/// wrote by the same operation (its sidecar's kind is `kind`), unless `force`. A dataset of another
+/// kind (a measuring round where a combined one would go) holds measurements that may exist nowhere
+/// else. Throws InputError naming the path otherwise.
+void check_dataset_output(const std::filesystem::path& csv, bool force, const std::string& kind);
+/// The provenance kinds of carb's dataset outputs.
+inline constexpr const char* kExportedKind = "carb dataset";
+inline constexpr const char* kCombinedKind = "carb dataset (combined measuring rounds)";
+inline constexpr const char* kMergedKind = "carb dataset (merged)";
 /// Refuses (InputError) an output that is one of the inputs: combine and merge once replaced an
 /// input round with their result, and its measurements were gone.
 void check_not_an_input(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs);

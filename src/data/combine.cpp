@@ -141,7 +141,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   if (files.size() < 2) throw InputError("combine needs at least two measuring rounds");
   check_not_an_input(out, files);
   check_distinct_rounds(files);
-  check_dataset_output(out, force);
+  check_dataset_output(out, force, kCombinedKind);
   std::vector<Dataset> rounds;
   nlohmann::json sources = nlohmann::json::array(), protocols = nlohmann::json::object();
   for (const fs::path& f : files) {  // everything is read before `out` is written: out may be an input
@@ -187,7 +187,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   s.rounds = files.size();
   s.rows_out = combined.rows.size();
   write_dataset_csv(combined, out);
-  write_provenance(out, {{"kind", "carb dataset (combined measuring rounds)"},
+  write_provenance(out, {{"kind", kCombinedKind},
                          {"csv", out.filename().string()},
                          {"rows", s.rows_out},
                          {"rule", "per platform + configuration: median over the rounds that measured it ok"},

@@ -80,7 +80,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
                             const std::string& command_line, bool force) {
   if (inputs.empty()) throw InputError("merge needs at least one input dataset");
   check_not_an_input(out, inputs);
-  check_dataset_output(out, force);
+  check_dataset_output(out, force, kMergedKind);
   MergeSummary s;
   Dataset merged;
   std::unordered_set<std::string> seen;  // platform + '\n' + config key
@@ -109,7 +109,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
 
   s.rows_out = merged.rows.size();
   write_dataset_csv(merged, out);
-  write_provenance(out, {{"kind", "carb dataset (merged)"},
+  write_provenance(out, {{"kind", kMergedKind},
                          {"csv", out.filename().string()},
                          {"rows", s.rows_out},
                          {"dropped_duplicates", s.dropped},

@@ -24,12 +24,16 @@ bool looks_like_dataset(const fs::path& f) {
   return first.rfind(header, 0) == 0;
 }
 
-bool looks_like_provenance(const fs::path& f) {
+// The kind a carb provenance sidecar states, or "" for anything else.
+std::string provenance_kind(const fs::path& f) {
   std::ifstream in(f, std::ios::binary);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  return j.is_object() && j.contains("kind") && j["kind"].is_string() &&
-         j["kind"].get<std::string>().rfind("carb", 0) == 0;
+  if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) return "";
+  const std::string kind = j["kind"].get<std::string>();
+  return kind.rfind("carb", 0) == 0 ? kind : "";
 }
+
+bool looks_like_provenance(const fs::path& f) { return !provenance_kind(f).empty(); }
 
 void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* what, bool force) {
   std::error_code ec;
@@ -52,7 +56,7 @@ void check_not_an_input(const fs::path& out, const std::vector<fs::path>& inputs
   }
 }
 
-void check_dataset_output(const fs::path& csv, bool force) {
+void check_dataset_output(const fs::path& csv, bool force, const std::string& kind) {
   if (csv.empty() || !csv.has_filename()) throw InputError("--out needs a file name");
   const fs::path dir = csv.has_parent_path() ? csv.parent_path() : fs::path(".");
   std::error_code ec;
@@ -60,6 +64,13 @@ void check_dataset_output(const fs::path& csv, bool force) {
                                                    " does not exist");
   check_one(csv, looks_like_dataset, "a dataset CSV", force);
   check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force);
+  // A dataset of another kind, or one whose sidecar is gone, may hold measurements kept nowhere
+  // else (combine --out over a measuring round destroyed it).
+  if (force || !fs::exists(csv, ec)) return;
+  const std::string there = fs::exists(provenance_path(csv), ec) ? provenance_kind(provenance_path(csv)) : "";
+  if (there != kind)
+    throw InputError(csv.string() + " holds " + (there.empty() ? "a dataset without its provenance file" : "a " + there) +
+                     ", not an earlier output of this command; choose another --out, or pass --force to replace it");
 }
 
 }  // namespace carb

@@ -31,7 +31,7 @@ nlohmann::json ExportSummary::to_json() const {
 ExportSummary export_store(const ExportOptions& o) {
   // Store() would create an empty database; a typo in --db must not look like an empty store.
   if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
-  check_dataset_output(o.out, o.force);
+  check_dataset_output(o.out, o.force, kExportedKind);
   const Store store(o.db);
   Dataset all = store.to_dataset();
   Dataset d;
@@ -67,7 +67,7 @@ ExportSummary export_store(const ExportOptions& o) {
   for (const auto& id : protocol_ids)
     if (stored.contains(id)) protocols[id] = stored[id];
   const nlohmann::json prov = {
-      {"kind", "carb dataset"},
+      {"kind", kExportedKind},
       {"csv", o.out.filename().string()},
       {"rows", d.rows.size()},
       {"platforms", platforms},

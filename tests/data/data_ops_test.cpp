@@ -204,6 +204,22 @@ TEST_F(DataOps, MergeRefusesToWriteOverAnInput) {
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), before);
 }
 
+// Third hostile pass: `combine|merge --out round3.csv` replaced a measuring round (a dataset of
+// another kind, kept nowhere else) without a word. Only an earlier output of the same command is
+// replaced; anything else takes --force.
+TEST_F(DataOps, MergeReplacesOnlyAnEarlierMerge) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  export_store({db, dir_ / "round.csv", "gpu", ""});
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "round.csv", ""), InputError);
+  EXPECT_EQ(read_dataset_csv(dir_ / "round.csv").rows.front().platform, "gpu");
+  merge_datasets({dir_ / "a.csv"}, dir_ / "merged.csv", "");
+  EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "merged.csv", ""));  // its own earlier output
+  fs::remove(dir_ / "merged.json");  // a dataset whose provenance is gone: nobody knows what it holds
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "merged.csv", ""), InputError);
+  EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "round.csv", "", true));
+}
+
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
   std::ofstream(dir_ / "bad.csv") << "platform,family\n";
   EXPECT_THROW(merge_datasets({dir_ / "bad.csv"}, dir_ / "m.csv", ""), DataError);
