@@ -24,7 +24,7 @@ HEADERS = {
     "features": ["features"],
     "profile": ["profiler", "store", "store_export"],
     "learn": ["learner", "model", "analytic_estimate", "envelope", "bundle_destination", "training", "prediction_io"],
-    "analysis": ["evaluate", "characterize", "transfer"],
+    "analysis": ["evaluate", "characterize", "characterization", "transfer"],
     "screen": ["screen", "recommend"],
     "plan": ["plan"],
     "report": ["report"],

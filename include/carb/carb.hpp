@@ -22,6 +22,7 @@
 #include "carb/training.hpp"
 #include "carb/prediction_io.hpp"
 #include "carb/evaluate.hpp"
+#include "carb/characterization.hpp"
 #include "carb/characterize.hpp"
 #include "carb/transfer.hpp"
 #include "carb/screen.hpp"
