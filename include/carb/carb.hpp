@@ -20,6 +20,7 @@
 #include "carb/data_ops.hpp"
 #include "carb/model.hpp"
 #include "carb/training.hpp"
+#include "carb/training_record.hpp"
 #include "carb/prediction_io.hpp"
 #include "carb/evaluate.hpp"
 #include "carb/characterization.hpp"
