@@ -1,6 +1,7 @@
 // `carb characterize`: scaling ratios per knob, family and precision comparisons, efficiency
 // per batch tier and energy-latency divergence of one measured dataset.
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "carb/characterize.hpp"
 #include "cli.hpp"
@@ -28,13 +29,13 @@ Registrar reg(
        app.callback([o] {
          CharacterizeOptions co;
          if (o->sm_threshold >= 0) co.sm_threshold = o->sm_threshold;
-         const auto doc = characterize(read_dataset_csv(o->data), co);
+         const Characterization ch = characterize(read_dataset_csv(o->data), co);
          if (o->format == "json")
-           std::cout << doc.dump(2) << '\n';
+           std::cout << ch.to_json().dump(2) << '\n';
          else if (o->format == "md")
-           render_characterization_md(doc, std::cout);
+           render_characterization_md(ch, std::cout);
          else
-           render_characterization_table(doc, std::cout);
+           render_characterization_table(ch, std::cout);
        });
      }});
 

@@ -2,6 +2,7 @@
 // zero-shot error of a source model, few-shot calibration against k).
 #include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "carb/error.hpp"
@@ -40,16 +41,17 @@ Registrar reg({"transfer",
                  add_format(app, o->format, {"table", "json"});
                  app.callback([o] {
                    if (std::error_code ec; std::filesystem::equivalent(o->source, o->target, ec))
-                     throw InputError("--source and --target are the same file; a platform compared with itself "
-                                      "fits y = x by construction");
+                     throw InputError(
+                         "--source and --target are the same file; a platform compared with itself "
+                         "fits y = x by construction");
                    std::optional<CarbModel> model;
                    if (!o->model.empty()) model = CarbModel::load(o->model);
-                   const auto doc = transfer(read_dataset_csv(o->source), read_dataset_csv(o->target), o->t,
+                   const auto res = transfer(read_dataset_csv(o->source), read_dataset_csv(o->target), o->t,
                                              model ? &*model : nullptr);
                    if (o->format == "json")
-                     std::cout << doc.dump(2) << '\n';
+                     std::cout << res.to_json().dump(2) << '\n';
                    else
-                     render_transfer_table(doc, std::cout);
+                     render_transfer_table(res, std::cout);
                  });
                }});
 

@@ -3,13 +3,18 @@
 // with R², Spearman's rank correlation, the zero-shot error of a source-platform model on the
 // target, and few-shot calibration (an affine map fitted on k measured target configurations).
 //
-// transfer() returns the `carb transfer --format json` document:
+// transfer() returns a TransferResult; its to_json() is the `carb transfer --format json` document:
 //   targets.<t>        {slope, intercept, r2, spearman, n}
 //   few_shot.<t>       [{k, mae, mape, repeats}, ...]   affine map applied to A's measurements
 //   zero_shot.<t>      {mae, mape, r2, n}               model given only
 //   few_shot_model.<t> [{k, mae, mape, repeats}, ...]   affine map applied to the model's predictions
 #pragma once
-#include <nlohmann/json.hpp>
+#include <cstddef>
+#include <map>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -37,12 +42,64 @@ struct JoinedTarget {
 /// the datasets share no configuration with a common target.
 std::vector<JoinedTarget> join_targets(const Dataset& source, const Dataset& dest);
 
-/// The transfer document (see the file comment). `model`, when given, is a source-platform model
-/// whose predictions of the joined configurations are scored against the target's measurements.
-nlohmann::json transfer(const Dataset& source, const Dataset& dest, const TransferOptions& o = {},
+/// The line y_B = a*y_A + b of one target over the configurations both platforms measured.
+/// Unavailable (no fit, `reason` says why) when only one configuration was measured on both.
+struct TransferFit {
+  std::size_t n = 0;
+  bool available = true;
+  std::string reason;
+  double slope = 0, intercept = 0, r2 = 0, spearman = 0;
+};
+
+/// Few-shot calibration at one k: the affine map fitted on k drawn target configurations, scored
+/// on the rest and averaged over `repeats` draws. No error (and repeats 0, `note` says why) when
+/// k leaves nothing to fit or to score.
+struct FewShotPoint {
+  int k = 0;
+  std::optional<double> mae, mape;
+  int repeats = 0;
+  std::string note;
+};
+
+/// The source-platform model's error on the target's measurements, uncalibrated. Unavailable
+/// when the model does not predict the target.
+struct ZeroShot {
+  bool available = true;
+  std::string reason;
+  double mae = 0, mape = 0, r2 = 0;
+  std::size_t n = 0;
+};
+
+/// The source-platform model transfer() was given.
+struct TransferModel {
+  std::string platform;
+  std::vector<std::string> targets;
+  std::string note;  // set when the model was not trained on a source platform
+};
+
+/// Everything transfer() measured, per target name (the maps iterate in name order, as the JSON
+/// document does). `zero_shot` and `few_shot_model` are filled only when `model` is set.
+struct TransferResult {
+  std::set<std::string> source_platforms, target_platforms;
+  unsigned seed = 0;
+  int repeats = 0;
+  std::map<std::string, TransferFit> targets;
+  std::map<std::string, std::vector<FewShotPoint>> few_shot;
+  std::optional<TransferModel> model;
+  std::map<std::string, ZeroShot> zero_shot;
+  std::map<std::string, std::vector<FewShotPoint>> few_shot_model;
+
+  /// The `carb transfer --format json` document (see the file comment).
+  nlohmann::json to_json() const;
+};
+
+/// Transfer from `source` to `dest` (see the file comment). `model`, when given, is a
+/// source-platform model whose predictions of the joined configurations are scored against the
+/// target's measurements.
+TransferResult transfer(const Dataset& source, const Dataset& dest, const TransferOptions& o = {},
                         const CarbModel* model = nullptr);
 
-/// Aligned text tables of a transfer document.
-void render_transfer_table(const nlohmann::json& doc, std::ostream& out);
+/// Aligned text tables of a transfer result.
+void render_transfer_table(const TransferResult& r, std::ostream& out);
 
 }  // namespace carb

@@ -1,4 +1,4 @@
-// characterize(): assembles the characterization document, plus the family comparison and
+// characterize(): assembles the Characterization, plus the family comparison and
 // the matched-configuration precision ratios (scaling and efficiency live in their own files).
 #include "carb/characterize.hpp"
 
@@ -25,16 +25,13 @@ std::vector<std::string> present_targets(const Rows& rows) {
   return out;
 }
 
-nlohmann::json unavailable(const std::string& reason) { return {{"available", false}, {"reason", reason}}; }
-
-nlohmann::json family_section(const Rows& rows, const std::vector<std::string>& targets) {
+FamilySection family_section(const Rows& rows, const std::vector<std::string>& targets) {
   std::set<Family> fams;
   for (const Record* r : rows) fams.insert(r->config.family);
   if (fams.size() < 2)
-    return unavailable("only one family (" + to_string(*fams.begin()) + ") in this dataset");
-  nlohmann::json out = {{"available", true},
-                        {"definition", "mean(bottleneck) / mean(basic) over all ok rows with a value"},
-                        {"targets", nlohmann::json::object()}};
+    return unavailable<FamilySection>("only one family (" + to_string(*fams.begin()) + ") in this dataset");
+  FamilySection out;
+  out.definition = "mean(bottleneck) / mean(basic) over all ok rows with a value";
   for (const auto& t : targets) {
     double sum[2] = {0, 0};
     int n[2] = {0, 0};
@@ -45,12 +42,15 @@ nlohmann::json family_section(const Rows& rows, const std::vector<std::string>& 
         ++n[f];
       }
     if (n[0] == 0 || n[1] == 0) {
-      out["targets"][t] = unavailable("no " + t + " values for one of the families");
+      out.targets[t] = unavailable<FamilyRatio>("no " + t + " values for one of the families");
       continue;
     }
-    const double basic = sum[0] / n[0], bottleneck = sum[1] / n[1];
-    out["targets"][t] = {{"available", true}, {"basic_mean", basic},  {"bottleneck_mean", bottleneck},
-                         {"n_basic", n[0]},   {"n_bottleneck", n[1]}, {"ratio", bottleneck / basic}};
+    FamilyRatio& f = out.targets[t];
+    f.basic_mean = sum[0] / n[0];
+    f.bottleneck_mean = sum[1] / n[1];
+    f.ratio = f.bottleneck_mean / f.basic_mean;
+    f.n_basic = n[0];
+    f.n_bottleneck = n[1];
   }
   return out;
 }
@@ -61,7 +61,7 @@ namespace {
 using MatchKey = std::tuple<Family, int, double, int, int>;
 MatchKey match_key(const Config& c) { return {c.family, c.depth, c.width, c.resolution, c.batch}; }
 
-nlohmann::json precision_pairs(const std::map<MatchKey, const Record*>& base,
+PrecisionRatio precision_pairs(const std::map<MatchKey, const Record*>& base,
                                const std::map<MatchKey, const Record*>& low, const std::string& t) {
   double sum = 0, lo = 0, hi = 0;
   int pairs = 0;
@@ -76,31 +76,31 @@ nlohmann::json precision_pairs(const std::map<MatchKey, const Record*>& base,
     sum += q;
     ++pairs;
   }
-  if (pairs == 0) return unavailable("no matched pairs with " + t + " values");
-  return {{"available", true},
-          {"mean_ratio", sum / pairs},
-          {"min_ratio", lo},
-          {"max_ratio", hi},
-          {"pairs", pairs}};
+  if (pairs == 0) return unavailable<PrecisionRatio>("no matched pairs with " + t + " values");
+  PrecisionRatio out;
+  out.mean_ratio = sum / pairs;
+  out.min_ratio = lo;
+  out.max_ratio = hi;
+  out.pairs = pairs;
+  return out;
 }
 
 }  // namespace
 
-nlohmann::json precision_section(const Rows& rows, const std::vector<std::string>& targets) {
+PrecisionSection precision_section(const Rows& rows, const std::vector<std::string>& targets) {
   std::map<Precision, std::map<MatchKey, const Record*>> by_prec;
   for (const Record* r : rows) by_prec[r->config.precision].emplace(match_key(r->config), r);
-  if (!by_prec.count(Precision::fp32)) return unavailable("no fp32 rows to compare against");
-  if (by_prec.size() < 2) return unavailable("only fp32 rows in this dataset");
-  nlohmann::json out = {
-      {"available", true},
-      {"definition",
-       "mean over matched pairs (same family, depth, width, resolution, batch) of value(low) / value(fp32)"},
-      {"comparisons", nlohmann::json::object()}};
-  for (Precision p : {Precision::fp16, Precision::bf16}) {
+  if (!by_prec.count(Precision::fp32))
+    return unavailable<PrecisionSection>("no fp32 rows to compare against");
+  if (by_prec.size() < 2) return unavailable<PrecisionSection>("only fp32 rows in this dataset");
+  PrecisionSection out;
+  out.definition =
+      "mean over matched pairs (same family, depth, width, resolution, batch) of value(low) / value(fp32)";
+  for (Precision p : {Precision::bf16, Precision::fp16}) {  // name order, as the JSON object lists them
     if (!by_prec.count(p)) continue;
-    nlohmann::json cmp = nlohmann::json::object();
-    for (const auto& t : targets) cmp[t] = precision_pairs(by_prec[Precision::fp32], by_prec[p], t);
-    out["comparisons"][to_string(p) + "_vs_fp32"] = cmp;
+    PrecisionComparison cmp{p, {}};
+    for (const auto& t : targets) cmp.targets[t] = precision_pairs(by_prec[Precision::fp32], by_prec[p], t);
+    out.comparisons.push_back(std::move(cmp));
   }
   return out;
 }
@@ -109,34 +109,36 @@ nlohmann::json precision_section(const Rows& rows, const std::vector<std::string
 
 double config_gflops(const Config& c) { return network_totals(c).flops() / 1e9; }
 
-nlohmann::json characterize(const Dataset& d, const CharacterizeOptions& o) {
+Characterization characterize(const Dataset& d, const CharacterizeOptions& o) {
   detail::Rows rows;
-  std::set<std::string> platforms;
+  Characterization ch;
   for (const auto& r : d.rows)
     if (r.status == "ok") {
       rows.push_back(&r);
-      platforms.insert(r.platform);
+      ch.dataset.platforms.insert(r.platform);
     }
   if (rows.empty()) throw DataError("dataset has no ok rows to characterize");
   const auto targets = detail::present_targets(rows);
-  nlohmann::json doc = {
-      {"dataset",
-       {{"rows", d.rows.size()}, {"ok_rows", rows.size()}, {"platforms", platforms}, {"targets", targets}}}};
-  if (platforms.size() > 1)
-    doc["dataset"]["warning"] = "rows of " + std::to_string(platforms.size()) + " platforms are pooled";
+  ch.dataset.rows = d.rows.size();
+  ch.dataset.ok_rows = rows.size();
+  ch.dataset.targets = targets;
+  if (ch.dataset.platforms.size() > 1)
+    ch.dataset.warning = "rows of " + std::to_string(ch.dataset.platforms.size()) + " platforms are pooled";
   if (targets.empty()) {
-    const auto none =
-        detail::unavailable("no target values (peak_memory_mb, energy_j, latency_ms) in this dataset");
-    for (const char* s : {"scaling", "family_comparison", "precision", "efficiency", "divergence"})
-      doc[s] = none;
-    return doc;
+    const std::string none = "no target values (peak_memory_mb, energy_j, latency_ms) in this dataset";
+    ch.scaling = detail::unavailable<ScalingSection>(none);
+    ch.family_comparison = detail::unavailable<FamilySection>(none);
+    ch.precision = detail::unavailable<PrecisionSection>(none);
+    ch.efficiency = detail::unavailable<EfficiencySection>(none);
+    ch.divergence = detail::unavailable<DivergenceSection>(none);
+    return ch;
   }
-  doc["scaling"] = detail::scaling_section(rows, targets);
-  doc["family_comparison"] = detail::family_section(rows, targets);
-  doc["precision"] = detail::precision_section(rows, targets);
-  doc["efficiency"] = detail::efficiency_section(rows, targets);
-  doc["divergence"] = detail::divergence_section(rows, o);
-  return doc;
+  ch.scaling = detail::scaling_section(rows, targets);
+  ch.family_comparison = detail::family_section(rows, targets);
+  ch.precision = detail::precision_section(rows, targets);
+  ch.efficiency = detail::efficiency_section(rows, targets);
+  ch.divergence = detail::divergence_section(rows, o);
+  return ch;
 }
 
 }  // namespace carb

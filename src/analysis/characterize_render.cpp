@@ -1,5 +1,6 @@
-// Human renderings of the characterization document: one set of tables built from the JSON,
-// printed as markdown (headings + pipe tables) or as aligned text tables.
+// Human renderings of a Characterization: one set of tables built from the struct, printed as
+// markdown (headings + pipe tables) or as aligned text tables.
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "carb/characterize.hpp"
@@ -8,119 +9,118 @@
 namespace carb {
 namespace {
 
-using nlohmann::json;
-
-std::string num(const json& v, const std::string& suffix = "") {
-  return v.is_number() ? fmt_num(v.get<double>(), 3) + suffix : "-";
+std::string num(double v, const std::string& suffix = "") { return fmt_num(v, 3) + suffix; }
+std::string num(const std::optional<double>& v, const std::string& suffix = "") {
+  return v ? num(*v, suffix) : "-";
 }
 
-NamedTable unavailable_table(const std::string& title, const json& sec) {
-  return {title, {}, {}, "unavailable: " + sec.value("reason", std::string("no data"))};
+NamedTable unavailable_table(const std::string& title, const Availability& sec) {
+  return {title, {}, {}, "unavailable: " + sec.reason};
 }
 
-void scaling_tables(const json& sec, std::vector<NamedTable>& out) {
-  if (!sec.value("available", false)) return out.push_back(unavailable_table("Scaling ratio per knob", sec));
-  for (const auto& [fam, per_target] : sec["families"].items()) {
-    NamedTable t{"Scaling ratio per knob (" + fam + ")", {"target"}, {}, sec.value("definition", "")};
-    for (const auto& k : sec["knobs"]) t.header.push_back(k.get<std::string>());
-    for (const char* target : kTargets) {  // cascade order, not the JSON object's alphabetical one
-      if (!per_target.contains(target)) continue;
-      const json& knobs = per_target[target];
+// A list of names as the renderings have always shown it: a compact JSON array.
+template <class Names>
+std::string name_list(const Names& names) {
+  return nlohmann::json(names).dump();
+}
+
+void scaling_tables(const ScalingSection& sec, std::vector<NamedTable>& out) {
+  if (!sec.available) return out.push_back(unavailable_table("Scaling ratio per knob", sec));
+  for (const auto& [fam, per_target] : sec.families) {
+    NamedTable t{"Scaling ratio per knob (" + to_string(fam) + ")", {"target"}, {}, sec.definition};
+    for (Knob k : kKnobs) t.header.push_back(to_string(k));
+    for (const char* target : kTargets) {  // cascade order, not the map's alphabetical one
+      const auto it = per_target.find(target);
+      if (it == per_target.end()) continue;
       std::vector<std::string> row{target};
-      for (const auto& k : sec["knobs"]) {
-        const json& ks = knobs[k.get<std::string>()];
-        row.push_back(ks.value("available", false) ? num(ks["ratio"], "x") : "-");
-      }
+      for (const KnobScaling& ks : it->second) row.push_back(ks.available ? num(ks.ratio, "x") : "-");
       t.rows.push_back(row);
     }
     out.push_back(t);
   }
 }
 
-void family_table(const json& sec, std::vector<NamedTable>& out) {
-  if (!sec.value("available", false)) return out.push_back(unavailable_table("Family comparison", sec));
+void family_table(const FamilySection& sec, std::vector<NamedTable>& out) {
+  if (!sec.available) return out.push_back(unavailable_table("Family comparison", sec));
   NamedTable t{"Family comparison",
                {"target", "basic mean", "bottleneck mean", "bottleneck/basic"},
                {},
-               sec.value("definition", "")};
+               sec.definition};
   for (const char* target : kTargets)
-    if (const json v = sec["targets"].value(target, json()); v.is_object() && v.value("available", false))
-      t.rows.push_back({target, num(v["basic_mean"]), num(v["bottleneck_mean"]), num(v["ratio"], "x")});
+    if (const auto it = sec.targets.find(target); it != sec.targets.end() && it->second.available)
+      t.rows.push_back(
+          {target, num(it->second.basic_mean), num(it->second.bottleneck_mean), num(it->second.ratio, "x")});
   out.push_back(t);
 }
 
-void precision_table(const json& sec, std::vector<NamedTable>& out) {
-  if (!sec.value("available", false)) return out.push_back(unavailable_table("Precision ratios", sec));
-  NamedTable t{"Precision ratios",
-               {"comparison", "target", "mean ratio", "min", "max", "pairs"},
-               {},
-               sec.value("definition", "")};
-  for (const auto& [cmp, targets] : sec["comparisons"].items())
-    for (const auto& [target, v] : targets.items()) {
-      if (v.value("available", false))
-        t.rows.push_back({cmp, target, num(v["mean_ratio"], "x"), num(v["min_ratio"]), num(v["max_ratio"]),
-                          std::to_string(v["pairs"].get<int>())});
+void precision_table(const PrecisionSection& sec, std::vector<NamedTable>& out) {
+  if (!sec.available) return out.push_back(unavailable_table("Precision ratios", sec));
+  NamedTable t{
+      "Precision ratios", {"comparison", "target", "mean ratio", "min", "max", "pairs"}, {}, sec.definition};
+  for (const auto& cmp : sec.comparisons)
+    for (const auto& [target, v] : cmp.targets) {
+      if (v.available)
+        t.rows.push_back({cmp.name(), target, num(v.mean_ratio, "x"), num(v.min_ratio), num(v.max_ratio),
+                          std::to_string(v.pairs)});
       else
-        t.rows.push_back({cmp, target, "-", "-", "-", "0"});
+        t.rows.push_back({cmp.name(), target, "-", "-", "-", "0"});
     }
   out.push_back(t);
 }
 
-void efficiency_table(const json& sec, std::vector<NamedTable>& out) {
-  NamedTable t{"Efficiency per batch tier (pooled)", {"metric"}, {}, sec.value("definition", "")};
+void efficiency_table(const EfficiencySection& sec, std::vector<NamedTable>& out) {
+  NamedTable t{"Efficiency per batch tier (pooled)", {"metric"}, {}, sec.definition};
   for (const auto& b : kBatchTiers) t.header.push_back("batch " + b.label());
   t.header.push_back("spread");
-  for (const char* name : kEfficiencyMetrics) {
-    const json& m = sec["metrics"][name];
-    std::vector<std::string> row{name};
-    if (!m.value("available", false)) {
+  for (const EfficiencyMetric& m : sec.metrics) {
+    std::vector<std::string> row{m.name};
+    if (!m.available) {
       row.resize(t.header.size(), "-");
-      row.back() = m.value("reason", "");
+      row.back() = m.reason;
     } else {
-      for (const auto& tier : m["tiers"]) row.push_back(num(tier["pooled"]));
-      row.push_back(num(m["spread"], "x"));
+      for (const auto& tier : m.tiers) row.push_back(num(tier.pooled));
+      row.push_back(num(m.spread, "x"));
     }
     t.rows.push_back(row);
   }
   out.push_back(t);
 }
 
-void divergence_tables(const json& sec, std::vector<NamedTable>& out) {
-  if (!sec.value("available", false))
-    return out.push_back(unavailable_table("Energy-latency divergence", sec));
+void divergence_tables(const DivergenceSection& sec, std::vector<NamedTable>& out) {
+  if (!sec.available) return out.push_back(unavailable_table("Energy-latency divergence", sec));
   NamedTable t{"Energy-latency divergence",
                {"batch tier", "SM", "n", "mean energy J", "mean latency ms", "energy ratio", "latency ratio",
                 "divergence"},
                {},
-               sec.value("definition", "") + " (SM threshold " + num(sec["sm_threshold"]) + "%, " +
-                   sec.value("sm_threshold_rule", "") + ")"};
-  for (const auto& c : sec["cells"])
-    t.rows.push_back({c["batch_tier"].get<std::string>(), c["sm"].get<std::string>(),
-                      std::to_string(c["n"].get<int>()), num(c["mean_energy_j"]), num(c["mean_latency_ms"]),
-                      num(c["energy_ratio"], "x"), num(c["latency_ratio"], "x"), num(c["divergence"], "x")});
+               sec.definition + " (SM threshold " + num(sec.sm_threshold) + "%, " +
+                   (sec.threshold_given ? "given" : "median avg_sm_util") + ")"};
+  for (const auto& c : sec.cells)
+    t.rows.push_back({c.tier.label(), to_string(c.sm), std::to_string(c.n), num(c.mean_energy_j),
+                      num(c.mean_latency_ms), num(c.energy_ratio, "x"), num(c.latency_ratio, "x"),
+                      num(c.divergence, "x")});
   out.push_back(t);
 }
 
 }  // namespace
 
-std::vector<NamedTable> characterization_tables(const json& ch) {
+std::vector<NamedTable> characterization_tables(const Characterization& ch) {
   std::vector<NamedTable> out;
-  scaling_tables(ch["scaling"], out);
-  family_table(ch["family_comparison"], out);
-  precision_table(ch["precision"], out);
-  if (ch["efficiency"].value("available", false))
-    efficiency_table(ch["efficiency"], out);
+  scaling_tables(ch.scaling, out);
+  family_table(ch.family_comparison, out);
+  precision_table(ch.precision, out);
+  if (ch.efficiency.available)
+    efficiency_table(ch.efficiency, out);
   else
-    out.push_back(unavailable_table("Efficiency per batch tier", ch["efficiency"]));
-  divergence_tables(ch["divergence"], out);
+    out.push_back(unavailable_table("Efficiency per batch tier", ch.efficiency));
+  divergence_tables(ch.divergence, out);
   return out;
 }
 
-void render_characterization_md(const json& ch, std::ostream& out) {
-  const json& d = ch["dataset"];
+void render_characterization_md(const Characterization& ch, std::ostream& out) {
+  const DatasetSummary& d = ch.dataset;
   out << "# Characterization\n\n"
-      << d["ok_rows"].get<std::size_t>() << " ok rows of " << d["rows"].get<std::size_t>()
-      << "; platforms: " << d["platforms"].dump() << "; targets: " << d["targets"].dump() << "\n";
+      << d.ok_rows << " ok rows of " << d.rows << "; platforms: " << name_list(d.platforms)
+      << "; targets: " << name_list(d.targets) << "\n";
   for (const auto& t : characterization_tables(ch)) {
     out << "\n## " << t.title << "\n\n";
     if (!t.note.empty()) out << "_" << t.note << "_\n\n";
@@ -136,10 +136,10 @@ void render_characterization_md(const json& ch, std::ostream& out) {
   }
 }
 
-void render_characterization_table(const json& ch, std::ostream& out) {
-  const json& d = ch["dataset"];
-  out << "characterization: " << d["ok_rows"].get<std::size_t>() << " ok rows, platforms "
-      << d["platforms"].dump() << ", targets " << d["targets"].dump() << "\n";
+void render_characterization_table(const Characterization& ch, std::ostream& out) {
+  const DatasetSummary& d = ch.dataset;
+  out << "characterization: " << d.ok_rows << " ok rows, platforms " << name_list(d.platforms) << ", targets "
+      << name_list(d.targets) << "\n";
   for (const auto& t : characterization_tables(ch)) {
     out << "\n== " << t.title << " ==\n";
     if (t.rows.empty()) {

@@ -1,10 +1,10 @@
-// Internal pieces of characterize(): each function builds one section of the document from
-// the ok rows. Shared helpers for "which targets are present" and "unavailable" sections.
+// Internal pieces of characterize(): each function builds one section of the Characterization
+// from the ok rows. Shared helpers for "which targets are present" and "unavailable" entries.
 #pragma once
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "carb/characterization.hpp"
 #include "carb/characterize.hpp"
 #include "carb/dataset.hpp"
 
@@ -14,13 +14,19 @@ using Rows = std::vector<const Record*>;
 
 /// Targets (kTargets order) with a value in at least one of the rows.
 std::vector<std::string> present_targets(const Rows& rows);
-/// {"available": false, "reason": reason}
-nlohmann::json unavailable(const std::string& reason);
+/// A section or entry of type T marked unavailable for `reason`.
+template <class T>
+T unavailable(const std::string& reason) {
+  T out{};
+  out.available = false;
+  out.reason = reason;
+  return out;
+}
 
-nlohmann::json scaling_section(const Rows& rows, const std::vector<std::string>& targets);
-nlohmann::json family_section(const Rows& rows, const std::vector<std::string>& targets);
-nlohmann::json precision_section(const Rows& rows, const std::vector<std::string>& targets);
-nlohmann::json efficiency_section(const Rows& rows, const std::vector<std::string>& targets);
-nlohmann::json divergence_section(const Rows& rows, const CharacterizeOptions& o);
+ScalingSection scaling_section(const Rows& rows, const std::vector<std::string>& targets);
+FamilySection family_section(const Rows& rows, const std::vector<std::string>& targets);
+PrecisionSection precision_section(const Rows& rows, const std::vector<std::string>& targets);
+EfficiencySection efficiency_section(const Rows& rows, const std::vector<std::string>& targets);
+DivergenceSection divergence_section(const Rows& rows, const CharacterizeOptions& o);
 
 }  // namespace carb::detail

@@ -23,8 +23,10 @@ int tier_of(int batch) {
   return -1;
 }
 
-nlohmann::json metric_tiers(const Rows& rows, const std::vector<double>& gflops, const std::string& target) {
-  nlohmann::json tiers = nlohmann::json::array();
+EfficiencyMetric metric_tiers(const Rows& rows, const std::vector<double>& gflops,
+                              const std::string& target) {
+  EfficiencyMetric out;
+  out.target = target;
   double best = 0, worst = 0;
   bool any = false;
   for (std::size_t t = 0; t < kBatchTiers.size(); ++t) {
@@ -38,20 +40,18 @@ nlohmann::json metric_tiers(const Rows& rows, const std::vector<double>& gflops,
       sum_ratio += *v / gflops[i];
       ++n;
     }
-    nlohmann::json tier = {
-        {"tier", kBatchTiers[t].label()}, {"n", n}, {"pooled", nullptr}, {"row_mean", nullptr}};
+    TierCost tier{kBatchTiers[t], n, std::nullopt, std::nullopt};
     if (n > 0) {
       const double pooled = sum_y / sum_g;
-      tier["pooled"] = pooled;
-      tier["row_mean"] = sum_ratio / n;
+      tier.pooled = pooled;
+      tier.row_mean = sum_ratio / n;
       best = any ? std::min(best, pooled) : pooled;
       worst = any ? std::max(worst, pooled) : pooled;
       any = true;
     }
-    tiers.push_back(tier);
+    out.tiers.push_back(tier);
   }
-  nlohmann::json out = {{"available", true}, {"target", target}, {"tiers", tiers}};
-  out["spread"] = best > 0 ? nlohmann::json(worst / best) : nlohmann::json(nullptr);
+  if (best > 0) out.spread = worst / best;
   return out;
 }
 
@@ -62,61 +62,54 @@ struct Cell {
 
 }  // namespace
 
-nlohmann::json efficiency_section(const Rows& rows, const std::vector<std::string>& targets) {
+EfficiencySection efficiency_section(const Rows& rows, const std::vector<std::string>& targets) {
   std::vector<double> gflops;
   gflops.reserve(rows.size());
   for (const Record* r : rows) gflops.push_back(config_gflops(r->config));
-  nlohmann::json metrics = nlohmann::json::object();
+  EfficiencySection out;
+  out.definition =
+      "pooled = sum(target) / sum(GFLOPs) over the tier's rows (weights large configurations by their "
+      "compute); row_mean = mean of per-row target/GFLOPs; GFLOPs = analytic FLOPs of one batch / 1e9; "
+      "spread = worst / best pooled tier";
   for (const Metric& m : kMetrics) {
-    if (std::find(targets.begin(), targets.end(), m.target) == targets.end())
-      metrics[m.name] = unavailable(std::string("no ") + m.target + " values in this dataset");
-    else
-      metrics[m.name] = metric_tiers(rows, gflops, m.target);
+    EfficiencyMetric e =
+        std::find(targets.begin(), targets.end(), m.target) == targets.end()
+            ? unavailable<EfficiencyMetric>(std::string("no ") + m.target + " values in this dataset")
+            : metric_tiers(rows, gflops, m.target);
+    e.name = m.name;
+    out.metrics.push_back(std::move(e));
   }
-  int outside = 0;
-  for (const Record* r : rows) outside += tier_of(r->config.batch) < 0;
-  return {{"available", true},
-          {"definition",
-           "pooled = sum(target) / sum(GFLOPs) over the tier's rows (weights large configurations by their "
-           "compute); row_mean = mean of per-row target/GFLOPs; GFLOPs = analytic FLOPs of one batch / 1e9; "
-           "spread = worst / best pooled tier"},
-          {"rows_outside_tiers", outside},
-          {"metrics", metrics}};
+  for (const Record* r : rows) out.rows_outside_tiers += tier_of(r->config.batch) < 0;
+  return out;
 }
 
 namespace {
 
 using Grid = std::array<std::array<Cell, kBatchTiers.size()>, 2>;  // [low/high SM][batch tier]
 
-nlohmann::json cell_json(const Cell& c, const Cell& base, bool high, std::size_t tier) {
-  nlohmann::json cell = {{"sm", high ? "high" : "low"},
-                         {"batch_tier", kBatchTiers[tier].label()},
-                         {"n", c.n},
-                         {"mean_energy_j", nullptr},
-                         {"mean_latency_ms", nullptr},
-                         {"energy_ratio", nullptr},
-                         {"latency_ratio", nullptr},
-                         {"divergence", nullptr}};
+DivergenceCell cell_of(const Cell& c, const Cell& base, bool high, std::size_t tier) {
+  DivergenceCell cell;
+  cell.sm = high ? SmRegime::high : SmRegime::low;
+  cell.tier = kBatchTiers[tier];
+  cell.n = c.n;
   if (c.n > 0) {
-    cell["mean_energy_j"] = c.e / c.n;
-    cell["mean_latency_ms"] = c.l / c.n;
+    cell.mean_energy_j = c.e / c.n;
+    cell.mean_latency_ms = c.l / c.n;
   }
   if (c.n > 0 && base.n > 0) {
     const double er = (c.e / c.n) / (base.e / base.n), lr = (c.l / c.n) / (base.l / base.n);
-    cell["energy_ratio"] = er;
-    cell["latency_ratio"] = lr;
-    cell["divergence"] = er / lr;
+    cell.energy_ratio = er;
+    cell.latency_ratio = lr;
+    cell.divergence = er / lr;
   }
   return cell;
 }
 
-nlohmann::json high_over_low(const Cell& lo, const Cell& hi, std::size_t tier) {
-  nlohmann::json row = {{"batch_tier", kBatchTiers[tier].label()},
-                        {"high_over_low_energy", nullptr},
-                        {"high_over_low_latency", nullptr}};
+HighOverLow high_over_low(const Cell& lo, const Cell& hi, std::size_t tier) {
+  HighOverLow row{kBatchTiers[tier], std::nullopt, std::nullopt};
   if (lo.n > 0 && hi.n > 0) {
-    row["high_over_low_energy"] = (hi.e / hi.n) / (lo.e / lo.n);
-    row["high_over_low_latency"] = (hi.l / hi.n) / (lo.l / lo.n);
+    row.energy = (hi.e / hi.n) / (lo.e / lo.n);
+    row.latency = (hi.l / hi.n) / (lo.l / lo.n);
   }
   return row;
 }
@@ -139,9 +132,9 @@ std::string usable_rows(const Rows& rows, Rows& usable) {
 
 }  // namespace
 
-nlohmann::json divergence_section(const Rows& rows, const CharacterizeOptions& o) {
+DivergenceSection divergence_section(const Rows& rows, const CharacterizeOptions& o) {
   Rows usable;
-  if (auto reason = usable_rows(rows, usable); !reason.empty()) return unavailable(reason);
+  if (auto reason = usable_rows(rows, usable); !reason.empty()) return unavailable<DivergenceSection>(reason);
   std::vector<double> sm;
   for (const Record* r : usable) sm.push_back(*r->avg_sm_util);
   const double thr = o.sm_threshold.value_or(median(sm));
@@ -153,28 +146,24 @@ nlohmann::json divergence_section(const Rows& rows, const CharacterizeOptions& o
     ++c.n;
   }
   const Cell& base = cells[0][0];
-  nlohmann::json grid = nlohmann::json::array(), per_tier = nlohmann::json::array();
+  DivergenceSection out;
+  out.definition =
+      "rows split at avg_sm_util > threshold (high) vs <= (low) and by batch tier; ratios are cell means "
+      "relative to the low-SM, batch 1-4 baseline; divergence = energy_ratio / latency_ratio";
+  out.sm_threshold = thr;
+  out.threshold_given = o.sm_threshold.has_value();
+  out.rows = usable.size();
   for (std::size_t t = 0; t < kBatchTiers.size(); ++t) {
-    for (int s = 0; s < 2; ++s) grid.push_back(cell_json(cells[s][t], base, s == 1, t));
-    per_tier.push_back(high_over_low(cells[0][t], cells[1][t], t));
+    for (int s = 0; s < 2; ++s) out.cells.push_back(cell_of(cells[s][t], base, s == 1, t));
+    out.high_over_low.push_back(high_over_low(cells[0][t], cells[1][t], t));
   }
-  nlohmann::json out = {
-      {"available", true},
-      {"definition",
-       "rows split at avg_sm_util > threshold (high) vs <= (low) and by batch tier; ratios are cell means "
-       "relative to the low-SM, batch 1-4 baseline; divergence = energy_ratio / latency_ratio"},
-      {"sm_threshold", thr},
-      {"sm_threshold_rule", o.sm_threshold ? "given" : "median avg_sm_util"},
-      {"rows", usable.size()},
-      {"cells", grid},
-      {"high_over_low", per_tier}};
   // The paper's headline: the largest populated high-SM batch tier against the baseline.
   for (std::size_t t = kBatchTiers.size(); t-- > 0;)
     if (cells[1][t].n > 0 && base.n > 0) {
-      out["headline"] = grid[2 * t + 1];
+      out.headline = out.cells[2 * t + 1];
       break;
     }
-  if (base.n == 0) out["baseline_note"] = "the low-SM, batch 1-4 baseline cell is empty: no ratios to it";
+  if (base.n == 0) out.baseline_note = "the low-SM, batch 1-4 baseline cell is empty: no ratios to it";
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
+#include "carb/training_record.hpp"
 #include "evaluate_internal.hpp"
 
 namespace carb {
@@ -45,13 +46,10 @@ namespace {
 
 // The split: flags win, then what the bundle recorded, then carb train's defaults.
 nlohmann::json resolve_split(const CarbModel& m, const EvaluateOptions& o, unsigned& seed, double& fraction) {
-  const auto& ex = m.manifest_extra();
-  const bool recorded = ex.contains("split") && ex["split"].is_object();
-  seed = 42, fraction = 0.2;
-  if (recorded) {
-    seed = ex["split"].value("seed", seed);
-    fraction = ex["split"].value("test_fraction", fraction);
-  }
+  const auto split = recorded_training_split(m);
+  const bool recorded = split.has_value();
+  const TrainingSplit s = split.value_or(TrainingSplit{});  // carb train's defaults
+  seed = s.seed, fraction = s.test_fraction;
   if (o.seed) seed = *o.seed;
   if (o.test_fraction) fraction = *o.test_fraction;
   const bool flags = o.seed || o.test_fraction;

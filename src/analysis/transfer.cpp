@@ -3,18 +3,14 @@
 #include "carb/transfer.hpp"
 
 #include <map>
-#include <ostream>
 #include <random>
 #include <set>
 
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
-#include "carb/text_table.hpp"
 
 namespace carb {
 namespace {
-
-using nlohmann::json;
 
 std::map<std::string, const Record*> ok_by_key(const Dataset& d, const char* role) {
   std::map<std::string, const Record*> out;
@@ -46,17 +42,14 @@ std::vector<std::size_t> draw(std::size_t n, std::size_t k, std::mt19937_64& rng
 
 // Few-shot calibration of `x` (source measurements or model predictions) onto the target's
 // measurements `y`: per k, fit the line on k drawn pairs, score the rest, average over repeats.
-json few_shot(const std::vector<double>& x, const std::vector<double>& y, const TransferOptions& o,
-              const std::string& target) {
-  json out = json::array();
+std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vector<double>& y,
+                                   const TransferOptions& o, const std::string& target) {
+  std::vector<FewShotPoint> out;
   for (int k : o.ks) {
     const std::size_t n = x.size(), kk = static_cast<std::size_t>(k);
     if (k < 2 || kk >= n) {
-      out.push_back({{"k", k},
-                     {"mae", nullptr},
-                     {"mape", nullptr},
-                     {"repeats", 0},
-                     {"note", "needs 2 <= k < " + std::to_string(n) + " joined configurations"}});
+      out.push_back({k, std::nullopt, std::nullopt, 0,
+                     "needs 2 <= k < " + std::to_string(n) + " joined configurations"});
       continue;
     }
     // One stream per (target, k): adding a k or a target never changes the other draws.
@@ -75,7 +68,7 @@ json few_shot(const std::vector<double>& x, const std::vector<double>& y, const 
       mae += m.mae;
       mape += m.mape;
     }
-    out.push_back({{"k", k}, {"mae", mae / o.repeats}, {"mape", mape / o.repeats}, {"repeats", o.repeats}});
+    out.push_back({k, mae / o.repeats, mape / o.repeats, o.repeats, ""});
   }
   return out;
 }
@@ -92,17 +85,20 @@ std::vector<Telemetry> telemetry_for(const Dataset& source, const std::vector<Co
 }
 
 void add_model_sections(const JoinedTarget& j, const CarbModel& model, const std::vector<Telemetry>& tel,
-                        const TransferOptions& o, json& doc) {
+                        const TransferOptions& o, TransferResult& res) {
   if (!model.has_target(j.target)) {
-    doc["zero_shot"][j.target] = {{"available", false}, {"reason", "the model does not predict " + j.target}};
+    ZeroShot z;
+    z.available = false;
+    z.reason = "the model does not predict " + j.target;
+    res.zero_shot[j.target] = z;
     return;
   }
   const auto cols =
       model.predict_columns(j.configs, model.schema().telemetry ? tel : std::vector<Telemetry>{});
   const std::vector<double>& pred = cols.at(j.target);
   const FitMetrics m = fit_metrics(j.dest, pred);
-  doc["zero_shot"][j.target] = {{"mae", m.mae}, {"mape", m.mape}, {"r2", m.r2}, {"n", m.n}};
-  doc["few_shot_model"][j.target] = few_shot(pred, j.dest, o, j.target);
+  res.zero_shot[j.target] = {true, "", m.mae, m.mape, m.r2, m.n};
+  res.few_shot_model[j.target] = few_shot(pred, j.dest, o, j.target);
 }
 
 }  // namespace
@@ -116,7 +112,8 @@ std::vector<JoinedTarget> join_targets(const Dataset& source, const Dataset& des
     for (const auto& [key, ra] : a) {
       auto it = b.find(key);
       if (it == b.end()) continue;
-      if (std::string_view(t) == kTargets[0]) ++common;  // by value: a pointer compare fails across shared libraries
+      if (std::string_view(t) == kTargets[0])
+        ++common;  // by value: a pointer compare fails across shared libraries
       auto va = ra->value(t), vb = it->second->value(t);
       if (!va || !vb) continue;
       j.configs.push_back(ra->config);
@@ -134,74 +131,36 @@ std::vector<JoinedTarget> join_targets(const Dataset& source, const Dataset& des
   return out;
 }
 
-json transfer(const Dataset& source, const Dataset& dest, const TransferOptions& o, const CarbModel* model) {
+TransferResult transfer(const Dataset& source, const Dataset& dest, const TransferOptions& o,
+                        const CarbModel* model) {
   if (o.repeats < 1) throw InputError("transfer: repeats must be at least 1");
   const auto joined = join_targets(source, dest);
-  json doc = {{"source", {{"platforms", platforms_of(source)}}},
-              {"target", {{"platforms", platforms_of(dest)}}},
-              {"seed", o.seed},
-              {"repeats", o.repeats},
-              {"targets", json::object()},
-              {"few_shot", json::object()}};
+  TransferResult res;
+  res.source_platforms = platforms_of(source);
+  res.target_platforms = platforms_of(dest);
+  res.seed = o.seed;
+  res.repeats = o.repeats;
   if (model) {
-    doc["model"] = {{"platform", model->platform()}, {"targets", model->targets()}};
-    if (!platforms_of(source).count(model->platform()))
-      doc["model"]["note"] = "the model was trained on " + model->platform() + ", not on a source platform";
-    doc["zero_shot"] = json::object();
-    doc["few_shot_model"] = json::object();
+    res.model = TransferModel{model->platform(), model->targets(), ""};
+    if (!res.source_platforms.count(model->platform()))
+      res.model->note = "the model was trained on " + model->platform() + ", not on a source platform";
   }
   for (const auto& j : joined) {
     if (j.configs.size() < 2) {
-      doc["targets"][j.target] = {
-          {"available", false}, {"reason", "only one configuration measured on both"}, {"n", 1}};
+      TransferFit f;
+      f.n = 1;
+      f.available = false;
+      f.reason = "only one configuration measured on both";
+      res.targets[j.target] = f;
       continue;
     }
     const LineFit f = fit_line(j.source, j.dest);
-    doc["targets"][j.target] = {{"slope", f.slope},
-                                {"intercept", f.intercept},
-                                {"r2", f.r2},
-                                {"spearman", spearman(j.source, j.dest)},
-                                {"n", j.configs.size()}};
-    doc["few_shot"][j.target] = few_shot(j.source, j.dest, o, j.target);
-    if (model) add_model_sections(j, *model, telemetry_for(source, j.configs), o, doc);
+    res.targets[j.target] = {j.configs.size(),          true, "", f.slope, f.intercept, f.r2,
+                             spearman(j.source, j.dest)};
+    res.few_shot[j.target] = few_shot(j.source, j.dest, o, j.target);
+    if (model) add_model_sections(j, *model, telemetry_for(source, j.configs), o, res);
   }
-  return doc;
-}
-
-void render_transfer_table(const json& doc, std::ostream& out) {
-  out << "transfer " << doc["source"]["platforms"].dump() << " -> " << doc["target"]["platforms"].dump()
-      << "\n\n";
-  TextTable fits({"target", "n", "slope", "intercept", "r2", "spearman"});
-  for (const auto& [t, v] : doc["targets"].items())
-    if (v.contains("slope"))
-      fits.add({t, std::to_string(v["n"].get<std::size_t>()), fmt_num(v["slope"].get<double>()),
-                fmt_num(v["intercept"].get<double>()), fmt_num(v["r2"].get<double>()),
-                fmt_num(v["spearman"].get<double>())});
-  fits.print(out);
-  if (doc.contains("zero_shot")) {
-    out << "\nzero-shot (model trained on " << doc["model"]["platform"].get<std::string>() << ")\n";
-    if (doc["model"].contains("note")) out << "note: " << doc["model"]["note"].get<std::string>() << '\n';
-    TextTable z({"target", "mae", "mape %", "r2"});
-    for (const auto& [t, v] : doc["zero_shot"].items())
-      if (v.contains("mae"))
-        z.add({t, fmt_num(v["mae"].get<double>()), fmt_num(v["mape"].get<double>()),
-               fmt_num(v["r2"].get<double>())});
-    z.print(out);
-  }
-  for (const char* sec : {"few_shot", "few_shot_model"}) {
-    if (!doc.contains(sec)) continue;
-    out << "\n"
-        << (std::string(sec) == "few_shot" ? "few-shot calibration of the source measurements"
-                                           : "few-shot calibration of the model's predictions")
-        << " (mean over " << doc["repeats"].get<int>() << " draws)\n";
-    TextTable f({"target", "k", "mae", "mape %"});
-    for (const auto& [t, arr] : doc[sec].items())
-      for (const auto& e : arr)
-        f.add({t, std::to_string(e["k"].get<int>()),
-               e["mae"].is_number() ? fmt_num(e["mae"].get<double>()) : "-",
-               e["mape"].is_number() ? fmt_num(e["mape"].get<double>()) : "-"});
-    f.print(out);
-  }
+  return res;
 }
 
 }  // namespace carb

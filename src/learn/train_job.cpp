@@ -5,6 +5,7 @@
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
+#include "carb/training_record.hpp"
 
 namespace carb {
 
@@ -50,9 +51,8 @@ nlohmann::json run_train_job(const TrainJob& job) {
     for (std::size_t l = 0; l < tm.learners.size(); ++l) weights[tm.target][tm.learners[l]->kind()] = tm.weights[l];
     components[tm.target] = tm.components;
   }
+  record_training_split(m, {job.options.seed, job.test_fraction, tr.size(), te.size()});
   auto& ex = m.manifest_extra();
-  ex["split"] = {{"seed", job.options.seed}, {"test_fraction", job.test_fraction}, {"train_rows", tr.size()},
-                 {"test_rows", te.size()}};
   ex["test_metrics"] = metrics;
   ex["train_seconds"] = secs;
   std::vector<std::string> files;

@@ -15,8 +15,6 @@
 namespace carb::report {
 namespace {
 
-using nlohmann::json;
-
 std::set<std::string> platforms_of(const Dataset& d) {
   std::set<std::string> p;
   for (const auto& r : d.rows)
@@ -90,7 +88,7 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
   return cards;
 }
 
-std::string transfer_chart(const std::string& target, const JoinedTarget& j, const json& fit) {
+std::string transfer_chart(const std::string& target, const JoinedTarget& j, const TransferFit& fit) {
   const auto [lo, hi] = std::minmax_element(j.source.begin(), j.source.end());
   svg::XYChart c;
   c.title = "Transfer: " + target_label(target);
@@ -98,7 +96,7 @@ std::string transfer_chart(const std::string& target, const JoinedTarget& j, con
   c.x = {"source " + target_label(target), false};
   c.y = {"target " + target_label(target), false};
   c.series.push_back({"configurations", j.source, j.dest, svg::Series::Style::points, target_color(target)});
-  const double a = fit["slope"].get<double>(), b = fit["intercept"].get<double>();
+  const double a = fit.slope, b = fit.intercept;
   c.lines.push_back({*lo, a * *lo + b, *hi, a * *hi + b,
                      "fit y = " + fmt_num(a, 3) + "x " + (b < 0 ? "- " : "+ ") + fmt_num(std::abs(b), 3),
                      "#111827", false});
@@ -108,12 +106,12 @@ std::string transfer_chart(const std::string& target, const JoinedTarget& j, con
 
 std::vector<std::string> transfer_cards(const NamedDataset& a, const NamedDataset& b, unsigned seed) {
   const std::string title = a.name + " → " + b.name;
-  json doc;
+  TransferResult res;
   std::vector<JoinedTarget> joined;
   try {
     TransferOptions o;
     o.seed = seed;
-    doc = transfer(a.data, b.data, o);
+    res = transfer(a.data, b.data, o);
     joined = join_targets(a.data, b.data);
   } catch (const DataError& e) {
     return {card(title, warning(e.what()), true)};
@@ -123,7 +121,7 @@ std::vector<std::string> transfer_cards(const NamedDataset& a, const NamedDatase
                 {"target", "k", "MAE", "MAPE %"},
                 {},
                 "affine map fitted on k measured target configurations, scored on the rest; mean of " +
-                    std::to_string(doc["repeats"].get<int>()) + " draws (seed " + std::to_string(seed) + ")"};
+                    std::to_string(res.repeats) + " draws (seed " + std::to_string(seed) + ")"};
   std::vector<std::string> cards;
   svg::XYChart k_chart;
   k_chart.title = "Few-shot calibration error vs k " + title;
@@ -131,20 +129,19 @@ std::vector<std::string> transfer_cards(const NamedDataset& a, const NamedDatase
   k_chart.x = {"k (measured target configurations)", true};
   k_chart.y = {"MAPE on the other configurations (%)", false};
   for (const auto& j : joined) {
-    const json& f = doc["targets"][j.target];
-    if (!f.contains("slope")) continue;
+    const TransferFit& f = res.targets.at(j.target);
+    if (!f.available) continue;
     cards.push_back(transfer_chart(j.target, j, f));
-    t.rows.push_back({j.target, std::to_string(f["n"].get<std::size_t>()),
-                      fmt_num(f["slope"].get<double>(), 4), fmt_num(f["intercept"].get<double>(), 4),
-                      fmt_num(f["r2"].get<double>(), 4), fmt_num(f["spearman"].get<double>(), 4)});
+    t.rows.push_back({j.target, std::to_string(f.n), fmt_num(f.slope, 4), fmt_num(f.intercept, 4),
+                      fmt_num(f.r2, 4), fmt_num(f.spearman, 4)});
+    const auto& points = res.few_shot.at(j.target);
     svg::Series s{target_short(j.target), {}, {}, svg::Series::Style::line_points, target_color(j.target)};
-    for (const auto& e : doc["few_shot"][j.target])
-      if (e["mape"].is_number()) s.x.push_back(e["k"].get<double>()), s.y.push_back(e["mape"].get<double>());
+    for (const auto& e : points)
+      if (e.mape) s.x.push_back(e.k), s.y.push_back(*e.mape);
     k_chart.series.push_back(std::move(s));
-    for (const auto& e : doc["few_shot"][j.target])
-      fs.rows.push_back({j.target, std::to_string(e["k"].get<int>()),
-                         e["mae"].is_number() ? fmt_num(e["mae"].get<double>(), 4) : "-",
-                         e["mape"].is_number() ? fmt_num(e["mape"].get<double>(), 3) : "-"});
+    for (const auto& e : points)
+      fs.rows.push_back({j.target, std::to_string(e.k), e.mae ? fmt_num(*e.mae, 4) : "-",
+                         e.mape ? fmt_num(*e.mape, 3) : "-"});
   }
   cards.insert(cards.begin(), card(t.title, html_table(t)));
   cards.push_back(card(k_chart.title, svg::render(k_chart)));

@@ -13,19 +13,17 @@
 namespace carb::report {
 namespace {
 
-using nlohmann::json;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double num_or_nan(const json& v) { return v.is_number() ? v.get<double>() : kNaN; }
+double num_or_nan(const std::optional<double>& v) { return v ? *v : kNaN; }
 
-std::string kpis(const Dataset& d, const json& ch) {
+std::string kpis(const Dataset& d, const Characterization& ch) {
   std::size_t failed = 0;
   for (const auto& r : d.rows) failed += r.status != "ok";
   std::string plat;
-  for (const auto& p : ch["dataset"]["platforms"]) plat += (plat.empty() ? "" : ", ") + p.get<std::string>();
+  for (const auto& p : ch.dataset.platforms) plat += (plat.empty() ? "" : ", ") + p;
   std::string tg;
-  for (const auto& t : ch["dataset"]["targets"])
-    tg += (tg.empty() ? "" : ", ") + target_short(t.get<std::string>());
+  for (const auto& t : ch.dataset.targets) tg += (tg.empty() ? "" : ", ") + target_short(t);
   auto kpi = [](const std::string& v, const std::string& l) {
     return "<div class=\"kpi\"><b>" + svg::escape(v) + "</b><span>" + svg::escape(l) + "</span></div>";
   };
@@ -36,27 +34,28 @@ std::string kpis(const Dataset& d, const json& ch) {
 
 // One chart per numeric knob: each target x family curve relative to the knob's smallest level,
 // so targets of different units share one axis and the end point is the scaling ratio.
-std::string scaling_chart(const json& sc, const std::string& knob) {
+std::string scaling_chart(const ScalingSection& sc, Knob knob_id) {
+  const std::string knob = to_string(knob_id);
   svg::XYChart c;
   c.title = "Scaling with " + knob;
   c.draw_title = false;
-  c.x = {knob, knob == "batch" || knob == "width"};
+  c.x = {knob, knob_id == Knob::batch || knob_id == Knob::width};
   c.y = {"mean cost relative to the smallest " + knob + " (x)", true};
-  for (const auto& [fam, per_target] : sc["families"].items())
-    for (const auto& [target, knobs] : per_target.items()) {
-      const json& k = knobs[knob];
-      if (!k.value("available", false)) continue;
+  for (const auto& [fam, per_target] : sc.families)
+    for (const auto& [target, knobs] : per_target) {
+      const KnobScaling& k = knobs.at(static_cast<std::size_t>(knob_id));
+      if (!k.available) continue;
       // Color says the target, dashes say the family.
-      svg::Series s{target_short(target) + " · " + fam,
+      svg::Series s{target_short(target) + " · " + to_string(fam),
                     {},
                     {},
                     svg::Series::Style::line_points,
                     target_color(target),
-                    fam == "bottleneck"};
-      const double base = k["levels"][0]["mean"].get<double>();
-      for (const auto& l : k["levels"]) {
-        s.x.push_back(l["level"].get<double>());
-        s.y.push_back(base > 0 ? l["mean"].get<double>() / base : kNaN);
+                    fam == Family::bottleneck};
+      const double base = k.levels[0].mean;
+      for (const auto& l : k.levels) {
+        s.x.push_back(l.level);
+        s.y.push_back(base > 0 ? l.mean / base : kNaN);
       }
       c.series.push_back(std::move(s));
     }
@@ -65,21 +64,23 @@ std::string scaling_chart(const json& sc, const std::string& knob) {
 }
 
 // Charts of unavailable sections are left out: the section's table card says why.
-std::string precision_chart(const json& sec) {
-  if (!sec.value("available", false)) return {};
+std::string precision_chart(const PrecisionSection& sec) {
+  if (!sec.available) return {};
   svg::BarChart b;
   b.title = "Reduced precision vs fp32 (matched configurations)";
   b.draw_title = false;
   b.y = {"mean ratio to fp32", false};
   std::set<std::string> targets;
-  for (const auto& [cmp, per_target] : sec["comparisons"].items())
-    for (const auto& [t, v] : per_target.items()) targets.insert(t);
+  for (const auto& cmp : sec.comparisons)
+    for (const auto& [t, v] : cmp.targets) targets.insert(t);
   for (const char* t : kTargets)
     if (targets.count(t)) b.categories.push_back(t);
-  for (const auto& [cmp, per_target] : sec["comparisons"].items()) {
-    svg::BarGroup g{cmp, {}, ""};
-    for (const auto& t : b.categories)
-      g.values.push_back(num_or_nan(per_target[t].value("mean_ratio", json())));
+  for (const auto& cmp : sec.comparisons) {
+    svg::BarGroup g{cmp.name(), {}, ""};
+    for (const auto& t : b.categories) {
+      const auto it = cmp.targets.find(t);
+      g.values.push_back(it != cmp.targets.end() && it->second.available ? it->second.mean_ratio : kNaN);
+    }
     b.groups.push_back(std::move(g));
   }
   for (auto& c : b.categories) c = target_short(c);
@@ -92,37 +93,34 @@ std::string precision_chart(const json& sec) {
   return card(b.title, svg::render(b));
 }
 
-void efficiency_charts(const json& sec, std::vector<std::string>& cards) {
+void efficiency_charts(const EfficiencySection& sec, std::vector<std::string>& cards) {
   static const std::map<std::string, std::string> units = {
       {"j_per_gflop", "J per GFLOP"}, {"ms_per_gflop", "ms per GFLOP"}, {"mb_per_gflop", "MB per GFLOP"}};
-  for (const char* name : kEfficiencyMetrics) {
-    const json& m = sec["metrics"][name];
-    const std::string title = units.at(name) + " by batch tier";
-    if (!m.value("available", false)) {
-      cards.push_back(card(title, warning("unavailable: " + m.value("reason", ""))));
+  for (const EfficiencyMetric& m : sec.metrics) {
+    const std::string title = units.at(m.name) + " by batch tier";
+    if (!m.available) {
+      cards.push_back(card(title, warning("unavailable: " + m.reason)));
       continue;
     }
     svg::BarChart b;
     b.title = title;
     b.draw_title = false;
     b.x_label = "batch size";
-    b.y = {units.at(name) + " (pooled)", false};
-    svg::BarGroup g{"", {}, target_color(m.value("target", ""))};
-    for (const auto& t : m["tiers"]) {
-      b.categories.push_back(t["tier"].get<std::string>());
-      g.values.push_back(num_or_nan(t["pooled"]));
+    b.y = {units.at(m.name) + " (pooled)", false};
+    svg::BarGroup g{"", {}, target_color(m.target)};
+    for (const auto& t : m.tiers) {
+      b.categories.push_back(t.tier.label());
+      g.values.push_back(num_or_nan(t.pooled));
     }
     b.groups.push_back(std::move(g));
-    cards.push_back(
-        card(title, svg::render(b) +
-                        note("spread (worst/best tier): " +
-                             (m["spread"].is_number() ? fmt_num(m["spread"].get<double>(), 3) + "x" : "-"))));
+    cards.push_back(card(title, svg::render(b) + note("spread (worst/best tier): " +
+                                                      (m.spread ? fmt_num(*m.spread, 3) + "x" : "-"))));
   }
 }
 
-std::string divergence_chart(const json& sec) {
+std::string divergence_chart(const DivergenceSection& sec) {
   const std::string title = "Energy-latency divergence";
-  if (!sec.value("available", false)) return {};
+  if (!sec.available) return {};
   svg::BarChart b;
   b.title = title + " (vs low-SM, batch 1-4)";
   b.draw_title = false;
@@ -130,34 +128,34 @@ std::string divergence_chart(const json& sec) {
   b.y = {"ratio to the baseline cell (x)", true};
   svg::BarGroup eh{"energy, high SM", {}, "#D55E00"}, lh{"latency, high SM", {}, "#0072B2"},
       el{"energy, low SM", {}, "#F4B183"}, ll{"latency, low SM", {}, "#9DC3E6"};
-  for (const auto& c : sec["cells"]) {
-    const bool high = c["sm"] == "high";
-    if (!high) b.categories.push_back(c["batch_tier"].get<std::string>());
-    (high ? eh : el).values.push_back(num_or_nan(c["energy_ratio"]));
-    (high ? lh : ll).values.push_back(num_or_nan(c["latency_ratio"]));
+  for (const auto& c : sec.cells) {
+    const bool high = c.sm == SmRegime::high;
+    if (!high) b.categories.push_back(c.tier.label());
+    (high ? eh : el).values.push_back(num_or_nan(c.energy_ratio));
+    (high ? lh : ll).values.push_back(num_or_nan(c.latency_ratio));
   }
   b.groups = {el, ll, eh, lh};
-  return card(b.title, svg::render(b) + note("SM split at " + fmt_num(sec["sm_threshold"].get<double>(), 3) +
-                                             "% (" + sec.value("sm_threshold_rule", "") + ")"));
+  return card(b.title, svg::render(b) + note("SM split at " + fmt_num(sec.sm_threshold, 3) + "% (" +
+                                             (sec.threshold_given ? "given" : "median avg_sm_util") + ")"));
 }
 
 }  // namespace
 
 std::string dataset_section(const NamedDataset& d, std::size_t index) {
   const std::string id = "data-" + std::to_string(index);
-  json ch;
+  Characterization ch;
   try {
     ch = characterize(d.data);
   } catch (const DataError& e) {  // e.g. no ok rows: the report still renders, saying why
     return section(id, "Dataset " + d.name, "", {card("Characterization", warning(e.what()), true)});
   }
   std::vector<std::string> cards = {card("Summary", kpis(d.data, ch), true)};
-  if (ch["scaling"].value("available", false))
-    for (const char* k : {"depth", "width", "resolution", "batch"})
-      cards.push_back(scaling_chart(ch["scaling"], k));
-  if (auto c = precision_chart(ch["precision"]); !c.empty()) cards.push_back(c);
-  if (ch["efficiency"].value("available", false)) efficiency_charts(ch["efficiency"], cards);
-  if (auto c = divergence_chart(ch["divergence"]); !c.empty()) cards.push_back(c);
+  if (ch.scaling.available)
+    for (Knob k : {Knob::depth, Knob::width, Knob::resolution, Knob::batch})
+      cards.push_back(scaling_chart(ch.scaling, k));
+  if (auto c = precision_chart(ch.precision); !c.empty()) cards.push_back(c);
+  if (ch.efficiency.available) efficiency_charts(ch.efficiency, cards);
+  if (auto c = divergence_chart(ch.divergence); !c.empty()) cards.push_back(c);
   for (const auto& t : characterization_tables(ch))
     cards.push_back(card(t.title, t.rows.empty() ? warning(t.note) : html_table(t), t.header.size() > 5));
   return section(

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "analysis/synthetic_datasets.hpp"
@@ -24,11 +25,18 @@ struct KnobCase {
 class CharacterizeScaling : public ::testing::TestWithParam<KnobCase> {};
 
 TEST_P(CharacterizeScaling, RatioOfPooledMeansIsTheKnownFactor) {
-  const auto ch = characterize(synthetic_grid(true, true));
-  const auto& k = ch["scaling"]["families"]["basic"][GetParam().target][GetParam().knob];
-  ASSERT_TRUE(k["available"].get<bool>()) << k.dump();
-  EXPECT_NEAR(k["ratio"].get<double>(), GetParam().ratio, 1e-9)
-      << GetParam().target << " " << GetParam().knob;
+  const Characterization ch = characterize(synthetic_grid(true, true));
+  const Knob knob = parse_knob(GetParam().knob);
+  const KnobScaling& k =
+      ch.scaling.families.at(Family::basic).at(GetParam().target).at(static_cast<std::size_t>(knob));
+  ASSERT_EQ(k.knob, knob);
+  ASSERT_TRUE(k.available) << k.reason;
+  ASSERT_TRUE(k.ratio);
+  EXPECT_NEAR(*k.ratio, GetParam().ratio, 1e-9) << GetParam().target << " " << GetParam().knob;
+  // The JSON edge says the same.
+  const auto doc = ch.to_json();
+  EXPECT_NEAR(doc["scaling"]["families"]["basic"][GetParam().target][GetParam().knob]["ratio"].get<double>(),
+              GetParam().ratio, 1e-9);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -40,7 +48,7 @@ INSTANTIATE_TEST_SUITE_P(
                       KnobCase{"energy_j", "batch", 27.0}, KnobCase{"energy_j", "depth", 3.0}));
 
 TEST(Characterize, ScalingLevelsAreSortedWithCounts) {
-  const auto ch = characterize(synthetic_grid(false, false));
+  const auto ch = characterize(synthetic_grid(false, false)).to_json();
   const auto& k = ch["scaling"]["families"]["basic"]["latency_ms"]["depth"];
   ASSERT_EQ(k["levels"].size(), 3u);
   EXPECT_EQ(k["levels"][0]["level"].get<int>(), 10);
@@ -55,7 +63,7 @@ TEST(Characterize, SingleLevelKnobIsUnavailable) {
   for (int depth : {10, 18})
     d.rows.push_back(synthetic_record("p", Config{Family::basic, depth, 1.0, 32, 4, Precision::fp32},
                                       1.0 * depth, std::nullopt, std::nullopt));
-  const auto ch = characterize(d);
+  const auto ch = characterize(d).to_json();
   const auto& knobs = ch["scaling"]["families"]["basic"]["latency_ms"];
   EXPECT_TRUE(knobs["depth"]["available"].get<bool>());
   EXPECT_FALSE(knobs["batch"]["available"].get<bool>());
@@ -63,7 +71,7 @@ TEST(Characterize, SingleLevelKnobIsUnavailable) {
 }
 
 TEST(Characterize, PrecisionRatiosUseMatchedPairs) {
-  const auto ch = characterize(synthetic_grid(false, false));
+  const auto ch = characterize(synthetic_grid(false, false)).to_json();
   const auto& cmp = ch["precision"]["comparisons"]["fp16_vs_fp32"];
   EXPECT_NEAR(cmp["peak_memory_mb"]["mean_ratio"].get<double>(), 0.5, 1e-12);
   EXPECT_EQ(cmp["peak_memory_mb"]["pairs"].get<int>(), 48);
@@ -77,7 +85,7 @@ TEST(Characterize, PrecisionWithoutPairsSaysSo) {
       synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 1, Precision::fp32}, 1.0, {}, {}));
   d.rows.push_back(
       synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 2, Precision::fp16}, 1.0, {}, {}));
-  const auto ch = characterize(d);
+  const auto ch = characterize(d).to_json();
   const auto& lat = ch["precision"]["comparisons"]["fp16_vs_fp32"]["latency_ms"];
   EXPECT_FALSE(lat["available"].get<bool>());
   EXPECT_FALSE(lat.contains("mean_ratio"));
@@ -87,12 +95,12 @@ TEST(Characterize, OnlyFp32IsUnavailable) {
   Dataset d;
   d.rows.push_back(
       synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 1, Precision::fp32}, 1.0, {}, {}));
-  EXPECT_FALSE(characterize(d)["precision"]["available"].get<bool>());
+  EXPECT_FALSE(characterize(d).to_json()["precision"]["available"].get<bool>());
 }
 
 TEST(Characterize, FamilyComparisonIsTheRatioOfMeans) {
   Dataset d = synthetic_grid(false, false);
-  EXPECT_FALSE(characterize(d)["family_comparison"]["available"].get<bool>());
+  EXPECT_FALSE(characterize(d).to_json()["family_comparison"]["available"].get<bool>());
   // Bottleneck rows cost 1.8x the basic mean latency on average.
   double basic_mean = 0;
   for (const auto& r : d.rows) basic_mean += *r.latency_ms / static_cast<double>(d.rows.size());
@@ -100,7 +108,7 @@ TEST(Characterize, FamilyComparisonIsTheRatioOfMeans) {
     d.rows.push_back(synthetic_record("synthetic-a",
                                       Config{Family::bottleneck, 50, 1.0, 32, b, Precision::fp32},
                                       1.8 * basic_mean * (b == 1 ? 0.5 : 1.5), {}, {}));
-  const auto fc = characterize(d)["family_comparison"];
+  const auto fc = characterize(d).to_json()["family_comparison"];
   ASSERT_TRUE(fc["available"].get<bool>());
   EXPECT_NEAR(fc["targets"]["latency_ms"]["ratio"].get<double>(), 1.8, 1e-9);
   EXPECT_FALSE(fc["targets"]["peak_memory_mb"]["available"].get<bool>());  // no bottleneck memory
@@ -114,7 +122,7 @@ TEST(Characterize, EfficiencyTiersPoolTargetOverGflops) {
     const double g = config_gflops(c);
     d.rows.push_back(synthetic_record("p", c, 0.5 * g, 3.0 * g, std::nullopt));
   }
-  const auto eff = characterize(d)["efficiency"];
+  const auto eff = characterize(d).to_json()["efficiency"];
   const auto& j = eff["metrics"]["j_per_gflop"];
   ASSERT_TRUE(j["available"].get<bool>());
   ASSERT_EQ(j["tiers"].size(), 4u);
@@ -137,7 +145,7 @@ TEST(Characterize, GflopsScaleWithBatch) {
 }
 
 TEST(Characterize, MissingEnergyMakesEnergySectionsUnavailable) {
-  const auto ch = characterize(synthetic_grid(false, true));
+  const auto ch = characterize(synthetic_grid(false, true)).to_json();
   EXPECT_FALSE(ch["efficiency"]["metrics"]["j_per_gflop"]["available"].get<bool>());
   EXPECT_EQ(ch["efficiency"]["metrics"]["j_per_gflop"]["reason"], "no energy_j values in this dataset");
   EXPECT_FALSE(ch["divergence"]["available"].get<bool>());
@@ -147,13 +155,13 @@ TEST(Characterize, MissingEnergyMakesEnergySectionsUnavailable) {
 }
 
 TEST(Characterize, MissingTelemetryMakesDivergenceUnavailable) {
-  const auto ch = characterize(synthetic_grid(true, false));
+  const auto ch = characterize(synthetic_grid(true, false)).to_json();
   EXPECT_FALSE(ch["divergence"]["available"].get<bool>());
   EXPECT_EQ(ch["divergence"]["reason"], "no avg_sm_util telemetry in this dataset");
 }
 
 TEST(Characterize, DivergenceRatiosAgainstLowSmSmallBatch) {
-  const auto div = characterize(synthetic_grid(true, true))["divergence"];
+  const auto div = characterize(synthetic_grid(true, true)).to_json()["divergence"];
   ASSERT_TRUE(div["available"].get<bool>());
   EXPECT_NEAR(div["sm_threshold"].get<double>(), 55.0, 1e-12);  // median of 30s and 80s
   // Headline: high SM, batch 65-256 (batch 128): energy 27x the batch-1 baseline, latency 4x.
@@ -173,7 +181,7 @@ TEST(Characterize, DivergenceRatiosAgainstLowSmSmallBatch) {
 TEST(Characterize, GivenSmThresholdIsUsed) {
   CharacterizeOptions o;
   o.sm_threshold = 90;  // every row is low-SM
-  const auto div = characterize(synthetic_grid(true, true), o)["divergence"];
+  const auto div = characterize(synthetic_grid(true, true), o).to_json()["divergence"];
   EXPECT_EQ(div["sm_threshold_rule"], "given");
   EXPECT_FALSE(div.contains("headline"));
 }
@@ -190,7 +198,7 @@ TEST(Characterize, FailedRowsAreLeftOut) {
   d.rows.push_back(
       synthetic_record("synthetic-a", Config{Family::basic, 200, 1.0, 32, 1, Precision::fp32}, 1e9, {}, {}));
   d.rows.back().status = "error";
-  const auto ch = characterize(d);
+  const auto ch = characterize(d).to_json();
   EXPECT_EQ(ch["dataset"]["ok_rows"].get<int>(), 96);
   EXPECT_NEAR(ch["scaling"]["families"]["basic"]["latency_ms"]["depth"]["ratio"].get<double>(), 4.0, 1e-9);
 }
@@ -198,7 +206,7 @@ TEST(Characterize, FailedRowsAreLeftOut) {
 TEST(Characterize, NoTargetsMarksEverySectionUnavailable) {
   Dataset d;
   d.rows.push_back(synthetic_record("p", Config{}, std::nullopt, std::nullopt, std::nullopt));
-  const auto ch = characterize(d);
+  const auto ch = characterize(d).to_json();
   for (const char* s : {"scaling", "family_comparison", "precision", "efficiency", "divergence"})
     EXPECT_FALSE(ch[s]["available"].get<bool>()) << s;
 }
@@ -223,6 +231,13 @@ TEST(Characterize, MarkdownHasHeadingsTablesAndReasons) {
   EXPECT_NE(md.str().find("| latency_ms | 4x |"), std::string::npos) << md.str();
   EXPECT_NE(md.str().find("unavailable: no energy_j values in this dataset"), std::string::npos);
   EXPECT_NE(txt.str().find("== Precision ratios =="), std::string::npos);
+}
+
+TEST(Characterize, KnobAndRegimeNamesRoundTrip) {
+  for (Knob k : kKnobs) EXPECT_EQ(parse_knob(to_string(k)), k);
+  for (SmRegime r : {SmRegime::low, SmRegime::high}) EXPECT_EQ(parse_sm_regime(to_string(r)), r);
+  EXPECT_THROW(parse_knob("height"), InputError);
+  EXPECT_THROW(parse_sm_regime("medium"), InputError);
 }
 
 }  // namespace

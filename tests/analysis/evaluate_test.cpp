@@ -15,6 +15,7 @@
 #include "carb/error.hpp"
 #include "carb/features.hpp"
 #include "carb/network_spec.hpp"
+#include "carb/training_record.hpp"
 
 namespace carb {
 namespace {
@@ -76,7 +77,7 @@ CarbModel train_like_carb_train(const Dataset& d, const TrainOptions& o) {
   std::vector<std::size_t> tr, te;
   split_indices(d.rows.size(), 0.2, o.seed, tr, te);
   CarbModel m = CarbModel::train(subset(d, tr), o);
-  m.manifest_extra()["split"] = {{"seed", o.seed}, {"test_fraction", 0.2}};
+  record_training_split(m, {o.seed, 0.2, tr.size(), te.size()});
   return m;
 }
 

@@ -1,0 +1,89 @@
+// The edges of a TransferResult: the `carb transfer --format json` document and the text tables.
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "carb/text_table.hpp"
+#include "carb/transfer.hpp"
+
+namespace carb {
+namespace {
+
+using nlohmann::json;
+
+json few_shot_json(const std::vector<FewShotPoint>& points) {
+  json out = json::array();
+  for (const auto& p : points) {
+    json e = {{"k", p.k}, {"repeats", p.repeats}};
+    e["mae"] = p.mae ? json(*p.mae) : json(nullptr);
+    e["mape"] = p.mape ? json(*p.mape) : json(nullptr);
+    if (!p.note.empty()) e["note"] = p.note;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+json fit_json(const TransferFit& f) {
+  if (!f.available) return {{"available", false}, {"reason", f.reason}, {"n", f.n}};
+  return {{"slope", f.slope}, {"intercept", f.intercept}, {"r2", f.r2}, {"spearman", f.spearman}, {"n", f.n}};
+}
+
+json zero_shot_json(const ZeroShot& z) {
+  if (!z.available) return {{"available", false}, {"reason", z.reason}};
+  return {{"mae", z.mae}, {"mape", z.mape}, {"r2", z.r2}, {"n", z.n}};
+}
+
+void few_shot_table(const std::map<std::string, std::vector<FewShotPoint>>& sec, const std::string& what,
+                    int repeats, std::ostream& out) {
+  out << "\n" << what << " (mean over " << repeats << " draws)\n";
+  TextTable f({"target", "k", "mae", "mape %"});
+  for (const auto& [t, points] : sec)
+    for (const auto& p : points)
+      f.add({t, std::to_string(p.k), p.mae ? fmt_num(*p.mae) : "-", p.mape ? fmt_num(*p.mape) : "-"});
+  f.print(out);
+}
+
+}  // namespace
+
+json TransferResult::to_json() const {
+  json doc = {{"source", {{"platforms", source_platforms}}},
+              {"target", {{"platforms", target_platforms}}},
+              {"seed", seed},
+              {"repeats", repeats},
+              {"targets", json::object()},
+              {"few_shot", json::object()}};
+  for (const auto& [t, f] : targets) doc["targets"][t] = fit_json(f);
+  for (const auto& [t, points] : few_shot) doc["few_shot"][t] = few_shot_json(points);
+  if (model) {
+    doc["model"] = {{"platform", model->platform}, {"targets", model->targets}};
+    if (!model->note.empty()) doc["model"]["note"] = model->note;
+    doc["zero_shot"] = json::object();
+    doc["few_shot_model"] = json::object();
+    for (const auto& [t, z] : zero_shot) doc["zero_shot"][t] = zero_shot_json(z);
+    for (const auto& [t, points] : few_shot_model) doc["few_shot_model"][t] = few_shot_json(points);
+  }
+  return doc;
+}
+
+void render_transfer_table(const TransferResult& r, std::ostream& out) {
+  out << "transfer " << json(r.source_platforms).dump() << " -> " << json(r.target_platforms).dump()
+      << "\n\n";
+  TextTable fits({"target", "n", "slope", "intercept", "r2", "spearman"});
+  for (const auto& [t, f] : r.targets)
+    if (f.available)
+      fits.add({t, std::to_string(f.n), fmt_num(f.slope), fmt_num(f.intercept), fmt_num(f.r2),
+                fmt_num(f.spearman)});
+  fits.print(out);
+  if (r.model) {
+    out << "\nzero-shot (model trained on " << r.model->platform << ")\n";
+    if (!r.model->note.empty()) out << "note: " << r.model->note << '\n';
+    TextTable z({"target", "mae", "mape %", "r2"});
+    for (const auto& [t, v] : r.zero_shot)
+      if (v.available) z.add({t, fmt_num(v.mae), fmt_num(v.mape), fmt_num(v.r2)});
+    z.print(out);
+  }
+  few_shot_table(r.few_shot, "few-shot calibration of the source measurements", r.repeats, out);
+  if (r.model)
+    few_shot_table(r.few_shot_model, "few-shot calibration of the model's predictions", r.repeats, out);
+}
+
+}  // namespace carb
