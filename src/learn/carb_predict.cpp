@@ -41,10 +41,8 @@ std::string conformal_key(double level) {
 }
 
 std::string dataset_hash(const Dataset& d) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](const std::string& s) {
-    for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  };
+  uint64_t h = detail::kFnvOffsetBasis;
+  auto mix = [&](const std::string& s) { h = detail::fnv1a64(s, h); };
   for (const auto& r : d.rows) {
     mix(r.platform + "|" + config_key(r.config) + "|" + r.status);
     for (const char* t : kTargets) {

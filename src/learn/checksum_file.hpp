@@ -14,21 +14,10 @@
 #include <vector>
 
 #include "carb/error.hpp"
+#include "util/fnv.hpp"
 
 namespace carb::detail {
 
-inline std::uint64_t fnv1a64(const unsigned char* p, std::size_t n) {
-  std::uint64_t h = 1469598103934665603ULL;
-  for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
-}
-
-/// A 64-bit hash as 16 lower-case hex digits.
-inline std::string hex64(std::uint64_t h) {
-  char b[24];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
-  return b;
-}
 
 /// Appends the checksum of `bytes` and writes them; throws ModelError when the file cannot be written.
 inline void write_checksummed(const std::filesystem::path& file, std::vector<unsigned char> bytes) {

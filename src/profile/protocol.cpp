@@ -7,6 +7,7 @@
 
 #include "carb/error.hpp"
 #include "carb/profiler.hpp"
+#include "util/fnv.hpp"
 
 namespace carb {
 namespace {
@@ -89,10 +90,8 @@ nlohmann::json Protocol::to_json() const {
 }
 
 std::string Protocol::id() const {
-  // FNV-1a over the canonical JSON (keys sorted by nlohmann::json).
-  const std::string s = to_json().dump();
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  // carb's FNV-1a over the canonical JSON (keys sorted by nlohmann::json).
+  const uint64_t h = detail::fnv1a64(to_json().dump());
   char buf[20];
   std::snprintf(buf, sizeof buf, "p%012llx", static_cast<unsigned long long>(h & 0xffffffffffffull));
   return buf;
