@@ -34,6 +34,15 @@ carb::Config make_config(const std::string& family, int depth, double width, int
   return c;
 }
 
+// A numpy array of n values, value(i) each: every column that crosses to Python is built here.
+template <class F>
+py::array_t<double> array_of(std::size_t n, F value) {
+  py::array_t<double> a(static_cast<py::ssize_t>(n));
+  auto w = a.mutable_unchecked<1>();
+  for (std::size_t i = 0; i < n; ++i) w(static_cast<py::ssize_t>(i)) = value(i);
+  return a;
+}
+
 // target -> numpy array, plus "<target>_lower"/"_upper" under a confidence and "outside": for
 // each configuration, the dimensions where it lies past the trained ranges (empty inside).
 py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& configs, std::optional<double> confidence) {
@@ -44,20 +53,10 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
   }
   py::dict out;
   for (const std::string& t : m.targets()) {
-    py::array_t<double> v(static_cast<py::ssize_t>(p.size()));
-    auto w = v.mutable_unchecked<1>();
-    for (std::size_t i = 0; i < p.size(); ++i) w(static_cast<py::ssize_t>(i)) = p[i].value.at(t);
-    out[py::str(t)] = v;
+    out[py::str(t)] = array_of(p.size(), [&](std::size_t i) { return p[i].value.at(t); });
     if (!confidence) continue;
-    py::array_t<double> lo(static_cast<py::ssize_t>(p.size())), hi(static_cast<py::ssize_t>(p.size()));
-    auto l = lo.mutable_unchecked<1>();
-    auto h = hi.mutable_unchecked<1>();
-    for (std::size_t i = 0; i < p.size(); ++i) {
-      l(static_cast<py::ssize_t>(i)) = p[i].interval.at(t).first;
-      h(static_cast<py::ssize_t>(i)) = p[i].interval.at(t).second;
-    }
-    out[py::str(t + "_lower")] = lo;
-    out[py::str(t + "_upper")] = hi;
+    out[py::str(t + "_lower")] = array_of(p.size(), [&](std::size_t i) { return p[i].interval.at(t).first; });
+    out[py::str(t + "_upper")] = array_of(p.size(), [&](std::size_t i) { return p[i].interval.at(t).second; });
   }
   py::list outside;
   for (const auto& pr : p) {
@@ -131,10 +130,7 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
     p = carb::make_plan(candidates, measured, model, o);
   }
   const auto column = [&](double carb::PlannedRow::*field) {
-    py::array_t<double> a(static_cast<py::ssize_t>(p.rows.size()));
-    auto w = a.mutable_unchecked<1>();
-    for (std::size_t i = 0; i < p.rows.size(); ++i) w(static_cast<py::ssize_t>(i)) = p.rows[i].*field;
-    return a;
+    return array_of(p.rows.size(), [&](std::size_t i) { return p.rows[i].*field; });
   };
   std::vector<carb::Config> configs;
   for (const auto& r : p.rows) configs.push_back(r.config);
