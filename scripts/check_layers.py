@@ -22,7 +22,7 @@ HEADERS = {
     "space": ["space"],
     "data": ["dataset", "data_ops", "combine", "drift"],
     "features": ["features"],
-    "profile": ["profiler", "plugin", "store", "store_export"],
+    "profile": ["profiler", "meter", "plugin", "store", "store_export"],
     "learn": ["learner", "model", "analytic_estimate", "envelope", "bundle_destination", "training", "training_record",
               "prediction_io"],
     "analysis": ["evaluate", "characterize", "characterization", "transfer"],

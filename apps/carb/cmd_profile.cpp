@@ -1,7 +1,9 @@
 // `carb profile`: measure configurations on real hardware into a resumable SQLite store.
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 
+#include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/plan.hpp"
 #include "carb/plugin.hpp"
@@ -14,9 +16,23 @@ namespace {
 struct ProfileCmd {
   SourceFlags src;
   ProfileOptions o;
-  std::string format, plan;
-  bool quiet = false;
+  std::string format, plan, util = "all";
+  long long arch_order = -1;  // -1: keep the given order
+  bool quiet = false, no_meter_check = false;
 };
+
+// --util all | none | sample:P  ->  Protocol::util_sample.
+double parse_util(const std::string& v) {
+  if (v == "all") return 1.0;
+  if (v == "none") return 0.0;
+  if (v.rfind("sample:", 0) == 0) {
+    const std::string num = v.substr(7);
+    char* end = nullptr;
+    const double p = std::strtod(num.c_str(), &end);
+    if (!num.empty() && end && *end == '\0' && p >= 0 && p <= 1) return p;
+  }
+  throw InputError("--util must be all, none or sample:P with P between 0 and 1, not '" + v + "'");
+}
 
 std::string signal_name(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
@@ -28,7 +44,12 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   if (c.o.db.empty()) throw InputError("--db FILE is required");
   if (!c.plan.empty() && (c.src.given() || !c.src.shard_spec.empty()))
     throw InputError("give either --plan or --preset/--configs/--shard, not both");
+  if (!c.plan.empty() && c.arch_order >= 0)
+    throw InputError("--arch-order reorders configurations; a plan is measured in its own order: give one of them");
+  c.o.protocol.util_sample = parse_util(c.util);
   auto configs = c.plan.empty() ? c.src.load() : read_plan_csv(c.plan);  // a plan is measured in its order
+  if (c.arch_order >= 0) configs = order_by_architecture(configs, static_cast<uint64_t>(c.arch_order));
+  c.o.check_meter = !c.no_meter_check;
   load_profiler_backends();
   // CPU results depend on the thread count, so it is part of the default platform id.
   if (c.o.platform.empty())
@@ -44,6 +65,10 @@ void run(ProfileCmd& c, const std::string& cmdline) {
     std::cout << "profiled " << c.o.platform << " into " << c.o.db.string() << ": " << s.total << " configurations, "
               << s.skipped << " already done, " << s.ok << " ok, " << s.oom << " oom, " << s.error << " error"
               << (s.interrupted ? " (interrupted; rerun the same command to resume)" : "") << '\n';
+    if (s.measured() > 0)
+      std::cout << "  " << s.measured() << " measured in " << extra_number(s.wall_s) << " s: "
+                << extra_number(s.configs_per_s()) << " configurations/s, compute share "
+                << extra_number(100 * s.compute_share()) << "% (timed and energy-window passes / wall)\n";
   }
   // After the summary, so that what was kept is reported; main turns it into exit 128 + signal.
   if (s.interrupted)
@@ -70,6 +95,12 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                  app.add_flag("--channels-last", p.channels_last, "NHWC memory format");
                  app.add_option("--min-energy-window", p.min_energy_window_s, "repeat passes until the energy window lasts this long (s)")->capture_default_str()->check(in_range(0.0, 3600.0));
                  app.add_option("--util-window", p.util_window_s, "seconds of utilization sampling (cuda)")->capture_default_str()->check(in_range(0.0, 3600.0));
+                 app.add_option("--util", c->util, "which configurations get the utilization window (cuda): all | none | sample:P (a stable hash picks a share P)")->capture_default_str();
+                 app.add_option("--energy-ticks", p.energy_ticks, "size the energy window in whole updates of the energy counter, aligned to them (cuda; 0 = by --min-energy-window only, plain reads)")->capture_default_str()->check(in_range(0, 100000));
+                 app.add_option("--cooldown-above", p.cooldown_above_c, "pause (at most --cooldown s) only while the GPU is warmer than this, degrees C (cuda; 0 = always pause)")->capture_default_str()->check(in_range(0.0, 200.0));
+                 app.add_flag("--rebuild-networks", p.rebuild_networks, "build every configuration's network anew instead of once per architecture (the earlier, slower way)");
+                 app.add_option("--arch-order", c->arch_order, "measure one architecture (family, depth, width, precision) at a time, architectures in a random order from this seed: stopped anywhere, a uniform sample of architectures")->check(in_range(0.0, 1e15));
+                 app.add_flag("--no-meter-check", c->no_meter_check, "skip the meter check recorded in the provenance (carb meter)");
                  app.add_flag("--lock-clocks", p.lock_clocks, "opt in to locking GPU clocks (only on a machine you own)");
                  app.add_flag("--realtime", p.realtime, "run under SCHED_FIFO (needs root): keeps other processes from preempting the timed passes");
                  app.add_flag("--reference", p.reference, "before every timed pass, time a fixed reference network (" + config_key(kReferenceConfig) + ") and record its mean as reference_ms: the host's speed at that moment");

@@ -2,6 +2,7 @@
 // registry, and the resumable profiling loop that writes every measurement to the store
 // the moment it exists.
 #pragma once
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "carb/config.hpp"
 #include "carb/dataset.hpp"
+#include "carb/meter.hpp"
 
 namespace carb {
 
@@ -35,6 +37,19 @@ struct Protocol {
   /// Keep freed memory in the process (glibc: no mmap'ed blocks, no trimming), so that large
   /// activation buffers are not page-faulted in again on every pass (cpu backend).
   bool keep_memory = false;
+  /// Size the energy window in whole updates of the energy counter (cuda): the window starts at
+  /// one update and stops at another, covering this many periods (0 = sized in seconds only, by
+  /// min_energy_window_s, with plain reads at its ends: the earlier protocol).
+  int energy_ticks = 0;
+  /// Share of configurations that get the utilization window (cuda), chosen by a hash of the
+  /// configuration so that a resumed or sharded campaign picks the same ones: 1 = all, 0 = none.
+  double util_sample = 1.0;
+  /// Cool down only while the GPU is warmer than this (degrees C; at most cooldown_s, checked
+  /// before each configuration; 0 = always pause cooldown_s, the earlier protocol).
+  double cooldown_above_c = 0;
+  /// Build every configuration's network anew instead of once per architecture (family, depth,
+  /// width, precision) for all of its resolutions and batch sizes: the earlier way, for comparison.
+  bool rebuild_networks = false;
 
   nlohmann::json to_json() const;
   /// Short stable hash of the settings: rows measured under another protocol are kept apart.
@@ -47,6 +62,18 @@ struct Protocol {
 /// and values no caller should pass (negative or not finite). run_profile calls it first, so the
 /// library and the CLI refuse the same things; an unknown backend is make_backend's to refuse.
 void validate(const Protocol& p, const std::string& backend);
+
+/// Whether `c` gets the utilization window under p.util_sample (a stable hash of its key).
+bool samples_utilization(const Protocol& p, const Config& c);
+
+/// The architecture of a configuration, the part a built network fixes: family, depth, width,
+/// precision (resolution and batch only change the input).
+std::string architecture_key(const Config& c);
+
+/// Groups configurations by architecture, architectures in a seeded random order, each one's
+/// configurations in their given order: a campaign stopped anywhere has measured every resolution
+/// and batch of a uniform sample of architectures, and each network is built once.
+std::vector<Config> order_by_architecture(const std::vector<Config>& configs, uint64_t seed);
 
 /// The reference network of Protocol::reference: small enough to add little time, large enough
 /// to run the same convolution kernels as the profiled networks.
@@ -71,6 +98,14 @@ class Backend {
   virtual nlohmann::json platform_info() const = 0;
   /// Releases cached memory and synchronises between configurations.
   virtual void settle() {}
+  /// The meter check (carb meter; every profiling run records it in the provenance): watches the
+  /// energy counter with the device idle for at most max_s seconds. Default: no meter.
+  virtual MeterCheck check_meter(double max_s);
+  /// Runs `c` back to back for about `seconds`, recording every pass's end and every counter
+  /// change (the window study). Default: refuses (InputError), the backend has no counter.
+  virtual EnergyTrace trace_energy(const Config& c, const Protocol& p, double seconds);
+  /// The device's temperature now (cuda), for Protocol::cooldown_above_c; nullopt when unknown.
+  virtual std::optional<double> temperature_c() { return std::nullopt; }
 };
 
 using BackendFactory = std::function<std::unique_ptr<Backend>(const Protocol&)>;
@@ -86,6 +121,8 @@ struct ProfileOptions {
   Protocol protocol;
   bool progress = true;
   std::string command_line;  // recorded with the protocol
+  /// Run the meter check before measuring and record it with the protocol (provenance).
+  bool check_meter = true;
 };
 
 struct ProfileSummary {
@@ -93,6 +130,11 @@ struct ProfileSummary {
   /// A signal stopped the run with configurations left to measure; signal is its number.
   bool interrupted = false;
   int signal = 0;
+  /// Wall time of the measuring loop, and the part of it spent in timed and energy-window passes.
+  double wall_s = 0, compute_s = 0;
+  std::size_t measured() const { return ok + oom + error; }
+  double configs_per_s() const { return wall_s > 0 ? measured() / wall_s : 0; }
+  double compute_share() const { return wall_s > 0 ? compute_s / wall_s : 0; }
   nlohmann::json to_json() const;
 };
 

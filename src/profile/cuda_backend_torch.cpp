@@ -20,7 +20,9 @@
 #include <cstdio>
 #include <cstring>
 
+#include "carb/dataset.hpp"
 #include "carb/network_spec.hpp"
+#include "energy_window.hpp"
 #include "nvml.hpp"
 #include "spec_net.hpp"
 #include "timing.hpp"
@@ -69,17 +71,19 @@ double forward_ms(SpecNet& net, const torch::Tensor& x) {
   return seconds_since(t0) * 1e3;
 }
 
-// Weights and input on the device in the precision's dtype (and NHWC when asked). Called outside
-// InferenceMode: inference-mode weights could not be trained in the utilization window.
-torch::Tensor to_device(SpecNet& net, const NetworkSpec& spec, const Protocol& p) {
-  const auto dtype = to_dtype(spec.config.precision);
-  const auto fmt = p.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
-  net->to(torch::Device(torch::kCUDA, kDevice), dtype);
+// Weights on the device in the precision's dtype (NHWC when asked). Called outside InferenceMode:
+// inference-mode weights could not be trained in the utilization window.
+void weights_to_device(SpecNet& net, Precision precision, const Protocol& p) {
+  net->to(torch::Device(torch::kCUDA, kDevice), to_dtype(precision));
   if (p.channels_last)
     for (auto& prm : net->parameters())
-      if (prm.dim() == 4) prm.set_data(prm.contiguous(fmt));
-  return torch::randn(spec.input_shape, torch::TensorOptions().dtype(dtype).device(torch::kCUDA, kDevice))
-      .contiguous(fmt);
+      if (prm.dim() == 4) prm.set_data(prm.contiguous(at::MemoryFormat::ChannelsLast));
+}
+
+torch::Tensor input_on_device(const Config& c, const Protocol& p) {
+  const auto fmt = p.channels_last ? at::MemoryFormat::ChannelsLast : at::MemoryFormat::Contiguous;
+  const auto opts = torch::TensorOptions().dtype(to_dtype(c.precision)).device(torch::kCUDA, kDevice);
+  return torch::randn({c.batch, 3, c.resolution, c.resolution}, opts).contiguous(fmt);
 }
 
 class CudaBackend final : public Backend {
@@ -113,8 +117,19 @@ class CudaBackend final : public Backend {
     } catch (const std::bad_alloc& e) {
       m = failed("oom", e.what(), m);
     }
-    if (m.status != "ok") settle();  // the failed configuration's tensors are gone: return their memory
+    if (m.status != "ok") {  // the failed configuration's tensors are gone: return their memory
+      drop_network();
+      settle();
+    }
     return m;
+  }
+
+  MeterCheck check_meter(double max_s) override;
+  EnergyTrace trace_energy(const Config& c, const Protocol& p, double seconds) override;
+  std::optional<double> temperature_c() override {
+    if (!nvml_) return std::nullopt;
+    if (auto v = nvml_->temperature_c(nvml_index_)) return static_cast<double>(*v);
+    return std::nullopt;
   }
 
   nlohmann::json platform_info() const override;
@@ -126,6 +141,11 @@ class CudaBackend final : public Backend {
 
  private:
   void open_nvml();
+  SpecNet& network_for(const Config& c, const Protocol& p, Measurement& m);
+  void drop_network() {
+    net_.reset();
+    net_key_.clear();
+  }
   void measure_into(const Config& c, const Protocol& p, Measurement& m);
   TimingStats timed_with_energy(const Protocol& p, SpecNet& net, const torch::Tensor& x, Measurement& m);
   void utilization_window(SpecNet& net, const torch::Tensor& x, Measurement& m, const Protocol& p);
@@ -143,6 +163,10 @@ class CudaBackend final : public Backend {
   std::string nvml_why_, nvml_match_, meter_why_;
   int nvml_index_ = -1;
   std::unique_ptr<EnergyMeter> meter_;
+  std::unique_ptr<SpecNet> net_;  // the last architecture's network (Protocol::rebuild_networks)
+  std::string net_key_;
+  int64_t net_baseline_ = 0;      // allocated bytes before its weights existed
+  int64_t net_build_peak_ = 0;    // allocated bytes at most while they were built
 };
 
 // NVML numbers devices in PCI order, CUDA fastest-first and after CUDA_VISIBLE_DEVICES: match
@@ -162,16 +186,39 @@ void CudaBackend::open_nvml() {
   meter_ = nvml_->energy_meter(nvml_index_, &meter_why_);
 }
 
-void CudaBackend::measure_into(const Config& c, const Protocol& p, Measurement& m) {
-  const auto spec = build_network_spec(c);
+// The network of c's architecture on the device: the one already built when the previous
+// configuration had the same architecture (same weights, seeded the same), else a new one. Resets
+// the allocator's peak. The baseline is what was allocated before the weights existed, and the
+// peak of building them (a dtype conversion's transient) is kept, so a configuration measured on
+// a reused network has the peak it would have had on a new one.
+SpecNet& CudaBackend::network_for(const Config& c, const Protocol& p, Measurement& m) {
+  const std::string key = architecture_key(c);
   torch::cuda::synchronize();
-  const int64_t baseline = alloc::getDeviceStats(kDevice).allocated_bytes[0].current;
-  alloc::resetPeakStats(kDevice);  // the peak now covers weights + input + activations + workspace
+  if (net_ && key == net_key_ && !p.rebuild_networks) {
+    m.extra["net_reused"] = "1";
+    alloc::resetPeakStats(kDevice);
+    return *net_;
+  }
+  drop_network();
+  torch::cuda::synchronize();
+  net_baseline_ = alloc::getDeviceStats(kDevice).allocated_bytes[0].current;
+  alloc::resetPeakStats(kDevice);
   torch::manual_seed(0);
   // Built outside InferenceMode: the utilization window trains these same weights.
-  SpecNet net(spec);
-  net->eval();
-  const torch::Tensor x = to_device(net, spec, p);
+  net_ = std::make_unique<SpecNet>(build_network_spec(c));
+  (*net_)->eval();
+  weights_to_device(*net_, c.precision, p);
+  torch::cuda::synchronize();
+  net_build_peak_ = alloc::getDeviceStats(kDevice).allocated_bytes[0].peak;
+  net_key_ = key;
+  m.extra["net_reused"] = "0";
+  return *net_;
+}
+
+void CudaBackend::measure_into(const Config& c, const Protocol& p, Measurement& m) {
+  SpecNet& net = network_for(c, p, m);  // the peak now covers weights + input + activations + workspace
+  torch::manual_seed(0);
+  const torch::Tensor x = input_on_device(c, p);
   TimingStats t;
   {
     torch::InferenceMode guard;
@@ -179,41 +226,73 @@ void CudaBackend::measure_into(const Config& c, const Protocol& p, Measurement& 
     t = timed_with_energy(p, net, x, m);
   }
   const auto stats = alloc::getDeviceStats(kDevice);
-  m.peak_memory_mb = static_cast<double>(stats.allocated_bytes[0].peak - baseline) / 1e6;
+  const int64_t peak = std::max<int64_t>(stats.allocated_bytes[0].peak, net_build_peak_);
+  m.peak_memory_mb = static_cast<double>(peak - net_baseline_) / 1e6;
   m.extra["peak_reserved_mb"] = extra_number(static_cast<double>(stats.reserved_bytes[0].peak) / 1e6);
   m.latency_ms = t.mean_ms;
   record_timing(t, m.extra);
   m.extra["warmup"] = std::to_string(p.warmup);
   record_state(m, "_end");
-  utilization_window(net, x, m, p);
+  if (samples_utilization(p, c))
+    utilization_window(net, x, m, p);
+  else
+    m.extra["util_mode"] = "not sampled (--util)";
 }
 
-// Timed passes under the protocol's stopping rule, then more passes of the same kind until the
-// energy window is at least min_energy_window_s: NVML's counter advances in steps of tens of
-// milliseconds, so a short window would mostly measure that step.
+// Latency and energy from one window of passes (measure_window): the protocol's timed passes,
+// extended until the window holds --energy-ticks whole counter periods (or lasts
+// --min-energy-window): NVML's counter advances in steps of tens of milliseconds.
 TimingStats CudaBackend::timed_with_energy(const Protocol& p, SpecNet& net, const torch::Tensor& x,
                                            Measurement& m) {
-  const auto e0 = meter_ ? meter_->joules() : std::nullopt;
-  const auto w0 = std::chrono::steady_clock::now();
-  TimingStats t = timed_passes(p, [&] { return forward_ms(net, x); });
-  int passes = t.passes;
-  while (seconds_since(w0) < p.min_energy_window_s) {
-    forward_ms(net, x);
-    ++passes;
-  }
-  const double window_s = seconds_since(w0);
-  const auto e1 = meter_ ? meter_->joules() : std::nullopt;
-  m.extra["energy_passes"] = std::to_string(passes);
-  m.extra["energy_window_s"] = extra_number(window_s);
-  if (e0 && e1 && passes > 0 && *e1 >= *e0) {
-    m.energy_j = (*e1 - *e0) / passes;
-    m.extra["avg_power_w"] = extra_number((*e1 - *e0) / window_s);
-  }
+  const WindowResult w = measure_window(meter_.get(), p, [&] { return forward_ms(net, x); });
+  record_window(w, m.extra);
+  m.energy_j = w.energy_per_pass_j;
   if (nvml_) {  // clocks as they were at the end of the loaded window (never set by carb)
     if (auto v = nvml_->clock_mhz(nvml_index_, NvmlClock::sm)) m.extra["sm_clock_mhz"] = std::to_string(*v);
     if (auto v = nvml_->clock_mhz(nvml_index_, NvmlClock::mem)) m.extra["mem_clock_mhz"] = std::to_string(*v);
   }
-  return t;
+  return w.timing;
+}
+
+MeterCheck CudaBackend::check_meter(double max_s) {
+  if (!meter_) return Backend::check_meter(max_s);
+  torch::cuda::synchronize();
+  std::function<std::optional<double>()> power;
+  if (nvml_) power = [this] { return nvml_->power_usage_w(nvml_index_); };
+  MeterCheck m = carb::check_meter([this] { return meter_->joules(); }, power, max_s, 40);
+  m.meter = "nvml total-energy counter";
+  if (power) m.power_reading = "nvml power usage";
+  return m;
+}
+
+// The window study's raw material: `seconds` of back-to-back passes after the warm-up, every
+// pass's end and every counter change on one clock.
+EnergyTrace CudaBackend::trace_energy(const Config& c, const Protocol& p, double seconds) {
+  EnergyTrace tr;
+  tr.config = c;
+  if (!meter_) throw InputError("the window study needs NVML's energy counter: " + meter_why_ + nvml_why_);
+  try {
+    Measurement scratch;
+    SpecNet& net = network_for(c, p, scratch);
+    torch::manual_seed(0);
+    const torch::Tensor x = input_on_device(c, p);
+    torch::InferenceMode guard;
+    for (int i = 0; i < std::max(p.warmup, 1); ++i) forward_ms(net, x);
+    CounterPoller poller(*meter_);
+    if (!poller.start()) throw MeasureError("NVML's energy counter could not be read");
+    tr.start_s = poller.now_s();
+    do {
+      forward_ms(net, x);
+      tr.pass_end_s.push_back(poller.now_s());
+    } while (tr.pass_end_s.back() - tr.start_s < seconds);
+    for (const auto& ch : poller.stop()) tr.counter_t_s.push_back(ch.t_s), tr.counter_j.push_back(ch.joules);
+  } catch (const c10::Error& e) {
+    tr.status = is_oom(e.what()) ? "oom" : "error";
+    tr.error = first_line(e.what_without_backtrace());
+    drop_network();
+    settle();
+  }
+  return tr;
 }
 
 // The paper samples utilization while training: forward + backward in train mode for

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <thread>
@@ -69,13 +70,39 @@ void enter_realtime() {
                        " (needs root or CAP_SYS_NICE)");
 }
 
-// The cooldown in short slices, so that a signal ends it within a moment rather than after it.
-void cool_down(double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!g_stop && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
-        end - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
+
+// The pause before a configuration, in short slices so that a signal ends it within a moment.
+// With a temperature threshold it pauses only while the device is warmer, and at most cooldown_s.
+// Returns the seconds paused; records the temperature that decided it.
+double cool_down(Backend& b, const Protocol& p, Measurement& m) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto warm = [&] {
+    if (p.cooldown_above_c <= 0) return true;
+    const auto t = b.temperature_c();
+    return !t || *t > p.cooldown_above_c;  // unknown temperature: the full pause, to be safe
+  };
+  if (p.cooldown_above_c > 0)
+    if (auto t = b.temperature_c()) m.extra["cooldown_temp_c"] = extra_number(*t);
+  while (!g_stop && seconds_since(t0) < p.cooldown_s && warm())
+    std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
+        std::chrono::duration<double>(p.cooldown_s - seconds_since(t0)), std::chrono::milliseconds(50)));
+  return seconds_since(t0);
+}
+
+// Seconds of passes inside a measurement: its energy window where it has one, else its timed passes.
+double compute_seconds(const Measurement& m) {
+  for (const char* key : {"energy_window_s", "timed_s"}) {
+    auto it = m.extra.find(key);
+    if (it != m.extra.end()) return std::strtod(it->second.c_str(), nullptr);
+  }
+  return 0;
+}
+
+// Long enough for a few updates of NVML's counter (20-100 ms), short against a campaign.
+constexpr double kMeterCheckS = 2.0;
 
 std::string known_backends() {
   std::string known;
@@ -91,6 +118,16 @@ void require_known_backend(const std::string& name) {
 }  // namespace
 
 void register_backend(const std::string& name, BackendFactory f) { registry()[name] = std::move(f); }
+
+MeterCheck Backend::check_meter(double) {
+  MeterCheck m;
+  m.note = "the " + name() + " backend reads no energy";
+  return m;
+}
+
+EnergyTrace Backend::trace_energy(const Config&, const Protocol&, double) {
+  throw InputError("the window study needs an energy counter; the " + name() + " backend has none here");
+}
 
 std::vector<std::string> backend_names() {
   std::vector<std::string> out;
@@ -116,6 +153,7 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   settings["backend"] = o.backend;
   settings["platform_info"] = backend->platform_info();
   if (!o.command_line.empty()) settings["command"] = o.command_line;  // provenance; not part of the id
+  if (o.check_meter) settings["meter_check"] = backend->check_meter(kMeterCheckS).to_json();
   store.put_protocol(pid, settings);
   const auto done = store.done_keys(o.platform, pid);
   ProfileSummary s;
@@ -127,16 +165,24 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   SignalScope signals;
   Progress bar("profile " + o.platform, todo.size(), o.progress);
   std::size_t measured = 0;
+  const auto t0 = std::chrono::steady_clock::now();
   for (const auto& c : todo) {
+    Measurement cooled;  // where the pause before this configuration records itself
+    const double paused = o.protocol.cooldown_s > 0 && measured > 0 ? cool_down(*backend, o.protocol, cooled) : 0;
     if (g_stop) break;
     Measurement m = backend->measure(c, o.protocol);
+    if (measured > 0 && o.protocol.cooldown_s > 0) {
+      m.extra["cooldown_s"] = extra_number(paused);
+      m.extra.insert(cooled.extra.begin(), cooled.extra.end());
+    }
     store.put({to_record(o.platform, c, m), pid, m.error});
     ++measured;
     (m.status == "ok" ? s.ok : m.status == "oom" ? s.oom : s.error)++;
+    s.compute_s += compute_seconds(m);
     backend->settle();
     bar.tick(config_key(c));
-    if (o.protocol.cooldown_s > 0 && measured < todo.size()) cool_down(o.protocol.cooldown_s);
   }
+  s.wall_s = seconds_since(t0);
   bar.finish();
   // Interrupted means "the store lacks configurations": a signal after the last one changes nothing.
   s.interrupted = measured < todo.size();

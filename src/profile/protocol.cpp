@@ -28,11 +28,16 @@ void check_values(const Protocol& p) {
   if (p.max_passes < 1)
     throw InputError("--max-passes must be at least 1, not " + std::to_string(p.max_passes));
   if (p.threads < 1) throw InputError("--threads must be at least 1, not " + std::to_string(p.threads));
+  if (p.energy_ticks < 0 || p.energy_ticks > 100000)
+    throw InputError("--energy-ticks must be between 0 and 100000, not " + std::to_string(p.energy_ticks));
+  if (!(p.util_sample >= 0 && p.util_sample <= 1))
+    throw InputError("--util sample:P needs P between 0 and 1, not " + show(p.util_sample));
   const std::pair<const char*, double> nonnegative[] = {{"--target-ci", p.target_rel_ci},
                                                         {"--max-timed-s", p.max_timed_s},
                                                         {"--cooldown", p.cooldown_s},
                                                         {"--min-energy-window", p.min_energy_window_s},
-                                                        {"--util-window", p.util_window_s}};
+                                                        {"--util-window", p.util_window_s},
+                                                        {"--cooldown-above", p.cooldown_above_c}};
   for (const auto& [flag, v] : nonnegative)
     if (!std::isfinite(v) || v < 0)
       throw InputError(std::string(flag) + " must be a finite number at least 0, not " + show(v));
@@ -68,6 +73,22 @@ void validate(const Protocol& p, const std::string& backend) {
     throw InputError(
         "--min-energy-window means nothing on the cpu backend (RAPL energy, where readable, "
         "covers the timed passes); leave it out or use --backend cuda");
+  if (p.energy_ticks != defaults.energy_ticks)
+    throw InputError(
+        "--energy-ticks means nothing on the cpu backend (RAPL energy, where readable, covers the timed "
+        "passes); leave it out or use --backend cuda");
+  if (p.util_sample != defaults.util_sample)
+    throw InputError("--util means nothing on the cpu backend (it samples no GPU utilization); leave it out");
+  if (p.cooldown_above_c != defaults.cooldown_above_c)
+    throw InputError("--cooldown-above needs a temperature the cpu backend does not read; leave it out");
+}
+
+bool samples_utilization(const Protocol& p, const Config& c) {
+  if (p.util_sample >= 1) return true;
+  if (p.util_sample <= 0) return false;
+  // The top 53 bits of the key's hash as a fraction in [0, 1): the same configurations everywhere.
+  const double u = static_cast<double>(detail::fnv1a64(config_key(c)) >> 11) / 9007199254740992.0;
+  return u < p.util_sample;
 }
 
 nlohmann::json Protocol::to_json() const {
@@ -86,6 +107,10 @@ nlohmann::json Protocol::to_json() const {
   // Only when on, so that protocols from before the option keep their ids (and their rows resume).
   if (reference) j["reference"] = config_key(kReferenceConfig);
   if (keep_memory) j["keep_memory"] = true;
+  if (energy_ticks != 0) j["energy_ticks"] = energy_ticks;
+  if (util_sample != 1.0) j["util_sample"] = util_sample;
+  if (cooldown_above_c != 0) j["cooldown_above_c"] = cooldown_above_c;
+  if (rebuild_networks) j["rebuild_networks"] = true;
   return j;
 }
 
@@ -98,8 +123,16 @@ std::string Protocol::id() const {
 }
 
 nlohmann::json ProfileSummary::to_json() const {
-  nlohmann::json j = {{"total", total}, {"skipped", skipped}, {"ok", ok},
-                      {"oom", oom},     {"error", error},     {"interrupted", interrupted}};
+  nlohmann::json j = {{"total", total},
+                      {"skipped", skipped},
+                      {"ok", ok},
+                      {"oom", oom},
+                      {"error", error},
+                      {"interrupted", interrupted},
+                      {"wall_s", wall_s},
+                      {"compute_s", compute_s},
+                      {"configs_per_s", configs_per_s()},
+                      {"compute_share", compute_share()}};
   if (interrupted) j["signal"] = signal;
   return j;
 }

@@ -65,6 +65,31 @@ TEST(Harness, PeakMemoryCoversWeightsInputAndLargestActivation) {
   }
 }
 
+// A network is built once per architecture and reused for its other resolutions and batches: the
+// peak memory a configuration gets must not depend on whether its network was reused.
+TEST(Harness, AReusedNetworkGivesTheSamePeakMemoryAsANewOne) {
+  auto b = cpu_backend();
+  const Config first{Family::basic, 18, 0.5, 64, 4, Precision::fp32};
+  const Config second{Family::basic, 18, 0.5, 96, 2, Precision::fp32};
+  const Config other{Family::bottleneck, 50, 0.25, 64, 2, Precision::fp32};
+  Protocol rebuild = light_protocol();
+  rebuild.rebuild_networks = true;
+  const Measurement m1 = measure_ok(*b, first);
+  const Measurement reused = b->measure(second, light_protocol());
+  EXPECT_EQ(m1.extra.at("net_reused"), "0");
+  EXPECT_EQ(reused.extra.at("net_reused"), "1");
+  const Measurement fresh = b->measure(second, rebuild);
+  EXPECT_EQ(fresh.extra.at("net_reused"), "0");
+  ASSERT_TRUE(reused.peak_memory_mb && fresh.peak_memory_mb);
+  EXPECT_NEAR(*reused.peak_memory_mb, *fresh.peak_memory_mb, 1e-6);
+  // Another architecture gets its own network, and its weights count, not the previous one's.
+  const Measurement o = measure_ok(*b, other);
+  EXPECT_EQ(o.extra.at("net_reused"), "0");
+  const Measurement o_fresh = b->measure(other, rebuild);
+  ASSERT_TRUE(o.peak_memory_mb && o_fresh.peak_memory_mb);
+  EXPECT_NEAR(*o.peak_memory_mb, *o_fresh.peak_memory_mb, 1e-6);
+}
+
 TEST(Harness, PeakMemoryGrowsWithActivations) {
   auto b = cpu_backend();
   const Config small{Family::basic, 18, 0.5, 32, 1, Precision::fp32};

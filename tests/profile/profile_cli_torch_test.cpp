@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "carb/store.hpp"
 #include "carb_process.hpp"
@@ -57,6 +59,11 @@ TEST_F(ProfileCli, ContradictoryOrMeaninglessFlagsAreRefusedBeforeTheStoreExists
       {{"--reference", "--backend", "cuda"}, {"--reference", "cpu backend only"}},
       {{"--backend", "tpu"}, {"unknown backend 'tpu'", "available: cpu, cuda"}},
       {{"--backend", "tpu", "--lock-clocks"}, {"unknown backend 'tpu'"}},
+      {{"--energy-ticks", "10"}, {"--energy-ticks", "cpu"}},
+      {{"--util", "sample:0.2"}, {"--util", "cpu"}},
+      {{"--util", "sometimes"}, {"--util", "all, none or sample:P"}},
+      {{"--util", "sample:2"}, {"--util", "sample:P"}},
+      {{"--cooldown-above", "60"}, {"--cooldown-above", "temperature"}},
   };
   int i = 0;
   for (const auto& c : cases) {
@@ -71,6 +78,51 @@ TEST_F(ProfileCli, ContradictoryOrMeaninglessFlagsAreRefusedBeforeTheStoreExists
       EXPECT_NE(r.err.find(m), std::string::npos) << shown << "'" << m << "' not in " << r.err;
     EXPECT_FALSE(fs::exists(db())) << shown << "created the store";
   }
+}
+
+// --arch-order measures one architecture at a time and the summary says how fast it went.
+TEST_F(ProfileCli, ArchitectureOrderAndTheCampaignSummary) {
+  std::vector<std::string> args = profile_args("0");
+  args.insert(args.end(), {"--arch-order", "3", "--format", "json"});
+  const Finished r = run_carb(args, dir_, "arch");
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["ok"], 8);
+  EXPECT_GT(j["configs_per_s"].get<double>(), 0);
+  EXPECT_GT(j["compute_share"].get<double>(), 0);
+  EXPECT_LE(j["compute_share"].get<double>(), 1);
+  // Six of the eight networks were reused (two architectures: fp32 and bf16).
+  int reused = 0;
+  for (const auto& row : Store(db()).to_dataset().rows)
+    reused += row.extra.count("net_reused") && row.extra.at("net_reused") == "1";
+  EXPECT_EQ(reused, 6);
+  const Finished plan = run_carb({"profile", "--plan", (dir_ / "x.csv").string(), "--arch-order", "1", "--db",
+                                  (dir_ / "y.db").string()}, dir_, "planorder");
+  EXPECT_EQ(plan.exit_code(), 1);
+  EXPECT_NE(plan.err.find("--arch-order"), std::string::npos) << plan.err;
+}
+
+TEST_F(ProfileCli, MeterCheckAndStudyOnAMachineWithoutACounterSaySo) {
+  const Finished m = run_carb({"meter", "--backend", "cpu", "--seconds", "0.2", "--format", "json"}, dir_, "meter");
+  ASSERT_EQ(m.exit_code(), 0) << m.err;
+  const auto j = nlohmann::json::parse(m.out);
+  EXPECT_TRUE(j.contains("meter") && j.contains("updates"));
+  if (j["meter"] == "none") {  // this machine has no readable RAPL: the study is refused, clearly
+    std::ofstream(dir_ / "c.csv") << "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp32\n";
+    const Finished s = run_carb({"meter", "--backend", "cpu", "--study", (dir_ / "c.csv").string(), "--out",
+                                 (dir_ / "study.csv").string()}, dir_, "study");
+    EXPECT_EQ(s.exit_code(), 1) << s.err;
+    EXPECT_NE(s.err.find("energy counter"), std::string::npos) << s.err;
+    EXPECT_FALSE(fs::exists(dir_ / "study.csv"));
+  }
+  std::ofstream(dir_ / "notes.txt") << "mine\n";
+  const Finished guard = run_carb({"meter", "--backend", "cpu", "--study", (dir_ / "c.csv").string(), "--out",
+                                   (dir_ / "notes.txt").string()}, dir_, "guard");
+  EXPECT_EQ(guard.exit_code(), 1);
+  std::ifstream in(dir_ / "notes.txt");
+  std::string kept;
+  std::getline(in, kept);
+  EXPECT_EQ(kept, "mine");
 }
 
 // The hostile tester's case: two profilers on one store. The second names the first and stops.

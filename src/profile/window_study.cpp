@@ -1,0 +1,183 @@
+// The window study: one long trace per configuration, cut afterwards into windows of each
+// nominal length, each evaluated with plain reads and tick-aligned, against the whole trace.
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "carb/dataset.hpp"
+#include "carb/meter.hpp"
+#include "data/csv.hpp"
+#include "carb/error.hpp"
+#include "carb/profiler.hpp"
+#include "energy_window.hpp"
+#include "progress.hpp"
+
+namespace carb {
+namespace {
+
+constexpr const char* kHeader =
+    "family,depth,width,resolution,batch,precision,repeat,window_s,reference,method,start_s,seconds,passes,ticks,"
+    "energy_per_pass_j";
+
+std::vector<CounterChange> counter_of(const EnergyTrace& t) {
+  std::vector<CounterChange> c;
+  for (std::size_t i = 0; i < t.counter_t_s.size() && i < t.counter_j.size(); ++i)
+    c.push_back({t.counter_t_s[i], t.counter_j[i]});
+  return c;
+}
+
+// Energy per pass over passes (a, b] (pass a's end to pass b's end; a = -1 is the trace's start).
+void add_window(std::vector<WindowStudyRow>& out, const EnergyTrace& t, const std::vector<CounterChange>& c,
+                WindowStudyRow base, long a, long b) {
+  const double from = a < 0 ? t.start_s : t.pass_end_s[a], to = t.pass_end_s[b];
+  base.start_s = from - t.start_s;
+  base.seconds = to - from;
+  base.passes = static_cast<int>(b - a);
+  if (!base.reference)
+    if (auto r = read_between(c, from, to)) {
+      WindowStudyRow row = base;
+      row.method = "reads";
+      row.ticks = r->ticks;
+      row.energy_per_pass_j = r->joules / row.passes;
+      out.push_back(row);
+    }
+  if (auto k = tick_aligned(c, from, to)) {
+    WindowStudyRow row = base;
+    row.method = "ticks";
+    row.ticks = k->ticks;
+    row.energy_per_pass_j = k->watts() * base.seconds / row.passes;
+    out.push_back(row);
+  }
+}
+
+std::string rows_text(const std::vector<WindowStudyRow>& rows) {
+  std::ostringstream out;
+  for (const auto& r : rows) {
+    const Config& k = r.config;
+    csv::write_row(out, {to_string(k.family), std::to_string(k.depth), format_width(k.width),
+                         std::to_string(k.resolution), std::to_string(k.batch), to_string(k.precision),
+                         std::to_string(r.repeat), extra_number(r.window_s), r.reference ? "1" : "0", r.method,
+                         extra_number(r.start_s), extra_number(r.seconds), std::to_string(r.passes),
+                         std::to_string(r.ticks), extra_number(r.energy_per_pass_j)});
+  }
+  return out.str();
+}
+
+// "family,depth,width,resolution,batch,precision,repeat": a trace's identity in the CSV.
+std::string trace_id(const std::vector<std::string>& f) {
+  std::string id;
+  for (std::size_t i = 0; i < 7 && i < f.size(); ++i) id += (i ? "," : "") + f[i];
+  return id;
+}
+
+std::string trace_id(const Config& c, int repeat) {
+  return trace_id({to_string(c.family), std::to_string(c.depth), format_width(c.width), std::to_string(c.resolution),
+                   std::to_string(c.batch), to_string(c.precision), std::to_string(repeat)});
+}
+
+}  // namespace
+
+std::vector<WindowStudyRow> study_windows(const EnergyTrace& t, int repeat, const std::vector<double>& windows_s) {
+  std::vector<WindowStudyRow> out;
+  if (t.status != "ok" || t.pass_end_s.empty()) return out;
+  const auto c = counter_of(t);
+  WindowStudyRow base;
+  base.config = t.config;
+  base.repeat = repeat;
+  const long n = static_cast<long>(t.pass_end_s.size());
+  base.reference = true;
+  base.window_s = t.pass_end_s.back() - t.start_s;
+  add_window(out, t, c, base, -1, n - 1);
+  base.reference = false;
+  for (double w : windows_s) {
+    base.window_s = w;
+    long a = -1;  // consecutive windows, each the fewest passes that last at least w
+    for (long b = 0; b < n; ++b) {
+      const double from = a < 0 ? t.start_s : t.pass_end_s[a];
+      if (t.pass_end_s[b] - from < w) continue;
+      add_window(out, t, c, base, a, b);
+      a = b;
+    }
+  }
+  return out;
+}
+
+bool looks_like_window_study(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::string first;
+  std::getline(in, first);
+  return first == kHeader;
+}
+
+WindowStudySummary run_window_study(const std::vector<Config>& configs, const WindowStudyOptions& o) {
+  namespace fs = std::filesystem;
+  if (o.out.empty() || !o.out.has_filename()) throw InputError("--out needs a file name");
+  if (!(o.trace_s > 0) || o.repeats < 1 || o.warmup < 0) throw InputError("the trace length and repeats must be positive");
+  for (double w : o.windows_s)
+    if (!(w > 0 && w < o.trace_s))
+      throw InputError("every window must be longer than 0 and shorter than the trace (" + extra_number(o.trace_s) +
+                       " s), not " + extra_number(w));
+  std::error_code ec;
+  const auto st = fs::status(o.out, ec);
+  const bool exists = st.type() != fs::file_type::not_found;
+  if (exists && st.type() == fs::file_type::directory) throw InputError(o.out.string() + " is a directory; give a file");
+  const bool resume = exists && looks_like_window_study(o.out);
+  if (exists && !resume && !o.force)
+    throw InputError(o.out.string() + " exists and is not a window study carb wrote; choose another --out, or pass "
+                     "--force to replace it");
+  std::string text = std::string(kHeader) + "\n";
+  std::set<std::string> done;
+  if (resume) {
+    const auto rows = csv::read_file(o.out);
+    std::ostringstream kept;
+    for (std::size_t k = 1; k < rows.size(); ++k) {
+      done.insert(trace_id(rows[k].fields));
+      csv::write_row(kept, rows[k].fields);
+    }
+    text += kept.str();
+  }
+  Protocol p;
+  p.warmup = o.warmup;
+  auto backend = make_backend(o.backend, p);
+  for (const auto& c : configs) backend->check(c);
+  const MeterCheck meter = backend->check_meter(2.0);
+  if (meter.meter == "none")
+    throw InputError("the window study needs an energy counter; the " + o.backend + " backend has none here (" +
+                     meter.note + ")");
+  nlohmann::json prov = {{"kind", "carb window study"},
+                         {"backend", o.backend},
+                         {"trace_s", o.trace_s},
+                         {"windows_s", o.windows_s},
+                         {"repeats", o.repeats},
+                         {"warmup", o.warmup},
+                         {"platform_info", backend->platform_info()},
+                         {"meter_check", meter.to_json()}};
+  if (!o.command_line.empty()) prov["command"] = o.command_line;
+  csv::write_text_atomic(fs::path(o.out.string() + ".json"), prov.dump(2) + "\n");
+  WindowStudySummary s;
+  Progress bar("window study", configs.size() * o.repeats, o.progress);
+  for (const auto& c : configs)
+    for (int r = 1; r <= o.repeats; ++r) {
+      bar.tick(config_key(c) + " #" + std::to_string(r));
+      if (done.count(trace_id(c, r))) {
+        ++s.skipped;
+        continue;
+      }
+      const EnergyTrace t = backend->trace_energy(c, p, o.trace_s);
+      backend->settle();
+      if (t.status != "ok") {
+        s.failures.push_back(config_key(c) + ": " + t.status + ": " + t.error);
+        break;  // the other repeats would fail the same way
+      }
+      const auto rows = study_windows(t, r, o.windows_s);
+      text += rows_text(rows);
+      csv::write_text_atomic(o.out, text);
+      ++s.traces;
+      s.rows += rows.size();
+    }
+  bar.finish();
+  return s;
+}
+
+}  // namespace carb

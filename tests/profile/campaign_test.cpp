@@ -1,0 +1,208 @@
+// Tests of what makes a GPU campaign count, on a fake backend (no LibTorch): architecture order,
+// the utilization sample, cooling down only when warm, the meter check in the provenance, and
+// the campaign summary (configurations/s, compute share).
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "carb/error.hpp"
+#include "carb/profiler.hpp"
+#include "carb/space.hpp"
+#include "carb/store.hpp"
+#include "temp_dir_test.hpp"
+
+namespace carb {
+namespace {
+
+TEST(ArchitectureOrder, EachArchitectureOnceInASeededOrder) {
+  const auto configs = enumerate_preset("paper");
+  const auto a = order_by_architecture(configs, 7), b = order_by_architecture(configs, 7);
+  const auto c = order_by_architecture(configs, 8);
+  ASSERT_EQ(a.size(), configs.size());
+  EXPECT_EQ(a, b);
+  std::vector<std::string> archs_a, archs_c;
+  std::set<std::string> closed;  // architectures already left behind: never seen again
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string k = architecture_key(a[i]);
+    if (archs_a.empty() || archs_a.back() != k) {
+      EXPECT_FALSE(closed.count(k)) << k << " comes back after another architecture";
+      if (!archs_a.empty()) closed.insert(archs_a.back());
+      archs_a.push_back(k);
+    }
+  }
+  for (const auto& x : c)
+    if (archs_c.empty() || archs_c.back() != architecture_key(x)) archs_c.push_back(architecture_key(x));
+  EXPECT_NE(archs_a, archs_c);  // another seed, another order
+  std::multiset<std::string> keys_in, keys_out;
+  for (const auto& x : configs) keys_in.insert(config_key(x));
+  for (const auto& x : a) keys_out.insert(config_key(x));
+  EXPECT_EQ(keys_in, keys_out);
+  EXPECT_EQ(architecture_key(Config{Family::bottleneck, 50, 0.75, 224, 64, Precision::bf16}), "bottleneck-50-w0.75-bf16");
+}
+
+TEST(UtilizationSample, AStableShareOfConfigurations) {
+  const auto configs = enumerate_preset("paper");
+  Protocol p;
+  p.util_sample = 0.25;
+  std::size_t picked = 0;
+  for (const auto& c : configs) picked += samples_utilization(p, c);
+  EXPECT_NEAR(static_cast<double>(picked) / configs.size(), 0.25, 0.03);
+  Protocol again = p;
+  for (const auto& c : configs) EXPECT_EQ(samples_utilization(p, c), samples_utilization(again, c));
+  p.util_sample = 0;
+  for (const auto& c : configs) EXPECT_FALSE(samples_utilization(p, c));
+  EXPECT_TRUE(samples_utilization(Protocol{}, configs.front()));
+}
+
+TEST(CampaignProtocol, NewOptionsChangeTheIdOnlyWhenSetAndMeanNothingOnCpu) {
+  const Protocol plain;
+  for (const char* k : {"energy_ticks", "util_sample", "cooldown_above_c", "rebuild_networks"})
+    EXPECT_FALSE(plain.to_json().contains(k)) << k;
+  std::set<std::string> ids = {plain.id()};
+  Protocol t = plain, u = plain, c = plain, r = plain;
+  t.energy_ticks = 10, u.util_sample = 0.1, c.cooldown_above_c = 50, r.rebuild_networks = true;
+  for (const Protocol* x : {&t, &u, &c, &r}) EXPECT_TRUE(ids.insert(x->id()).second);
+  EXPECT_NO_THROW(validate(t, "cuda"));
+  for (const Protocol* x : {&t, &u, &c}) EXPECT_THROW(validate(*x, "cpu"), InputError);
+  EXPECT_NO_THROW(validate(r, "cpu"));
+  Protocol bad = plain;
+  bad.util_sample = 1.5;
+  EXPECT_THROW(validate(bad, "cuda"), InputError);
+  bad = plain;
+  bad.energy_ticks = -1;
+  EXPECT_THROW(validate(bad, "cuda"), InputError);
+}
+
+// A backend whose GPU is hot for its first readings and then cool, and which says what a meter
+// check found.
+struct FakeState {
+  std::vector<double> temps;  // answered in turn; the last one repeats
+  std::size_t reads = 0;
+  int measured = 0;
+};
+FakeState fake;
+
+class FakeBackend final : public Backend {
+ public:
+  std::string name() const override { return "fake-campaign"; }
+  void check(const Config&) const override {}
+  Measurement measure(const Config&, const Protocol&) override {
+    ++fake.measured;
+    Measurement m;
+    m.latency_ms = 1.0, m.peak_memory_mb = 10.0;
+    m.extra["timed_s"] = "0.01";
+    m.extra["energy_window_s"] = "0.02";
+    return m;
+  }
+  nlohmann::json platform_info() const override { return {{"backend", "fake-campaign"}}; }
+  MeterCheck check_meter(double) override {
+    MeterCheck m;
+    m.meter = "fake counter";
+    m.updates = 12;
+    m.period_ms = 100;
+    return m;
+  }
+  std::optional<double> temperature_c() override {
+    const double t = fake.temps[std::min(fake.reads, fake.temps.size() - 1)];
+    ++fake.reads;
+    return t;
+  }
+};
+
+class Campaign : public TempDirTest {
+ protected:
+  Campaign() : TempDirTest("carb_campaign_") {}
+  void SetUp() override {
+    TempDirTest::SetUp();
+    register_backend("fake-campaign", [](const Protocol&) { return std::make_unique<FakeBackend>(); });
+    fake = FakeState{};
+  }
+  ProfileOptions options() const {
+    ProfileOptions o;
+    o.backend = "fake-campaign";
+    o.platform = "fake";
+    o.db = dir_ / "s.db";
+    o.progress = false;
+    o.protocol.cooldown_s = 0.3;
+    o.protocol.cooldown_above_c = 60;
+    return o;
+  }
+};
+
+TEST_F(Campaign, CoolsDownOnlyWhileWarmAndRecordsTheTemperature) {
+  // Checked before the 2nd, 3rd and 4th configuration: 75 and 72 (warm: pause), then cool.
+  fake.temps = {75, 75, 72, 72, 55};
+  const auto configs = enumerate_preset("tiny");
+  ASSERT_GE(configs.size(), 4u);
+  const std::vector<Config> four(configs.begin(), configs.begin() + 4);
+  const auto s = run_profile(four, options());
+  EXPECT_EQ(s.ok, 4u);
+  const Dataset d = Store(dir_ / "s.db").to_dataset();
+  std::map<std::string, const Record*> by_key;
+  for (const auto& r : d.rows) by_key[config_key(r.config)] = &r;
+  const Record& first = *by_key.at(config_key(four[0]));
+  EXPECT_FALSE(first.extra.count("cooldown_s"));  // nothing to cool down from before the first
+  const Record& last = *by_key.at(config_key(four[3]));
+  EXPECT_EQ(last.extra.at("cooldown_temp_c"), "55");
+  EXPECT_LT(std::stod(last.extra.at("cooldown_s")), 0.1);  // cool: no pause
+  const Record& second = *by_key.at(config_key(four[1]));
+  EXPECT_EQ(second.extra.at("cooldown_temp_c"), "75");
+  EXPECT_GT(std::stod(second.extra.at("cooldown_s")), 0.0);
+}
+
+TEST_F(Campaign, RecordsTheMeterCheckAndSummarisesThroughput) {
+  fake.temps = {40};
+  const auto configs = enumerate_preset("tiny");
+  const std::vector<Config> three(configs.begin(), configs.begin() + 3);
+  const auto s = run_profile(three, options());
+  EXPECT_EQ(s.measured(), 3u);
+  EXPECT_NEAR(s.compute_s, 0.06, 1e-9);  // three energy windows of 0.02 s
+  EXPECT_GT(s.wall_s, 0);
+  EXPECT_NEAR(s.configs_per_s(), 3 / s.wall_s, 1e-9);
+  EXPECT_NEAR(s.compute_share(), 0.06 / s.wall_s, 1e-9);
+  const auto j = s.to_json();
+  EXPECT_TRUE(j.contains("configs_per_s") && j.contains("compute_share"));
+  const auto protocols = Store(dir_ / "s.db").protocols();
+  ASSERT_EQ(protocols.size(), 1u);
+  const auto& settings = protocols.begin().value();
+  EXPECT_EQ(settings["meter_check"]["meter"], "fake counter");
+  EXPECT_EQ(settings["meter_check"]["period_ms"], 100.0);
+  auto o = options();
+  o.db = dir_ / "t.db";
+  o.check_meter = false;
+  run_profile(three, o);
+  EXPECT_FALSE(Store(dir_ / "t.db").protocols().begin().value().contains("meter_check"));
+}
+
+TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {
+  fake.temps = {40};
+  struct Blind final : public Backend {
+    std::string name() const override { return "blind"; }
+    void check(const Config&) const override {}
+    Measurement measure(const Config&, const Protocol&) override {
+      Measurement m;
+      m.latency_ms = 1.0, m.peak_memory_mb = 1.0;
+      return m;
+    }
+    nlohmann::json platform_info() const override { return {}; }
+  };
+  register_backend("blind", [](const Protocol&) { return std::make_unique<Blind>(); });
+  auto o = options();
+  o.backend = "blind";
+  o.protocol.cooldown_s = 0.15;
+  const auto configs = enumerate_preset("tiny");
+  const std::vector<Config> two(configs.begin(), configs.begin() + 2);
+  run_profile(two, o);
+  const Dataset d = Store(o.db).to_dataset();
+  int paused = 0;
+  for (const auto& r : d.rows) {
+    if (!r.extra.count("cooldown_s")) continue;
+    ++paused;
+    EXPECT_GE(std::stod(r.extra.at("cooldown_s")), 0.14);
+  }
+  EXPECT_EQ(paused, 1);
+}
+
+}  // namespace
+}  // namespace carb
