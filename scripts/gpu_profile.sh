@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # For a lent GPU machine (the H200 device): build carb against the PyTorch install's CUDA
-# LibTorch, check the cuda backend and NVML telemetry on a few probe configurations, then profile
-# a seeded random order of the paper preset until the time budget is spent, and export the
-# dataset into $OUT. Never changes GPU clocks, power limits or any other setting: it records them.
+# LibTorch, check the energy meter (carb meter), run or continue the window study that decides the
+# energy window, check the cuda backend on a few probe configurations, then profile the paper
+# preset one architecture at a time in a seeded random order until the time budget is spent, and
+# export the dataset into $OUT. Never changes GPU clocks, power limits or any other setting: it
+# records them.
 #
 # That machine has no package registry: the Debian -dev packages carb's core needs (XGBoost,
 # SQLite, CLI11, nlohmann-json) travel unpacked in .deps/root (see scripts/gpu_deps.sh).
 # Usage there: OUT=... CARB_GPU_BUDGET_S=450 scripts/gpu_profile.sh
+# CARB_GPU_STUDY_S=S (default 200; 0 skips it) spends at most S seconds on the window study
+# (data/gpu/window-study-configs.csv, 5 s traces, 3 repeats, repeat-major): a study already in
+# data/gpu/h200-window-study.csv is continued, not repeated, and a complete one costs nothing.
+# Its result sets --energy-ticks: the shortest tick-aligned window whose p90 deviation from the
+# 5 s reference is <= 3% (scripts/window_study.py); without one, 1 s worth of counter periods.
 # CARB_GPU_DEPLOY_S=S first spends S seconds on the `deploy` preset (resolutions 160-256, what
-# people run; in the same seeded-order way) into $OUT/h200-deploy.csv: rows that test how the
-# model, trained on the paper preset, holds past its grid (README, "Predicting past the grid").
+# people run) into $OUT/h200-deploy.csv: rows that test how the model, trained on the paper
+# preset, holds past its grid (README, "Predicting past the grid").
 # CARB_GPU_PLAN=plan.csv (from `carb plan --model models/h200 --preset paper --exclude data/h200.csv
-# --backend cuda --budget-s ...`) measures that plan in its order instead of the seeded random
+# --backend cuda --budget-s ...`) measures that plan in its order instead of the architecture
 # order: the rows the model knows least first.
 # The budget counts from the script's start; profiling stops (cleanly, after the configuration in
 # flight) early enough that the export fits inside it. Everything done so far stays in the store.
+# $OUT/lease.md is the line for data/gpu/README.md: date, seconds, rows, configurations/s, compute
+# share, and the GPU state read.
 set -uo pipefail
 T0=$(date +%s)
 BUDGET=${CARB_GPU_BUDGET_S:-450}
@@ -57,9 +66,32 @@ cmake --build build-gpu -j"$(nproc)" --target carb carb_torch >"$W/build.log" 2>
   { grep -E -A3 "error" "$W/build.log" | head -60; die "build failed"; }
 B=build-gpu/carb
 
-# GPU protocol: short windows so that many configurations fit in a lease. NVML energy is read
-# over at least 0.5 s of repeated passes; utilization is sampled over 0.5 s of training steps.
-P="--warmup 5 --min-passes 10 --max-passes 100 --target-ci 0.01 --max-timed-s 0.5 --min-energy-window 0.5 --util-window 0.5 --cooldown 0.2"
+step "meter check (idle GPU)"
+$B meter --backend cuda --seconds 3 --format json | tee "$OUT/h200-meter.json" || die "meter check failed"
+PERIOD_MS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("period_ms") or "")' "$OUT/h200-meter.json")
+
+STUDY=data/gpu/h200-window-study.csv
+if [ "${CARB_GPU_STUDY_S:-200}" -gt 0 ]; then
+  step "window study (at most ${CARB_GPU_STUDY_S:-200} s; resumes $STUDY when present)"
+  [ -f "$STUDY" ] && cp "$STUDY" "$W/h200-window-study.csv" && cp "$STUDY.json" "$W/h200-window-study.csv.json"
+  timeout -k 10 "${CARB_GPU_STUDY_S:-200}" $B meter --backend cuda --study data/gpu/window-study-configs.csv \
+    --out "$W/h200-window-study.csv" --trace-s 5 --windows 0.1,0.25,0.5,1,2 --repeats 3 --warmup 5
+  echo "window study exit status $?"
+  cp "$W/h200-window-study.csv" "$W/h200-window-study.csv.json" "$OUT/" 2>/dev/null
+  [ -f "$OUT/h200-window-study.csv" ] && python3 scripts/window_study.py "$OUT/h200-window-study.csv" | tee "$OUT/h200-window-study.txt"
+fi
+TICKS=""
+[ -f "$OUT/h200-window-study.csv" ] &&
+  TICKS=$(python3 scripts/window_study.py --json "$OUT/h200-window-study.csv" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("energy_ticks") or "")')
+if [ -z "$TICKS" ]; then  # no study verdict yet: 1 s worth of counter periods (10 if none was measured)
+  TICKS=$(python3 -c 'import math,sys; p=sys.argv[1]; print(math.ceil(1000/float(p)) if p else 10)' "$PERIOD_MS")
+fi
+echo "energy window: --energy-ticks $TICKS (counter period ${PERIOD_MS:-unknown} ms)"
+
+# GPU protocol: latency and energy from one window of passes aligned to the counter's updates;
+# utilization sampled on a fifth of the configurations (a stable hash picks them); a pause only
+# when the GPU is warmer than 65 C; one network per architecture.
+P="--warmup 5 --min-passes 10 --max-passes 100 --target-ci 0.01 --max-timed-s 0.5 --min-energy-window 0 --energy-ticks $TICKS --util sample:0.2 --util-window 0.5 --cooldown 2 --cooldown-above 65"
 
 if [ -n "${CARB_GPU_SKIP_PROBE:-}" ]; then step "probe skipped"; else
 step "probe: cuda backend, NVML, out-of-memory handling"
@@ -79,23 +111,14 @@ cat "$OUT/h200-probe.csv"
 head -c 4000 "$OUT/h200-probe.json"; echo
 fi
 
-# A preset in a seeded random order, so that a campaign stopped anywhere is a uniform sample.
-seeded_order() {  # PRESET OUT.csv
-  $B space --preset "$1" >"$W/$1.csv"
-  python3 - "$W/$1.csv" "$2" <<'PY'
-import random, sys
-rows = open(sys.argv[1]).read().splitlines()
-body = rows[1:]
-random.Random(20261130).shuffle(body)
-open(sys.argv[2], "w").write("\n".join([rows[0]] + body) + "\n")
-PY
-}
+# Architectures in a seeded random order, each with all its resolutions and batches: a campaign
+# stopped anywhere is a uniform sample of architectures.
+SEED=20261130
 
 if [ -n "${CARB_GPU_DEPLOY_S:-}" ]; then
-  step "profile the deploy preset in a seeded random order for $CARB_GPU_DEPLOY_S s"
-  seeded_order deploy "$W/deploy-order.csv"
+  step "profile the deploy preset in architecture order for $CARB_GPU_DEPLOY_S s"
   timeout -k 25 "$CARB_GPU_DEPLOY_S" $B profile --backend cuda --platform h200 --db "$W/h200-deploy.db" \
-    --configs "$W/deploy-order.csv" $P
+    --preset deploy --arch-order $SEED $P
   echo "deploy profile exit status $?"
   $B data export --db "$W/h200-deploy.db" --out "$OUT/h200-deploy.csv" --platform h200 || die "deploy export failed"
   cp "$W/h200-deploy.db" "$OUT/h200-deploy.db"
@@ -105,20 +128,34 @@ if [ -n "${CARB_GPU_PLAN:-}" ]; then
   step "profile the plan $CARB_GPU_PLAN in its order until the budget"
   ORDER=(--plan "$CARB_GPU_PLAN")
 else
-  step "profile the paper preset in a seeded random order until the budget"
-  seeded_order paper "$W/order.csv"
-  ORDER=(--configs "$W/order.csv")
+  step "profile the paper preset in architecture order until the budget"
+  ORDER=(--preset paper --arch-order $SEED)
 fi
 # A store from an earlier lease (same protocol) resumes: its configurations are skipped.
 [ -n "${CARB_GPU_RESUME_DB:-}" ] && cp "$CARB_GPU_RESUME_DB" "$W/h200.db"
 LEFT=$((BUDGET - ($(date +%s) - T0) - 40))
 [ "$LEFT" -gt 20 ] || die "no time left to profile"
 echo "profiling for at most $LEFT s"
-timeout -k 25 "$LEFT" $B profile --backend cuda --platform h200 --db "$W/h200.db" "${ORDER[@]}" $P
-echo "profile exit status $?"
+timeout -k 25 "$LEFT" $B profile --backend cuda --platform h200 --db "$W/h200.db" "${ORDER[@]}" $P --format json |
+  tee "$W/summary.json"
+echo "profile exit status ${PIPESTATUS[0]}"
 step export
 $B data export --db "$W/h200.db" --out "$OUT/h200.csv" --platform h200 || die "export failed"
 cp "$W/h200.db" "$OUT/h200.db"
 $B data info "$OUT/h200.csv" 2>&1 | head -60 || true
 nvidia-smi --query-gpu=power.limit,clocks.sm,clocks.mem,temperature.gpu --format=csv
+python3 - "$W/summary.json" "$OUT/h200.csv" "$(($(date +%s) - T0))" "$TICKS" >"$OUT/lease.md" <<'PY'
+import csv, datetime, json, subprocess, sys
+s = json.load(open(sys.argv[1])) if open(sys.argv[1]).read().strip() else {}
+rows = sum(1 for r in csv.DictReader(open(sys.argv[2])) if r["status"] == "ok")
+try:
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=power.limit,clocks.sm,clocks.mem,temperature.gpu",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+except OSError as e:
+    gpu = f"unread ({e})"
+print(f"- {datetime.date.today()}: {sys.argv[3]} s in the script, {rows} ok rows in h200.csv, "
+      f"{s.get('configs_per_s', 0):.2f} configurations/s, compute share {100 * s.get('compute_share', 0):.0f}%, "
+      f"--energy-ticks {sys.argv[4]}; GPU read (never set): {gpu}")
+PY
+cat "$OUT/lease.md"
 step done

@@ -157,18 +157,22 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   csv::write_text_atomic(fs::path(o.out.string() + ".json"), prov.dump(2) + "\n");
   WindowStudySummary s;
   Progress bar("window study", configs.size() * o.repeats, o.progress);
-  for (const auto& c : configs)
-    for (int r = 1; r <= o.repeats; ++r) {
+  // Repeat-major: a study cut short (a lease's end) has every configuration once before any twice.
+  std::set<std::string> failed;
+  for (int r = 1; r <= o.repeats; ++r)
+    for (const auto& c : configs) {
       bar.tick(config_key(c) + " #" + std::to_string(r));
       if (done.count(trace_id(c, r))) {
         ++s.skipped;
         continue;
       }
+      if (failed.count(config_key(c))) continue;  // its other repeats would fail the same way
       const EnergyTrace t = backend->trace_energy(c, p, o.trace_s);
       backend->settle();
       if (t.status != "ok") {
+        failed.insert(config_key(c));
         s.failures.push_back(config_key(c) + ": " + t.status + ": " + t.error);
-        break;  // the other repeats would fail the same way
+        continue;
       }
       const auto rows = study_windows(t, r, o.windows_s);
       text += rows_text(rows);

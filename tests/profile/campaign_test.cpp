@@ -3,10 +3,13 @@
 // the campaign summary (configurations/s, compute share).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
 
 #include "carb/error.hpp"
+#include "carb/meter.hpp"
 #include "carb/profiler.hpp"
 #include "carb/space.hpp"
 #include "carb/store.hpp"
@@ -131,7 +134,8 @@ class Campaign : public TempDirTest {
 };
 
 TEST_F(Campaign, CoolsDownOnlyWhileWarmAndRecordsTheTemperature) {
-  // Checked before the 2nd, 3rd and 4th configuration: 75 and 72 (warm: pause), then cool.
+  // The GPU reads 75, 75, 72, 72, then 55 for good: the pause before the 2nd configuration lasts
+  // until it is cool (well within the 0.3 s most), and the later ones find it cool at once.
   fake.temps = {75, 75, 72, 72, 55};
   const auto configs = enumerate_preset("tiny");
   ASSERT_GE(configs.size(), 4u);
@@ -202,6 +206,100 @@ TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {
     EXPECT_GE(std::stod(r.extra.at("cooldown_s")), 0.14);
   }
   EXPECT_EQ(paused, 1);
+}
+
+// A backend whose traces are made up: passes of 10 ms at 200 W, a counter that updates every
+// 100 ms. It counts the traces it was asked for.
+int g_traces = 0;
+class StudyBackend final : public Backend {
+ public:
+  std::string name() const override { return "fake-study"; }
+  void check(const Config&) const override {}
+  Measurement measure(const Config&, const Protocol&) override { return {}; }
+  nlohmann::json platform_info() const override { return {{"backend", "fake-study"}}; }
+  MeterCheck check_meter(double) override {
+    MeterCheck m;
+    m.meter = "fake counter";
+    m.period_ms = 100;
+    return m;
+  }
+  EnergyTrace trace_energy(const Config& c, const Protocol&, double seconds) override {
+    ++g_traces;
+    EnergyTrace t;
+    t.config = c;
+    if (c.batch == 256) {
+      t.status = "oom";
+      t.error = "CUDA out of memory";
+      return t;
+    }
+    t.start_s = 0.013;
+    for (int k = 1; k * 0.01 <= seconds + 1e-9; ++k) t.pass_end_s.push_back(t.start_s + k * 0.01);
+    for (int k = 0; k * 0.1 <= seconds + 0.2; ++k) t.counter_t_s.push_back(k * 0.1), t.counter_j.push_back(k * 20.0);
+    return t;
+  }
+};
+
+class Study : public TempDirTest {
+ protected:
+  Study() : TempDirTest("carb_study_") {}
+  void SetUp() override {
+    TempDirTest::SetUp();
+    register_backend("fake-study", [](const Protocol&) { return std::make_unique<StudyBackend>(); });
+    g_traces = 0;
+  }
+  WindowStudyOptions options() const {
+    WindowStudyOptions o;
+    o.backend = "fake-study";
+    o.out = dir_ / "study.csv";
+    o.trace_s = 1.0;
+    o.windows_s = {0.1, 0.25, 0.5};
+    o.repeats = 2;
+    o.progress = false;
+    return o;
+  }
+  const std::vector<Config> configs = {{Family::basic, 18, 1.0, 64, 8, Precision::fp16},
+                                       {Family::basic, 18, 1.0, 64, 256, Precision::fp16},
+                                       {Family::bottleneck, 50, 1.0, 96, 16, Precision::fp32}};
+};
+
+TEST_F(Study, WritesEveryTraceResumesAndNamesFailures) {
+  const auto s = run_window_study(configs, options());
+  EXPECT_EQ(s.traces, 4u);  // two configurations x two repeats; the oom one stops after its first
+  ASSERT_EQ(s.failures.size(), 1u);
+  EXPECT_NE(s.failures[0].find("oom"), std::string::npos);
+  EXPECT_TRUE(looks_like_window_study(dir_ / "study.csv"));
+  const auto side = nlohmann::json::parse(std::ifstream(dir_ / "study.csv.json"));
+  EXPECT_EQ(side["kind"], "carb window study");
+  EXPECT_EQ(side["meter_check"]["period_ms"], 100.0);
+  // Run again: the traces already there are kept and not measured again.
+  g_traces = 0;
+  const auto again = run_window_study(configs, options());
+  EXPECT_EQ(again.skipped, 4u);
+  EXPECT_EQ(again.traces, 0u);
+  EXPECT_EQ(g_traces, 1);  // only the configuration that failed is tried again
+  // The analysis script reads it back: tick-aligned windows are exact on a made-up constant power.
+  const std::string cmd = "/usr/bin/python3 " CARB_SOURCE_DIR "/scripts/window_study.py --json " +
+                          (dir_ / "study.csv").string() + " > " + (dir_ / "a.json").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const auto a = nlohmann::json::parse(std::ifstream(dir_ / "a.json"));
+  EXPECT_EQ(a["configurations"], 2);
+  EXPECT_EQ(a["shortest_ok_window_s"], 0.25);  // a 0.1 s window may hold no whole 100 ms period
+  EXPECT_EQ(a["energy_ticks"], 3);
+  EXPECT_NEAR(a["repeat_cv_median"].get<double>(), 0.0, 1e-12);
+}
+
+TEST_F(Study, NeverReplacesAFileThatIsNotAStudy) {
+  std::ofstream(dir_ / "study.csv") << "my notes\n";
+  EXPECT_THROW(run_window_study(configs, options()), InputError);
+  std::ifstream in(dir_ / "study.csv");
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "my notes");
+  auto o = options();
+  o.windows_s = {2.0};  // longer than the trace
+  o.out = dir_ / "other.csv";
+  EXPECT_THROW(run_window_study(configs, o), InputError);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "other.csv"));
 }
 
 }  // namespace
