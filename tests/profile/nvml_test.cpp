@@ -2,9 +2,12 @@
 // (energy counter, utilization, error codes) each test controls. No GPU needed.
 #include "profile/nvml.hpp"
 
+#include "profile/energy_window.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +26,10 @@ struct FakeGpu {
   unsigned count = 1;
   int energy_rc = NvmlCode::kSuccess;
   unsigned long long energy_mj = 0;
+  // When update_period_ms > 0 the counter is a clock: it advances every update_period_ms by what
+  // `watts` gives over the period, as a GPU's total-energy counter does (energy_mj is ignored).
+  double update_period_ms = 0, watts = 0;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
   // Utilization answers cycle through this list; an entry with gpu > 100 answers an error.
   std::vector<NvmlUtilization> util = {{80, 40}};
   std::size_t util_calls = 0, util_ok = 0;
@@ -74,7 +81,12 @@ int fake_name(NvmlDevice h, char* buf, unsigned len) {
 int fake_driver(char* buf, unsigned len) { return std::snprintf(buf, len, "550.54.15"), NvmlCode::kSuccess; }
 int fake_energy(NvmlDevice h, unsigned long long* mj) {
   if (!valid(h)) return NvmlCode::kInvalidArgument;
-  if (g.energy_rc == NvmlCode::kSuccess) *mj = g.energy_mj;
+  if (g.energy_rc != NvmlCode::kSuccess) return g.energy_rc;
+  *mj = g.energy_mj;
+  if (g.update_period_ms > 0) {
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g.t0).count();
+    *mj = static_cast<unsigned long long>(std::floor(ms / g.update_period_ms) * g.update_period_ms * g.watts);
+  }
   return g.energy_rc;
 }
 int fake_util(NvmlDevice h, NvmlUtilization* u) {
@@ -372,6 +384,44 @@ TEST_F(NvmlFake, SamplerRestartsFromZeroAndStopsInDestructor) {
   const auto r = s.stop();
   EXPECT_DOUBLE_EQ(r.sm.value(), 10.0);
   s.start();  // left running: the destructor must join, not terminate
+}
+
+// ---- energy windows through NVML --------------------------------------------------------
+
+double sleep_3ms() {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The check: a counter that updates every 25 ms at 200 W. A window of whole update periods
+// gives the power exactly (to the poller's few milliseconds); a 60 ms window read at its two ends
+// holds two or three updates' worth of energy, 50 or 75 ms, never the 60 ms it lasted.
+TEST_F(NvmlFake, TickAlignedWindowIsExactWhereTwoReadsAreNot) {
+  g.update_period_ms = 25, g.watts = 200, g.t0 = std::chrono::steady_clock::now();
+  auto n = open();
+  auto meter = n->energy_meter(0);
+  ASSERT_TRUE(meter);
+  Protocol ticks;
+  ticks.min_passes = ticks.max_passes = 3;
+  ticks.min_energy_window_s = 0;
+  ticks.energy_ticks = 12;
+  const WindowResult t = measure_window(meter.get(), ticks, sleep_3ms);
+  ASSERT_TRUE(t.power_w) << t.error;
+  EXPECT_GE(t.ticks, 12);
+  EXPECT_NEAR(*t.power_w, 200.0, 200.0 * 0.05);
+  Protocol reads = ticks;
+  reads.energy_ticks = 0;
+  reads.min_energy_window_s = 0.06;
+  double worst = 0;
+  for (int k = 0; k < 3; ++k) {
+    const WindowResult r = measure_window(meter.get(), reads, sleep_3ms);
+    ASSERT_EQ(r.method, "reads");
+    ASSERT_TRUE(r.energy_per_pass_j);
+    const double watts = *r.energy_per_pass_j * r.passes / r.window_s;
+    worst = std::max(worst, std::abs(watts - 200.0) / 200.0);
+  }
+  EXPECT_GT(worst, 0.08);
 }
 
 }  // namespace
