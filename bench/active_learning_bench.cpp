@@ -38,7 +38,7 @@ using namespace carb;
 
 struct Options {
   std::string data = "data/cpu-2t.csv", csv;
-  int seeds = 5, start = 50, step = 50, max_rows = 800, trees = 100, folds = 3, threads = 2;
+  int seeds = 5, start = 50, step = 50, max_rows = 800, trees = kFastTrees, folds = kFastFolds, threads = 2;
   double test_fraction = 0.2, diversity = 1.0, cooldown = 0.5;
   std::string spread = "units";
   bool compare_full = false;  // also train the default (full) model on the first seed's whole pool
@@ -58,13 +58,13 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
-// The fast setting of the rounds: few trees, fewer folds, no correctors.
+// The fast setting of the rounds (carb train --fast unless --trees/--folds say otherwise).
 TrainOptions fast_options(const Options& opt, unsigned seed) {
   TrainOptions o;
+  make_fast(o);
   o.params.n_trees = opt.trees;
   o.params.threads = opt.threads;
   o.folds = opt.folds;
-  o.correctors = false;
   o.seed = seed;
   return o;
 }

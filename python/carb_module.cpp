@@ -69,11 +69,14 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
 }
 
 carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees, bool correctors,
-                      const std::string& normalize, unsigned seed, int threads) {
+                      const std::string& normalize, unsigned seed, int threads, bool fast) {
+  if (fast && (trees != 0 || !correctors))
+    throw carb::InputError("fast=True sets the trees and turns the correctors off; give it alone");
   carb::TrainOptions o;
   o.params.n_trees = trees;
-  o.params.threads = threads;
   o.correctors = correctors;
+  if (fast) carb::make_fast(o);
+  o.params.threads = threads;
   o.normalize = normalize;
   o.seed = seed;
   const carb::Dataset d = carb::read_dataset_csvs(data);
@@ -195,6 +198,16 @@ PYBIND11_MODULE(_carb, m) {
     return names;
   }, "Names of the configuration-space presets.");
   m.def("preset", &carb::enumerate_preset, py::arg("name"), "Every configuration of a preset, in a fixed order.");
+  m.def("features",
+        [](const std::vector<carb::Config>& configs) {
+          const auto schema = carb::FeatureSchema::make(false);
+          const carb::Matrix x = carb::build_features(schema, configs, {});
+          py::array_t<float> a({static_cast<py::ssize_t>(x.rows), static_cast<py::ssize_t>(x.cols)});
+          std::copy(x.data.begin(), x.data.end(), a.mutable_data());
+          return py::make_tuple(a, carb::analytic_feature_names());
+        },
+        py::arg("configs"),
+        "The analytic feature matrix carb's models learn from (rows x features, float32) and the feature names.");
   m.def("arch", [](const carb::Config& c, bool layers) { return to_python(carb::spec_to_json(carb::build_network_spec(c), layers)); },
         py::arg("config"), py::arg("layers") = false,
         "The analytic model of a configuration: params, MACs, FLOPs, activation bytes (and layers).");
@@ -202,7 +215,7 @@ PYBIND11_MODULE(_carb, m) {
   py::class_<carb::CarbModel>(m, "Model", "A trained CARB predictor (a model bundle).")
       .def_static("load", &carb::CarbModel::load, py::arg("path"), "Loads a bundle written by `carb train`.")
       .def_static("train", &train, py::arg("data"), py::arg("trees") = 0, py::arg("correctors") = true,
-                  py::arg("normalize") = "auto", py::arg("seed") = 42u, py::arg("threads") = 2,
+                  py::arg("normalize") = "auto", py::arg("seed") = 42u, py::arg("threads") = 2, py::arg("fast") = false,
                   "Trains on dataset CSVs (checked as every carb reader checks them); trees=0 is the paper's 800/800/400.")
       .def("save", py::overload_cast<const std::filesystem::path&, bool>(&carb::CarbModel::save, py::const_),
            py::arg("path"), py::arg("force") = false,

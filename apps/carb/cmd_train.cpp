@@ -12,7 +12,7 @@ struct TrainCmd {
   TrainJob job;
   std::vector<std::string> data;
   std::string format;
-  bool no_correctors = false, no_cascade = false, raw_target = false;
+  bool no_correctors = false, no_cascade = false, raw_target = false, fast = false;
 };
 
 void print(const nlohmann::json& s) {
@@ -48,19 +48,24 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                      ->capture_default_str()->check(in_range(0.0, 0.9));
                  app.add_option("--learners", o.learners, "learners to blend")->capture_default_str()
                      ->check(CLI::IsMember({"xgb_depthwise", "xgb_lossguide", "extra_trees", "linear"}));
-                 app.add_option("--trees", o.params.n_trees, "trees per learner (0 = paper defaults: 800/800/400)")
+                 auto* trees = app.add_option("--trees", o.params.n_trees, "trees per learner (0 = paper defaults: 800/800/400)")
                      ->capture_default_str()->check(in_range(0, 100000));
                  app.add_option("--threads", o.params.threads, "threads for the learners")->capture_default_str()
                      ->check(in_range(1, 1024));
-                 app.add_option("--folds", o.folds, "folds for out-of-fold predictions")->capture_default_str()
+                 auto* folds = app.add_option("--folds", o.folds, "folds for out-of-fold predictions")->capture_default_str()
                      ->check(in_range(2, 50));
                  auto* lambda = app.add_option("--lambda", o.lambda, "damping of the low-batch corrector")->capture_default_str()
                      ->check(in_range(0.0, 1.0));
                  auto* max_batch = app.add_option("--corrector-max-batch", o.corrector_max_batch, "low-batch regime: batch <= this")
                      ->capture_default_str()->check(in_range(1, 1000000));
-                 app.add_flag("--no-correctors", c->no_correctors, "skip the low-batch residual correctors")
+                 auto* no_corr = app.add_flag("--no-correctors", c->no_correctors, "skip the low-batch residual correctors")
                      ->excludes(lambda)
                      ->excludes(max_batch);
+                 app.add_flag("--fast", c->fast,
+                              "for planning rounds and quick looks: " + std::to_string(kFastTrees) + " trees per learner, " +
+                                  std::to_string(kFastFolds) + " folds, no correctors (about 5x faster; README, "
+                                  "\"Training speed\", for what it costs)")
+                     ->excludes(trees)->excludes(folds)->excludes(no_corr)->excludes(lambda)->excludes(max_batch);
                  app.add_flag("--no-cascade", c->no_cascade, "predict every target from the features alone");
                  app.add_flag("--telemetry", o.use_telemetry, "use telemetry features (needed again at predict time)");
                  app.add_flag("--raw-target", c->raw_target, "learn the raw target instead of its log");
@@ -76,6 +81,7 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                    for (const auto& d : c->data) c->job.data.emplace_back(d);
                    auto& opt = c->job.options;
                    opt.correctors = !c->no_correctors, opt.cascade = !c->no_cascade, opt.log_target = !c->raw_target;
+                   if (c->fast) make_fast(opt);
                    auto s = run_train_job(c->job);
                    if (c->format == "json") std::cout << s.dump(2) << '\n';
                    else print(s);

@@ -33,6 +33,9 @@ class Learner {
   virtual std::vector<float> predict(const Matrix& X) const = 0;
   /// Gain importance per feature column (sums to 1 when any gain exists).
   virtual std::vector<double> importance() const = 0;
+  /// Threads for later fits and predictions (training fits many single-threaded learners side by
+  /// side, then hands the kept ones the thread count asked for).
+  virtual void set_threads(int threads) = 0;
   /// Saves to / loads from a file. load throws ModelError on a missing or corrupted file.
   virtual void save(const std::filesystem::path& file) const = 0;
   virtual void load(const std::filesystem::path& file) = 0;

@@ -44,6 +44,15 @@ struct TrainOptions {
   bool verbose = false;           // progress lines on stderr
 };
 
+/// The fast setting, for planning rounds and quick looks: 100 trees per learner, 3 folds, no
+/// low-batch correctors (README, "Training speed": its accuracy cost on the shipped data).
+inline constexpr int kFastTrees = 100, kFastFolds = 3;
+inline void make_fast(TrainOptions& o) {
+  o.params.n_trees = kFastTrees;
+  o.folds = kFastFolds;
+  o.correctors = false;
+}
+
 /// One target's fitted pieces.
 struct TargetModel {
   std::string target;

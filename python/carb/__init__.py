@@ -40,9 +40,10 @@ _passive_openmp()
 from . import _carb  # noqa: E402  (after the OpenMP setting above)
 from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelError, __version__, arch,
                     preset, preset_names)
+from ._carb import features as _features
 
 __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "configs_from_columns", "plan", "preset", "preset_names", "recommend", "screen", "__version__"]
+           "configs_from_columns", "features", "plan", "preset", "preset_names", "recommend", "screen", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 _COSTS = {"energy": "energy_j", "latency": "latency_ms", "memory": "peak_memory_mb"}
@@ -59,6 +60,12 @@ def configs_from_columns(columns):
         raise InputError("configuration columns differ in length: " + ", ".join(map(str, sorted(lengths))))
     rows = zip(*(list(columns[c]) for c in _COLUMNS))
     return [Config(str(f), int(d), float(w), int(r), int(b), str(p)) for f, d, w, r, b, p in rows]
+
+
+def features(configs):
+    """The analytic features carb's models learn from: (matrix, names), a float32 numpy array of
+    one row per configuration and the column names. `configs` as for Model.predict."""
+    return _features(_configs(configs))
 
 
 def _configs(configs):
@@ -86,10 +93,11 @@ class Model:
         return cls(_carb.Model.load(str(path)))
 
     @classmethod
-    def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2):
-        """Trains on one or more dataset CSVs; trees=0 means the paper's 800/800/400."""
+    def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2, fast=False):
+        """Trains on one or more dataset CSVs; trees=0 means the paper's 800/800/400; fast=True is
+        `carb train --fast` (100 trees, 3 folds, no correctors: for planning rounds)."""
         files = [str(data)] if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") else [str(d) for d in data]
-        return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads))
+        return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast))
 
     def save(self, path, force=False):
         self._m.save(str(path), force)

@@ -88,3 +88,16 @@ def test_training_data_is_checked_like_every_reader(tmp_path):
                    "cpu,basic,18,1,224,1,fp32,ok,9,,12,,\n")
     with pytest.raises(carb.DataError, match=r"bad.csv:3: duplicate of line 2"):
         carb.Model.train(bad, trees=5)
+
+
+def test_fast_training_is_the_clis_fast_setting(rows_csv, tmp_path):
+    fast = carb.Model.train(rows_csv, fast=True, threads=1)
+    assert set(fast.targets) == {"latency_ms", "peak_memory_mb"}
+    fast.save(tmp_path / "fast")
+    subprocess.run([os.environ["CARB_BINARY"], "train", "--data", str(rows_csv), "--fast", "--threads", "2",
+                    "--test-fraction", "0", "--out", str(tmp_path / "cli")], check=True, capture_output=True)
+    cli = carb.Model.load(tmp_path / "cli")
+    # The same options and the same data give the same model, whatever the thread count.
+    np.testing.assert_allclose(fast.predict(CONFIGS)["latency_ms"], cli.predict(CONFIGS)["latency_ms"], rtol=1e-5)
+    with pytest.raises(carb.InputError, match="fast=True"):
+        carb.Model.train(rows_csv, fast=True, trees=50)

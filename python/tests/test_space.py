@@ -36,3 +36,15 @@ def test_arch_counts_resnet18_like_torchvision():
     assert a["flops"] == 2 * a["macs"] > 0
     assert "layers" not in a
     assert len(carb.arch(carb.Config(), layers=True)["layers"]) > 18
+
+
+def test_features_are_the_matrix_models_learn_from():
+    configs = [carb.Config("basic", 18, 1.0, 224, 1, "fp32"), carb.Config("bottleneck", 50, 0.5, 64, 8, "bf16")]
+    x, names = carb.features(configs)
+    assert x.shape == (2, len(names)) and x.dtype.name == "float32"
+    assert len(set(names)) == len(names)
+    # The FLOPs feature follows carb.arch for each configuration.
+    gflops = [n for n in names if "flop" in n.lower()]
+    assert gflops, names
+    assert (x[0] != x[1]).any()
+    assert carb.features("tiny")[0].shape[0] == len(carb.preset("tiny"))

@@ -76,9 +76,13 @@ void choose_form(TargetModel& tm, const Matrix& X, TargetData& td, const Dataset
   if (o.normalize == "auto") {
     LearnerParams quick = o.params;
     quick.n_trees = 100;
+    quick.threads = 1;  // the folds run side by side
     auto make = [&] { return make_learner("extra_trees", quick); };
-    const auto plain = oof_predict(make, X, td.y, folds, o.folds);
-    auto via_ratio = oof_predict(make, X, ratio, folds, o.folds);
+    FitBatch b;
+    const auto h_plain = b.add_oof(make, X, td.y, folds, o.folds), h_ratio = b.add_oof(make, X, ratio, folds, o.folds);
+    b.run(o.params.threads);
+    const auto plain = b.oof(h_plain);
+    auto via_ratio = b.oof(h_ratio);
     for (std::size_t i = 0; i < via_ratio.size(); ++i) via_ratio[i] += offset[i];
     const double mse_plain = mean_squared(td.y, plain), mse_ratio = mean_squared(td.y, via_ratio);
     comp["form"]["oof_mse_log"] = {{"plain", mse_plain}, {"ratio", mse_ratio}};
@@ -104,10 +108,15 @@ std::vector<float> fit_corrector(TargetModel& tm, const Matrix& X, const TargetD
   std::vector<float> r;
   std::vector<int> fl;
   for (auto i : low) r.push_back(td.y[i] - oof[i]), fl.push_back(folds[i]);
-  auto make = [&] { return make_corrector(o); };
-  auto r_oof = oof_predict(make, Xl, r, fl, o.folds);
-  tm.corrector = make();
-  tm.corrector->fit(Xl, r);
+  TrainOptions single = o;
+  single.params.threads = 1;  // the fits run side by side
+  auto make = [&] { return make_corrector(single); };
+  FitBatch b;
+  const auto h_full = b.add_full(make, Xl, r), h_oof = b.add_oof(make, Xl, r, fl, o.folds);
+  b.run(o.params.threads);
+  const auto r_oof = b.oof(h_oof);
+  tm.corrector = b.take_fitted(h_full);
+  tm.corrector->set_threads(o.params.threads);
   std::vector<float> corrected = oof;
   for (std::size_t j = 0; j < low.size(); ++j) corrected[low[j]] += static_cast<float>(o.lambda * r_oof[j]);
   return corrected;
@@ -140,13 +149,22 @@ std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset&
   std::vector<std::vector<float>> oofs;
   nlohmann::json comp;
   choose_form(tm, X, td, d, o, folds, comp);
-  for (const auto& kind : o.learners) {
-    auto make = [&] { return make_learner(kind, o.params); };
-    oofs.push_back(oof_predict(make, X, td.y, folds, o.folds));
-    comp[kind] = fit_metrics(td.y_raw, to_raw(oofs.back(), td, o.log_target)).to_json();
-    tm.learners.push_back(make());
-    tm.learners.back()->fit(X, td.y);
-    if (o.verbose) std::cerr << "  " << tm.target << ": " << kind << " fitted\n";
+  // Every learner's K fold fits and its fit on all rows, side by side: coarse-grained parallelism
+  // (one thread per fit) instead of many tiny parallel regions inside each small fit.
+  LearnerParams single = o.params;
+  single.threads = 1;
+  FitBatch batch;
+  std::vector<std::size_t> full, folded;
+  for (const auto& kind : o.learners) full.push_back(batch.add_full([&, kind] { return make_learner(kind, single); }, X, td.y));
+  for (const auto& kind : o.learners)
+    folded.push_back(batch.add_oof([&, kind] { return make_learner(kind, single); }, X, td.y, folds, o.folds));
+  batch.run(o.params.threads);
+  for (std::size_t k = 0; k < o.learners.size(); ++k) {
+    oofs.push_back(batch.oof(folded[k]));
+    comp[o.learners[k]] = fit_metrics(td.y_raw, to_raw(oofs.back(), td, o.log_target)).to_json();
+    tm.learners.push_back(batch.take_fitted(full[k]));
+    tm.learners.back()->set_threads(o.params.threads);  // predictions use the threads asked for
+    if (o.verbose) std::cerr << "  " << tm.target << ": " << o.learners[k] << " fitted\n";
   }
   tm.weights = choose_blend_weights(oofs, td.y, o.blend_step);
   std::vector<float> pred = blend(oofs, tm.weights);

@@ -1,6 +1,7 @@
 // "extra_trees": carb's own Extremely Randomized Trees regressor (Geurts, Ernst &
 // Wehenkel 2006). Trees are stored as compact flat node arrays.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@ class ExtraTrees : public Learner {
   void fit(const Matrix& X, const std::vector<float>& y) override;
   std::vector<float> predict(const Matrix& X) const override;
   std::vector<double> importance() const override;
+  void set_threads(int threads) override { p_.threads = std::max(threads, 1); }
   void save(const std::filesystem::path& file) const override;
   void load(const std::filesystem::path& file) override;
 

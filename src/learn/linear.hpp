@@ -15,6 +15,7 @@ class LinearLearner : public Learner {
   void fit(const Matrix& X, const std::vector<float>& y) override;
   std::vector<float> predict(const Matrix& X) const override;
   std::vector<double> importance() const override;
+  void set_threads(int) override {}  // one thread always
   void save(const std::filesystem::path& file) const override;
   void load(const std::filesystem::path& file) override;
 

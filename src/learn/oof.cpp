@@ -6,6 +6,7 @@
 #include <random>
 
 #include "carb/error.hpp"
+#include "util/parallel.hpp"
 
 namespace carb {
 
@@ -22,22 +23,68 @@ std::vector<int> assign_folds(std::size_t n, int k, unsigned seed) {
   return folds;
 }
 
-std::vector<float> oof_predict(const std::function<std::unique_ptr<Learner>()>& make, const Matrix& X,
-                               const std::vector<float>& y, const std::vector<int>& folds, int k) {
-  std::vector<float> out(X.rows, 0.0f);
+std::size_t FitBatch::add_oof(Make make, const Matrix& X, const std::vector<float>& y, const std::vector<int>& folds,
+                              int k) {
+  Group g;
+  g.rows = X.rows;
   for (int f = 0; f < k; ++f) {
-    std::vector<std::size_t> fit_rows, pred_rows;
-    for (std::size_t i = 0; i < X.rows; ++i) (folds[i] == f ? pred_rows : fit_rows).push_back(i);
-    if (pred_rows.empty() || fit_rows.empty()) continue;
-    std::vector<float> yf;
-    yf.reserve(fit_rows.size());
-    for (auto i : fit_rows) yf.push_back(y[i]);
-    auto learner = make();
-    learner->fit(X.take_rows(fit_rows), yf);
-    auto p = learner->predict(X.take_rows(pred_rows));
-    for (std::size_t j = 0; j < pred_rows.size(); ++j) out[pred_rows[j]] = p[j];
+    Fit fit;
+    for (std::size_t i = 0; i < X.rows; ++i) (folds[i] == f ? fit.pred_rows : fit.fit_rows).push_back(i);
+    if (fit.pred_rows.empty() || fit.fit_rows.empty()) continue;
+    fit.make = make, fit.X = &X, fit.y = &y;
+    g.fits.push_back(fits_.size());
+    fits_.push_back(std::move(fit));
+  }
+  groups_.push_back(std::move(g));
+  return groups_.size() - 1;
+}
+
+std::size_t FitBatch::add_full(Make make, const Matrix& X, const std::vector<float>& y) {
+  Fit fit;
+  fit.make = std::move(make), fit.X = &X, fit.y = &y;
+  fits_.push_back(std::move(fit));
+  groups_.push_back({{fits_.size() - 1}, X.rows});
+  return groups_.size() - 1;
+}
+
+void FitBatch::run(int threads) {
+  parallel_tasks(fits_.size(), threads, [this](std::size_t j) {
+    Fit& f = fits_[j];
+    if (f.learner) return;  // run() again after adding more fits
+    auto learner = f.make();
+    if (f.fit_rows.empty()) {
+      learner->fit(*f.X, *f.y);
+    } else {
+      std::vector<float> yf;
+      yf.reserve(f.fit_rows.size());
+      for (auto i : f.fit_rows) yf.push_back((*f.y)[i]);
+      learner->fit(f.X->take_rows(f.fit_rows), yf);
+      f.pred = learner->predict(f.X->take_rows(f.pred_rows));
+    }
+    f.learner = std::move(learner);
+  });
+}
+
+std::vector<float> FitBatch::oof(std::size_t handle) const {
+  const Group& g = groups_.at(handle);
+  std::vector<float> out(g.rows, 0.0f);
+  for (auto j : g.fits) {
+    const Fit& f = fits_[j];
+    for (std::size_t r = 0; r < f.pred_rows.size(); ++r) out[f.pred_rows[r]] = f.pred[r];
   }
   return out;
+}
+
+std::unique_ptr<Learner> FitBatch::take_fitted(std::size_t handle) {
+  return std::move(fits_.at(groups_.at(handle).fits.at(0)).learner);
+}
+
+std::vector<float> oof_predict(const FitBatch::Make& make, const Matrix& X, const std::vector<float>& y,
+                               const std::vector<int>& folds, int k, int threads) {
+  FitBatch b;
+  const auto h = b.add_oof(make, X, y, folds, k);
+  b.run(threads);
+  return b.oof(h);
 }
 
 }  // namespace carb

@@ -5,6 +5,7 @@
 
 #include <xgboost/c_api.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -113,6 +114,11 @@ void XgbLearner::fit(const Matrix& X, const std::vector<float>& y) {
     check(XGBoosterUpdateOneIter(b.get(), it, dm), "XGBoosterUpdateOneIter");
   booster_ = std::move(b);
   n_features_ = X.cols;
+}
+
+void XgbLearner::set_threads(int threads) {
+  p_.threads = std::max(threads, 1);
+  if (booster_) apply_runtime_params(booster_.get());
 }
 
 void XgbLearner::require_fitted(const char* what) const {

@@ -20,6 +20,7 @@ class XgbLearner : public Learner {
   void fit(const Matrix& X, const std::vector<float>& y) override;
   std::vector<float> predict(const Matrix& X) const override;
   std::vector<double> importance() const override;
+  void set_threads(int threads) override;
   void save(const std::filesystem::path& file) const override;
   void load(const std::filesystem::path& file) override;
 
