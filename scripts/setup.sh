@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages carb builds and runs with. Idempotent; run as root (or with sudo).
+# `scripts/setup.sh --bench` also installs the Python peers the benchmarks compare carb with
+# (scikit-learn, xgboost); CI does not need them.
 set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config clang-format
@@ -11,6 +13,7 @@ pkgs=(
   clang libclang-rt-14-dev
   pybind11-dev python3-dev python3-numpy python3-pytest
 )
+[[ "${1:-}" == "--bench" ]] && pkgs+=(python3-sklearn python3-xgboost)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
