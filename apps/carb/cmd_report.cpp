@@ -22,14 +22,18 @@ Registrar reg(
        app.add_option("--model", o->models, "model bundle directories (parity plots)")
            ->check(CLI::ExistingDirectory);
        app.add_option("--screen", *screen, "output of `carb screen --format json`")->check(CLI::ExistingFile);
+       auto curves = std::make_shared<std::string>();
+       app.add_option("--curves", *curves, "learning curves of active profiling (the --csv of bench/active_learning_bench)")
+           ->check(CLI::ExistingFile);
        app.add_option("--out", o->out, "HTML file to write; an earlier carb report there is replaced, anything else refused")
            ->required();
        app.add_flag("--force", o->force, "replace --out even if it is not a report carb wrote (never one of the inputs)");
        app.add_option("--title", o->title, "report title")->capture_default_str();
        app.add_option("--seed", o->seed, "seed of the transfer few-shot draws")->capture_default_str();
        add_format(app, *format, {"table", "json"});
-       app.callback([o, screen, format] {
+       app.callback([o, screen, curves, format] {
          if (!screen->empty()) o->screen = *screen;
+         if (!curves->empty()) o->curves = *curves;
          write_report(*o);
          if (*format == "json")
            std::cout << nlohmann::json{{"out", o->out.string()},

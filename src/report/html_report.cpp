@@ -122,6 +122,10 @@ std::string render_report_html(const ReportInputs& in) {
     body += screen_section(*in.screen);
     nav += "<a href=\"#screen\">screening</a>";
   }
+  if (!in.curves.empty()) {
+    body += curves_section(in.curves);
+    nav += "<a href=\"#curves\">active profiling</a>";
+  }
   std::string inputs;
   for (const auto& d : in.datasets) inputs += (inputs.empty() ? "" : ", ") + d.name;
   for (const auto& m : in.models) inputs += ", model " + m.name;
@@ -149,8 +153,8 @@ void check_report_output(const ReportOptions& o) {
   for (const auto& m : o.models)
     if (same_file(m / "manifest.json", o.out) || same_file(m, o.out.parent_path()))
       throw InputError(o.out.string() + " is inside the model bundle " + m.string() + "; write elsewhere");
-  if (o.screen && same_file(*o.screen, o.out))
-    throw InputError(o.out.string() + " is one of the report's inputs; write elsewhere");
+  for (const auto& in : {o.screen, o.curves})
+    if (in && same_file(*in, o.out)) throw InputError(o.out.string() + " is one of the report's inputs; write elsewhere");
   std::error_code ec;
   const auto st = std::filesystem::status(o.out, ec);
   if (st.type() == std::filesystem::file_type::not_found || o.force) return;
@@ -191,6 +195,7 @@ void write_report(const ReportOptions& o) {
       throw InputError(o.screen->string() +
                        ": not a JSON object (expected `carb screen --format json` output)");
   }
+  if (o.curves) in.curves = read_curves_csv(*o.curves);
   const std::string html = render_report_html(in);
   csv::write_text_atomic(o.out, html);
 }

@@ -31,5 +31,6 @@ std::string dataset_section(const NamedDataset& d, std::size_t index);
 std::string parity_section(const std::vector<NamedDataset>& ds, const std::vector<NamedModel>& models);
 std::string transfer_section(const std::vector<NamedDataset>& ds, unsigned seed);
 std::string screen_section(const nlohmann::json& screen);
+std::string curves_section(const std::vector<CurvePoint>& curves);
 
 }  // namespace carb::report

@@ -144,6 +144,47 @@ TEST(Report, ModelParityOnItsPlatformAndSkipOnOthers) {
     EXPECT_NE(html.find(s), std::string::npos) << s;
 }
 
+// The learning curves of active profiling: two strategies, two seeds; the chart and the table
+// show the mean over seeds.
+TEST(Report, CurvesSectionShowsTheMeanLearningCurves) {
+  ReportInputs in = synthetic_inputs(true);
+  for (unsigned seed : {1u, 2u})
+    for (int r = 0; r < 3; ++r) {
+      in.curves.push_back({"random", "latency_ms", seed, r, 50 * (r + 1), 60.0 * (r + 1), 0.9 + 0.02 * r, 5});
+      in.curves.push_back({"plan<uncertainty>", "latency_ms", seed, r, 50 * (r + 1), 90.0 * (r + 1),
+                           0.91 + 0.02 * r + (seed == 2 ? 0.01 : 0.0), 4});
+    }
+  const std::string html = render_report_html(in);
+  expect_self_contained(html);
+  EXPECT_NE(html.find("Active profiling: learning curves"), std::string::npos);
+  EXPECT_NE(html.find("Mean over 2 seeds"), std::string::npos);
+  EXPECT_NE(html.find("latency R² against seconds of measuring"), std::string::npos);
+  EXPECT_NE(html.find("plan&lt;uncertainty&gt;"), std::string::npos);  // escaped
+  EXPECT_NE(html.find("0.955"), std::string::npos);  // plan's last round: (0.95 + 0.96) / 2
+  EXPECT_EQ(render_report_html(synthetic_inputs(true)).find("Active profiling"), std::string::npos);
+}
+
+TEST(Report, CurvesCsvIsReadAndCheckedLikeEveryCsv) {
+  const auto dir = std::filesystem::temp_directory_path() / ("carb_curves_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "c.csv") << "strategy,seed,round,rows,cost_s,target,r2,mape\nrandom,1,0,50,58.3,latency_ms,0.97,9.8\n";
+  const auto c = read_curves_csv(dir / "c.csv");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].rows, 50);
+  EXPECT_DOUBLE_EQ(c[0].cost_s, 58.3);
+  std::ofstream(dir / "bad.csv") << "strategy,seed,round,rows,cost_s,target,r2,mape\nrandom,1,0,fifty,58.3,latency_ms,0.97,9.8\n";
+  try {
+    read_curves_csv(dir / "bad.csv");
+    ADD_FAILURE() << "a bad rows value was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv:2"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rows"), std::string::npos) << e.what();
+  }
+  std::ofstream(dir / "other.csv") << "a,b\n1,2\n";
+  EXPECT_THROW(read_curves_csv(dir / "other.csv"), DataError);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Report, NoDatasetIsAnError) { EXPECT_THROW(render_report_html(ReportInputs{}), InputError); }
 
 struct TempDir {

@@ -1,0 +1,108 @@
+// The report's active-profiling section: learning curves of the strategies (held-out R² against
+// rows measured and against seconds of measuring), the mean over seeds, from the CSV that
+// bench/active_learning_bench writes with --csv.
+#include <map>
+#include <set>
+
+#include "carb/error.hpp"
+#include "carb/text_table.hpp"
+#include "data/csv.hpp"
+#include "report_html.hpp"
+#include "svg.hpp"
+
+namespace carb {
+
+std::vector<CurvePoint> read_curves_csv(const std::filesystem::path& file) {
+  const auto rows = csv::read_file(file);
+  if (rows.empty()) throw DataError(file.string() + ": empty file (expected learning curves)");
+  const std::vector<std::string> need = {"strategy", "seed", "round", "rows", "cost_s", "target", "r2", "mape"};
+  std::map<std::string, std::size_t> col;
+  for (std::size_t i = 0; i < rows[0].fields.size(); ++i) col[rows[0].fields[i]] = i;
+  for (const auto& n : need)
+    if (!col.count(n))
+      throw DataError(file.string() + ": missing column '" + n + "' (expected the --csv of bench/active_learning_bench)");
+  std::vector<CurvePoint> out;
+  for (std::size_t k = 1; k < rows.size(); ++k) {
+    const auto& f = rows[k].fields;
+    auto at = [&](const std::string& n) {
+      if (col[n] >= f.size())
+        throw DataError(file.string() + ":" + std::to_string(rows[k].line) + ": too few fields (no '" + n + "')");
+      return csv::Where{file.string(), rows[k].line, col[n], n};
+    };
+    CurvePoint p;
+    p.strategy = f[at("strategy").field];
+    p.target = f[at("target").field];
+    p.seed = static_cast<unsigned>(csv::parse_int(f[col["seed"]], at("seed")));
+    p.round = csv::parse_int(f[col["round"]], at("round"));
+    p.rows = csv::parse_int(f[col["rows"]], at("rows"));
+    p.cost_s = csv::parse_number(f[col["cost_s"]], at("cost_s"));
+    p.r2 = csv::parse_number(f[col["r2"]], at("r2"));
+    p.mape = csv::parse_number(f[col["mape"]], at("mape"));
+    out.push_back(p);
+  }
+  if (out.empty()) throw DataError(file.string() + ": no curve rows");
+  return out;
+}
+
+namespace report {
+namespace {
+
+struct Mean {
+  double rows = 0, cost = 0, r2 = 0;
+  int n = 0;
+};
+
+// strategy -> round -> mean over seeds, for one target.
+std::map<std::string, std::map<int, Mean>> means(const std::vector<CurvePoint>& c, const std::string& target) {
+  std::map<std::string, std::map<int, Mean>> m;
+  for (const auto& p : c) {
+    if (p.target != target) continue;
+    Mean& x = m[p.strategy][p.round];
+    x.rows += p.rows, x.cost += p.cost_s, x.r2 += p.r2, ++x.n;
+  }
+  for (auto& [s, rounds] : m)
+    for (auto& [r, x] : rounds) x.rows /= x.n, x.cost /= x.n, x.r2 /= x.n;
+  return m;
+}
+
+std::string chart(const std::map<std::string, std::map<int, Mean>>& m, const std::string& target, bool by_cost) {
+  svg::XYChart c;
+  c.title = target_short(target) + " R² against " + (by_cost ? "seconds of measuring" : "rows measured");
+  c.x = {by_cost ? "cumulative measuring cost (s)" : "rows measured", false};
+  // 1 - R² on a log axis: R² of 0.995 and 0.999 are a factor 5 apart there, not 0.4% of an axis.
+  c.y = {"held-out 1 - R² (lower is better)", true};
+  for (const auto& [strategy, rounds] : m) {
+    svg::Series s{strategy, {}, {}, svg::Series::Style::line_points, ""};
+    for (const auto& [r, x] : rounds) s.x.push_back(by_cost ? x.cost : x.rows), s.y.push_back(1 - x.r2);
+    c.series.push_back(std::move(s));
+  }
+  return card(c.title, svg::render(c));
+}
+
+}  // namespace
+
+std::string curves_section(const std::vector<CurvePoint>& curves) {
+  std::set<std::string> targets;
+  std::set<unsigned> seeds;
+  for (const auto& p : curves) targets.insert(p.target), seeds.insert(p.seed);
+  std::vector<std::string> cards;
+  for (const auto& t : targets) {
+    const auto m = means(curves, t);
+    cards.push_back(chart(m, t, false));
+    cards.push_back(chart(m, t, true));
+    NamedTable tab{"last round, " + target_short(t), {"strategy", "rows", "cost s", "R²"}, {}, ""};
+    for (const auto& [strategy, rounds] : m) {
+      const Mean& x = rounds.rbegin()->second;
+      tab.rows.push_back({strategy, fmt_num(x.rows, 4), fmt_num(x.cost, 4), fmt_num(x.r2, 5)});
+    }
+    cards.push_back(card(tab.title, html_table(tab)));
+  }
+  return section("curves", "Active profiling: learning curves",
+                 "Mean over " + std::to_string(seeds.size()) +
+                     " seeds of the held-out error (1 - R², log axis) after each round, against the rows measured "
+                     "and against the seconds it took to measure them.",
+                 cards);
+}
+
+}  // namespace report
+}  // namespace carb
