@@ -100,6 +100,13 @@ std::string bundle_replace_refusal(const fs::path& dir) {
 BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(dir)), force_(force) {
   if (dir_.empty()) throw InputError("no model bundle directory given");
   if (!dir_.has_filename()) dir_ = dir_.parent_path();  // "models/x/" names models/x
+  // "." or ".." (train --out . from inside a bundle) name a directory whose parent is not the path's
+  // parent: the staging directory went inside the bundle and the swap was refused after training.
+  if (const auto f = dir_.filename(); f == "." || f == "..") {
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(fs::absolute(dir_), ec);
+    if (!ec) dir_ = real;
+  }
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
       throw InputError(why + "; choose another --out, or pass --force to replace it");

@@ -100,6 +100,24 @@ TEST_F(BundleDestinationTest, ReplacesAnEarlierBundleAndLeavesSiblingsAlone) {
   EXPECT_EQ(entries(), (std::set<std::string>{"model", "model.old", "model.tmp"}));
 }
 
+// `train --out .` from inside a bundle: the staging directory once went inside the bundle itself,
+// and the swap was refused only after the training had run.
+TEST_F(BundleDestinationTest, DotFromInsideTheBundleReplacesIt) {
+  const fs::path out = dir_ / "model";
+  fake_bundle(out, "old");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(out);
+  {
+    BundleDestination d(".", false);
+    EXPECT_EQ(fs::path(d.staging()).parent_path(), fs::canonical(dir_));
+    stage(d, "new");
+    d.commit();
+  }
+  fs::current_path(cwd);
+  EXPECT_EQ(model_text(out / "m.0.x.model"), "new");
+  EXPECT_EQ(entries(), (std::set<std::string>{"model"}));
+}
+
 TEST_F(BundleDestinationTest, AFailedRunLeavesTheOldBundleAndNoStaging) {
   const fs::path out = dir_ / "model";
   fake_bundle(out, "old");
