@@ -9,6 +9,8 @@
 # That machine has no package registry: the Debian -dev packages carb's core needs (XGBoost,
 # SQLite, CLI11, nlohmann-json) travel unpacked in .deps/root (see scripts/gpu_deps.sh).
 # Usage there: OUT=... CARB_GPU_BUDGET_S=450 scripts/gpu_profile.sh
+# CARB_GPU_ENERGY_TICKS=N pins --energy-ticks (keep it the same across the leases of one campaign:
+# it is part of the protocol id, and rows of another id are measured again instead of resumed).
 # CARB_GPU_STUDY_S=S (default 200; 0 skips it) spends at most S seconds on the window study
 # (data/gpu/window-study-configs.csv, 5 s traces, 3 repeats, repeat-major): a study already in
 # data/gpu/h200-window-study.csv is continued, not repeated, and a complete one costs nothing.
@@ -71,40 +73,60 @@ $B meter --backend cuda --seconds 3 --format json | tee "$OUT/h200-meter.json" |
 PERIOD_MS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("period_ms") or "")' "$OUT/h200-meter.json")
 
 STUDY=data/gpu/h200-window-study.csv
-if [ "${CARB_GPU_STUDY_S:-200}" -gt 0 ]; then
-  step "window study (at most ${CARB_GPU_STUDY_S:-200} s; resumes $STUDY when present)"
-  [ -f "$STUDY" ] && cp "$STUDY" "$W/h200-window-study.csv" && cp "$STUDY.json" "$W/h200-window-study.csv.json"
-  timeout -k 10 "${CARB_GPU_STUDY_S:-200}" $B meter --backend cuda --study data/gpu/window-study-configs.csv \
+STUDY_S=${CARB_GPU_STUDY_S:-200}
+# Leave the campaign and the export at least 150 s of the budget.
+LEFT_FOR_STUDY=$((BUDGET - ($(date +%s) - T0) - 150))
+[ "$STUDY_S" -gt "$LEFT_FOR_STUDY" ] && STUDY_S=$LEFT_FOR_STUDY
+[ -f "$STUDY" ] && cp "$STUDY" "$W/h200-window-study.csv" && cp "$STUDY.json" "$W/h200-window-study.csv.json" 2>/dev/null
+if [ "$STUDY_S" -gt 10 ]; then
+  step "window study (at most $STUDY_S s; resumes $STUDY when present)"
+  timeout -k 10 "$STUDY_S" $B meter --backend cuda --study data/gpu/window-study-configs.csv \
     --out "$W/h200-window-study.csv" --trace-s 5 --windows 0.1,0.25,0.5,1,2 --repeats 3 --warmup 5
   echo "window study exit status $?"
-  cp "$W/h200-window-study.csv" "$W/h200-window-study.csv.json" "$OUT/" 2>/dev/null
-  [ -f "$OUT/h200-window-study.csv" ] && python3 scripts/window_study.py "$OUT/h200-window-study.csv" | tee "$OUT/h200-window-study.txt"
+else
+  step "window study skipped (CARB_GPU_STUDY_S or the budget)"
 fi
-TICKS=""
-[ -f "$OUT/h200-window-study.csv" ] &&
+if [ -f "$W/h200-window-study.csv" ]; then
+  cp "$W/h200-window-study.csv" "$OUT/"
+  cp "$W/h200-window-study.csv.json" "$OUT/" 2>/dev/null
+  python3 scripts/window_study.py "$OUT/h200-window-study.csv" | tee "$OUT/h200-window-study.txt"
+fi
+TICKS=${CARB_GPU_ENERGY_TICKS:-}
+[ -z "$TICKS" ] && [ -f "$OUT/h200-window-study.csv" ] &&
   TICKS=$(python3 scripts/window_study.py --json "$OUT/h200-window-study.csv" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("energy_ticks") or "")')
-if [ -z "$TICKS" ]; then  # no study verdict yet: 1 s worth of counter periods (10 if none was measured)
-  TICKS=$(python3 -c 'import math,sys; p=sys.argv[1]; print(math.ceil(1000/float(p)) if p else 10)' "$PERIOD_MS")
+if [ -z "$TICKS" ] && [ -n "$PERIOD_MS" ]; then  # no study verdict yet: 1 s worth of counter periods
+  TICKS=$(python3 -c 'import math,sys; print(max(1, math.ceil(1000 / float(sys.argv[1]) - 0.05)))' "$PERIOD_MS")
 fi
-echo "energy window: --energy-ticks $TICKS (counter period ${PERIOD_MS:-unknown} ms)"
+if [ -z "$TICKS" ]; then
+  # The meter check saw no update period: waiting for ticks could cost 30 s per configuration.
+  ENERGY="--energy-ticks 0 --min-energy-window 0.5"
+  echo "energy window: no counter period measured; 0.5 s windows with plain reads (the earlier protocol)"
+else
+  [[ "$TICKS" =~ ^[1-9][0-9]*$ ]] || die "energy ticks '$TICKS' is not a positive integer"
+  ENERGY="--energy-ticks $TICKS --min-energy-window 0"
+  echo "energy window: --energy-ticks $TICKS (counter period ${PERIOD_MS:-unknown} ms)"
+fi
 
 # GPU protocol: latency and energy from one window of passes aligned to the counter's updates;
 # utilization sampled on a fifth of the configurations (a stable hash picks them); a pause only
 # when the GPU is warmer than 65 C; one network per architecture.
-P="--warmup 5 --min-passes 10 --max-passes 100 --target-ci 0.01 --max-timed-s 0.5 --min-energy-window 0 --energy-ticks $TICKS --util sample:0.2 --util-window 0.5 --cooldown 2 --cooldown-above 65"
+P="--warmup 5 --min-passes 10 --max-passes 100 --target-ci 0.01 --max-timed-s 0.5 $ENERGY --util-window 0.5 --cooldown 2 --cooldown-above 65"
+UTIL="--util sample:0.2"
 
 if [ -n "${CARB_GPU_SKIP_PROBE:-}" ]; then step "probe skipped"; else
 step "probe: cuda backend, NVML, out-of-memory handling"
 cat >"$W/probe.csv" <<'CSV'
 family,depth,width,resolution,batch,precision
 basic,18,1,224,1,fp32
+basic,18,1,224,4,fp32
 basic,18,1,224,64,fp16
 bottleneck,50,1,224,128,bf16
 bottleneck,50,1,1024,2048,fp32
 basic,18,1,224,8,fp32
 CSV
-# Row 4 asks for far more than the GPU holds: expect status oom, then row 5 ok again.
-$B profile --backend cuda --platform h200 --db "$W/probe.db" --configs "$W/probe.csv" $P --format json ||
+# Row 2 reuses row 1's network (net_reused 1); row 5 asks for far more than the GPU holds: expect
+# status oom, then row 6 ok again. Utilization on every row, so that path runs before the campaign.
+$B profile --backend cuda --platform h200 --db "$W/probe.db" --configs "$W/probe.csv" $P --util all --format json ||
   die "probe profiling failed"
 $B data export --db "$W/probe.db" --out "$OUT/h200-probe.csv" || die "probe export failed"
 cat "$OUT/h200-probe.csv"
@@ -118,7 +140,7 @@ SEED=20261130
 if [ -n "${CARB_GPU_DEPLOY_S:-}" ]; then
   step "profile the deploy preset in architecture order for $CARB_GPU_DEPLOY_S s"
   timeout -k 25 "$CARB_GPU_DEPLOY_S" $B profile --backend cuda --platform h200 --db "$W/h200-deploy.db" \
-    --preset deploy --arch-order $SEED $P
+    --preset deploy --arch-order $SEED $P $UTIL
   echo "deploy profile exit status $?"
   $B data export --db "$W/h200-deploy.db" --out "$OUT/h200-deploy.csv" --platform h200 || die "deploy export failed"
   cp "$W/h200-deploy.db" "$OUT/h200-deploy.db"
@@ -136,7 +158,7 @@ fi
 LEFT=$((BUDGET - ($(date +%s) - T0) - 40))
 [ "$LEFT" -gt 20 ] || die "no time left to profile"
 echo "profiling for at most $LEFT s"
-timeout -k 25 "$LEFT" $B profile --backend cuda --platform h200 --db "$W/h200.db" "${ORDER[@]}" $P --format json |
+timeout -k 25 "$LEFT" $B profile --backend cuda --platform h200 --db "$W/h200.db" "${ORDER[@]}" $P $UTIL --format json |
   tee "$W/summary.json"
 echo "profile exit status ${PIPESTATUS[0]}"
 step export
@@ -146,7 +168,10 @@ $B data info "$OUT/h200.csv" 2>&1 | head -60 || true
 nvidia-smi --query-gpu=power.limit,clocks.sm,clocks.mem,temperature.gpu --format=csv
 python3 - "$W/summary.json" "$OUT/h200.csv" "$(($(date +%s) - T0))" "$TICKS" >"$OUT/lease.md" <<'PY'
 import csv, datetime, json, subprocess, sys
-s = json.load(open(sys.argv[1])) if open(sys.argv[1]).read().strip() else {}
+try:
+    s = json.load(open(sys.argv[1]))
+except (OSError, ValueError):  # no summary: the profiler was killed before it printed one
+    s = {}
 rows = sum(1 for r in csv.DictReader(open(sys.argv[2])) if r["status"] == "ok")
 try:
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=power.limit,clocks.sm,clocks.mem,temperature.gpu",
@@ -157,5 +182,6 @@ print(f"- {datetime.date.today()}: {sys.argv[3]} s in the script, {rows} ok rows
       f"{s.get('configs_per_s', 0):.2f} configurations/s, compute share {100 * s.get('compute_share', 0):.0f}%, "
       f"--energy-ticks {sys.argv[4]}; GPU read (never set): {gpu}")
 PY
+echo "protocol: $P $UTIL" >>"$OUT/lease.md"
 cat "$OUT/lease.md"
 step done

@@ -139,12 +139,12 @@ WindowResult measure_window(EnergyMeter* meter, const Protocol& p, const std::fu
 void record_window(const WindowResult& w, std::map<std::string, std::string>& extra) {
   extra["energy_passes"] = std::to_string(w.passes);
   extra["energy_window_s"] = extra_number(w.window_s);
+  if (!w.error.empty()) extra["energy_error"] = w.error;
   if (w.method.empty()) return;
   extra["energy_method"] = w.method;
   extra["energy_ticks"] = std::to_string(w.ticks);
   if (w.method == "ticks" && w.tick_window_s > 0) extra["energy_tick_window_s"] = extra_number(w.tick_window_s);
   if (w.power_w) extra["avg_power_w"] = extra_number(*w.power_w);
-  if (!w.error.empty()) extra["energy_error"] = w.error;
 }
 
 }  // namespace carb

@@ -154,7 +154,17 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
                          {"platform_info", backend->platform_info()},
                          {"meter_check", meter.to_json()}};
   if (!o.command_line.empty()) prov["command"] = o.command_line;
-  csv::write_text_atomic(fs::path(o.out.string() + ".json"), prov.dump(2) + "\n");
+  // A resumed study keeps the provenance of the run that measured its first rows and adds this one.
+  const fs::path side(o.out.string() + ".json");
+  if (resume) {
+    std::ifstream in(side);
+    nlohmann::json first = nlohmann::json::parse(in, nullptr, false);
+    if (first.is_object() && first.value("kind", "") == "carb window study") {
+      first["resumed"].push_back(prov);
+      prov = first;
+    }
+  }
+  csv::write_text_atomic(side, prov.dump(2) + "\n");
   WindowStudySummary s;
   Progress bar("window study", configs.size() * o.repeats, o.progress);
   // Repeat-major: a study cut short (a lease's end) has every configuration once before any twice.

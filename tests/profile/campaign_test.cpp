@@ -277,6 +277,10 @@ TEST_F(Study, WritesEveryTraceResumesAndNamesFailures) {
   EXPECT_EQ(again.skipped, 4u);
   EXPECT_EQ(again.traces, 0u);
   EXPECT_EQ(g_traces, 1);  // only the configuration that failed is tried again
+  // The provenance of the first run stays; the resumed run is added to it.
+  const auto side2 = nlohmann::json::parse(std::ifstream(dir_ / "study.csv.json"));
+  ASSERT_TRUE(side2.contains("resumed"));
+  EXPECT_EQ(side2["resumed"].size(), 1u);
   // The analysis script reads it back: tick-aligned windows are exact on a made-up constant power.
   const std::string cmd = "/usr/bin/python3 " CARB_SOURCE_DIR "/scripts/window_study.py --json " +
                           (dir_ / "study.csv").string() + " > " + (dir_ / "a.json").string();

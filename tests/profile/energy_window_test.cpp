@@ -143,6 +143,25 @@ TEST(EnergyWindow, SecondsWindowsUsePlainReadsAsBefore) {
   EXPECT_TRUE(none.error.empty());
 }
 
+class Unreadable final : public EnergyMeter {
+ public:
+  std::string name() const override { return "unreadable"; }
+  std::optional<double> joules() override { return std::nullopt; }
+};
+
+TEST(EnergyWindow, AnUnreadableMeterIsRecordedAsSuch) {
+  Unreadable meter;
+  Protocol p;
+  p.min_passes = p.max_passes = 2;
+  p.min_energy_window_s = 0;
+  p.energy_ticks = 3;
+  const WindowResult w = measure_window(&meter, p, sleep_pass);
+  EXPECT_FALSE(w.energy_per_pass_j);
+  std::map<std::string, std::string> extra;
+  record_window(w, extra);
+  EXPECT_EQ(extra["energy_error"], "the energy counter could not be read");
+}
+
 TEST(MeterCheck, FindsTheUpdatePeriodIdlePowerAndPowerReadings) {
   ClockMeter meter(10, 100.0);
   ClockMeter power_steps(50, 1.0);  // an instant power reading that changes every 50 ms
