@@ -198,6 +198,22 @@ PYBIND11_MODULE(_carb, m) {
     return names;
   }, "Names of the configuration-space presets.");
   m.def("preset", &carb::enumerate_preset, py::arg("name"), "Every configuration of a preset, in a fixed order.");
+  m.def("evaluate",
+        [](const carb::CarbModel& model, const std::vector<std::filesystem::path>& data, bool external, bool quick,
+           std::optional<unsigned> seed, std::optional<double> test_fraction) {
+          carb::EvaluateOptions o;
+          o.external = external, o.quick = quick, o.seed = seed, o.test_fraction = test_fraction;
+          const carb::Dataset d = carb::read_dataset_csvs(data);
+          carb::Evaluation e;
+          {
+            py::gil_scoped_release release;
+            e = carb::evaluate_model(model, d, o);
+          }
+          return to_python(e.to_json());
+        },
+        py::arg("model"), py::arg("data"), py::arg("external") = false, py::arg("quick") = true,
+        py::arg("seed") = py::none(), py::arg("test_fraction") = py::none(),
+        "The paper's evaluation of a model on dataset CSVs (as `carb evaluate --format json`).");
   m.def("features",
         [](const std::vector<carb::Config>& configs) {
           const auto schema = carb::FeatureSchema::make(false);

@@ -45,11 +45,11 @@ Registrar reg(
          if (*seed) c->opts.seed = c->seed;
          if (*frac) c->opts.test_fraction = c->test_fraction;
          std::vector<std::filesystem::path> files(c->data.begin(), c->data.end());
-         const auto doc = run_evaluate(c->model, files, c->opts);
+         const Evaluation e = run_evaluate(c->model, files, c->opts);
          if (c->format == "json")
-           std::cout << doc.dump(2) << '\n';
+           std::cout << e.to_json().dump(2) << '\n';
          else
-           render_evaluation_table(doc, std::cout);
+           render_evaluation_table(e, std::cout);
        });
      }});
 

@@ -3,17 +3,21 @@
 // latency-as-energy proxy), leave-one-batch-tier-out, the telemetry ablation, gain and
 // permutation importance, the residual study and the blend's components.
 //
-// The result is one JSON document (the `carb evaluate --format json` contract). Sections
-// that cannot be computed on the data (no telemetry, --quick, too few rows) carry
-// {"available": false, "reason": "..."} instead of numbers — never estimates.
+// The result is an Evaluation: the split, the warnings and the held-out accuracy per target are
+// typed; the further sections are carried as the JSON documents of the `carb evaluate --format
+// json` contract (to_json() gives that whole document). Sections that cannot be computed on the
+// data (no telemetry, --quick, too few rows) carry {"available": false, "reason": "..."} instead
+// of numbers — never estimates.
 #pragma once
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <vector>
 
 #include "carb/dataset.hpp"
+#include "carb/metrics.hpp"
 #include "carb/model.hpp"
 
 namespace carb {
@@ -39,17 +43,52 @@ struct EvaluateOptions {
   bool external = false;
 };
 
+/// Which rows were scored: the held-out split of the data (as `carb train` made it), or every
+/// row of an external file.
+struct EvaluationSplit {
+  bool external = false;
+  unsigned seed = 0;          // split only
+  double test_fraction = 0;   // split only
+  std::string source;         // split only: "flags" | "bundle" | "default"
+  std::size_t train_rows = 0, test_rows = 0;
+  bool matches_training = false;  // split only: the train rows are exactly the bundle's training data
+  /// External only: how many rows are configurations the model trained on (nullopt: the bundle
+  /// does not record them).
+  std::optional<std::size_t> rows_in_training;
+  nlohmann::json to_json() const;
+};
+
+struct Evaluation {
+  std::string platform;                        // the model's
+  std::vector<std::string> targets_predicted;  // in cascade order
+  std::size_t rows = 0;                        // ok rows of the data
+  EvaluationSplit split;
+  bool quick = false;
+  std::vector<std::string> warnings;
+  std::map<std::string, FitMetrics> targets;   // held-out accuracy per target
+  /// The paper's further sections, as the `--format json` documents: baselines (FLOPs-only
+  /// linear and log-linear, the latency proxy), gain and permutation importance, the residual
+  /// study, the blend's components, leave-one-batch-tier-out and the telemetry ablation.
+  nlohmann::json baselines, importance, residuals, components, lobto, ablation;
+  std::optional<nlohmann::json> drift_correction;  // a drift-corrected model only
+  std::map<std::string, double> seconds;           // per section
+  std::string model;                                // run_evaluate: the bundle's path
+  std::vector<std::string> data;                    // run_evaluate: the data files
+  /// The `carb evaluate --format json` document.
+  nlohmann::json to_json() const;
+};
+
 /// Evaluates `model` on the ok rows of `data` (the same rows, in the same order, that
 /// `carb train` saw). Throws InputError when the data lacks a target the model predicts,
 /// has too few rows for a held-out split, or the options are out of range.
-nlohmann::json evaluate_model(const CarbModel& model, const Dataset& data, const EvaluateOptions& o = {});
+Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const EvaluateOptions& o = {});
 
 /// The `carb evaluate` job: loads the bundle (ModelError when missing or corrupted), reads
 /// the dataset CSVs (DataError when malformed), evaluates, and records the paths.
-nlohmann::json run_evaluate(const std::filesystem::path& model_dir,
-                            const std::vector<std::filesystem::path>& data, const EvaluateOptions& o = {});
+Evaluation run_evaluate(const std::filesystem::path& model_dir, const std::vector<std::filesystem::path>& data,
+                        const EvaluateOptions& o = {});
 
-/// Compact text tables of an evaluate document, one section after another.
-void render_evaluation_table(const nlohmann::json& doc, std::ostream& out);
+/// Compact text tables of an evaluation, one section after another.
+void render_evaluation_table(const Evaluation& e, std::ostream& out);
 
 }  // namespace carb

@@ -43,7 +43,7 @@ from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelErr
 from ._carb import features as _features
 
 __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "configs_from_columns", "features", "plan", "preset", "preset_names", "recommend", "screen", "__version__"]
+           "configs_from_columns", "evaluate", "features", "plan", "preset", "preset_names", "recommend", "screen", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 _COSTS = {"energy": "energy_j", "latency": "latency_ms", "memory": "peak_memory_mb"}
@@ -149,6 +149,15 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
         strategy = "uncertainty" if model is not None else "space-filling"
     return _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
                       model._m if model is not None else None, strategy, count, budget_s, diversity, seed)
+
+
+def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=None):
+    """The paper's evaluation of `model` on one or more dataset CSVs, as a dict (the same document
+    as `carb evaluate --format json`): held-out accuracy per target, baselines, importance,
+    residuals, components; leave-one-batch-tier-out and the ablation unless quick (they retrain).
+    external=True scores every row of the data as held out (a file the model did not train on)."""
+    files = [str(data)] if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") else [str(d) for d in data]
+    return _carb.evaluate(model._m, files, external, quick, seed, test_fraction)
 
 
 def recommend(model, arch, batches=(), precisions=(), latency_max=None, memory_max=None):

@@ -101,3 +101,17 @@ def test_fast_training_is_the_clis_fast_setting(rows_csv, tmp_path):
     np.testing.assert_allclose(fast.predict(CONFIGS)["latency_ms"], cli.predict(CONFIGS)["latency_ms"], rtol=1e-5)
     with pytest.raises(carb.InputError, match="fast=True"):
         carb.Model.train(rows_csv, fast=True, trees=50)
+
+
+def test_evaluate_is_the_clis_document(model, model_dir, rows_csv):
+    doc = carb.evaluate(model, rows_csv, external=True)
+    assert doc["split"]["external"] is True
+    assert set(doc["targets"]) == set(model.targets)
+    cli = subprocess.run([os.environ["CARB_BINARY"], "evaluate", "--model", str(model_dir), "--data", str(rows_csv),
+                          "--external", "--quick", "--format", "json"], check=True, capture_output=True, text=True)
+    import json
+    want = json.loads(cli.stdout)
+    for t in model.targets:
+        assert doc["targets"][t]["r2"] == pytest.approx(want["targets"][t]["r2"], rel=1e-12)
+    with pytest.raises(carb.InputError, match="--test-fraction"):
+        carb.evaluate(model, rows_csv, test_fraction=1.5)

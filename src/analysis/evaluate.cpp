@@ -33,10 +33,16 @@ std::vector<double> target_column(const Dataset& d, const std::string& target) {
   return y;
 }
 
+std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Dataset& test) {
+  std::map<std::string, FitMetrics> out;
+  const auto pred = m.predict_columns(configs_of(test), telemetry_of(test));
+  for (const auto& t : m.targets()) out[t] = fit_metrics(target_column(test, t), pred.at(t));
+  return out;
+}
+
 nlohmann::json score_model(const CarbModel& m, const Dataset& test) {
   nlohmann::json out = nlohmann::json::object();
-  const auto pred = m.predict_columns(configs_of(test), telemetry_of(test));
-  for (const auto& t : m.targets()) out[t] = fit_metrics(target_column(test, t), pred.at(t)).to_json();
+  for (const auto& [t, metrics] : score_targets(m, test)) out[t] = metrics.to_json();
   return out;
 }
 
@@ -45,19 +51,14 @@ nlohmann::json score_model(const CarbModel& m, const Dataset& test) {
 namespace {
 
 // The split: flags win, then what the bundle recorded, then carb train's defaults.
-nlohmann::json resolve_split(const CarbModel& m, const EvaluateOptions& o, unsigned& seed, double& fraction) {
-  const auto split = recorded_training_split(m);
-  const bool recorded = split.has_value();
-  const TrainingSplit s = split.value_or(TrainingSplit{});  // carb train's defaults
-  seed = s.seed, fraction = s.test_fraction;
-  if (o.seed) seed = *o.seed;
-  if (o.test_fraction) fraction = *o.test_fraction;
-  const bool flags = o.seed || o.test_fraction;
-  return {{"seed", seed},
-          {"test_fraction", fraction},
-          {"source", flags      ? "flags"
-                     : recorded ? "bundle"
-                                : "default"}};
+EvaluationSplit resolve_split(const CarbModel& m, const EvaluateOptions& o) {
+  const auto recorded = recorded_training_split(m);
+  const TrainingSplit s = recorded.value_or(TrainingSplit{});  // carb train's defaults
+  EvaluationSplit out;
+  out.seed = o.seed.value_or(s.seed);
+  out.test_fraction = o.test_fraction.value_or(s.test_fraction);
+  out.source = o.seed || o.test_fraction ? "flags" : recorded ? "bundle" : "default";
+  return out;
 }
 
 void check_options(const EvaluateOptions& o) {
@@ -87,52 +88,57 @@ nlohmann::json drift_section(const CarbModel& m, const Dataset& raw_test,
 }
 
 template <class F>
-nlohmann::json timed(const char* name, const EvaluateOptions& o, nlohmann::json& seconds, F&& f) {
+auto timed(const char* name, const EvaluateOptions& o, std::map<std::string, double>& seconds, F&& f) {
   if (o.verbose) std::cerr << "evaluate: " << name << "...\n";
   const auto t0 = std::chrono::steady_clock::now();
-  nlohmann::json j = f();
+  auto j = f();
   seconds[name] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return j;
 }
 
+Evaluation header(const CarbModel& model, const eval::Context& c) {
+  Evaluation e;
+  e.platform = model.platform();
+  e.targets_predicted = model.targets();
+  e.rows = c.all.rows.size();
+  e.quick = c.opts.quick;
+  return e;
+}
+
 // Every ok row is a test row; nothing to fit baselines or retrained models on.
-nlohmann::json evaluate_external(eval::Context& c) {
+Evaluation evaluate_external(eval::Context& c) {
   const CarbModel& model = c.model;
   c.test = c.all;
   c.test_pred = model.predict_columns(configs_of(c.test), telemetry_of(c.test));
   std::size_t seen = 0;
   for (const auto& r : c.test.rows) seen += model.trained_on(r.config);
-  nlohmann::json split = {{"external", true},
-                          {"test_rows", c.test.rows.size()},
-                          {"rows_in_training", model.knows_trained_configs() ? nlohmann::json(seen) : nlohmann::json()}};
-  nlohmann::json doc = {{"platform", model.platform()}, {"targets_predicted", model.targets()},
-                        {"rows", c.all.rows.size()},    {"split", split},
-                        {"quick", c.opts.quick},        {"warnings", nlohmann::json::array()}};
+  Evaluation e = header(model, c);
+  e.split.external = true;
+  e.split.test_rows = c.test.rows.size();
+  if (model.knows_trained_configs()) e.split.rows_in_training = seen;
   if (!model.knows_trained_configs())
-    doc["warnings"].push_back("the bundle does not record its training configurations: some rows may have been "
-                              "seen in training");
+    e.warnings.push_back("the bundle does not record its training configurations: some rows may have been "
+                         "seen in training");
   else if (seen > 0)
-    doc["warnings"].push_back(std::to_string(seen) + " of " + std::to_string(c.test.rows.size()) +
-                              " rows are configurations the model trained on: their errors are optimistic");
+    e.warnings.push_back(std::to_string(seen) + " of " + std::to_string(c.test.rows.size()) +
+                         " rows are configurations the model trained on: their errors are optimistic");
   if (c.all.rows.front().platform != model.platform())
-    doc["warnings"].push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
-                              model.platform() + "'");
+    e.warnings.push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
+                         model.platform() + "'");
   const nlohmann::json no_split = eval::unavailable("--external: no training split to fit on");
-  nlohmann::json secs = nlohmann::json::object();
-  doc["targets"] = timed("targets", c.opts, secs, [&] { return eval::score_model(model, c.test); });
-  doc["baselines"] = {{"flops_linear", no_split}, {"flops_loglinear", no_split}, {"latency_proxy", no_split}};
-  doc["importance"] = timed("importance", c.opts, secs, [&] { return eval::importance_section(c); });
-  doc["residuals"] = timed("residuals", c.opts, secs, [&] { return eval::residuals_section(c); });
-  doc["components"] = timed("components", c.opts, secs, [&] { return eval::components_section(c); });
-  doc["lobto"] = no_split;
-  doc["ablation"] = no_split;
-  doc["seconds"] = secs;
-  return doc;
+  e.targets = timed("targets", c.opts, e.seconds, [&] { return eval::score_targets(model, c.test); });
+  e.baselines = {{"flops_linear", no_split}, {"flops_loglinear", no_split}, {"latency_proxy", no_split}};
+  e.importance = timed("importance", c.opts, e.seconds, [&] { return eval::importance_section(c); });
+  e.residuals = timed("residuals", c.opts, e.seconds, [&] { return eval::residuals_section(c); });
+  e.components = timed("components", c.opts, e.seconds, [&] { return eval::components_section(c); });
+  e.lobto = no_split;
+  e.ablation = no_split;
+  return e;
 }
 
 }  // namespace
 
-nlohmann::json evaluate_model(const CarbModel& model, const Dataset& data, const EvaluateOptions& o) {
+Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const EvaluateOptions& o) {
   check_options(o);
   // A drift-corrected model is scored on data corrected to its reference time (carb/drift.hpp).
   const Dataset raw = data.ok_only();
@@ -141,61 +147,72 @@ nlohmann::json evaluate_model(const CarbModel& model, const Dataset& data, const
   if (c.all.rows.empty()) throw InputError("the data has no ok rows to evaluate on");
   for (const auto& t : model.targets()) eval::target_column(c.all, t);  // fail early, naming the row
   if (o.external) return evaluate_external(c);
-  unsigned seed = 0;
-  double fraction = 0;
-  nlohmann::json split = resolve_split(model, o, seed, fraction);
-  if (fraction <= 0)
+  Evaluation e = header(model, c);
+  e.split = resolve_split(model, o);
+  if (e.split.test_fraction <= 0)
     throw InputError(
         "the model was trained with test fraction 0, so no rows were held out: pass --test-fraction "
         "(the metrics will then include rows the model was trained on)");
   std::vector<std::size_t> tr, te;
-  split_indices(c.all.rows.size(), fraction, seed, tr, te);
+  split_indices(c.all.rows.size(), e.split.test_fraction, e.split.seed, tr, te);
   if (te.size() < 2 || tr.size() < 2)
     throw InputError("too few ok rows (" + std::to_string(c.all.rows.size()) +
-                     ") for a held-out split at test fraction " + std::to_string(fraction));
+                     ") for a held-out split at test fraction " + std::to_string(e.split.test_fraction));
   c.train = subset(c.all, tr), c.test = subset(c.all, te);
   c.split_matches_training = dataset_hash(c.train) == model.data_hash();
-  split["train_rows"] = tr.size(), split["test_rows"] = te.size();
-  split["matches_training"] = c.split_matches_training;
+  e.split.train_rows = tr.size(), e.split.test_rows = te.size();
+  e.split.matches_training = c.split_matches_training;
   c.test_pred = model.predict_columns(configs_of(c.test), telemetry_of(c.test));
-
-  nlohmann::json doc = {{"platform", model.platform()},
-                        {"targets_predicted", model.targets()},
-                        {"rows", c.all.rows.size()},
-                        {"split", split},
-                        {"quick", o.quick},
-                        {"warnings", nlohmann::json::array()}};
   if (!c.split_matches_training)
-    doc["warnings"].push_back(
+    e.warnings.push_back(
         "the train split of this data is not the data the model was trained on: held-out "
         "rows may have been seen in training (other data, seed or test fraction)");
-  if (!c.all.rows.empty() && c.all.rows.front().platform != model.platform())
-    doc["warnings"].push_back("the data is from platform '" + c.all.rows.front().platform +
-                              "', the model from '" + model.platform() + "'");
-  if (o.quick)
-    doc["warnings"].push_back("--quick: leave-one-batch-tier-out, ablation and no-cascade were skipped");
-  nlohmann::json secs = nlohmann::json::object();
-  doc["targets"] = timed("targets", o, secs, [&] { return eval::score_model(model, c.test); });
-  doc["baselines"] = timed("baselines", o, secs, [&] { return eval::baselines_section(c); });
-  doc["importance"] = timed("importance", o, secs, [&] { return eval::importance_section(c); });
-  doc["residuals"] = timed("residuals", o, secs, [&] { return eval::residuals_section(c); });
-  doc["components"] = timed("components", o, secs, [&] { return eval::components_section(c); });
-  doc["lobto"] = timed("lobto", o, secs, [&] { return eval::lobto_section(c); });
-  doc["ablation"] = timed("ablation", o, secs, [&] { return eval::ablation_section(c); });
-  if (reference) doc["drift_correction"] = drift_section(model, subset(raw, te), c.test_pred, *reference);
-  doc["seconds"] = secs;
-  return doc;
+  if (c.all.rows.front().platform != model.platform())
+    e.warnings.push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
+                         model.platform() + "'");
+  if (o.quick) e.warnings.push_back("--quick: leave-one-batch-tier-out, ablation and no-cascade were skipped");
+  e.targets = timed("targets", o, e.seconds, [&] { return eval::score_targets(model, c.test); });
+  e.baselines = timed("baselines", o, e.seconds, [&] { return eval::baselines_section(c); });
+  e.importance = timed("importance", o, e.seconds, [&] { return eval::importance_section(c); });
+  e.residuals = timed("residuals", o, e.seconds, [&] { return eval::residuals_section(c); });
+  e.components = timed("components", o, e.seconds, [&] { return eval::components_section(c); });
+  e.lobto = timed("lobto", o, e.seconds, [&] { return eval::lobto_section(c); });
+  e.ablation = timed("ablation", o, e.seconds, [&] { return eval::ablation_section(c); });
+  if (reference) e.drift_correction = drift_section(model, subset(raw, te), c.test_pred, *reference);
+  return e;
 }
 
-nlohmann::json run_evaluate(const std::filesystem::path& model_dir,
-                            const std::vector<std::filesystem::path>& data, const EvaluateOptions& o) {
+Evaluation run_evaluate(const std::filesystem::path& model_dir, const std::vector<std::filesystem::path>& data,
+                        const EvaluateOptions& o) {
   check_options(o);
   const CarbModel m = CarbModel::load(model_dir);
-  nlohmann::json doc = evaluate_model(m, read_datasets(data), o);
-  std::vector<std::string> files;
-  for (const auto& f : data) files.push_back(f.string());
-  doc["model"] = model_dir.string();
-  doc["data"] = files;
+  Evaluation e = evaluate_model(m, read_datasets(data), o);
+  for (const auto& f : data) e.data.push_back(f.string());
+  e.model = model_dir.string();
+  return e;
+}
+
+nlohmann::json EvaluationSplit::to_json() const {
+  if (external)
+    return {{"external", true},
+            {"test_rows", test_rows},
+            {"rows_in_training", rows_in_training ? nlohmann::json(*rows_in_training) : nlohmann::json()}};
+  return {{"seed", seed},           {"test_fraction", test_fraction}, {"source", source},
+          {"train_rows", train_rows}, {"test_rows", test_rows},       {"matches_training", matches_training}};
+}
+
+nlohmann::json Evaluation::to_json() const {
+  nlohmann::json t = nlohmann::json::object();
+  for (const auto& [name, m] : targets) t[name] = m.to_json();
+  nlohmann::json doc = {{"platform", platform},   {"targets_predicted", targets_predicted},
+                        {"rows", rows},           {"split", split.to_json()},
+                        {"quick", quick},         {"warnings", warnings},
+                        {"targets", t},           {"baselines", baselines},
+                        {"importance", importance}, {"residuals", residuals},
+                        {"components", components}, {"lobto", lobto},
+                        {"ablation", ablation},   {"seconds", seconds}};
+  if (drift_correction) doc["drift_correction"] = *drift_correction;
+  if (!model.empty()) doc["model"] = model, doc["data"] = data;
   return doc;
 }
 

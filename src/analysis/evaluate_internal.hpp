@@ -28,7 +28,8 @@ nlohmann::json unavailable(const std::string& reason);
 /// Measured values of a target over a dataset's rows (InputError naming the first row without one).
 std::vector<double> target_column(const Dataset& d, const std::string& target);
 
-/// Held-out metrics of a model per target ({target: {r2, mae, rmse, mape, n}}).
+/// Held-out metrics of a model per target, typed and as {target: {r2, mae, rmse, mape, n}}.
+std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Dataset& test);
 nlohmann::json score_model(const CarbModel& m, const Dataset& test);
 
 /// The matrix one target's learners see on `configs`: base features + its upstream

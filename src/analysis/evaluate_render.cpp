@@ -32,40 +32,37 @@ bool heading(std::ostream& out, const std::string& title, const json& section) {
   return false;
 }
 
-// Targets in cascade order (JSON objects iterate alphabetically).
-std::vector<std::string> targets(const json& doc) {
-  return doc["targets_predicted"].get<std::vector<std::string>>();
-}
-
 std::vector<std::string> metric_cells(const json& m) {
   return {num(m, "r2", 5), num(m, "mae"), num(m, "rmse"), num(m, "mape", 3)};
 }
 
-void render_header(const json& doc, std::ostream& out) {
-  const json& s = doc["split"];
-  out << "evaluation of the " << doc["platform"].get<std::string>() << " model on " << doc["rows"]
-      << " ok rows; ";
-  if (s.value("external", false))
+std::vector<std::string> metric_cells(const FitMetrics& m) {
+  return {fmt_num(m.r2, 5), fmt_num(m.mae, 4), fmt_num(m.rmse, 4), fmt_num(m.mape, 3)};
+}
+
+void render_header(const Evaluation& e, std::ostream& out) {
+  const EvaluationSplit& s = e.split;
+  out << "evaluation of the " << e.platform << " model on " << e.rows << " ok rows; ";
+  if (s.external)
     out << "every row held out (--external)"
-        << (s["rows_in_training"].is_null() ? std::string()
-                                            : ", " + s["rows_in_training"].dump() + " of them trained the model")
+        << (s.rows_in_training ? ", " + std::to_string(*s.rows_in_training) + " of them trained the model" : "")
         << '\n';
   else
-    out << "held-out split seed " << s["seed"] << ", test fraction " << s["test_fraction"] << " ("
-        << s["source"].get<std::string>() << "): " << s["train_rows"] << " train / " << s["test_rows"]
-        << " test rows\n";
-  for (const auto& w : doc["warnings"]) out << "warning: " << w.get<std::string>() << '\n';
+    out << "held-out split seed " << s.seed << ", test fraction " << json(s.test_fraction).dump() << " (" << s.source
+        << "): " << s.train_rows << " train / " << s.test_rows << " test rows\n";
+  for (const auto& w : e.warnings) out << "warning: " << w << '\n';
   out << "\n== held-out accuracy ==\n";
   TextTable t({"target", "n", "R2", "MAE", "RMSE", "MAPE %"});
-  for (const auto& name : targets(doc)) {
-    const json& m = doc["targets"][name];
-    std::vector<std::string> row = {name, num(m, "n")};
-    for (auto& c : metric_cells(m)) row.push_back(c);
+  for (const auto& name : e.targets_predicted) {
+    const auto it = e.targets.find(name);
+    if (it == e.targets.end()) continue;
+    std::vector<std::string> row = {name, std::to_string(it->second.n)};
+    for (auto& c : metric_cells(it->second)) row.push_back(c);
     t.add(row);
   }
   t.print(out);
-  if (doc.contains("drift_correction") && doc["drift_correction"].contains("raw_latency")) {
-    const json& d = doc["drift_correction"];
+  if (e.drift_correction && e.drift_correction->contains("raw_latency")) {
+    const json& d = *e.drift_correction;
     out << "latency is drift-corrected to the reference time " << num(d, "reference_ms") << " ms; against the raw "
         << "measured latency:\n";
     TextTable r({"prediction", "R2", "MAE", "RMSE", "MAPE %"});
@@ -78,10 +75,10 @@ void render_header(const json& doc, std::ostream& out) {
   }
 }
 
-void render_baselines(const json& doc, std::ostream& out) {
+void render_baselines(const Evaluation& e, std::ostream& out) {
   out << "\n== baselines (fitted on the train split) ==\n";
   TextTable t({"baseline", "target", "R2", "MAE", "CARB MAE reduction %"});
-  for (const auto& [name, b] : doc["baselines"].items()) {
+  for (const auto& [name, b] : e.baselines.items()) {
     if (b.contains("available")) {
       t.add({name, "-", "-", "-", b.value("reason", "")});
       continue;
@@ -97,19 +94,19 @@ void render_baselines(const json& doc, std::ostream& out) {
   t.print(out);
 }
 
-void render_lobto_ablation(const json& doc, std::ostream& out) {
-  const json& l = doc["lobto"];
+void render_lobto_ablation(const Evaluation& e, std::ostream& out) {
+  const json& l = e.lobto;
   if (!heading(out, "leave-one-batch-tier-out", l)) {
     out << l["split"].get<std::string>() << " (" << l["train_rows"] << " / " << l["test_rows"] << " rows)\n";
     TextTable t({"target", "R2", "MAE", "RMSE", "MAPE %"});
-    for (const auto& name : targets(doc)) {
+    for (const auto& name : e.targets_predicted) {
       std::vector<std::string> row = {name};
-      for (auto& c : metric_cells(l[name])) row.push_back(c);
+      for (auto& c : metric_cells(field(l, name))) row.push_back(c);
       t.add(row);
     }
     t.print(out);
   }
-  const json& a = doc["ablation"];
+  const json& a = e.ablation;
   if (heading(out, "telemetry ablation (held-out R2)", a)) return;
   const json& missing = a["rows_without_telemetry"];
   out << "rows with telemetry: " << a["train_rows"] << " train / " << a["test_rows"] << " test";
@@ -117,8 +114,8 @@ void render_lobto_ablation(const json& doc, std::ostream& out) {
     out << " (left out without it: " << missing["train"] << " / " << missing["test"] << ")";
   out << "\n";
   TextTable t({"target", "all features", "architecture only", "delta"});
-  for (const auto& n : targets(doc)) {
-    t.add({n, num(a["all_features"][n], "r2", 5), num(a["architecture_only"][n], "r2", 5),
+  for (const auto& n : e.targets_predicted) {
+    t.add({n, num(field(a["all_features"], n), "r2", 5), num(field(a["architecture_only"], n), "r2", 5),
            num(a["delta_r2"], n.c_str(), 3)});
   }
   t.print(out);
@@ -133,11 +130,11 @@ std::vector<std::string> variants(const json& component) {
   return out;
 }
 
-void render_components(const json& doc, std::ostream& out) {
+void render_components(const Evaluation& e, std::ostream& out) {
   out << "\n== components (out-of-fold on train / held-out test) ==\n";
   TextTable t({"target", "variant", "weight", "OOF R2", "OOF MAE", "test R2", "test MAE"});
-  for (const auto& target : targets(doc)) {
-    const json& c = doc["components"][target];
+  for (const auto& target : e.targets_predicted) {
+    const json& c = field(e.components, target);
     for (const auto& variant : variants(c)) {
       const json& m = c["test"][variant];
       t.add({target, variant, num(c["weights"], variant.c_str(), 3), num(field(c["oof"], variant), "r2", 5),
@@ -150,11 +147,11 @@ void render_components(const json& doc, std::ostream& out) {
   t.print(out);
 }
 
-void render_importance(const json& doc, std::ostream& out, std::size_t top) {
+void render_importance(const Evaluation& e, std::ostream& out, std::size_t top) {
   out << "\n== feature importance (top " << top << " by gain; permutation = test MAE increase) ==\n";
   TextTable t({"target", "feature", "gain", "permutation", "perm % of MAE"});
-  for (const auto& target : targets(doc)) {
-    const json& feats = doc["importance"][target];
+  for (const auto& target : e.targets_predicted) {
+    const json& feats = field(e.importance, target);
     for (std::size_t i = 0; i < feats.size() && i < top; ++i)
       t.add({target, feats[i]["feature"].get<std::string>(), num(feats[i], "gain", 3),
              num(feats[i], "permutation", 3), num(feats[i], "permutation_pct", 3)});
@@ -162,19 +159,19 @@ void render_importance(const json& doc, std::ostream& out, std::size_t top) {
   t.print(out);
 }
 
-void render_residuals(const json& doc, std::ostream& out) {
-  const json& r = doc["residuals"];
+void render_residuals(const Evaluation& e, std::ostream& out) {
+  const json& r = e.residuals;
   const json& h = r["high_util"];
   if (!heading(out, "residuals vs SM utilization (held-out rows above the threshold)", h)) {
     TextTable t({"target", "n", "Spearman rho"});
-    for (const auto& name : targets(doc)) t.add({name, num(h[name], "n"), num(h[name], "rho", 3)});
+    for (const auto& name : e.targets_predicted) t.add({name, num(field(h, name), "n"), num(field(h, name), "rho", 3)});
     t.print(out);
   }
   out << "\n== residual spread per batch regime (held-out rows) ==\n";
   TextTable t({"target", "batch", "n", "residual std", "MAE", "log-ratio std"});
-  for (const auto& target : targets(doc))
+  for (const auto& target : e.targets_predicted)
     for (const char* label : {"<=8", "9-64", ">64"}) {
-      const json& m = r["batch_regimes"][target][label];
+      const json& m = field(field(field(r, "batch_regimes"), target), label);
       t.add({target, label, num(m, "n"), num(m, "std"), num(m, "mae"), num(m, "log_ratio_std", 3)});
     }
   t.print(out);
@@ -182,13 +179,13 @@ void render_residuals(const json& doc, std::ostream& out) {
 
 }  // namespace
 
-void render_evaluation_table(const json& doc, std::ostream& out) {
-  render_header(doc, out);
-  render_baselines(doc, out);
-  render_lobto_ablation(doc, out);
-  render_components(doc, out);
-  render_importance(doc, out, 6);
-  render_residuals(doc, out);
+void render_evaluation_table(const Evaluation& e, std::ostream& out) {
+  render_header(e, out);
+  render_baselines(e, out);
+  render_lobto_ablation(e, out);
+  render_components(e, out);
+  render_importance(e, out, 6);
+  render_residuals(e, out);
 }
 
 }  // namespace carb

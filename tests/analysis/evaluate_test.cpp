@@ -86,10 +86,12 @@ class Evaluate : public ::testing::Test {
   static void SetUpTestSuite() {
     data_ = new Dataset(synthetic_cost_dataset(300, false, 7));
     model_ = new CarbModel(train_like_carb_train(*data_, small_options()));
-    doc_ = new nlohmann::json(evaluate_model(*model_, *data_));
+    evaluation_ = new Evaluation(evaluate_model(*model_, *data_));
+    doc_ = new nlohmann::json(evaluation_->to_json());
   }
   static void TearDownTestSuite() {
     delete doc_;
+    delete evaluation_;
     delete model_;
     delete data_;
   }
@@ -101,10 +103,30 @@ class Evaluate : public ::testing::Test {
   static Dataset* data_;
   static CarbModel* model_;
   static nlohmann::json* doc_;
+  static Evaluation* evaluation_;
 };
 Dataset* Evaluate::data_ = nullptr;
 CarbModel* Evaluate::model_ = nullptr;
 nlohmann::json* Evaluate::doc_ = nullptr;
+Evaluation* Evaluate::evaluation_ = nullptr;
+
+// The typed evaluation and the --format json document say the same thing: the document is
+// written from the struct, and a C++ caller reads the held-out metrics without string keys.
+TEST_F(Evaluate, TypedResultsAreTheJsonDocument) {
+  const Evaluation& e = *evaluation_;
+  EXPECT_EQ(e.targets_predicted, (*doc_)["targets_predicted"].get<std::vector<std::string>>());
+  for (const auto& t : e.targets_predicted) {
+    ASSERT_TRUE(e.targets.count(t)) << t;
+    EXPECT_DOUBLE_EQ(e.targets.at(t).r2, (*doc_)["targets"][t]["r2"].get<double>()) << t;
+    EXPECT_EQ(e.targets.at(t).n, e.split.test_rows) << t;
+  }
+  EXPECT_FALSE(e.split.external);
+  EXPECT_EQ(e.split.source, "bundle");
+  EXPECT_EQ(e.split.train_rows + e.split.test_rows, e.rows);
+  EXPECT_FALSE((*doc_)["split"].contains("external"));  // the document's shape is unchanged
+  EXPECT_FALSE(doc_->contains("model"));                // set by run_evaluate only
+  EXPECT_EQ(e.seconds.size(), (*doc_)["seconds"].size());
+}
 
 TEST_F(Evaluate, ReportsEverySectionPerTarget) {
   const auto& d = *doc_;
@@ -133,7 +155,7 @@ TEST_F(Evaluate, ReproducesTheBundlesSplit) {
   EvaluateOptions other;
   other.seed = 43;
   other.quick = true;
-  const auto doc = evaluate_model(*model_, *data_, other);
+  const auto doc = evaluate_model(*model_, *data_, other).to_json();
   EXPECT_FALSE(doc["split"]["matches_training"].get<bool>());
   EXPECT_EQ(doc["split"]["source"], "flags");
   EXPECT_NE(doc["warnings"].dump().find("not the data the model was trained on"), std::string::npos);
@@ -251,7 +273,7 @@ TEST_F(Evaluate, AnEmptyBatchRegimeHasNoSpread) {
     if (r.config.batch <= 64) small_batches.rows.push_back(r);
   EvaluateOptions o;
   o.quick = true;
-  const auto doc = evaluate_model(*model_, small_batches, o);
+  const auto doc = evaluate_model(*model_, small_batches, o).to_json();
   const auto& empty = doc["residuals"]["batch_regimes"]["latency_ms"][">64"];
   EXPECT_EQ(empty["n"], 0);
   EXPECT_TRUE(empty["std"].is_null());
@@ -261,7 +283,7 @@ TEST_F(Evaluate, AnEmptyBatchRegimeHasNoSpread) {
 TEST_F(Evaluate, QuickSkipsTheRetrainingSectionsAndSaysSo) {
   EvaluateOptions o;
   o.quick = true;
-  const auto doc = evaluate_model(*model_, *data_, o);
+  const auto doc = evaluate_model(*model_, *data_, o).to_json();
   EXPECT_TRUE(doc["quick"].get<bool>());
   for (const auto& s : {doc["lobto"], doc["ablation"], doc["components"]["energy_j"]["no_cascade"]}) {
     EXPECT_FALSE(s["available"].get<bool>());
@@ -273,7 +295,7 @@ TEST_F(Evaluate, QuickSkipsTheRetrainingSectionsAndSaysSo) {
 
 TEST_F(Evaluate, TableShowsEverySection) {
   std::ostringstream out;
-  render_evaluation_table(*doc_, out);
+  render_evaluation_table(*evaluation_, out);
   for (const char* title :
        {"held-out accuracy", "baselines", "leave-one-batch-tier-out", "telemetry ablation", "components",
         "feature importance", "batch regime", "not available"})
@@ -285,7 +307,7 @@ TEST(EvaluateTelemetry, AblationComparesAllFeaturesWithArchitectureOnly) {
   TrainOptions o = small_options();
   o.use_telemetry = true;
   const CarbModel m = train_like_carb_train(d, o);
-  const auto doc = evaluate_model(m, d);
+  const auto doc = evaluate_model(m, d).to_json();
   const auto& a = doc["ablation"];
   ASSERT_TRUE(a["available"].get<bool>());
   EXPECT_EQ(a["reused_bundle"], "all_features");
@@ -307,7 +329,7 @@ TEST(EvaluateTelemetry, AblationUsesTheRowsThatHaveTelemetry) {
   std::size_t dropped = 0;
   for (std::size_t i = 0; i < d.rows.size(); i += 10, ++dropped) d.rows[i].avg_sm_util.reset();
   const CarbModel m = train_like_carb_train(d, small_options());  // architecture-only bundle
-  const auto doc = evaluate_model(m, d);
+  const auto doc = evaluate_model(m, d).to_json();
   const auto& a = doc["ablation"];
   ASSERT_TRUE(a["available"].get<bool>()) << a.dump();
   EXPECT_TRUE(a["reused_bundle"].is_null());  // the bundle saw rows the variants do not
@@ -319,7 +341,7 @@ TEST(EvaluateTelemetry, AblationUsesTheRowsThatHaveTelemetry) {
   for (const char* t : kTargets) EXPECT_EQ(a["all_features"][t]["n"], a["test_rows"]) << t;
 
   for (auto& r : d.rows) r.avg_mem_util.reset();
-  EXPECT_FALSE(evaluate_model(m, d)["ablation"]["available"].get<bool>());
+  EXPECT_FALSE(evaluate_model(m, d).ablation["available"].get<bool>());
 }
 
 // One small model (and its data) for every error case.
@@ -346,7 +368,7 @@ TEST(EvaluateExternal, ScoresEveryRowAndCountsTheTrainedOnes) {
   EvaluateOptions o;
   o.external = true;
   o.quick = true;
-  const auto doc = evaluate_model(m, d, o);
+  const auto doc = evaluate_model(m, d, o).to_json();
   EXPECT_EQ(doc["split"]["test_rows"], 300);
   EXPECT_EQ(doc["targets"]["latency_ms"]["n"], 300);
   std::size_t trained = 0;
@@ -357,10 +379,10 @@ TEST(EvaluateExternal, ScoresEveryRowAndCountsTheTrainedOnes) {
   EXPECT_NE(doc["warnings"][0].get<std::string>().find("configurations the model trained on"), std::string::npos);
   EXPECT_FALSE(doc["baselines"]["flops_linear"]["available"].get<bool>());
   std::ostringstream table;
-  render_evaluation_table(doc, table);
+  render_evaluation_table(evaluate_model(m, d, o), table);
   EXPECT_NE(table.str().find("every row held out (--external)"), std::string::npos) << table.str();
   const Dataset fresh = synthetic_cost_dataset(40, false, 99);  // other draws: mostly unseen
-  const auto other = evaluate_model(m, fresh, o);
+  const auto other = evaluate_model(m, fresh, o).to_json();
   EXPECT_EQ(other["split"]["test_rows"], 40);
 }
 

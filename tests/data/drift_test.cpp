@@ -125,7 +125,7 @@ TEST_F(DriftTrain, CorrectedModelRecoversTheLatencyAndEvaluateReappliesIt) {
 
   EvaluateOptions o;
   o.quick = true;
-  const auto doc = evaluate_model(m, read_dataset_csv(dir_ / "drift.csv"), o);
+  const auto doc = evaluate_model(m, read_dataset_csv(dir_ / "drift.csv"), o).to_json();
   EXPECT_TRUE(doc["split"]["matches_training"].get<bool>()) << "evaluate must correct exactly as train did";
   EXPECT_NEAR(doc["targets"]["latency_ms"]["r2"].get<double>(), r2_fixed, 1e-9);
   const auto& dr = doc["drift_correction"]["raw_latency"];
