@@ -58,6 +58,28 @@ struct EvaluationSplit {
   nlohmann::json to_json() const;
 };
 
+/// Leave-one-batch-tier-out: retrained on the large batches, scored on the small ones.
+struct LobtoResult {
+  bool available = false;
+  std::string reason;  // why not, when unavailable
+  std::string split;   // "train on batch > 8, test on batch <= 8"
+  std::size_t train_rows = 0, test_rows = 0;
+  std::map<std::string, FitMetrics> targets;
+  nlohmann::json to_json() const;
+};
+
+/// The telemetry ablation: all features against architecture-only, on the rows with telemetry.
+struct AblationResult {
+  bool available = false;
+  std::string reason;
+  std::optional<std::string> reused_bundle;  // the variant the bundle itself is, when it was reused
+  std::size_t train_rows = 0, test_rows = 0;
+  std::size_t train_without_telemetry = 0, test_without_telemetry = 0;  // left out
+  std::map<std::string, FitMetrics> all_features, architecture_only;
+  std::map<std::string, double> delta_r2;  // architecture_only - all_features
+  nlohmann::json to_json() const;
+};
+
 struct Evaluation {
   std::string platform;                        // the model's
   std::vector<std::string> targets_predicted;  // in cascade order
@@ -66,10 +88,12 @@ struct Evaluation {
   bool quick = false;
   std::vector<std::string> warnings;
   std::map<std::string, FitMetrics> targets;   // held-out accuracy per target
+  LobtoResult lobto;
+  AblationResult ablation;
   /// The paper's further sections, as the `--format json` documents: baselines (FLOPs-only
   /// linear and log-linear, the latency proxy), gain and permutation importance, the residual
-  /// study, the blend's components, leave-one-batch-tier-out and the telemetry ablation.
-  nlohmann::json baselines, importance, residuals, components, lobto, ablation;
+  /// study and the blend's components.
+  nlohmann::json baselines, importance, residuals, components;
   std::optional<nlohmann::json> drift_correction;  // a drift-corrected model only
   std::map<std::string, double> seconds;           // per section
   std::string model;                                // run_evaluate: the bundle's path

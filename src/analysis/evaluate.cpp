@@ -131,8 +131,7 @@ Evaluation evaluate_external(eval::Context& c) {
   e.importance = timed("importance", c.opts, e.seconds, [&] { return eval::importance_section(c); });
   e.residuals = timed("residuals", c.opts, e.seconds, [&] { return eval::residuals_section(c); });
   e.components = timed("components", c.opts, e.seconds, [&] { return eval::components_section(c); });
-  e.lobto = no_split;
-  e.ablation = no_split;
+  e.lobto.reason = e.ablation.reason = no_split["reason"].get<std::string>();
   return e;
 }
 
@@ -209,8 +208,8 @@ nlohmann::json Evaluation::to_json() const {
                         {"quick", quick},         {"warnings", warnings},
                         {"targets", t},           {"baselines", baselines},
                         {"importance", importance}, {"residuals", residuals},
-                        {"components", components}, {"lobto", lobto},
-                        {"ablation", ablation},   {"seconds", seconds}};
+                        {"components", components}, {"lobto", lobto.to_json()},
+                        {"ablation", ablation.to_json()}, {"seconds", seconds}};
   if (drift_correction) doc["drift_correction"] = *drift_correction;
   if (!model.empty()) doc["model"] = model, doc["data"] = data;
   return doc;

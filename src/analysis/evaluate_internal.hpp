@@ -55,7 +55,7 @@ nlohmann::json baselines_section(const Context& c);
 nlohmann::json importance_section(const Context& c);
 nlohmann::json components_section(const Context& c);
 nlohmann::json residuals_section(const Context& c);
-nlohmann::json lobto_section(const Context& c);
-nlohmann::json ablation_section(const Context& c);
+LobtoResult lobto_section(const Context& c);
+AblationResult ablation_section(const Context& c);
 
 }  // namespace carb::eval

@@ -94,29 +94,43 @@ void render_baselines(const Evaluation& e, std::ostream& out) {
   t.print(out);
 }
 
+// Prints the title and, when the section is unavailable, its reason; true when it is.
+bool heading(std::ostream& out, const std::string& title, bool available, const std::string& reason) {
+  out << "\n== " << title << " ==\n";
+  if (!available) out << "not available: " << reason << '\n';
+  return !available;
+}
+
+std::string r2_cell(const std::map<std::string, FitMetrics>& m, const std::string& target) {
+  const auto it = m.find(target);
+  return it == m.end() ? "-" : fmt_num(it->second.r2, 5);
+}
+
 void render_lobto_ablation(const Evaluation& e, std::ostream& out) {
-  const json& l = e.lobto;
-  if (!heading(out, "leave-one-batch-tier-out", l)) {
-    out << l["split"].get<std::string>() << " (" << l["train_rows"] << " / " << l["test_rows"] << " rows)\n";
+  const LobtoResult& l = e.lobto;
+  if (!heading(out, "leave-one-batch-tier-out", l.available, l.reason)) {
+    out << l.split << " (" << l.train_rows << " / " << l.test_rows << " rows)\n";
     TextTable t({"target", "R2", "MAE", "RMSE", "MAPE %"});
     for (const auto& name : e.targets_predicted) {
+      const auto it = l.targets.find(name);
+      if (it == l.targets.end()) continue;
       std::vector<std::string> row = {name};
-      for (auto& c : metric_cells(field(l, name))) row.push_back(c);
+      for (auto& c : metric_cells(it->second)) row.push_back(c);
       t.add(row);
     }
     t.print(out);
   }
-  const json& a = e.ablation;
-  if (heading(out, "telemetry ablation (held-out R2)", a)) return;
-  const json& missing = a["rows_without_telemetry"];
-  out << "rows with telemetry: " << a["train_rows"] << " train / " << a["test_rows"] << " test";
-  if (missing["train"].get<std::size_t>() + missing["test"].get<std::size_t>() > 0)
-    out << " (left out without it: " << missing["train"] << " / " << missing["test"] << ")";
+  const AblationResult& a = e.ablation;
+  if (heading(out, "telemetry ablation (held-out R2)", a.available, a.reason)) return;
+  out << "rows with telemetry: " << a.train_rows << " train / " << a.test_rows << " test";
+  if (a.train_without_telemetry + a.test_without_telemetry > 0)
+    out << " (left out without it: " << a.train_without_telemetry << " / " << a.test_without_telemetry << ")";
   out << "\n";
   TextTable t({"target", "all features", "architecture only", "delta"});
   for (const auto& n : e.targets_predicted) {
-    t.add({n, num(field(a["all_features"], n), "r2", 5), num(field(a["architecture_only"], n), "r2", 5),
-           num(a["delta_r2"], n.c_str(), 3)});
+    const auto d = a.delta_r2.find(n);
+    t.add({n, r2_cell(a.all_features, n), r2_cell(a.architecture_only, n),
+           d == a.delta_r2.end() ? "-" : fmt_num(d->second, 3)});
   }
   t.print(out);
 }

@@ -8,7 +8,8 @@
 #include "carb/error.hpp"
 #include "evaluate_internal.hpp"
 
-namespace carb::eval {
+namespace carb {
+namespace eval {
 namespace {
 
 constexpr const char* kQuick = "skipped (--quick): needs retraining";
@@ -25,10 +26,17 @@ Dataset telemetry_rows(const Dataset& d) {
   return subset(d, keep);
 }
 
-nlohmann::json per_target(const nlohmann::json& scores, const nlohmann::json& meta) {
-  nlohmann::json out = meta;
-  for (const auto& [t, s] : scores.items()) out[t] = s;
+nlohmann::json metrics_json(const std::map<std::string, FitMetrics>& m) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [t, f] : m) out[t] = f.to_json();
   return out;
+}
+
+template <class R>
+R not_available(const std::string& reason) {
+  R r;
+  r.reason = reason;
+  return r;
 }
 
 }  // namespace
@@ -47,59 +55,75 @@ nlohmann::json no_cascade_scores(const Context& c) {
   return score_model(retrain(c, c.train, o), c.test);
 }
 
-nlohmann::json lobto_section(const Context& c) {
-  if (c.opts.quick) return unavailable(kQuick);
+LobtoResult lobto_section(const Context& c) {
+  if (c.opts.quick) return not_available<LobtoResult>(kQuick);
   const int b = c.opts.lobto_max_batch;
   std::vector<std::size_t> hi, lo;
   for (std::size_t i = 0; i < c.all.rows.size(); ++i) (c.all.rows[i].config.batch > b ? hi : lo).push_back(i);
-  const std::string tiers =
-      "train on batch > " + std::to_string(b) + ", test on batch <= " + std::to_string(b);
-  if (lo.empty()) return unavailable("no ok rows with batch <= " + std::to_string(b) + " to test on");
+  if (lo.empty()) return not_available<LobtoResult>("no ok rows with batch <= " + std::to_string(b) + " to test on");
   if (hi.size() < min_train_rows(c.model))
-    return unavailable("only " + std::to_string(hi.size()) + " ok rows with batch > " + std::to_string(b) +
-                       " to train on");
-  const Dataset train = subset(c.all, hi), test = subset(c.all, lo);
-  const CarbModel m = retrain(c, train, c.model.options());
-  return per_target(
-      score_model(m, test),
-      {{"available", true}, {"split", tiers}, {"train_rows", hi.size()}, {"test_rows", lo.size()}});
+    return not_available<LobtoResult>("only " + std::to_string(hi.size()) + " ok rows with batch > " +
+                                      std::to_string(b) + " to train on");
+  LobtoResult r;
+  r.available = true;
+  r.split = "train on batch > " + std::to_string(b) + ", test on batch <= " + std::to_string(b);
+  r.train_rows = hi.size(), r.test_rows = lo.size();
+  r.targets = score_targets(retrain(c, subset(c.all, hi), c.model.options()), subset(c.all, lo));
+  return r;
 }
 
-nlohmann::json ablation_section(const Context& c) {
-  if (c.opts.quick) return unavailable(kQuick);
+AblationResult ablation_section(const Context& c) {
+  if (c.opts.quick) return not_available<AblationResult>(kQuick);
   // Both variants train and test on the rows that have telemetry, so they differ only in features.
   const Dataset train = telemetry_rows(c.train), test = telemetry_rows(c.test);
   if (train.rows.empty() && test.rows.empty())
-    return unavailable(
+    return not_available<AblationResult>(
         "the data has no avg_sm_util/avg_mem_util telemetry (e.g. a CPU platform): "
         "there is nothing to ablate, every model is architecture-only");
   if (train.rows.size() < min_train_rows(c.model))
-    return unavailable("only " + std::to_string(train.rows.size()) + " training rows with telemetry");
-  if (test.rows.empty()) return unavailable("no held-out row has telemetry");
+    return not_available<AblationResult>("only " + std::to_string(train.rows.size()) + " training rows with telemetry");
+  if (test.rows.empty()) return not_available<AblationResult>("no held-out row has telemetry");
   const bool whole = train.rows.size() == c.train.rows.size() && test.rows.size() == c.test.rows.size();
-  nlohmann::json out = {{"available", true},
-                        {"reused_bundle", nullptr},
-                        {"train_rows", train.rows.size()},
-                        {"test_rows", test.rows.size()},
-                        {"rows_without_telemetry",
-                         {{"train", c.train.rows.size() - train.rows.size()},
-                          {"test", c.test.rows.size() - test.rows.size()}}}};
+  AblationResult r;
+  r.available = true;
+  r.train_rows = train.rows.size(), r.test_rows = test.rows.size();
+  r.train_without_telemetry = c.train.rows.size() - train.rows.size();
+  r.test_without_telemetry = c.test.rows.size() - test.rows.size();
   for (const bool telemetry : {true, false}) {
-    const char* name = telemetry ? "all_features" : "architecture_only";
+    auto& scores = telemetry ? r.all_features : r.architecture_only;
     // The bundle already is one of the two variants when it was trained on this very split.
     if (whole && c.split_matches_training && c.model.options().use_telemetry == telemetry) {
-      out[name] = score_model(c.model, test);
-      out["reused_bundle"] = name;
+      scores = score_targets(c.model, test);
+      r.reused_bundle = telemetry ? "all_features" : "architecture_only";
       continue;
     }
     TrainOptions o = c.model.options();
     o.use_telemetry = telemetry;
-    out[name] = score_model(retrain(c, train, o), test);
+    scores = score_targets(retrain(c, train, o), test);
   }
-  for (const auto& t : c.model.targets())
-    out["delta_r2"][t] =
-        out["architecture_only"][t]["r2"].get<double>() - out["all_features"][t]["r2"].get<double>();
+  for (const auto& t : c.model.targets()) r.delta_r2[t] = r.architecture_only.at(t).r2 - r.all_features.at(t).r2;
+  return r;
+}
+
+}  // namespace eval
+
+nlohmann::json LobtoResult::to_json() const {
+  if (!available) return eval::unavailable(reason);
+  nlohmann::json out = {{"available", true}, {"split", split}, {"train_rows", train_rows}, {"test_rows", test_rows}};
+  for (const auto& [t, m] : targets) out[t] = m.to_json();
   return out;
 }
 
-}  // namespace carb::eval
+nlohmann::json AblationResult::to_json() const {
+  if (!available) return eval::unavailable(reason);
+  return {{"available", true},
+          {"reused_bundle", reused_bundle ? nlohmann::json(*reused_bundle) : nlohmann::json()},
+          {"train_rows", train_rows},
+          {"test_rows", test_rows},
+          {"rows_without_telemetry", {{"train", train_without_telemetry}, {"test", test_without_telemetry}}},
+          {"all_features", eval::metrics_json(all_features)},
+          {"architecture_only", eval::metrics_json(architecture_only)},
+          {"delta_r2", delta_r2}};
+}
+
+}  // namespace carb

@@ -126,6 +126,13 @@ TEST_F(Evaluate, TypedResultsAreTheJsonDocument) {
   EXPECT_FALSE((*doc_)["split"].contains("external"));  // the document's shape is unchanged
   EXPECT_FALSE(doc_->contains("model"));                // set by run_evaluate only
   EXPECT_EQ(e.seconds.size(), (*doc_)["seconds"].size());
+  ASSERT_TRUE(e.lobto.available);
+  EXPECT_EQ(e.lobto.split, "train on batch > 8, test on batch <= 8");
+  for (const auto& t : e.targets_predicted) {
+    EXPECT_EQ(e.lobto.targets.at(t).n, e.lobto.test_rows) << t;
+    EXPECT_DOUBLE_EQ(e.lobto.targets.at(t).r2, (*doc_)["lobto"][t]["r2"].get<double>()) << t;
+  }
+  EXPECT_EQ(e.ablation.available, (*doc_)["ablation"]["available"].get<bool>());
 }
 
 TEST_F(Evaluate, ReportsEverySectionPerTarget) {
@@ -341,7 +348,9 @@ TEST(EvaluateTelemetry, AblationUsesTheRowsThatHaveTelemetry) {
   for (const char* t : kTargets) EXPECT_EQ(a["all_features"][t]["n"], a["test_rows"]) << t;
 
   for (auto& r : d.rows) r.avg_mem_util.reset();
-  EXPECT_FALSE(evaluate_model(m, d).ablation["available"].get<bool>());
+  const Evaluation none = evaluate_model(m, d);
+  EXPECT_FALSE(none.ablation.available);
+  EXPECT_FALSE(none.ablation.reason.empty());
 }
 
 // One small model (and its data) for every error case.
