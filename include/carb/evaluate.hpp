@@ -80,6 +80,13 @@ struct AblationResult {
   nlohmann::json to_json() const;
 };
 
+/// One feature's importance for a target: the blend-weighted gain of training, and the held-out
+/// MAE increase when its column is shuffled (absolute and as a share of the MAE).
+struct FeatureImportance {
+  std::string feature;
+  double gain = 0, permutation = 0, permutation_pct = 0;
+};
+
 struct Evaluation {
   std::string platform;                        // the model's
   std::vector<std::string> targets_predicted;  // in cascade order
@@ -90,10 +97,11 @@ struct Evaluation {
   std::map<std::string, FitMetrics> targets;   // held-out accuracy per target
   LobtoResult lobto;
   AblationResult ablation;
+  /// Per target, every feature by gain (then permutation), most important first.
+  std::map<std::string, std::vector<FeatureImportance>> importance;
   /// The paper's further sections, as the `--format json` documents: baselines (FLOPs-only
-  /// linear and log-linear, the latency proxy), gain and permutation importance, the residual
-  /// study and the blend's components.
-  nlohmann::json baselines, importance, residuals, components;
+  /// linear and log-linear, the latency proxy), the residual study and the blend's components.
+  nlohmann::json baselines, residuals, components;
   std::optional<nlohmann::json> drift_correction;  // a drift-corrected model only
   std::map<std::string, double> seconds;           // per section
   std::string model;                                // run_evaluate: the bundle's path

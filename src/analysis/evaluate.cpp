@@ -200,6 +200,21 @@ nlohmann::json EvaluationSplit::to_json() const {
           {"train_rows", train_rows}, {"test_rows", test_rows},       {"matches_training", matches_training}};
 }
 
+namespace {
+nlohmann::json importance_json(const std::map<std::string, std::vector<FeatureImportance>>& imp) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [t, feats] : imp) {
+    out[t] = nlohmann::json::array();
+    for (const auto& f : feats)
+      out[t].push_back({{"feature", f.feature},
+                        {"gain", f.gain},
+                        {"permutation", f.permutation},
+                        {"permutation_pct", f.permutation_pct}});
+  }
+  return out;
+}
+}  // namespace
+
 nlohmann::json Evaluation::to_json() const {
   nlohmann::json t = nlohmann::json::object();
   for (const auto& [name, m] : targets) t[name] = m.to_json();
@@ -207,7 +222,7 @@ nlohmann::json Evaluation::to_json() const {
                         {"rows", rows},           {"split", split.to_json()},
                         {"quick", quick},         {"warnings", warnings},
                         {"targets", t},           {"baselines", baselines},
-                        {"importance", importance}, {"residuals", residuals},
+                        {"importance", importance_json(importance)}, {"residuals", residuals},
                         {"components", components}, {"lobto", lobto.to_json()},
                         {"ablation", ablation.to_json()}, {"seconds", seconds}};
   if (drift_correction) doc["drift_correction"] = *drift_correction;

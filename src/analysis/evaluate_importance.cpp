@@ -38,7 +38,7 @@ std::vector<double> permutation_importance(const CarbModel& m, const TargetModel
   return out;
 }
 
-nlohmann::json target_importance(const Context& c, const TargetModel& tm, const Matrix& base) {
+std::vector<FeatureImportance> target_importance(const Context& c, const TargetModel& tm, const Matrix& base) {
   const auto configs = configs_of(c.test);
   const Matrix X = target_features(c.model, tm, base, c.test_pred);
   const auto truth = target_column(c.test, tm.target);
@@ -53,20 +53,17 @@ nlohmann::json target_importance(const Context& c, const TargetModel& tm, const 
     if (gain[names[a]] != gain[names[b]]) return gain[names[a]] > gain[names[b]];
     return perm[a] > perm[b];
   });
-  nlohmann::json out = nlohmann::json::array();
+  std::vector<FeatureImportance> out;
   for (auto j : order)
-    out.push_back({{"feature", names[j]},
-                   {"gain", gain[names[j]]},
-                   {"permutation", perm[j]},
-                   {"permutation_pct", base_mae > 0 ? 100.0 * perm[j] / base_mae : 0.0}});
+    out.push_back({names[j], gain[names[j]], perm[j], base_mae > 0 ? 100.0 * perm[j] / base_mae : 0.0});
   return out;
 }
 
 }  // namespace
 
-nlohmann::json importance_section(const Context& c) {
+std::map<std::string, std::vector<FeatureImportance>> importance_section(const Context& c) {
   const Matrix base = build_features(c.model.schema(), configs_of(c.test), telemetry_of(c.test));
-  nlohmann::json out = nlohmann::json::object();
+  std::map<std::string, std::vector<FeatureImportance>> out;
   for (const auto& tm : c.model.target_models()) out[tm.target] = target_importance(c, tm, base);
   return out;
 }

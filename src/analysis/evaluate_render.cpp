@@ -165,10 +165,12 @@ void render_importance(const Evaluation& e, std::ostream& out, std::size_t top) 
   out << "\n== feature importance (top " << top << " by gain; permutation = test MAE increase) ==\n";
   TextTable t({"target", "feature", "gain", "permutation", "perm % of MAE"});
   for (const auto& target : e.targets_predicted) {
-    const json& feats = field(e.importance, target);
-    for (std::size_t i = 0; i < feats.size() && i < top; ++i)
-      t.add({target, feats[i]["feature"].get<std::string>(), num(feats[i], "gain", 3),
-             num(feats[i], "permutation", 3), num(feats[i], "permutation_pct", 3)});
+    const auto it = e.importance.find(target);
+    if (it == e.importance.end()) continue;
+    for (std::size_t i = 0; i < it->second.size() && i < top; ++i) {
+      const FeatureImportance& f = it->second[i];
+      t.add({target, f.feature, fmt_num(f.gain, 3), fmt_num(f.permutation, 3), fmt_num(f.permutation_pct, 3)});
+    }
   }
   t.print(out);
 }

@@ -133,6 +133,12 @@ TEST_F(Evaluate, TypedResultsAreTheJsonDocument) {
     EXPECT_DOUBLE_EQ(e.lobto.targets.at(t).r2, (*doc_)["lobto"][t]["r2"].get<double>()) << t;
   }
   EXPECT_EQ(e.ablation.available, (*doc_)["ablation"]["available"].get<bool>());
+  for (const auto& t : e.targets_predicted) {
+    const auto& imp = e.importance.at(t);
+    ASSERT_EQ(imp.size(), (*doc_)["importance"][t].size()) << t;
+    EXPECT_EQ(imp.front().feature, (*doc_)["importance"][t][0]["feature"].get<std::string>()) << t;
+    for (std::size_t i = 1; i < imp.size(); ++i) EXPECT_GE(imp[i - 1].gain, imp[i].gain) << t;  // by gain
+  }
 }
 
 TEST_F(Evaluate, ReportsEverySectionPerTarget) {
