@@ -104,6 +104,8 @@ class Backend {
   /// Runs `c` back to back for about `seconds`, recording every pass's end and every counter
   /// change (the window study). Default: refuses (InputError), the backend has no counter.
   virtual EnergyTrace trace_energy(const Config& c, const Protocol& p, double seconds);
+  /// Whether trace_energy works here (checked before a study writes anything).
+  virtual bool traces_energy() const { return false; }
   /// The device's temperature now (cuda), for Protocol::cooldown_above_c; nullopt when unknown.
   virtual std::optional<double> temperature_c() { return std::nullopt; }
 };

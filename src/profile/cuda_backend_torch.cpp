@@ -126,6 +126,7 @@ class CudaBackend final : public Backend {
 
   MeterCheck check_meter(double max_s) override;
   EnergyTrace trace_energy(const Config& c, const Protocol& p, double seconds) override;
+  bool traces_energy() const override { return meter_ != nullptr; }
   std::optional<double> temperature_c() override {
     if (!nvml_) return std::nullopt;
     if (auto v = nvml_->temperature_c(nvml_index_)) return static_cast<double>(*v);

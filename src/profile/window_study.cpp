@@ -141,6 +141,9 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   p.warmup = o.warmup;
   auto backend = make_backend(o.backend, p);
   for (const auto& c : configs) backend->check(c);
+  if (!backend->traces_energy())
+    throw InputError("the window study needs an energy counter it can trace; the " + o.backend +
+                     " backend has none here");
   const MeterCheck meter = backend->check_meter(2.0);
   if (meter.meter == "none")
     throw InputError("the window study needs an energy counter; the " + o.backend + " backend has none here (" +

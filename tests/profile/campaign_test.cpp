@@ -223,6 +223,7 @@ class StudyBackend final : public Backend {
     m.period_ms = 100;
     return m;
   }
+  bool traces_energy() const override { return true; }
   EnergyTrace trace_energy(const Config& c, const Protocol&, double seconds) override {
     ++g_traces;
     EnergyTrace t;
