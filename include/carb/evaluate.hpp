@@ -87,6 +87,26 @@ struct FeatureImportance {
   double gain = 0, permutation = 0, permutation_pct = 0;
 };
 
+/// The residual study on the held-out rows: the spread per batch regime ("<=8", "9-64", ">64"),
+/// and Spearman's rho of residual against SM utilization where utilization is high.
+struct RegimeSpread {
+  std::size_t n = 0;
+  std::optional<double> std, mae, log_ratio_std;  // empty where the regime has too few rows
+};
+struct HighUtilResidual {
+  std::size_t n = 0;
+  std::optional<double> rho;  // empty below 3 rows: a rho of +-1 or 0 by construction
+};
+struct ResidualStudy {
+  std::map<std::string, std::map<std::string, RegimeSpread>> batch_regimes;  // target -> regime
+  bool high_util_available = false;
+  std::string high_util_reason;
+  double high_util_threshold = 0;  // percent SM utilization
+  std::size_t high_util_rows = 0;
+  std::map<std::string, HighUtilResidual> high_util;  // per target
+  nlohmann::json to_json() const;
+};
+
 struct Evaluation {
   std::string platform;                        // the model's
   std::vector<std::string> targets_predicted;  // in cascade order
@@ -99,9 +119,11 @@ struct Evaluation {
   AblationResult ablation;
   /// Per target, every feature by gain (then permutation), most important first.
   std::map<std::string, std::vector<FeatureImportance>> importance;
+  ResidualStudy residuals;
   /// The paper's further sections, as the `--format json` documents: baselines (FLOPs-only
-  /// linear and log-linear, the latency proxy), the residual study and the blend's components.
-  nlohmann::json baselines, residuals, components;
+  /// linear and log-linear, the latency proxy) and the blend's components (with the out-of-fold
+  /// record training stored in the bundle).
+  nlohmann::json baselines, components;
   std::optional<nlohmann::json> drift_correction;  // a drift-corrected model only
   std::map<std::string, double> seconds;           // per section
   std::string model;                                // run_evaluate: the bundle's path

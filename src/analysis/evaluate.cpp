@@ -222,7 +222,7 @@ nlohmann::json Evaluation::to_json() const {
                         {"rows", rows},           {"split", split.to_json()},
                         {"quick", quick},         {"warnings", warnings},
                         {"targets", t},           {"baselines", baselines},
-                        {"importance", importance_json(importance)}, {"residuals", residuals},
+                        {"importance", importance_json(importance)}, {"residuals", residuals.to_json()},
                         {"components", components}, {"lobto", lobto.to_json()},
                         {"ablation", ablation.to_json()}, {"seconds", seconds}};
   if (drift_correction) doc["drift_correction"] = *drift_correction;

@@ -54,7 +54,7 @@ nlohmann::json no_cascade_scores(const Context& c);
 nlohmann::json baselines_section(const Context& c);
 std::map<std::string, std::vector<FeatureImportance>> importance_section(const Context& c);
 nlohmann::json components_section(const Context& c);
-nlohmann::json residuals_section(const Context& c);
+ResidualStudy residuals_section(const Context& c);
 LobtoResult lobto_section(const Context& c);
 AblationResult ablation_section(const Context& c);
 

@@ -22,16 +22,6 @@ std::string num(const json& j, const char* key, int digits = 4) {
   return fmt_num(j[key].get<double>(), digits);
 }
 
-// Prints the title and, when the section is unavailable, its reason; true when it is.
-bool heading(std::ostream& out, const std::string& title, const json& section) {
-  out << "\n== " << title << " ==\n";
-  if (section.is_object() && section.contains("available") && !section["available"].get<bool>()) {
-    out << "not available: " << section.value("reason", "") << '\n';
-    return true;
-  }
-  return false;
-}
-
 std::vector<std::string> metric_cells(const json& m) {
   return {num(m, "r2", 5), num(m, "mae"), num(m, "rmse"), num(m, "mape", 3)};
 }
@@ -175,21 +165,32 @@ void render_importance(const Evaluation& e, std::ostream& out, std::size_t top) 
   t.print(out);
 }
 
+std::string cell(const std::optional<double>& v, int digits) { return v ? fmt_num(*v, digits) : "-"; }
+
 void render_residuals(const Evaluation& e, std::ostream& out) {
-  const json& r = e.residuals;
-  const json& h = r["high_util"];
-  if (!heading(out, "residuals vs SM utilization (held-out rows above the threshold)", h)) {
+  const ResidualStudy& r = e.residuals;
+  if (!heading(out, "residuals vs SM utilization (held-out rows above the threshold)", r.high_util_available,
+               r.high_util_reason)) {
     TextTable t({"target", "n", "Spearman rho"});
-    for (const auto& name : e.targets_predicted) t.add({name, num(field(h, name), "n"), num(field(h, name), "rho", 3)});
+    for (const auto& name : e.targets_predicted) {
+      const auto it = r.high_util.find(name);
+      if (it == r.high_util.end()) continue;
+      t.add({name, std::to_string(it->second.n), cell(it->second.rho, 3)});
+    }
     t.print(out);
   }
   out << "\n== residual spread per batch regime (held-out rows) ==\n";
   TextTable t({"target", "batch", "n", "residual std", "MAE", "log-ratio std"});
-  for (const auto& target : e.targets_predicted)
+  for (const auto& target : e.targets_predicted) {
+    const auto regimes = r.batch_regimes.find(target);
+    if (regimes == r.batch_regimes.end()) continue;
     for (const char* label : {"<=8", "9-64", ">64"}) {
-      const json& m = field(field(field(r, "batch_regimes"), target), label);
-      t.add({target, label, num(m, "n"), num(m, "std"), num(m, "mae"), num(m, "log_ratio_std", 3)});
+      const auto it = regimes->second.find(label);
+      if (it == regimes->second.end()) continue;
+      const RegimeSpread& m = it->second;
+      t.add({target, label, std::to_string(m.n), cell(m.std, 4), cell(m.mae, 4), cell(m.log_ratio_std, 3)});
     }
+  }
   t.print(out);
 }
 

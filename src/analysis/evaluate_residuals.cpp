@@ -10,7 +10,8 @@
 #include "carb/metrics.hpp"
 #include "evaluate_internal.hpp"
 
-namespace carb::eval {
+namespace carb {
+namespace eval {
 namespace {
 
 struct Regime {
@@ -27,10 +28,10 @@ double stddev(const std::vector<double>& v) {
   return std::sqrt(ss / static_cast<double>(v.size() - 1));
 }
 
-nlohmann::json regime_spread(const Context& c, const std::string& t) {
+std::map<std::string, RegimeSpread> regime_spread(const Context& c, const std::string& t) {
   const auto truth = target_column(c.test, t);
   const auto& pred = c.test_pred.at(t);
-  nlohmann::json out = nlohmann::json::object();
+  std::map<std::string, RegimeSpread> out;
   for (const auto& r : kRegimes) {
     std::vector<double> res, log_ratio;
     double abs_sum = 0;
@@ -41,42 +42,67 @@ nlohmann::json regime_spread(const Context& c, const std::string& t) {
       abs_sum += std::abs(truth[i] - pred[i]);
       if (truth[i] > 0 && pred[i] > 0) log_ratio.push_back(std::log(pred[i] / truth[i]));
     }
-    // A spread needs two residuals; an empty regime has no MAE either (null, never 0).
-    const bool spread = res.size() >= 2;
-    nlohmann::json j = {{"n", res.size()}, {"std", nullptr}, {"mae", nullptr}, {"log_ratio_std", nullptr}};
-    if (!res.empty()) j["mae"] = abs_sum / static_cast<double>(res.size());
-    if (spread) j["std"] = stddev(res);
-    if (spread && log_ratio.size() == res.size()) j["log_ratio_std"] = stddev(log_ratio);
-    out[r.label] = j;
+    // A spread needs two residuals; an empty regime has no MAE either (empty, never 0).
+    RegimeSpread s;
+    s.n = res.size();
+    if (!res.empty()) s.mae = abs_sum / static_cast<double>(res.size());
+    if (res.size() >= 2) s.std = stddev(res);
+    if (res.size() >= 2 && log_ratio.size() == res.size()) s.log_ratio_std = stddev(log_ratio);
+    out[r.label] = s;
   }
   return out;
 }
 
-nlohmann::json high_util(const Context& c) {
-  if (!c.test.has_column("avg_sm_util"))
-    return unavailable("the data has no avg_sm_util telemetry in every ok row (e.g. a CPU platform)");
-  const double thr = c.opts.high_util_threshold;
+void high_util(const Context& c, ResidualStudy& s) {
+  if (!c.test.has_column("avg_sm_util")) {
+    s.high_util_reason = "the data has no avg_sm_util telemetry in every ok row (e.g. a CPU platform)";
+    return;
+  }
+  s.high_util_available = true;
+  s.high_util_threshold = c.opts.high_util_threshold;
   std::vector<std::size_t> rows;
   for (std::size_t i = 0; i < c.test.rows.size(); ++i)
-    if (*c.test.rows[i].avg_sm_util > thr) rows.push_back(i);
-  nlohmann::json out = {{"available", true}, {"threshold", thr}, {"rows", rows.size()}};
+    if (*c.test.rows[i].avg_sm_util > s.high_util_threshold) rows.push_back(i);
+  s.high_util_rows = rows.size();
   for (const auto& t : c.model.targets()) {
     const auto truth = target_column(c.test, t);
     std::vector<double> res, util;
     for (auto i : rows)
       res.push_back(truth[i] - c.test_pred.at(t)[i]), util.push_back(*c.test.rows[i].avg_sm_util);
+    HighUtilResidual h;
+    h.n = rows.size();
     // Fewer than 3 pairs give a rho of +-1 or 0 by construction: not evidence of anything.
-    out[t] = {{"n", rows.size()}, {"rho", rows.size() >= 3 ? nlohmann::json(spearman(res, util)) : nullptr}};
+    if (rows.size() >= 3) h.rho = spearman(res, util);
+    s.high_util[t] = h;
   }
-  return out;
 }
+
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); }
 
 }  // namespace
 
-nlohmann::json residuals_section(const Context& c) {
-  nlohmann::json spread = nlohmann::json::object();
-  for (const auto& t : c.model.targets()) spread[t] = regime_spread(c, t);
-  return {{"high_util", high_util(c)}, {"batch_regimes", spread}};
+ResidualStudy residuals_section(const Context& c) {
+  ResidualStudy s;
+  for (const auto& t : c.model.targets()) s.batch_regimes[t] = regime_spread(c, t);
+  high_util(c, s);
+  return s;
 }
 
-}  // namespace carb::eval
+}  // namespace eval
+
+nlohmann::json ResidualStudy::to_json() const {
+  nlohmann::json spread = nlohmann::json::object();
+  for (const auto& [t, regimes] : batch_regimes)
+    for (const auto& [label, r] : regimes)
+      spread[t][label] = {{"n", r.n}, {"std", eval::opt(r.std)}, {"mae", eval::opt(r.mae)},
+                          {"log_ratio_std", eval::opt(r.log_ratio_std)}};
+  nlohmann::json hu = high_util_available
+                          ? nlohmann::json{{"available", true},
+                                           {"threshold", high_util_threshold},
+                                           {"rows", high_util_rows}}
+                          : eval::unavailable(high_util_reason);
+  for (const auto& [t, h] : high_util) hu[t] = {{"n", h.n}, {"rho", eval::opt(h.rho)}};
+  return {{"high_util", hu}, {"batch_regimes", spread}};
+}
+
+}  // namespace carb

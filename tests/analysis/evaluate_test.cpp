@@ -138,7 +138,15 @@ TEST_F(Evaluate, TypedResultsAreTheJsonDocument) {
     ASSERT_EQ(imp.size(), (*doc_)["importance"][t].size()) << t;
     EXPECT_EQ(imp.front().feature, (*doc_)["importance"][t][0]["feature"].get<std::string>()) << t;
     for (std::size_t i = 1; i < imp.size(); ++i) EXPECT_GE(imp[i - 1].gain, imp[i].gain) << t;  // by gain
+    std::size_t n = 0;
+    for (const auto& [label, r] : e.residuals.batch_regimes.at(t)) {
+      n += r.n;
+      EXPECT_EQ(r.n, (*doc_)["residuals"]["batch_regimes"][t][label]["n"].get<std::size_t>()) << t << label;
+      EXPECT_EQ(r.std.has_value(), !(*doc_)["residuals"]["batch_regimes"][t][label]["std"].is_null()) << t << label;
+    }
+    EXPECT_EQ(n, e.split.test_rows) << t;  // the regimes partition the held-out rows
   }
+  EXPECT_EQ(e.residuals.high_util_available, (*doc_)["residuals"]["high_util"]["available"].get<bool>());
 }
 
 TEST_F(Evaluate, ReportsEverySectionPerTarget) {
