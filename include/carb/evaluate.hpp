@@ -87,6 +87,27 @@ struct FeatureImportance {
   double gain = 0, permutation = 0, permutation_pct = 0;
 };
 
+/// A baseline fitted on the train split and scored on the held-out rows, per target, with how
+/// much lower CARB's held-out MAE is (the paper's headline comparison).
+struct BaselineScore {
+  bool available = false;
+  std::string reason;
+  FitMetrics metrics;
+  double carb_mae_reduction_pct = 0;
+};
+struct Baseline {
+  bool available = false;
+  std::string reason;
+  std::string feature;                          // what it regresses on
+  std::map<std::string, BaselineScore> targets;
+  std::optional<double> slope, intercept;       // the latency proxy's line
+};
+/// FLOPs-only linear (raw and log-log) per target, and the latency-as-energy proxy.
+struct Baselines {
+  Baseline flops_linear, flops_loglinear, latency_proxy;
+  nlohmann::json to_json() const;
+};
+
 /// The residual study on the held-out rows: the spread per batch regime ("<=8", "9-64", ">64"),
 /// and Spearman's rho of residual against SM utilization where utilization is high.
 struct RegimeSpread {
@@ -120,10 +141,10 @@ struct Evaluation {
   /// Per target, every feature by gain (then permutation), most important first.
   std::map<std::string, std::vector<FeatureImportance>> importance;
   ResidualStudy residuals;
-  /// The paper's further sections, as the `--format json` documents: baselines (FLOPs-only
-  /// linear and log-linear, the latency proxy) and the blend's components (with the out-of-fold
-  /// record training stored in the bundle).
-  nlohmann::json baselines, components;
+  Baselines baselines;
+  /// The blend's components per target, as the `--format json` document (it carries the
+  /// out-of-fold record training stored in the bundle).
+  nlohmann::json components;
   std::optional<nlohmann::json> drift_correction;  // a drift-corrected model only
   std::map<std::string, double> seconds;           // per section
   std::string model;                                // run_evaluate: the bundle's path

@@ -127,7 +127,8 @@ Evaluation evaluate_external(eval::Context& c) {
                          model.platform() + "'");
   const nlohmann::json no_split = eval::unavailable("--external: no training split to fit on");
   e.targets = timed("targets", c.opts, e.seconds, [&] { return eval::score_targets(model, c.test); });
-  e.baselines = {{"flops_linear", no_split}, {"flops_loglinear", no_split}, {"latency_proxy", no_split}};
+  for (Baseline* b : {&e.baselines.flops_linear, &e.baselines.flops_loglinear, &e.baselines.latency_proxy})
+    b->reason = no_split["reason"].get<std::string>();
   e.importance = timed("importance", c.opts, e.seconds, [&] { return eval::importance_section(c); });
   e.residuals = timed("residuals", c.opts, e.seconds, [&] { return eval::residuals_section(c); });
   e.components = timed("components", c.opts, e.seconds, [&] { return eval::components_section(c); });
@@ -221,7 +222,7 @@ nlohmann::json Evaluation::to_json() const {
   nlohmann::json doc = {{"platform", platform},   {"targets_predicted", targets_predicted},
                         {"rows", rows},           {"split", split.to_json()},
                         {"quick", quick},         {"warnings", warnings},
-                        {"targets", t},           {"baselines", baselines},
+                        {"targets", t},           {"baselines", baselines.to_json()},
                         {"importance", importance_json(importance)}, {"residuals", residuals.to_json()},
                         {"components", components}, {"lobto", lobto.to_json()},
                         {"ablation", ablation.to_json()}, {"seconds", seconds}};

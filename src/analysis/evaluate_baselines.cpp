@@ -11,7 +11,8 @@
 #include "carb/metrics.hpp"
 #include "evaluate_internal.hpp"
 
-namespace carb::eval {
+namespace carb {
+namespace eval {
 namespace {
 
 // One named analytic feature as a single-column matrix.
@@ -38,12 +39,14 @@ bool all_positive(const std::vector<double>& v) {
 }
 
 // Metrics of a baseline plus CARB's MAE reduction relative to it.
-nlohmann::json versus_carb(const std::vector<double>& truth, const std::vector<double>& base,
-                           const std::vector<double>& carb) {
-  nlohmann::json j = fit_metrics(truth, base).to_json();
-  const double base_mae = fit_metrics(truth, base).mae, carb_mae = fit_metrics(truth, carb).mae;
-  j["carb_mae_reduction_pct"] = base_mae > 0 ? 100.0 * (1.0 - carb_mae / base_mae) : 0.0;
-  return j;
+BaselineScore versus_carb(const std::vector<double>& truth, const std::vector<double>& base,
+                          const std::vector<double>& carb) {
+  BaselineScore s;
+  s.available = true;
+  s.metrics = fit_metrics(truth, base);
+  const double carb_mae = fit_metrics(truth, carb).mae;
+  s.carb_mae_reduction_pct = s.metrics.mae > 0 ? 100.0 * (1.0 - carb_mae / s.metrics.mae) : 0.0;
+  return s;
 }
 
 // A linear learner on one feature column; `log` fits log(y) ~ x and exponentiates back.
@@ -56,40 +59,63 @@ std::vector<double> fit_predict_linear(const Matrix& Xtr, const std::vector<doub
   return out;
 }
 
-nlohmann::json flops_baseline(const Context& c, bool log) {
+Baseline flops_baseline(const Context& c, bool log) {
   const Matrix Xtr = feature_column(c.train, log ? "flops_log" : "flops");
   const Matrix Xte = feature_column(c.test, log ? "flops_log" : "flops");
-  nlohmann::json out = {{"feature", log ? "log(1 + flops) -> log(target)" : "flops -> target"}};
+  Baseline b;
+  b.available = true;
+  b.feature = log ? "log(1 + flops) -> log(target)" : "flops -> target";
   for (const auto& t : c.model.targets()) {
     const auto ytr = target_column(c.train, t), yte = target_column(c.test, t);
     if (log && !all_positive(ytr)) {
-      out[t] = unavailable(t + " has non-positive values: no log-log fit");
+      b.targets[t].reason = t + " has non-positive values: no log-log fit";
       continue;
     }
-    out[t] = versus_carb(yte, fit_predict_linear(Xtr, ytr, Xte, log), c.test_pred.at(t));
+    b.targets[t] = versus_carb(yte, fit_predict_linear(Xtr, ytr, Xte, log), c.test_pred.at(t));
   }
-  return out;
+  return b;
 }
 
-nlohmann::json latency_proxy(const Context& c) {
-  if (!c.model.has_target("energy_j")) return unavailable("the model does not predict energy_j");
-  if (!c.all.has_column("latency_ms")) return unavailable("the data has no latency_ms in every ok row");
+Baseline latency_proxy(const Context& c) {
+  Baseline b;
+  if (!c.model.has_target("energy_j")) return b.reason = "the model does not predict energy_j", b;
+  if (!c.all.has_column("latency_ms")) return b.reason = "the data has no latency_ms in every ok row", b;
   const LineFit line = fit_line(target_column(c.train, "latency_ms"), target_column(c.train, "energy_j"));
   std::vector<double> pred;
   for (double l : target_column(c.test, "latency_ms")) pred.push_back(line.slope * l + line.intercept);
-  nlohmann::json e = versus_carb(target_column(c.test, "energy_j"), pred, c.test_pred.at("energy_j"));
-  return {{"feature", "measured latency_ms -> energy_j"},
-          {"slope", line.slope},
-          {"intercept", line.intercept},
-          {"energy_j", e}};
+  b.available = true;
+  b.feature = "measured latency_ms -> energy_j";
+  b.slope = line.slope, b.intercept = line.intercept;
+  b.targets["energy_j"] = versus_carb(target_column(c.test, "energy_j"), pred, c.test_pred.at("energy_j"));
+  return b;
+}
+
+nlohmann::json score_json(const BaselineScore& s) {
+  if (!s.available) return unavailable(s.reason);
+  nlohmann::json j = s.metrics.to_json();
+  j["carb_mae_reduction_pct"] = s.carb_mae_reduction_pct;
+  return j;
+}
+
+nlohmann::json baseline_json(const Baseline& b) {
+  if (!b.available) return unavailable(b.reason);
+  nlohmann::json j = {{"feature", b.feature}};
+  if (b.slope) j["slope"] = *b.slope;
+  if (b.intercept) j["intercept"] = *b.intercept;
+  for (const auto& [t, s] : b.targets) j[t] = score_json(s);
+  return j;
 }
 
 }  // namespace
 
-nlohmann::json baselines_section(const Context& c) {
-  return {{"flops_linear", flops_baseline(c, false)},
-          {"flops_loglinear", flops_baseline(c, true)},
-          {"latency_proxy", latency_proxy(c)}};
+Baselines baselines_section(const Context& c) { return {flops_baseline(c, false), flops_baseline(c, true), latency_proxy(c)}; }
+
+}  // namespace eval
+
+nlohmann::json Baselines::to_json() const {
+  return {{"flops_linear", eval::baseline_json(flops_linear)},
+          {"flops_loglinear", eval::baseline_json(flops_loglinear)},
+          {"latency_proxy", eval::baseline_json(latency_proxy)}};
 }
 
-}  // namespace carb::eval
+}  // namespace carb

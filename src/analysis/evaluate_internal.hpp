@@ -51,7 +51,7 @@ CarbModel retrain(const Context& c, const Dataset& train, TrainOptions o);
 nlohmann::json no_cascade_scores(const Context& c);
 
 /// The sections, one per file.
-nlohmann::json baselines_section(const Context& c);
+Baselines baselines_section(const Context& c);
 std::map<std::string, std::vector<FeatureImportance>> importance_section(const Context& c);
 nlohmann::json components_section(const Context& c);
 ResidualStudy residuals_section(const Context& c);

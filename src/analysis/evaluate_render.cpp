@@ -68,17 +68,19 @@ void render_header(const Evaluation& e, std::ostream& out) {
 void render_baselines(const Evaluation& e, std::ostream& out) {
   out << "\n== baselines (fitted on the train split) ==\n";
   TextTable t({"baseline", "target", "R2", "MAE", "CARB MAE reduction %"});
-  for (const auto& [name, b] : e.baselines.items()) {
-    if (b.contains("available")) {
-      t.add({name, "-", "-", "-", b.value("reason", "")});
+  const std::pair<const char*, const Baseline*> all[] = {{"flops_linear", &e.baselines.flops_linear},
+                                                         {"flops_loglinear", &e.baselines.flops_loglinear},
+                                                         {"latency_proxy", &e.baselines.latency_proxy}};
+  for (const auto& [name, b] : all) {
+    if (!b->available) {
+      t.add({name, "-", "-", "-", b->reason});
       continue;
     }
-    for (const auto& [target, m] : b.items()) {
-      if (!m.is_object()) continue;
-      if (m.contains("available"))
-        t.add({name, target, "-", "-", m.value("reason", "")});
+    for (const auto& [target, s] : b->targets) {
+      if (!s.available)
+        t.add({name, target, "-", "-", s.reason});
       else
-        t.add({name, target, num(m, "r2", 5), num(m, "mae"), num(m, "carb_mae_reduction_pct", 3)});
+        t.add({name, target, fmt_num(s.metrics.r2, 5), fmt_num(s.metrics.mae, 4), fmt_num(s.carb_mae_reduction_pct, 3)});
     }
   }
   t.print(out);

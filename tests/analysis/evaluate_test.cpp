@@ -147,6 +147,13 @@ TEST_F(Evaluate, TypedResultsAreTheJsonDocument) {
     EXPECT_EQ(n, e.split.test_rows) << t;  // the regimes partition the held-out rows
   }
   EXPECT_EQ(e.residuals.high_util_available, (*doc_)["residuals"]["high_util"]["available"].get<bool>());
+  for (const auto& t : e.targets_predicted) {
+    const BaselineScore& b = e.baselines.flops_linear.targets.at(t);
+    ASSERT_TRUE(b.available) << t;
+    EXPECT_DOUBLE_EQ(b.carb_mae_reduction_pct,
+                     (*doc_)["baselines"]["flops_linear"][t]["carb_mae_reduction_pct"].get<double>()) << t;
+  }
+  EXPECT_EQ(e.baselines.latency_proxy.available, (*doc_)["baselines"]["latency_proxy"].contains("slope"));
 }
 
 TEST_F(Evaluate, ReportsEverySectionPerTarget) {
