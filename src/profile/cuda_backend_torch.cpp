@@ -428,6 +428,11 @@ class NoCudaBackend final : public Backend {
   nlohmann::json platform_info() const override {
     return {{"backend", "cuda"}, {"available", false}, {"libtorch", TORCH_VERSION}};
   }
+  MeterCheck check_meter(double) override {
+    MeterCheck m;
+    m.note = "this carb was built without CUDA support (LibTorch found has no CUDA)";
+    return m;
+  }
 };
 
 #endif
