@@ -45,6 +45,7 @@ void run(MeterCmd& c, const std::string& cmdline) {
   if (c.w.out.empty()) throw InputError("--study needs --out FILE for the study's rows");
   c.w.backend = c.backend;
   c.w.command_line = cmdline;
+  c.w.inputs = {c.study};
   const auto s = run_window_study(read_configs_csv(c.study), c.w);
   for (const auto& f : s.failures) std::cerr << "carb meter --study: " << f << "\n";
   std::cout << "window study: " << s.traces << " traces (" << s.skipped << " already in " << c.w.out.string() << "), "
@@ -55,15 +56,16 @@ Registrar reg({"meter", "Check the energy meter (update period, jitter, power re
                [](CLI::App& app) {
                  auto c = std::make_shared<MeterCmd>();
                  app.add_option("--backend", c->backend, "cpu (RAPL, where readable) | cuda (NVML)")->capture_default_str();
-                 app.add_option("--seconds", c->seconds, "watch the idle counter at most this long")->capture_default_str()->check(in_range(0.05, 600.0));
-                 app.add_option("--study", c->study, "configurations CSV: run each back to back for --trace-s, and evaluate windows of every --windows length against it");
+                 auto* seconds = app.add_option("--seconds", c->seconds, "watch the idle counter at most this long (the check, not --study)")->capture_default_str()->check(in_range(0.05, 600.0));
+                 auto* study = app.add_option("--study", c->study, "configurations CSV: run each back to back for --trace-s, and evaluate windows of every --windows length against it");
                  app.add_option("--out", c->w.out, "window-study CSV (resumed if it is one; a .json sidecar records the meter and the GPU)");
-                 app.add_option("--trace-s", c->w.trace_s, "length of each trace: the reference window")->capture_default_str()->check(in_range(0.01, 600.0));
-                 app.add_option("--windows", c->w.windows_s, "window lengths to evaluate (s), each shorter than --trace-s")->delimiter(',')->capture_default_str();
-                 app.add_option("--repeats", c->w.repeats, "traces per configuration")->capture_default_str()->check(in_range(1, 100));
-                 app.add_option("--warmup", c->w.warmup, "untimed passes before each trace")->capture_default_str()->check(in_range(0, 100000));
-                 app.add_flag("--force", c->w.force, "replace an --out that is not a window study");
+                 app.add_option("--trace-s", c->w.trace_s, "length of each trace: the reference window")->capture_default_str()->check(in_range(0.01, 600.0))->needs(study);
+                 app.add_option("--windows", c->w.windows_s, "window lengths to evaluate (s), each shorter than --trace-s")->delimiter(',')->capture_default_str()->needs(study);
+                 app.add_option("--repeats", c->w.repeats, "traces per configuration")->capture_default_str()->check(in_range(1, 100))->needs(study);
+                 app.add_option("--warmup", c->w.warmup, "untimed passes before each trace")->capture_default_str()->check(in_range(0, 100000))->needs(study);
+                 app.add_flag("--force", c->w.force, "replace an --out (and its .json) that is not a window study")->needs(study);
                  add_format(app, c->format, {"table", "json"});
+                 study->excludes(seconds);
                  app.callback([c] { run(*c, command_line()); });
                }});
 

@@ -78,6 +78,7 @@ struct WindowStudyOptions {
   int repeats = 3;
   int warmup = 5;
   bool force = false;                        // replace an --out that is not a window study
+  std::vector<std::filesystem::path> inputs;  // files the study reads (never its --out)
   bool progress = true;
   std::string command_line;
 };

@@ -152,11 +152,13 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
 
 
 def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=None):
-    """The paper's evaluation of `model` on one or more dataset CSVs, as a dict (the same document
+    """The paper's evaluation of `model` (a carb.Model or a bundle's path) on one or more dataset CSVs, as a dict (the same document
     as `carb evaluate --format json`): held-out accuracy per target, baselines, importance,
     residuals, components; leave-one-batch-tier-out and the ablation unless quick (they retrain).
     external=True scores every row of the data as held out (a file the model did not train on)."""
-    files = [str(data)] if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") else [str(d) for d in data]
+    if isinstance(model, str) or hasattr(model, "__fspath__"):
+        model = Model.load(model)
+    files = [os.fsdecode(data)] if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") else [os.fsdecode(d) for d in data]
     return _carb.evaluate(model._m, files, external, quick, seed, test_fraction)
 
 

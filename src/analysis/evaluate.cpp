@@ -62,6 +62,8 @@ EvaluationSplit resolve_split(const CarbModel& m, const EvaluateOptions& o) {
 }
 
 void check_options(const EvaluateOptions& o) {
+  if (o.external && (o.seed || o.test_fraction))
+    throw InputError("--external scores every row as held out: --seed and --test-fraction choose a split it does not make");
   if (o.test_fraction && !(*o.test_fraction > 0 && *o.test_fraction < 1))
     throw InputError("--test-fraction must be in (0, 1), got " + std::to_string(*o.test_fraction));
   if (o.permutation_repeats < 1) throw InputError("permutation repeats must be at least 1");

@@ -1,5 +1,6 @@
 // `carb train` as a library function.
 #include <chrono>
+#include <filesystem>
 
 #include "carb/drift.hpp"
 #include "carb/error.hpp"
@@ -20,8 +21,32 @@ Dataset read_datasets(const std::vector<std::filesystem::path>& files) {
   return all;
 }
 
+namespace {
+
+std::filesystem::path real_path(const std::filesystem::path& p) {
+  std::error_code ec;
+  const auto r = std::filesystem::weakly_canonical(std::filesystem::absolute(p), ec);
+  return ec ? std::filesystem::absolute(p).lexically_normal() : r;
+}
+
+// --out that is, or holds, a training file: even with --force the bundle would replace the data
+// it was trained on (train --out . --force once deleted the CSV and everything beside it).
+void refuse_out_holding_inputs(const TrainJob& job) {
+  const auto out = real_path(job.out);
+  for (const auto& d : job.data) {
+    const auto in = real_path(d);
+    const auto rel = in.lexically_relative(out);
+    if (in == out || (!rel.empty() && *rel.begin() != ".."))
+      throw InputError("--out " + job.out.string() + " holds the training data " + d.string() +
+                       "; write the model bundle elsewhere");
+  }
+}
+
+}  // namespace
+
 nlohmann::json run_train_job(const TrainJob& job) {
   if (job.out.empty()) throw InputError("--out DIR is required");
+  refuse_out_holding_inputs(job);
   // Checked and staged before the work: an occupied or unwritable --out fails now, not after training.
   BundleDestination dest(job.out, job.force);
   const Dataset d = read_datasets(job.data);

@@ -8,6 +8,7 @@
 #include "carb/dataset.hpp"
 #include "carb/meter.hpp"
 #include "data/csv.hpp"
+#include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/profiler.hpp"
 #include "energy_window.hpp"
@@ -122,10 +123,20 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   const auto st = fs::status(o.out, ec);
   const bool exists = st.type() != fs::file_type::not_found;
   if (exists && st.type() == fs::file_type::directory) throw InputError(o.out.string() + " is a directory; give a file");
+  check_not_an_input(o.out, o.inputs);
   const bool resume = exists && looks_like_window_study(o.out);
   if (exists && !resume && !o.force)
     throw InputError(o.out.string() + " exists and is not a window study carb wrote; choose another --out, or pass "
                      "--force to replace it");
+  // The provenance sidecar beside it is replaced too: only one that carb wrote, unless forced.
+  const fs::path side(o.out.string() + ".json");
+  if (fs::exists(side, ec) && !o.force) {
+    std::ifstream in(side);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object() || j.value("kind", "") != "carb window study")
+      throw InputError(side.string() + " exists and is not a window study's provenance carb wrote; choose another "
+                       "--out, or pass --force to replace it");
+  }
   std::string text = std::string(kHeader) + "\n";
   std::set<std::string> done;
   if (resume) {
@@ -158,7 +169,6 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
                          {"meter_check", meter.to_json()}};
   if (!o.command_line.empty()) prov["command"] = o.command_line;
   // A resumed study keeps the provenance of the run that measured its first rows and adds this one.
-  const fs::path side(o.out.string() + ".json");
   if (resume) {
     std::ifstream in(side);
     nlohmann::json first = nlohmann::json::parse(in, nullptr, false);

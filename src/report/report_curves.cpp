@@ -1,9 +1,11 @@
 // The report's active-profiling section: learning curves of the strategies (held-out R² against
 // rows measured and against seconds of measuring), the mean over seeds, from the CSV that
 // bench/active_learning_bench writes with --csv.
+#include <algorithm>
 #include <map>
 #include <set>
 
+#include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/text_table.hpp"
 #include "data/csv.hpp"
@@ -22,6 +24,7 @@ std::vector<CurvePoint> read_curves_csv(const std::filesystem::path& file) {
     if (!col.count(n))
       throw DataError(file.string() + ": missing column '" + n + "' (expected the --csv of bench/active_learning_bench)");
   std::vector<CurvePoint> out;
+  std::set<std::string> seen;
   for (std::size_t k = 1; k < rows.size(); ++k) {
     const auto& f = rows[k].fields;
     auto at = [&](const std::string& n) {
@@ -38,6 +41,23 @@ std::vector<CurvePoint> read_curves_csv(const std::filesystem::path& file) {
     p.cost_s = csv::parse_number(f[col["cost_s"]], at("cost_s"));
     p.r2 = csv::parse_number(f[col["r2"]], at("r2"));
     p.mape = csv::parse_number(f[col["mape"]], at("mape"));
+    // Values a learning curve cannot have: plotted, they looked like data.
+    auto bad = [&](const std::string& column, const std::string& why) {
+      throw DataError(at(column).str() + ": " + why);
+    };
+    if (std::find(std::begin(kTargets), std::end(kTargets), p.target) == std::end(kTargets))
+      bad("target", "'" + csv::show(p.target) + "' is not a target carb predicts");
+    if (p.strategy.empty()) bad("strategy", "empty");
+    if (p.round < 0) bad("round", "must be at least 0");
+    if (p.rows < 1) bad("rows", "must be at least 1");
+    if (p.cost_s < 0 || p.cost_s > 1e9) bad("cost_s", "must be between 0 and 1e9 seconds");
+    if (p.r2 > 1) bad("r2", "an R² cannot exceed 1");
+    if (p.mape < 0) bad("mape", "must be at least 0");
+    const std::string key = p.strategy + "\x1f" + std::to_string(p.seed) + "\x1f" + std::to_string(p.round) + "\x1f" + p.target;
+    if (!seen.insert(key).second)
+      throw DataError(file.string() + ":" + std::to_string(rows[k].line) + ": strategy " + csv::show(p.strategy) +
+                      ", seed " + std::to_string(p.seed) + ", round " + std::to_string(p.round) + ", " + p.target +
+                      " appears twice");
     out.push_back(p);
   }
   if (out.empty()) throw DataError(file.string() + ": no curve rows");

@@ -414,6 +414,10 @@ TEST(EvaluateExternal, ScoresEveryRowAndCountsTheTrainedOnes) {
   const Dataset fresh = synthetic_cost_dataset(40, false, 99);  // other draws: mostly unseen
   const auto other = evaluate_model(m, fresh, o).to_json();
   EXPECT_EQ(other["split"]["test_rows"], 40);
+  // A split's seed or fraction means nothing when every row is held out: refused, not ignored.
+  EvaluateOptions seeded = o;
+  seeded.seed = 5;
+  EXPECT_THROW(evaluate_model(m, d, seeded), InputError);
 }
 
 TEST(EvaluateErrors, RejectsBadInputWithClearErrors) {

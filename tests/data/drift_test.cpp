@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <random>
 
 #include "carb/error.hpp"
@@ -152,6 +153,26 @@ TEST_F(DriftTrain, DataWithoutReferenceIsRefused) {
   job.test_fraction = 0;
   EXPECT_THROW(run_train_job(job), DataError);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "m"));
+}
+
+// train --out . --force once replaced the directory holding the training CSV with the bundle.
+TEST_F(DriftTrain, AnOutThatHoldsTheTrainingDataIsRefusedEvenWithForce) {
+  const auto data = write_data();
+  std::ofstream(dir_ / "notes.txt") << "mine\n";
+  for (const auto& out : {dir_, dir_ / ".", data}) {
+    TrainJob job;
+    job.data = {data};
+    job.out = out;
+    job.force = true;
+    try {
+      run_train_job(job);
+      ADD_FAILURE() << out << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("holds the training data"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(std::filesystem::exists(data));
+  EXPECT_TRUE(std::filesystem::exists(dir_ / "notes.txt"));
 }
 
 }  // namespace

@@ -115,6 +115,10 @@ TEST_F(ProfileCli, MeterCheckAndStudyOnAMachineWithoutACounterSaySo) {
     EXPECT_NE(s.err.find("energy counter"), std::string::npos) << s.err;
     EXPECT_FALSE(fs::exists(dir_ / "study.csv"));
   }
+  // The study's own flags without --study would be ignored: refused instead.
+  const Finished alone = run_carb({"meter", "--backend", "cpu", "--repeats", "5"}, dir_, "alone");
+  EXPECT_EQ(alone.exit_code(), 2) << alone.err;
+  EXPECT_NE(alone.err.find("--study"), std::string::npos) << alone.err;
   std::ofstream(dir_ / "notes.txt") << "mine\n";
   const Finished guard = run_carb({"meter", "--backend", "cpu", "--study", (dir_ / "c.csv").string(), "--out",
                                    (dir_ / "notes.txt").string()}, dir_, "guard");

@@ -182,6 +182,21 @@ TEST(Report, CurvesCsvIsReadAndCheckedLikeEveryCsv) {
   }
   std::ofstream(dir / "other.csv") << "a,b\n1,2\n";
   EXPECT_THROW(read_curves_csv(dir / "other.csv"), DataError);
+  // Values a curve cannot have are refused with their line, not plotted.
+  const std::string head = "strategy,seed,round,rows,cost_s,target,r2,mape\n";
+  for (const char* row : {"random,1,0,-5,58.3,latency_ms,0.97,9.8", "random,1,0,50,-1,latency_ms,0.97,9.8",
+                          "random,1,0,50,58.3,latency_ms,1.5,9.8", "random,1,0,50,58.3,bogus,0.97,9.8",
+                          "random,1,0,50,1e308,latency_ms,0.97,9.8", "random,1,0,50,58.3,latency_ms,0.97,-2"}) {
+    std::ofstream(dir / "v.csv") << head << row << "\n";
+    EXPECT_THROW(read_curves_csv(dir / "v.csv"), DataError) << row;
+  }
+  std::ofstream(dir / "dup.csv") << head << "random,1,0,50,58.3,latency_ms,0.97,9.8\nrandom,1,0,50,58.3,latency_ms,0.98,9.8\n";
+  try {
+    read_curves_csv(dir / "dup.csv");
+    ADD_FAILURE() << "a duplicated round was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("dup.csv:3"), std::string::npos) << e.what();
+  }
   std::filesystem::remove_all(dir);
 }
 
