@@ -1,4 +1,5 @@
 // `carb train`: fit the CARB cascade on measured data and save a model bundle.
+#include <filesystem>
 #include <iostream>
 
 #include "carb/text_table.hpp"
@@ -82,9 +83,14 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                    auto& opt = c->job.options;
                    opt.correctors = !c->no_correctors, opt.cascade = !c->no_cascade, opt.log_target = !c->raw_target;
                    if (c->fast) make_fast(opt);
+                   std::error_code ec;
+                   const bool here = std::filesystem::weakly_canonical(c->job.out, ec) == std::filesystem::current_path(ec);
                    auto s = run_train_job(c->job);
                    if (c->format == "json") std::cout << s.dump(2) << '\n';
                    else print(s);
+                   // The bundle is swapped in whole, so a shell standing in the old one stands in a
+                   // removed directory until it enters the path again.
+                   if (here) std::cerr << "note: the bundle in the current directory was replaced; `cd .` to see it\n";
                  });
                }});
 
