@@ -40,11 +40,13 @@ std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Datase
   return out;
 }
 
-nlohmann::json score_model(const CarbModel& m, const Dataset& test) {
+nlohmann::json metrics_json(const std::map<std::string, FitMetrics>& m) {
   nlohmann::json out = nlohmann::json::object();
-  for (const auto& [t, metrics] : score_targets(m, test)) out[t] = metrics.to_json();
+  for (const auto& [t, f] : m) out[t] = f.to_json();
   return out;
 }
+
+nlohmann::json score_model(const CarbModel& m, const Dataset& test) { return metrics_json(score_targets(m, test)); }
 
 }  // namespace eval
 
@@ -219,12 +221,10 @@ nlohmann::json importance_json(const std::map<std::string, std::vector<FeatureIm
 }  // namespace
 
 nlohmann::json Evaluation::to_json() const {
-  nlohmann::json t = nlohmann::json::object();
-  for (const auto& [name, m] : targets) t[name] = m.to_json();
   nlohmann::json doc = {{"platform", platform},   {"targets_predicted", targets_predicted},
                         {"rows", rows},           {"split", split.to_json()},
                         {"quick", quick},         {"warnings", warnings},
-                        {"targets", t},           {"baselines", baselines.to_json()},
+                        {"targets", eval::metrics_json(targets)},           {"baselines", baselines.to_json()},
                         {"importance", importance_json(importance)}, {"residuals", residuals.to_json()},
                         {"components", components}, {"lobto", lobto.to_json()},
                         {"ablation", ablation.to_json()}, {"seconds", seconds}};

@@ -31,6 +31,8 @@ std::vector<double> target_column(const Dataset& d, const std::string& target);
 /// Held-out metrics of a model per target, typed and as {target: {r2, mae, rmse, mape, n}}.
 std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Dataset& test);
 nlohmann::json score_model(const CarbModel& m, const Dataset& test);
+/// {target: {r2, mae, rmse, mape, n}}: the one JSON form of per-target metrics.
+nlohmann::json metrics_json(const std::map<std::string, FitMetrics>& m);
 
 /// The matrix one target's learners see on `configs`: base features + its upstream
 /// predictions (taken from `preds`, raw units, transformed like training did).

@@ -26,12 +26,6 @@ Dataset telemetry_rows(const Dataset& d) {
   return subset(d, keep);
 }
 
-nlohmann::json metrics_json(const std::map<std::string, FitMetrics>& m) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [t, f] : m) out[t] = f.to_json();
-  return out;
-}
-
 template <class R>
 R not_available(const std::string& reason) {
   R r;
@@ -109,8 +103,8 @@ AblationResult ablation_section(const Context& c) {
 
 nlohmann::json LobtoResult::to_json() const {
   if (!available) return eval::unavailable(reason);
-  nlohmann::json out = {{"available", true}, {"split", split}, {"train_rows", train_rows}, {"test_rows", test_rows}};
-  for (const auto& [t, m] : targets) out[t] = m.to_json();
+  nlohmann::json out = eval::metrics_json(targets);
+  out.update({{"available", true}, {"split", split}, {"train_rows", train_rows}, {"test_rows", test_rows}});
   return out;
 }
 
