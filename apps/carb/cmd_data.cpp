@@ -92,8 +92,8 @@ void add_info(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   app->add_option("csv", o->csv, "dataset CSV")->required();
   add_format(*app, o->format, {"table", "json"});
   app->callback([o] {
-    const nlohmann::json info = dataset_info(o->csv);
-    std::cout << (o->format == "json" ? info.dump(2) + "\n" : format_dataset_info(info));
+    const DatasetInfo info = dataset_info(o->csv);
+    std::cout << (o->format == "json" ? info.to_json().dump(2) + "\n" : format_dataset_info(info));
   });
 }
 

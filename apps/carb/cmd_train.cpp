@@ -16,18 +16,19 @@ struct TrainCmd {
   bool no_correctors = false, no_cascade = false, raw_target = false, fast = false;
 };
 
-void print(const nlohmann::json& s) {
-  std::cout << "trained " << s["platform"].get<std::string>() << " model on " << s["train_rows"] << " rows in "
-            << fmt_num(s["train_seconds"].get<double>(), 3) << " s -> " << s["model"].get<std::string>() << "\n";
+void print(const TrainSummary& s) {
+  std::cout << "trained " << s.platform << " model on " << s.train_rows << " rows in " << fmt_num(s.train_seconds, 3)
+            << " s -> " << s.model.string() << "\n";
   TextTable t({"target", "R2", "MAE", "RMSE", "MAPE %", "form", "blend weights"});
-  for (auto& [target, m] : s["test_metrics"].items()) {
+  for (const auto& [target, m] : s.test_metrics) {
     std::string w;
-    for (auto& [k, v] : s["blend_weights"][target].items()) w += k + "=" + fmt_num(v.get<double>(), 2) + " ";
-    const auto& form = s["oof_components"][target]["form"];
-    t.add({target, fmt_num(m["r2"], 4), fmt_num(m["mae"], 4), fmt_num(m["rmse"], 4), fmt_num(m["mape"], 3),
-           form.value("chosen", std::string("plain")), w});
+    if (const auto it = s.blend_weights.find(target); it != s.blend_weights.end())
+      for (const auto& [k, v] : it->second) w += k + "=" + fmt_num(v, 2) + " ";
+    const auto c = s.oof_components.find(target);
+    t.add({target, fmt_num(m.r2, 4), fmt_num(m.mae, 4), fmt_num(m.rmse, 4), fmt_num(m.mape, 3),
+           c == s.oof_components.end() ? "plain" : to_string(c->second.form.chosen), w});
   }
-  std::cout << "held-out " << s["test_rows"] << " rows:\n";
+  std::cout << "held-out " << s.test_rows << " rows:\n";
   t.print(std::cout);
 }
 
@@ -86,7 +87,7 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                    std::error_code ec;
                    const bool here = std::filesystem::weakly_canonical(c->job.out, ec) == std::filesystem::current_path(ec);
                    auto s = run_train_job(c->job);
-                   if (c->format == "json") std::cout << s.dump(2) << '\n';
+                   if (c->format == "json") std::cout << s.to_json().dump(2) << '\n';
                    else print(s);
                    // The bundle is swapped in whole, so a shell standing in the old one stands in a
                    // removed directory until it enters the path again.

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -30,12 +31,37 @@ MergeSummary merge_datasets(const std::vector<std::filesystem::path>& inputs,
                             const std::filesystem::path& out, const std::string& command_line,
                             bool force = false);
 
-/// A JSON summary of a dataset CSV: rows per platform, status, family and precision, the ranges
-/// of depth/width/resolution/batch, and per target how many ok rows have a value.
-nlohmann::json dataset_info(const std::filesystem::path& csv);
+/// One platform's rows in a dataset: per status, and per target how many ok rows have a value.
+struct PlatformRows {
+  std::size_t rows = 0, ok_rows = 0;
+  std::map<std::string, std::size_t> status;              // ok | oom | error -> rows
+  std::map<std::string, std::size_t> ok_rows_with_value;  // per target
+};
 
-/// The summary of dataset_info as aligned text tables for people.
-std::string format_dataset_info(const nlohmann::json& info);
+/// The smallest and largest value of a configuration knob over a dataset's rows.
+template <class T>
+struct KnobRange {
+  T min{}, max{};
+};
+
+/// What is in a dataset CSV (`carb data info`).
+struct DatasetInfo {
+  std::filesystem::path file;
+  std::size_t rows = 0;
+  std::map<std::string, std::size_t> status, family, precision;  // rows per value
+  std::vector<std::string> extra_columns;
+  std::map<std::string, PlatformRows> platforms;
+  std::optional<KnobRange<int>> depth, resolution, batch;  // empty for a file without rows
+  std::optional<KnobRange<double>> width;
+  nlohmann::json to_json() const;
+};
+
+/// Summarizes a dataset CSV: also one that readers refuse (two platforms, duplicates), as long
+/// as every row is well formed (DataError otherwise).
+DatasetInfo dataset_info(const std::filesystem::path& csv);
+
+/// The summary as aligned text tables for people.
+std::string format_dataset_info(const DatasetInfo& info);
 
 /// Every problem of the dataset CSV at `path` ("file:line: ..."), in file order: malformed
 /// fields, duplicates (same platform + configuration), values that contradict the status,

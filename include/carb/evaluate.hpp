@@ -3,11 +3,10 @@
 // latency-as-energy proxy), leave-one-batch-tier-out, the telemetry ablation, gain and
 // permutation importance, the residual study and the blend's components.
 //
-// The result is an Evaluation: the split, the warnings and the held-out accuracy per target are
-// typed; the further sections are carried as the JSON documents of the `carb evaluate --format
-// json` contract (to_json() gives that whole document). Sections that cannot be computed on the
-// data (no telemetry, --quick, too few rows) carry {"available": false, "reason": "..."} instead
-// of numbers — never estimates.
+// The result is an Evaluation, typed section by section; to_json() gives the `carb evaluate --format
+// json` document. Sections that cannot be computed on the data (no telemetry, --quick, too few
+// rows) say so with a reason (in JSON {"available": false, "reason": "..."}) instead of numbers —
+// never estimates.
 #pragma once
 #include <filesystem>
 #include <map>
@@ -19,6 +18,7 @@
 #include "carb/dataset.hpp"
 #include "carb/metrics.hpp"
 #include "carb/model.hpp"
+#include "carb/training_record.hpp"
 
 namespace carb {
 
@@ -128,6 +128,29 @@ struct ResidualStudy {
   nlohmann::json to_json() const;
 };
 
+/// One target's blend, part by part: the out-of-fold record of training next to the same parts on
+/// the held-out rows, and the model retrained without the cascade.
+struct TargetComponents {
+  std::map<std::string, double> weights;  // learner kind -> blend weight
+  std::vector<std::string> upstream;      // cascade inputs
+  bool corrector = false;
+  OofComponents oof;                      // training's out-of-fold record (from the bundle)
+  std::map<std::string, FitMetrics> learners_test;  // each learner alone on the held-out rows, by kind
+  FitMetrics blend_test;
+  std::optional<FitMetrics> blend_corrected_test;   // when the target has a corrector
+  std::optional<FitMetrics> no_cascade;             // retrained with every target from x alone
+  std::string no_cascade_reason;                    // why no_cascade is empty
+  nlohmann::json to_json() const;
+};
+
+/// A drift-corrected model (carb/drift.hpp) scored against the raw, uncorrected latencies: its
+/// prediction as is, and rescaled by each row's own reference reading.
+struct DriftCorrectionScore {
+  double reference_ms = 0;
+  std::optional<FitMetrics> raw_prediction, raw_prediction_times_row_reference;  // latency models only
+  nlohmann::json to_json() const;
+};
+
 struct Evaluation {
   std::string platform;                        // the model's
   std::vector<std::string> targets_predicted;  // in cascade order
@@ -142,10 +165,8 @@ struct Evaluation {
   std::map<std::string, std::vector<FeatureImportance>> importance;
   ResidualStudy residuals;
   Baselines baselines;
-  /// The blend's components per target, as the `--format json` document (it carries the
-  /// out-of-fold record training stored in the bundle).
-  nlohmann::json components;
-  std::optional<nlohmann::json> drift_correction;  // a drift-corrected model only
+  std::map<std::string, TargetComponents> components;  // per target
+  std::optional<DriftCorrectionScore> drift_correction;  // a drift-corrected model only
   std::map<std::string, double> seconds;           // per section
   std::string model;                                // run_evaluate: the bundle's path
   std::vector<std::string> data;                    // run_evaluate: the data files

@@ -10,6 +10,8 @@ struct FitMetrics {
   double r2 = 0, mae = 0, rmse = 0, mape = 0;
   std::size_t n = 0;
   nlohmann::json to_json() const;
+  /// Reads to_json's document; a null value (to_json writes NaN or infinity as null) reads as NaN.
+  static FitMetrics from_json(const nlohmann::json& j);
 };
 FitMetrics fit_metrics(const std::vector<double>& truth, const std::vector<double>& pred);
 

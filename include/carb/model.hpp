@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "carb/envelope.hpp"
 #include "carb/features.hpp"
 #include "carb/learner.hpp"
+#include "carb/training_record.hpp"
 
 namespace carb {
 
@@ -53,22 +53,20 @@ inline void make_fast(TrainOptions& o) {
   o.correctors = false;
 }
 
-/// One target's fitted pieces.
-struct TargetModel {
+/// What one target's model is, for callers: its cascade inputs, blend and what training measured
+/// of it. The fitted learners themselves stay inside the library.
+struct TargetSummary {
   std::string target;
-  std::vector<std::string> upstream;               // cascade inputs, e.g. {"peak_memory_mb"}
-  std::vector<std::unique_ptr<Learner>> learners;  // the specialists
-  std::vector<double> weights;                     // blend weights (sum 1)
-  std::unique_ptr<Learner> corrector;              // may be null
-  /// Split-conformal half-widths of the log-ratio residual, per regime ("low_batch", "high_batch")
-  /// and coverage level ("0.8", "0.9", "0.95", "0.99").
-  std::map<std::string, std::map<std::string, double>> conformal;
-  /// Out-of-fold metrics of each learner alone, the blend, and the blend + corrector; and under
-  /// "form" which target form was chosen and why.
-  nlohmann::json components;
+  std::vector<std::string> upstream;  // cascade inputs, e.g. {"peak_memory_mb"}
+  std::vector<std::string> learners;  // the blended learners' kinds, in blend order
+  std::vector<double> weights;        // their blend weights (sum 1)
+  bool corrector = false;             // a low-batch residual corrector is added
   /// Set when the learners fit log(y / estimate): the prediction is estimate × learned ratio.
   std::optional<AnalyticEstimate> estimate;
+  OofComponents oof;                  // out-of-fold accuracy of each part, and the form choice
 };
+
+struct TargetModel;  // the fitted pieces of one target (src/learn/target_model.hpp)
 
 /// Which parts of a target's model a prediction uses (evaluation compares them; predict uses all).
 struct PredictParts {
@@ -95,6 +93,11 @@ struct MemberPredictions {
 
 class CarbModel {
  public:
+  CarbModel();
+  ~CarbModel();
+  CarbModel(CarbModel&&) noexcept;
+  CarbModel& operator=(CarbModel&&) noexcept;
+
   /// Trains on the ok rows of `train`. Throws InputError on empty data, no targets, NaN targets.
   static CarbModel train(const Dataset& train, const TrainOptions& o);
   static CarbModel load(const std::filesystem::path& dir);  // ModelError on any problem
@@ -109,9 +112,13 @@ class CarbModel {
   const FeatureSchema& schema() const { return schema_; }
   const std::string& platform() const { return platform_; }
   const TrainOptions& options() const { return opts_; }
-  const std::vector<TargetModel>& target_models() const { return models_; }
-  nlohmann::json& manifest_extra() { return extra_; }  // metrics etc. stored in the manifest
-  const nlohmann::json& manifest_extra() const { return extra_; }
+  /// One summary per target, in cascade order.
+  std::vector<TargetSummary> target_summaries() const;
+  /// InputError for a target the model does not predict.
+  TargetSummary target_summary(const std::string& target) const;
+  /// What `carb train` recorded of the run that made this model (saved with the bundle).
+  const TrainingRecord& training_record() const { return record_; }
+  void set_training_record(TrainingRecord r) { record_ = std::move(r); }
   std::string data_hash() const { return data_hash_; }
   /// Keys (config_key) of the configurations the model trained on, sorted; empty when the bundle
   /// predates this record (see knows_trained_configs).
@@ -130,8 +137,13 @@ class CarbModel {
   /// One target's predictions, in its units, from the feature matrix its learners see: the blend (or
   /// one learner), the corrector, the analytic estimate and the back-transform. The one prediction
   /// path: predict_columns and evaluation both go through it.
-  std::vector<double> predict_target(const TargetModel& tm, const Matrix& X, const std::vector<Config>& configs,
+  /// InputError for a target the model does not predict.
+  std::vector<double> predict_target(const std::string& target, const Matrix& X, const std::vector<Config>& configs,
                                      PredictParts parts = {}) const;
+  /// The feature matrix `target`'s learners see: the base features with the upstream targets'
+  /// predictions (target -> values, in their units, as predict_columns returns) as columns.
+  Matrix target_features(const std::string& target, const Matrix& base,
+                         const std::map<std::string, std::vector<double>>& predictions) const;
   /// The members of one target's blend for each configuration (see MemberPredictions); upstream
   /// targets enter the cascade as their full predictions, as in predict. InputError for an unknown target.
   MemberPredictions member_predictions(const std::vector<Config>& configs, const std::string& target) const;
@@ -156,11 +168,17 @@ class CarbModel {
   bool knows_trained_ = false;
   std::optional<double> drift_reference_ms_;
   TrainedEnvelope envelope_;
-  nlohmann::json extra_ = nlohmann::json::object();
+  TrainingRecord record_;
+
+  const TargetModel& target_model(const std::string& target) const;  // InputError when unknown
 };
 
 /// Targets (of kTargets, in cascade order) that have a value in every ok row of the dataset.
 std::vector<std::string> available_targets(const Dataset& d);
+
+/// Hash of a dataset's rows (configurations and targets): what CarbModel::data_hash records of
+/// the rows a model trained on.
+std::string dataset_hash(const Dataset& d);
 
 /// Deterministic train/test split of row indices under a seed.
 void split_indices(std::size_t n, double test_fraction, unsigned seed, std::vector<std::size_t>& train,

@@ -1,12 +1,17 @@
 // The `carb train` job: read datasets, hold out a test split, train the CARB model,
 // score it on the held-out rows, and save the bundle with its metrics.
 #pragma once
+#include <cstddef>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "carb/metrics.hpp"
 #include "carb/model.hpp"
+#include "carb/training_record.hpp"
 
 namespace carb {
 
@@ -21,8 +26,24 @@ struct TrainJob {
   TrainOptions options;
 };
 
-/// Returns a summary: platform, rows, targets, blend weights, held-out metrics per target.
-nlohmann::json run_train_job(const TrainJob& job);
+/// What a `carb train` run made.
+struct TrainSummary {
+  std::filesystem::path model;
+  std::string platform;
+  std::vector<std::string> targets;  // in cascade order
+  std::size_t train_rows = 0, test_rows = 0;
+  double train_seconds = 0;
+  std::map<std::string, std::map<std::string, double>> blend_weights;  // target -> learner kind -> weight
+  std::map<std::string, FitMetrics> test_metrics;                      // held-out accuracy per target
+  std::map<std::string, OofComponents> oof_components;                 // per target
+  std::string data_hash;
+  std::optional<double> drift_reference_ms;
+  /// The `carb train --format json` document.
+  nlohmann::json to_json() const;
+};
+
+/// Trains, scores the held-out rows and saves the bundle (with its TrainingRecord).
+TrainSummary run_train_job(const TrainJob& job);
 
 /// The ok rows of several dataset CSVs, read and checked as one dataset (see read_dataset_csvs).
 Dataset read_datasets(const std::vector<std::filesystem::path>& files);

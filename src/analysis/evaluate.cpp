@@ -7,12 +7,10 @@
 #include <cmath>
 #include <iostream>
 
-#include "../learn/model_internal.hpp"
 #include "carb/drift.hpp"
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
-#include "carb/training_record.hpp"
 #include "evaluate_internal.hpp"
 
 namespace carb {
@@ -46,7 +44,6 @@ nlohmann::json metrics_json(const std::map<std::string, FitMetrics>& m) {
   return out;
 }
 
-nlohmann::json score_model(const CarbModel& m, const Dataset& test) { return metrics_json(score_targets(m, test)); }
 
 }  // namespace eval
 
@@ -54,7 +51,7 @@ namespace {
 
 // The split: flags win, then what the bundle recorded, then carb train's defaults.
 EvaluationSplit resolve_split(const CarbModel& m, const EvaluateOptions& o) {
-  const auto recorded = recorded_training_split(m);
+  const auto& recorded = m.training_record().split;
   const TrainingSplit s = recorded.value_or(TrainingSplit{});  // carb train's defaults
   EvaluationSplit out;
   out.seed = o.seed.value_or(s.seed);
@@ -75,20 +72,20 @@ void check_options(const EvaluateOptions& o) {
 // What a drift-corrected model says about raw (uncorrected) latencies of the held-out rows: its
 // prediction as is (the latency at the typical host speed), and rescaled by each row's own
 // reference reading (the latency at the host speed of that moment).
-nlohmann::json drift_section(const CarbModel& m, const Dataset& raw_test,
-                             const std::map<std::string, std::vector<double>>& pred, double reference) {
-  nlohmann::json j = {{"reference_ms", reference},
-                      {"note", "targets.latency_ms is scored against drift-corrected latency"}};
-  if (!m.has_target("latency_ms")) return j;
+DriftCorrectionScore drift_section(const CarbModel& m, const Dataset& raw_test,
+                                   const std::map<std::string, std::vector<double>>& pred, double reference) {
+  DriftCorrectionScore d;
+  d.reference_ms = reference;
+  if (!m.has_target("latency_ms")) return d;
   std::vector<double> y, as_is, at_moment;
   for (std::size_t i = 0; i < raw_test.rows.size(); ++i) {
     y.push_back(*raw_test.rows[i].latency_ms);
     as_is.push_back(pred.at("latency_ms")[i]);
     at_moment.push_back(as_is.back() * row_reference_ms(raw_test.rows[i]) / reference);
   }
-  j["raw_latency"] = {{"prediction", fit_metrics(y, as_is).to_json()},
-                      {"prediction_times_row_reference", fit_metrics(y, at_moment).to_json()}};
-  return j;
+  d.raw_prediction = fit_metrics(y, as_is);
+  d.raw_prediction_times_row_reference = fit_metrics(y, at_moment);
+  return d;
 }
 
 template <class F>
@@ -196,6 +193,15 @@ Evaluation run_evaluate(const std::filesystem::path& model_dir, const std::vecto
   return e;
 }
 
+nlohmann::json DriftCorrectionScore::to_json() const {
+  nlohmann::json j = {{"reference_ms", reference_ms},
+                      {"note", "targets.latency_ms is scored against drift-corrected latency"}};
+  if (raw_prediction && raw_prediction_times_row_reference)
+    j["raw_latency"] = {{"prediction", raw_prediction->to_json()},
+                        {"prediction_times_row_reference", raw_prediction_times_row_reference->to_json()}};
+  return j;
+}
+
 nlohmann::json EvaluationSplit::to_json() const {
   if (external)
     return {{"external", true},
@@ -218,6 +224,12 @@ nlohmann::json importance_json(const std::map<std::string, std::vector<FeatureIm
   }
   return out;
 }
+
+nlohmann::json components_json(const std::map<std::string, TargetComponents>& components) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [t, c] : components) out[t] = c.to_json();
+  return out;
+}
 }  // namespace
 
 nlohmann::json Evaluation::to_json() const {
@@ -226,9 +238,9 @@ nlohmann::json Evaluation::to_json() const {
                         {"quick", quick},         {"warnings", warnings},
                         {"targets", eval::metrics_json(targets)},           {"baselines", baselines.to_json()},
                         {"importance", importance_json(importance)}, {"residuals", residuals.to_json()},
-                        {"components", components}, {"lobto", lobto.to_json()},
+                        {"components", components_json(components)}, {"lobto", lobto.to_json()},
                         {"ablation", ablation.to_json()}, {"seconds", seconds}};
-  if (drift_correction) doc["drift_correction"] = *drift_correction;
+  if (drift_correction) doc["drift_correction"] = drift_correction->to_json();
   if (!model.empty()) doc["model"] = model, doc["data"] = data;
   return doc;
 }

@@ -12,57 +12,62 @@
 namespace carb::eval {
 namespace {
 
-nlohmann::json test_components(const Context& c, const TargetModel& tm, const Matrix& base) {
+void score_parts(const Context& c, const TargetSummary& tm, const Matrix& base, TargetComponents& out) {
   const auto configs = configs_of(c.test);
-  const Matrix X = target_features(c.model, tm, base, c.test_pred);
+  const Matrix X = c.model.target_features(tm.target, base, c.test_pred);
   const auto truth = target_column(c.test, tm.target);
-  nlohmann::json out = nlohmann::json::object();
-  for (std::size_t l = 0; l < tm.learners.size(); ++l) {
-    std::string key = tm.learners[l]->kind();
-    if (out.contains(key)) key += "#" + std::to_string(l);
-    out[key] =
-        fit_metrics(truth, predict_target(c.model, tm, X, configs, {static_cast<int>(l), false})).to_json();
-  }
-  out["blend"] = fit_metrics(truth, predict_target(c.model, tm, X, configs, {-1, false})).to_json();
-  if (tm.corrector)
-    out["blend_corrected"] = fit_metrics(truth, predict_target(c.model, tm, X, configs)).to_json();
-  return out;
-}
-
-nlohmann::json blend_weights(const TargetModel& tm) {
-  nlohmann::json w = nlohmann::json::object();
-  for (std::size_t l = 0; l < tm.learners.size(); ++l) {
-    std::string key = tm.learners[l]->kind();
-    if (w.contains(key)) key += "#" + std::to_string(l);
-    w[key] = tm.weights[l];
-  }
-  return w;
+  auto score = [&](PredictParts parts) { return fit_metrics(truth, c.model.predict_target(tm.target, X, configs, parts)); };
+  for (std::size_t l = 0; l < tm.learners.size(); ++l)
+    out.learners_test[tm.learners[l]] = score({static_cast<int>(l), false});
+  out.blend_test = score({-1, false});
+  if (tm.corrector) out.blend_corrected_test = score({});
 }
 
 }  // namespace
 
-nlohmann::json components_section(const Context& c) {
+std::map<std::string, TargetComponents> components_section(const Context& c) {
   const Matrix base = build_features(c.model.schema(), configs_of(c.test), telemetry_of(c.test));
-  nlohmann::json no_cascade;
+  std::string reason;
+  std::map<std::string, FitMetrics> no_cascade;
   if (c.opts.quick)
-    no_cascade = unavailable("skipped (--quick): needs retraining");
+    reason = "skipped (--quick): needs retraining";
   else if (c.opts.external)
-    no_cascade = unavailable("--external: no training split to retrain on");
+    reason = "--external: no training split to retrain on";
   else if (!c.model.options().cascade)
-    no_cascade = unavailable("the model was trained without the cascade");
+    reason = "the model was trained without the cascade";
   else
     no_cascade = no_cascade_scores(c);
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& tm : c.model.target_models()) {
-    nlohmann::json t = {{"weights", blend_weights(tm)},
-                        {"upstream", tm.upstream},
-                        {"corrector", tm.corrector != nullptr},
-                        {"oof", tm.components},
-                        {"test", test_components(c, tm, base)}};
-    t["no_cascade"] = no_cascade.contains(tm.target) ? no_cascade[tm.target] : no_cascade;
-    out[tm.target] = t;
+  std::map<std::string, TargetComponents> out;
+  for (const auto& tm : c.model.target_summaries()) {
+    TargetComponents& t = out[tm.target];
+    for (std::size_t l = 0; l < tm.learners.size(); ++l) t.weights[tm.learners[l]] = tm.weights[l];
+    t.upstream = tm.upstream;
+    t.corrector = tm.corrector;
+    t.oof = tm.oof;
+    score_parts(c, tm, base, t);
+    if (const auto it = no_cascade.find(tm.target); it != no_cascade.end())
+      t.no_cascade = it->second;
+    else
+      t.no_cascade_reason = reason.empty() ? "the model retrained without the cascade has no " + tm.target : reason;
   }
   return out;
 }
 
 }  // namespace carb::eval
+
+namespace carb {
+
+nlohmann::json TargetComponents::to_json() const {
+  nlohmann::json test = nlohmann::json::object();
+  for (const auto& [kind, m] : learners_test) test[kind] = m.to_json();
+  test["blend"] = blend_test.to_json();
+  if (blend_corrected_test) test["blend_corrected"] = blend_corrected_test->to_json();
+  return {{"weights", weights},
+          {"upstream", upstream},
+          {"corrector", corrector},
+          {"oof", oof.to_json()},
+          {"test", test},
+          {"no_cascade", no_cascade ? no_cascade->to_json() : eval::unavailable(no_cascade_reason)}};
+}
+
+}  // namespace carb

@@ -19,10 +19,10 @@ double mae(const std::vector<double>& truth, const std::vector<double>& pred) {
 }
 
 // Mean MAE increase over `repeats` shuffles of each column, with fixed seeds so runs repeat.
-std::vector<double> permutation_importance(const CarbModel& m, const TargetModel& tm, const Matrix& X,
+std::vector<double> permutation_importance(const CarbModel& m, const std::string& target, const Matrix& X,
                                            const std::vector<Config>& configs,
                                            const std::vector<double>& truth, int repeats) {
-  const double base = mae(truth, predict_target(m, tm, X, configs));
+  const double base = mae(truth, m.predict_target(target, X, configs));
   std::vector<double> out(X.cols, 0.0);
   for (int r = 0; r < repeats; ++r) {
     std::vector<std::size_t> perm(X.rows);
@@ -32,21 +32,21 @@ std::vector<double> permutation_importance(const CarbModel& m, const TargetModel
     for (std::size_t j = 0; j < X.cols; ++j) {
       Matrix Xp = X;
       for (std::size_t i = 0; i < X.rows; ++i) Xp(i, j) = X(perm[i], j);
-      out[j] += (mae(truth, predict_target(m, tm, Xp, configs)) - base) / repeats;
+      out[j] += (mae(truth, m.predict_target(target, Xp, configs)) - base) / repeats;
     }
   }
   return out;
 }
 
-std::vector<FeatureImportance> target_importance(const Context& c, const TargetModel& tm, const Matrix& base) {
+std::vector<FeatureImportance> target_importance(const Context& c, const std::string& target, const Matrix& base) {
   const auto configs = configs_of(c.test);
-  const Matrix X = target_features(c.model, tm, base, c.test_pred);
-  const auto truth = target_column(c.test, tm.target);
-  const double base_mae = mae(truth, predict_target(c.model, tm, X, configs));
-  const auto perm = permutation_importance(c.model, tm, X, configs, truth, c.opts.permutation_repeats);
-  const auto names = c.model.feature_names(tm.target);
+  const Matrix X = c.model.target_features(target, base, c.test_pred);
+  const auto truth = target_column(c.test, target);
+  const double base_mae = mae(truth, c.model.predict_target(target, X, configs));
+  const auto perm = permutation_importance(c.model, target, X, configs, truth, c.opts.permutation_repeats);
+  const auto names = c.model.feature_names(target);
   std::map<std::string, double> gain;
-  for (const auto& [f, g] : c.model.importance(tm.target)) gain[f] = g;
+  for (const auto& [f, g] : c.model.importance(target)) gain[f] = g;
   std::vector<std::size_t> order(names.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) {
@@ -64,7 +64,7 @@ std::vector<FeatureImportance> target_importance(const Context& c, const TargetM
 std::map<std::string, std::vector<FeatureImportance>> importance_section(const Context& c) {
   const Matrix base = build_features(c.model.schema(), configs_of(c.test), telemetry_of(c.test));
   std::map<std::string, std::vector<FeatureImportance>> out;
-  for (const auto& tm : c.model.target_models()) out[tm.target] = target_importance(c, tm, base);
+  for (const auto& target : c.model.targets()) out[target] = target_importance(c, target, base);
   return out;
 }
 

@@ -1,6 +1,5 @@
-// Internals shared by the sections of `carb evaluate`: the held-out split, per-target
-// feature matrices (base features + the model's own upstream predictions) and predicting
-// one target from such a matrix with chosen parts of the blend.
+// Internals shared by the sections of `carb evaluate`: the held-out split and the model's own
+// predictions on it (per-target matrices and parts of a blend come from CarbModel itself).
 #pragma once
 #include <map>
 #include <string>
@@ -28,34 +27,21 @@ nlohmann::json unavailable(const std::string& reason);
 /// Measured values of a target over a dataset's rows (InputError naming the first row without one).
 std::vector<double> target_column(const Dataset& d, const std::string& target);
 
-/// Held-out metrics of a model per target, typed and as {target: {r2, mae, rmse, mape, n}}.
+/// Held-out metrics of a model per target.
 std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Dataset& test);
-nlohmann::json score_model(const CarbModel& m, const Dataset& test);
 /// {target: {r2, mae, rmse, mape, n}}: the one JSON form of per-target metrics.
 nlohmann::json metrics_json(const std::map<std::string, FitMetrics>& m);
-
-/// The matrix one target's learners see on `configs`: base features + its upstream
-/// predictions (taken from `preds`, raw units, transformed like training did).
-Matrix target_features(const CarbModel& m, const TargetModel& tm, const Matrix& base,
-                       const std::map<std::string, std::vector<double>>& preds);
-
-/// Which parts of a target's model to predict with.
-using Parts = PredictParts;
-/// Raw-unit predictions of one target from its feature matrix (same arithmetic as
-/// CarbModel::predict_columns, which the tests check).
-std::vector<double> predict_target(const CarbModel& m, const TargetModel& tm, const Matrix& X,
-                                   const std::vector<Config>& configs, Parts parts = {});
 
 /// A fresh model trained on `train` with the bundle's options changed by `o` (verbose per
 /// the evaluate options); the retraining sections share it.
 CarbModel retrain(const Context& c, const Dataset& train, TrainOptions o);
 /// Held-out metrics of the model retrained without the cascade (every target from x alone).
-nlohmann::json no_cascade_scores(const Context& c);
+std::map<std::string, FitMetrics> no_cascade_scores(const Context& c);
 
 /// The sections, one per file.
 Baselines baselines_section(const Context& c);
 std::map<std::string, std::vector<FeatureImportance>> importance_section(const Context& c);
-nlohmann::json components_section(const Context& c);
+std::map<std::string, TargetComponents> components_section(const Context& c);
 ResidualStudy residuals_section(const Context& c);
 LobtoResult lobto_section(const Context& c);
 AblationResult ablation_section(const Context& c);

@@ -9,23 +9,6 @@
 namespace carb {
 namespace {
 
-using json = nlohmann::json;
-
-// j[key], or null when j is no object or lacks the key (const json::operator[] must not miss).
-const json& field(const json& j, const std::string& key) {
-  static const json none;
-  return j.is_object() && j.contains(key) ? j[key] : none;
-}
-
-std::string num(const json& j, const char* key, int digits = 4) {
-  if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return "-";
-  return fmt_num(j[key].get<double>(), digits);
-}
-
-std::vector<std::string> metric_cells(const json& m) {
-  return {num(m, "r2", 5), num(m, "mae"), num(m, "rmse"), num(m, "mape", 3)};
-}
-
 std::vector<std::string> metric_cells(const FitMetrics& m) {
   return {fmt_num(m.r2, 5), fmt_num(m.mae, 4), fmt_num(m.rmse, 4), fmt_num(m.mape, 3)};
 }
@@ -38,7 +21,7 @@ void render_header(const Evaluation& e, std::ostream& out) {
         << (s.rows_in_training ? ", " + std::to_string(*s.rows_in_training) + " of them trained the model" : "")
         << '\n';
   else
-    out << "held-out split seed " << s.seed << ", test fraction " << json(s.test_fraction).dump() << " (" << s.source
+    out << "held-out split seed " << s.seed << ", test fraction " << nlohmann::json(s.test_fraction).dump() << " (" << s.source
         << "): " << s.train_rows << " train / " << s.test_rows << " test rows\n";
   for (const auto& w : e.warnings) out << "warning: " << w << '\n';
   out << "\n== held-out accuracy ==\n";
@@ -51,12 +34,13 @@ void render_header(const Evaluation& e, std::ostream& out) {
     t.add(row);
   }
   t.print(out);
-  if (e.drift_correction && e.drift_correction->contains("raw_latency")) {
-    const json& d = *e.drift_correction;
-    out << "latency is drift-corrected to the reference time " << num(d, "reference_ms") << " ms; against the raw "
-        << "measured latency:\n";
+  if (e.drift_correction && e.drift_correction->raw_prediction) {
+    const DriftCorrectionScore& d = *e.drift_correction;
+    out << "latency is drift-corrected to the reference time " << fmt_num(d.reference_ms, 4)
+        << " ms; against the raw measured latency:\n";
     TextTable r({"prediction", "R2", "MAE", "RMSE", "MAPE %"});
-    for (const auto& [name, m] : d["raw_latency"].items()) {
+    for (const auto& [name, m] : {std::pair{"prediction", *d.raw_prediction},
+                                  std::pair{"prediction_times_row_reference", *d.raw_prediction_times_row_reference}}) {
       std::vector<std::string> row = {name};
       for (auto& c : metric_cells(m)) row.push_back(c);
       r.add(row);
@@ -127,28 +111,33 @@ void render_lobto_ablation(const Evaluation& e, std::ostream& out) {
   t.print(out);
 }
 
-// The learners first, then the blend and the blend + corrector.
-std::vector<std::string> variants(const json& component) {
-  std::vector<std::string> out, rest;
-  for (const auto& [variant, m] : component["test"].items())
-    (component["weights"].contains(variant) ? out : rest).push_back(variant);
-  out.insert(out.end(), rest.begin(), rest.end());
-  return out;
-}
+std::string cell(const std::optional<double>& v, int digits) { return v ? fmt_num(*v, digits) : "-"; }
 
+// One row per part: the learners first, then the blend and the blend + corrector.
 void render_components(const Evaluation& e, std::ostream& out) {
   out << "\n== components (out-of-fold on train / held-out test) ==\n";
   TextTable t({"target", "variant", "weight", "OOF R2", "OOF MAE", "test R2", "test MAE"});
+  auto add = [&](const std::string& target, const std::string& variant, std::optional<double> weight,
+                 const FitMetrics* oof, const FitMetrics& test) {
+    t.add({target, variant, cell(weight, 3), oof ? fmt_num(oof->r2, 5) : "-", oof ? fmt_num(oof->mae, 4) : "-",
+           fmt_num(test.r2, 5), fmt_num(test.mae, 4)});
+  };
   for (const auto& target : e.targets_predicted) {
-    const json& c = field(e.components, target);
-    for (const auto& variant : variants(c)) {
-      const json& m = c["test"][variant];
-      t.add({target, variant, num(c["weights"], variant.c_str(), 3), num(field(c["oof"], variant), "r2", 5),
-             num(field(c["oof"], variant), "mae"), num(m, "r2", 5), num(m, "mae")});
+    const auto it = e.components.find(target);
+    if (it == e.components.end()) continue;
+    const TargetComponents& c = it->second;
+    for (const auto& [kind, m] : c.learners_test) {
+      const auto w = c.weights.find(kind);
+      const auto o = c.oof.learners.find(kind);
+      add(target, kind, w == c.weights.end() ? std::nullopt : std::optional<double>(w->second),
+          o == c.oof.learners.end() ? nullptr : &o->second, m);
     }
-    const json& nc = c["no_cascade"];
-    t.add({target, "no_cascade", "-", "-", "-", nc.contains("available") ? "skipped" : num(nc, "r2", 5),
-           num(nc, "mae")});
+    add(target, "blend", std::nullopt, &c.oof.blend, c.blend_test);
+    if (c.blend_corrected_test)
+      add(target, "blend_corrected", std::nullopt, c.oof.blend_corrected ? &*c.oof.blend_corrected : nullptr,
+          *c.blend_corrected_test);
+    t.add({target, "no_cascade", "-", "-", "-", c.no_cascade ? fmt_num(c.no_cascade->r2, 5) : "skipped",
+           c.no_cascade ? fmt_num(c.no_cascade->mae, 4) : "-"});
   }
   t.print(out);
 }
@@ -166,8 +155,6 @@ void render_importance(const Evaluation& e, std::ostream& out, std::size_t top) 
   }
   t.print(out);
 }
-
-std::string cell(const std::optional<double>& v, int digits) { return v ? fmt_num(*v, digits) : "-"; }
 
 void render_residuals(const Evaluation& e, std::ostream& out) {
   const ResidualStudy& r = e.residuals;

@@ -43,10 +43,10 @@ CarbModel retrain(const Context& c, const Dataset& train, TrainOptions o) {
   return CarbModel::train(train, o);
 }
 
-nlohmann::json no_cascade_scores(const Context& c) {
+std::map<std::string, FitMetrics> no_cascade_scores(const Context& c) {
   TrainOptions o = c.model.options();
   o.cascade = false;
-  return score_model(retrain(c, c.train, o), c.test);
+  return score_targets(retrain(c, c.train, o), c.test);
 }
 
 LobtoResult lobto_section(const Context& c) {

@@ -42,31 +42,33 @@ nlohmann::json count_map(const std::map<std::string, std::size_t>& m) {
 }
 
 // min/max of one configuration knob over all rows.
-template <class F>
-nlohmann::json range_of(const Dataset& d, F get) {
-  auto lo = get(d.rows.front().config), hi = lo;  // keeps int knobs int in the JSON
-  for (const Record& r : d.rows) {
-    lo = std::min(lo, get(r.config));
-    hi = std::max(hi, get(r.config));
+template <class T, class F>
+KnobRange<T> range_of(const Dataset& d, F get) {
+  KnobRange<T> r{get(d.rows.front().config), get(d.rows.front().config)};
+  for (const Record& x : d.rows) {
+    r.min = std::min(r.min, get(x.config));
+    r.max = std::max(r.max, get(x.config));
   }
-  return {{"min", lo}, {"max", hi}};
+  return r;
 }
 
-nlohmann::json platform_info(const Dataset& d, const std::string& platform) {
-  std::map<std::string, std::size_t> status;
-  nlohmann::json targets = nlohmann::json::object();
-  std::size_t rows = 0, ok = 0;
-  std::map<std::string, std::size_t> have;
+template <class T>
+nlohmann::json range_json(const KnobRange<T>& r) {  // keeps int knobs int in the JSON
+  return {{"min", r.min}, {"max", r.max}};
+}
+
+PlatformRows platform_rows(const Dataset& d, const std::string& platform) {
+  PlatformRows p;
+  for (const char* t : kTargets) p.ok_rows_with_value[t] = 0;
   for (const Record& r : d.rows) {
     if (r.platform != platform) continue;
-    ++rows;
-    ++status[r.status];
+    ++p.rows;
+    ++p.status[r.status];
     if (r.status != "ok") continue;
-    ++ok;
-    for (const char* t : kTargets) have[t] += r.value(t) ? 1 : 0;
+    ++p.ok_rows;
+    for (const char* t : kTargets) p.ok_rows_with_value[t] += r.value(t) ? 1 : 0;
   }
-  for (const char* t : kTargets) targets[t] = {{"ok_rows_with_value", have[t]}, {"ok_rows", ok}};
-  return {{"rows", rows}, {"status", count_map(status)}, {"targets", targets}};
+  return p;
 }
 
 }  // namespace
@@ -123,66 +125,87 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   return s;
 }
 
-nlohmann::json dataset_info(const fs::path& csv) {
+DatasetInfo dataset_info(const fs::path& csv) {
   // A summary of any well-formed file, also one that readers refuse (two platforms, duplicates):
   // `data info` is how a user sees what is in it.
   std::vector<std::string> problems;
   const Dataset d = read_dataset_csv(csv, problems);
   throw_dataset_problems(problems, csv.string());
-  std::map<std::string, std::size_t> status, family, precision;
+  DatasetInfo info;
+  info.file = csv;
+  info.rows = d.rows.size();
+  info.extra_columns = d.extra_columns;
   std::set<std::string> platforms;
   for (const Record& r : d.rows) {
-    ++status[r.status];
-    ++family[to_string(r.config.family)];
-    ++precision[to_string(r.config.precision)];
+    ++info.status[r.status];
+    ++info.family[to_string(r.config.family)];
+    ++info.precision[to_string(r.config.precision)];
     platforms.insert(r.platform);
   }
-  nlohmann::json info = {{"file", csv.string()},
-                         {"rows", d.rows.size()},
-                         {"status", count_map(status)},
-                         {"family", count_map(family)},
-                         {"precision", count_map(precision)},
-                         {"extra_columns", d.extra_columns},
-                         {"platforms", nlohmann::json::object()}};
-  for (const auto& p : platforms) info["platforms"][p] = platform_info(d, p);
+  for (const auto& p : platforms) info.platforms[p] = platform_rows(d, p);
   if (!d.rows.empty()) {
-    info["depth"] = range_of(d, [](const Config& c) { return c.depth; });
-    info["width"] = range_of(d, [](const Config& c) { return c.width; });
-    info["resolution"] = range_of(d, [](const Config& c) { return c.resolution; });
-    info["batch"] = range_of(d, [](const Config& c) { return c.batch; });
+    info.depth = range_of<int>(d, [](const Config& c) { return c.depth; });
+    info.width = range_of<double>(d, [](const Config& c) { return c.width; });
+    info.resolution = range_of<int>(d, [](const Config& c) { return c.resolution; });
+    info.batch = range_of<int>(d, [](const Config& c) { return c.batch; });
   }
   return info;
 }
 
-std::string format_dataset_info(const nlohmann::json& info) {
+nlohmann::json DatasetInfo::to_json() const {
+  nlohmann::json j = {{"file", file.string()},
+                      {"rows", rows},
+                      {"status", count_map(status)},
+                      {"family", count_map(family)},
+                      {"precision", count_map(precision)},
+                      {"extra_columns", extra_columns},
+                      {"platforms", nlohmann::json::object()}};
+  for (const auto& [name, p] : platforms) {
+    nlohmann::json targets = nlohmann::json::object();
+    for (const auto& [t, n] : p.ok_rows_with_value) targets[t] = {{"ok_rows_with_value", n}, {"ok_rows", p.ok_rows}};
+    j["platforms"][name] = {{"rows", p.rows}, {"status", count_map(p.status)}, {"targets", targets}};
+  }
+  if (depth) j["depth"] = range_json(*depth);
+  if (width) j["width"] = range_json(*width);
+  if (resolution) j["resolution"] = range_json(*resolution);
+  if (batch) j["batch"] = range_json(*batch);
+  return j;
+}
+
+std::string format_dataset_info(const DatasetInfo& info) {
   std::ostringstream out;
-  out << info["file"].get<std::string>() << ": " << info["rows"] << " rows\n\n";
+  out << info.file.string() << ": " << info.rows << " rows\n\n";
   TextTable t({"platform", "rows", "ok", "oom", "error", "peak_memory_mb", "energy_j", "latency_ms"});
-  for (const auto& [name, p] : info["platforms"].items()) {
-    std::vector<std::string> row = {name, std::to_string(p["rows"].get<std::size_t>())};
-    for (const char* st : {"ok", "oom", "error"}) row.push_back(std::to_string(p["status"].value(st, 0)));
-    for (const char* t_name : kTargets) {
-      const auto& tg = p["targets"][t_name];
-      row.push_back(std::to_string(tg["ok_rows_with_value"].get<std::size_t>()) + "/" +
-                    std::to_string(tg["ok_rows"].get<std::size_t>()));
+  for (const auto& [name, p] : info.platforms) {
+    std::vector<std::string> row = {name, std::to_string(p.rows)};
+    for (const char* st : {"ok", "oom", "error"}) {
+      const auto it = p.status.find(st);
+      row.push_back(std::to_string(it == p.status.end() ? 0 : it->second));
     }
+    for (const char* t_name : kTargets)
+      row.push_back(std::to_string(p.ok_rows_with_value.at(t_name)) + "/" + std::to_string(p.ok_rows));
     t.add(std::move(row));
   }
   t.print(out);
-  const auto counts = [&](const char* key) {
+  const auto counts = [&](const char* key, const std::map<std::string, std::size_t>& m) {
     std::string s;
-    for (const auto& [k, v] : info[key].items()) s += (s.empty() ? "" : ", ") + k + " " + v.dump();
+    for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + " " + std::to_string(v);
     out << "  " << key << ": " << (s.empty() ? "-" : s) << "\n";
   };
   out << "\n";
-  for (const char* key : {"status", "family", "precision"}) counts(key);
-  for (const char* key : {"depth", "width", "resolution", "batch"})
-    if (info.contains(key))
-      out << "  " << key << ": " << fmt_num(info[key]["min"].get<double>()) << " .. "
-          << fmt_num(info[key]["max"].get<double>()) << "\n";
-  if (!info["extra_columns"].empty()) {
+  counts("status", info.status);
+  counts("family", info.family);
+  counts("precision", info.precision);
+  const auto range = [&](const char* key, const auto& r) {
+    if (r) out << "  " << key << ": " << fmt_num(double(r->min)) << " .. " << fmt_num(double(r->max)) << "\n";
+  };
+  range("depth", info.depth);
+  range("width", info.width);
+  range("resolution", info.resolution);
+  range("batch", info.batch);
+  if (!info.extra_columns.empty()) {
     std::string cols;
-    for (const auto& c : info["extra_columns"]) cols += (cols.empty() ? "" : ", ") + c.get<std::string>();
+    for (const auto& c : info.extra_columns) cols += (cols.empty() ? "" : ", ") + c;
     out << "  extra columns: " << cols << "\n";
   }
   return out.str();

@@ -111,7 +111,7 @@ void CarbModel::save(BundleDestination& dest) const {
                         {"feature_names", schema_.names},
                         {"options", options_json(opts_)},
                         {"data_hash", data_hash_},
-                        {"extra", extra_}};
+                        {"extra", record_.to_json()}};
   if (drift_reference_ms_) man["drift_correction"] = {{"reference_ms", *drift_reference_ms_}};
   if (!envelope_.empty()) man["envelope"] = envelope_.to_json();
   if (knows_trained_) {
@@ -120,8 +120,10 @@ void CarbModel::save(BundleDestination& dest) const {
     man["trained_configs"] = {{"file", kTrainedFile}, {"count", trained_configs_.size()}, {"fnv1a64", text_hash(text)}};
   }
   for (const auto& tm : models_) {
-    nlohmann::json t = {{"upstream", tm.upstream}, {"weights", tm.weights}, {"conformal", tm.conformal},
-                        {"components", tm.components}};
+    nlohmann::json conformal = nlohmann::json::object();
+    for (const auto& [regime, levels] : tm.conformal) conformal[to_string(regime)] = levels;
+    nlohmann::json t = {{"upstream", tm.upstream}, {"weights", tm.weights}, {"conformal", conformal},
+                        {"components", tm.oof.to_json()}};
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
     for (std::size_t l = 0; l < tm.learners.size(); ++l) {
       const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
@@ -171,15 +173,14 @@ void check_meaningful(const TargetModel& tm, const fs::path& dir) {
   for (const auto& [regime, levels] : tm.conformal)
     for (const auto& [level, half] : levels)
       if (!std::isfinite(half) || half < 0 || half > 20)
-        throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" + regime + ", " +
-                         level + ")");
-  if (!tm.conformal.count("all")) throw ModelError(where + " has no conformal widths for all batches");
+        throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" +
+                         to_string(regime) + ", " + level + ")");
+  if (!tm.conformal.count(BatchRegime::all)) throw ModelError(where + " has no conformal widths for all batches");
   for (const auto& [regime, levels] : tm.conformal)
     for (const char* level : {"0.8", "0.9", "0.95", "0.99"})
       if (!levels.count(level))
-        throw ModelError(where + " has no conformal width at level " + level + " (" + regime + ")");
-  const auto& form = tm.components.contains("form") ? tm.components.at("form") : nlohmann::json::object();
-  const bool ratio = form.contains("chosen") && form.at("chosen") == "ratio";
+        throw ModelError(where + " has no conformal width at level " + level + " (" + to_string(regime) + ")");
+  const bool ratio = tm.oof.form.chosen == TargetForm::ratio;
   if (ratio != tm.estimate.has_value())
     throw ModelError(where + (ratio ? " learned a ratio to an analytic estimate the manifest lacks"
                                     : " has an analytic estimate but learned the plain target"));
@@ -246,7 +247,7 @@ CarbModel CarbModel::load(const fs::path& dir) {
     if (!(m.opts_.lambda >= 0 && m.opts_.lambda <= 1))
       throw ModelError("model bundle " + dir.string() + " has corrector damping " + std::to_string(m.opts_.lambda));
     m.data_hash_ = man.at("data_hash");
-    m.extra_ = man.at("extra");
+    m.record_ = TrainingRecord::from_json(man.at("extra"));
     if (man.contains("drift_correction"))
       m.drift_reference_ms_ = man.at("drift_correction").at("reference_ms").get<double>();
     if (m.drift_reference_ms_ && !(*m.drift_reference_ms_ > 0 && std::isfinite(*m.drift_reference_ms_)))
@@ -263,8 +264,14 @@ CarbModel CarbModel::load(const fs::path& dir) {
       tm.target = t;
       tm.upstream = j.at("upstream").get<std::vector<std::string>>();
       tm.weights = j.at("weights").get<std::vector<double>>();
-      tm.conformal = j.at("conformal").get<std::map<std::string, std::map<std::string, double>>>();
-      tm.components = j.at("components");
+      for (const auto& [regime, levels] : j.at("conformal").items()) {
+        try {
+          tm.conformal[batch_regime_from(regime)] = levels.get<std::map<std::string, double>>();
+        } catch (const InputError& e) {
+          throw ModelError("model bundle " + dir.string() + ": " + t + " has conformal widths of an " + e.what());
+        }
+      }
+      tm.oof = OofComponents::from_json(j.at("components"));
       if (j.contains("estimate")) tm.estimate = AnalyticEstimate::from_json(j.at("estimate"));
       for (const auto& lj : j.at("learners")) tm.learners.push_back(load_learner(dir, lj, m.opts_));
       if (j.contains("corrector")) tm.corrector = load_learner(dir, j.at("corrector"), m.opts_);

@@ -63,9 +63,17 @@ bool CarbModel::has_target(const std::string& t) const {
   return std::find(targets_.begin(), targets_.end(), t) != targets_.end();
 }
 
-std::vector<double> CarbModel::predict_target(const TargetModel& tm, const Matrix& X,
-                                              const std::vector<Config>& configs, PredictParts parts) const {
+std::vector<float> to_training_space(const std::vector<double>& raw, bool log_target) {
+  std::vector<float> z(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) z[i] = static_cast<float>(log_target ? std::log(raw[i]) : raw[i]);
+  return z;
+}
+
+std::vector<double> predict_target_model(const TargetModel& tm, const TrainOptions& opts_, const Matrix& X,
+                                         const std::vector<Config>& configs, PredictParts parts) {
   if (X.rows != configs.size()) throw InputError("internal: feature rows and configurations differ");
+  if (parts.only_learner >= static_cast<int>(tm.learners.size()))
+    throw InputError(tm.target + " has no learner " + std::to_string(parts.only_learner));
   std::vector<float> p;
   if (parts.only_learner >= 0) {
     p = tm.learners.at(static_cast<std::size_t>(parts.only_learner))->predict(X);
@@ -91,6 +99,38 @@ std::vector<double> CarbModel::predict_target(const TargetModel& tm, const Matri
   return raw;
 }
 
+const TargetModel& CarbModel::target_model(const std::string& target) const {
+  for (const auto& tm : models_)
+    if (tm.target == target) return tm;
+  throw InputError("the model has no target '" + target + "'");
+}
+
+std::vector<double> CarbModel::predict_target(const std::string& target, const Matrix& X,
+                                              const std::vector<Config>& configs, PredictParts parts) const {
+  return predict_target_model(target_model(target), opts_, X, configs, parts);
+}
+
+Matrix CarbModel::target_features(const std::string& target, const Matrix& base,
+                                  const std::map<std::string, std::vector<double>>& predictions) const {
+  const TargetModel& tm = target_model(target);
+  std::map<std::string, std::vector<float>> z;  // upstream columns live in the training (log) space
+  for (const auto& u : tm.upstream) {
+    const auto it = predictions.find(u);
+    if (it == predictions.end()) throw InputError(target + " needs the predictions of " + u + " as an input");
+    if (it->second.size() != base.rows) throw InputError("the predictions of " + u + " and the features differ in rows");
+    z[u] = to_training_space(it->second, opts_.log_target);
+  }
+  return with_upstream(base, tm.upstream, z);
+}
+
+std::vector<TargetSummary> CarbModel::target_summaries() const {
+  std::vector<TargetSummary> out;
+  for (const auto& tm : models_) out.push_back(tm.summary());
+  return out;
+}
+
+TargetSummary CarbModel::target_summary(const std::string& target) const { return target_model(target).summary(); }
+
 std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std::vector<Config>& configs,
                                                                       const std::vector<Telemetry>& tel) const {
   const Matrix base = build_features(schema_, configs, tel);
@@ -99,18 +139,16 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
   for (const auto& tm : models_) {
     const Matrix X = with_upstream(base, tm.upstream, z);
     auto& raw = out[tm.target];
-    raw = predict_target(tm, X, configs);
-    auto& col = z[tm.target];
-    col.resize(raw.size());
-    for (std::size_t i = 0; i < raw.size(); ++i) col[i] = static_cast<float>(opts_.log_target ? std::log(raw[i]) : raw[i]);
+    raw = predict_target_model(tm, opts_, X, configs);
+    z[tm.target] = to_training_space(raw, opts_.log_target);
   }
   return out;
 }
 
 namespace {
 // Half-width for a coverage level: the stored level at or above it (conservative).
-double half_width(const TargetModel& tm, const std::string& regime, double confidence) {
-  const auto& q = tm.conformal.count(regime) ? tm.conformal.at(regime) : tm.conformal.at("all");
+double half_width(const TargetModel& tm, BatchRegime regime, double confidence) {
+  const auto& q = tm.conformal.count(regime) ? tm.conformal.at(regime) : tm.conformal.at(BatchRegime::all);
   for (double level : {0.8, 0.9, 0.95, 0.99})
     if (level >= confidence - 1e-9) return q.at(conformal_key(level));
   throw InputError("confidence " + conformal_key(confidence) + " is above the highest stored level 0.99");
@@ -133,7 +171,7 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
       const double v = cols[tm.target][i];
       out[i].value[tm.target] = v;
       if (!confidence) continue;
-      const double h = half_width(tm, configs[i].batch <= opts_.corrector_max_batch ? "low_batch" : "high_batch",
+      const double h = half_width(tm, configs[i].batch <= opts_.corrector_max_batch ? BatchRegime::low_batch : BatchRegime::high_batch,
                                   *confidence);
       auto& iv = out[i].interval[tm.target];
       if (!std::isfinite(widen))
@@ -148,24 +186,18 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
 }
 
 std::vector<std::string> CarbModel::feature_names(const std::string& target) const {
-  for (const auto& tm : models_)
-    if (tm.target == target) {
-      auto names = schema_.names;
-      for (const auto& u : tm.upstream) names.push_back(upstream_feature(u));
-      return names;
-    }
-  throw InputError("the model has no target '" + target + "'");
+  auto names = schema_.names;
+  for (const auto& u : target_model(target).upstream) names.push_back(upstream_feature(u));
+  return names;
 }
 
 std::vector<std::pair<std::string, double>> CarbModel::importance(const std::string& target) const {
   const auto names = feature_names(target);
   std::vector<double> total(names.size(), 0.0);
-  for (const auto& tm : models_) {
-    if (tm.target != target) continue;
-    for (std::size_t l = 0; l < tm.learners.size(); ++l) {
-      auto imp = tm.learners[l]->importance();
-      for (std::size_t j = 0; j < imp.size() && j < total.size(); ++j) total[j] += tm.weights[l] * imp[j];
-    }
+  const TargetModel& tm = target_model(target);
+  for (std::size_t l = 0; l < tm.learners.size(); ++l) {
+    auto imp = tm.learners[l]->importance();
+    for (std::size_t j = 0; j < imp.size() && j < total.size(); ++j) total[j] += tm.weights[l] * imp[j];
   }
   std::vector<std::pair<std::string, double>> out;
   for (std::size_t j = 0; j < names.size(); ++j) out.emplace_back(names[j], total[j]);

@@ -58,9 +58,10 @@ double mean_squared(const std::vector<float>& y, const std::vector<float>& p) {
 // the same folds with a quick ExtraTrees (100 trees), by out-of-fold squared error of log y; the
 // comparison is recorded in the components. In the ratio form td is rewritten to learn the ratio.
 void choose_form(TargetModel& tm, const Matrix& X, TargetData& td, const Dataset& d, const TrainOptions& o,
-                 const std::vector<int>& folds, nlohmann::json& comp) {
+                 const std::vector<int>& folds, FormChoice& form) {
   if (!o.log_target || o.normalize == "off") {
-    comp["form"] = {{"chosen", "plain"}, {"why", o.log_target ? "normalize off" : "raw target"}};
+    form.chosen = TargetForm::plain;
+    form.why = o.log_target ? "normalize off" : "raw target";
     return;
   }
   if (o.normalize != "on" && o.normalize != "auto")
@@ -72,7 +73,7 @@ void choose_form(TargetModel& tm, const Matrix& X, TargetData& td, const Dataset
     offset[i] = static_cast<float>(std::log(e(configs[i])));
     ratio[i] = td.y[i] - offset[i];
   }
-  comp["form"] = {{"estimate", e.to_json()}};
+  form.estimate = e;
   if (o.normalize == "auto") {
     LearnerParams quick = o.params;
     quick.n_trees = 100;
@@ -85,13 +86,13 @@ void choose_form(TargetModel& tm, const Matrix& X, TargetData& td, const Dataset
     auto via_ratio = b.oof(h_ratio);
     for (std::size_t i = 0; i < via_ratio.size(); ++i) via_ratio[i] += offset[i];
     const double mse_plain = mean_squared(td.y, plain), mse_ratio = mean_squared(td.y, via_ratio);
-    comp["form"]["oof_mse_log"] = {{"plain", mse_plain}, {"ratio", mse_ratio}};
+    form.oof_mse_log_plain = mse_plain, form.oof_mse_log_ratio = mse_ratio;
     if (mse_plain <= mse_ratio) {
-      comp["form"]["chosen"] = "plain";
+      form.chosen = TargetForm::plain;
       return;
     }
   }
-  comp["form"]["chosen"] = "ratio";
+  form.chosen = TargetForm::ratio;
   tm.estimate = e;
   td.y = ratio;
   td.offset = offset;
@@ -125,11 +126,11 @@ std::vector<float> fit_corrector(TargetModel& tm, const Matrix& X, const TargetD
 // Split-conformal half-widths of |log residual| per batch regime (absolute residual if not log).
 void fit_conformal(TargetModel& tm, const TargetData& td, const std::vector<float>& pred, const Dataset& d,
                    const TrainOptions& o) {
-  std::map<std::string, std::vector<double>> res;
+  std::map<BatchRegime, std::vector<double>> res;
   for (std::size_t i = 0; i < pred.size(); ++i) {
     const double e = std::abs(double(td.y[i]) - pred[i]);
-    res[d.rows[i].config.batch <= o.corrector_max_batch ? "low_batch" : "high_batch"].push_back(e);
-    res["all"].push_back(e);
+    res[d.rows[i].config.batch <= o.corrector_max_batch ? BatchRegime::low_batch : BatchRegime::high_batch].push_back(e);
+    res[BatchRegime::all].push_back(e);
   }
   for (auto& [regime, e] : res) {
     std::sort(e.begin(), e.end());
@@ -147,8 +148,8 @@ std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset&
                                                  const TrainOptions& o, const std::vector<int>& folds) {
   TargetData td = target_data(d, tm.target, o.log_target);
   std::vector<std::vector<float>> oofs;
-  nlohmann::json comp;
-  choose_form(tm, X, td, d, o, folds, comp);
+  OofComponents& comp = tm.oof;
+  choose_form(tm, X, td, d, o, folds, comp.form);
   // Every learner's K fold fits and its fit on all rows, side by side: coarse-grained parallelism
   // (one thread per fit) instead of many tiny parallel regions inside each small fit.
   LearnerParams single = o.params;
@@ -161,19 +162,18 @@ std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset&
   batch.run(o.params.threads);
   for (std::size_t k = 0; k < o.learners.size(); ++k) {
     oofs.push_back(batch.oof(folded[k]));
-    comp[o.learners[k]] = fit_metrics(td.y_raw, to_raw(oofs.back(), td, o.log_target)).to_json();
+    comp.learners[o.learners[k]] = fit_metrics(td.y_raw, to_raw(oofs.back(), td, o.log_target));
     tm.learners.push_back(batch.take_fitted(full[k]));
     tm.learners.back()->set_threads(o.params.threads);  // predictions use the threads asked for
     if (o.verbose) std::cerr << "  " << tm.target << ": " << o.learners[k] << " fitted\n";
   }
   tm.weights = choose_blend_weights(oofs, td.y, o.blend_step);
   std::vector<float> pred = blend(oofs, tm.weights);
-  comp["blend"] = fit_metrics(td.y_raw, to_raw(pred, td, o.log_target)).to_json();
+  comp.blend = fit_metrics(td.y_raw, to_raw(pred, td, o.log_target));
   if (o.correctors) {
     pred = fit_corrector(tm, X, td, pred, folds, d, o);
-    comp["blend_corrected"] = fit_metrics(td.y_raw, to_raw(pred, td, o.log_target)).to_json();
+    comp.blend_corrected = fit_metrics(td.y_raw, to_raw(pred, td, o.log_target));
   }
-  tm.components = comp;
   fit_conformal(tm, td, pred, d, o);
   // Downstream targets see log y, whichever form this target learned.
   for (std::size_t i = 0; i < pred.size(); ++i) pred[i] += td.offset[i];

@@ -28,11 +28,7 @@ MemberPredictions CarbModel::member_predictions(const std::vector<Config>& confi
   for (const auto& tm : models_) {
     const Matrix X = with_upstream(base, tm.upstream, z);
     if (tm.target != target) {
-      const auto raw = predict_target(tm, X, configs);
-      auto& col = z[tm.target];
-      col.resize(raw.size());
-      for (std::size_t i = 0; i < raw.size(); ++i)
-        col[i] = static_cast<float>(opts_.log_target ? std::log(raw[i]) : raw[i]);
+      z[tm.target] = to_training_space(predict_target_model(tm, opts_, X, configs), opts_.log_target);
       continue;
     }
     std::vector<double> scale(configs.size(), 1.0);

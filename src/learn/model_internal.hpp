@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "carb/model.hpp"
+#include "target_model.hpp"
 
 namespace carb {
 
@@ -15,6 +16,13 @@ inline std::string upstream_feature(const std::string& target) { return "pred_" 
 /// The base features with the upstream predictions appended as columns.
 Matrix with_upstream(const Matrix& base, const std::vector<std::string>& upstream,
                      const std::map<std::string, std::vector<float>>& preds);
+
+/// Costs in their units as the cascade feeds them downstream: log y (or y for a raw-target model).
+std::vector<float> to_training_space(const std::vector<double>& raw, bool log_target);
+
+/// One target's predictions in its units (CarbModel::predict_target, for a target in hand).
+std::vector<double> predict_target_model(const TargetModel& tm, const TrainOptions& o, const Matrix& X,
+                                         const std::vector<Config>& configs, PredictParts parts = {});
 
 /// Trains one target (learners, blend, corrector, conformal); returns its corrected
 /// out-of-fold predictions in the transformed (log) space.
@@ -26,8 +34,5 @@ std::unique_ptr<Learner> make_corrector(const TrainOptions& o);
 
 /// "0.9" style key of a coverage level.
 std::string conformal_key(double level);
-
-/// Hash of the training rows (configurations and targets), recorded in the bundle.
-std::string dataset_hash(const Dataset& d);
 
 }  // namespace carb

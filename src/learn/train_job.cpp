@@ -6,7 +6,6 @@
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
-#include "carb/training_record.hpp"
 
 namespace carb {
 
@@ -44,7 +43,7 @@ void refuse_out_holding_inputs(const TrainJob& job) {
 
 }  // namespace
 
-nlohmann::json run_train_job(const TrainJob& job) {
+TrainSummary run_train_job(const TrainJob& job) {
   if (job.out.empty()) throw InputError("--out DIR is required");
   refuse_out_holding_inputs(job);
   // Checked and staged before the work: an occupied or unwritable --out fails now, not after training.
@@ -62,33 +61,46 @@ nlohmann::json run_train_job(const TrainJob& job) {
   CarbModel m = CarbModel::train(train, job.options);
   if (reference) m.set_drift_reference_ms(*reference);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  nlohmann::json metrics = nlohmann::json::object();
+  TrainSummary s;
   if (!test.rows.empty()) {
     auto pred = m.predict_columns(configs_of(test), telemetry_of(test));
     for (const auto& t : m.targets()) {
       std::vector<double> y;
       for (const auto& r : test.rows) y.push_back(*r.value(t));
-      metrics[t] = fit_metrics(y, pred[t]).to_json();
+      s.test_metrics[t] = fit_metrics(y, pred[t]);
     }
   }
-  nlohmann::json weights, components;
-  for (const auto& tm : m.target_models()) {
-    for (std::size_t l = 0; l < tm.learners.size(); ++l) weights[tm.target][tm.learners[l]->kind()] = tm.weights[l];
-    components[tm.target] = tm.components;
+  for (const auto& tm : m.target_summaries()) {
+    for (std::size_t l = 0; l < tm.learners.size(); ++l) s.blend_weights[tm.target][tm.learners[l]] = tm.weights[l];
+    s.oof_components[tm.target] = tm.oof;
   }
-  record_training_split(m, {job.options.seed, job.test_fraction, tr.size(), te.size()});
-  auto& ex = m.manifest_extra();
-  ex["test_metrics"] = metrics;
-  ex["train_seconds"] = secs;
-  std::vector<std::string> files;
-  for (const auto& f : job.data) files.push_back(f.string());
-  ex["data_files"] = files;
+  TrainingRecord record;
+  record.split = TrainingSplit{job.options.seed, job.test_fraction, tr.size(), te.size()};
+  record.test_metrics = s.test_metrics;
+  record.train_seconds = secs;
+  for (const auto& f : job.data) record.data_files.push_back(f.string());
+  m.set_training_record(std::move(record));
   m.save(dest);
-  return {{"model", job.out.string()},   {"platform", m.platform()}, {"targets", m.targets()},
-          {"train_rows", tr.size()},     {"test_rows", te.size()},   {"train_seconds", secs},
-          {"blend_weights", weights},    {"test_metrics", metrics},  {"oof_components", components},
-          {"data_hash", m.data_hash()},
-          {"drift_reference_ms", reference ? nlohmann::json(*reference) : nlohmann::json(nullptr)}};
+  s.model = job.out;
+  s.platform = m.platform();
+  s.targets = m.targets();
+  s.train_rows = tr.size(), s.test_rows = te.size();
+  s.train_seconds = secs;
+  s.data_hash = m.data_hash();
+  s.drift_reference_ms = reference;
+  return s;
+}
+
+nlohmann::json TrainSummary::to_json() const {
+  nlohmann::json weights, metrics = nlohmann::json::object(), components;
+  for (const auto& [t, w] : blend_weights) weights[t] = w;
+  for (const auto& [t, f] : test_metrics) metrics[t] = f.to_json();
+  for (const auto& [t, c] : oof_components) components[t] = c.to_json();
+  return {{"model", model.string()},     {"platform", platform},   {"targets", targets},
+          {"train_rows", train_rows},    {"test_rows", test_rows}, {"train_seconds", train_seconds},
+          {"blend_weights", weights},    {"test_metrics", metrics}, {"oof_components", components},
+          {"data_hash", data_hash},
+          {"drift_reference_ms", drift_reference_ms ? nlohmann::json(*drift_reference_ms) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace carb

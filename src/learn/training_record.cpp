@@ -1,28 +1,97 @@
-// The bundle's record of the training split (carb/training_record.hpp): the manifest's
-// extra["split"] object {seed, test_fraction, train_rows, test_rows}.
+// The typed records of training (carb/training_record.hpp) and their documents in the bundle's
+// manifest: per target "components" {<learner kind>: metrics, blend, blend_corrected, form}, and
+// the manifest's "extra" {split, test_metrics, train_seconds, data_files}.
 #include "carb/training_record.hpp"
 
 #include <nlohmann/json.hpp>
 
 namespace carb {
 
-void record_training_split(CarbModel& m, const TrainingSplit& s) {
-  m.manifest_extra()["split"] = {{"seed", s.seed},
-                                 {"test_fraction", s.test_fraction},
-                                 {"train_rows", s.train_rows},
-                                 {"test_rows", s.test_rows}};
+const char* to_string(TargetForm f) { return f == TargetForm::ratio ? "ratio" : "plain"; }
+
+nlohmann::json FormChoice::to_json() const {
+  nlohmann::json j = {{"chosen", to_string(chosen)}};
+  if (!why.empty()) j["why"] = why;
+  if (estimate) j["estimate"] = estimate->to_json();
+  if (oof_mse_log_plain && oof_mse_log_ratio)
+    j["oof_mse_log"] = {{"plain", *oof_mse_log_plain}, {"ratio", *oof_mse_log_ratio}};
+  return j;
 }
 
-std::optional<TrainingSplit> recorded_training_split(const CarbModel& m) {
-  const auto& ex = m.manifest_extra();
-  if (!ex.contains("split") || !ex["split"].is_object()) return std::nullopt;
-  const auto& j = ex["split"];
-  TrainingSplit s;
-  s.seed = j.value("seed", s.seed);
-  s.test_fraction = j.value("test_fraction", s.test_fraction);
-  s.train_rows = j.value("train_rows", s.train_rows);
-  s.test_rows = j.value("test_rows", s.test_rows);
-  return s;
+FormChoice FormChoice::from_json(const nlohmann::json& j) {
+  FormChoice f;
+  const std::string chosen = j.at("chosen").get<std::string>();
+  if (chosen != "plain" && chosen != "ratio")
+    throw nlohmann::json::other_error::create(501, "unknown target form '" + chosen + "'", &j);
+  f.chosen = chosen == "ratio" ? TargetForm::ratio : TargetForm::plain;
+  f.why = j.value("why", std::string());
+  if (j.contains("estimate")) f.estimate = AnalyticEstimate::from_json(j.at("estimate"));
+  if (j.contains("oof_mse_log")) {
+    f.oof_mse_log_plain = j.at("oof_mse_log").at("plain").get<double>();
+    f.oof_mse_log_ratio = j.at("oof_mse_log").at("ratio").get<double>();
+  }
+  return f;
+}
+
+nlohmann::json OofComponents::to_json() const {
+  nlohmann::json j = {{"blend", blend.to_json()}, {"form", form.to_json()}};
+  for (const auto& [kind, m] : learners) j[kind] = m.to_json();
+  if (blend_corrected) j["blend_corrected"] = blend_corrected->to_json();
+  return j;
+}
+
+OofComponents OofComponents::from_json(const nlohmann::json& j) {
+  OofComponents c;
+  if (!j.is_object()) throw nlohmann::json::type_error::create(302, "components must be an object", &j);
+  for (const auto& [key, v] : j.items()) {
+    if (key == "form")
+      c.form = FormChoice::from_json(v);
+    else if (key == "blend")
+      c.blend = FitMetrics::from_json(v);
+    else if (key == "blend_corrected")
+      c.blend_corrected = FitMetrics::from_json(v);
+    else
+      c.learners[key] = FitMetrics::from_json(v);
+  }
+  if (!j.contains("blend") || !j.contains("form"))
+    throw nlohmann::json::out_of_range::create(403, "components lack the blend or the form", &j);
+  return c;
+}
+
+nlohmann::json TrainingRecord::to_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  if (split)
+    j["split"] = {{"seed", split->seed},
+                  {"test_fraction", split->test_fraction},
+                  {"train_rows", split->train_rows},
+                  {"test_rows", split->test_rows}};
+  if (!test_metrics.empty() || train_seconds) {
+    nlohmann::json metrics = nlohmann::json::object();
+    for (const auto& [t, m] : test_metrics) metrics[t] = m.to_json();
+    j["test_metrics"] = metrics;
+  }
+  if (train_seconds) j["train_seconds"] = *train_seconds;
+  if (!data_files.empty() || train_seconds) j["data_files"] = data_files;
+  return j;
+}
+
+TrainingRecord TrainingRecord::from_json(const nlohmann::json& j) {
+  TrainingRecord r;
+  if (!j.is_object()) return r;
+  if (j.contains("split") && j["split"].is_object()) {
+    const auto& s = j["split"];
+    TrainingSplit t;
+    t.seed = s.value("seed", t.seed);
+    t.test_fraction = s.value("test_fraction", t.test_fraction);
+    t.train_rows = s.value("train_rows", t.train_rows);
+    t.test_rows = s.value("test_rows", t.test_rows);
+    r.split = t;
+  }
+  if (j.contains("test_metrics"))
+    for (const auto& [t, m] : j.at("test_metrics").items()) r.test_metrics[t] = FitMetrics::from_json(m);
+  if (j.contains("train_seconds")) r.train_seconds = j.at("train_seconds").get<double>();
+  if (j.contains("data_files")) r.data_files = j.at("data_files").get<std::vector<std::string>>();
+  return r;
 }
 
 }  // namespace carb

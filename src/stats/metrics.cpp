@@ -13,6 +13,17 @@ nlohmann::json FitMetrics::to_json() const {
   return {{"r2", r2}, {"mae", mae}, {"rmse", rmse}, {"mape", mape}, {"n", n}};
 }
 
+FitMetrics FitMetrics::from_json(const nlohmann::json& j) {
+  auto number = [&](const char* key) {
+    const auto& v = j.at(key);
+    return v.is_null() ? std::nan("") : v.get<double>();
+  };
+  FitMetrics f;
+  f.r2 = number("r2"), f.mae = number("mae"), f.rmse = number("rmse"), f.mape = number("mape");
+  f.n = j.at("n").get<std::size_t>();
+  return f;
+}
+
 FitMetrics fit_metrics(const std::vector<double>& y, const std::vector<double>& pred) {
   if (y.size() != pred.size()) throw InputError("fit_metrics: truth and prediction sizes differ");
   FitMetrics f;

@@ -77,7 +77,9 @@ CarbModel train_like_carb_train(const Dataset& d, const TrainOptions& o) {
   std::vector<std::size_t> tr, te;
   split_indices(d.rows.size(), 0.2, o.seed, tr, te);
   CarbModel m = CarbModel::train(subset(d, tr), o);
-  record_training_split(m, {o.seed, 0.2, tr.size(), te.size()});
+  TrainingRecord record;
+  record.split = TrainingSplit{o.seed, 0.2, tr.size(), te.size()};
+  m.set_training_record(record);
   return m;
 }
 
@@ -245,8 +247,8 @@ TEST_F(Evaluate, PerTargetPredictionAgreesWithTheCascade) {
   const auto configs = configs_of(test);
   const auto cols = model_->predict_columns(configs);
   const Matrix base = build_features(model_->schema(), configs);
-  for (const auto& tm : model_->target_models()) {
-    const auto p = eval::predict_target(*model_, tm, eval::target_features(*model_, tm, base, cols), configs);
+  for (const auto& tm : model_->target_summaries()) {
+    const auto p = model_->predict_target(tm.target, model_->target_features(tm.target, base, cols), configs);
     for (std::size_t i = 0; i < p.size(); ++i)
       EXPECT_NEAR(p[i], cols.at(tm.target)[i], 1e-6 * cols.at(tm.target)[i]);
   }
@@ -262,9 +264,9 @@ TEST(EvaluateRatioForm, PerTargetPredictionAgreesWithTheCascade) {
   const auto configs = configs_of(test);
   const auto cols = m.predict_columns(configs);
   const Matrix base = build_features(m.schema(), configs);
-  for (const auto& tm : m.target_models()) {
+  for (const auto& tm : m.target_summaries()) {
     ASSERT_TRUE(tm.estimate) << tm.target;
-    const auto p = eval::predict_target(m, tm, eval::target_features(m, tm, base, cols), configs);
+    const auto p = m.predict_target(tm.target, m.target_features(tm.target, base, cols), configs);
     for (std::size_t i = 0; i < p.size(); ++i)
       EXPECT_NEAR(p[i], cols.at(tm.target)[i], 1e-6 * cols.at(tm.target)[i]);
   }

@@ -230,7 +230,8 @@ TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
 // Info describes any well-formed file, even one that mixes platforms (which readers refuse).
 TEST_F(DataOps, InfoSummarizesRowsRangesAndTargets) {
   write_dataset_csv(Store(make_store()).to_dataset(), dir_ / "d.csv");
-  const nlohmann::json info = dataset_info(dir_ / "d.csv");
+  const DatasetInfo typed = dataset_info(dir_ / "d.csv");
+  const nlohmann::json info = typed.to_json();
   EXPECT_EQ(info["rows"], 5);
   EXPECT_EQ(info["status"], (nlohmann::json{{"ok", 4}, {"oom", 1}}));
   EXPECT_EQ(info["precision"]["fp32"], 5);
@@ -239,7 +240,7 @@ TEST_F(DataOps, InfoSummarizesRowsRangesAndTargets) {
   EXPECT_EQ(info["platforms"]["cpu2t"]["targets"]["energy_j"]["ok_rows_with_value"], 0);
   EXPECT_EQ(info["platforms"]["gpu"]["targets"]["energy_j"]["ok_rows_with_value"], 1);
   EXPECT_EQ(info["platforms"]["gpu"]["targets"]["energy_j"]["ok_rows"], 1);
-  const std::string table = format_dataset_info(info);
+  const std::string table = format_dataset_info(typed);
   EXPECT_NE(table.find("cpu2t"), std::string::npos) << table;
   EXPECT_NE(table.find("batch: 1 .. 4096"), std::string::npos) << table;
 }

@@ -102,7 +102,7 @@ class DriftTrain : public TempDirTest {
     job.options.params.threads = 1;
     job.options.folds = 3;
     job.options.correctors = false;
-    return run_train_job(job);
+    return run_train_job(job).to_json();
   }
 };
 

@@ -96,9 +96,9 @@ TEST(CarbModel, LearnsSyntheticCostsAndSkipsMissingEnergy) {
     EXPECT_GT(fit_metrics(y, pred[t]).r2, 0.9) << t;
   }
   // Latency's learners see the memory prediction (cascade), memory's see none.
-  EXPECT_TRUE(m.target_models()[0].upstream.empty());
-  EXPECT_EQ(m.target_models()[1].upstream, std::vector<std::string>{"peak_memory_mb"});
-  for (const auto& tm : m.target_models()) {
+  EXPECT_TRUE(m.target_summaries()[0].upstream.empty());
+  EXPECT_EQ(m.target_summaries()[1].upstream, std::vector<std::string>{"peak_memory_mb"});
+  for (const auto& tm : m.target_summaries()) {
     double sum = 0;
     for (double w : tm.weights) sum += w;
     EXPECT_NEAR(sum, 1.0, 1e-9);
@@ -314,8 +314,8 @@ TEST(CarbModel, NormalisedTargetsExtrapolateWherePlainTreesCannot) {
     EXPECT_LT(mape_ratio, 5.0) << t;
     EXPECT_GT(mape_plain, 25.0) << t;
   }
-  for (const auto& tm : ratio.target_models()) EXPECT_TRUE(tm.estimate.has_value()) << tm.target;
-  for (const auto& tm : plain.target_models()) EXPECT_FALSE(tm.estimate.has_value()) << tm.target;
+  for (const auto& tm : ratio.target_summaries()) EXPECT_TRUE(tm.estimate.has_value()) << tm.target;
+  for (const auto& tm : plain.target_summaries()) EXPECT_FALSE(tm.estimate.has_value()) << tm.target;
   // The bundle keeps the estimate: a reloaded model predicts exactly the same.
   const fs::path dir = fs::temp_directory_path() / ("carb_ratio_" + std::to_string(::getpid()));
   ratio.save(dir);
@@ -384,6 +384,56 @@ TEST(CarbModel, ALearnerFileFromAnotherBundleIsRefused) {
 
 // Even with a valid checksum, values no training writes are refused: weights that do not sum to 1,
 // a negative conformal half-width (it would invert the intervals).
+// What callers see of a model's targets and of the run that made it is typed, and survives a
+// bundle round trip unchanged (bundle.cpp writes and reads it through the same records).
+TEST(CarbModel, TargetSummariesAndTheTrainingRecordSurviveABundleRoundTrip) {
+  CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  TrainingRecord r;
+  r.split = TrainingSplit{7, 0.25, 30, 10};
+  r.test_metrics["latency_ms"] = FitMetrics{0.9, 1.5, 2.0, 3.5, 10};
+  r.train_seconds = 1.25;
+  r.data_files = {"a.csv"};
+  m.set_training_record(r);
+  const fs::path dir = fs::temp_directory_path() / ("carb_record_" + std::to_string(::getpid()));
+  m.save(dir);
+  const CarbModel back = CarbModel::load(dir);
+  fs::remove_all(dir);
+  ASSERT_TRUE(back.training_record().split);
+  EXPECT_EQ(back.training_record().split->seed, 7u);
+  EXPECT_EQ(back.training_record().split->test_rows, 10u);
+  EXPECT_DOUBLE_EQ(back.training_record().test_metrics.at("latency_ms").mape, 3.5);
+  EXPECT_EQ(back.training_record().data_files, std::vector<std::string>{"a.csv"});
+  EXPECT_EQ(back.training_record().to_json(), r.to_json());
+  const auto before = m.target_summaries(), after = back.target_summaries();
+  ASSERT_EQ(before.size(), after.size());
+  for (std::size_t t = 0; t < before.size(); ++t) {
+    EXPECT_EQ(after[t].target, before[t].target);
+    EXPECT_EQ(after[t].learners, fast_options().learners);
+    EXPECT_EQ(after[t].weights, before[t].weights);
+    EXPECT_EQ(after[t].corrector, before[t].corrector);
+    EXPECT_EQ(after[t].oof.learners.size(), fast_options().learners.size());
+    EXPECT_GT(after[t].oof.blend.n, 0u);
+    EXPECT_EQ(after[t].oof.form.chosen, before[t].oof.form.chosen);
+    EXPECT_EQ(after[t].estimate.has_value(), after[t].oof.form.chosen == TargetForm::ratio);
+    EXPECT_EQ(after[t].oof.to_json(), before[t].oof.to_json());
+  }
+  EXPECT_THROW(m.target_summary("energy_j"), InputError);  // the synthetic data has no energy
+}
+
+// The one prediction path, by target name: unknown targets and missing cascade inputs are refused.
+TEST(CarbModel, PredictingOneTargetNeedsAKnownTargetAndItsUpstreamPredictions) {
+  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  const auto configs = configs_of(synthetic_train());
+  const Matrix base = build_features(m.schema(), configs);
+  const auto cols = m.predict_columns(configs);
+  const Matrix X = m.target_features("latency_ms", base, cols);
+  const auto p = m.predict_target("latency_ms", X, configs);
+  for (std::size_t i = 0; i < p.size(); i += 7) EXPECT_NEAR(p[i], cols.at("latency_ms")[i], 1e-6 * p[i]);
+  EXPECT_THROW(m.predict_target("energy_j", X, configs), InputError);
+  EXPECT_THROW(m.target_features("latency_ms", base, {}), InputError);  // needs peak_memory_mb's predictions
+  EXPECT_THROW(m.predict_target("latency_ms", X, configs, {7, false}), InputError);  // no learner 7
+}
+
 TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
   const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
   const fs::path dir = fs::temp_directory_path() / ("carb_meaning_" + std::to_string(::getpid()));
@@ -417,6 +467,18 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
          t["components"]["form"]["chosen"] = "ratio";
        }},
       {"a drift reference of 0", [](nlohmann::json& j) { j["drift_correction"] = {{"reference_ms", 0.0}}; }},
+      {"a form training never chooses", [](nlohmann::json& j) {
+         j["models"]["peak_memory_mb"]["components"]["form"]["chosen"] = "cubic";
+       }},
+      {"components without the blend", [](nlohmann::json& j) { j["models"]["latency_ms"]["components"].erase("blend"); }},
+      {"components that are no object", [](nlohmann::json& j) { j["models"]["latency_ms"]["components"] = 3; }},
+      {"a learner's record that is no metrics", [](nlohmann::json& j) {
+         j["models"]["latency_ms"]["components"]["extra_trees"] = "good";
+       }},
+      {"a conformal regime training never writes", [](nlohmann::json& j) {
+         auto& c = j["models"]["latency_ms"]["conformal"];
+         c["mid_batch"] = c["all"];
+       }},
   };
   for (const auto& [what, edit] : edits) {
     m.save(dir);

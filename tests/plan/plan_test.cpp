@@ -171,11 +171,10 @@ TEST(MemberPredictions, TreesAverageToTheForestAndLearnersMatchTheModel) {
   const auto cands = candidates();
   for (const std::string& target : model().targets()) {
     const MemberPredictions m = model().member_predictions(cands, target);
-    const auto& tm = *std::find_if(model().target_models().begin(), model().target_models().end(),
-                                   [&](const TargetModel& t) { return t.target == target; });
+    const TargetSummary tm = model().target_summary(target);
     ASSERT_EQ(m.learners.size(), tm.learners.size());
     ASSERT_EQ(m.trees.size(), 30u) << "the extra_trees learner's 30 trees";
-    const std::size_t forest = tm.learners[0]->kind() == "extra_trees" ? 0 : 1;
+    const std::size_t forest = tm.learners[0] == "extra_trees" ? 0 : 1;
     for (std::size_t i = 0; i < cands.size(); i += 17) {
       double log_mean = 0;  // trees average in the learners' (log) space
       for (const auto& t : m.trees) log_mean += std::log(t[i]) / double(m.trees.size());

@@ -1,0 +1,41 @@
+// One target's fitted pieces inside a CarbModel: the blended learners, the low-batch corrector,
+// the conformal widths and what training recorded of them. Private to the library: callers see a
+// TargetSummary (carb/model.hpp).
+#pragma once
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "carb/analytic_estimate.hpp"
+#include "carb/learner.hpp"
+#include "carb/model.hpp"
+#include "carb/training_record.hpp"
+
+namespace carb {
+
+/// The batch regimes of the conformal widths: the low-batch regime (batch <= the corrector's
+/// limit), the rest, and all rows.
+enum class BatchRegime { low_batch, high_batch, all };
+const char* to_string(BatchRegime r);
+/// InputError for a name that is not one of to_string's.
+BatchRegime batch_regime_from(const std::string& name);
+
+struct TargetModel {
+  std::string target;
+  std::vector<std::string> upstream;               // cascade inputs, e.g. {"peak_memory_mb"}
+  std::vector<std::unique_ptr<Learner>> learners;  // the specialists
+  std::vector<double> weights;                     // blend weights (sum 1)
+  std::unique_ptr<Learner> corrector;              // may be null
+  /// Split-conformal half-widths of the log-ratio residual, per regime and coverage level
+  /// ("0.8", "0.9", "0.95", "0.99").
+  std::map<BatchRegime, std::map<std::string, double>> conformal;
+  OofComponents oof;  // out-of-fold accuracy of each part and the form choice
+  /// Set when the learners fit log(y / estimate): the prediction is estimate × learned ratio.
+  std::optional<AnalyticEstimate> estimate;
+
+  TargetSummary summary() const;
+};
+
+}  // namespace carb
