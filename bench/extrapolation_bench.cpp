@@ -41,7 +41,7 @@ Dataset rows_where(const Dataset& d, const std::function<bool(const Config&)>& k
   Dataset out;
   out.extra_columns = d.extra_columns;
   for (const Record& r : d.rows)
-    if (r.status == "ok" && keep(r.config)) out.rows.push_back(r);
+    if (r.status == Status::ok && keep(r.config)) out.rows.push_back(r);
   return out;
 }
 

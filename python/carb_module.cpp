@@ -92,7 +92,7 @@ py::object screen(const std::vector<carb::Config>& configs, const carb::CarbMode
   o.top_k = top_k;
   o.budgets = budgets;
   o.confidence = confidence;
-  o.capacity = capacity;
+  o.capacity = carb::parse_capacity(capacity);
   carb::ScreenResult r;
   {
     py::gil_scoped_release release;

@@ -36,7 +36,7 @@ void run(const ScreenCmd& c) {
   if (!c.validate_csv.empty()) measured = read_dataset_csv(c.validate_csv);
   o.validate = measured ? &*measured : nullptr;
   o.validate_include_trained = c.include_trained;
-  o.capacity = c.capacity;
+  o.capacity = parse_capacity(c.capacity);
   const ScreenResult r = screen(configs, source, target ? &*target : nullptr, o);
   if (c.format == "json")
     std::cout << r.to_json().dump(1) << '\n';

@@ -61,10 +61,17 @@ inline constexpr std::array<ColumnBounds, 7> kExtraColumnBounds = {{
     {"latency_round_spread", 0, 1e6, true, "(max/min - 1)"},
 }};
 
+/// How one measurement ended: measured, out of memory, or failed otherwise.
+enum class Status { ok, oom, error };
+inline constexpr std::array<Status, 3> kStatuses = {Status::ok, Status::oom, Status::error};
+std::string to_string(Status s);
+/// The status named `s`; nullopt for anything but "ok", "oom" or "error".
+std::optional<Status> parse_status(std::string_view s);
+
 struct Record {
   std::string platform;
   Config config;
-  std::string status = "ok";  // ok | oom | error
+  Status status = Status::ok;
   std::optional<double> latency_ms, energy_j, peak_memory_mb, avg_sm_util, avg_mem_util;
   /// Any further columns, by name, as text (e.g. latency_std_ms, passes, load_avg).
   std::map<std::string, std::string> extra;

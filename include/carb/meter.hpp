@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "carb/config.hpp"
+#include "carb/dataset.hpp"
 
 namespace carb {
 
@@ -41,7 +42,7 @@ MeterCheck check_meter(const std::function<std::optional<double>()>& joules,
 /// change recorded: from it, windows of any length can be evaluated after the fact.
 struct EnergyTrace {
   Config config;
-  std::string status = "ok";  // ok | oom | error
+  Status status = Status::ok;
   std::string error;
   double start_s = 0;                  // when the first pass began (the counter's clock)
   std::vector<double> pass_end_s;      // end of each pass

@@ -81,7 +81,7 @@ inline constexpr Config kReferenceConfig{Family::basic, 18, 0.5, 64, 1, Precisio
 
 /// What one backend measured for one configuration.
 struct Measurement {
-  std::string status = "ok";  // ok | oom | error
+  Status status = Status::ok;
   std::string error;
   std::optional<double> latency_ms, energy_j, peak_memory_mb, avg_sm_util, avg_mem_util;
   std::map<std::string, std::string> extra;  // median, std, passes, load average, clocks, ...

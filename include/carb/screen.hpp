@@ -51,12 +51,15 @@ std::vector<std::size_t> pareto_front(const std::vector<std::vector<double>>& ob
 
 // ---- capacity (src/screen/capacity.cpp) ----
 
-/// A configuration's capacity, the analytic proxy for model quality a Pareto set can maximize
-/// against the predicted costs: "gflops" (forward GFLOPs per image) or "params" (millions of
-/// parameters). Throws InputError naming the measures for anything else.
-double capacity_of(const Config& c, const std::string& measure);
-/// Throws InputError unless `measure` is "gflops" or "params".
-void check_capacity_measure(const std::string& measure);
+/// A capacity measure, the analytic proxy for model quality a Pareto set can maximize against the
+/// predicted costs: forward GFLOPs per image, or millions of parameters.
+enum class Capacity { none, gflops, params };
+/// "" for none, "gflops", "params".
+std::string to_string(Capacity c);
+/// The measure named `name` ("" is none); InputError naming the measures for anything else.
+Capacity parse_capacity(std::string_view name);
+/// A configuration's capacity under a measure (InputError for Capacity::none).
+double capacity_of(const Config& c, Capacity measure);
 
 // ---- validation (src/screen/validate.cpp) ----
 
@@ -112,9 +115,9 @@ struct ScreenOptions {
   std::optional<double> confidence;   // accept on the upper bound at this coverage
   const Dataset* validate = nullptr;  // measurements of the target platform, or null
   bool validate_include_trained = false;  // also validate on configurations the model trained on
-  /// Empty: the Pareto set is over the predicted costs alone (small networks dominate). "gflops" or
-  /// "params": the set also maximizes that capacity, so it traces the cost-versus-capacity trade-off.
-  std::string capacity;
+  /// none: the Pareto set is over the predicted costs alone (small networks dominate). gflops or
+  /// params: the set also maximizes that capacity, so it traces the cost-versus-capacity trade-off.
+  Capacity capacity = Capacity::none;
   static constexpr std::size_t kDefaultTopK = 100;
 };
 
@@ -137,7 +140,7 @@ struct ScreenResult {
   std::optional<double> confidence;
   std::size_t within_budget = 0;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
-  std::string capacity;                  // the maximized capacity measure, or empty
+  Capacity capacity = Capacity::none;    // the maximized capacity measure
   std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)
   std::optional<ScreenValidation> validation;
 

@@ -113,7 +113,7 @@ Characterization characterize(const Dataset& d, const CharacterizeOptions& o) {
   detail::Rows rows;
   Characterization ch;
   for (const auto& r : d.rows)
-    if (r.status == "ok") {
+    if (r.status == Status::ok) {
       rows.push_back(&r);
       ch.dataset.platforms.insert(r.platform);
     }

@@ -15,7 +15,7 @@ namespace {
 std::map<std::string, const Record*> ok_by_key(const Dataset& d, const char* role) {
   std::map<std::string, const Record*> out;
   for (const auto& r : d.rows) {
-    if (r.status != "ok") continue;
+    if (r.status != Status::ok) continue;
     const std::string key = config_key(r.config);
     if (!out.emplace(key, &r).second)
       throw DataError(std::string(role) + " dataset has configuration " + key +
@@ -27,7 +27,7 @@ std::map<std::string, const Record*> ok_by_key(const Dataset& d, const char* rol
 std::set<std::string> platforms_of(const Dataset& d) {
   std::set<std::string> p;
   for (const auto& r : d.rows)
-    if (r.status == "ok") p.insert(r.platform);
+    if (r.status == Status::ok) p.insert(r.platform);
   return p;
 }
 
@@ -78,7 +78,7 @@ std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vect
 std::vector<Telemetry> telemetry_for(const Dataset& source, const std::vector<Config>& configs) {
   std::map<std::string, Telemetry> by_key;
   for (const auto& r : source.rows)
-    if (r.status == "ok") by_key[config_key(r.config)] = {r.avg_sm_util, r.avg_mem_util};
+    if (r.status == Status::ok) by_key[config_key(r.config)] = {r.avg_sm_util, r.avg_mem_util};
   std::vector<Telemetry> out;
   for (const auto& c : configs) out.push_back(by_key[config_key(c)]);
   return out;

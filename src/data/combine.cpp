@@ -118,7 +118,7 @@ void check_rounds_are_measurements(const std::vector<Dataset>& rounds, const std
                        "rounds it was made of instead");
     std::map<std::string, std::string> values;  // platform + configuration -> every measured value
     for (const Record& r : rounds[i].rows) {
-      std::string v = r.status;
+      std::string v = to_string(r.status);
       for (const char* c : kValueColumns) v += "|" + csv::format_number(r.value(c));
       values[r.platform + '\n' + config_key(r.config)] = v;
     }
@@ -171,7 +171,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   for (const auto& key : order) {
     std::vector<const Record*> ok;
     for (const Record* r : rows[key])
-      if (r->status == "ok") ok.push_back(r);
+      if (r->status == Status::ok) ok.push_back(r);
     if (ok.empty()) {
       combined.rows.push_back(*rows[key].front());
       combined.rows.back().extra["rounds"] = "0";

@@ -63,8 +63,8 @@ PlatformRows platform_rows(const Dataset& d, const std::string& platform) {
   for (const Record& r : d.rows) {
     if (r.platform != platform) continue;
     ++p.rows;
-    ++p.status[r.status];
-    if (r.status != "ok") continue;
+    ++p.status[to_string(r.status)];
+    if (r.status != Status::ok) continue;
     ++p.ok_rows;
     for (const char* t : kTargets) p.ok_rows_with_value[t] += r.value(t) ? 1 : 0;
   }
@@ -137,7 +137,7 @@ DatasetInfo dataset_info(const fs::path& csv) {
   info.extra_columns = d.extra_columns;
   std::set<std::string> platforms;
   for (const Record& r : d.rows) {
-    ++info.status[r.status];
+    ++info.status[to_string(r.status)];
     ++info.family[to_string(r.config.family)];
     ++info.precision[to_string(r.config.precision)];
     platforms.insert(r.platform);

@@ -13,11 +13,26 @@
 #include "data/csv.hpp"
 
 namespace carb {
+
+std::string to_string(Status s) {
+  switch (s) {
+    case Status::ok: return "ok";
+    case Status::oom: return "oom";
+    case Status::error: return "error";
+  }
+  return "error";
+}
+
+std::optional<Status> parse_status(std::string_view s) {
+  for (Status st : kStatuses)
+    if (s == to_string(st)) return st;
+  return std::nullopt;
+}
+
 namespace {
 
 constexpr std::array<const char*, 5> kValueColumns = {"latency_ms", "energy_j", "peak_memory_mb",
                                                       "avg_sm_util", "avg_mem_util"};
-constexpr std::array<const char*, 3> kStatuses = {"ok", "oom", "error"};
 
 // Maps a value column name to the member holding it, so value/set_value and the CSV code
 // share one list instead of five hand-written branches each.
@@ -122,9 +137,11 @@ bool parse_measurement(const Header& h, const std::string& file, const csv::Row&
       }))
     problems.push_back(where(h, file, row, "platform").str() + ": platform " + csv::show(r.platform) +
                        " holds a control character");
-  r.status = row.fields[h.index.at("status")];
-  if (std::find(kStatuses.begin(), kStatuses.end(), r.status) == kStatuses.end())
-    problems.push_back(where(h, file, row, "status").str() + ": status " + csv::show(r.status) +
+  const std::string& status = row.fields[h.index.at("status")];
+  if (const auto st = parse_status(status))
+    r.status = *st;
+  else
+    problems.push_back(where(h, file, row, "status").str() + ": status " + csv::show(status) +
                        " is not ok, oom or error");
   for (const char* col : kValueColumns) {
     attempt(problems, [&] {
@@ -173,7 +190,7 @@ Dataset Dataset::ok_only() const {
   Dataset d;
   d.extra_columns = extra_columns;
   std::copy_if(rows.begin(), rows.end(), std::back_inserter(d.rows),
-               [](const Record& r) { return r.status == "ok"; });
+               [](const Record& r) { return r.status == Status::ok; });
   return d;
 }
 
@@ -181,7 +198,7 @@ bool Dataset::has_column(std::string_view column) const {
   // No ok rows at all means nothing was measured, so the target is not "present".
   bool any = false;
   for (const Record& r : rows) {
-    if (r.status != "ok") continue;
+    if (r.status != Status::ok) continue;
     if (!r.value(column)) return false;
     any = true;
   }
@@ -237,7 +254,7 @@ void write_dataset_csv(const Dataset& d, std::ostream& out) {
               std::to_string(c.resolution),
               std::to_string(c.batch),
               to_string(c.precision),
-              r.status};
+              to_string(r.status)};
     for (const char* col : kValueColumns) fields.push_back(csv::format_number(r.value(col)));
     for (const std::string& k : extra) {
       const auto it = r.extra.find(k);

@@ -33,7 +33,7 @@ double row_reference_ms(const Record& r) {
 double median_reference_ms(const Dataset& d) {
   std::vector<double> v;
   for (const auto& r : d.rows)
-    if (r.status == "ok") v.push_back(row_reference_ms(r));
+    if (r.status == Status::ok) v.push_back(row_reference_ms(r));
   if (v.empty()) throw InputError("no ok rows to take the median reference time of");
   return median(std::move(v));
 }
@@ -42,7 +42,7 @@ Dataset drift_corrected(const Dataset& d, double reference_ms_typical) {
   if (!(reference_ms_typical > 0)) throw InputError("the typical reference time must be positive");
   Dataset out = d;
   for (auto& r : out.rows) {
-    if (r.status != "ok" || !r.latency_ms) continue;
+    if (r.status != Status::ok || !r.latency_ms) continue;
     r.latency_ms = *r.latency_ms * reference_ms_typical / row_reference_ms(r);
   }
   return out;

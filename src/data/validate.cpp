@@ -75,10 +75,10 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
 
 // A row's values must fit its status: a failed run has no latency or energy to report.
 void check_row(const Record& r, const std::string& where, std::vector<std::string>& problems) {
-  if (r.status == "ok" && !r.latency_ms) problems.push_back(at(where) + "status ok but latency_ms is empty");
-  if (r.status != "ok")
+  if (r.status == Status::ok && !r.latency_ms) problems.push_back(at(where) + "status ok but latency_ms is empty");
+  if (r.status != Status::ok)
     for (const char* col : {"latency_ms", "energy_j"})
-      if (r.value(col)) problems.push_back(at(where) + "status " + r.status + " but " + col + " has a value");
+      if (r.value(col)) problems.push_back(at(where) + "status " + to_string(r.status) + " but " + col + " has a value");
   check_bounds(r, where, problems);
 }
 
@@ -118,7 +118,7 @@ void check_partial_targets(const Dataset& d, const std::vector<std::string>& whe
   std::map<std::pair<std::string, std::string>, Count> counts;  // (platform, target)
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const Record& r = d.rows[i];
-    if (r.status != "ok") continue;
+    if (r.status != Status::ok) continue;
     for (const char* t : {"peak_memory_mb", "energy_j"}) {  // empty latency is reported per row
       Count& c = counts[{r.platform, t}];
       ++c.ok;

@@ -44,7 +44,7 @@ std::string dataset_hash(const Dataset& d) {
   uint64_t h = detail::kFnvOffsetBasis;
   auto mix = [&](const std::string& s) { h = detail::fnv1a64(s, h); };
   for (const auto& r : d.rows) {
-    mix(r.platform + "|" + config_key(r.config) + "|" + r.status);
+    mix(r.platform + "|" + config_key(r.config) + "|" + to_string(r.status));
     for (const char* t : kTargets) {
       char b[40];
       auto v = r.value(t);

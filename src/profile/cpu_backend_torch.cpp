@@ -74,11 +74,11 @@ class CpuBackend final : public Backend {
     try {
       measure_into(c, p, m);
     } catch (const std::bad_alloc& e) {
-      m = failed("oom", e.what(), m);
+      m = failed(Status::oom, e.what(), m);
     } catch (const c10::Error& e) {
-      m = failed(is_oom(e.what()) ? "oom" : "error", e.what_without_backtrace(), m);
+      m = failed(is_oom(e.what()) ? Status::oom : Status::error, e.what_without_backtrace(), m);
     }
-    if (m.status != "ok") net_.reset(), net_key_.clear();  // start the next one from a clean slate
+    if (m.status != Status::ok) net_.reset(), net_key_.clear();  // start the next one from a clean slate
     return m;
   }
 
@@ -101,7 +101,7 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  static Measurement failed(const std::string& status, const std::string& why, const Measurement& base) {
+  static Measurement failed(Status status, const std::string& why, const Measurement& base) {
     Measurement m;
     m.status = status;
     m.error = why.substr(0, why.find('\n'));

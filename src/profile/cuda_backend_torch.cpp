@@ -111,13 +111,13 @@ class CudaBackend final : public Backend {
     try {
       measure_into(c, p, m);
     } catch (const c10::OutOfMemoryError& e) {
-      m = failed("oom", e.what_without_backtrace(), m);
+      m = failed(Status::oom, e.what_without_backtrace(), m);
     } catch (const c10::Error& e) {
-      m = failed(is_oom(e.what()) ? "oom" : "error", e.what_without_backtrace(), m);
+      m = failed(is_oom(e.what()) ? Status::oom : Status::error, e.what_without_backtrace(), m);
     } catch (const std::bad_alloc& e) {
-      m = failed("oom", e.what(), m);
+      m = failed(Status::oom, e.what(), m);
     }
-    if (m.status != "ok") {  // the failed configuration's tensors are gone: return their memory
+    if (m.status != Status::ok) {  // the failed configuration's tensors are gone: return their memory
       drop_network();
       settle();
     }
@@ -153,7 +153,7 @@ class CudaBackend final : public Backend {
   void utilization_window(SpecNet& net, const torch::Tensor& x, Measurement& m, const Protocol& p);
   void record_state(Measurement& m, const std::string& suffix) const;
 
-  static Measurement failed(const std::string& status, const std::string& why, const Measurement& base) {
+  static Measurement failed(Status status, const std::string& why, const Measurement& base) {
     Measurement m;
     m.status = status;
     m.error = first_line(why);
@@ -300,7 +300,7 @@ EnergyTrace CudaBackend::trace_energy(const Config& c, const Protocol& p, double
     for (int i = 0; i < std::max(p.warmup, 1); ++i) forward_ms(net, x);
     CounterPoller poller(*meter_);
     if (!poller.start()) {
-      tr.status = "error";
+      tr.status = Status::error;
       tr.error = "NVML's energy counter could not be read";
       return tr;
     }
@@ -311,13 +311,13 @@ EnergyTrace CudaBackend::trace_energy(const Config& c, const Protocol& p, double
     } while (tr.pass_end_s.back() - tr.start_s < seconds);
     for (const auto& ch : poller.stop()) tr.counter_t_s.push_back(ch.t_s), tr.counter_j.push_back(ch.joules);
   } catch (const c10::Error& e) {
-    tr.status = is_oom(e.what()) ? "oom" : "error";
+    tr.status = is_oom(e.what()) ? Status::oom : Status::error;
     tr.error = first_line(e.what_without_backtrace());
   } catch (const std::bad_alloc& e) {
-    tr.status = "oom";
+    tr.status = Status::oom;
     tr.error = e.what();
   }
-  if (tr.status != "ok") {
+  if (tr.status != Status::ok) {
     drop_network();
     settle();
   }

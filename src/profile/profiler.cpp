@@ -177,7 +177,7 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
     }
     store.put({to_record(o.platform, c, m), pid, m.error});
     ++measured;
-    (m.status == "ok" ? s.ok : m.status == "oom" ? s.oom : s.error)++;
+    (m.status == Status::ok ? s.ok : m.status == Status::oom ? s.oom : s.error)++;
     s.compute_s += compute_seconds(m);
     backend->settle();
     bar.tick(config_key(c));

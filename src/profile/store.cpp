@@ -216,7 +216,7 @@ void Store::put(const StoredMeasurement& m) {
          "?16, ?17)");
   s.bind(1, r.platform).bind(2, config_key(c)).bind(3, m.protocol_id);
   s.bind(4, to_string(c.family)).bind(5, c.depth).bind(6, c.width).bind(7, c.resolution).bind(8, c.batch);
-  s.bind(9, to_string(c.precision)).bind(10, r.status);
+  s.bind(9, to_string(c.precision)).bind(10, to_string(r.status));
   s.bind(11, r.latency_ms).bind(12, r.energy_j).bind(13, r.peak_memory_mb);
   s.bind(14, r.avg_sm_util).bind(15, r.avg_mem_util);
   s.bind_text_or_null(16, r.extra.empty() ? std::string() : nlohmann::json(r.extra).dump());
@@ -264,7 +264,9 @@ Dataset Store::to_dataset() const {
     } catch (const nlohmann::json::exception& e) {
       throw MeasureError(where + ": unreadable extra_json: " + e.what());
     }
-    r.status = s.text(9);
+    const auto status = parse_status(s.text(9));
+    if (!status) throw MeasureError(where + ": status '" + s.text(9) + "' is not ok, oom or error");
+    r.status = *status;
     for (int i = 0; i < 5; ++i) r.set_value(kDatasetColumns[8 + i], s.opt_real(10 + i));
     r.extra["protocol_id"] = s.text(2);
     if (!s.text(16).empty()) r.extra["error_text"] = s.text(16);

@@ -81,7 +81,7 @@ std::string trace_id(const Config& c, int repeat) {
 
 std::vector<WindowStudyRow> study_windows(const EnergyTrace& t, int repeat, const std::vector<double>& windows_s) {
   std::vector<WindowStudyRow> out;
-  if (t.status != "ok" || t.pass_end_s.empty()) return out;
+  if (t.status != Status::ok || t.pass_end_s.empty()) return out;
   const auto c = counter_of(t);
   WindowStudyRow base;
   base.config = t.config;
@@ -192,9 +192,9 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
       if (failed.count(config_key(c))) continue;  // its other repeats would fail the same way
       const EnergyTrace t = backend->trace_energy(c, p, o.trace_s);
       backend->settle();
-      if (t.status != "ok") {
+      if (t.status != Status::ok) {
         failed.insert(config_key(c));
-        s.failures.push_back(config_key(c) + ": " + t.status + ": " + t.error);
+        s.failures.push_back(config_key(c) + ": " + to_string(t.status) + ": " + t.error);
         continue;
       }
       const auto rows = study_windows(t, r, o.windows_s);

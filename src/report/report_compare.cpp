@@ -18,7 +18,7 @@ namespace {
 std::set<std::string> platforms_of(const Dataset& d) {
   std::set<std::string> p;
   for (const auto& r : d.rows)
-    if (r.status == "ok") p.insert(r.platform);
+    if (r.status == Status::ok) p.insert(r.platform);
   return p;
 }
 

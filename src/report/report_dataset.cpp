@@ -19,7 +19,7 @@ double num_or_nan(const std::optional<double>& v) { return v ? *v : kNaN; }
 
 std::string kpis(const Dataset& d, const Characterization& ch) {
   std::size_t failed = 0;
-  for (const auto& r : d.rows) failed += r.status != "ok";
+  for (const auto& r : d.rows) failed += r.status != Status::ok;
   std::string plat;
   for (const auto& p : ch.dataset.platforms) plat += (plat.empty() ? "" : ", ") + p;
   std::string tg;

@@ -6,15 +6,26 @@
 
 namespace carb {
 
-void check_capacity_measure(const std::string& measure) {
-  if (measure != "gflops" && measure != "params")
-    throw InputError("unknown capacity measure '" + measure + "': use gflops (forward GFLOPs per image) or params");
+std::string to_string(Capacity c) {
+  switch (c) {
+    case Capacity::none: return "";
+    case Capacity::gflops: return "gflops";
+    case Capacity::params: return "params";
+  }
+  return "";
 }
 
-double capacity_of(const Config& c, const std::string& measure) {
-  check_capacity_measure(measure);
+Capacity parse_capacity(std::string_view name) {
+  for (Capacity c : {Capacity::none, Capacity::gflops, Capacity::params})
+    if (name == to_string(c)) return c;
+  throw InputError("unknown capacity measure '" + std::string(name) +
+                   "': use gflops (forward GFLOPs per image) or params");
+}
+
+double capacity_of(const Config& c, Capacity measure) {
+  if (measure == Capacity::none) throw InputError("no capacity measure given: use gflops or params");
   const NetworkSpec s = network_totals(c);
-  if (measure == "params") return static_cast<double>(s.params) / 1e6;
+  if (measure == Capacity::params) return static_cast<double>(s.params) / 1e6;
   return s.flops() / 1e9 / static_cast<double>(c.batch);
 }
 

@@ -23,7 +23,6 @@ void check_options(const std::vector<Config>& configs, const CarbModel& source, 
   if (o.top_k && *o.top_k == 0) throw InputError("top-k must be at least 1");
   if (o.confidence && !(*o.confidence > 0 && *o.confidence <= 0.99))
     throw InputError("confidence must be in (0, 0.99], e.g. 0.9");
-  if (!o.capacity.empty()) check_capacity_measure(o.capacity);
 }
 
 // Indices of the k lowest values (ties broken by index, so the cut is deterministic).
@@ -59,14 +58,14 @@ std::map<std::string, std::vector<double>> take_cols(const std::map<std::string,
 
 // Pareto set of the accepted predictions (minimizing every target, and maximizing the capacity
 // measure when one is given), sorted by the rank target (or the first target) then key.
-void pareto_of(std::vector<Prediction> accepted, const std::string& capacity, ScreenResult& r) {
+void pareto_of(std::vector<Prediction> accepted, Capacity capacity, ScreenResult& r) {
   if (accepted.empty()) return;
   const auto& targets = r.targets;
   std::vector<std::vector<double>> obj(targets.size());
   for (std::size_t k = 0; k < targets.size(); ++k)
     for (const auto& p : accepted) obj[k].push_back(p.value.at(targets[k]));
   std::vector<double> cap;
-  if (!capacity.empty()) {
+  if (capacity != Capacity::none) {
     for (const auto& p : accepted) cap.push_back(capacity_of(p.config, capacity));
     obj.emplace_back();
     for (double c : cap) obj.back().push_back(-c);
@@ -150,7 +149,7 @@ nlohmann::json ScreenResult::to_json() const {
   for (const auto& [t, v] : budgets) j["budgets"][t] = v;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
-  j["capacity"] = capacity.empty() ? nlohmann::json(nullptr) : nlohmann::json(capacity);
+  j["capacity"] = capacity == Capacity::none ? nlohmann::json(nullptr) : nlohmann::json(to_string(capacity));
   j["pareto"] = nlohmann::json::array();
   for (std::size_t i = 0; i < pareto.size(); ++i) {
     const auto& p = pareto[i];

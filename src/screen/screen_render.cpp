@@ -40,8 +40,8 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
   }
   std::vector<std::string> head = {"configuration"};
   for (const auto& t : r.targets) head.push_back(t);
-  const bool cap = !r.capacity.empty() && r.pareto_capacity.size() == r.pareto.size();
-  if (cap) head.push_back(r.capacity == "params" ? "capacity_Mparams" : "capacity_GFLOPs_per_image");
+  const bool cap = r.capacity != Capacity::none && r.pareto_capacity.size() == r.pareto.size();
+  if (cap) head.push_back(r.capacity == Capacity::params ? "capacity_Mparams" : "capacity_GFLOPs_per_image");
   const bool any_outside =
       std::any_of(r.pareto.begin(), r.pareto.end(), [](const Prediction& p) { return !p.outside.empty(); });
   if (any_outside) head.push_back("outside the trained ranges (a guess)");
@@ -59,7 +59,7 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
     if (any_outside) row.push_back(outside_text(p.outside));
     table.add(row);
   }
-  out << "Pareto set (" << r.pareto.size() << (cap ? ", lower costs against higher " + r.capacity : "")
+  out << "Pareto set (" << r.pareto.size() << (cap ? ", lower costs against higher " + to_string(r.capacity) : "")
       << "):\n";
   table.print(out);
 }

@@ -40,7 +40,7 @@ std::vector<Measured> measured_in_space(const std::vector<Config>& screened, con
   std::set<std::string> platforms;
   std::vector<Measured> out;
   for (const auto& r : d.rows) {
-    if (r.status != "ok") continue;
+    if (r.status != Status::ok) continue;
     platforms.insert(r.platform);
     const std::string key = config_key(r.config);
     seen.insert(key);

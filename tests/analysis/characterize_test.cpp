@@ -188,7 +188,7 @@ TEST(Characterize, GivenSmThresholdIsUsed) {
 
 TEST(Characterize, NoOkRowsIsAnError) {
   Dataset d = synthetic_grid(false, false);
-  for (auto& r : d.rows) r.status = "oom";
+  for (auto& r : d.rows) r.status = Status::oom;
   EXPECT_THROW(characterize(d), DataError);
   EXPECT_THROW(characterize(Dataset{}), DataError);
 }
@@ -197,7 +197,7 @@ TEST(Characterize, FailedRowsAreLeftOut) {
   Dataset d = synthetic_grid(false, false);
   d.rows.push_back(
       synthetic_record("synthetic-a", Config{Family::basic, 200, 1.0, 32, 1, Precision::fp32}, 1e9, {}, {}));
-  d.rows.back().status = "error";
+  d.rows.back().status = Status::error;
   const auto ch = characterize(d).to_json();
   EXPECT_EQ(ch["dataset"]["ok_rows"].get<int>(), 96);
   EXPECT_NEAR(ch["scaling"]["families"]["basic"]["latency_ms"]["depth"]["ratio"].get<double>(), 4.0, 1e-9);

@@ -433,7 +433,7 @@ TEST(EvaluateErrors, RejectsBadInputWithClearErrors) {
        "latency_ms"},
       {"no ok rows",
        [](Dataset& d, EvaluateOptions&) {
-         for (auto& r : d.rows) r.status = "oom";
+         for (auto& r : d.rows) r.status = Status::oom;
        },
        "no ok rows"},
       {"test fraction above 1", [](Dataset&, EvaluateOptions& o) { o.test_fraction = 1.5; }, "test-fraction"},

@@ -98,7 +98,7 @@ TEST(Transfer, OnlyTargetsMeasuredOnBothAppear) {
 TEST(Transfer, JoinKeepsOnlyCommonOkConfigurations) {
   Dataset a = synthetic_grid(false, false), b = synthetic_affine_copy(a, 2, 3, "synthetic-b");
   b.rows.resize(40);
-  b.rows[0].status = "oom";
+  b.rows[0].status = Status::oom;
   const auto joined = join_targets(a, b);
   ASSERT_FALSE(joined.empty());
   EXPECT_EQ(joined[0].configs.size(), 39u);

@@ -77,11 +77,11 @@ TEST_F(Combine, TakesTheMedianOfEachQuantityOverTheRounds) {
 
 TEST_F(Combine, KeepsConfigurationsOfOneRoundAndIgnoresFailedRounds) {
   Record oom = row(4, 0, 0);
-  oom.status = "oom";
+  oom.status = Status::oom;
   oom.latency_ms.reset();
   oom.peak_memory_mb.reset();
   Record error = row(8, 0, 0);
-  error.status = "error";
+  error.status = Status::error;
   error.latency_ms.reset();
   error.peak_memory_mb.reset();
   const auto a = write("a.csv", {row(1, 10, 5), oom, error});
@@ -90,12 +90,12 @@ TEST_F(Combine, KeepsConfigurationsOfOneRoundAndIgnoresFailedRounds) {
   const Dataset d = read_dataset_csv(dir_ / "out.csv");
   ASSERT_EQ(d.rows.size(), 4u);
   const Record& b4 = find(d, 4);  // oom in round 1, ok in round 2: the ok round alone
-  EXPECT_EQ(b4.status, "ok");
+  EXPECT_EQ(b4.status, Status::ok);
   EXPECT_DOUBLE_EQ(*b4.latency_ms, 40);
   EXPECT_EQ(b4.extra.at("rounds"), "1");
   EXPECT_FALSE(b4.extra.count("latency_round_spread")) << "one round has no spread: left empty";
   const Record& b8 = find(d, 8);  // never ok: kept as measured
-  EXPECT_EQ(b8.status, "error");
+  EXPECT_EQ(b8.status, Status::error);
   EXPECT_EQ(b8.extra.at("rounds"), "0");
   EXPECT_EQ(find(d, 16).extra.at("rounds"), "1");
   const auto prov = read_provenance(dir_ / "out.csv");

@@ -33,7 +33,7 @@ class DataOps : public TempDirTest {
     for (int b : {1, 2, 4}) s.put({row("cpu2t", b, 10.0 * b), "p1", ""});
     s.put({row("gpu", 1, 1.5), "p1", ""});
     StoredMeasurement oom{row("gpu", 4096, 0), "p1", "out of memory"};
-    oom.record.status = "oom";
+    oom.record.status = Status::oom;
     oom.record.latency_ms.reset();
     oom.record.energy_j.reset();
     s.put(oom);
@@ -58,7 +58,7 @@ TEST_F(DataOps, ExportWritesCsvAndProvenance) {
   EXPECT_EQ(s.provenance, dir_ / "gpu.json");
   const Dataset d = read_dataset_csv(out);
   ASSERT_EQ(d.rows.size(), 2u);
-  EXPECT_EQ(d.rows[1].status, "oom");
+  EXPECT_EQ(d.rows[1].status, Status::oom);
   EXPECT_EQ(d.rows[1].latency_ms, std::nullopt);
   EXPECT_EQ(d.rows[1].extra.at("error_text"), "out of memory");
   const nlohmann::json prov = read_provenance(out);

@@ -60,7 +60,7 @@ TEST_F(DataDataset, RoundTripKeepsEveryField) {
   Dataset d;
   d.rows.push_back(sample_record());
   Record oom = sample_record();
-  oom.status = "oom";
+  oom.status = Status::oom;
   oom.config.batch = 4096;
   oom.latency_ms = oom.energy_j = oom.peak_memory_mb = oom.avg_sm_util = std::nullopt;
   oom.extra["note"] = "ran out, \"twice\"\nsecond line";
@@ -236,11 +236,11 @@ TEST_F(DataDataset, ValueAccessorsAndFilters) {
   EXPECT_THROW(r.value("flops"), InputError);
   Dataset d;
   d.rows = {sample_record(), r};
-  d.rows[1].status = "error";
+  d.rows[1].status = Status::error;
   EXPECT_EQ(d.ok_only().rows.size(), 1u);
   EXPECT_TRUE(d.has_column("energy_j"));  // the row without it failed, so it does not count
   EXPECT_FALSE(d.has_column("avg_mem_util"));
-  d.rows[1].status = "ok";
+  d.rows[1].status = Status::ok;
   EXPECT_FALSE(d.has_column("energy_j"));
   EXPECT_FALSE(Dataset{}.has_column("latency_ms"));  // nothing measured is not "present"
 }

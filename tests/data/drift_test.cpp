@@ -20,7 +20,7 @@
 namespace carb {
 namespace {
 
-Record row(double latency, const std::string& reference, const std::string& status = "ok") {
+Record row(double latency, const std::string& reference, Status status = Status::ok) {
   Record r;
   r.platform = "synthetic";
   r.config = {Family::basic, 18, 0.5, 64, 4, Precision::fp32};
@@ -46,7 +46,7 @@ TEST(Drift, ReadsTheReferenceOrNamesTheProblem) {
 
 TEST(Drift, CorrectsLatencyOnlyOfOkRows) {
   Dataset d;
-  d.rows = {row(10, "2"), row(30, "6"), row(5, "1"), row(7, "", "oom")};
+  d.rows = {row(10, "2"), row(30, "6"), row(5, "1"), row(7, "", Status::oom)};
   d.rows[3].latency_ms.reset();
   EXPECT_DOUBLE_EQ(median_reference_ms(d), 2.0);  // over the three ok rows
   const Dataset c = drift_corrected(d, 2.0);
@@ -54,7 +54,7 @@ TEST(Drift, CorrectsLatencyOnlyOfOkRows) {
   EXPECT_DOUBLE_EQ(*c.rows[1].latency_ms, 10.0);  // measured 3x slower, at a host 3x slower
   EXPECT_DOUBLE_EQ(*c.rows[2].latency_ms, 10.0);
   EXPECT_DOUBLE_EQ(*c.rows[1].peak_memory_mb, 10.0);
-  EXPECT_EQ(c.rows[3].status, "oom");
+  EXPECT_EQ(c.rows[3].status, Status::oom);
   EXPECT_THROW(drift_corrected(d, 0.0), InputError);
   Dataset missing;
   missing.rows = {row(1, "")};

@@ -229,7 +229,7 @@ class StudyBackend final : public Backend {
     EnergyTrace t;
     t.config = c;
     if (c.batch == 256) {
-      t.status = "oom";
+      t.status = Status::oom;
       t.error = "CUDA out of memory";
       return t;
     }

@@ -228,7 +228,7 @@ TEST(WindowStudy, WindowsOfEachLengthAgainstTheWholeTrace) {
 
 TEST(WindowStudy, AFailedTraceGivesNoRows) {
   EnergyTrace t = synthetic_trace(0.1, 0.01, 1.0, 200.0);
-  t.status = "oom";
+  t.status = Status::oom;
   EXPECT_TRUE(study_windows(t, 1, {0.25}).empty());
 }
 

@@ -30,7 +30,7 @@ std::unique_ptr<Backend> cpu_backend() {
 
 Measurement measure_ok(Backend& b, const Config& c) {
   Measurement m = b.measure(c, light_protocol());
-  EXPECT_EQ(m.status, "ok") << config_key(c) << ": " << m.error;
+  EXPECT_EQ(m.status, Status::ok) << config_key(c) << ": " << m.error;
   EXPECT_TRUE(m.latency_ms.has_value()) << config_key(c);
   EXPECT_TRUE(m.peak_memory_mb.has_value()) << config_key(c);
   return m;
@@ -141,8 +141,8 @@ TEST(Harness, LatencyIsRepeatableWithinItsSpread) {
   p.warmup = 2;
   p.min_passes = p.max_passes = 10;  // a std over 3 passes says little on a loaded machine
   const Measurement a = b->measure(c, p), z = b->measure(c, p);
-  ASSERT_EQ(a.status, "ok") << a.error;
-  ASSERT_EQ(z.status, "ok") << z.error;
+  ASSERT_EQ(a.status, Status::ok) << a.error;
+  ASSERT_EQ(z.status, Status::ok) << z.error;
   const double std_a = std::stod(a.extra.at("latency_std_ms")),
                std_z = std::stod(z.extra.at("latency_std_ms"));
   const double mean = (*a.latency_ms + *z.latency_ms) / 2;

@@ -70,7 +70,7 @@ void expect_store_sound(const fs::path& db, const std::string& when) {
   try {
     const Store store(db);  // what `carb data export` opens
     for (const auto& r : store.to_dataset().rows) {
-      EXPECT_EQ(r.status, "ok") << when;
+      EXPECT_EQ(r.status, Status::ok) << when;
       EXPECT_TRUE(r.latency_ms && *r.latency_ms > 0) << when;
       const std::string passes = r.extra.count("passes") ? r.extra.at("passes") : "";
       EXPECT_TRUE(passes == "2" || passes == "3") << when << ": passes " << passes;

@@ -90,7 +90,7 @@ void expect_intact(const fs::path& db, std::size_t expected_rows_at_least) {
   for (const auto& r : d.rows) {
     const std::string key = config_key(r.config);
     EXPECT_TRUE(seen.insert({r.platform, key}).second) << "duplicate " << r.platform << " " << key;
-    EXPECT_EQ(r.status, "ok") << key;
+    EXPECT_EQ(r.status, Status::ok) << key;
     EXPECT_TRUE(r.latency_ms && *r.latency_ms > 0) << key;
     EXPECT_TRUE(r.peak_memory_mb && *r.peak_memory_mb > 0) << key;
     EXPECT_EQ(r.extra.count("passes") ? r.extra.at("passes") : "", "2") << key;

@@ -25,12 +25,12 @@ class StoreTest : public TempDirTest {
 
 };
 
-StoredMeasurement sample(int batch, std::string status = "ok") {
+StoredMeasurement sample(int batch, Status status = Status::ok) {
   StoredMeasurement m;
   m.record.platform = "cpu2t";
   m.record.config = {Family::basic, 18, 0.5, 64, batch, Precision::fp32};
-  m.record.status = std::move(status);
-  if (m.record.status == "ok") {
+  m.record.status = status;
+  if (m.record.status == Status::ok) {
     m.record.latency_ms = 12.25 * batch;
     m.record.peak_memory_mb = 100.0 + batch;
   }
@@ -57,7 +57,7 @@ TEST_F(StoreTest, PutHasDoneKeysRoundTrip) {
 
 TEST_F(StoreTest, NullsStayNull) {
   Store s(db());
-  StoredMeasurement m = sample(2, "oom");
+  StoredMeasurement m = sample(2, Status::oom);
   m.error_text = "CUDA out of memory";
   s.put(m);
   const Dataset d = s.to_dataset();
@@ -65,7 +65,7 @@ TEST_F(StoreTest, NullsStayNull) {
   const Record& r = d.rows[0];
   for (const char* col : {"latency_ms", "energy_j", "peak_memory_mb", "avg_sm_util", "avg_mem_util"})
     EXPECT_EQ(r.value(col), std::nullopt) << col;  // never 0
-  EXPECT_EQ(r.status, "oom");
+  EXPECT_EQ(r.status, Status::oom);
   EXPECT_EQ(r.extra.at("error_text"), "CUDA out of memory");
 }
 
@@ -155,6 +155,29 @@ TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
   ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE t(x)", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(raw);
   EXPECT_THROW(Store{other}, MeasureError);
+}
+
+// A status carb never writes (a store edited by another tool) is refused when read, naming the row,
+// instead of travelling on into an exported dataset that every reader would refuse.
+TEST_F(StoreTest, AStatusCarbNeverWritesIsRefusedOnRead) {
+  {
+    Store s(db());
+    s.put(sample(1));
+    s.put(sample(2, Status::oom));
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE measurements SET status = 'crashed' WHERE batch = 2", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  const Store s(db());
+  try {
+    (void)s.to_dataset();
+    FAIL() << "a row with status 'crashed' was read";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find("status 'crashed' is not ok, oom or error"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(": row 2"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(StoreTest, CreatesParentDirectoryAndUsesWal) {

@@ -125,7 +125,7 @@ TEST(Report, NamesAreEscaped) {
 
 TEST(Report, DatasetWithoutOkRowsRendersAWarning) {
   ReportInputs in = synthetic_inputs(true);
-  for (auto& r : in.datasets[0].data.rows) r.status = "oom";
+  for (auto& r : in.datasets[0].data.rows) r.status = Status::oom;
   const std::string html = render_report_html(in);
   expect_self_contained(html);
   EXPECT_NE(html.find("no ok rows"), std::string::npos);

@@ -129,9 +129,9 @@ TEST(Screen, CapacityParetoTradesCostsAgainstCapacity) {
   ScreenOptions o;
   o.budgets = {{"energy_j", 0.5}};
   const auto plain = screen(cs, synthetic_model_b(), nullptr, o);
-  o.capacity = "gflops";
+  o.capacity = Capacity::gflops;
   const auto r = screen(cs, synthetic_model_b(), nullptr, o);
-  EXPECT_EQ(r.capacity, "gflops");
+  EXPECT_EQ(r.capacity, Capacity::gflops);
   ASSERT_EQ(r.pareto_capacity.size(), r.pareto.size());
   // Adding an objective can only keep or enlarge the non-dominated set.
   EXPECT_GE(r.pareto.size(), plain.pareto.size());
@@ -139,10 +139,10 @@ TEST(Screen, CapacityParetoTradesCostsAgainstCapacity) {
   const auto preds = synthetic_model_b().predict(cs);
   for (std::size_t i = 0; i < r.pareto.size(); ++i) {
     const auto& p = r.pareto[i];
-    EXPECT_DOUBLE_EQ(r.pareto_capacity[i], capacity_of(p.config, "gflops"));
+    EXPECT_DOUBLE_EQ(r.pareto_capacity[i], capacity_of(p.config, Capacity::gflops));
     for (const auto& q : preds) {
       if (!accepted(q, o.budgets, false)) continue;
-      const double qc = capacity_of(q.config, "gflops");
+      const double qc = capacity_of(q.config, Capacity::gflops);
       bool le = qc >= r.pareto_capacity[i], lt = qc > r.pareto_capacity[i];
       for (const auto& t : r.targets)
         le = le && q.value.at(t) <= p.value.at(t), lt = lt || q.value.at(t) < p.value.at(t);
@@ -152,7 +152,7 @@ TEST(Screen, CapacityParetoTradesCostsAgainstCapacity) {
   // The largest-capacity configuration within budget is always on the front.
   double best = 0;
   for (const auto& q : preds)
-    if (accepted(q, o.budgets, false)) best = std::max(best, capacity_of(q.config, "gflops"));
+    if (accepted(q, o.budgets, false)) best = std::max(best, capacity_of(q.config, Capacity::gflops));
   EXPECT_DOUBLE_EQ(*std::max_element(r.pareto_capacity.begin(), r.pareto_capacity.end()), best);
   const auto j = r.to_json();
   EXPECT_EQ(j["capacity"], "gflops");
@@ -161,9 +161,11 @@ TEST(Screen, CapacityParetoTradesCostsAgainstCapacity) {
 
 TEST(Screen, CapacityMeasuresAreAnalytic) {
   const Config c{Family::basic, 18, 1.0, 224, 4, Precision::fp32};
-  EXPECT_NEAR(capacity_of(c, "params"), 11.689512, 1e-9);         // torchvision resnet18
-  EXPECT_NEAR(capacity_of(c, "gflops"), 2 * 1.8186, 0.02 * 3.64);  // 1.82 GMACs per image
-  EXPECT_THROW(capacity_of(c, "accuracy"), InputError);
+  EXPECT_NEAR(capacity_of(c, Capacity::params), 11.689512, 1e-9);         // torchvision resnet18
+  EXPECT_NEAR(capacity_of(c, Capacity::gflops), 2 * 1.8186, 0.02 * 3.64);  // 1.82 GMACs per image
+  EXPECT_THROW(capacity_of(c, Capacity::none), InputError);
+  EXPECT_THROW(parse_capacity("accuracy"), InputError);
+  for (Capacity k : {Capacity::none, Capacity::gflops, Capacity::params}) EXPECT_EQ(parse_capacity(to_string(k)), k);
 }
 
 TEST(Screen, ConfidenceMakesAcceptanceMonotonicallyStricter) {
@@ -284,7 +286,6 @@ TEST(Screen, RejectsInvalidOptions) {
       {"confidence 1", with([](ScreenOptions& o) { o.confidence = 1.0; })},
       {"confidence 0.995", with([](ScreenOptions& o) { o.confidence = 0.995; })},
       {"confidence 0", with([](ScreenOptions& o) { o.confidence = 0.0; })},
-      {"unknown capacity", with([](ScreenOptions& o) { o.capacity = "accuracy"; })},
   };
   for (const auto& [name, o] : cases) EXPECT_THROW(screen(cs, m, nullptr, o), InputError) << name;
   EXPECT_THROW(screen({}, m, nullptr, ScreenOptions{}), InputError) << "empty space";

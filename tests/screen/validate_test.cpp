@@ -18,7 +18,7 @@ namespace {
 using testing::synthetic_model_b;
 using testing::synthetic_screen_configs;
 
-Record measured(const Config& c, std::optional<double> latency, const std::string& status = "ok") {
+Record measured(const Config& c, std::optional<double> latency, Status status = Status::ok) {
   Record r;
   r.platform = "cpu-synthetic-b";
   r.config = c;
@@ -67,7 +67,7 @@ HandMade hand_made() {
   h.data.rows.push_back(measured(preds[2].config, 0.2 * B));
   h.truth.emplace_back(preds[2].config, 0.9 * B);
   h.data.rows.push_back(measured(preds[4].config, std::nullopt));    // unclassified
-  h.data.rows.push_back(measured(preds[5].config, 0.1 * B, "oom"));  // not ok: ignored
+  h.data.rows.push_back(measured(preds[5].config, 0.1 * B, Status::oom));  // not ok: ignored
   h.data.rows.push_back(measured(preds.back().config, 0.1 * B));     // outside the space
   return h;
 }
