@@ -13,6 +13,7 @@
 #include "carb/text_table.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 namespace {
@@ -188,8 +189,7 @@ std::string format_dataset_info(const DatasetInfo& info) {
   }
   t.print(out);
   const auto counts = [&](const char* key, const std::map<std::string, std::size_t>& m) {
-    std::string s;
-    for (const auto& [k, v] : m) s += (s.empty() ? "" : ", ") + k + " " + std::to_string(v);
+    const std::string s = join(m, [](const auto& kv) { return kv.first + " " + std::to_string(kv.second); });
     out << "  " << key << ": " << (s.empty() ? "-" : s) << "\n";
   };
   out << "\n";
@@ -204,9 +204,7 @@ std::string format_dataset_info(const DatasetInfo& info) {
   range("resolution", info.resolution);
   range("batch", info.batch);
   if (!info.extra_columns.empty()) {
-    std::string cols;
-    for (const auto& c : info.extra_columns) cols += (cols.empty() ? "" : ", ") + c;
-    out << "  extra columns: " << cols << "\n";
+    out << "  extra columns: " << join(info.extra_columns) << "\n";
   }
   return out.str();
 }

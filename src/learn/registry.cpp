@@ -11,6 +11,7 @@
 #include "learn/extra_trees.hpp"
 #include "learn/linear.hpp"
 #include "learn/xgb_learner.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 namespace {
@@ -36,9 +37,8 @@ std::unique_ptr<Learner> make_learner(const std::string& kind, const LearnerPara
   const auto& kinds = registry();
   const auto it = kinds.find(kind);
   if (it == kinds.end()) {
-    std::string known;
-    for (const auto& [name, f] : kinds) known += (known.empty() ? "" : ", ") + name;
-    throw InputError("unknown learner kind '" + kind + "' (known: " + known + ")");
+    throw InputError("unknown learner kind '" + kind + "' (known: " +
+                     join(kinds, [](const auto& k) { return k.first; }) + ")");
   }
   return it->second(p);
 }

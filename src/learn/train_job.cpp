@@ -6,6 +6,7 @@
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 
@@ -13,9 +14,7 @@ Dataset read_datasets(const std::vector<std::filesystem::path>& files) {
   if (files.empty()) throw InputError("no dataset given (--data CSV)");
   Dataset all = read_dataset_csvs(files).ok_only();
   if (all.rows.empty()) {
-    std::string names;
-    for (const auto& f : files) names += (names.empty() ? "" : ", ") + f.string();
-    throw InputError(names + ": no ok rows to train on");
+    throw InputError(join(files, [](const auto& f) { return f.string(); }) + ": no ok rows to train on");
   }
   return all;
 }

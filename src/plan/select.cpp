@@ -14,6 +14,7 @@
 #include "carb/model.hpp"
 #include "carb/plan.hpp"
 #include "plan/config_space.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 namespace {
@@ -52,9 +53,7 @@ PlanStrategy parse_plan_strategy(const std::string& s) {
   for (auto st : {PlanStrategy::uncertainty, PlanStrategy::uncertainty_per_cost, PlanStrategy::space_filling,
                   PlanStrategy::random})
     if (to_string(st) == s) return st;
-  std::string known;
-  for (const auto& n : plan_strategy_names()) known += (known.empty() ? "" : ", ") + n;
-  throw InputError("unknown plan strategy '" + s + "' (known: " + known + ")");
+  throw InputError("unknown plan strategy '" + s + "' (known: " + join(plan_strategy_names()) + ")");
 }
 
 std::string to_string(PlanStrategy s) {

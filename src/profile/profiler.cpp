@@ -15,6 +15,7 @@
 #include "carb/error.hpp"
 #include "carb/store.hpp"
 #include "progress.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 namespace {
@@ -105,8 +106,7 @@ double compute_seconds(const Measurement& m) {
 constexpr double kMeterCheckS = 2.0;
 
 std::string known_backends() {
-  std::string known;
-  for (const auto& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
+  const std::string known = join(backend_names());
   return known.empty() ? "none" : known;
 }
 

@@ -9,17 +9,12 @@
 #include "carb/store.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string join(const std::set<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "data/csv.hpp"
 #include "report_html.hpp"
 #include "svg.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 namespace report {
@@ -126,8 +127,7 @@ std::string render_report_html(const ReportInputs& in) {
     body += curves_section(in.curves);
     nav += "<a href=\"#curves\">active profiling</a>";
   }
-  std::string inputs;
-  for (const auto& d : in.datasets) inputs += (inputs.empty() ? "" : ", ") + d.name;
+  std::string inputs = join(in.datasets, [](const auto& d) { return d.name; });
   for (const auto& m : in.models) inputs += ", model " + m.name;
   return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"generator\" content=\"carb\"><meta name=\"viewport\" "
          "content=\"width=device-width, initial-scale=1\"><title>" +

@@ -11,6 +11,7 @@
 #include "carb/transfer.hpp"
 #include "report_html.hpp"
 #include "svg.hpp"
+#include "util/join.hpp"
 
 namespace carb::report {
 namespace {
@@ -20,12 +21,6 @@ std::set<std::string> platforms_of(const Dataset& d) {
   for (const auto& r : d.rows)
     if (r.status == Status::ok) p.insert(r.platform);
   return p;
-}
-
-std::string join(const std::set<std::string>& s) {
-  std::string out;
-  for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-  return out;
 }
 
 std::string parity_chart(const std::string& target, const std::vector<double>& meas,

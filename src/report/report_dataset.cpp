@@ -9,6 +9,7 @@
 #include "carb/text_table.hpp"
 #include "report_html.hpp"
 #include "svg.hpp"
+#include "util/join.hpp"
 
 namespace carb::report {
 namespace {
@@ -20,10 +21,8 @@ double num_or_nan(const std::optional<double>& v) { return v ? *v : kNaN; }
 std::string kpis(const Dataset& d, const Characterization& ch) {
   std::size_t failed = 0;
   for (const auto& r : d.rows) failed += r.status != Status::ok;
-  std::string plat;
-  for (const auto& p : ch.dataset.platforms) plat += (plat.empty() ? "" : ", ") + p;
-  std::string tg;
-  for (const auto& t : ch.dataset.targets) tg += (tg.empty() ? "" : ", ") + target_short(t);
+  const std::string plat = join(ch.dataset.platforms);
+  const std::string tg = join(ch.dataset.targets, [](const std::string& t) { return target_short(t); });
   auto kpi = [](const std::string& v, const std::string& l) {
     return "<div class=\"kpi\"><b>" + svg::escape(v) + "</b><span>" + svg::escape(l) + "</span></div>";
   };

@@ -6,6 +6,7 @@
 #include "carb/error.hpp"
 #include "carb/screen.hpp"
 #include "carb/text_table.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 
@@ -18,8 +19,7 @@ std::string target_column(const std::string& cost) {
 
 void require_target(const CarbModel& m, const std::string& target, const std::string& what) {
   if (m.has_target(target)) return;
-  std::string known;
-  for (const auto& t : m.targets()) known += (known.empty() ? "" : ", ") + t;
+  const std::string known = join(m.targets());
   throw InputError(what + " needs " + target + ", but the model of platform '" + m.platform() +
                    "' predicts only: " + known);
 }

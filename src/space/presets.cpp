@@ -5,6 +5,7 @@
 #include "carb/error.hpp"
 #include "carb/network_spec.hpp"
 #include "carb/space.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 
@@ -71,9 +72,8 @@ const std::vector<Preset>& presets() {
 const Preset& find_preset(const std::string& name) {
   for (const auto& p : presets())
     if (p.name == name) return p;
-  std::string known;
-  for (const auto& p : presets()) known += (known.empty() ? "" : ", ") + p.name;
-  throw InputError("unknown preset '" + name + "' (known: " + known + ")");
+  throw InputError("unknown preset '" + name + "' (known: " + join(presets(), [](const auto& p) { return p.name; }) +
+                   ")");
 }
 
 std::vector<Config> enumerate(const Preset& p) {
