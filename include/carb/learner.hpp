@@ -1,6 +1,7 @@
-// The learner interface and its name-keyed registry. Kinds: "xgb_depthwise"
-// (XGBoost, depth-wise), "xgb_lossguide" (XGBoost hist + lossguide: the leaf-wise
-// LightGBM-role booster), "extra_trees" (carb's own), "linear" (least squares).
+// The learner interface and its name-keyed registry. Kinds: "gbdt_depthwise" and "gbdt_leafwise"
+// (carb's own histogram gradient boosting, XGBoost's hist method grown depth-wise or best leaf
+// first: the LightGBM-role booster), "xgb_depthwise" and "xgb_lossguide" (XGBoost itself, the same
+// two policies), "extra_trees" (carb's own), "linear" (least squares).
 #pragma once
 #include <filesystem>
 #include <functional>

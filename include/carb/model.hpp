@@ -27,7 +27,9 @@ namespace carb {
 inline constexpr int kBundleSchemaVersion = 3;
 
 struct TrainOptions {
-  std::vector<std::string> learners = {"xgb_depthwise", "xgb_lossguide", "extra_trees"};
+  /// carb's own boosters by default: XGBoost's hist method, 4x faster on carb's datasets at equal
+  /// held-out accuracy (README, "Training speed"); "xgb_depthwise", "xgb_lossguide" run XGBoost itself.
+  std::vector<std::string> learners = {"gbdt_depthwise", "gbdt_leafwise", "extra_trees"};
   LearnerParams params;           // trees/depth/leaves; 0 = each learner's paper default
   int folds = 5;                  // out-of-fold predictions for cascade features, blend weights, correctors
   double blend_step = 0.1;        // simplex grid step for blend weights

@@ -31,7 +31,7 @@ std::unique_ptr<Learner> make_corrector(const TrainOptions& o) {
   p.max_leaves = 15;
   p.max_depth = 0;
   p.learning_rate = 0.05;
-  return make_learner("xgb_lossguide", p);
+  return make_learner("gbdt_leafwise", p);
 }
 
 std::string conformal_key(double level) {

@@ -43,11 +43,17 @@ inline std::vector<unsigned char> read_checksummed(const std::filesystem::path& 
   return bytes;
 }
 
+/// Appends n raw bytes (resize + memcpy: GCC 12 at -O3 warns falsely about vector::insert here).
+inline void put_bytes(std::vector<unsigned char>& out, const void* p, std::size_t n) {
+  const std::size_t at = out.size();
+  out.resize(at + n);
+  if (n) std::memcpy(out.data() + at, p, n);
+}
+
 /// Appends the raw bytes of a trivially copyable value (host byte order; carb targets little-endian hosts).
 template <class T>
 void put(std::vector<unsigned char>& out, const T& v) {
-  const auto* p = reinterpret_cast<const unsigned char*>(&v);
-  out.insert(out.end(), p, p + sizeof v);
+  put_bytes(out, &v, sizeof v);
 }
 
 /// Sequential reader over a verified byte buffer; running past the end is a ModelError.

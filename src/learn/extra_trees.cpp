@@ -19,7 +19,7 @@
 namespace carb {
 namespace {
 
-static_assert(sizeof(ExtraTrees::Node) == 12, "Node is written to model files byte for byte");
+using detail::Tree;
 constexpr char kMagic[8] = {'C', 'A', 'R', 'B', 'X', 'T', 'R', '1'};
 constexpr std::uint32_t kVersion = 1;
 
@@ -304,29 +304,9 @@ std::vector<float> ExtraTrees::predict(const Matrix& X) const {
     throw InputError("extra_trees: predict got " + std::to_string(X.cols) + " feature columns, model has " +
                      std::to_string(n_features_));
   check_finite(X, "prediction matrix");
+  const std::vector<double> sum = detail::sum_of_trees(trees_, X, p_.threads);
   std::vector<float> out(X.rows);
-  // Trees outer, rows inner keeps one tree hot in cache; each row sums trees in a
-  // fixed order, so the result does not depend on how rows are split over threads.
-  auto work = [&](std::size_t r0, std::size_t r1) {
-    std::vector<double> acc(r1 - r0, 0.0);
-    for (const auto& tree : trees_) {
-      const Node* nd = tree.data();
-      for (std::size_t r = r0; r < r1; ++r) {
-        const float* x = X.row(r);
-        std::int32_t i = 0;
-        while (nd[i].feature >= 0) i = x[nd[i].feature] <= nd[i].value ? nd[i].left : nd[i].left + 1;
-        acc[r - r0] += nd[i].value;
-      }
-    }
-    for (std::size_t r = r0; r < r1; ++r) out[r] = static_cast<float>(acc[r - r0] / trees_.size());
-  };
-  const std::size_t workers = std::clamp<std::size_t>(X.rows / 256, 1, static_cast<std::size_t>(p_.threads));
-  std::vector<std::thread> pool;
-  const std::size_t chunk = (X.rows + workers - 1) / workers;
-  for (std::size_t w = 1; w < workers; ++w)
-    pool.emplace_back(work, std::min(X.rows, w * chunk), std::min(X.rows, (w + 1) * chunk));
-  work(0, std::min(X.rows, chunk));
-  for (auto& th : pool) th.join();
+  for (std::size_t r = 0; r < X.rows; ++r) out[r] = static_cast<float>(sum[r] / trees_.size());
   return out;
 }
 
@@ -337,16 +317,10 @@ std::vector<double> ExtraTrees::importance() const {
 
 void ExtraTrees::save(const std::filesystem::path& file) const {
   require_fitted("save");
-  std::vector<unsigned char> bytes(kMagic, kMagic + sizeof kMagic);
+  std::vector<unsigned char> bytes;
+  detail::put(bytes, kMagic);
   detail::put(bytes, kVersion);
-  detail::put(bytes, static_cast<std::uint64_t>(n_features_));
-  detail::put(bytes, static_cast<std::uint64_t>(trees_.size()));
-  for (const auto& tree : trees_) {
-    detail::put(bytes, static_cast<std::uint64_t>(tree.size()));
-    const auto* p = reinterpret_cast<const unsigned char*>(tree.data());
-    bytes.insert(bytes.end(), p, p + tree.size() * sizeof(Node));
-  }
-  for (double v : importance_) detail::put(bytes, v);
+  detail::put_trees(bytes, n_features_, trees_, importance_);
   detail::write_checksummed(file, std::move(bytes));
 }
 
@@ -360,29 +334,10 @@ void ExtraTrees::load(const std::filesystem::path& file) {
     throw ModelError(where + " is not a carb extra_trees model");
   if (const auto v = r.get<std::uint32_t>(); v != kVersion)
     throw ModelError(where + " has unsupported version " + std::to_string(v));
-  const auto n_features = r.get<std::uint64_t>(), n_trees = r.get<std::uint64_t>();
-  // Every count is checked against the bytes that are actually there before anything is sized by
-  // it: a resealed file claiming 2^30 features made carb allocate 8 GB (found by fuzz_bundle).
-  if (n_features == 0 || n_features > r.remaining() / sizeof(double) || n_trees == 0 || n_trees > r.remaining())
-    throw ModelError(where + " has an implausible header");
-  std::vector<std::vector<Node>> trees(n_trees);
-  for (auto& tree : trees) {
-    const auto n_nodes = r.get<std::uint64_t>();
-    if (n_nodes == 0 || n_nodes > r.remaining() / sizeof(Node))
-      throw ModelError(where + " has a bad node count");
-    tree.resize(n_nodes);
-    r.read(tree.data(), n_nodes * sizeof(Node));
-    // Children must lie after their parent and inside the tree: traversal then always ends.
-    for (std::size_t i = 0; i < tree.size(); ++i) {
-      const Node& nd = tree[i];
-      if (nd.feature >= 0 &&
-          (static_cast<std::uint64_t>(nd.feature) >= n_features || nd.left <= 0 ||
-           static_cast<std::size_t>(nd.left) <= i || static_cast<std::size_t>(nd.left) + 1 >= n_nodes))
-        throw ModelError(where + " has an invalid tree node");
-    }
-  }
-  std::vector<double> imp(n_features);
-  for (double& v : imp) v = r.get<double>();
+  std::size_t n_features = 0;
+  std::vector<Tree> trees;
+  std::vector<double> imp;
+  detail::get_trees(r, where, n_features, trees, imp);
   if (r.remaining() != 0) throw ModelError(where + " has trailing data");
   trees_ = std::move(trees);
   importance_ = std::move(imp);

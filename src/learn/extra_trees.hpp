@@ -8,18 +8,14 @@
 #include <vector>
 
 #include "carb/learner.hpp"
+#include "learn/flat_tree.hpp"
 
 namespace carb {
 
 class ExtraTrees : public Learner {
  public:
-  /// One tree node. Split: rows with x[feature] <= value go to `left`, the others to left + 1
-  /// (children are allocated as a pair). Leaf: feature < 0 and value is the prediction.
-  struct Node {
-    std::int32_t feature;
-    std::int32_t left;
-    float value;
-  };
+  /// One tree node (flat_tree.hpp); a leaf's value is that tree's prediction.
+  using Node = detail::TreeNode;
 
   explicit ExtraTrees(const LearnerParams& p = {});
 

@@ -8,18 +8,6 @@
 #include "model_internal.hpp"
 
 namespace carb {
-namespace {
-
-// One tree's output for row i of X (the flat node layout of ExtraTrees::Node).
-float walk(const std::vector<ExtraTrees::Node>& nodes, const Matrix& X, std::size_t i) {
-  std::size_t k = 0;
-  while (nodes[k].feature >= 0)
-    k = X(i, static_cast<std::size_t>(nodes[k].feature)) <= nodes[k].value ? static_cast<std::size_t>(nodes[k].left)
-                                                                           : static_cast<std::size_t>(nodes[k].left) + 1;
-  return nodes[k].value;
-}
-
-}  // namespace
 
 MemberPredictions CarbModel::member_predictions(const std::vector<Config>& configs, const std::string& target) const {
   if (!has_target(target)) throw InputError("the model has no target '" + target + "'");
@@ -44,7 +32,7 @@ MemberPredictions CarbModel::member_predictions(const std::vector<Config>& confi
       if (!forest) continue;
       for (std::size_t t = 0; t < forest->tree_count(); ++t) {
         auto& tc = out.trees.emplace_back(configs.size());
-        for (std::size_t i = 0; i < configs.size(); ++i) tc[i] = units(walk(forest->tree(t), X, i), i);
+        for (std::size_t i = 0; i < configs.size(); ++i) tc[i] = units(detail::walk(forest->tree(t), X.row(i)), i);
       }
     }
     return out;

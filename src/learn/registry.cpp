@@ -9,6 +9,7 @@
 #include "carb/error.hpp"
 #include "carb/learner.hpp"
 #include "learn/extra_trees.hpp"
+#include "learn/gbdt.hpp"
 #include "learn/linear.hpp"
 #include "learn/xgb_learner.hpp"
 #include "util/join.hpp"
@@ -22,6 +23,8 @@ using Factory = std::function<std::unique_ptr<Learner>(const LearnerParams&)>;
 const std::map<std::string, Factory>& registry() {
   static const std::map<std::string, Factory> kinds = {
       {"extra_trees", [](const LearnerParams& p) { return std::make_unique<ExtraTrees>(p); }},
+      {"gbdt_depthwise", [](const LearnerParams& p) { return std::make_unique<Gbdt>(Gbdt::Growth::depthwise, p); }},
+      {"gbdt_leafwise", [](const LearnerParams& p) { return std::make_unique<Gbdt>(Gbdt::Growth::leafwise, p); }},
       {"linear", [](const LearnerParams& p) { return std::make_unique<LinearLearner>(p); }},
       {"xgb_depthwise",
        [](const LearnerParams& p) { return std::make_unique<XgbLearner>(XgbLearner::Growth::depthwise, p); }},

@@ -13,7 +13,8 @@
 namespace carb {
 namespace {
 
-const std::vector<std::string> kKinds = {"extra_trees", "linear", "xgb_depthwise", "xgb_lossguide"};
+const std::vector<std::string> kKinds = {"extra_trees", "gbdt_depthwise", "gbdt_leafwise", "linear", "xgb_depthwise",
+                                         "xgb_lossguide"};
 
 LearnerParams tiny() {
   LearnerParams p;
