@@ -6,7 +6,8 @@ The method, as carb's (src/learn/carb_train.cpp) with the plain target form (--n
 for each target in cascade order (memory, then energy when present, then latency), log target;
 features = carb's analytic features (carb.features) + the upstream targets' corrected out-of-fold
 predictions; three learners -- XGBoost depth-wise (800 rounds, depth 9, eta 0.05, hist), XGBoost
-loss-guide (800 rounds, 127 leaves) and ExtraTrees (400 trees) -- each with 5-fold out-of-fold
+loss-guide (800 rounds, 127 leaves) and ExtraTrees (400 trees); carb's defaults gbdt_depthwise and
+gbdt_leafwise are its own implementation of those two boosters, and a third carb row runs XGBoost's -- each with 5-fold out-of-fold
 predictions and a fit on all rows; blend weights on a 0.1 grid minimising the out-of-fold squared
 error; a low-batch corrector (loss-guide XGBoost, 200 rounds, 15 leaves) on the out-of-fold
 residuals of batch <= 8 rows, damped by 0.9. The peer uses every learner's own threads
@@ -160,11 +161,11 @@ def scores(y, p):
     return {"r2": float(r2), "mape": float(100 * np.mean(np.abs(p - y) / y))}
 
 
-def run_carb(carb_bin, train_csv, test_csv, out, threads, seed, normalize):
+def run_carb(carb_bin, train_csv, test_csv, out, threads, seed, normalize, learners):
     t0 = time.perf_counter()
     subprocess.run([carb_bin, "train", "--data", train_csv, "--out", out, "--test-fraction", "0", "--threads",
-                    str(threads), "--seed", str(seed), "--normalize", normalize, "--format", "json"],
-                   check=True, capture_output=True)
+                    str(threads), "--seed", str(seed), "--normalize", normalize, "--format", "json",
+                    "--learners", *learners], check=True, capture_output=True)
     wall = time.perf_counter() - t0
     ev = subprocess.run([carb_bin, "evaluate", "--model", out, "--data", test_csv, "--external", "--quick",
                          "--format", "json"], check=True, capture_output=True, text=True).stdout
@@ -203,10 +204,14 @@ def main():
             w.writerows(part)
     truth = {t: [float(r[t]) for r in test] for t in targets}
     results = {}
-    for label, normalize in (("carb train --normalize off (the same method)", "off"),
-                             ("carb train (default: --normalize auto)", "auto")):
+    ours = ["gbdt_depthwise", "gbdt_leafwise", "extra_trees"]  # carb's default learners
+    xgb = ["xgb_depthwise", "xgb_lossguide", "extra_trees"]    # the same with XGBoost's boosters
+    for label, normalize, learners in (("carb train --normalize off (the same method)", "off", ours),
+                                       ("carb train (default: --normalize auto)", "auto", ours),
+                                       ("carb train --normalize off, XGBoost boosters", "off", xgb)):
         wall, ev = run_carb(a.carb, os.path.join(tmp, "train.csv"), os.path.join(tmp, "test.csv"),
-                            os.path.join(tmp, "model-" + normalize), a.threads, a.seed, normalize)
+                            os.path.join(tmp, "model-" + normalize + "-" + learners[0]), a.threads, a.seed,
+                            normalize, learners)
         results[label] = {"seconds": wall, "scores": carb_scores(ev, targets)}
         print(f"  {label}: {wall:.1f} s", file=sys.stderr)
     for label, side in ((PEER_SIDE, True), ("Python, each learner on all threads", False)):

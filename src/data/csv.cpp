@@ -240,7 +240,18 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
   // failure delete, a file of that name that the user made. The name carries our pid, so the next
   // write here removes what a killed carb left (util/temp_owner.hpp).
   const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
-  detail::remove_stale_temps(file, ".carb-");
+  // A killed writer of this file left a regular file that is empty or starts as this content does
+  // (every output carb writes to a given path has one format: a CSV header, "{", "<!DOCTYPE").
+  const std::string_view head = content.substr(0, std::min<std::size_t>(content.size(), 16));
+  detail::remove_stale_temps(file, ".carb-", [&](const std::filesystem::path& p) {
+    std::error_code e;
+    if (std::filesystem::symlink_status(p, e).type() != std::filesystem::file_type::regular) return false;
+    std::ifstream in(p, std::ios::binary);
+    std::string start(head.size(), '\0');
+    in.read(start.data(), static_cast<std::streamsize>(start.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    return got == 0 || start.compare(0, got, head, 0, got) == 0;
+  });
   std::string tmpl = detail::owned_temp_template(file, ".carb-");
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0)

@@ -58,6 +58,11 @@ void check_not_an_input(const fs::path& out, const std::vector<fs::path>& inputs
 
 void check_dataset_output(const fs::path& csv, bool force, const std::string& kind) {
   if (csv.empty() || !csv.has_filename()) throw InputError("--out needs a file name");
+  // The sidecar is the --out with its extension replaced by .json: without ".csv" it would be
+  // another file's sidecar (--out h200 replaced h200.csv's), or the CSV itself (--out x.json).
+  if (csv.extension() != ".csv")
+    throw InputError("--out " + csv.string() + " must end in .csv (its provenance goes beside it as " +
+                     provenance_path(csv).filename().string() + ")");
   const fs::path dir = csv.has_parent_path() ? csv.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError("cannot write " + csv.string() + ": directory " + dir.string() +
@@ -65,9 +70,17 @@ void check_dataset_output(const fs::path& csv, bool force, const std::string& ki
   check_one(csv, looks_like_dataset, "a dataset CSV", force);
   check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force);
   // A dataset of another kind, or one whose sidecar is gone, may hold measurements kept nowhere
-  // else (combine --out over a measuring round destroyed it).
-  if (force || !fs::exists(csv, ec)) return;
-  const std::string there = fs::exists(provenance_path(csv), ec) ? provenance_kind(provenance_path(csv)) : "";
+  // else (combine --out over a measuring round destroyed it); a sidecar of another kind describes
+  // a dataset that may still exist elsewhere, even where this CSV does not.
+  if (force) return;
+  const bool has_sidecar = fs::exists(provenance_path(csv), ec);
+  const std::string there = has_sidecar ? provenance_kind(provenance_path(csv)) : "";
+  if (!fs::exists(csv, ec)) {
+    if (has_sidecar && there != kind)
+      throw InputError(provenance_path(csv).string() + " is the provenance of a " + there +
+                       ", not of an earlier output of this command; choose another --out, or pass --force to replace it");
+    return;
+  }
   if (there != kind)
     throw InputError(csv.string() + " holds " + (there.empty() ? "a dataset without its provenance file" : "a " + there) +
                      ", not an earlier output of this command; choose another --out, or pass --force to replace it");

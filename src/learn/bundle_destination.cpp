@@ -41,6 +41,38 @@ void named_files(const nlohmann::json& j, std::set<std::string>& out) {
   }
 }
 
+// Made first thing in a staging directory and removed just before the swap: while it is there,
+// everything in the directory is what carb is writing.
+constexpr const char* kStagingMarker = ".carb-staging";
+
+// What a killed `carb train` leaves under a staging name: a directory with the marker (a bundle
+// being written), or one of only finished bundle files (manifest.json, trained_configs.txt, .model
+// files with carb's checksum trailer): the new bundle just before the swap, or the old one after
+// it, possibly under "bundle/" of an "old-" directory. Anything else is not carb's to remove,
+// whatever its name (a user's directory named like a staging directory was once emptied).
+bool staging_leftover(const fs::path& dir, bool allow_nested = true) {
+  std::error_code ec;
+  if (fs::symlink_status(dir, ec).type() != fs::file_type::directory) return false;
+  if (fs::symlink_status(dir / kStagingMarker, ec).type() == fs::file_type::regular) return true;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const auto type = fs::symlink_status(e.path(), ec).type();
+    if (type == fs::file_type::directory && allow_nested && name == "bundle") {
+      if (!staging_leftover(e.path(), false)) return false;
+      continue;
+    }
+    if (type != fs::file_type::regular) return false;
+    if (name == "manifest.json" || name == "trained_configs.txt") continue;
+    if (fs::path(name).extension() != ".model") return false;
+    try {
+      (void)detail::read_checksummed(e.path());
+    } catch (const Error&) {
+      return false;
+    }
+  }
+  return !ec;
+}
+
 }  // namespace
 
 std::string bundle_replace_refusal(const fs::path& dir) {
@@ -115,12 +147,13 @@ BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(
   if (!fs::is_directory(parent, ec))
     throw InputError("cannot write model bundle " + dir_.string() + ": directory " + parent.string() +
                      " does not exist");
-  detail::remove_stale_temps(dir_, kStagingTag);
+  detail::remove_stale_temps(dir_, kStagingTag, [](const fs::path& p) { return staging_leftover(p); });
   std::string tmpl = detail::owned_temp_template(dir_, kStagingTag);
   if (!::mkdtemp(tmpl.data()))
     throw InputError("cannot write model bundle " + dir_.string() + ": cannot create a directory in " +
                      parent.string() + ": " + std::strerror(errno));
   staging_ = tmpl;
+  std::ofstream(staging_ / kStagingMarker).put('\n');
   // mkdtemp makes 0700; the bundle is swapped in under this directory, and a bundle is meant to be
   // read by others as a plain mkdir would allow.
   const mode_t mask = ::umask(0);
@@ -135,10 +168,11 @@ BundleDestination::~BundleDestination() {
 }
 
 void BundleDestination::commit() {
+  std::error_code ec;
+  fs::remove(staging_ / kStagingMarker, ec);  // from here on the directory holds only the bundle
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
       throw InputError(why + " (it changed while carb worked); the new bundle was not written");
-  std::error_code ec;
   const bool exists = fs::symlink_status(dir_, ec).type() != fs::file_type::not_found;
   // After the swap the staging name holds the old bundle; a run killed while removing it leaves a
   // directory whose name names a dead process, which the next run cleans.

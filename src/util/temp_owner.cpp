@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 
@@ -18,11 +20,17 @@ std::string prefix_of(const fs::path& target, const std::string& tag) {
   return "." + target.filename().string() + tag;
 }
 
+// The name is exactly prefix + PID + "-" + ("" or "old-") + six characters of mkstemp's alphabet,
+// and that process is gone.
 bool owner_gone(const std::string& name, const std::string& prefix) {
   const char* digits = name.c_str() + prefix.size();
   char* end = nullptr;
   const long pid = std::strtol(digits, &end, 10);
-  if (end == digits || *end != '-' || pid <= 0) return false;
+  if (end == digits || *end != '-' || pid <= 0 || !std::isdigit(static_cast<unsigned char>(*digits))) return false;
+  std::string rest(end + 1);
+  if (rest.rfind("old-", 0) == 0) rest.erase(0, 4);
+  if (rest.size() != 6 || !std::all_of(rest.begin(), rest.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }))
+    return false;
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
 }
 
@@ -32,12 +40,12 @@ std::string owned_temp_template(const fs::path& target, const std::string& tag, 
   return (parent_of(target) / (prefix_of(target, tag) + std::to_string(::getpid()) + "-" + kind + "XXXXXX")).string();
 }
 
-void remove_stale_temps(const fs::path& target, const std::string& tag) {
+void remove_stale_temps(const fs::path& target, const std::string& tag, const std::function<bool(const fs::path&)>& ours) {
   std::error_code ec;
   const std::string prefix = prefix_of(target, tag);
   for (const auto& e : fs::directory_iterator(parent_of(target), ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && owner_gone(name, prefix)) fs::remove_all(e.path(), ec);
+    if (name.rfind(prefix, 0) == 0 && owner_gone(name, prefix) && ours(e.path())) fs::remove_all(e.path(), ec);
   }
 }
 

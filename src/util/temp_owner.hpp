@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
 namespace carb::detail {
@@ -12,8 +13,11 @@ namespace carb::detail {
 std::string owned_temp_template(const std::filesystem::path& target, const std::string& tag,
                                 const std::string& kind = "");
 
-/// Removes the temporaries beside `target` made with `tag` whose owning process no longer exists.
-/// Names that do not parse as carb's are left alone: not ours to judge.
-void remove_stale_temps(const std::filesystem::path& target, const std::string& tag);
+/// Removes the temporaries beside `target` made with `tag` whose owning process no longer exists
+/// and whose content `ours` recognises as what carb writes there. A name alone proves nothing (a
+/// user's directory named like carb's staging was once emptied): names that do not parse exactly
+/// as carb's templates, and entries `ours` does not recognise, are left alone.
+void remove_stale_temps(const std::filesystem::path& target, const std::string& tag,
+                        const std::function<bool(const std::filesystem::path&)>& ours);
 
 }  // namespace carb::detail

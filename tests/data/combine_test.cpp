@@ -7,6 +7,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
@@ -15,6 +17,11 @@
 
 namespace carb {
 namespace {
+
+std::string slurp(const std::filesystem::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 namespace fs = std::filesystem;
 
@@ -151,9 +158,30 @@ TEST_F(Combine, RefusesDuplicatesInsideARound) {
 TEST_F(Combine, NeverReplacesAFileItDidNotWrite) {
   const auto a = write("a.csv", {row(1, 10, 5)});
   const auto b = write("b.csv", {row(1, 12, 5)});
-  std::ofstream(dir_ / "notes.txt") << "mine";
-  EXPECT_THROW(combine_rounds({a, b}, dir_ / "notes.txt", "test"), InputError);
-  EXPECT_NO_THROW(combine_rounds({a, b}, dir_ / "notes.txt", "test", /*force=*/true));
+  std::ofstream(dir_ / "notes.csv") << "mine";
+  EXPECT_THROW(combine_rounds({a, b}, dir_ / "notes.csv", "test"), InputError);
+  EXPECT_NO_THROW(combine_rounds({a, b}, dir_ / "notes.csv", "test", /*force=*/true));
+}
+
+// Fourth hostile pass: the sidecar is the --out with .json for its extension, so "--out a" replaced
+// a.csv's sidecar and "--out x.json" wrote the CSV and its sidecar to one file; and a sidecar of
+// another kind was replaced when its CSV did not exist. An --out must end in .csv (even with
+// --force), and a sidecar that is not an earlier output of this command is never replaced.
+TEST_F(Combine, AnOutputNeverTakesAnotherDatasetsSidecar) {
+  const auto a = write("a.csv", {row(1, 10, 5)});
+  const auto b = write("b.csv", {row(1, 12, 5)});
+  std::ofstream(dir_ / "a.json") << R"({"kind": "carb-export", "host": "h200"})";
+  const std::string before = slurp(dir_ / "a.json");
+  for (const char* out : {"a", "a.CSV", "a.txt", "x.json"}) {
+    EXPECT_THROW(combine_rounds({a, b}, dir_ / out, "test"), InputError) << out;
+    EXPECT_THROW(combine_rounds({a, b}, dir_ / out, "test", /*force=*/true), InputError) << out;
+  }
+  EXPECT_EQ(slurp(dir_ / "a.json"), before);
+  std::ofstream(dir_ / "lonely.json") << R"({"kind": "carb-export"})";  // its CSV is elsewhere now
+  EXPECT_THROW(combine_rounds({a, b}, dir_ / "lonely.csv", "test"), InputError);
+  EXPECT_FALSE(fs::exists(dir_ / "lonely.csv"));
+  EXPECT_NO_THROW(combine_rounds({a, b}, dir_ / "fresh.csv", "test"));
+  EXPECT_NO_THROW(combine_rounds({a, b}, dir_ / "fresh.csv", "test"));  // its own earlier output
 }
 
 // Second hostile pass: the output named an input and replaced its measurements; a round rewritten

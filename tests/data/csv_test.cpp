@@ -167,11 +167,23 @@ TEST(DataCsv, AtomicWriteRemovesTempsOfDeadWritersOnly) {
   const fs::path dead = dir / (".out.csv.carb-" + std::to_string(child) + "-abc123");
   const fs::path live = dir / (".out.csv.carb-" + std::to_string(::getpid()) + "-def456");
   const fs::path odd = dir / ".out.csv.carb-notes";
-  for (const auto& p : {dead, live, odd}) std::ofstream(p) << "x";
-  write_text_atomic(dir / "out.csv", "new\n");
+  for (const auto& p : {dead, live, odd}) std::ofstream(p) << "platform,fam";  // torn writes of this file
+  // Fourth hostile pass: names alone made the user's files carb's to delete. A dead writer's name
+  // holding something else (another format, a directory) is kept.
+  const fs::path users = dir / (".out.csv.carb-" + std::to_string(child) + "-xyz789");
+  const fs::path users_dir = dir / (".out.csv.carb-" + std::to_string(child) + "-notes1");
+  const fs::path long_name = dir / (".out.csv.carb-" + std::to_string(child) + "-abc1234");
+  std::ofstream(users) << "my thesis";
+  fs::create_directories(users_dir);
+  std::ofstream(users_dir / "thesis.tex") << "precious";
+  std::ofstream(long_name) << "";
+  write_text_atomic(dir / "out.csv", "platform,family\n");
   EXPECT_FALSE(fs::exists(dead));
   EXPECT_TRUE(fs::exists(live));
   EXPECT_TRUE(fs::exists(odd));
+  EXPECT_TRUE(fs::exists(users));
+  EXPECT_TRUE(fs::exists(users_dir / "thesis.tex"));
+  EXPECT_TRUE(fs::exists(long_name));  // not mkstemp's six characters
   fs::remove_all(dir);
 }
 

@@ -141,15 +141,30 @@ TEST_F(BundleDestinationTest, RemovesOnlyStagingLeftByADeadProcess) {
   const fs::path dead = dir_ / (".model.carb-staging-" + std::to_string(child) + "-dead01");
   const fs::path alive = dir_ / (".model.carb-staging-" + std::to_string(::getpid()) + "-live01");
   const fs::path foreign = dir_ / ".model.carb-staging-notapid";
-  for (const auto& d : {dead, alive, foreign}) fs::create_directories(d / "sub");
+  for (const auto& d : {dead, alive, foreign}) {
+    fs::create_directories(d);
+    std::ofstream(d / ".carb-staging") << "\n";  // the marker a staging directory is made with
+  }
+  const fs::path empty_dead = dir_ / (".model.carb-staging-" + std::to_string(child) + "-empty1");
+  fs::create_directories(empty_dead);  // killed before the marker was written
+  // Fourth hostile pass: a user's directory and file named like a dead writer's staging were removed.
+  const fs::path users = dir_ / (".model.carb-staging-" + std::to_string(child) + "-abcdef");
+  fs::create_directories(users);
+  std::ofstream(users / "thesis.tex") << "precious";
+  const fs::path users_file = dir_ / (".model.carb-staging-" + std::to_string(child) + "-zzzzzz");
+  std::ofstream(users_file) << "precious2";
   {
     BundleDestination d(dir_ / "model", false);
     stage(d, "new");
     d.commit();
   }
   EXPECT_FALSE(fs::exists(dead));
+  EXPECT_FALSE(fs::exists(empty_dead));
   EXPECT_TRUE(fs::exists(alive));    // another carb may be filling it right now
   EXPECT_TRUE(fs::exists(foreign));  // not a name carb makes: not carb's to remove
+  EXPECT_TRUE(fs::exists(users / "thesis.tex"));
+  EXPECT_TRUE(fs::exists(users_file));
+  EXPECT_FALSE(fs::exists(dir_ / "model" / ".carb-staging"));  // the marker never reaches the bundle
 }
 
 // A hand-written manifest naming the user's files once made them carb's to delete (second hostile
