@@ -75,6 +75,13 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
 
 // A row's values must fit its status: a failed run has no latency or energy to report.
 void check_row(const Record& r, const std::string& where, std::vector<std::string>& problems) {
+  // A configuration carb cannot build (bottleneck depth 8, batch 0) was never measured: a reader
+  // that accepted it would train on, or export, something no profile produced.
+  try {
+    validate(r.config);
+  } catch (const InputError& e) {
+    problems.push_back(at(where) + e.what());
+  }
   if (r.status == Status::ok && !r.latency_ms) problems.push_back(at(where) + "status ok but latency_ms is empty");
   if (r.status != Status::ok)
     for (const char* col : {"latency_ms", "energy_j"})
@@ -97,11 +104,11 @@ void check_one_platform_and_protocol(const Dataset& d, const std::vector<std::st
                          "': one dataset holds one platform");
     }
     const std::string id = protocol_of(r);
-    if (id.empty()) continue;
     const auto [it, fresh] = protocol_seen.emplace(r.platform, std::make_pair(id, i));
     if (!fresh && it->second.first != id) {
-      problems.push_back(at(where[i]) + "protocol " + id + ", but " + refer(where[i], where[it->second.second]) + " has protocol " +
-                         it->second.first + ": one dataset holds one protocol per platform");
+      const auto name = [](const std::string& p) { return p.empty() ? std::string("no protocol") : "protocol " + p; };
+      problems.push_back(at(where[i]) + name(id) + ", but " + refer(where[i], where[it->second.second]) + " has " +
+                         name(it->second.first) + ": one dataset holds one protocol per platform");
       it->second = {id, i};  // report each change of protocol once, not every row after it
     }
   }

@@ -5,6 +5,8 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <utility>
@@ -88,6 +90,21 @@ class Stmt {
   double real(int c) const { return sqlite3_column_double(s_, c); }
   std::optional<double> opt_real(int c) const {
     if (sqlite3_column_type(s_, c) == SQLITE_NULL) return std::nullopt;
+    return real(c);
+  }
+  // Values as stored, no coercion: SQLite turns 'ten' into 0 and 4294967312 into 16 for a C int,
+  // and an edited store must be refused, not exported as another configuration.
+  int exact_int(int c, const char* name, const std::string& where) const {
+    const sqlite3_int64 v = sqlite3_column_int64(s_, c);
+    if (sqlite3_column_type(s_, c) != SQLITE_INTEGER || v < 0 || v > std::numeric_limits<int>::max())
+      throw MeasureError(where + ": " + name + " is not a whole number carb could have stored ('" + text(c) + "')");
+    return static_cast<int>(v);
+  }
+  std::optional<double> exact_real(int c, const char* name, const std::string& where) const {
+    const int type = sqlite3_column_type(s_, c);
+    if (type == SQLITE_NULL) return std::nullopt;
+    if (type != SQLITE_INTEGER && type != SQLITE_FLOAT)
+      throw MeasureError(where + ": " + name + " is not a number ('" + text(c) + "')");
     return real(c);
   }
 
@@ -247,7 +264,7 @@ nlohmann::json Store::protocols() const {
 Dataset Store::to_dataset() const {
   Stmt s(db_, path_,
          "SELECT id, platform, protocol_id, family, depth, width, resolution, batch, precision, status, "
-         "latency_ms, energy_j, peak_memory_mb, avg_sm_util, avg_mem_util, extra_json, error_text "
+         "latency_ms, energy_j, peak_memory_mb, avg_sm_util, avg_mem_util, extra_json, error_text, config_key "
          "FROM measurements ORDER BY id");
   Dataset d;
   std::unordered_set<std::string> seen;
@@ -255,9 +272,15 @@ Dataset Store::to_dataset() const {
     const std::string where = path_.string() + ": row " + std::to_string(s.integer(0));
     Record r;
     r.platform = s.text(1);
+    if (r.platform.empty() || std::any_of(r.platform.begin(), r.platform.end(), [](char ch) {
+          return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+        }))
+      throw MeasureError(where + ": its platform is empty or holds a control character");
     try {
-      r.config = {parse_family(s.text(3)),   s.integer(4), s.real(5), s.integer(6), s.integer(7),
-                  parse_precision(s.text(8))};
+      const auto width = s.exact_real(5, "width", where);
+      if (!width) throw MeasureError(where + ": width is empty");
+      r.config = {parse_family(s.text(3)), s.exact_int(4, "depth", where),      *width,
+                  s.exact_int(6, "resolution", where), s.exact_int(7, "batch", where), parse_precision(s.text(8))};
       read_extra(s.text(15), r.extra);
     } catch (const InputError& e) {
       throw MeasureError(where + ": " + e.what());
@@ -267,7 +290,11 @@ Dataset Store::to_dataset() const {
     const auto status = parse_status(s.text(9));
     if (!status) throw MeasureError(where + ": status '" + s.text(9) + "' is not ok, oom or error");
     r.status = *status;
-    for (int i = 0; i < 5; ++i) r.set_value(kDatasetColumns[8 + i], s.opt_real(10 + i));
+    for (int i = 0; i < 5; ++i) r.set_value(kDatasetColumns[8 + i], s.exact_real(10 + i, kDatasetColumns[8 + i], where));
+    // The key is what resume and export go by: a row whose columns were edited to another
+    // configuration would carry one configuration's measurement under another's name.
+    if (s.text(17) != config_key(r.config))
+      throw MeasureError(where + ": its key " + s.text(17) + " does not match its columns (" + config_key(r.config) + ")");
     r.extra["protocol_id"] = s.text(2);
     if (!s.text(16).empty()) r.extra["error_text"] = s.text(16);
     note_column(d.extra_columns, seen, "protocol_id");

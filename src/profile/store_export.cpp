@@ -55,12 +55,17 @@ ExportSummary export_store(const ExportOptions& o) {
     throw InputError(o.db.string() + " holds rows of " + std::to_string(protocol_ids.size()) + " protocols (" +
                      join(protocol_ids) + "): export one at a time with --protocol ID (and --platform)");
   throw_dataset_problems(problems, "");  // o.out is not written
+  // Every row's protocol settings go into the provenance: rows of a protocol the store has no
+  // settings for would be exported with nothing to say how they were measured.
+  const nlohmann::json settings = store.protocols();
+  for (const auto& id : protocol_ids)
+    if (!settings.contains(id))
+      throw MeasureError(o.db.string() + ": rows name protocol '" + id + "', whose settings the store does not hold");
   write_dataset_csv(d, o.out);
 
   const nlohmann::json stored = store.protocols();
   nlohmann::json protocols = nlohmann::json::object();
-  for (const auto& id : protocol_ids)
-    if (stored.contains(id)) protocols[id] = stored[id];
+  for (const auto& id : protocol_ids) protocols[id] = stored[id];
   const nlohmann::json prov = {
       {"kind", kExportedKind},
       {"csv", o.out.filename().string()},

@@ -50,6 +50,15 @@ class DataOps : public TempDirTest {
 
 };
 
+// Fourth hostile pass: rows of a protocol whose settings were deleted exported with no word of how
+// they were measured.
+TEST_F(DataOps, ExportRefusesRowsOfAProtocolTheStoreHasNoSettingsFor) {
+  const fs::path db = dir_ / "bare.db";
+  { Store(db).put({row("cpu2t", 1, 10.0), "gone", ""}); }
+  EXPECT_THROW(export_store({db, dir_ / "bare.csv", std::nullopt, ""}), MeasureError);
+  EXPECT_FALSE(fs::exists(dir_ / "bare.csv"));
+}
+
 TEST_F(DataOps, ExportWritesCsvAndProvenance) {
   const fs::path db = make_store(), out = dir_ / "gpu.csv";
   const ExportSummary s = export_store({db, out, "gpu", "carb data export --db m.db"});

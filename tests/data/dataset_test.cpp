@@ -196,6 +196,20 @@ TEST_F(DataDataset, ReadersRefuseWhatValidateRejects) {
             std::string::npos);
 }
 
+// Fourth hostile pass: a bottleneck of depth 8 (which carb cannot build) and batch 0 passed every
+// reader, and one row without a protocol hid among rows of one protocol.
+TEST_F(DataDataset, ConfigurationsCarbCannotBuildAndAMissingProtocolAreRefused) {
+  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,bottleneck,8,1,224,1,fp32,ok,5,,12,,\n")
+                .find("invalid depth 8 for family bottleneck"),
+            std::string::npos);
+  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,basic,18,1,224,0,fp32,ok,5,,12,,\n").find("batch 0 is out of range"),
+            std::string::npos);
+  const std::string with_protocol = std::string(kHeader) + ",protocol_id\n";
+  EXPECT_NE(read_error(with_protocol + "cpu,basic,18,1,224,1,fp32,ok,5,,12,,,p1\ncpu,basic,18,1,224,2,fp32,ok,5,,12,,,\n")
+                .find("no protocol, but line 2 has protocol p1"),
+            std::string::npos);
+}
+
 // An ESC or a newline in a platform name reached the terminal and broke output lines.
 TEST_F(DataDataset, APlatformWithAControlCharacterIsRefused) {
   EXPECT_NE(read_error(std::string(kHeader) + "\ncpu\x1b[31m,basic,18,1,224,1,fp32,ok,5,,12,,\n")

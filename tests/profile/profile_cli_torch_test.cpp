@@ -164,6 +164,7 @@ TEST_F(ProfileCli, RefusedProfilerTouchesNothingAndReadersStillWork) {
     m.record.config = {Family::basic, 10, 0.25, 32, 1, Precision::fp32};
     m.record.latency_ms = 1.0;
     m.protocol_id = "p0";
+    seed.put_protocol("p0", {{"warmup", 1}});
     seed.put(m);
   }
   Store holder(db(), StoreAccess::sole_writer);

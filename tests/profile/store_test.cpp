@@ -180,6 +180,34 @@ TEST_F(StoreTest, AStatusCarbNeverWritesIsRefusedOnRead) {
   }
 }
 
+// Fourth hostile pass: SQLite coerced edited values on the way out (batch 4294967312 read as 16,
+// depth 'ten' as 0, width '0.5abc' as 0.5, latency 'fast' as 0), and a row whose columns were
+// edited to another configuration exported one configuration's measurement under another's name.
+// Every such row is refused, naming it.
+TEST_F(StoreTest, EditedValuesAreRefusedNotCoerced) {
+  const char* edits[] = {
+      "UPDATE measurements SET batch = 4294967312",  "UPDATE measurements SET depth = 'ten'",
+      "UPDATE measurements SET width = '0.5abc'",    "UPDATE measurements SET depth = 10.7",
+      "UPDATE measurements SET latency_ms = 'fast'", "UPDATE measurements SET depth = 34",
+      "UPDATE measurements SET platform = 'cpu' || char(10) || '2t'", "UPDATE measurements SET batch = -3",
+  };
+  for (const char* sql : edits) {
+    fs::remove(db());
+    { Store(db()).put(sample(2)); }
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(raw);
+    const Store s(db());
+    try {
+      (void)s.to_dataset();
+      ADD_FAILURE() << "read after: " << sql;
+    } catch (const MeasureError& e) {
+      EXPECT_NE(std::string(e.what()).find(": row 1"), std::string::npos) << sql << ": " << e.what();
+    }
+  }
+}
+
 TEST_F(StoreTest, CreatesParentDirectoryAndUsesWal) {
   const fs::path nested = dir_ / "a" / "b" / "m.db";
   Store s(nested);
