@@ -148,6 +148,8 @@ AnalyticEstimate AnalyticEstimate::from_json(const nlohmann::json& j) {
   for (double c : e.coef_)
     if (!(c >= 0) || !std::isfinite(c)) throw ModelError("the analytic estimate of " + e.target_ + " has a coefficient " + std::to_string(c));
   if (!(e.floor_ > 0)) throw ModelError("the analytic estimate of " + e.target_ + " has a non-positive floor");
+  if (std::none_of(e.coef_.begin(), e.coef_.end(), [](double c) { return c > 0; }))
+    throw ModelError("the analytic estimate of " + e.target_ + " has no positive coefficient");
   return e;
 }
 

@@ -176,10 +176,28 @@ void check_meaningful(const TargetModel& tm, const fs::path& dir) {
         throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" +
                          to_string(regime) + ", " + level + ")");
   if (!tm.conformal.count(BatchRegime::all)) throw ModelError(where + " has no conformal widths for all batches");
-  for (const auto& [regime, levels] : tm.conformal)
-    for (const char* level : {"0.8", "0.9", "0.95", "0.99"})
-      if (!levels.count(level))
+  // Exactly the levels training writes, and wider at higher coverage (a forged 0.99 width narrower
+  // than the 0.8 one gave a narrower interval at higher confidence).
+  for (const auto& [regime, levels] : tm.conformal) {
+    if (levels.size() != 4) throw ModelError(where + " has conformal levels training never writes (" + to_string(regime) + ")");
+    double previous = 0;
+    for (const char* level : {"0.8", "0.9", "0.95", "0.99"}) {
+      const auto it = levels.find(level);
+      if (it == levels.end())
         throw ModelError(where + " has no conformal width at level " + level + " (" + to_string(regime) + ")");
+      if (it->second < previous)
+        throw ModelError(where + "'s conformal width at level " + level + " is narrower than at a lower level (" +
+                         to_string(regime) + ")");
+      previous = it->second;
+    }
+  }
+  if (tm.estimate && tm.estimate->target() != tm.target)
+    throw ModelError(where + " has the analytic estimate of " + tm.estimate->target());
+  if (tm.estimate && (!tm.oof.form.estimate || tm.oof.form.estimate->to_json() != tm.estimate->to_json()))
+    throw ModelError(where + "'s analytic estimate is not the one its form choice recorded");
+  for (const auto& [kind, metrics] : tm.oof.learners)
+    if (std::none_of(tm.learners.begin(), tm.learners.end(), [&](const auto& l) { return l->kind() == kind; }))
+      throw ModelError(where + " records out-of-fold scores of a learner it does not have (" + kind + ")");
   const bool ratio = tm.oof.form.chosen == TargetForm::ratio;
   if (ratio != tm.estimate.has_value())
     throw ModelError(where + (ratio ? " learned a ratio to an analytic estimate the manifest lacks"
@@ -273,17 +291,42 @@ CarbModel CarbModel::load(const fs::path& dir) {
       }
       tm.oof = OofComponents::from_json(j.at("components"));
       if (j.contains("estimate")) tm.estimate = AnalyticEstimate::from_json(j.at("estimate"));
-      for (const auto& lj : j.at("learners")) tm.learners.push_back(load_learner(dir, lj, m.opts_));
+      for (const auto& lj : j.at("learners")) {
+        // The name carries the position and kind (target.N.kind.model) and the kinds are the
+        // options' learners in order: reordered entries would give one learner another's weight.
+        const std::size_t l = tm.learners.size();
+        const std::string kind = l < m.opts_.learners.size() ? m.opts_.learners[l] : "";
+        if (lj.at("kind").get<std::string>() != kind ||
+            lj.at("file").get<std::string>() != t + "." + std::to_string(l) + "." + kind + ".model")
+          throw ModelError("model bundle " + dir.string() + ": " + t + "'s learner " + std::to_string(l) +
+                           " is not the " + (kind.empty() ? "learner" : kind) + " training wrote there");
+        tm.learners.push_back(load_learner(dir, lj, m.opts_));
+      }
+      if (tm.learners.size() != m.opts_.learners.size())
+        throw ModelError("model bundle " + dir.string() + ": " + t + " has " + std::to_string(tm.learners.size()) +
+                         " learners, its options name " + std::to_string(m.opts_.learners.size()));
+      std::vector<std::string> before;  // what training feeds a target: every target before it, in order
+      if (m.opts_.cascade)
+        for (const auto& u : m.targets_) {
+          if (u == t) break;
+          before.push_back(u);
+        }
+      if (tm.upstream != before)
+        throw ModelError("model bundle " + dir.string() + ": " + t + "'s cascade inputs are not the targets before it");
       if (j.contains("corrector")) tm.corrector = load_learner(dir, j.at("corrector"), m.opts_);
       if (tm.learners.size() != tm.weights.size())
         throw ModelError("model bundle " + dir.string() + ": " + t + " has " + std::to_string(tm.learners.size()) +
                          " learners but " + std::to_string(tm.weights.size()) + " weights");
       check_meaningful(tm, dir);
+      if (j.contains("corrector") &&
+          (j.at("corrector").at("kind") != "gbdt_leafwise" && j.at("corrector").at("kind") != "xgb_lossguide"))
+        throw ModelError("model bundle " + dir.string() + ": " + t + "'s corrector is not a leaf-wise booster");
       m.models_.push_back(std::move(tm));
     }
   } catch (const nlohmann::json::exception& e) {
     throw ModelError("corrupted model manifest in " + dir.string() + ": " + e.what());
   }
+  check_loaded_model(m, man, dir);
   return m;
 }
 

@@ -32,6 +32,10 @@ std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset&
 /// The low-batch residual corrector: a small leaf-wise booster.
 std::unique_ptr<Learner> make_corrector(const TrainOptions& o);
 
+/// Refuses (ModelError) a loaded bundle holding values no training writes: options, the training
+/// record, the trained configurations, and predictions for trained configurations that are no cost.
+void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, const std::filesystem::path& dir);
+
 /// "0.9" style key of a coverage level.
 std::string conformal_key(double level);
 

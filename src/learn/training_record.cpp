@@ -3,6 +3,8 @@
 // the manifest's "extra" {split, test_metrics, train_seconds, data_files}.
 #include "carb/training_record.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace carb {
@@ -78,13 +80,22 @@ nlohmann::json TrainingRecord::to_json() const {
 TrainingRecord TrainingRecord::from_json(const nlohmann::json& j) {
   TrainingRecord r;
   if (!j.is_object()) return r;
-  if (j.contains("split") && j["split"].is_object()) {
-    const auto& s = j["split"];
+  if (j.contains("split")) {
+    // Only what record_training_split writes: a list, a negative or fractional seed (it wrapped to
+    // 4294967295 or truncated) or a missing field would make evaluate score another split.
+    const auto& s = j.at("split");
+    const auto whole = [&](const char* key, std::uint64_t max) {
+      const auto& v = s.at(key);
+      if (!v.is_number_unsigned() || v.get<std::uint64_t>() > max)
+        throw nlohmann::json::type_error::create(302, std::string("split ") + key + " must be a whole number", &s);
+      return v.get<std::uint64_t>();
+    };
     TrainingSplit t;
-    t.seed = s.value("seed", t.seed);
-    t.test_fraction = s.value("test_fraction", t.test_fraction);
-    t.train_rows = s.value("train_rows", t.train_rows);
-    t.test_rows = s.value("test_rows", t.test_rows);
+    t.seed = static_cast<unsigned>(whole("seed", std::numeric_limits<unsigned>::max()));
+    if (!s.at("test_fraction").is_number()) throw nlohmann::json::type_error::create(302, "split test_fraction must be a number", &s);
+    t.test_fraction = s.at("test_fraction").get<double>();
+    t.train_rows = whole("train_rows", std::numeric_limits<std::uint32_t>::max());
+    t.test_rows = whole("test_rows", std::numeric_limits<std::uint32_t>::max());
     r.split = t;
   }
   if (j.contains("test_metrics"))

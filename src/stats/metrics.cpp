@@ -20,7 +20,13 @@ FitMetrics FitMetrics::from_json(const nlohmann::json& j) {
   };
   FitMetrics f;
   f.r2 = number("r2"), f.mae = number("mae"), f.rmse = number("rmse"), f.mape = number("mape");
-  f.n = j.at("n").get<std::size_t>();
+  // Values fit_metrics cannot produce (an R² above 1, a negative error, a row count that is no
+  // count) are a document no carb wrote.
+  const auto& n = j.at("n");
+  if (!n.is_number_unsigned()) throw nlohmann::json::type_error::create(302, "a row count must be a whole number >= 0", &j);
+  f.n = n.get<std::size_t>();
+  if (f.r2 > 1 || f.mae < 0 || f.rmse < 0 || f.mape < 0)
+    throw nlohmann::json::other_error::create(501, "metrics no fit can have (R2 above 1 or a negative error)", &j);
   return f;
 }
 

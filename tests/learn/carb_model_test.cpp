@@ -389,7 +389,7 @@ TEST(CarbModel, ALearnerFileFromAnotherBundleIsRefused) {
 TEST(CarbModel, TargetSummariesAndTheTrainingRecordSurviveABundleRoundTrip) {
   CarbModel m = CarbModel::train(synthetic_train(), fast_options());
   TrainingRecord r;
-  r.split = TrainingSplit{7, 0.25, 30, 10};
+  r.split = TrainingSplit{7, 0.25, m.trained_configs().size(), 10};
   r.test_metrics["latency_ms"] = FitMetrics{0.9, 1.5, 2.0, 3.5, 10};
   r.train_seconds = 1.25;
   r.data_files = {"a.csv"};
@@ -479,6 +479,41 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
          auto& c = j["models"]["latency_ms"]["conformal"];
          c["mid_batch"] = c["all"];
        }},
+      // Fourth hostile pass: each of these loaded and answered (negative latencies, a segfault).
+      // (A flipped log_target is refused only where it makes a cost implausible, as on h200's
+      // energy: on these synthetic costs, all above 1, the logs pass for costs.)
+      {"another target's estimate", [](nlohmann::json& j) {
+         j["models"]["latency_ms"]["estimate"] = j["models"]["peak_memory_mb"]["estimate"];
+       }},
+      {"an estimate floor of 1e308, also in the form record", [](nlohmann::json& j) {
+         auto e = j["models"]["latency_ms"]["estimate"];
+         e["floor"] = 1e308;
+         j["models"]["latency_ms"]["estimate"] = e;
+         j["models"]["latency_ms"]["components"]["form"]["estimate"] = e;
+       }},
+      {"a cascade input dropped", [](nlohmann::json& j) { j["models"]["latency_ms"]["upstream"] = nlohmann::json::array(); }},
+      {"learners reordered", [](nlohmann::json& j) {
+         auto& l = j["models"]["latency_ms"]["learners"];
+         std::swap(l[0], l[1]);
+       }},
+      {"a wider interval at lower coverage", [](nlohmann::json& j) {
+         for (auto& [regime, levels] : j["models"]["latency_ms"]["conformal"].items()) levels["0.99"] = 0.0;
+       }},
+      {"a coverage level training never writes", [](nlohmann::json& j) {
+         j["models"]["latency_ms"]["conformal"]["all"]["0.5"] = 0.1;
+       }},
+      {"no envelope", [](nlohmann::json& j) { j.erase("envelope"); }},
+      {"100000 threads", [](nlohmann::json& j) { j["options"]["threads"] = 100000; }},
+      {"a low-batch limit of -5", [](nlohmann::json& j) { j["options"]["corrector_max_batch"] = -5; }},
+      {"an unknown target form setting", [](nlohmann::json& j) { j["options"]["normalize"] = "bogus"; }},
+      {"an out-of-fold R2 of 5", [](nlohmann::json& j) { j["models"]["latency_ms"]["components"]["blend"]["r2"] = 5.0; }},
+      {"a row count of -1", [](nlohmann::json& j) { j["models"]["latency_ms"]["components"]["blend"]["n"] = -1; }},
+      {"scores of a learner it lacks", [](nlohmann::json& j) {
+         auto& c = j["models"]["latency_ms"]["components"];
+         c["random_forest"] = c["blend"];
+       }},
+      {"a training record that is no object", [](nlohmann::json& j) { j["extra"] = "hello"; }},
+      {"a platform with an ESC", [](nlohmann::json& j) { j["platform"] = "cpu\x1b[31m"; }},
   };
   for (const auto& [what, edit] : edits) {
     m.save(dir);

@@ -1,0 +1,121 @@
+// What a loaded bundle must be, beyond its checksums: the checksum is not a key, so a manifest can
+// be edited and re-sealed (fourth hostile pass: negative latencies from a flipped option, a model
+// that "trained on none" of its rows, a segfault from 100000 threads). Each check here refuses a
+// value no `carb train` writes, with a one-line ModelError naming the bundle.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "carb/learner.hpp"
+#include "model_internal.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A number as people read it in a message ("1e+308", not 309 digits).
+std::string shown(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+[[noreturn]] void refuse(const fs::path& dir, const std::string& what) {
+  throw ModelError("model bundle " + dir.string() + " " + what + ": it was altered; retrain it");
+}
+
+// The configuration a trained key names ("basic-18-w0.5-r64-b8-fp32"), when it names one exactly.
+std::optional<Config> config_of_key(const std::string& key) {
+  std::vector<std::string> parts;
+  std::stringstream in(key);
+  for (std::string p; std::getline(in, p, '-');) parts.push_back(p);
+  if (parts.size() != 6 || parts[2].size() < 2 || parts[2][0] != 'w' || parts[3].size() < 2 || parts[3][0] != 'r' ||
+      parts[4].size() < 2 || parts[4][0] != 'b')
+    return std::nullopt;
+  try {
+    Config c{parse_family(parts[0]), std::stoi(parts[1]), std::stod(parts[2].substr(1)), std::stoi(parts[3].substr(1)),
+             std::stoi(parts[4].substr(1)), parse_precision(parts[5])};
+    validate(c);
+    if (config_key(c) == key) return c;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
+void check_options(const TrainOptions& o, const fs::path& dir) {
+  try {
+    check_learner_params(o.params);
+  } catch (const InputError& e) {
+    refuse(dir, std::string("has options no training writes (") + e.what() + ")");
+  }
+  if (o.params.threads > 1024) refuse(dir, "asks for " + std::to_string(o.params.threads) + " threads");
+  if (o.folds < 2 || o.folds > 50) refuse(dir, "has " + std::to_string(o.folds) + " folds");
+  if (o.corrector_max_batch < 1 || o.corrector_max_batch > ConfigLimits::kMaxBatch)
+    refuse(dir, "has a low-batch limit of " + std::to_string(o.corrector_max_batch));
+  if (o.normalize != "auto" && o.normalize != "on" && o.normalize != "off")
+    refuse(dir, "has the target form setting '" + o.normalize + "'");
+  if (!(o.blend_step > 0 && o.blend_step <= 1)) refuse(dir, "has a blend grid step of " + shown(o.blend_step));
+  const auto kinds = learner_kinds();
+  for (const auto& l : o.learners)
+    if (std::find(kinds.begin(), kinds.end(), l) == kinds.end()) refuse(dir, "names an unknown learner '" + l + "'");
+}
+
+void check_trained_configs(const CarbModel& m, const fs::path& dir) {
+  const auto& keys = m.trained_configs();
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0 && !(keys[i - 1] < keys[i])) refuse(dir, "lists its trained configurations out of order or twice");
+    if (!config_of_key(keys[i])) refuse(dir, "lists a trained configuration that is none ('" + keys[i] + "')");
+  }
+  const auto& split = m.training_record().split;
+  if (split && keys.size() != split->train_rows)
+    refuse(dir, "lists " + std::to_string(keys.size()) + " trained configurations but trained on " +
+                    std::to_string(split->train_rows) + " rows");
+}
+
+void check_record(const CarbModel& m, const fs::path& dir) {
+  const TrainingRecord& r = m.training_record();
+  for (const auto& [t, f] : r.test_metrics)
+    if (!m.has_target(t)) refuse(dir, "records held-out scores of a target it does not predict (" + t + ")");
+  if (r.train_seconds && !(*r.train_seconds >= 0 && std::isfinite(*r.train_seconds)))
+    refuse(dir, "records a training time of " + shown(*r.train_seconds) + " s");
+  if (r.split && !(r.split->test_fraction >= 0 && r.split->test_fraction < 1))
+    refuse(dir, "records a test fraction of " + shown(r.split->test_fraction));
+}
+
+// What the model answers for configurations it trained on must be a cost a platform can have:
+// a flipped log_target gave negative latencies, a forged estimate floor 1e308.
+void check_predictions(const CarbModel& m, const fs::path& dir) {
+  const auto& keys = m.trained_configs();
+  if (keys.empty()) return;
+  std::vector<Config> probe;
+  for (std::size_t i : {std::size_t{0}, keys.size() / 2, keys.size() - 1}) probe.push_back(*config_of_key(keys[i]));
+  const auto p = m.predict(probe, {}, 0.99);
+  for (const auto& pred : p)
+    for (const auto& [t, v] : pred.value) {
+      const auto b = std::find_if(kPlausibleBounds.begin(), kPlausibleBounds.end(), [&](const auto& x) { return x.column == t; });
+      const auto& [lo, hi] = pred.interval.at(t);
+      if (!std::isfinite(v) || (b != kPlausibleBounds.end() && (v < b->lo || v > b->hi)) || !std::isfinite(hi) || !(lo <= v))
+        refuse(dir, "predicts " + t + " " + shown(v) + " for " + config_key(pred.config) +
+                        ", a configuration it trained on");
+    }
+}
+
+}  // namespace
+
+void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, const fs::path& dir) {
+  const std::string& p = m.platform();
+  if (p.empty() || std::any_of(p.begin(), p.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
+    refuse(dir, "has an empty platform or one with a control character");
+  if (!manifest.at("extra").is_object()) refuse(dir, "has a training record that is no object");
+  if (!manifest.contains("envelope")) refuse(dir, "has no trained envelope");
+  check_options(m.options(), dir);
+  check_record(m, dir);
+  check_trained_configs(m, dir);
+  check_predictions(m, dir);
+}
+
+}  // namespace carb
