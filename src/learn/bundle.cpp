@@ -195,9 +195,11 @@ void check_meaningful(const TargetModel& tm, const fs::path& dir) {
     throw ModelError(where + " has the analytic estimate of " + tm.estimate->target());
   if (tm.estimate && (!tm.oof.form.estimate || tm.oof.form.estimate->to_json() != tm.estimate->to_json()))
     throw ModelError(where + "'s analytic estimate is not the one its form choice recorded");
-  for (const auto& [kind, metrics] : tm.oof.learners)
+  for (const auto& scored : tm.oof.learners) {
+    const std::string& kind = scored.first;  // (a structured binding: clang 14 cannot capture it)
     if (std::none_of(tm.learners.begin(), tm.learners.end(), [&](const auto& l) { return l->kind() == kind; }))
       throw ModelError(where + " records out-of-fold scores of a learner it does not have (" + kind + ")");
+  }
   const bool ratio = tm.oof.form.chosen == TargetForm::ratio;
   if (ratio != tm.estimate.has_value())
     throw ModelError(where + (ratio ? " learned a ratio to an analytic estimate the manifest lacks"

@@ -95,7 +95,9 @@ void check_predictions(const CarbModel& m, const fs::path& dir) {
   for (std::size_t i : {std::size_t{0}, keys.size() / 2, keys.size() - 1}) probe.push_back(*config_of_key(keys[i]));
   const auto p = m.predict(probe, {}, 0.99);
   for (const auto& pred : p)
-    for (const auto& [t, v] : pred.value) {
+    for (const auto& tv : pred.value) {
+      const std::string& t = tv.first;  // (a structured binding: clang 14 cannot capture it)
+      const double v = tv.second;
       const auto b = std::find_if(kPlausibleBounds.begin(), kPlausibleBounds.end(), [&](const auto& x) { return x.column == t; });
       const auto& [lo, hi] = pred.interval.at(t);
       if (!std::isfinite(v) || (b != kPlausibleBounds.end() && (v < b->lo || v > b->hi)) || !std::isfinite(hi) || !(lo <= v))
