@@ -60,6 +60,7 @@ void check_dataset_output(const fs::path& csv, bool force, const std::string& ki
   if (csv.empty() || !csv.has_filename()) throw InputError("--out needs a file name");
   // The sidecar is the --out with its extension replaced by .json: without ".csv" it would be
   // another file's sidecar (--out h200 replaced h200.csv's), or the CSV itself (--out x.json).
+  if (csv.filename() == ".csv") throw InputError("--out .csv needs a name before .csv");
   if (csv.extension() != ".csv")
     throw InputError("--out " + csv.string() + " must end in .csv (its provenance goes beside it as " +
                      provenance_path(csv).filename().string() + ")");

@@ -160,7 +160,7 @@ std::unique_ptr<Learner> load_learner(const fs::path& dir, const nlohmann::json&
 
 // Values no training run writes: the checksum already catches damage, this catches a manifest
 // edited by hand and re-checksummed (weights that do not sum to 1, an inverted interval).
-void check_meaningful(const TargetModel& tm, const fs::path& dir) {
+void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::path& dir) {
   const std::string where = "model bundle " + dir.string() + ": " + tm.target;
   double sum = 0;
   for (double w : tm.weights) {
@@ -172,7 +172,9 @@ void check_meaningful(const TargetModel& tm, const fs::path& dir) {
   // (a forged 1e300 gave [0, inf]). Every level predict may ask for must be there.
   for (const auto& [regime, levels] : tm.conformal)
     for (const auto& [level, half] : levels)
-      if (!std::isfinite(half) || half < 0 || half > 20)
+      // (Raw-target models keep their widths in the target's units: a cap meant for log space
+      // refused every --raw-target bundle.)
+      if (!std::isfinite(half) || half < 0 || (o.log_target && half > 20))
         throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" +
                          to_string(regime) + ", " + level + ")");
   if (!tm.conformal.count(BatchRegime::all)) throw ModelError(where + " has no conformal widths for all batches");
@@ -319,7 +321,7 @@ CarbModel CarbModel::load(const fs::path& dir) {
       if (tm.learners.size() != tm.weights.size())
         throw ModelError("model bundle " + dir.string() + ": " + t + " has " + std::to_string(tm.learners.size()) +
                          " learners but " + std::to_string(tm.weights.size()) + " weights");
-      check_meaningful(tm, dir);
+      check_meaningful(tm, m.opts_, dir);
       if (j.contains("corrector") &&
           (j.at("corrector").at("kind") != "gbdt_leafwise" && j.at("corrector").at("kind") != "xgb_lossguide"))
         throw ModelError("model bundle " + dir.string() + ": " + t + "'s corrector is not a leaf-wise booster");

@@ -66,10 +66,17 @@ void check_options(const TrainOptions& o, const fs::path& dir) {
 
 void check_trained_configs(const CarbModel& m, const fs::path& dir) {
   const auto& keys = m.trained_configs();
+  std::vector<Config> trained;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (i > 0 && !(keys[i - 1] < keys[i])) refuse(dir, "lists its trained configurations out of order or twice");
-    if (!config_of_key(keys[i])) refuse(dir, "lists a trained configuration that is none ('" + keys[i] + "')");
+    const auto c = config_of_key(keys[i]);
+    if (!c) refuse(dir, "lists a trained configuration that is none ('" + keys[i] + "')");
+    trained.push_back(*c);
   }
+  // The envelope is a function of the trained configurations: emptied or widened ranges (fifth
+  // hostile pass) silenced the "outside the trained ranges" flag and the widening of intervals.
+  if (m.knows_trained_configs() && m.envelope().to_json() != TrainedEnvelope::of(trained).to_json())
+    refuse(dir, "has a trained envelope that is not the one of its trained configurations");
   const auto& split = m.training_record().split;
   if (split && keys.size() != split->train_rows)
     refuse(dir, "lists " + std::to_string(keys.size()) + " trained configurations but trained on " +

@@ -41,6 +41,23 @@ void named_files(const nlohmann::json& j, std::set<std::string>& out) {
   }
 }
 
+// A manifest that parses and says it is carb's (its checksum may be torn by the kill).
+bool says_carb_model(const fs::path& f) {
+  std::ifstream in(f);
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  return j.is_object() && j.value("format", std::string()) == "carb-model";
+}
+
+// A list of configuration keys, one per line, as a bundle's trained_configs.txt holds.
+bool trained_list(const fs::path& f) {
+  std::ifstream in(f);
+  for (std::string line; std::getline(in, line);) {
+    const auto dash = std::count(line.begin(), line.end(), '-');
+    if (dash != 5 || line.find(" ") != std::string::npos) return false;
+  }
+  return true;
+}
+
 // Made first thing in a staging directory and removed just before the swap: while it is there,
 // everything in the directory is what carb is writing.
 constexpr const char* kStagingMarker = ".carb-staging";
@@ -53,7 +70,8 @@ constexpr const char* kStagingMarker = ".carb-staging";
 bool staging_leftover(const fs::path& dir, bool allow_nested = true) {
   std::error_code ec;
   if (fs::symlink_status(dir, ec).type() != fs::file_type::directory) return false;
-  if (fs::symlink_status(dir / kStagingMarker, ec).type() == fs::file_type::regular) return true;
+  // The marker counts only where carb makes it: at the top, never in an old bundle moved aside.
+  if (allow_nested && fs::symlink_status(dir / kStagingMarker, ec).type() == fs::file_type::regular) return true;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     const auto type = fs::symlink_status(e.path(), ec).type();
@@ -62,7 +80,8 @@ bool staging_leftover(const fs::path& dir, bool allow_nested = true) {
       continue;
     }
     if (type != fs::file_type::regular) return false;
-    if (name == "manifest.json" || name == "trained_configs.txt") continue;
+    if (name == "trained_configs.txt" && trained_list(e.path())) continue;
+    if (name == "manifest.json" && says_carb_model(e.path())) continue;
     if (fs::path(name).extension() != ".model") return false;
     try {
       (void)detail::read_checksummed(e.path());

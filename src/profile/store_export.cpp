@@ -27,6 +27,7 @@ ExportSummary export_store(const ExportOptions& o) {
   // Store() would create an empty database; a typo in --db must not look like an empty store.
   if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
   check_dataset_output(o.out, o.force, kExportedKind);
+  check_not_an_input(o.out, {o.db});  // even with --force: the store would be replaced by its own export
   const Store store(o.db);
   Dataset all = store.to_dataset();
   Dataset d;
@@ -59,7 +60,7 @@ ExportSummary export_store(const ExportOptions& o) {
   // settings for would be exported with nothing to say how they were measured.
   const nlohmann::json settings = store.protocols();
   for (const auto& id : protocol_ids)
-    if (!settings.contains(id))
+    if (!settings.contains(id) || !settings[id].is_object() || settings[id].empty())
       throw MeasureError(o.db.string() + ": rows name protocol '" + id + "', whose settings the store does not hold");
   write_dataset_csv(d, o.out);
 

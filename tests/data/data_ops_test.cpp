@@ -57,6 +57,19 @@ TEST_F(DataOps, ExportRefusesRowsOfAProtocolTheStoreHasNoSettingsFor) {
   { Store(db).put({row("cpu2t", 1, 10.0), "gone", ""}); }
   EXPECT_THROW(export_store({db, dir_ / "bare.csv", std::nullopt, ""}), MeasureError);
   EXPECT_FALSE(fs::exists(dir_ / "bare.csv"));
+  // Fifth hostile pass: settings that hold nothing passed for settings.
+  { Store(db).put_protocol("gone", nlohmann::json::object()); }
+  EXPECT_THROW(export_store({db, dir_ / "bare.csv", std::nullopt, ""}), MeasureError);
+}
+
+// Fifth hostile pass: `export --db S.csv --out S.csv --force` replaced the store with its export.
+TEST_F(DataOps, ExportNeverWritesOverItsStore) {
+  const fs::path db = make_store(), named_csv = dir_ / "store.csv";
+  fs::copy_file(db, named_csv);
+  ExportOptions o{named_csv, named_csv, "gpu", ""};
+  o.force = true;
+  EXPECT_THROW(export_store(o), InputError);
+  EXPECT_NO_THROW(Store(named_csv).to_dataset());  // still the store
 }
 
 TEST_F(DataOps, ExportWritesCsvAndProvenance) {

@@ -153,6 +153,16 @@ TEST_F(BundleDestinationTest, RemovesOnlyStagingLeftByADeadProcess) {
   std::ofstream(users / "thesis.tex") << "precious";
   const fs::path users_file = dir_ / (".model.carb-staging-" + std::to_string(child) + "-zzzzzz");
   std::ofstream(users_file) << "precious2";
+  // Fifth hostile pass: files named like a bundle's but holding the user's words, and a marker
+  // planted below the top, made the directory carb's.
+  const fs::path named_like = dir_ / (".model.carb-staging-" + std::to_string(child) + "-bbbbbb");
+  fs::create_directories(named_like);
+  std::ofstream(named_like / "manifest.json") << "my precious notes";
+  std::ofstream(named_like / "trained_configs.txt") << "notes";
+  const fs::path nested = dir_ / (".model.carb-staging-" + std::to_string(child) + "-cccccc");
+  fs::create_directories(nested / "bundle");
+  std::ofstream(nested / "bundle" / ".carb-staging") << "\n";
+  std::ofstream(nested / "bundle" / "thesis.tex") << "precious";
   {
     BundleDestination d(dir_ / "model", false);
     stage(d, "new");
@@ -164,6 +174,8 @@ TEST_F(BundleDestinationTest, RemovesOnlyStagingLeftByADeadProcess) {
   EXPECT_TRUE(fs::exists(foreign));  // not a name carb makes: not carb's to remove
   EXPECT_TRUE(fs::exists(users / "thesis.tex"));
   EXPECT_TRUE(fs::exists(users_file));
+  EXPECT_TRUE(fs::exists(named_like / "manifest.json"));
+  EXPECT_TRUE(fs::exists(nested / "bundle" / "thesis.tex"));
   EXPECT_FALSE(fs::exists(dir_ / "model" / ".carb-staging"));  // the marker never reaches the bundle
 }
 

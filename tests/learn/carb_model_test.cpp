@@ -420,6 +420,35 @@ TEST(CarbModel, TargetSummariesAndTheTrainingRecordSurviveABundleRoundTrip) {
   EXPECT_THROW(m.target_summary("energy_j"), InputError);  // the synthetic data has no energy
 }
 
+// Fifth hostile pass: a cap on interval widths meant for log space refused every --raw-target
+// bundle on load (train had exited 0). Every way of training gives a bundle that loads.
+TEST(CarbModel, EveryTrainingModeGivesABundleThatLoads) {
+  std::vector<std::pair<std::string, TrainOptions>> modes;
+  auto with = [&](const std::string& name, auto change) {
+    TrainOptions o = fast_options();
+    change(o);
+    modes.emplace_back(name, o);
+  };
+  with("raw target", [](TrainOptions& o) { o.log_target = false; });
+  with("raw target, plain, no cascade", [](TrainOptions& o) {
+    o.log_target = false, o.normalize = "off", o.cascade = false;
+  });
+  with("no correctors", [](TrainOptions& o) { o.correctors = false; });
+  with("ratio forced", [](TrainOptions& o) { o.normalize = "on"; });
+  with("extra_trees alone", [](TrainOptions& o) { o.learners = {"extra_trees"}; });
+  with("XGBoost's boosters", [](TrainOptions& o) { o.learners = {"xgb_depthwise", "xgb_lossguide", "extra_trees"}; });
+  const fs::path dir = fs::temp_directory_path() / ("carb_modes_" + std::to_string(::getpid()));
+  const auto configs = configs_of(synthetic_train());
+  for (const auto& [name, o] : modes) {
+    const CarbModel m = CarbModel::train(synthetic_train(), o);
+    m.save(dir, true);
+    CarbModel back;
+    ASSERT_NO_THROW(back = CarbModel::load(dir)) << name;
+    EXPECT_EQ(back.predict_columns(configs), m.predict_columns(configs)) << name;
+  }
+  fs::remove_all(dir);
+}
+
 // The one prediction path, by target name: unknown targets and missing cascade inputs are refused.
 TEST(CarbModel, PredictingOneTargetNeedsAKnownTargetAndItsUpstreamPredictions) {
   const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
@@ -514,6 +543,12 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
        }},
       {"a training record that is no object", [](nlohmann::json& j) { j["extra"] = "hello"; }},
       {"a platform with an ESC", [](nlohmann::json& j) { j["platform"] = "cpu\x1b[31m"; }},
+      // Fifth hostile pass: emptied or widened envelope ranges silenced the "outside" flag.
+      {"envelope ranges emptied", [](nlohmann::json& j) { j["envelope"]["ranges"] = nlohmann::json::object(); }},
+      {"an envelope range widened", [](nlohmann::json& j) {
+         auto& r = j["envelope"]["ranges"];
+         r[r.begin().key()] = nlohmann::json::array({1, 100000});
+       }},
   };
   for (const auto& [what, edit] : edits) {
     m.save(dir);
