@@ -25,8 +25,9 @@ FitMetrics FitMetrics::from_json(const nlohmann::json& j) {
   const auto& n = j.at("n");
   if (!n.is_number_unsigned()) throw nlohmann::json::type_error::create(302, "a row count must be a whole number >= 0", &j);
   f.n = n.get<std::size_t>();
-  if (f.r2 > 1 || f.mae < 0 || f.rmse < 0 || f.mape < 0)
-    throw nlohmann::json::other_error::create(501, "metrics no fit can have (R2 above 1 or a negative error)", &j);
+  if (f.r2 > 1 || f.mae < 0 || f.rmse < 0 || f.mape < 0 || f.rmse < f.mae * (1 - 1e-9))
+    throw nlohmann::json::other_error::create(
+        501, "metrics no fit can have (R2 above 1, a negative error, or an RMSE below the MAE)", &j);
   return f;
 }
 
