@@ -193,6 +193,10 @@ void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::pa
       previous = it->second;
     }
   }
+  // Training records why a raw-target model's form is plain: a log_target flipped in the options
+  // (predictions read as costs where the learners answer logs) contradicts that record.
+  if (!o.log_target != (tm.oof.form.why == "raw target"))
+    throw ModelError(where + "'s form record contradicts the bundle's log_target option");
   if (tm.estimate && tm.estimate->target() != tm.target)
     throw ModelError(where + " has the analytic estimate of " + tm.estimate->target());
   if (tm.estimate && (!tm.oof.form.estimate || tm.oof.form.estimate->to_json() != tm.estimate->to_json()))

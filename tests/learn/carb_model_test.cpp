@@ -509,8 +509,7 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
          c["mid_batch"] = c["all"];
        }},
       // Fourth hostile pass: each of these loaded and answered (negative latencies, a segfault).
-      // (A flipped log_target is refused only where it makes a cost implausible, as on h200's
-      // energy: on these synthetic costs, all above 1, the logs pass for costs.)
+      {"log_target flipped", [](nlohmann::json& j) { j["options"]["log_target"] = false; }},
       {"another target's estimate", [](nlohmann::json& j) {
          j["models"]["latency_ms"]["estimate"] = j["models"]["peak_memory_mb"]["estimate"];
        }},
