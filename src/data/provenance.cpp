@@ -79,7 +79,7 @@ nlohmann::json read_provenance(const std::filesystem::path& csv) {
   if (!in) return nullptr;
   try {
     return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
     throw DataError(file.string() + ": not valid JSON: " + e.what());
   }
 }

@@ -254,7 +254,7 @@ nlohmann::json Store::protocols() const {
     const std::string id = s.text(0);
     try {
       out[id] = nlohmann::json::parse(s.text(1));
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       throw MeasureError(path_.string() + ": protocol '" + id + "' has unreadable settings: " + e.what());
     }
   }

@@ -62,6 +62,13 @@ TEST_F(DataOps, ExportRefusesRowsOfAProtocolTheStoreHasNoSettingsFor) {
   EXPECT_THROW(export_store({db, dir_ / "bare.csv", std::nullopt, ""}), MeasureError);
 }
 
+// The same overflow fuzz_store found in a store's protocol settings, in a sidecar: a DataError.
+TEST_F(DataOps, ASidecarWithAnOverflowingNumberIsADataError) {
+  export_store({make_store(), dir_ / "a.csv", "gpu", ""});
+  std::ofstream(dir_ / "a.json") << R"({"kind": "carb-export", "rows": 9e999})";
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", ""), DataError);
+}
+
 // Fifth hostile pass: `export --db S.csv --out S.csv --force` replaced the store with its export.
 TEST_F(DataOps, ExportNeverWritesOverItsStore) {
   const fs::path db = make_store(), named_csv = dir_ / "store.csv";

@@ -208,6 +208,19 @@ TEST_F(StoreTest, EditedValuesAreRefusedNotCoerced) {
   }
 }
 
+// Found by fuzz_store (this session's long run): protocol settings holding a number too large for a
+// double ('9e999') escaped as a JSON out_of_range instead of a one-line error.
+TEST_F(StoreTest, ProtocolSettingsWithAnOverflowingNumberAreAnError) {
+  { Store(db()).put(sample(1)); }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "INSERT INTO protocols (id, settings) VALUES ('big', '{\"warmup\": 9e999}')", nullptr,
+                         nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_THROW((void)Store(db()).protocols(), MeasureError);
+}
+
 TEST_F(StoreTest, CreatesParentDirectoryAndUsesWal) {
   const fs::path nested = dir_ / "a" / "b" / "m.db";
   Store s(nested);
