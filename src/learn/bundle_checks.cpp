@@ -54,7 +54,7 @@ void check_options(const TrainOptions& o, const fs::path& dir) {
   }
   if (o.params.threads > 1024) refuse(dir, "asks for " + std::to_string(o.params.threads) + " threads");
   if (o.folds < 2 || o.folds > 50) refuse(dir, "has " + std::to_string(o.folds) + " folds");
-  if (o.corrector_max_batch < 1 || o.corrector_max_batch > ConfigLimits::kMaxBatch)
+  if (o.corrector_max_batch < 1 || o.corrector_max_batch > 1000000)  // what `carb train` accepts
     refuse(dir, "has a low-batch limit of " + std::to_string(o.corrector_max_batch));
   if (o.normalize != "auto" && o.normalize != "on" && o.normalize != "off")
     refuse(dir, "has the target form setting '" + o.normalize + "'");
@@ -97,7 +97,8 @@ void check_record(const CarbModel& m, const fs::path& dir) {
 // a flipped log_target gave negative latencies, a forged estimate floor 1e308.
 void check_predictions(const CarbModel& m, const fs::path& dir) {
   const auto& keys = m.trained_configs();
-  if (keys.empty()) return;
+  // A telemetry model predicts only with measured utilization, which a bundle does not keep.
+  if (keys.empty() || m.schema().telemetry) return;
   std::vector<Config> probe;
   for (std::size_t i : {std::size_t{0}, keys.size() / 2, keys.size() - 1}) probe.push_back(*config_of_key(keys[i]));
   const auto p = m.predict(probe, {}, 0.99);
@@ -124,6 +125,9 @@ void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, cons
     refuse(dir, "has an empty platform or one with a control character");
   if (!manifest.at("extra").is_object()) refuse(dir, "has a training record that is no object");
   if (!manifest.contains("envelope")) refuse(dir, "has no trained envelope");
+  // Every bundle carb writes records its trained configurations; without them the envelope and
+  // prediction checks below would have nothing to check against (sixth hostile pass).
+  if (!manifest.contains("trained_configs")) refuse(dir, "does not record its trained configurations");
   check_options(m.options(), dir);
   check_record(m, dir);
   check_trained_configs(m, dir);

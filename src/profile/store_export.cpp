@@ -27,7 +27,21 @@ ExportSummary export_store(const ExportOptions& o) {
   // Store() would create an empty database; a typo in --db must not look like an empty store.
   if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
   check_dataset_output(o.out, o.force, kExportedKind);
-  check_not_an_input(o.out, {o.db});  // even with --force: the store would be replaced by its own export
+  // Even with --force: the store would be replaced by its own export, or by the export's sidecar.
+  check_not_an_input(o.out, {o.db});
+  check_not_an_input(provenance_path(o.out), {o.db});
+  // An export replaces only an earlier export of this store: every shipped dataset is an export, and
+  // one of another store (8 CPU rows over 150 H200 rows) replaced it without --force.
+  if (!o.force && fs::exists(o.out)) {
+    const nlohmann::json before = read_provenance(o.out);
+    const std::string source = before.is_object() && before.contains("source_db") && before["source_db"].is_string()
+                                   ? before["source_db"].get<std::string>()
+                                   : "";
+    std::error_code ec;
+    if (source.empty() || !fs::equivalent(source, o.db, ec) || ec)
+      throw InputError(o.out.string() + " holds an export of " + (source.empty() ? "another store" : source) +
+                       ", not of " + o.db.string() + "; choose another --out, or pass --force to replace it");
+  }
   const Store store(o.db);
   Dataset all = store.to_dataset();
   Dataset d;

@@ -5,6 +5,7 @@
 
 #include "carb/error.hpp"
 #include "data/csv.hpp"
+#include "data/provenance.hpp"
 #include "report_html.hpp"
 #include "svg.hpp"
 #include "util/join.hpp"
@@ -148,8 +149,10 @@ bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
 // carb replaces only a report it wrote (its generator tag), and never one of the report's inputs:
 // `report --out` once overwrote the input CSV, a user's notes and a bundle's manifest.
 void check_report_output(const ReportOptions& o) {
+  // A dataset's provenance sidecar is part of it: the report once replaced h200.json with HTML.
   for (const auto& in : o.data)
-    if (same_file(in, o.out)) throw InputError(o.out.string() + " is one of the report's inputs; write elsewhere");
+    if (same_file(in, o.out) || same_file(provenance_path(in), o.out))
+      throw InputError(o.out.string() + " is one of the report's inputs or its provenance; write elsewhere");
   for (const auto& m : o.models)
     if (same_file(m / "manifest.json", o.out) || same_file(m, o.out.parent_path()))
       throw InputError(o.out.string() + " is inside the model bundle " + m.string() + "; write elsewhere");

@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -240,6 +243,22 @@ TEST_F(Evaluate, ImportanceIsOrderedByGainAndCoversUpstreamPredictions) {
   for (std::size_t i = 1; i < imp.size(); ++i)
     EXPECT_GE(imp[i - 1]["gain"].get<double>(), imp[i]["gain"].get<double>()) << i;
   EXPECT_GE(permutation_of(imp, "pred_energy_j"), 0.0);
+}
+
+// Sixth hostile pass: the load check that predicts a bundle's trained configurations had no
+// telemetry to give a telemetry model, so no --telemetry bundle could be loaded.
+TEST(EvaluateTelemetry, ATelemetryModelsBundleLoadsAndPredicts) {
+  const Dataset d = synthetic_cost_dataset(200, true, 3);
+  TrainOptions o = small_options();
+  o.use_telemetry = true;
+  const CarbModel m = CarbModel::train(d, o);
+  ASSERT_TRUE(m.schema().telemetry);
+  const auto dir = std::filesystem::temp_directory_path() / ("carb_tele_" + std::to_string(::getpid()));
+  m.save(dir, true);
+  CarbModel back;
+  ASSERT_NO_THROW(back = CarbModel::load(dir));
+  EXPECT_EQ(back.predict_columns(configs_of(d), telemetry_of(d)), m.predict_columns(configs_of(d), telemetry_of(d)));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(Evaluate, PerTargetPredictionAgreesWithTheCascade) {

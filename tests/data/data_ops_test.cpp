@@ -62,6 +62,25 @@ TEST_F(DataOps, ExportRefusesRowsOfAProtocolTheStoreHasNoSettingsFor) {
   EXPECT_THROW(export_store({db, dir_ / "bare.csv", std::nullopt, ""}), MeasureError);
 }
 
+// Sixth hostile pass: every shipped dataset is an export, and an export of another store replaced one
+// without --force; and --out's sidecar could be the store itself.
+TEST_F(DataOps, AnExportReplacesOnlyAnEarlierExportOfTheSameStore) {
+  const fs::path db = make_store(), other = dir_ / "other.db";
+  fs::copy_file(db, other);
+  export_store({db, dir_ / "gpu.csv", "gpu", ""});
+  EXPECT_NO_THROW(export_store({db, dir_ / "gpu.csv", "gpu", ""}));  // again from the same store
+  EXPECT_THROW(export_store({other, dir_ / "gpu.csv", "gpu", ""}), InputError);
+  ExportOptions forced{other, dir_ / "gpu.csv", "gpu", ""};
+  forced.force = true;
+  EXPECT_NO_THROW(export_store(forced));
+  const fs::path store_json = dir_ / "st.json";
+  fs::copy_file(db, store_json);
+  ExportOptions onto_sidecar{store_json, dir_ / "st.csv", "gpu", ""};
+  onto_sidecar.force = true;
+  EXPECT_THROW(export_store(onto_sidecar), InputError);
+  EXPECT_NO_THROW(Store(store_json).to_dataset());  // still the store
+}
+
 // The same overflow fuzz_store found in a store's protocol settings, in a sidecar: a DataError.
 TEST_F(DataOps, ASidecarWithAnOverflowingNumberIsADataError) {
   export_store({make_store(), dir_ / "a.csv", "gpu", ""});

@@ -258,6 +258,11 @@ TEST(Report, NeverOverwritesAnInputOrAUsersFile) {
   o.force = true;
   EXPECT_THROW(write_report(o), InputError);
   EXPECT_EQ(std::filesystem::file_size(csv), csv_size);
+  // Sixth hostile pass: the input's provenance sidecar was replaced with the report (with --force).
+  { std::ofstream(tmp.path / "synthetic.json") << R"({"kind": "carb dataset"})"; }
+  o.out = tmp.path / "synthetic.json";
+  EXPECT_THROW(write_report(o), InputError);
+  EXPECT_EQ(std::filesystem::file_size(tmp.path / "synthetic.json"), std::string(R"({"kind": "carb dataset"})").size());
 
   o.out = tmp.path / "notes.html";
   { std::ofstream(o.out) << "<html>my notes</html>"; }
