@@ -28,24 +28,6 @@ std::string shown(double v) {
   throw ModelError("model bundle " + dir.string() + " " + what + ": it was altered; retrain it");
 }
 
-// The configuration a trained key names ("basic-18-w0.5-r64-b8-fp32"), when it names one exactly.
-std::optional<Config> config_of_key(const std::string& key) {
-  std::vector<std::string> parts;
-  std::stringstream in(key);
-  for (std::string p; std::getline(in, p, '-');) parts.push_back(p);
-  if (parts.size() != 6 || parts[2].size() < 2 || parts[2][0] != 'w' || parts[3].size() < 2 || parts[3][0] != 'r' ||
-      parts[4].size() < 2 || parts[4][0] != 'b')
-    return std::nullopt;
-  try {
-    Config c{parse_family(parts[0]), std::stoi(parts[1]), std::stod(parts[2].substr(1)), std::stoi(parts[3].substr(1)),
-             std::stoi(parts[4].substr(1)), parse_precision(parts[5])};
-    validate(c);
-    if (config_key(c) == key) return c;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 void check_options(const TrainOptions& o, const fs::path& dir) {
   try {
     check_learner_params(o.params);
@@ -118,6 +100,24 @@ void check_predictions(const CarbModel& m, const fs::path& dir) {
 }
 
 }  // namespace
+
+// The configuration a trained key names ("basic-18-w0.5-r64-b8-fp32"), when it names one exactly.
+std::optional<Config> config_of_key(const std::string& key) {
+  std::vector<std::string> parts;
+  std::stringstream in(key);
+  for (std::string p; std::getline(in, p, '-');) parts.push_back(p);
+  if (parts.size() != 6 || parts[2].size() < 2 || parts[2][0] != 'w' || parts[3].size() < 2 || parts[3][0] != 'r' ||
+      parts[4].size() < 2 || parts[4][0] != 'b')
+    return std::nullopt;
+  try {
+    Config c{parse_family(parts[0]), std::stoi(parts[1]), std::stod(parts[2].substr(1)), std::stoi(parts[3].substr(1)),
+             std::stoi(parts[4].substr(1)), parse_precision(parts[5])};
+    validate(c);
+    if (config_key(c) == key) return c;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
 
 void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, const fs::path& dir) {
   const std::string& p = m.platform();

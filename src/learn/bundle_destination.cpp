@@ -16,6 +16,7 @@
 
 #include "carb/error.hpp"
 #include "learn/checksum_file.hpp"
+#include "learn/model_internal.hpp"
 #include "util/temp_owner.hpp"
 
 namespace carb {
@@ -51,10 +52,8 @@ bool says_carb_model(const fs::path& f) {
 // A list of configuration keys, one per line, as a bundle's trained_configs.txt holds.
 bool trained_list(const fs::path& f) {
   std::ifstream in(f);
-  for (std::string line; std::getline(in, line);) {
-    const auto dash = std::count(line.begin(), line.end(), '-');
-    if (dash != 5 || line.find(" ") != std::string::npos) return false;
-  }
+  for (std::string line; std::getline(in, line);)
+    if (!config_of_key(line)) return false;
   return true;
 }
 
