@@ -96,7 +96,7 @@ void fill_store(const fs::path& file, std::string_view rows) {
 void import(const fs::path& file) {
   carb::Dataset d;
   try {
-    const carb::Store store(file);
+    const carb::Store store(file, carb::StoreAccess::read_only);  // as `carb data export` opens it
     d = store.to_dataset();
     (void)store.protocols();
     if (store.count() != d.rows.size()) finding("Store::count disagrees with the rows to_dataset read");

@@ -7,6 +7,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace carb::cli {
@@ -21,6 +22,9 @@ struct Command {
 std::vector<Command>& commands();
 /// The whole command line as typed (recorded in provenance).
 std::string& command_line();
+/// Text from the user's input made one printable line: control bytes, C1 controls and bytes that
+/// are not UTF-8 become \xNN escapes (errors, and problem lines that quote cells or paths).
+std::string printable(std::string_view text);
 
 struct Registrar {
   explicit Registrar(Command c) { commands().push_back(std::move(c)); }

@@ -108,14 +108,14 @@ void add_validate(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
       std::cout << nlohmann::json{{"file", o->csv.string()},
                                   {"valid", problems.empty()},
                                   {"problems", problems}}
-                       .dump(2)
+                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
                 << '\n';
     else
-      for (const auto& p : problems) std::cout << p << '\n';
+      for (const auto& p : problems) std::cout << printable(p) << '\n';
     if (!problems.empty())
       throw DataError(o->csv.string() + ": " + std::to_string(problems.size()) + " problem" +
                       (problems.size() == 1 ? "" : "s"));
-    if (o->format != "json") std::cout << o->csv.string() << ": valid\n";
+    if (o->format != "json") std::cout << printable(o->csv.string()) << ": valid\n";
   });
 }
 

@@ -21,9 +21,19 @@ void run(const PredictCmd& c) {
     throw InputError("--shard k/N splits a --preset or --configs list; give one, or drop --shard");
   if (c.src.given() && c.cfg.any_given())
     throw InputError("give either --preset/--configs or the single-configuration flags, not both");
-  const auto configs = c.src.given() ? c.src.load() : std::vector<Config>{c.cfg.config()};
+  auto configs = c.src.given() ? c.src.load() : std::vector<Config>{c.cfg.config()};
   const CarbModel m = CarbModel::load(c.model);
-  const auto p = m.predict(configs, {}, c.confidence > 0 ? std::optional<double>(c.confidence) : std::nullopt);
+  // A telemetry model answers from utilization measured for each configuration: the CSV's own
+  // avg_sm_util and avg_mem_util columns (a shard of them would lose the pairing: not offered).
+  std::vector<Telemetry> tel;
+  if (m.schema().telemetry && !c.src.configs.empty() && c.src.shard_spec.empty()) {
+    configs.clear();
+    for (const Record& r : read_utilization_csv(c.src.configs)) {
+      configs.push_back(r.config);
+      tel.push_back({r.avg_sm_util, r.avg_mem_util});
+    }
+  }
+  const auto p = m.predict(configs, tel, c.confidence > 0 ? std::optional<double>(c.confidence) : std::nullopt);
   if (m.drift_reference_ms())
     std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "
               << fmt_num(*m.drift_reference_ms()) << " ms\n";

@@ -25,7 +25,6 @@ std::string& command_line() {
   return line;
 }
 
-namespace {
 // Error text can carry bytes from the user's input (a field, a path): control bytes, C1 controls
 // and bytes that are not UTF-8 are escaped so that one error is one printable line on any
 // terminal; well-formed UTF-8 (a path in Greek) is kept.
@@ -47,7 +46,6 @@ std::string printable(std::string_view text) {
   }
   return out;
 }
-}  // namespace
 }  // namespace carb::cli
 
 int main(int argc, char** argv) {

@@ -122,9 +122,19 @@ void check_dataset_output(const std::filesystem::path& csv, bool force, const st
 inline constexpr const char* kExportedKind = "carb dataset";
 inline constexpr const char* kCombinedKind = "carb dataset (combined measuring rounds)";
 inline constexpr const char* kMergedKind = "carb dataset (merged)";
-/// Refuses (InputError) an output that is one of the inputs: combine and merge once replaced an
-/// input round with their result, and its measurements were gone.
-void check_not_an_input(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs);
+/// Refuses (InputError) an output that is one of the inputs, an input's provenance sidecar, or
+/// inside an input directory (a model bundle), however either path is spelled (links, `.`,
+/// relative names): combine and merge once replaced an input round with their result.
+/// `kind` says whether the input files are datasets (with a sidecar beside each) or files without
+/// one (a store: `--db cpu.db --out cpu.csv` puts the export's sidecar at cpu.json, as it should).
+enum class InputKind { datasets, plain_files };
+void check_not_an_input(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs,
+                        InputKind kind = InputKind::datasets);
+/// The path as it resolves (absolute, symlinks followed as far as they exist), for comparing paths.
+std::filesystem::path resolved_path(const std::filesystem::path& p);
+/// Refuses (InputError, unless `force`) to replace the dataset at `csv` with `next` when `next`
+/// lacks a configuration measured there: an earlier output may be the only copy left.
+void check_output_keeps_rows(const std::filesystem::path& csv, const Dataset& next, bool force);
 /// Writes atomically (temp file + rename), so a crash never leaves a half-written file.
 void write_dataset_csv(const Dataset& d, const std::filesystem::path& file);
 /// Writes the CSV text (header + rows) to a stream; numbers round-trip exactly, nullopt is empty.
@@ -133,5 +143,8 @@ void write_dataset_csv(const Dataset& d, std::ostream& out);
 /// Reads a CSV of configurations (the six configuration columns; other columns ignored).
 std::vector<Config> read_configs_csv(const std::filesystem::path& file);
 void write_configs_csv(const std::vector<Config>& cs, std::ostream& out);
+/// The configurations of a CSV (as read_configs_csv) with the utilization measured for each, from
+/// its required columns avg_sm_util and avg_mem_util (0-100 %): what a telemetry model predicts from.
+std::vector<Record> read_utilization_csv(const std::filesystem::path& file);
 
 }  // namespace carb

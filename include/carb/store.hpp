@@ -22,7 +22,10 @@ class StoreLock;
 /// process that appends to the store for a long time (`carb profile`); a second sole writer of the
 /// same store is refused at once, so two profilers never measure the same configurations twice.
 /// Readers are never refused, whoever writes.
-enum class StoreAccess { shared, sole_writer };
+/// shared: a writer beside others (SQLite serializes); sole_writer: the one profiler of the store;
+/// read_only: a reader (export) that never creates, converts or changes the file: a file that is
+/// not a carb store (another application's SQLite database, an empty file) is refused untouched.
+enum class StoreAccess { shared, sole_writer, read_only };
 
 /// One stored row: the measurement plus the protocol it was taken under and, for
 /// status "error", what went wrong.
@@ -74,6 +77,7 @@ class Store {
 
  private:
   void init_schema();
+  void open_read_only();
 
   std::filesystem::path path_;
   std::unique_ptr<StoreLock> lock_;  // sole_writer only; released after ~Store closes the database

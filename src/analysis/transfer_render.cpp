@@ -73,6 +73,10 @@ void render_transfer_table(const TransferResult& r, std::ostream& out) {
       fits.add({t, std::to_string(f.n), fmt_num(f.slope), fmt_num(f.intercept), fmt_num(f.r2),
                 fmt_num(f.spearman)});
   fits.print(out);
+  // A target with no fit says why here too, not only in --format json (one common configuration
+  // printed an empty table and nothing else).
+  for (const auto& [t, f] : r.targets)
+    if (!f.available) out << t << ": no fit (" << f.reason << ")\n";
   if (r.model) {
     out << "\nzero-shot (model trained on " << r.model->platform << ")\n";
     if (!r.model->note.empty()) out << "note: " << r.model->note << '\n';
@@ -80,6 +84,8 @@ void render_transfer_table(const TransferResult& r, std::ostream& out) {
     for (const auto& [t, v] : r.zero_shot)
       if (v.available) z.add({t, fmt_num(v.mae), fmt_num(v.mape), fmt_num(v.r2)});
     z.print(out);
+    for (const auto& [t, v] : r.zero_shot)
+      if (!v.available) out << t << ": no zero-shot score (" << v.reason << ")\n";
   }
   few_shot_table(r.few_shot, "few-shot calibration of the source measurements", r.repeats, out);
   if (r.model)

@@ -140,6 +140,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
                               const std::string& command_line, bool force) {
   if (files.size() < 2) throw InputError("combine needs at least two measuring rounds");
   check_not_an_input(out, files);
+  check_not_an_input(provenance_path(out), files);
   check_distinct_rounds(files);
   check_dataset_output(out, force, kCombinedKind);
   std::vector<Dataset> rounds;
@@ -186,6 +187,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   throw_dataset_problems(check_dataset(combined, where), "");  // out is not written
   s.rounds = files.size();
   s.rows_out = combined.rows.size();
+  check_output_keeps_rows(out, combined, force);
   write_dataset_csv(combined, out);
   write_provenance(out, {{"kind", kCombinedKind},
                          {"csv", out.filename().string()},

@@ -83,6 +83,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
                             const std::string& command_line, bool force) {
   if (inputs.empty()) throw InputError("merge needs at least one input dataset");
   check_not_an_input(out, inputs);
+  check_not_an_input(provenance_path(out), inputs);
   check_dataset_output(out, force, kMergedKind);
   MergeSummary s;
   Dataset merged;
@@ -111,6 +112,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   throw_dataset_problems(check_dataset(merged, where), "");  // out is not written
 
   s.rows_out = merged.rows.size();
+  check_output_keeps_rows(out, merged, force);
   write_dataset_csv(merged, out);
   write_provenance(out, {{"kind", kMergedKind},
                          {"csv", out.filename().string()},

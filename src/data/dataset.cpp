@@ -300,6 +300,33 @@ std::vector<Config> read_configs_csv(const std::filesystem::path& file) {
   return out;
 }
 
+std::vector<Record> read_utilization_csv(const std::filesystem::path& file) {
+  const std::vector<Config> configs = read_configs_csv(file);  // the configurations, checked as always
+  std::vector<std::string> problems;
+  const std::string name = file.string();
+  const std::vector<csv::Row> rows = read_rows(file, problems);
+  throw_first(problems);
+  Header h;
+  static constexpr std::array<const char*, 2> kUtil = {"avg_sm_util", "avg_mem_util"};
+  read_header(rows.front(), name, kUtil, h, problems);
+  throw_first(problems);
+  std::vector<Record> out(configs.size());
+  for (std::size_t k = 1; k < rows.size() && k - 1 < out.size(); ++k) {
+    Record& r = out[k - 1];
+    r.config = configs[k - 1];
+    for (const char* col : kUtil) {
+      const csv::Where at = where(h, name, rows[k], col);
+      const double v = csv::parse_number(rows[k].fields[at.field], at);
+      const auto b = std::find_if(kPlausibleBounds.begin(), kPlausibleBounds.end(),
+                                  [&](const ColumnBounds& x) { return x.column == std::string_view(col); });
+      if (!b->contains(v))
+        throw DataError(at.str() + ": " + col + " is " + csv::format_number(v) + ", outside " + b->describe());
+      r.set_value(col, v);
+    }
+  }
+  return out;
+}
+
 void write_configs_csv(const std::vector<Config>& cs, std::ostream& out) {
   csv::write_row(out, {kConfigColumns.begin(), kConfigColumns.end()});
   for (const Config& c : cs)

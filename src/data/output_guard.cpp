@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_set>
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
@@ -47,13 +48,60 @@ void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* wha
 
 }  // namespace
 
-void check_not_an_input(const fs::path& out, const std::vector<fs::path>& inputs) {
+void check_not_an_input(const fs::path& out, const std::vector<fs::path>& inputs, InputKind kind) {
+  // Compared by what the paths resolve to and by the files they are (hard links), so `./x`, a
+  // symlink, a bare name run from inside a bundle (`--model . --out manifest.json`) or a link to an
+  // input all count as the input. A dataset's provenance sidecar is part of it (a report replaced
+  // h200.json with HTML; reached through a link to the CSV, the sidecar is the link target's).
+  const fs::path o = resolved_path(out);
+  auto refuse = [&](const fs::path& in, const std::string& what) {
+    throw InputError(out.string() + " is " + what + " (" + in.string() +
+                     "); write the result elsewhere, or the input would be lost");
+  };
   for (const fs::path& in : inputs) {
     std::error_code ec;
-    if (fs::equivalent(in, out, ec) && !ec)
-      throw InputError(out.string() + " is one of the inputs (" + in.string() +
-                       "); write the result elsewhere, or the input's measurements would be lost");
+    const fs::path i = resolved_path(in);
+    if (o == i || (fs::equivalent(in, out, ec) && !ec)) refuse(in, "one of the inputs");
+    if (fs::is_directory(i, ec)) {
+      const fs::path rel = o.lexically_relative(i);
+      if (!rel.empty() && *rel.begin() != "..") refuse(in, "inside an input directory");
+      continue;
+    }
+    if (kind != InputKind::datasets) continue;
+    for (const fs::path& sidecar : {provenance_path(in), provenance_path(i)})
+      if (resolved_path(sidecar) == o || (fs::equivalent(sidecar, out, ec) && !ec))
+        refuse(in, "the provenance file of an input");
   }
+}
+
+fs::path resolved_path(const fs::path& p) {
+  std::error_code ec;
+  const fs::path a = fs::absolute(p, ec);
+  if (ec) return p.lexically_normal();
+  const fs::path r = fs::weakly_canonical(a, ec);
+  return ec ? a.lexically_normal() : r;
+}
+
+void check_output_keeps_rows(const fs::path& csv, const Dataset& next, bool force) {
+  std::error_code ec;
+  if (force || !fs::exists(csv, ec)) return;
+  // The earlier output may be the only copy of measurements whose store or rounds are gone: a
+  // fresh store profiled at the old store's path replaced an 8-row export with a 1-row one.
+  std::vector<std::string> problems;
+  const Dataset before = read_dataset_csv(csv, problems);
+  if (!problems.empty())
+    throw InputError(csv.string() + " holds rows carb cannot read back (" + problems.front() +
+                     "); choose another --out, or pass --force to replace it");
+  std::unordered_set<std::string> kept;
+  for (const Record& r : next.rows) kept.insert(r.platform + '\n' + config_key(r.config));
+  std::size_t lost = 0;
+  std::string first;
+  for (const Record& r : before.rows)
+    if (!kept.count(r.platform + '\n' + config_key(r.config)) && lost++ == 0) first = r.platform + " " + config_key(r.config);
+  if (lost)
+    throw InputError(csv.string() + " holds " + std::to_string(lost) + " measured configuration" + (lost == 1 ? "" : "s") +
+                     " that this output would not (first: " + first +
+                     "); choose another --out, or pass --force to replace it");
 }
 
 void check_dataset_output(const fs::path& csv, bool force, const std::string& kind) {

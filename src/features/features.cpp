@@ -86,7 +86,9 @@ void telemetry_row(const Config& c, const Telemetry& t, std::size_t row, float* 
 Matrix build_features(const FeatureSchema& schema, const std::vector<Config>& configs,
                       const std::vector<Telemetry>& telemetry) {
   if (schema.telemetry && telemetry.size() != configs.size())
-    throw InputError("the model uses telemetry features: every configuration needs avg_sm_util and avg_mem_util");
+    throw InputError("the model was trained with --telemetry: it predicts only from utilization measured for every "
+                     "configuration (give `carb predict --configs` a CSV with avg_sm_util and avg_mem_util columns), "
+                     "or use a model trained without --telemetry");
   Matrix X(configs.size(), schema.size());
   const std::size_t na = analytic_feature_names().size();
   for (std::size_t i = 0; i < configs.size(); ++i) {

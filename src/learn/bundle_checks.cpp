@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "carb/dataset.hpp"
@@ -59,6 +60,8 @@ void check_trained_configs(const CarbModel& m, const fs::path& dir) {
   // hostile pass) silenced the "outside the trained ranges" flag and the widening of intervals.
   if (m.knows_trained_configs() && m.envelope().to_json() != TrainedEnvelope::of(trained).to_json())
     refuse(dir, "has a trained envelope that is not the one of its trained configurations");
+  // Training needs rows; an emptied list (with an emptied envelope) silenced the envelope flag.
+  if (keys.empty()) refuse(dir, "lists no trained configurations");
   const auto& split = m.training_record().split;
   if (split && keys.size() != split->train_rows)
     refuse(dir, "lists " + std::to_string(keys.size()) + " trained configurations but trained on " +
@@ -81,8 +84,16 @@ void check_predictions(const CarbModel& m, const fs::path& dir) {
   const auto& keys = m.trained_configs();
   // A telemetry model predicts only with measured utilization, which a bundle does not keep.
   if (keys.empty() || m.schema().telemetry) return;
+  // The first, middle and last trained configuration, and the first and last of each family and
+  // precision: a forged coefficient of one precision's term (gflops*bf16) reaches only its rows.
   std::vector<Config> probe;
+  std::map<std::string, std::vector<Config>> groups;
+  for (const auto& k : keys) {
+    const Config c = *config_of_key(k);
+    groups[to_string(c.family) + '/' + to_string(c.precision)].push_back(c);
+  }
   for (std::size_t i : {std::size_t{0}, keys.size() / 2, keys.size() - 1}) probe.push_back(*config_of_key(keys[i]));
+  for (const auto& g : groups) probe.push_back(g.second.front()), probe.push_back(g.second.back());
   const auto p = m.predict(probe, {}, 0.99);
   for (const auto& pred : p)
     for (const auto& tv : pred.value) {

@@ -42,51 +42,77 @@ void named_files(const nlohmann::json& j, std::set<std::string>& out) {
   }
 }
 
-// A manifest that parses and says it is carb's (its checksum may be torn by the kill).
-bool says_carb_model(const fs::path& f) {
-  std::ifstream in(f);
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  return j.is_object() && j.value("format", std::string()) == "carb-model";
+// A manifest whose own checksum verifies (the body without "manifest_fnv1a64", as bundle.cpp
+// seals it): a hand-written one that merely says carb-model is the user's.
+bool verified_manifest(const std::string& text, nlohmann::json* parsed = nullptr) {
+  nlohmann::json man = nlohmann::json::parse(text, nullptr, false);
+  if (parsed) *parsed = man;
+  if (!man.is_object() || !man.contains("format") || !man["format"].is_string() ||
+      man["format"].get<std::string>() != "carb-model" || !man.contains("manifest_fnv1a64") ||
+      !man["manifest_fnv1a64"].is_string())
+    return false;
+  const std::string stored = man["manifest_fnv1a64"].get<std::string>();
+  man.erase("manifest_fnv1a64");
+  const std::string body = man.dump();
+  return detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size())) == stored;
 }
 
-// A list of configuration keys, one per line, as a bundle's trained_configs.txt holds.
+std::string read_text(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  return {(std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()};
+}
+
+// A non-empty list of configuration keys, one per line, as a bundle's trained_configs.txt holds.
 bool trained_list(const fs::path& f) {
   std::ifstream in(f);
-  for (std::string line; std::getline(in, line);)
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line); ++n)
     if (!config_of_key(line)) return false;
-  return true;
+  return n > 0;
+}
+
+bool carb_model_file(const fs::path& f) {
+  try {
+    (void)detail::read_checksummed(f);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 // Made first thing in a staging directory and removed just before the swap: while it is there,
-// everything in the directory is what carb is writing.
+// the directory holds what carb is writing, possibly torn by a kill.
 constexpr const char* kStagingMarker = ".carb-staging";
 
-// What a killed `carb train` leaves under a staging name: a directory with the marker (a bundle
-// being written), or one of only finished bundle files (manifest.json, trained_configs.txt, .model
-// files with carb's checksum trailer): the new bundle just before the swap, or the old one after
-// it, possibly under "bundle/" of an "old-" directory. Anything else is not carb's to remove,
-// whatever its name (a user's directory named like a staging directory was once emptied).
-bool staging_leftover(const fs::path& dir, bool allow_nested = true) {
+// What a killed `carb train` leaves under a staging name, and nothing else:
+// - with the marker at the top, a bundle being written: the marker, manifest.json,
+//   trained_configs.txt and .model files, any of them torn;
+// - without it, finished bundle files (the new bundle just before the swap, or the old one after
+//   it, possibly half removed, possibly under "bundle/" of an "old-" directory): a manifest whose
+//   checksum verifies, a non-empty list of configuration keys, .model files with carb's trailer.
+// A directory holding anything else (a user's thesis.tex beside a planted marker, a notes file
+// named manifest.json) is not carb's to remove, whatever its name: it is left where it is.
+bool staging_leftover(const fs::path& dir, bool top = true) {
   std::error_code ec;
   if (fs::symlink_status(dir, ec).type() != fs::file_type::directory) return false;
   // The marker counts only where carb makes it: at the top, never in an old bundle moved aside.
-  if (allow_nested && fs::symlink_status(dir / kStagingMarker, ec).type() == fs::file_type::regular) return true;
+  const bool marked = top && fs::symlink_status(dir / kStagingMarker, ec).type() == fs::file_type::regular;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     const auto type = fs::symlink_status(e.path(), ec).type();
-    if (type == fs::file_type::directory && allow_nested && name == "bundle") {
+    if (type == fs::file_type::directory && top && !marked && name == "bundle") {
       if (!staging_leftover(e.path(), false)) return false;
       continue;
     }
     if (type != fs::file_type::regular) return false;
-    if (name == "trained_configs.txt" && trained_list(e.path())) continue;
-    if (name == "manifest.json" && says_carb_model(e.path())) continue;
-    if (fs::path(name).extension() != ".model") return false;
-    try {
-      (void)detail::read_checksummed(e.path());
-    } catch (const Error&) {
+    const bool model = fs::path(name).extension() == ".model";
+    if (marked) {
+      if (name == kStagingMarker || name == "manifest.json" || name == "trained_configs.txt" || model) continue;
       return false;
     }
+    if (name == "trained_configs.txt" && trained_list(e.path())) continue;
+    if (name == "manifest.json" && verified_manifest(read_text(e.path()))) continue;
+    if (!model || !carb_model_file(e.path())) return false;
   }
   return !ec;
 }
@@ -98,23 +124,15 @@ std::string bundle_replace_refusal(const fs::path& dir) {
   const auto st = fs::symlink_status(dir, ec);
   if (ec || st.type() == fs::file_type::not_found) return "";
   if (st.type() != fs::file_type::directory) return dir.string() + " exists and is not a model bundle directory";
-  std::ifstream in(dir / "manifest.json");
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  nlohmann::json man = nlohmann::json::parse(text, nullptr, false);
+  const std::string text = read_text(dir / "manifest.json");
   // A manifest counts only when its own checksum verifies: a hand-written one naming the user's
   // files ({"format": "carb-model", "x": {"file": "thesis.tex"}}) must not make them carb's.
   // (format 5, or a manifest that is not an object, is simply not carb's: no exception here.)
+  nlohmann::json man;
+  const bool is_bundle = verified_manifest(text, &man);
   const bool says_carb = man.is_object() ? man.contains("format") && man["format"].is_string() &&
                                               man["format"].get<std::string>() == "carb-model"
                                         : man.is_discarded() && text.find("\"carb-model\"") != std::string::npos;
-  bool is_bundle = says_carb && man.contains("manifest_fnv1a64") && man["manifest_fnv1a64"].is_string();
-  if (is_bundle) {
-    const std::string stored = man["manifest_fnv1a64"].get<std::string>();
-    man.erase("manifest_fnv1a64");
-    const std::string body = man.dump();
-    is_bundle = detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size())) ==
-                stored;
-  }
   std::set<std::string> ours;
   if (is_bundle) named_files(man, ours);
   // A bundle whose manifest is damaged (it still says carb-model, its checksum fails) is carb's own
@@ -126,13 +144,7 @@ std::string bundle_replace_refusal(const fs::path& dir) {
     if (name == "manifest.json" || ours.count(name)) return true;
     if (!damaged_bundle) return false;
     if (name == "trained_configs.txt") return true;
-    if (fs::path(name).extension() != ".model") return false;
-    try {
-      (void)detail::read_checksummed(dir / name);
-      return true;
-    } catch (const Error&) {
-      return false;
-    }
+    return fs::path(name).extension() == ".model" && carb_model_file(dir / name);
   };
   std::string foreign;
   std::size_t n = 0;

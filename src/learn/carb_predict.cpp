@@ -140,6 +140,12 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
     const Matrix X = with_upstream(base, tm.upstream, z);
     auto& raw = out[tm.target];
     raw = predict_target_model(tm, opts_, X, configs);
+    // No learner carb trains answers infinity or NaN for a valid configuration: such an answer is
+    // a damaged or forged bundle (an estimate coefficient of 1.7e308), never a prediction to print.
+    for (std::size_t i = 0; i < raw.size(); ++i)
+      if (!std::isfinite(raw[i]))
+        throw ModelError("the " + platform_ + " model predicts a non-finite " + tm.target + " for " +
+                         config_key(configs[i]) + ": the bundle is damaged; retrain it");
     z[tm.target] = to_training_space(raw, opts_.log_target);
   }
   return out;

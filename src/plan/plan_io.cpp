@@ -35,13 +35,6 @@ bool looks_like_plan(const fs::path& f) {
   return first == header();
 }
 
-// The path as it would resolve, for comparing an output with the inputs.
-fs::path resolved(const fs::path& p) {
-  std::error_code ec;
-  const fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);
-  return ec ? fs::absolute(p).lexically_normal() : r;
-}
-
 }  // namespace
 
 void write_plan_csv(const Plan& p, std::ostream& out) {
@@ -97,13 +90,7 @@ void check_plan_output(const fs::path& out, const std::vector<fs::path>& inputs,
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     throw InputError("cannot write " + out.string() + ": directory " + dir.string() + " does not exist");
-  const fs::path o = resolved(out);
-  for (const fs::path& in : inputs) {
-    const fs::path i = resolved(in);
-    const auto rel = o.lexically_relative(i);
-    if (o == i || (!rel.empty() && *rel.begin() != ".."))
-      throw InputError("--out " + out.string() + " is an input (" + in.string() + "); choose another file");
-  }
+  check_not_an_input(out, inputs);
   const auto st = fs::status(out, ec);
   if (st.type() == fs::file_type::not_found) return;
   if (st.type() == fs::file_type::directory) throw InputError(out.string() + " is a directory; give a file to write");

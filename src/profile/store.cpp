@@ -159,6 +159,10 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
 }  // namespace
 
 Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
+  if (access == StoreAccess::read_only) {
+    open_read_only();
+    return;
+  }
   if (db.has_parent_path()) {
     std::error_code ec;  // open() below reports a directory that could not be made
     std::filesystem::create_directories(db.parent_path(), ec);
@@ -173,6 +177,24 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
     init_schema();
   } catch (const MeasureError&) {
     sqlite3_close(db_);  // the destructor does not run when a constructor throws
+    throw;
+  }
+}
+
+void Store::open_read_only() {
+  if (std::filesystem::file_size(path_) == 0)  // SQLite would take it as a new, empty database
+    throw MeasureError(path_.string() + ": empty file, not a carb measurement store");
+  const int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
+  try {
+    if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
+    sqlite3_busy_timeout(db_, 10000);
+    const int version = read_user_version(db_, path_);
+    if (version == 0) throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store");
+    if (version != kSchemaVersion)
+      throw MeasureError(path_.string() + ": measurement store has schema version " + std::to_string(version) +
+                         ", this carb reads version " + std::to_string(kSchemaVersion));
+  } catch (const MeasureError&) {
+    sqlite3_close(db_);
     throw;
   }
 }

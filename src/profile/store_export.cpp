@@ -28,8 +28,8 @@ ExportSummary export_store(const ExportOptions& o) {
   if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
   check_dataset_output(o.out, o.force, kExportedKind);
   // Even with --force: the store would be replaced by its own export, or by the export's sidecar.
-  check_not_an_input(o.out, {o.db});
-  check_not_an_input(provenance_path(o.out), {o.db});
+  check_not_an_input(o.out, {o.db}, InputKind::plain_files);
+  check_not_an_input(provenance_path(o.out), {o.db}, InputKind::plain_files);
   // An export replaces only an earlier export of this store: every shipped dataset is an export, and
   // one of another store (8 CPU rows over 150 H200 rows) replaced it without --force.
   if (!o.force && fs::exists(o.out)) {
@@ -42,7 +42,7 @@ ExportSummary export_store(const ExportOptions& o) {
       throw InputError(o.out.string() + " holds an export of " + (source.empty() ? "another store" : source) +
                        ", not of " + o.db.string() + "; choose another --out, or pass --force to replace it");
   }
-  const Store store(o.db);
+  const Store store(o.db, StoreAccess::read_only);  // export never changes the file it reads
   Dataset all = store.to_dataset();
   Dataset d;
   d.extra_columns = all.extra_columns;
@@ -76,6 +76,7 @@ ExportSummary export_store(const ExportOptions& o) {
   for (const auto& id : protocol_ids)
     if (!settings.contains(id) || !settings[id].is_object() || settings[id].empty())
       throw MeasureError(o.db.string() + ": rows name protocol '" + id + "', whose settings the store does not hold");
+  check_output_keeps_rows(o.out, d, o.force);
   write_dataset_csv(d, o.out);
 
   const nlohmann::json stored = store.protocols();

@@ -141,23 +141,15 @@ std::string render_report_html(const ReportInputs& in) {
 
 namespace {
 
-bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
-  std::error_code ec;
-  return std::filesystem::equivalent(a, b, ec) && !ec;
-}
-
 // carb replaces only a report it wrote (its generator tag), and never one of the report's inputs:
 // `report --out` once overwrote the input CSV, a user's notes and a bundle's manifest.
 void check_report_output(const ReportOptions& o) {
-  // A dataset's provenance sidecar is part of it: the report once replaced h200.json with HTML.
-  for (const auto& in : o.data)
-    if (same_file(in, o.out) || same_file(provenance_path(in), o.out))
-      throw InputError(o.out.string() + " is one of the report's inputs or its provenance; write elsewhere");
-  for (const auto& m : o.models)
-    if (same_file(m / "manifest.json", o.out) || same_file(m, o.out.parent_path()))
-      throw InputError(o.out.string() + " is inside the model bundle " + m.string() + "; write elsewhere");
+  // Inputs, their provenance sidecars and anything inside an input bundle, however spelled.
+  std::vector<std::filesystem::path> inputs(o.data.begin(), o.data.end());
+  inputs.insert(inputs.end(), o.models.begin(), o.models.end());
   for (const auto& in : {o.screen, o.curves})
-    if (in && same_file(*in, o.out)) throw InputError(o.out.string() + " is one of the report's inputs; write elsewhere");
+    if (in) inputs.push_back(*in);
+  check_not_an_input(o.out, inputs);
   std::error_code ec;
   const auto st = std::filesystem::status(o.out, ec);
   if (st.type() == std::filesystem::file_type::not_found || o.force) return;

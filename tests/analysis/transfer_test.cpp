@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "analysis/synthetic_datasets.hpp"
@@ -118,6 +119,18 @@ TEST(Transfer, NoOverlappingConfigurationsIsAClearError) {
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("share no configuration"), std::string::npos) << e.what();
   }
+}
+
+// Seventh hostile pass: one common configuration printed empty tables and exit 0; why there is no
+// fit was said only in --format json.
+TEST(Transfer, TheTableSaysWhyATargetHasNoFit) {
+  Dataset a, b;
+  const Config c{Family::basic, 18, 1.0, 32, 1, Precision::fp32};
+  a.rows.push_back(synthetic_record("a", c, 1.0, {}, {}));
+  b.rows.push_back(synthetic_record("b", c, 2.0, {}, {}));
+  std::ostringstream out;
+  render_transfer_table(transfer(a, b), out);
+  EXPECT_NE(out.str().find("no fit (only one configuration measured on both)"), std::string::npos) << out.str();
 }
 
 TEST(Transfer, CommonConfigurationsWithoutCommonTargetIsAClearError) {

@@ -162,6 +162,19 @@ TEST(CliReliability, ErrorLinesEscapeControlBytes) {
   EXPECT_NE(u.err.find("caf\303\251-\\xc2\\x9b-\\xff.csv"), std::string::npos) << u.err;
 }
 
+// Seventh hostile pass: `data validate` printed each problem line with the cell's raw bytes on
+// stdout (an ESC that clears the screen); only the summary on stderr was escaped.
+TEST(CliReliability, ValidateProblemLinesEscapeControlBytes) {
+  std::ofstream(scratch().dir() / "ctl.csv")
+      << "platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
+         "avg_sm_util,avg_mem_util\n"
+      << "cpu,ba\033[2Jsic,18,0.5,64,1,fp32,ok,1.5,,3.0,,\n";
+  const CliRun r = carb("data validate ctl.csv", "rel_validate_ctl");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out.find('\033'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ba\\x1b[2Jsic"), std::string::npos) << r.out;
+}
+
 // Starts `carb ARGS...` in the scratch directory with output discarded; returns its pid.
 pid_t spawn_carb(const std::vector<std::string>& args) {
   std::vector<std::string> argv_s = {CARB_BINARY};

@@ -163,6 +163,21 @@ TEST_F(Combine, NeverReplacesAFileItDidNotWrite) {
   EXPECT_NO_THROW(combine_rounds({a, b}, dir_ / "notes.csv", "test", /*force=*/true));
 }
 
+// Seventh hostile pass: a combine of two unrelated rounds replaced the shipped 1,958-row combined
+// dataset with 8 rows, because it was an earlier combine's output.
+TEST_F(Combine, NeverDropsTheConfigurationsOfTheCombinedFileItReplaces) {
+  const auto a = write("a.csv", {row(1, 10, 5), row(2, 20, 8)});
+  const auto b = write("b.csv", {row(1, 12, 5), row(2, 22, 8)});
+  combine_rounds({a, b}, dir_ / "all.csv", "test");
+  const auto c = write("c.csv", {row(4, 40, 9)});
+  const auto d = write("d.csv", {row(4, 42, 9)});
+  EXPECT_THROW(combine_rounds({c, d}, dir_ / "all.csv", "test"), InputError);
+  EXPECT_EQ(read_dataset_csv(dir_ / "all.csv").rows.size(), 2u);
+  const auto e = write("e.csv", {row(1, 11, 5), row(2, 21, 8), row(4, 41, 9)});
+  EXPECT_NO_THROW(combine_rounds({a, b, e}, dir_ / "all.csv", "test"));  // every configuration kept
+  EXPECT_NO_THROW(combine_rounds({c, d}, dir_ / "all.csv", "test", /*force=*/true));
+}
+
 // Fourth hostile pass: the sidecar is the --out with .json for its extension, so "--out a" replaced
 // a.csv's sidecar and "--out x.json" wrote the CSV and its sidecar to one file; and a sidecar of
 // another kind was replaced when its CSV did not exist. An --out must end in .csv (even with

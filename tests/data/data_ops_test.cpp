@@ -6,6 +6,7 @@
 
 #include "temp_dir_test.hpp"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -79,6 +80,57 @@ TEST_F(DataOps, AnExportReplacesOnlyAnEarlierExportOfTheSameStore) {
   onto_sidecar.force = true;
   EXPECT_THROW(export_store(onto_sidecar), InputError);
   EXPECT_NO_THROW(Store(store_json).to_dataset());  // still the store
+}
+
+// Seventh hostile pass: a fresh store profiled at the old store's path (how measuring rounds are
+// made) replaced the only copy of the earlier round's export, 8 rows with 1, without --force. An
+// earlier output is replaced only when the new one keeps every configuration it holds.
+TEST_F(DataOps, AnExportNeverDropsTheConfigurationsOfTheExportItReplaces) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "round1.csv", "cpu2t", ""});
+  const std::string before = [&] {
+    std::ifstream in(dir_ / "round1.csv");
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }();
+  fs::remove(db);
+  {
+    Store fresh(db);
+    fresh.put_protocol("p1", {{"warmup", 10}, {"passes", 100}});
+    fresh.put({row("cpu2t", 1, 11.0), "p1", ""});
+  }
+  EXPECT_THROW(export_store({db, dir_ / "round1.csv", "cpu2t", ""}), InputError);
+  std::ifstream in(dir_ / "round1.csv");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), before);
+  {
+    Store grown(db);  // the same configurations and more: an update, not a loss
+    for (int b : {2, 4, 8}) grown.put({row("cpu2t", b, 10.0 * b), "p1", ""});
+  }
+  EXPECT_NO_THROW(export_store({db, dir_ / "round1.csv", "cpu2t", ""}));
+  EXPECT_EQ(read_dataset_csv(dir_ / "round1.csv").rows.size(), 4u);
+}
+
+// Seventh hostile pass: export switched another application's SQLite database to WAL mode, and
+// wrote carb's schema into an empty file, before refusing them.
+TEST_F(DataOps, ExportNeverChangesAFileThatIsNotACarbStore) {
+  const fs::path empty = dir_ / "empty.db";
+  std::ofstream(empty).flush();
+  EXPECT_THROW(export_store({empty, dir_ / "e.csv", std::nullopt, ""}), MeasureError);
+  EXPECT_EQ(fs::file_size(empty), 0u);
+  EXPECT_FALSE(fs::exists(dir_ / "empty.db-wal"));
+  // Another tool's database, made here by carb's own store and then stripped of its version mark.
+  const fs::path app = dir_ / "app.sqlite";
+  { Store s(app); }
+  const std::string sql = "sqlite3 " + app.string() + " 'PRAGMA journal_mode=DELETE; PRAGMA user_version=0;' >/dev/null";
+  if (std::system(sql.c_str()) != 0) GTEST_SKIP() << "no sqlite3 command";
+  std::ifstream in(app, std::ios::binary);
+  std::string head(20, '\0');
+  in.read(head.data(), 20);
+  in.close();
+  EXPECT_THROW(export_store({app, dir_ / "a.csv", std::nullopt, ""}), MeasureError);
+  std::ifstream again(app, std::ios::binary);
+  std::string after(20, '\0');
+  again.read(after.data(), 20);
+  EXPECT_EQ(after, head);  // bytes 18-19 say the journal mode: still rollback, not WAL
 }
 
 // The same overflow fuzz_store found in a store's protocol settings, in a sidecar: a DataError.
@@ -266,6 +318,22 @@ TEST_F(DataOps, MergeReplacesOnlyAnEarlierMerge) {
   fs::remove(dir_ / "merged.json");  // a dataset whose provenance is gone: nobody knows what it holds
   EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "merged.csv", ""), InputError);
   EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "round.csv", "", true));
+}
+
+// Seventh hostile pass: an earlier merge was replaced by the merge of unrelated inputs.
+TEST_F(DataOps, AMergeNeverDropsTheConfigurationsOfTheMergeItReplaces) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "cpu.csv", "cpu2t", ""});
+  export_store({db, dir_ / "gpu.csv", "gpu", ""});
+  merge_datasets({dir_ / "cpu.csv"}, dir_ / "m.csv", "");
+  EXPECT_THROW(merge_datasets({dir_ / "gpu.csv"}, dir_ / "m.csv", ""), InputError);
+  EXPECT_EQ(read_dataset_csv(dir_ / "m.csv").rows.front().platform, "cpu2t");
+  EXPECT_NO_THROW(merge_datasets({dir_ / "gpu.csv"}, dir_ / "m.csv", "", /*force=*/true));
+  // An input's sidecar is never the output's, whatever --out is spelled as.
+  fs::create_symlink(dir_ / "cpu.csv", dir_ / "link.csv");
+  EXPECT_THROW(check_not_an_input(dir_ / "cpu.json", {dir_ / "link.csv"}), InputError);
+  EXPECT_THROW(check_not_an_input(dir_ / "." / "cpu.csv", {dir_ / "link.csv"}), InputError);
+  EXPECT_NO_THROW(check_not_an_input(dir_ / "other.csv", {dir_ / "link.csv"}));
 }
 
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {

@@ -273,6 +273,22 @@ TEST_F(DataDataset, ConfigsCsvReadsByHeaderNameAndRoundTrips) {
   EXPECT_EQ(read_configs_csv(write(out.str(), "c.csv")), many);
 }
 
+// Seventh hostile pass: a --telemetry bundle could not be used by `carb predict` at all; a CSV of
+// configurations with their measured utilization is what it predicts from.
+TEST_F(DataDataset, UtilizationCsvPairsEachConfigurationWithItsMeasuredUtilization) {
+  const std::string header = "family,depth,width,resolution,batch,precision,avg_sm_util,avg_mem_util\n";
+  const auto rows = read_utilization_csv(write(header + "basic,18,1,224,1,fp32,50,10\nbasic,18,1,224,2,fp32,75.5,0\n", "u.csv"));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1].config.batch, 2);
+  EXPECT_EQ(*rows[1].avg_sm_util, 75.5);
+  EXPECT_EQ(*rows[1].avg_mem_util, 0.0);
+  for (const std::string bad : {"basic,18,1,224,1,fp32,,10\n", "basic,18,1,224,1,fp32,150,10\n",
+                                "basic,18,1,224,1,fp32,nan,10\n", "basic,18,1,224,1,fp32,50,-1\n"})
+    EXPECT_THROW(read_utilization_csv(write(header + bad, "u.csv")), DataError) << bad;
+  EXPECT_THROW(read_utilization_csv(write("family,depth,width,resolution,batch,precision\nbasic,18,1,224,1,fp32\n", "u.csv")),
+               DataError);
+}
+
 TEST_F(DataDataset, ConfigsCsvErrorsNameTheLine) {
   const std::string header = "family,depth,width,resolution,batch,precision\n";
   const auto error_of = [&](const std::string& text) -> std::string {

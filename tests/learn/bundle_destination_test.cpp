@@ -179,6 +179,45 @@ TEST_F(BundleDestinationTest, RemovesOnlyStagingLeftByADeadProcess) {
   EXPECT_FALSE(fs::exists(dir_ / "model" / ".carb-staging"));  // the marker never reaches the bundle
 }
 
+// Seventh hostile pass: with the marker at the top, everything in a dead writer's staging
+// directory went (a user's thesis.tex, photos/); without it, an empty trained_configs.txt and a
+// notes file saying carb-model counted as carb's. Only what carb writes there is carb's.
+TEST_F(BundleDestinationTest, AStagingLeftoverHoldingAnythingElseIsLeftAlone) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  const std::string prefix = ".model.carb-staging-" + std::to_string(child) + "-";
+  const fs::path marked_users = dir_ / (prefix + "aaaaaa");
+  fs::create_directories(marked_users / "photos");
+  std::ofstream(marked_users / ".carb-staging") << "\n";
+  std::ofstream(marked_users / "thesis.tex") << "precious";
+  std::ofstream(marked_users / "photos" / "cat.jpg") << "precious";
+  const fs::path empty_list = dir_ / (prefix + "bbbbbb");
+  fs::create_directories(empty_list);
+  std::ofstream(empty_list / "trained_configs.txt").flush();
+  const fs::path notes = dir_ / (prefix + "cccccc");
+  fs::create_directories(notes);
+  std::ofstream(notes / "manifest.json") << R"({"format": "carb-model", "notes": "mine"})";
+  const fs::path torn = dir_ / (prefix + "dddddd");  // killed mid-training: carb's, torn files and all
+  fs::create_directories(torn);
+  std::ofstream(torn / ".carb-staging") << "\n";
+  std::ofstream(torn / "latency_ms.0.gbdt_depthwise.model") << "half writ";
+  std::ofstream(torn / "manifest.json") << "{\"format\"";
+  const fs::path finished = dir_ / (prefix + "eeeeee");  // killed just before or after the swap
+  fake_bundle(finished, "old");
+  {
+    BundleDestination d(dir_ / "model", false);
+    stage(d, "new");
+    d.commit();
+  }
+  EXPECT_TRUE(fs::exists(marked_users / "thesis.tex"));
+  EXPECT_TRUE(fs::exists(marked_users / "photos" / "cat.jpg"));
+  EXPECT_TRUE(fs::exists(empty_list / "trained_configs.txt"));
+  EXPECT_TRUE(fs::exists(notes / "manifest.json"));
+  EXPECT_FALSE(fs::exists(torn));
+  EXPECT_FALSE(fs::exists(finished));
+}
+
 // A hand-written manifest naming the user's files once made them carb's to delete (second hostile
 // pass): only a manifest whose own checksum verifies counts.
 TEST_F(BundleDestinationTest, AForgedManifestDoesNotMakeTheUsersFilesCarbs) {

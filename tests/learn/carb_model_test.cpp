@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <random>
 #include <set>
 
@@ -560,6 +561,50 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
     rewrite_manifest(dir, edit);
     EXPECT_THROW(CarbModel::load(dir), ModelError) << what;
   }
+  fs::remove_all(dir);
+}
+
+// Seventh hostile pass: a forged coefficient of the bf16 term loaded (the load check predicted
+// only the first, middle and last trained configuration, all fp32) and answered inf or 1e299 ms;
+// and emptying the trained configurations together with the envelope silenced the envelope flag.
+TEST(CarbModel, ForgedPrecisionTermsAndEmptiedTrainingListsAreRefused) {
+  Dataset d = synthetic_train();
+  for (Record& r : d.rows)  // bf16 only where sorted keys are neither first, middle nor last
+    r.config.precision = r.config.depth == 18 && r.config.width == 0.25 ? Precision::bf16 : Precision::fp32;
+  std::map<std::string, Record> unique;  // the precision change may make duplicates
+  for (const Record& r : d.rows) unique.emplace(config_key(r.config), r);
+  d.rows.clear();
+  for (auto& kv : unique) d.rows.push_back(kv.second);
+  const CarbModel m = CarbModel::train(d, fast_options());
+  const auto& trained = m.trained_configs();
+  for (std::size_t i : {std::size_t{0}, trained.size() / 2, trained.size() - 1})
+    ASSERT_EQ(trained[i].find("bf16"), std::string::npos) << trained[i];
+  const fs::path dir = fs::temp_directory_path() / ("carb_forged_" + std::to_string(::getpid()));
+  for (double forged : {1.7e308, 1e300}) {
+    m.save(dir);
+    bool found = false;
+    rewrite_manifest(dir, [&](nlohmann::json& man) {
+      auto& e = man["models"]["latency_ms"]["estimate"];
+      for (std::size_t i = 0; i < e["terms"].size(); ++i)
+        if (e["terms"][i].get<std::string>().find("bf16") != std::string::npos) {
+          e["coefficients"][i] = forged;
+          found = true;
+        }
+      man["models"]["latency_ms"]["components"]["form"]["estimate"] = e;
+    });
+    ASSERT_TRUE(found) << "the estimate has no bf16 term";
+    EXPECT_THROW(CarbModel::load(dir), ModelError) << forged;
+  }
+  m.save(dir);
+  rewrite_manifest(dir, [](nlohmann::json& man) {
+    man["envelope"] = {{"families", nlohmann::json::array()}, {"precisions", nlohmann::json::array()},
+                       {"ranges", nlohmann::json::object()}};
+    man["trained_configs"]["count"] = 0;
+    man["trained_configs"]["fnv1a64"] = detail::hex64(detail::fnv1a64(nullptr, 0));
+    man["extra"]["split"]["train_rows"] = 0;
+  });
+  std::ofstream(dir / "trained_configs.txt", std::ios::trunc).flush();
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
   fs::remove_all(dir);
 }
 

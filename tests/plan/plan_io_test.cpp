@@ -93,6 +93,10 @@ TEST_F(PlanIo, OutputNeverReplacesAnInputOrAFileCarbDidNotWriteAsAPlan) {
   write_plan_csv(three_rows(), plan);
   EXPECT_NO_THROW(check_plan_output(plan, {measured, model}, false)) << "an earlier plan is replaced";
   EXPECT_EQ(read(measured), "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp32\n");
+  // Seventh hostile pass: with --force a plan replaced an input's provenance sidecar.
+  write(dir_ / "measured.json", "{\"kind\": \"carb dataset\"}");
+  EXPECT_THROW(check_plan_output(dir_ / "measured.json", {measured}, true), InputError);
+  EXPECT_EQ(read(dir_ / "measured.json"), "{\"kind\": \"carb dataset\"}");
 }
 
 }  // namespace

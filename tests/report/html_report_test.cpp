@@ -264,6 +264,25 @@ TEST(Report, NeverOverwritesAnInputOrAUsersFile) {
   EXPECT_THROW(write_report(o), InputError);
   EXPECT_EQ(std::filesystem::file_size(tmp.path / "synthetic.json"), std::string(R"({"kind": "carb dataset"})").size());
 
+  // Seventh hostile pass: through a link to the input, the sidecar beside the link target was not
+  // seen as the input's; and a bare --out name run from inside a bundle (--model .) wrote into it.
+  std::filesystem::create_directories(tmp.path / "links");
+  std::filesystem::create_symlink(csv, tmp.path / "links" / "link.csv");
+  o.data = {tmp.path / "links" / "link.csv"};
+  EXPECT_THROW(write_report(o), InputError);
+  EXPECT_EQ(std::filesystem::file_size(tmp.path / "synthetic.json"), std::string(R"({"kind": "carb dataset"})").size());
+  o.data = {csv};
+  std::filesystem::create_directories(tmp.path / "bundle");
+  { std::ofstream(tmp.path / "bundle" / "trained_configs.txt") << "basic-10-w0.25-r32-b1-fp32\n"; }
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(tmp.path / "bundle");
+  ReportOptions inside = o;
+  inside.models = {"."};
+  inside.out = "trained_configs.txt";
+  EXPECT_THROW(write_report(inside), InputError);
+  EXPECT_TRUE(std::filesystem::exists("trained_configs.txt"));
+  std::filesystem::current_path(cwd);
+
   o.out = tmp.path / "notes.html";
   { std::ofstream(o.out) << "<html>my notes</html>"; }
   o.force = false;
