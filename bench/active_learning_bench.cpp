@@ -5,11 +5,12 @@
 // dataset's protocol: warm-up + passes, the reference network's passes, cooldown) are recorded.
 //   OMP_WAIT_POLICY=PASSIVE build/bench/active_learning_bench [--data data/cpu-2t.csv] [--seeds 5]
 //       [--start 50] [--step 50] [--max-rows 800] [--trees 100] [--folds 3] [--csv curves.csv]
-//       [--strategies random,space-filling,uncertainty,uncertainty-per-cost] [--spread units|log]
-//       [--diversity 1] [--threads 2] [--compare-full]
+//       [--strategies random,space-filling,stratified,uncertainty,uncertainty-per-cost]
+//       [--spread units|log] [--diversity 1] [--threads 2] [--start-strategy stratified] [--compare-full]
 // Strategies: random (a seeded order, random start), space-filling (maximin, from a maximin start),
-// and carb plan by uncertainty and by uncertainty per predicted second (from the same maximin
-// start). Prints the mean learning curves over seeds and, per strategy and target, the rows and
+// stratified (from a stratified start), and carb plan by uncertainty and by uncertainty per
+// predicted second (from the --start-strategy start, by default stratified: `carb plan` without a
+// model). Prints the mean learning curves over seeds and, per strategy and target, the rows and
 // cost needed to reach R² 0.98 and the R² random reaches with the whole pool (trained once per seed).
 #include <algorithm>
 #include <chrono>
@@ -40,9 +41,9 @@ struct Options {
   std::string data = "data/cpu-2t.csv", csv;
   int seeds = 5, start = 50, step = 50, max_rows = 800, trees = kFastTrees, folds = kFastFolds, threads = 2;
   double test_fraction = 0.2, diversity = 1.0, cooldown = 0.5;
-  std::string spread = "units";
+  std::string spread = "units", start_strategy = "stratified";
   bool compare_full = false;  // also train the default (full) model on the first seed's whole pool
-  std::vector<std::string> strategies = {"random", "space-filling", "uncertainty", "uncertainty-per-cost"};
+  std::vector<std::string> strategies = {"random", "space-filling", "stratified", "uncertainty", "uncertainty-per-cost"};
 };
 
 struct Point {
@@ -136,7 +137,10 @@ std::vector<Point> run_curve(const std::string& strategy, const Dataset& pool, c
     for (const auto& r : make_plan(pool_cfg, measured, model, po).rows) out.push_back(r.config);
     return out;
   };
-  const PlanStrategy start = strategy == "random" ? PlanStrategy::random : PlanStrategy::space_filling;
+  // The model-free strategies start as they go on; the model-based ones from --start-strategy.
+  const PlanStrategy own = parse_plan_strategy(strategy);
+  const bool model_free = own == PlanStrategy::random || own == PlanStrategy::space_filling || own == PlanStrategy::stratified;
+  const PlanStrategy start = model_free ? own : parse_plan_strategy(opt.start_strategy);
   take(plan_rows(start, std::size_t(opt.start), nullptr));
 
   std::vector<Point> curve;
@@ -150,7 +154,8 @@ std::vector<Point> run_curve(const std::string& strategy, const Dataset& pool, c
     if (chosen.size() >= limit) break;
     const std::size_t n = std::min<std::size_t>(std::size_t(opt.step), limit - chosen.size());
     const PlanStrategy s = parse_plan_strategy(strategy);
-    take(plan_rows(s, n, s == PlanStrategy::random || s == PlanStrategy::space_filling ? nullptr : &m));
+    const bool needs_model = s == PlanStrategy::uncertainty || s == PlanStrategy::uncertainty_per_cost;
+    take(plan_rows(s, n, needs_model ? &m : nullptr));
   }
   return curve;
 }
@@ -182,11 +187,12 @@ int main(int argc, char** argv) {
     else if (a == "--threads") opt.threads = std::atoi(next().c_str());
     else if (a == "--diversity") opt.diversity = std::atof(next().c_str());
     else if (a == "--spread") opt.spread = next();
+    else if (a == "--start-strategy") opt.start_strategy = next();
     else if (a == "--compare-full") opt.compare_full = true;
     else if (a == "--strategies") opt.strategies = split_list(next());
     else {
       std::cerr << "usage: active_learning_bench [--data CSV] [--seeds N] [--start N] [--step N] [--max-rows N] "
-                   "[--trees N] [--folds N] [--threads N] [--diversity F] [--spread units|log] "
+                   "[--trees N] [--folds N] [--threads N] [--diversity F] [--spread units|log] [--start-strategy S] "
                    "[--strategies a,b,...] [--csv FILE] [--compare-full]\n";
       return 2;
     }

@@ -26,7 +26,9 @@ void run(PlanCmd& c, CLI::App& app) {
     throw InputError("say how much to plan: give --count N or --budget-s SECONDS (or both)");
   if (app.count("--count")) c.o.count = static_cast<std::size_t>(c.count);
   if (app.count("--budget-s")) c.o.budget_s = c.budget_s;
-  if (c.strategy.empty()) c.strategy = c.model.empty() ? "space-filling" : "uncertainty";
+  // Without a model: stratified, which started the simulated loop above random (R² 0.9748 against
+  // 0.9730 at 50 rows, 5 seeds) where maximin's corners fell below it (0.9675).
+  if (c.strategy.empty()) c.strategy = c.model.empty() ? "stratified" : "uncertainty";
   c.o.strategy = parse_plan_strategy(c.strategy);
   c.o.spread = parse_spread_space(c.spread);
 
@@ -56,7 +58,7 @@ Registrar reg({"plan", "Choose the configurations to measure next: most informat
                  auto c = std::make_shared<PlanCmd>();
                  app.add_option("--model", c->model,
                                 "model bundle (from carb train) whose uncertainty and latency guide the plan; "
-                                "without one the plan fills the space");
+                                "without one the plan stratifies the space");
                  c->src.add(app);
                  app.add_option("--count", c->count, "rows to plan at most")->check(in_range(1, 1e9));
                  app.add_option("--budget-s", c->budget_s, "predicted seconds of measuring at most (needs --model)")
@@ -65,8 +67,8 @@ Registrar reg({"plan", "Choose the configurations to measure next: most informat
                                 "CSV(s) of configurations already measured (a dataset, a plan or a configuration "
                                 "list): never planned");
                  app.add_option("--strategy", c->strategy,
-                                "uncertainty | uncertainty-per-cost | space-filling | random (default: uncertainty "
-                                "with --model, space-filling without)")
+                                "uncertainty | uncertainty-per-cost | space-filling | stratified | random (default: "
+                                "uncertainty with --model, stratified without)")
                      ->check(CLI::IsMember(plan_strategy_names()));
                  app.add_option("--spread", c->spread, "measure the model's spread in the targets' units or in log space")
                      ->capture_default_str()->check(CLI::IsMember({"units", "log"}));

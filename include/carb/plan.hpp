@@ -2,7 +2,8 @@
 // measured by what the model expects to learn from them (the spread of its ensemble members),
 // per second of measuring (the protocol's predicted time), picked greedily so that a batch does
 // not crowd near-duplicates of rows measured or already planned. With no model it fills the space
-// (maximin distance). Plans are written as CSV (the six configuration columns, then the scores)
+// (maximin distance) or stratifies it (each dimension's levels, and each pair's, in the
+// candidates' proportions). Plans are written as CSV (the six configuration columns, then the scores)
 // and measured in their order by `carb profile --plan`.
 #pragma once
 #include <cstddef>
@@ -31,9 +32,10 @@ enum class PlanStrategy {
   uncertainty,           // the model's spread alone
   uncertainty_per_cost,  // spread per predicted second of measuring
   space_filling,         // maximin distance to what is measured or planned (no model needed)
+  stratified,            // levels of each dimension and pair in the candidates' proportions (no model)
   random                 // a seeded random order (the baseline)
 };
-/// "uncertainty", "uncertainty-per-cost", "space-filling", "random"; InputError otherwise.
+/// "uncertainty", "uncertainty-per-cost", "space-filling", "stratified", "random"; InputError otherwise.
 PlanStrategy parse_plan_strategy(const std::string& s);
 std::string to_string(PlanStrategy s);
 std::vector<std::string> plan_strategy_names();

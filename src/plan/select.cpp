@@ -1,12 +1,13 @@
 // make_plan: the greedy batch selection. Every candidate has a base score (the model's spread,
 // per predicted second of measuring, a seeded random key, or 1 for space-filling); each pick takes
 // the best score times a near-duplicate penalty (distance to the nearest measured or planned row
-// over a radius, capped at 1), or for space-filling the largest such distance, then updates the
-// distances. Rows whose predicted cost would overrun the budget are passed over.
+// over a radius, capped at 1), for space-filling the largest such distance, for stratified the
+// least over-represented levels (plan/strata.hpp), then updates the distances and counts. Rows whose predicted cost would overrun the budget are passed over.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -14,6 +15,7 @@
 #include "carb/model.hpp"
 #include "carb/plan.hpp"
 #include "plan/config_space.hpp"
+#include "plan/strata.hpp"
 #include "util/join.hpp"
 
 namespace carb {
@@ -51,7 +53,7 @@ std::vector<double> random_keys(std::size_t n, unsigned seed) {
 
 PlanStrategy parse_plan_strategy(const std::string& s) {
   for (auto st : {PlanStrategy::uncertainty, PlanStrategy::uncertainty_per_cost, PlanStrategy::space_filling,
-                  PlanStrategy::random})
+                  PlanStrategy::stratified, PlanStrategy::random})
     if (to_string(st) == s) return st;
   throw InputError("unknown plan strategy '" + s + "' (known: " + join(plan_strategy_names()) + ")");
 }
@@ -61,13 +63,14 @@ std::string to_string(PlanStrategy s) {
     case PlanStrategy::uncertainty: return "uncertainty";
     case PlanStrategy::uncertainty_per_cost: return "uncertainty-per-cost";
     case PlanStrategy::space_filling: return "space-filling";
+    case PlanStrategy::stratified: return "stratified";
     case PlanStrategy::random: return "random";
   }
   return "?";
 }
 
 std::vector<std::string> plan_strategy_names() {
-  return {"uncertainty", "uncertainty-per-cost", "space-filling", "random"};
+  return {"uncertainty", "uncertainty-per-cost", "space-filling", "stratified", "random"};
 }
 
 Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>& measured, const CarbModel* model,
@@ -127,6 +130,8 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
     if (!std::isfinite(base[i])) base[i] = 0;
   }
 
+  std::optional<plan_detail::Strata> strata;
+  if (o.strategy == PlanStrategy::stratified) strata.emplace(pool, measured);
   std::vector<char> open(n, 1);
   double spent = 0;
   const std::size_t want = o.count ? *o.count : n;
@@ -141,12 +146,14 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
       }
       double s;
       if (o.strategy == PlanStrategy::space_filling) s = dist[i];
+      else if (o.strategy == PlanStrategy::stratified) s = -strata->penalty(i);
       else if (o.strategy == PlanStrategy::random) s = base[i];
       else s = base[i] * (radius > 0 ? std::min(1.0, dist[i] / radius) : 1.0);
       if (s > best_score || (s == best_score && best < n && key[i] > key[best])) best = i, best_score = s;
     }
     if (best == n) break;
     open[best] = 0;
+    if (strata) strata->take(best);
     if (o.budget_s || std::isfinite(cost[best])) spent += cost[best];
     plan.rows.push_back({pool[best], best_score, unc[best], lat[best], cost[best], dist[best]});
     for (std::size_t i = 0; i < n; ++i)

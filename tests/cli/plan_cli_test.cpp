@@ -67,7 +67,7 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
 
   const CliRun fill = carb_cli_test::carb("plan --preset tiny --count 4 --out plan_c.csv", "plan_c");
   ASSERT_EQ(fill.status, 0) << fill.err;
-  EXPECT_NE(fill.out.find("space-filling"), std::string::npos) << fill.out;
+  EXPECT_NE(fill.out.find("stratified"), std::string::npos) << fill.out;
   EXPECT_EQ(carb::read_plan_csv(scratch().dir() / "plan_c.csv").size(), 4u);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -133,6 +134,38 @@ TEST(Plan, SpaceFillingWithoutAModelSpreadsOutMoreThanRandom) {
   EXPECT_GT(min_gap(fill), min_gap(rnd));
   EXPECT_TRUE(std::isnan(fill.rows[0].cost_s)) << "no model, no cost";
   EXPECT_TRUE(std::isnan(fill.total_cost_s));
+}
+
+// Stratified: each dimension's levels in the candidates' proportions, so a small start is neither
+// a corner set (maximin) nor a lucky draw (random): the most over-represented level of any
+// dimension is at most one row above its proportional share.
+TEST(Plan, StratifiedFollowsTheCandidatesProportionsInEveryDimension) {
+  const auto cands = candidates();
+  const Plan s = make_plan(cands, {}, nullptr, options(PlanStrategy::stratified, 24));
+  ASSERT_EQ(s.rows.size(), 24u);
+  auto worst_excess = [&](const Plan& p) {
+    double worst = 0;
+    const auto dims = {+[](const Config& c) { return double(c.depth); }, +[](const Config& c) { return c.width; },
+                       +[](const Config& c) { return double(c.resolution); },
+                       +[](const Config& c) { return double(c.batch); },
+                       +[](const Config& c) { return double(static_cast<int>(c.precision)); }};
+    for (auto f : dims) {
+      std::map<double, double> share, taken;
+      for (const Config& c : cands) share[f(c)] += 1.0 / double(cands.size());
+      for (const auto& r : p.rows) taken[f(r.config)] += 1;
+      for (const auto& [level, w] : share) worst = std::max(worst, taken[level] - w * double(p.rows.size()));
+    }
+    return worst;
+  };
+  EXPECT_LE(worst_excess(s), 1.0 + 1e-9);
+  // Measured rows count as taken: a plan after them fills the levels they left short.
+  std::vector<Config> measured;
+  for (const Config& c : cands)
+    if (c.batch == cands.front().batch) measured.push_back(c);
+  const Plan after = make_plan(cands, measured, nullptr, options(PlanStrategy::stratified, 5));
+  for (const auto& r : after.rows) EXPECT_NE(r.config.batch, cands.front().batch) << config_key(r.config);
+  EXPECT_EQ(config_key(make_plan(cands, {}, nullptr, options(PlanStrategy::stratified, 24)).rows.back().config),
+            config_key(s.rows.back().config));  // deterministic
 }
 
 TEST(Plan, RefusesOptionsThatCannotWork) {
