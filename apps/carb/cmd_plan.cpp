@@ -46,6 +46,13 @@ void run(PlanCmd& c, CLI::App& app) {
   std::unique_ptr<CarbModel> model;
   if (!c.model.empty()) model = std::make_unique<CarbModel>(CarbModel::load(c.model));
   const Plan p = make_plan(candidates, measured, model.get(), c.o);
+  // An empty plan is one `profile --plan` refuses: say why here, and keep an earlier plan at --out.
+  if (p.rows.empty())
+    throw InputError(p.excluded == p.candidates
+                         ? "nothing to plan: all " + std::to_string(p.candidates) +
+                               " candidates are excluded or trained on; " + c.out + " was not written"
+                         : "nothing to plan: no candidate fits within --budget-s " + fmt_num(c.budget_s) + " s; " +
+                               c.out + " was not written");
   write_plan_csv(p, std::filesystem::path(c.out));
   std::cout << "planned " << p.rows.size() << " of " << p.candidates << " configurations (" << p.excluded
             << " already measured) by " << to_string(p.strategy);

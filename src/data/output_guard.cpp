@@ -4,7 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
@@ -86,21 +86,34 @@ void check_output_keeps_rows(const fs::path& csv, const Dataset& next, bool forc
   std::error_code ec;
   if (force || !fs::exists(csv, ec)) return;
   // The earlier output may be the only copy of measurements whose store or rounds are gone: a
-  // fresh store profiled at the old store's path replaced an 8-row export with a 1-row one.
+  // fresh store profiled at the old store's path replaced an 8-row export with a 1-row one, and a
+  // merge of the same configurations as errors, or without energy, emptied every measured value.
   std::vector<std::string> problems;
   const Dataset before = read_dataset_csv(csv, problems);
   if (!problems.empty())
     throw InputError(csv.string() + " holds rows carb cannot read back (" + problems.front() +
                      "); choose another --out, or pass --force to replace it");
-  std::unordered_set<std::string> kept;
-  for (const Record& r : next.rows) kept.insert(r.platform + '\n' + config_key(r.config));
+  std::unordered_map<std::string, const Record*> kept;
+  for (const Record& r : next.rows) kept.emplace(r.platform + '\n' + config_key(r.config), &r);
   std::size_t lost = 0;
   std::string first;
-  for (const Record& r : before.rows)
-    if (!kept.count(r.platform + '\n' + config_key(r.config)) && lost++ == 0) first = r.platform + " " + config_key(r.config);
+  for (const Record& r : before.rows) {
+    const auto it = kept.find(r.platform + '\n' + config_key(r.config));
+    std::string what;
+    if (it == kept.end()) {
+      what = "";
+    } else if (r.status == Status::ok && it->second->status != Status::ok) {
+      what = " (ok there, " + to_string(it->second->status) + " here)";
+    } else {
+      for (const ColumnBounds& b : kPlausibleBounds)  // every measured column
+        if (r.value(b.column) && !it->second->value(b.column)) what = " (its " + std::string(b.column) + " would be empty)";
+      if (what.empty()) continue;
+    }
+    if (lost++ == 0) first = r.platform + " " + config_key(r.config) + what;
+  }
   if (lost)
     throw InputError(csv.string() + " holds " + std::to_string(lost) + " measured configuration" + (lost == 1 ? "" : "s") +
-                     " that this output would not (first: " + first +
+                     " that this output would lose (first: " + first +
                      "); choose another --out, or pass --force to replace it");
 }
 

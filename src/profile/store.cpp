@@ -6,6 +6,9 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
@@ -156,6 +159,21 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
     extra[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// "file:PATH?immutable=1" with the path percent-encoded where a URI needs it.
+std::string immutable_uri(const std::filesystem::path& p) {
+  std::string uri = "file:";
+  for (const unsigned char c : std::filesystem::absolute(p).string()) {
+    if (std::isalnum(c) || c == '/' || c == '.' || c == '-' || c == '_' || c == '~') {
+      uri += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      uri += hex;
+    }
+  }
+  return uri + "?immutable=1";
+}
+
 }  // namespace
 
 Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
@@ -184,10 +202,21 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
 void Store::open_read_only() {
   if (std::filesystem::file_size(path_) == 0)  // SQLite would take it as a new, empty database
     throw MeasureError(path_.string() + ": empty file, not a carb measurement store");
-  const int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
+  int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
   try {
     if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
     sqlite3_busy_timeout(db_, 10000);
+    // A WAL store copied or archived without its -wal and -shm files, in a directory this user
+    // cannot write: SQLite cannot make the -shm it reads through. With neither file there, no
+    // writer has the store open (a writer keeps both), so it is read as the immutable file it is.
+    if (const int probe = sqlite3_exec(db_, "PRAGMA user_version", nullptr, nullptr, nullptr);
+        ((probe & 0xff) == SQLITE_READONLY || (probe & 0xff) == SQLITE_CANTOPEN) &&
+        !std::filesystem::exists(path_.string() + "-wal") && !std::filesystem::exists(path_.string() + "-shm")) {
+      sqlite3_close(db_);
+      db_ = nullptr;
+      rc = sqlite3_open_v2(immutable_uri(path_).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+      if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
+    }
     const int version = read_user_version(db_, path_);
     if (version == 0) throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store");
     if (version != kSchemaVersion)

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 
 #include "analysis/evaluate_internal.hpp"
 #include "carb/error.hpp"
+#include "learn/checksum_file.hpp"
 #include "carb/features.hpp"
 #include "carb/network_spec.hpp"
 #include "carb/training_record.hpp"
@@ -258,6 +261,22 @@ TEST(EvaluateTelemetry, ATelemetryModelsBundleLoadsAndPredicts) {
   CarbModel back;
   ASSERT_NO_THROW(back = CarbModel::load(dir));
   EXPECT_EQ(back.predict_columns(configs_of(d), telemetry_of(d)), m.predict_columns(configs_of(d), telemetry_of(d)));
+  // Eighth hostile pass: a telemetry bundle was not probed at all, so a re-sealed estimate floor of
+  // 1e100 answered 1.3e100 ms with exit 0. It is probed at mid-range utilization now.
+  nlohmann::json man;
+  {
+    std::ifstream in(dir / "manifest.json");
+    man = nlohmann::json::parse(in);
+  }
+  man.erase("manifest_fnv1a64");
+  auto e = man["models"]["latency_ms"]["estimate"];
+  e["floor"] = 1e100;
+  man["models"]["latency_ms"]["estimate"] = e;
+  man["models"]["latency_ms"]["components"]["form"]["estimate"] = e;
+  const std::string body = man.dump();
+  man["manifest_fnv1a64"] = detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size()));
+  std::ofstream(dir / "manifest.json", std::ios::trunc) << man.dump(1);
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
   std::filesystem::remove_all(dir);
 }
 

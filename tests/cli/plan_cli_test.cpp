@@ -90,6 +90,9 @@ TEST(PlanCli, BadInputExitsNonZeroWithOneLineNamingIt) {
       {"plan --configs plan_candidates.csv --count 3 --out plan_candidates.csv", "input"},
       {"plan --preset tiny --count 3 --out plan_notes.txt", "plan_notes.txt"},
       {"plan --preset tiny --count 3 --out no_dir/p.csv", "no_dir"},
+      // Eighth hostile pass: every candidate excluded wrote a header-only plan (exit 0) that
+      // `profile --plan` then refused, over an earlier plan.
+      {"plan --configs plan_candidates.csv --exclude plan_candidates.csv --count 3 --out p.csv", "nothing to plan"},
   };
   const std::string measured_before = slurp(scratch().dir() / "plan_measured.csv");
   int k = 0;

@@ -3,6 +3,7 @@
 #include "carb/data_ops.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "temp_dir_test.hpp"
 
@@ -107,6 +108,34 @@ TEST_F(DataOps, AnExportNeverDropsTheConfigurationsOfTheExportItReplaces) {
   }
   EXPECT_NO_THROW(export_store({db, dir_ / "round1.csv", "cpu2t", ""}));
   EXPECT_EQ(read_dataset_csv(dir_ / "round1.csv").rows.size(), 4u);
+}
+
+// Eighth hostile pass: a store copied without its -wal and -shm files into a directory the reader
+// cannot write failed to export ("attempt to write a readonly database"): export reads a store as
+// it is. Run as another user (root can write anywhere); skipped where that is not possible.
+TEST_F(DataOps, ExportReadsAStoreInADirectoryItCannotWrite) {
+  if (::geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "needs root and setpriv to run carb as another user";
+  const fs::path ro = dir_ / "ro", out = dir_ / "out";
+  fs::create_directories(ro);
+  fs::create_directories(out);
+  {  // a WAL store, closed (SQLite removes -wal and -shm on a clean close)
+    Store s(ro / "s.db");
+    s.put_protocol("p1", {{"warmup", 10}});
+    s.put({row("cpu2t", 1, 10.0), "p1", ""});
+  }
+  ASSERT_FALSE(fs::exists(ro / "s.db-shm"));
+  fs::permissions(ro, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write, fs::perm_options::remove);
+  fs::permissions(out, fs::perms::all);
+  fs::permissions(dir_, fs::perms::others_exec | fs::perms::others_read, fs::perm_options::add);
+  const std::string cmd = "setpriv --reuid=65534 --regid=65534 --clear-groups '" + std::string(CARB_BINARY) +
+                          "' data export --db '" + (ro / "s.db").string() + "' --out '" + (out / "s.csv").string() +
+                          "' >/dev/null 2>'" + (out / "err.txt").string() + "'";
+  const int rc = std::system(cmd.c_str());
+  fs::permissions(ro, fs::perms::owner_write, fs::perm_options::add);
+  std::ifstream err(out / "err.txt");
+  EXPECT_EQ(rc, 0) << std::string((std::istreambuf_iterator<char>(err)), {});
+  EXPECT_EQ(read_dataset_csv(out / "s.csv").rows.size(), 1u);
 }
 
 // Seventh hostile pass: export switched another application's SQLite database to WAL mode, and
@@ -329,6 +358,20 @@ TEST_F(DataOps, AMergeNeverDropsTheConfigurationsOfTheMergeItReplaces) {
   EXPECT_THROW(merge_datasets({dir_ / "gpu.csv"}, dir_ / "m.csv", ""), InputError);
   EXPECT_EQ(read_dataset_csv(dir_ / "m.csv").rows.front().platform, "cpu2t");
   EXPECT_NO_THROW(merge_datasets({dir_ / "gpu.csv"}, dir_ / "m.csv", "", /*force=*/true));
+  // Eighth hostile pass: the same configurations as error rows, or without their energy, emptied
+  // every measured value of the earlier merge.
+  Dataset failed = read_dataset_csv(dir_ / "gpu.csv");
+  for (Record& r : failed.rows) {
+    r.status = Status::error;
+    r.latency_ms.reset(), r.energy_j.reset(), r.peak_memory_mb.reset();
+  }
+  write_dataset_csv(failed, dir_ / "failed.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "failed.csv"}, dir_ / "m.csv", ""), InputError);
+  Dataset no_energy = read_dataset_csv(dir_ / "gpu.csv");
+  for (Record& r : no_energy.rows) r.energy_j.reset();
+  write_dataset_csv(no_energy, dir_ / "noenergy.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "noenergy.csv"}, dir_ / "m.csv", ""), InputError);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "m.csv").rows.front().energy_j, 0.25);
   // An input's sidecar is never the output's, whatever --out is spelled as.
   fs::create_symlink(dir_ / "cpu.csv", dir_ / "link.csv");
   EXPECT_THROW(check_not_an_input(dir_ / "cpu.json", {dir_ / "link.csv"}), InputError);

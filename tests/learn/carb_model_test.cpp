@@ -580,21 +580,34 @@ TEST(CarbModel, ForgedPrecisionTermsAndEmptiedTrainingListsAreRefused) {
   for (std::size_t i : {std::size_t{0}, trained.size() / 2, trained.size() - 1})
     ASSERT_EQ(trained[i].find("bf16"), std::string::npos) << trained[i];
   const fs::path dir = fs::temp_directory_path() / ("carb_forged_" + std::to_string(::getpid()));
-  for (double forged : {1.7e308, 1e300}) {
-    m.save(dir);
-    bool found = false;
-    rewrite_manifest(dir, [&](nlohmann::json& man) {
-      auto& e = man["models"]["latency_ms"]["estimate"];
-      for (std::size_t i = 0; i < e["terms"].size(); ++i)
-        if (e["terms"][i].get<std::string>().find("bf16") != std::string::npos) {
-          e["coefficients"][i] = forged;
-          found = true;
-        }
-      man["models"]["latency_ms"]["components"]["form"]["estimate"] = e;
-    });
-    ASSERT_TRUE(found) << "the estimate has no bf16 term";
-    EXPECT_THROW(CarbModel::load(dir), ModelError) << forged;
-  }
+  // (Eighth hostile pass: a precision the model never trained on, fp16 here, has its term written
+  // as 0; forged to 1e300 it was never probed.)
+  for (const std::string precision : {"bf16", "fp16"})
+    for (double forged : {1.7e308, 1e300}) {
+      m.save(dir);
+      bool found = false;
+      rewrite_manifest(dir, [&](nlohmann::json& man) {
+        auto& e = man["models"]["latency_ms"]["estimate"];
+        for (std::size_t i = 0; i < e["terms"].size(); ++i)
+          if (e["terms"][i].get<std::string>().find(precision) != std::string::npos) {
+            e["coefficients"][i] = forged;
+            found = true;
+          }
+        man["models"]["latency_ms"]["components"]["form"]["estimate"] = e;
+      });
+      ASSERT_TRUE(found) << "the estimate has no " << precision << " term";
+      EXPECT_THROW(CarbModel::load(dir), ModelError) << precision << " " << forged;
+    }
+  // Eighth hostile pass: a floor raised to 40,000 times what training writes (a thousandth of the
+  // smallest cost measured) loaded and lifted the small configurations' answers 20-fold.
+  m.save(dir);
+  rewrite_manifest(dir, [&](nlohmann::json& man) {
+    auto e = man["models"]["latency_ms"]["estimate"];
+    e["floor"] = e["floor"].get<double>() * 40000;
+    man["models"]["latency_ms"]["estimate"] = e;
+    man["models"]["latency_ms"]["components"]["form"]["estimate"] = e;
+  });
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
   m.save(dir);
   rewrite_manifest(dir, [](nlohmann::json& man) {
     man["envelope"] = {{"families", nlohmann::json::array()}, {"precisions", nlohmann::json::array()},
