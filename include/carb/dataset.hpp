@@ -132,9 +132,14 @@ void check_not_an_input(const std::filesystem::path& out, const std::vector<std:
                         InputKind kind = InputKind::datasets);
 /// The path as it resolves (absolute, symlinks followed as far as they exist), for comparing paths.
 std::filesystem::path resolved_path(const std::filesystem::path& p);
+/// What replacing an earlier output must keep: every configuration with its ok status, each of its
+/// measured values and its rounds (combine, merge); or, for an export, every row exactly as it was
+/// (a store never rewrites a committed row, so a changed row is another store's).
+enum class KeepRule { measurements, same_rows };
 /// Refuses (InputError, unless `force`) to replace the dataset at `csv` with `next` when `next`
-/// lacks a configuration measured there: an earlier output may be the only copy left.
-void check_output_keeps_rows(const std::filesystem::path& csv, const Dataset& next, bool force);
+/// would lose what `rule` keeps: an earlier output may be the only copy left.
+void check_output_keeps_rows(const std::filesystem::path& csv, const Dataset& next, bool force,
+                             KeepRule rule = KeepRule::measurements);
 /// Writes atomically (temp file + rename), so a crash never leaves a half-written file.
 void write_dataset_csv(const Dataset& d, const std::filesystem::path& file);
 /// Writes the CSV text (header + rows) to a stream; numbers round-trip exactly, nullopt is empty.

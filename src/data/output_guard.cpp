@@ -1,6 +1,7 @@
 // The rule for dataset outputs (`data export | combine | merge --out`): carb replaces a dataset
 // CSV or a provenance sidecar that it wrote, and refuses to replace anything else unless told to
 // with --force. Checked before any work, so a wrong --out costs nothing and destroys nothing.
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -82,7 +83,7 @@ fs::path resolved_path(const fs::path& p) {
   return ec ? a.lexically_normal() : r;
 }
 
-void check_output_keeps_rows(const fs::path& csv, const Dataset& next, bool force) {
+void check_output_keeps_rows(const fs::path& csv, const Dataset& next, bool force, KeepRule rule) {
   std::error_code ec;
   if (force || !fs::exists(csv, ec)) return;
   // The earlier output may be the only copy of measurements whose store or rounds are gone: a
@@ -105,8 +106,27 @@ void check_output_keeps_rows(const fs::path& csv, const Dataset& next, bool forc
     } else if (r.status == Status::ok && it->second->status != Status::ok) {
       what = " (ok there, " + to_string(it->second->status) + " here)";
     } else {
+      const Record& n = *it->second;
       for (const ColumnBounds& b : kPlausibleBounds)  // every measured column
-        if (r.value(b.column) && !it->second->value(b.column)) what = " (its " + std::string(b.column) + " would be empty)";
+        if (r.value(b.column) && !n.value(b.column)) what = " (its " + std::string(b.column) + " would be empty)";
+      // A combined row of fewer rounds knows less than the one it would replace.
+      const auto rounds = r.extra.find("rounds"), now = n.extra.find("rounds");
+      if (what.empty() && rounds != r.extra.end() && now != n.extra.end() &&
+          std::strtod(now->second.c_str(), nullptr) < std::strtod(rounds->second.c_str(), nullptr))
+        what = " (" + rounds->second + " rounds there, " + now->second + " here)";
+      // A store never rewrites a committed row: an export whose row differs in anything (a value,
+      // the protocol, a column it had) is the export of another store, a fresh round profiled at
+      // the old one's path, and the earlier round's measurements would be gone.
+      if (what.empty() && rule == KeepRule::same_rows) {
+        for (const ColumnBounds& b : kPlausibleBounds)
+          if (r.value(b.column) != n.value(b.column)) what = " (its " + std::string(b.column) + " differs)";
+        if (r.status != n.status) what = " (its status differs)";
+        for (const auto& [col, v] : r.extra) {
+          const auto e = n.extra.find(col);
+          const std::string now_v = e == n.extra.end() ? std::string() : e->second;  // empty = not recorded
+          if (now_v != v) what = " (its " + col + " differs)";
+        }
+      }
       if (what.empty()) continue;
     }
     if (lost++ == 0) first = r.platform + " " + config_key(r.config) + what;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "carb/dataset.hpp"
@@ -94,6 +95,10 @@ void check_predictions(const CarbModel& m, const nlohmann::json& manifest, const
   }
   for (std::size_t i : {std::size_t{0}, keys.size() / 2, keys.size() - 1}) probe.push_back(*config_of_key(keys[i]));
   for (const auto& g : groups) probe.push_back(g.second.front()), probe.push_back(g.second.back());
+  // And an even sample of the rest (at most 128 in all): a learner file edited to answer absurdly
+  // only at depth 200 slipped past the probes above.
+  for (std::size_t i = 0, step = std::max<std::size_t>(1, keys.size() / 128); i < keys.size(); i += step)
+    probe.push_back(*config_of_key(keys[i]));
   const std::size_t trained_probes = probe.size();
   // And every family and precision the model did not train on, at a trained configuration's shape:
   // training writes their estimate terms as 0, and a forged 1e300 there answered 6.5e299 ms.
@@ -126,6 +131,39 @@ void check_predictions(const CarbModel& m, const nlohmann::json& manifest, const
                         (k < trained_probes ? ", a configuration it trained on" : ""));
       if (k < trained_probes) smallest[t] = smallest.count(t) ? std::min(smallest[t], v) : v;
     }
+  // At a configuration it trained on, each learner alone answers near the blend (the worst seen on
+  // the shipped and test bundles: a factor of 9); a learner whose trees were edited answered
+  // e^28 times the others at depth 200 (ninth hostile pass). A factor of 1000 is no training's.
+  if (m.options().log_target && !m.schema().telemetry) {
+    const std::vector<Config> trained(probe.begin(), probe.begin() + static_cast<std::ptrdiff_t>(trained_probes));
+    for (const std::string& t : m.targets()) {
+      const MemberPredictions mp = m.member_predictions(trained, t);
+      for (std::size_t l = 0; l < mp.learners.size(); ++l)
+        for (std::size_t k = 0; k < trained.size(); ++k) {
+          const double alone = mp.learners[l][k], blend = p[k].value.at(t);
+          if (!(alone > 0) || !(std::fabs(std::log(alone) - std::log(blend)) <= std::log(1000.0)))
+            refuse(dir, "has a learner answering " + shown(alone) + " where the blend answers " + shown(blend) + " (" +
+                            t + ", " + config_key(trained[k]) + ", a configuration it trained on)");
+        }
+    }
+  }
+  // Training gives a precision it never saw no weight in the estimate (its term's coefficient is
+  // 0): a forged gflops*bf16 coefficient of 2e6 in a model without bf16 answered 9.3e6 ms there.
+  std::set<std::string> trained_precisions;
+  for (const auto& g : groups) trained_precisions.insert(g.first.substr(g.first.find('/') + 1));
+  for (const auto& [t, tm] : manifest.at("models").items()) {
+    if (!tm.contains("estimate") || !tm["estimate"].is_object()) continue;
+    const auto& e = tm["estimate"];
+    for (std::size_t i = 0; i < e.at("terms").size() && i < e.at("coefficients").size(); ++i) {
+      const std::string term = e["terms"][i].get<std::string>();
+      const auto star = term.find('*');
+      if (star == std::string::npos) continue;
+      const std::string precision = term.substr(star + 1);
+      if (!trained_precisions.count(precision) && e["coefficients"][i].get<double>() != 0.0)
+        refuse(dir, "gives " + precision + ", which it never trained on, an estimate coefficient of " +
+                        shown(e["coefficients"][i].get<double>()) + " for " + t);
+    }
+  }
   // The estimate's floor is a thousandth of the smallest cost measured, far below what the model
   // answers for any configuration it trained on; a floor re-sealed at 20 ms lifted a 0.29 ms
   // prediction to 6 ms. (Log-target models: a raw-target model's answers may dip to 0.)

@@ -131,6 +131,14 @@ std::vector<TargetSummary> CarbModel::target_summaries() const {
 
 TargetSummary CarbModel::target_summary(const std::string& target) const { return target_model(target).summary(); }
 
+namespace {
+std::string shown_number(double v) {  // "1.2e+300", not 301 digits
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+}  // namespace
+
 std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std::vector<Config>& configs,
                                                                       const std::vector<Telemetry>& tel) const {
   const Matrix base = build_features(schema_, configs, tel);
@@ -142,10 +150,16 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
     raw = predict_target_model(tm, opts_, X, configs);
     // No learner carb trains answers infinity or NaN for a valid configuration: such an answer is
     // a damaged or forged bundle (an estimate coefficient of 1.7e308), never a prediction to print.
+    // Nor, in the target's own units, a cost beyond any a platform has (kPlausibleBounds: 1e7 ms
+    // is 2.8 hours per batch): a forged learner answered 8.3e10 ms, flagged only as "a guess".
+    const auto b = std::find_if(kPlausibleBounds.begin(), kPlausibleBounds.end(),
+                                [&](const ColumnBounds& x) { return x.column == tm.target; });
     for (std::size_t i = 0; i < raw.size(); ++i)
-      if (!std::isfinite(raw[i]))
-        throw ModelError("the " + platform_ + " model predicts a non-finite " + tm.target + " for " +
-                         config_key(configs[i]) + ": the bundle is damaged; retrain it");
+      if (!std::isfinite(raw[i]) || (b != kPlausibleBounds.end() && raw[i] > b->hi))
+        throw ModelError("the " + platform_ + " model predicts " +
+                         (std::isfinite(raw[i]) ? shown_number(raw[i]) + " " + b->unit : "a non-finite value") +
+                         " of " + tm.target + " for " + config_key(configs[i]) +
+                         ", beyond any plausible cost: the bundle is damaged; retrain it");
     z[tm.target] = to_training_space(raw, opts_.log_target);
   }
   return out;

@@ -76,7 +76,7 @@ ExportSummary export_store(const ExportOptions& o) {
   for (const auto& id : protocol_ids)
     if (!settings.contains(id) || !settings[id].is_object() || settings[id].empty())
       throw MeasureError(o.db.string() + ": rows name protocol '" + id + "', whose settings the store does not hold");
-  check_output_keeps_rows(o.out, d, o.force);
+  check_output_keeps_rows(o.out, d, o.force, KeepRule::same_rows);
   write_dataset_csv(d, o.out);
 
   const nlohmann::json stored = store.protocols();

@@ -175,6 +175,8 @@ TEST_F(Combine, NeverDropsTheConfigurationsOfTheCombinedFileItReplaces) {
   EXPECT_EQ(read_dataset_csv(dir_ / "all.csv").rows.size(), 2u);
   const auto e = write("e.csv", {row(1, 11, 5), row(2, 21, 8), row(4, 41, 9)});
   EXPECT_NO_THROW(combine_rounds({a, b, e}, dir_ / "all.csv", "test"));  // every configuration kept
+  // Ninth hostile pass: a combine of fewer rounds replaced one of more (3 rounds there, 2 here).
+  EXPECT_THROW(combine_rounds({a, b}, dir_ / "all.csv", "test"), InputError);
   EXPECT_NO_THROW(combine_rounds({c, d}, dir_ / "all.csv", "test", /*force=*/true));
 }
 

@@ -89,6 +89,7 @@ TEST_F(DataOps, AnExportReplacesOnlyAnEarlierExportOfTheSameStore) {
 TEST_F(DataOps, AnExportNeverDropsTheConfigurationsOfTheExportItReplaces) {
   const fs::path db = make_store();
   export_store({db, dir_ / "round1.csv", "cpu2t", ""});
+  fs::copy_file(db, dir_ / "m.db.round1");
   const std::string before = [&] {
     std::ifstream in(dir_ / "round1.csv");
     return std::string((std::istreambuf_iterator<char>(in)), {});
@@ -100,11 +101,22 @@ TEST_F(DataOps, AnExportNeverDropsTheConfigurationsOfTheExportItReplaces) {
     fresh.put({row("cpu2t", 1, 11.0), "p1", ""});
   }
   EXPECT_THROW(export_store({db, dir_ / "round1.csv", "cpu2t", ""}), InputError);
+  // Ninth hostile pass: a fresh round of the same configurations (all ok, other latencies) replaced
+  // the earlier round's export: a store never rewrites a row, so a changed row is another store's.
+  fs::remove(db);
+  {
+    Store again(db);
+    again.put_protocol("p1", {{"warmup", 10}, {"passes", 100}});
+    for (int b : {1, 2, 4}) again.put({row("cpu2t", b, 11.0 * b), "p1", ""});
+  }
+  EXPECT_THROW(export_store({db, dir_ / "round1.csv", "cpu2t", ""}), InputError);
   std::ifstream in(dir_ / "round1.csv");
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), before);
+  fs::remove(db);
+  fs::copy_file(dir_ / "m.db.round1", db);
   {
-    Store grown(db);  // the same configurations and more: an update, not a loss
-    for (int b : {2, 4, 8}) grown.put({row("cpu2t", b, 10.0 * b), "p1", ""});
+    Store grown(db);  // the same rows and more: an update, not a loss
+    grown.put({row("cpu2t", 8, 80.0), "p1", ""});
   }
   EXPECT_NO_THROW(export_store({db, dir_ / "round1.csv", "cpu2t", ""}));
   EXPECT_EQ(read_dataset_csv(dir_ / "round1.csv").rows.size(), 4u);

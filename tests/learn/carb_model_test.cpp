@@ -598,6 +598,17 @@ TEST(CarbModel, ForgedPrecisionTermsAndEmptiedTrainingListsAreRefused) {
       ASSERT_TRUE(found) << "the estimate has no " << precision << " term";
       EXPECT_THROW(CarbModel::load(dir), ModelError) << precision << " " << forged;
     }
+  // Ninth hostile pass: a small forged weight on the untrained precision (2e6 stayed under the
+  // plausibility bound at the probes): training writes exactly 0 there.
+  m.save(dir);
+  rewrite_manifest(dir, [&](nlohmann::json& man) {
+    auto e = man["models"]["latency_ms"]["estimate"];
+    for (std::size_t i = 0; i < e["terms"].size(); ++i)
+      if (e["terms"][i].get<std::string>() == "gflops*fp16") e["coefficients"][i] = 1e-3;
+    man["models"]["latency_ms"]["estimate"] = e;
+    man["models"]["latency_ms"]["components"]["form"]["estimate"] = e;
+  });
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
   // Eighth hostile pass: a floor raised to 40,000 times what training writes (a thousandth of the
   // smallest cost measured) loaded and lifted the small configurations' answers 20-fold.
   m.save(dir);
@@ -619,6 +630,35 @@ TEST(CarbModel, ForgedPrecisionTermsAndEmptiedTrainingListsAreRefused) {
   std::ofstream(dir / "trained_configs.txt", std::ios::trunc).flush();
   EXPECT_THROW(CarbModel::load(dir), ModelError);
   fs::remove_all(dir);
+}
+
+// Ninth hostile pass: a learner file whose trees were edited to answer absurdly only where the
+// probes did not look (depth 200) loaded, re-sealed, and answered 2.4e6 ms for a configuration the
+// model trained on. Here another model's learner, trained on costs 10^4 times larger, stands in
+// for the edited one: each learner alone must answer near the blend at trained configurations.
+TEST(CarbModel, ALearnerThatDisagreesWithTheBlendAtTrainedConfigurationsIsRefused) {
+  TrainOptions o = fast_options();
+  o.normalize = "off";  // learners fit log(y) itself, so the scaled model's learner is 10^4 off
+  const Dataset d = synthetic_train();
+  Dataset scaled = d;
+  for (Record& r : scaled.rows) *r.latency_ms *= 1e4;
+  const CarbModel a = CarbModel::train(d, o), b = CarbModel::train(scaled, o);
+  const fs::path dir = fs::temp_directory_path() / ("carb_swap_" + std::to_string(::getpid()));
+  const fs::path other = fs::temp_directory_path() / ("carb_swap_b_" + std::to_string(::getpid()));
+  a.save(dir);
+  b.save(other);
+  ASSERT_NO_THROW(CarbModel::load(dir));
+  std::string file;
+  rewrite_manifest(dir, [&](nlohmann::json& man) {
+    auto& l = man["models"]["latency_ms"]["learners"][0];
+    file = l["file"].get<std::string>();
+    fs::copy_file(other / file, dir / file, fs::copy_options::overwrite_existing);
+    const std::string bytes = slurp(dir / file);
+    l["fnv1a64"] = detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
+  });
+  EXPECT_THROW(CarbModel::load(dir), ModelError) << file;
+  fs::remove_all(dir);
+  fs::remove_all(other);
 }
 
 // 300 seeded single-bit flips of the manifest: each is refused or changes nothing the model
