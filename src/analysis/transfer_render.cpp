@@ -35,10 +35,11 @@ json zero_shot_json(const ZeroShot& z) {
 void few_shot_table(const std::map<std::string, std::vector<FewShotPoint>>& sec, const std::string& what,
                     int repeats, std::ostream& out) {
   out << "\n" << what << " (mean over " << repeats << " draws)\n";
-  TextTable f({"target", "k", "mae", "mape %"});
+  TextTable f({"target", "k", "mae", "mape %", "note"});
   for (const auto& [t, points] : sec)
-    for (const auto& p : points)
-      f.add({t, std::to_string(p.k), p.mae ? fmt_num(*p.mae) : "-", p.mape ? fmt_num(*p.mape) : "-"});
+    for (const auto& p : points)  // a "-" says why (tenth hostile pass: only JSON said it)
+      f.add({t, std::to_string(p.k), p.mae ? fmt_num(*p.mae) : "-", p.mape ? fmt_num(*p.mape) : "-",
+             p.mae ? "" : p.note});
   f.print(out);
 }
 

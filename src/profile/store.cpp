@@ -236,6 +236,10 @@ void Store::init_schema() {
   if (version != 0 && version != kSchemaVersion)
     throw MeasureError(path_.string() + ": measurement store has schema version " + std::to_string(version) +
                        ", this carb reads version " + std::to_string(kSchemaVersion));
+  // Before anything changes the file: another application's database was switched to WAL and only
+  // then refused (tenth hostile pass). (Checked again below under the write lock, for a race.)
+  if (version == 0 && query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") > 0)
+    throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store (it has other tables)");
   exec(db_, path_, "PRAGMA journal_mode=WAL");
   // With WAL, NORMAL survives a process kill (not a power cut) and keeps each put cheap.
   exec(db_, path_, "PRAGMA synchronous=NORMAL");

@@ -131,6 +131,16 @@ TEST(Transfer, TheTableSaysWhyATargetHasNoFit) {
   std::ostringstream out;
   render_transfer_table(transfer(a, b), out);
   EXPECT_NE(out.str().find("no fit (only one configuration measured on both)"), std::string::npos) << out.str();
+  // Tenth hostile pass: every few-shot k printed "-" without saying why.
+  Dataset a3, b3;
+  for (int batch : {1, 2, 4}) {
+    const Config c3{Family::basic, 18, 1.0, 32, batch, Precision::fp32};
+    a3.rows.push_back(synthetic_record("a", c3, 1.0 * batch, {}, {}));
+    b3.rows.push_back(synthetic_record("b", c3, 2.0 * batch + 0.1, {}, {}));
+  }
+  std::ostringstream few;
+  render_transfer_table(transfer(a3, b3), few);
+  EXPECT_NE(few.str().find("needs 2 <= k < 3 joined configurations"), std::string::npos) << few.str();
 }
 
 TEST(Transfer, CommonConfigurationsWithoutCommonTargetIsAClearError) {

@@ -52,6 +52,18 @@ TEST_F(CliExtrapolation, TheTableNamesWhatLiesOutsideTheTrainedRanges) {
   EXPECT_NE(csv.out.find("resolution 224 > 64 trained"), std::string::npos) << csv.out;
 }
 
+// Tenth hostile pass: a valid configuration far past the trained ranges (weeks per batch, as the
+// estimate extrapolates) was refused as a damaged bundle, failing every row of the command. Past
+// the ranges an answer beyond the plausible bounds is a flagged guess; inside them it is refused.
+TEST_F(CliExtrapolation, AFarExtrapolationBeyondThePlausibleBoundsIsAFlaggedGuess) {
+  const CliRun far = carb("predict --model ex_model --family bottleneck --depth 302 --width 8 --resolution 1024 "
+                          "--batch 4096 --format json", "ex_far");
+  ASSERT_EQ(far.status, 0) << far.err;
+  const auto j = nlohmann::json::parse(far.out);
+  EXPECT_GT(j["predictions"][0]["latency_ms"].get<double>(), 1e7) << far.out;
+  EXPECT_FALSE(j["predictions"][0]["outside"].empty()) << far.out;
+}
+
 TEST_F(CliExtrapolation, JsonCarriesTheExcursionsAndAnUnboundedIntervalForAnUntrainedPrecision) {
   const CliRun r = carb(
       "predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --precision bf16 --confidence 0.9 "

@@ -154,7 +154,17 @@ TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
   ASSERT_EQ(sqlite3_open(other.c_str(), &raw), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE t(x)", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(raw);
+  const auto bytes = [&] {
+    std::ifstream in(other, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  const std::string before = bytes();
   EXPECT_THROW(Store{other}, MeasureError);
+  // Tenth hostile pass: `profile --db` switched another application's database to WAL before
+  // refusing it (export had been fixed, the profiler's writer open had not).
+  EXPECT_THROW(Store(other, StoreAccess::sole_writer), MeasureError);
+  EXPECT_EQ(bytes(), before);
+  EXPECT_FALSE(fs::exists(other.string() + "-wal"));
 }
 
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
