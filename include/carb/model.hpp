@@ -148,7 +148,8 @@ class CarbModel {
                          const std::map<std::string, std::vector<double>>& predictions) const;
   /// The members of one target's blend for each configuration (see MemberPredictions); upstream
   /// targets enter the cascade as their full predictions, as in predict. InputError for an unknown target.
-  MemberPredictions member_predictions(const std::vector<Config>& configs, const std::string& target) const;
+  MemberPredictions member_predictions(const std::vector<Config>& configs, const std::string& target,
+                                       const std::vector<Telemetry>& telemetry = {}) const;
   /// The ranges the model trained on (empty for a model that does not know them).
   const TrainedEnvelope& envelope() const { return envelope_; }
   /// Same, column-wise: target -> values (fast path for screening).

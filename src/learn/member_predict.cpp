@@ -9,9 +9,10 @@
 
 namespace carb {
 
-MemberPredictions CarbModel::member_predictions(const std::vector<Config>& configs, const std::string& target) const {
+MemberPredictions CarbModel::member_predictions(const std::vector<Config>& configs, const std::string& target,
+                                                const std::vector<Telemetry>& telemetry) const {
   if (!has_target(target)) throw InputError("the model has no target '" + target + "'");
-  const Matrix base = build_features(schema_, configs, {});
+  const Matrix base = build_features(schema_, configs, telemetry);
   std::map<std::string, std::vector<float>> z;  // upstream predictions in the training (log) space
   for (const auto& tm : models_) {
     const Matrix X = with_upstream(base, tm.upstream, z);

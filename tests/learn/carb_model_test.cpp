@@ -636,29 +636,34 @@ TEST(CarbModel, ForgedPrecisionTermsAndEmptiedTrainingListsAreRefused) {
 // probes did not look (depth 200) loaded, re-sealed, and answered 2.4e6 ms for a configuration the
 // model trained on. Here another model's learner, trained on costs 10^4 times larger, stands in
 // for the edited one: each learner alone must answer near the blend at trained configurations.
+// (Tenth hostile pass: the same in raw-target bundles, which the check skipped; each learner is now
+// compared with the median of the learners, which one edited learner cannot move.)
 TEST(CarbModel, ALearnerThatDisagreesWithTheBlendAtTrainedConfigurationsIsRefused) {
-  TrainOptions o = fast_options();
-  o.normalize = "off";  // learners fit log(y) itself, so the scaled model's learner is 10^4 off
-  const Dataset d = synthetic_train();
-  Dataset scaled = d;
-  for (Record& r : scaled.rows) *r.latency_ms *= 1e4;
-  const CarbModel a = CarbModel::train(d, o), b = CarbModel::train(scaled, o);
-  const fs::path dir = fs::temp_directory_path() / ("carb_swap_" + std::to_string(::getpid()));
-  const fs::path other = fs::temp_directory_path() / ("carb_swap_b_" + std::to_string(::getpid()));
-  a.save(dir);
-  b.save(other);
-  ASSERT_NO_THROW(CarbModel::load(dir));
-  std::string file;
-  rewrite_manifest(dir, [&](nlohmann::json& man) {
-    auto& l = man["models"]["latency_ms"]["learners"][0];
-    file = l["file"].get<std::string>();
-    fs::copy_file(other / file, dir / file, fs::copy_options::overwrite_existing);
-    const std::string bytes = slurp(dir / file);
-    l["fnv1a64"] = detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
-  });
-  EXPECT_THROW(CarbModel::load(dir), ModelError) << file;
-  fs::remove_all(dir);
-  fs::remove_all(other);
+  for (const bool log_target : {true, false}) {
+    TrainOptions o = fast_options();
+    o.normalize = "off";  // learners fit (log) y itself, so the scaled model's learner is far off
+    o.log_target = log_target;
+    const Dataset d = synthetic_train();
+    Dataset scaled = d;
+    for (Record& r : scaled.rows) *r.latency_ms *= 1e8;  // (100 fast trees from 0.5 fit e^18 only in part)
+    const CarbModel a = CarbModel::train(d, o), b = CarbModel::train(scaled, o);
+    const fs::path dir = fs::temp_directory_path() / ("carb_swap_" + std::to_string(::getpid()));
+    const fs::path other = fs::temp_directory_path() / ("carb_swap_b_" + std::to_string(::getpid()));
+    a.save(dir, true);
+    b.save(other, true);
+    ASSERT_NO_THROW(CarbModel::load(dir)) << log_target;
+    std::string file;
+    rewrite_manifest(dir, [&](nlohmann::json& man) {
+      auto& l = man["models"]["latency_ms"]["learners"][0];
+      file = l["file"].get<std::string>();
+      fs::copy_file(other / file, dir / file, fs::copy_options::overwrite_existing);
+      const std::string bytes = slurp(dir / file);
+      l["fnv1a64"] = detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()));
+    });
+    EXPECT_THROW(CarbModel::load(dir), ModelError) << file << (log_target ? " (log target)" : " (raw target)");
+    fs::remove_all(dir);
+    fs::remove_all(other);
+  }
 }
 
 // 300 seeded single-bit flips of the manifest: each is refused or changes nothing the model
