@@ -109,6 +109,14 @@ void check_output_keeps_rows(const fs::path& csv, const Dataset& next, bool forc
       const Record& n = *it->second;
       for (const ColumnBounds& b : kPlausibleBounds)  // every measured column
         if (r.value(b.column) && !n.value(b.column)) what = " (its " + std::string(b.column) + " would be empty)";
+      // Nor any column the earlier row recorded (eleventh hostile pass: a merge without the
+      // reference_ms, latency_cv, passes ... columns replaced one with them; drift correction
+      // reads reference_ms). Their values may change, as a re-combine's medians do.
+      for (const auto& [col, v] : r.extra) {
+        const auto e = n.extra.find(col);
+        if (what.empty() && !v.empty() && (e == n.extra.end() || e->second.empty()))
+          what = " (its " + col + " would be empty)";
+      }
       // A combined row of fewer rounds knows less than the one it would replace.
       const auto rounds = r.extra.find("rounds"), now = n.extra.find("rounds");
       if (what.empty() && rounds != r.extra.end() && now != n.extra.end() &&

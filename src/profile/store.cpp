@@ -159,6 +159,11 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
     extra[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+bool has_carb_tables(sqlite3* db, const std::filesystem::path& file) {
+  return query_int(db, file,
+                   "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('measurements', 'protocols')") == 2;
+}
+
 // "file:PATH?immutable=1" with the path percent-encoded where a URI needs it.
 std::string immutable_uri(const std::filesystem::path& p) {
   std::string uri = "file:";
@@ -218,7 +223,8 @@ void Store::open_read_only() {
       if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
     }
     const int version = read_user_version(db_, path_);
-    if (version == 0) throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store");
+    if (version == 0 || (version == kSchemaVersion && !has_carb_tables(db_, path_)))
+      throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store");
     if (version != kSchemaVersion)
       throw MeasureError(path_.string() + ": measurement store has schema version " + std::to_string(version) +
                          ", this carb reads version " + std::to_string(kSchemaVersion));
@@ -240,6 +246,10 @@ void Store::init_schema() {
   // then refused (tenth hostile pass). (Checked again below under the write lock, for a race.)
   if (version == 0 && query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") > 0)
     throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store (it has other tables)");
+  // Another application's schema may be its version 1 too (eleventh hostile pass): carb's own
+  // tables must be there before WAL is switched on.
+  if (version == kSchemaVersion && !has_carb_tables(db_, path_))
+    throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store (it lacks carb's tables)");
   exec(db_, path_, "PRAGMA journal_mode=WAL");
   // With WAL, NORMAL survives a process kill (not a power cut) and keeps each put cheap.
   exec(db_, path_, "PRAGMA synchronous=NORMAL");

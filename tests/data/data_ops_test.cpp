@@ -384,6 +384,15 @@ TEST_F(DataOps, AMergeNeverDropsTheConfigurationsOfTheMergeItReplaces) {
   write_dataset_csv(no_energy, dir_ / "noenergy.csv");
   EXPECT_THROW(merge_datasets({dir_ / "noenergy.csv"}, dir_ / "m.csv", ""), InputError);
   EXPECT_EQ(*read_dataset_csv(dir_ / "m.csv").rows.front().energy_j, 0.25);
+  // Eleventh hostile pass: the same rows without a column they recorded (reference_ms, which drift
+  // correction reads) replaced them.
+  Dataset with_ref = read_dataset_csv(dir_ / "gpu.csv");
+  with_ref.extra_columns.push_back("reference_ms");
+  for (Record& r : with_ref.rows) r.extra["reference_ms"] = "3.5";
+  write_dataset_csv(with_ref, dir_ / "ref.csv");
+  merge_datasets({dir_ / "ref.csv"}, dir_ / "r.csv", "");
+  EXPECT_THROW(merge_datasets({dir_ / "gpu.csv"}, dir_ / "r.csv", ""), InputError);
+  EXPECT_EQ(read_dataset_csv(dir_ / "r.csv").rows.front().extra.at("reference_ms"), "3.5");
   // An input's sidecar is never the output's, whatever --out is spelled as.
   fs::create_symlink(dir_ / "cpu.csv", dir_ / "link.csv");
   EXPECT_THROW(check_not_an_input(dir_ / "cpu.json", {dir_ / "link.csv"}), InputError);

@@ -165,6 +165,20 @@ TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
   EXPECT_THROW(Store(other, StoreAccess::sole_writer), MeasureError);
   EXPECT_EQ(bytes(), before);
   EXPECT_FALSE(fs::exists(other.string() + "-wal"));
+  // Eleventh hostile pass: an application whose own schema is its version 1, as carb's is.
+  const fs::path v1 = dir_ / "v1.db";
+  ASSERT_EQ(sqlite3_open(v1.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "CREATE TABLE notes(body); INSERT INTO notes VALUES ('keep'); PRAGMA user_version=1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  std::ifstream in1(v1, std::ios::binary);
+  const std::string v1_before((std::istreambuf_iterator<char>(in1)), {});
+  in1.close();
+  EXPECT_THROW(Store(v1, StoreAccess::sole_writer), MeasureError);
+  EXPECT_THROW(Store(v1, StoreAccess::read_only), MeasureError);
+  std::ifstream in2(v1, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in2)), {}), v1_before);
 }
 
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
