@@ -48,6 +48,10 @@ inline constexpr std::array<ColumnBounds, 5> kPlausibleBounds = {{
     {"avg_mem_util", 0, 100, true, "%"},
 }};
 
+/// The highest average power (energy_j / latency) a row may imply, in W: a rack's worth, far above
+/// any one device (an H200 draws at most about 700 W).
+inline constexpr double kMaxAveragePowerW = 1e5;
+
 /// Bounds of the extra columns carb itself reads (the protocol a row was measured under, what
 /// combine and drift correction use); other extra columns are carried as text. An empty cell is
 /// "not recorded"; anything else must be a number within these.

@@ -59,6 +59,16 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
       problems.push_back(at(where) + b.column + " is " + csv::format_number(v) + ", outside the plausible range " +
                          b.describe());
   }
+  // Energy per batch over latency per batch is the average power: no device one configuration
+  // runs on draws 100 kW (an H200 draws up to 0.7 kW). Twelfth hostile pass: 1000 J per ms (1 MW)
+  // passed every column's own bound and trained. (Only where latency itself is plausible.)
+  const ColumnBounds& lat = kPlausibleBounds[0];
+  if (r.energy_j && r.latency_ms && lat.contains(*r.latency_ms) &&
+      *r.energy_j / (*r.latency_ms / 1000.0) > kMaxAveragePowerW)
+    problems.push_back(at(where) + "energy_j " + csv::format_number(r.energy_j) + " J in latency_ms " +
+                       csv::format_number(r.latency_ms) + " ms is an average power of " +
+                       csv::format_number(*r.energy_j / (*r.latency_ms / 1000.0)) + " W, above the plausible " +
+                       csv::format_number(kMaxAveragePowerW) + " W");
   for (const ColumnBounds& b : kExtraColumnBounds) {
     const auto it = r.extra.find(b.column);
     if (it == r.extra.end() || it->second.empty()) continue;

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -159,6 +160,36 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
     extra[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// SQLite reuses, rewrites and deletes <db>-wal, <db>-shm and <db>-journal; a user's file under
+// one of those names (twelfth hostile pass: "my notes" at w.db-wal) was deleted without a word.
+// What SQLite leaves there starts with its magic (a WAL or journal header), is empty, or, for the
+// shared-memory index, is whole 32 KiB pages.
+void check_sqlite_side_files(const std::filesystem::path& db) {
+  namespace fs = std::filesystem;
+  for (const char* suffix : {"-wal", "-journal", "-shm"}) {
+    const fs::path f = db.string() + suffix;
+    std::error_code ec;
+    const auto st = fs::symlink_status(f, ec);
+    if (st.type() == fs::file_type::not_found) continue;
+    bool sqlites = false;
+    if (st.type() == fs::file_type::regular) {
+      const auto size = fs::file_size(f, ec);
+      std::ifstream in(f, std::ios::binary);
+      unsigned char head[8] = {};
+      in.read(reinterpret_cast<char*>(head), sizeof head);
+      const bool wal = head[0] == 0x37 && head[1] == 0x7f && head[2] == 0x06 && (head[3] == 0x82 || head[3] == 0x83);
+      const unsigned char journal[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
+      const bool is_journal = std::equal(head, head + 8, journal) ||
+                              std::all_of(head, head + 8, [](unsigned char c) { return c == 0; });
+      sqlites = size == 0 || (std::string(suffix) == "-wal" && wal) ||
+                (std::string(suffix) == "-journal" && is_journal) || (std::string(suffix) == "-shm" && size % 32768 == 0);
+    }
+    if (!sqlites)
+      throw MeasureError(f.string() + " is not SQLite's own file, and SQLite would overwrite or delete it; move it "
+                         "away before using the store " + db.string());
+  }
+}
+
 bool has_carb_tables(sqlite3* db, const std::filesystem::path& file) {
   return query_int(db, file,
                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('measurements', 'protocols')") == 2;
@@ -192,6 +223,7 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
   }
   // Before SQLite opens the file: a refused writer must not create or change anything.
   if (access == StoreAccess::sole_writer) lock_ = std::make_unique<StoreLock>(db);
+  check_sqlite_side_files(db);
   const int rc = sqlite3_open_v2(db.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   try {
     if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
@@ -205,6 +237,7 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
 }
 
 void Store::open_read_only() {
+  check_sqlite_side_files(path_);
   if (std::filesystem::file_size(path_) == 0)  // SQLite would take it as a new, empty database
     throw MeasureError(path_.string() + ": empty file, not a carb measurement store");
   int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);

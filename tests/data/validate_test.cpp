@@ -78,12 +78,24 @@ TEST_F(DataValidate, ImplausibleValuesAreRefused) {
                                "gpu,basic,18,1,224,4,fp32,ok,5,2e7,12,,\n"
                                "gpu,basic,18,1,224,8,fp32,ok,5,1,2e9,,\n"
                                "gpu,basic,18,1,224,16,fp32,ok,1e-320,1,12,,\n");  // a denormal
-  ASSERT_EQ(p.size(), 5u) << ::testing::PrintToString(p);
+  ASSERT_EQ(p.size(), 6u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":2: latency_ms is 1e+308, outside the plausible range [1e-06, 1e+07] ms");
   EXPECT_EQ(p[1], file() + ":3: latency_ms is 0, outside the plausible range [1e-06, 1e+07] ms");
   EXPECT_EQ(p[2], file() + ":4: energy_j is 2e+07, outside the plausible range [1e-09, 1e+07] J");
-  EXPECT_EQ(p[3], file() + ":5: peak_memory_mb is 2e+09, outside the plausible range [1e-06, 1e+08] MB");
-  EXPECT_EQ(p[4].rfind(file() + ":6: latency_ms is 1e-320", 0), 0u) << p[4];
+  EXPECT_EQ(p[3].rfind(file() + ":4: energy_j 2e+07 J in latency_ms 5 ms is an average power of", 0), 0u) << p[3];
+  EXPECT_EQ(p[4], file() + ":5: peak_memory_mb is 2e+09, outside the plausible range [1e-06, 1e+08] MB");
+  EXPECT_EQ(p[5].rfind(file() + ":6: latency_ms is 1e-320", 0), 0u) << p[5];
+}
+
+// Twelfth hostile pass: 1000 J per ms of latency (an average power of 1 MW) passed each column's
+// own bound, trained, and answered 1969 J in 1.95 ms. An H200 draws at most about 700 W; the bound
+// is a rack's worth, 100 kW.
+TEST_F(DataValidate, AnAveragePowerNoDeviceDrawsIsRefused) {
+  const auto p = validate_text(std::string(kHeader) +
+                               "gpu,basic,18,1,224,1,fp32,ok,1,1000,12,,\n"
+                               "gpu,basic,18,1,224,2,fp32,ok,2,1.4,12,,\n");  // 700 W: an H200 at full power
+  ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":2: energy_j 1000 J in latency_ms 1 ms is an average power of 1e+06 W, above the plausible 1e+05 W");
 }
 
 // The extra columns carb reads (the protocol, combine's rounds, drift's reference) are checked

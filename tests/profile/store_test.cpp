@@ -181,6 +181,26 @@ TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in2)), {}), v1_before);
 }
 
+// Twelfth hostile pass: a user's file at <db>-wal (or -shm, -journal) was deleted by SQLite when the
+// store opened. What SQLite leaves there is recognised; anything else is refused, untouched.
+TEST_F(StoreTest, AUsersFileWhereSqliteKeepsItsOwnIsRefusedNotDeleted) {
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) {
+    const fs::path side = db().string() + suffix;
+    std::ofstream(side) << "my notes\n";
+    EXPECT_THROW(Store(db(), StoreAccess::sole_writer), MeasureError) << suffix;
+    EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError) << suffix;
+    std::ifstream in(side);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "my notes\n") << suffix;
+    fs::remove(side);
+  }
+  {  // what SQLite itself leaves beside a store in use is fine
+    Store writer(db());
+    writer.put_protocol("p1", {{"warmup", 1}});
+    EXPECT_TRUE(fs::exists(db().string() + "-wal"));
+    EXPECT_NO_THROW(Store(db(), StoreAccess::read_only).protocols());
+  }
+}
+
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
 // instead of travelling on into an exported dataset that every reader would refuse.
 TEST_F(StoreTest, AStatusCarbNeverWritesIsRefusedOnRead) {
