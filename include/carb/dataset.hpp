@@ -48,6 +48,13 @@ inline constexpr std::array<ColumnBounds, 5> kPlausibleBounds = {{
     {"avg_mem_util", 0, 100, true, "%"},
 }};
 
+/// The plausibility bounds of one of the five measured columns, or nullptr for another column.
+inline const ColumnBounds* plausible_bounds(std::string_view column) {
+  for (const ColumnBounds& b : kPlausibleBounds)
+    if (column == b.column) return &b;
+  return nullptr;
+}
+
 /// The highest average power (energy_j / latency) a row may imply, in W: a rack's worth, far above
 /// any one device (an H200 draws at most about 700 W).
 inline constexpr double kMaxAveragePowerW = 1e5;

@@ -276,11 +276,11 @@ void write_dataset_csv(const Dataset& d, const std::filesystem::path& file) {
   csv::write_text_atomic(file, out.str());
 }
 
-std::vector<Config> read_configs_csv(const std::filesystem::path& file) {
+namespace {
+
+// The configurations of CSV rows read from `name` (header first), each listed once.
+std::vector<Config> configs_of_rows(const std::vector<csv::Row>& rows, const std::string& name) {
   std::vector<std::string> problems;
-  const std::string name = file.string();
-  const std::vector<csv::Row> rows = read_rows(file, problems);
-  throw_first(problems);
   Header h;
   read_header(rows.front(), name, kConfigColumns, h, problems);
   throw_first(problems);
@@ -300,12 +300,21 @@ std::vector<Config> read_configs_csv(const std::filesystem::path& file) {
   return out;
 }
 
+}  // namespace
+
+std::vector<Config> read_configs_csv(const std::filesystem::path& file) {
+  std::vector<std::string> problems;
+  const std::vector<csv::Row> rows = read_rows(file, problems);
+  throw_first(problems);
+  return configs_of_rows(rows, file.string());
+}
+
 std::vector<Record> read_utilization_csv(const std::filesystem::path& file) {
-  const std::vector<Config> configs = read_configs_csv(file);  // the configurations, checked as always
   std::vector<std::string> problems;
   const std::string name = file.string();
   const std::vector<csv::Row> rows = read_rows(file, problems);
   throw_first(problems);
+  const std::vector<Config> configs = configs_of_rows(rows, name);  // checked as read_configs_csv does
   Header h;
   static constexpr std::array<const char*, 2> kUtil = {"avg_sm_util", "avg_mem_util"};
   read_header(rows.front(), name, kUtil, h, problems);
@@ -317,8 +326,7 @@ std::vector<Record> read_utilization_csv(const std::filesystem::path& file) {
     for (const char* col : kUtil) {
       const csv::Where at = where(h, name, rows[k], col);
       const double v = csv::parse_number(rows[k].fields[at.field], at);
-      const auto b = std::find_if(kPlausibleBounds.begin(), kPlausibleBounds.end(),
-                                  [&](const ColumnBounds& x) { return x.column == std::string_view(col); });
+      const ColumnBounds* b = plausible_bounds(col);
       if (!b->contains(v))
         throw DataError(at.str() + ": " + col + " is " + csv::format_number(v) + ", outside " + b->describe());
       r.set_value(col, v);

@@ -62,8 +62,7 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
   // Energy per batch over latency per batch is the average power: no device one configuration
   // runs on draws 100 kW (an H200 draws up to 0.7 kW). Twelfth hostile pass: 1000 J per ms (1 MW)
   // passed every column's own bound and trained. (Only where latency itself is plausible.)
-  const ColumnBounds& lat = kPlausibleBounds[0];
-  if (r.energy_j && r.latency_ms && lat.contains(*r.latency_ms) &&
+  if (r.energy_j && r.latency_ms && plausible_bounds("latency_ms")->contains(*r.latency_ms) &&
       *r.energy_j / (*r.latency_ms / 1000.0) > kMaxAveragePowerW)
     problems.push_back(at(where) + "energy_j " + csv::format_number(r.energy_j) + " J in latency_ms " +
                        csv::format_number(r.latency_ms) + " ms is an average power of " +

@@ -247,10 +247,9 @@ nlohmann::json read_manifest(const fs::path& dir) {
                        ", this carb reads version " + std::to_string(kBundleSchemaVersion) + ": retrain it");
     if (!man.contains(kChecksumKey) || !man[kChecksumKey].is_string())
       throw ModelError("corrupted model manifest " + f.string() + ": its checksum is missing");
-    const std::string stored = man[kChecksumKey].get<std::string>();
-    man.erase(kChecksumKey);
-    if (text_hash(man.dump()) != stored)
+    if (!manifest_checksum_verifies(man))
       throw ModelError("corrupted model manifest " + f.string() + ": its checksum does not match its content");
+    man.erase(kChecksumKey);
     return man;
   } catch (const nlohmann::json::exception& e) {
     throw ModelError("corrupted model manifest " + f.string() + ": " + e.what());
@@ -258,6 +257,13 @@ nlohmann::json read_manifest(const fs::path& dir) {
 }
 
 }  // namespace
+
+bool manifest_checksum_verifies(nlohmann::json manifest) {
+  if (!manifest.is_object() || !manifest.contains(kChecksumKey) || !manifest[kChecksumKey].is_string()) return false;
+  const std::string stored = manifest[kChecksumKey].get<std::string>();
+  manifest.erase(kChecksumKey);
+  return text_hash(manifest.dump()) == stored;
+}
 
 CarbModel CarbModel::load(const fs::path& dir) {
   const auto man = read_manifest(dir);

@@ -119,14 +119,14 @@ void check_predictions(const CarbModel& m, const nlohmann::json& manifest, const
     for (const auto& tv : p[k].value) {
       const std::string& t = tv.first;  // (a structured binding: clang 14 cannot capture it)
       const double v = tv.second;
-      const auto b = std::find_if(kPlausibleBounds.begin(), kPlausibleBounds.end(), [&](const auto& x) { return x.column == t; });
+      const ColumnBounds* b = plausible_bounds(t);
       const auto& [lo, hi] = p[k].interval.at(t);
       // A raw-target model's sums of trees may dip below zero near a small cost (a known limit of
       // that form, README): only a log-target model's prediction must be a positive cost.
-      const bool too_low = m.options().log_target && b != kPlausibleBounds.end() && v < b->lo;
+      const bool too_low = m.options().log_target && b && v < b->lo;
       // (Past the trained families and precisions the interval is unbounded by design.)
       const bool bad_interval = k < trained_probes && (!std::isfinite(hi) || !(lo <= v));
-      if (!std::isfinite(v) || too_low || (b != kPlausibleBounds.end() && v > b->hi) || bad_interval)
+      if (!std::isfinite(v) || too_low || (b && v > b->hi) || bad_interval)
         refuse(dir, "predicts " + t + " " + shown(v) + " for " + config_key(p[k].config) +
                         (k < trained_probes ? ", a configuration it trained on" : ""));
       if (k < trained_probes) smallest[t] = smallest.count(t) ? std::min(smallest[t], v) : v;

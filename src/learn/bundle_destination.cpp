@@ -47,14 +47,8 @@ void named_files(const nlohmann::json& j, std::set<std::string>& out) {
 bool verified_manifest(const std::string& text, nlohmann::json* parsed = nullptr) {
   nlohmann::json man = nlohmann::json::parse(text, nullptr, false);
   if (parsed) *parsed = man;
-  if (!man.is_object() || !man.contains("format") || !man["format"].is_string() ||
-      man["format"].get<std::string>() != "carb-model" || !man.contains("manifest_fnv1a64") ||
-      !man["manifest_fnv1a64"].is_string())
-    return false;
-  const std::string stored = man["manifest_fnv1a64"].get<std::string>();
-  man.erase("manifest_fnv1a64");
-  const std::string body = man.dump();
-  return detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size())) == stored;
+  return man.is_object() && man.contains("format") && man["format"].is_string() &&
+         man["format"].get<std::string>() == "carb-model" && manifest_checksum_verifies(std::move(man));
 }
 
 std::string read_text(const fs::path& f) {

@@ -152,15 +152,13 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
     // a damaged or forged bundle (an estimate coefficient of 1.7e308), never a prediction to print.
     // Nor, in the target's own units, a cost beyond any a platform has (kPlausibleBounds: 1e7 ms
     // is 2.8 hours per batch): a forged learner answered 8.3e10 ms, flagged only as "a guess".
-    const auto b = std::find_if(kPlausibleBounds.begin(), kPlausibleBounds.end(),
-                                [&](const ColumnBounds& x) { return x.column == tm.target; });
+    const ColumnBounds* b = plausible_bounds(tm.target);
     // Inside the trained ranges only: far past them (bottleneck-302 at resolution 1024 and batch
     // 4096 on a CPU) a cost of weeks per batch is what the analytic estimate says, flagged a guess.
     // Inside them, a log-target answer below the smallest plausible cost is garbage too.
     for (std::size_t i = 0; i < raw.size(); ++i)
-      if (!std::isfinite(raw[i]) ||
-          (b != kPlausibleBounds.end() && envelope_.outside(configs[i]).empty() &&
-           (raw[i] > b->hi || (opts_.log_target && raw[i] < b->lo))))
+      if (!std::isfinite(raw[i]) || (b && (raw[i] > b->hi || (opts_.log_target && raw[i] < b->lo)) &&
+                                      envelope_.outside(configs[i]).empty()))
         throw ModelError("the " + platform_ + " model predicts " +
                          (std::isfinite(raw[i]) ? shown_number(raw[i]) + " " + b->unit : "a non-finite value") +
                          " of " + tm.target + " for " + config_key(configs[i]) +

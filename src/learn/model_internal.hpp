@@ -39,6 +39,9 @@ std::optional<Config> config_of_key(const std::string& key);
 
 /// Refuses (ModelError) a loaded bundle holding values no training writes: options, the training
 /// record, the trained configurations, and predictions for trained configurations that are no cost.
+/// Whether a manifest's "manifest_fnv1a64" is the checksum of the rest of it, as save() seals it
+/// (false when the key is missing or not a string).
+bool manifest_checksum_verifies(nlohmann::json manifest);
 void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, const std::filesystem::path& dir);
 
 /// "0.9" style key of a coverage level.
