@@ -17,7 +17,8 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-/// Formats a number with `digits` significant digits (no trailing zeros).
+/// Formats a number with `digits` significant digits (no trailing zeros); NaN (carb::kUndefined) as
+/// "undefined". For tables a person reads, not for data files.
 std::string fmt_num(double v, int digits = 4);
 
 }  // namespace carb

@@ -7,6 +7,7 @@
 
 #include "carb/error.hpp"
 #include "util/parallel.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 
@@ -50,7 +51,7 @@ std::size_t FitBatch::add_full(Make make, const Matrix& X, const std::vector<flo
 void FitBatch::run(int threads) {
   parallel_tasks(fits_.size(), threads, [this](std::size_t j) {
     Fit& f = fits_[j];
-    if (f.learner) return;  // run() again after adding more fits
+    if (f.learner || detail::stop_signal()) return;  // run() again after adding more fits; asked to stop
     auto learner = f.make();
     if (f.fit_rows.empty()) {
       learner->fit(*f.X, *f.y);
@@ -63,6 +64,8 @@ void FitBatch::run(int threads) {
     }
     f.learner = std::move(learner);
   });
+  // A fit skipped for a signal leaves nothing to use: stop here, before anything half-made is kept.
+  detail::throw_if_stopped("training", "no model bundle was written");
 }
 
 std::vector<float> FitBatch::oof(std::size_t handle) const {

@@ -7,6 +7,7 @@
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
 #include "util/join.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 
@@ -47,6 +48,9 @@ TrainSummary run_train_job(const TrainJob& job) {
   refuse_out_holding_inputs(job);
   // Checked and staged before the work: an occupied or unwritable --out fails now, not after training.
   BundleDestination dest(job.out, job.force);
+  // SIGINT/SIGTERM stop the fits at the next one and remove the staging directory (dest's
+  // destructor); main exits 128 + signal. A second signal ends the process at once.
+  detail::StopOnSignals signals;
   const Dataset d = read_datasets(job.data);
   std::vector<std::size_t> tr, te;
   split_indices(d.rows.size(), job.test_fraction, job.options.seed, tr, te);
@@ -79,6 +83,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   record.train_seconds = secs;
   for (const auto& f : job.data) record.data_files.push_back(f.string());
   m.set_training_record(std::move(record));
+  detail::throw_if_stopped("training", "no model bundle was written");  // once saving starts, it finishes
   m.save(dest);
   s.model = job.out;
   s.platform = m.platform();

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -16,6 +15,7 @@
 #include "carb/store.hpp"
 #include "progress.hpp"
 #include "util/join.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -24,31 +24,6 @@ std::map<std::string, BackendFactory>& registry() {
   static std::map<std::string, BackendFactory> r;
   return r;
 }
-
-// The signal that asked the run to stop, 0 while none has.
-volatile std::sig_atomic_t g_stop = 0;
-// The first signal lets the configuration in flight finish; restoring the default action makes a
-// second one end the process at once (the store is crash-safe: only the row in flight is lost).
-void on_signal(int sig) {
-  g_stop = sig;
-  std::signal(sig, SIG_DFL);
-}
-
-struct SignalScope {
-  using Handler = void (*)(int);
-  Handler old_int, old_term;
-  SignalScope() : old_int(catch_signal(SIGINT)), old_term(catch_signal(SIGTERM)) { g_stop = 0; }
-  ~SignalScope() {
-    std::signal(SIGINT, old_int);
-    std::signal(SIGTERM, old_term);
-  }
-  // A signal the process was started ignoring (a shell's `carb profile &`) stays ignored.
-  static Handler catch_signal(int sig) {
-    const Handler old = std::signal(sig, on_signal);
-    if (old == SIG_IGN) std::signal(sig, SIG_IGN);
-    return old;
-  }
-};
 
 Record to_record(const std::string& platform, const Config& c, const Measurement& m) {
   Record r;
@@ -87,7 +62,7 @@ double cool_down(Backend& b, const Protocol& p, Measurement& m) {
   };
   if (p.cooldown_above_c > 0)
     if (auto t = b.temperature_c()) m.extra["cooldown_temp_c"] = extra_number(*t);
-  while (!g_stop && seconds_since(t0) < p.cooldown_s && warm())
+  while (!detail::stop_signal() && seconds_since(t0) < p.cooldown_s && warm())
     std::this_thread::sleep_for(std::min<std::chrono::duration<double>>(
         std::chrono::duration<double>(p.cooldown_s - seconds_since(t0)), std::chrono::milliseconds(50)));
   return seconds_since(t0);
@@ -162,14 +137,14 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   for (const auto& c : configs)
     if (!done.count(config_key(c))) todo.push_back(c);
   s.skipped = configs.size() - todo.size();
-  SignalScope signals;
+  detail::StopOnSignals signals;  // the first signal lets the configuration in flight finish
   Progress bar("profile " + o.platform, todo.size(), o.progress);
   std::size_t measured = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& c : todo) {
     Measurement cooled;  // where the pause before this configuration records itself
     const double paused = o.protocol.cooldown_s > 0 && measured > 0 ? cool_down(*backend, o.protocol, cooled) : 0;
-    if (g_stop) break;
+    if (detail::stop_signal()) break;
     Measurement m = backend->measure(c, o.protocol);
     if (measured > 0 && o.protocol.cooldown_s > 0) {
       m.extra["cooldown_s"] = extra_number(paused);
@@ -186,7 +161,7 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   bar.finish();
   // Interrupted means "the store lacks configurations": a signal after the last one changes nothing.
   s.interrupted = measured < todo.size();
-  s.signal = s.interrupted ? static_cast<int>(g_stop) : 0;
+  s.signal = s.interrupted ? detail::stop_signal() : 0;
   return s;
 }
 

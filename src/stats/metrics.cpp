@@ -35,7 +35,7 @@ FitMetrics fit_metrics(const std::vector<double>& y, const std::vector<double>& 
   if (y.size() != pred.size()) throw InputError("fit_metrics: truth and prediction sizes differ");
   FitMetrics f;
   f.n = y.size();
-  if (y.empty()) return f;
+  if (y.empty()) return {kUndefined, kUndefined, kUndefined, kUndefined, 0};
   const double n = static_cast<double>(y.size());
   const double mean = std::accumulate(y.begin(), y.end(), 0.0) / n;
   double ss_res = 0, ss_tot = 0, ape = 0;
@@ -47,10 +47,11 @@ FitMetrics fit_metrics(const std::vector<double>& y, const std::vector<double>& 
     f.mae += std::abs(e);
     if (y[i] != 0) ape += std::abs(e / y[i]), ++n_ape;
   }
-  f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : 0;
+  // One row or a constant truth: no variance to explain. 0 would read as "no better than the mean".
+  f.r2 = ss_tot > 0 ? 1 - ss_res / ss_tot : kUndefined;
   f.mae /= n;
   f.rmse = std::sqrt(ss_res / n);
-  f.mape = n_ape ? 100.0 * ape / static_cast<double>(n_ape) : 0;
+  f.mape = n_ape ? 100.0 * ape / static_cast<double>(n_ape) : kUndefined;
   return f;
 }
 
@@ -79,7 +80,7 @@ double pearson(const std::vector<double>& a, const std::vector<double>& b) {
     saa += (a[i] - ma) * (a[i] - ma);
     sbb += (b[i] - mb) * (b[i] - mb);
   }
-  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : 0;
+  return saa > 0 && sbb > 0 ? sab / std::sqrt(saa * sbb) : kUndefined;
 }
 }  // namespace
 
@@ -92,7 +93,7 @@ double median(std::vector<double> v) {
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   if (a.size() != b.size()) throw InputError("spearman: sizes differ");
-  if (a.size() < 2) return 0;
+  if (a.size() < 2) return kUndefined;
   return pearson(ranks(a), ranks(b));
 }
 

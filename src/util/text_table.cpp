@@ -2,6 +2,7 @@
 #include "carb/text_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace carb {
@@ -28,6 +29,7 @@ void TextTable::print(std::ostream& out) const {
 }
 
 std::string fmt_num(double v, int digits) {
+  if (std::isnan(v)) return "undefined";  // a statistic the data cannot define (carb::kUndefined)
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g", digits, v);
   return buf;

@@ -236,3 +236,49 @@ TEST(CliReliability, KillNineOfTrainNeverLosesOrTearsTheBundle) {
 }
 
 }  // namespace
+
+namespace {
+
+// SIGINT or SIGTERM during training: carb stops at the next fit, removes its staging directory,
+// leaves the earlier bundle as it was, and exits 128 + signal (130, 143), as `profile` does, so
+// that `carb train ... && next step` does not go on.
+void interrupt_train_once(int sig) {
+  SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGTERM");
+  write_file("int_data.csv", synthetic_dataset_csv());
+  ASSERT_EQ(carb(std::string("train --data int_data.csv --out int_model ") + kFastTrain, "int_first").status, 0);
+  const std::string predict = "predict --model int_model --depth 18 --width 0.5 --resolution 64 --batch 4";
+  const CliRun reference = carb(predict, "int_ref");
+  ASSERT_EQ(reference.status, 0) << reference.err;
+  auto staging_dirs = [] {
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(scratch().dir()))
+      if (e.path().filename().string().find(".int_model.carb-staging-") != std::string::npos)
+        found.push_back(e.path().filename().string());
+    return found;
+  };
+  // Far more trees than the data needs: it is still training when the signal comes.
+  const pid_t pid = spawn_carb({"train", "--data", "int_data.csv", "--out", "int_model", "--trees", "20000",
+                                "--folds", "5", "--threads", "1"});
+  ASSERT_GT(pid, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (staging_dirs().empty() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_FALSE(staging_dirs().empty()) << "train never staged its bundle";
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // well inside the fits
+  ASSERT_EQ(::kill(pid, sig), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "train died by the signal instead of stopping";
+  EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+  EXPECT_TRUE(staging_dirs().empty()) << "the interrupted run left " << staging_dirs().front();
+  const CliRun after = carb(predict, "int_after");
+  ASSERT_EQ(after.status, 0) << after.err;
+  EXPECT_EQ(after.out, reference.out);
+}
+
+TEST(CliReliability, InterruptedTrainExitsWithTheSignalsCodeAndLeavesNothing) {
+  interrupt_train_once(SIGINT);
+  interrupt_train_once(SIGTERM);
+}
+
+}  // namespace

@@ -1,0 +1,50 @@
+// SIGINT/SIGTERM recorded as a request to stop (see stop_signal.hpp).
+#include "util/stop_signal.hpp"
+
+#include <atomic>
+#include <string>
+
+#include "carb/error.hpp"
+
+namespace carb::detail {
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+std::atomic<int> g_scopes{0};
+
+void on_signal(int sig) {
+  g_signal = sig;
+  std::signal(sig, SIG_DFL);
+}
+
+using Handler = void (*)(int);
+Handler catch_signal(int sig) {
+  const Handler old = std::signal(sig, on_signal);
+  if (old == SIG_IGN) std::signal(sig, SIG_IGN);
+  return old;
+}
+
+}  // namespace
+
+StopOnSignals::StopOnSignals() : outer_(g_scopes.fetch_add(1) == 0) {
+  if (outer_) g_signal = 0;
+  old_int_ = catch_signal(SIGINT);
+  old_term_ = catch_signal(SIGTERM);
+}
+
+StopOnSignals::~StopOnSignals() {
+  std::signal(SIGINT, old_int_);
+  std::signal(SIGTERM, old_term_);
+  g_scopes.fetch_sub(1);
+}
+
+int stop_signal() { return static_cast<int>(g_signal); }
+
+void throw_if_stopped(const char* what, const char* kept) {
+  const int sig = stop_signal();
+  if (sig == 0) return;
+  const std::string name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
+  throw Interrupted(sig, std::string(what) + " interrupted by " + name + "; " + kept);
+}
+
+}  // namespace carb::detail

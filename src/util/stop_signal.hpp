@@ -1,0 +1,31 @@
+// SIGINT/SIGTERM as a request to stop: long work (profiling, training) polls stop_signal() at
+// points where stopping keeps everything it has finished, and says so with carb::Interrupted.
+#pragma once
+#include <csignal>
+
+namespace carb::detail {
+
+/// While one is alive, the first SIGINT or SIGTERM is recorded instead of ending the process; the
+/// signal's default action is restored at once, so a second one ends the process (the user's way
+/// out of a step that does not poll). A signal the process was started ignoring (a shell's
+/// `carb ... &` under some shells) stays ignored. Scopes nest; the outermost one resets the record.
+class StopOnSignals {
+ public:
+  StopOnSignals();
+  ~StopOnSignals();
+  StopOnSignals(const StopOnSignals&) = delete;
+  StopOnSignals& operator=(const StopOnSignals&) = delete;
+
+ private:
+  using Handler = void (*)(int);
+  Handler old_int_, old_term_;
+  bool outer_;
+};
+
+/// The signal that asked the work to stop, 0 while none has (or outside every StopOnSignals).
+int stop_signal();
+
+/// Throws carb::Interrupted naming the signal when one asked to stop: "<what> interrupted by SIGINT; <kept>".
+void throw_if_stopped(const char* what, const char* kept);
+
+}  // namespace carb::detail
