@@ -39,6 +39,11 @@ int element_bytes(Precision p);
 std::string format_width(double w);
 /// Canonical, unique key of a configuration, e.g. "basic-18-w1-r224-b1-fp32".
 std::string config_key(const Config& c);
+/// Key of what a configuration runs: config_key with the width replaced by the channels it
+/// builds (stem and four stages), e.g. "basic-18-c16/16/32/64/128-r224-b1-fp32". Two widths that
+/// round to the same channels (0.25 and 0.2500000001, or 0.25 and 0.26) run the same network:
+/// two such rows are one measurement twice.
+std::string network_key(const Config& c);
 
 /// Valid ranges (inclusive). Depth also has to satisfy the depth rule.
 struct ConfigLimits {

@@ -30,8 +30,11 @@ struct ColumnBounds {
   double lo, hi;
   bool lo_inclusive;  // utilization may be 0; a measured latency, energy or memory may not
   const char* unit;
+  bool whole = false;  // a count (threads, rounds): 2.5 threads is no measurement
 
-  bool contains(double v) const { return (lo_inclusive ? v >= lo : v > lo) && v <= hi; }
+  bool contains(double v) const {
+    return (lo_inclusive ? v >= lo : v > lo) && v <= hi && (!whole || v == static_cast<double>(static_cast<long long>(v)));
+  }
   /// "(0, 1e+07] ms"
   std::string describe() const;
 };
@@ -61,14 +64,15 @@ inline constexpr double kMaxAveragePowerW = 1e5;
 
 /// Bounds of the extra columns carb itself reads (the protocol a row was measured under, what
 /// combine and drift correction use); other extra columns are carried as text. An empty cell is
-/// "not recorded"; anything else must be a number within these.
+/// "not recorded"; anything else must be a number within these. `passes` and `warmup` may be
+/// fractional: `carb data combine` writes the median over rounds (74.5 in data/cpu-2t.csv).
 inline constexpr std::array<ColumnBounds, 7> kExtraColumnBounds = {{
-    {"threads", 1, 4096, true, "threads"},
+    {"threads", 1, 4096, true, "threads", true},
     {"warmup", 0, 1e9, true, "passes"},
     {"passes", 1, 1e9, true, "passes"},
     {"timed_s", 0, 1e7, true, "s"},
     {"reference_ms", 1e-6, 1e7, true, "ms"},
-    {"rounds", 0, 1e6, true, "rounds"},  // ok rounds: 0 for a configuration that failed in every one
+    {"rounds", 0, 1e6, true, "rounds", true},  // ok rounds: 0 for a configuration that failed in every one
     {"latency_round_spread", 0, 1e6, true, "(max/min - 1)"},
 }};
 

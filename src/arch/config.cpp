@@ -14,6 +14,7 @@
 
 #include "carb/config.hpp"
 #include "carb/error.hpp"
+#include "carb/network_spec.hpp"
 
 namespace carb {
 
@@ -53,6 +54,14 @@ std::string config_key(const Config& c) {
   std::ostringstream o;
   o << to_string(c.family) << '-' << c.depth << "-w" << format_width(c.width) << "-r" << c.resolution
     << "-b" << c.batch << '-' << to_string(c.precision);
+  return o.str();
+}
+
+std::string network_key(const Config& c) {
+  std::ostringstream o;
+  o << to_string(c.family) << '-' << c.depth << "-c" << scaled_channels(NetworkDefaults::kStemChannels, c.width);
+  for (int base : NetworkDefaults::kStageChannels) o << '/' << scaled_channels(base, c.width);
+  o << "-r" << c.resolution << "-b" << c.batch << '-' << to_string(c.precision);
   return o.str();
 }
 

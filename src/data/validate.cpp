@@ -38,16 +38,22 @@ std::string refer(const std::string& here, const std::string& there) {
   return there;
 }
 
-// One platform+configuration must appear once: two rows would weigh it twice in training and
-// could land on both sides of a held-out split.
+// One platform+network must appear once: two rows would weigh it twice in training and could land
+// on both sides of a held-out split. Two widths that build the same channels are the same network.
 void check_duplicates(const Dataset& d, const std::vector<std::string>& where, std::vector<std::string>& problems) {
   std::map<std::pair<std::string, std::string>, std::size_t> first;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const Record& r = d.rows[i];
-    const auto [it, fresh] = first.emplace(std::make_pair(r.platform, config_key(r.config)), i);
-    if (!fresh)
-      problems.push_back(at(where[i]) + "duplicate of " + refer(where[i], where[it->second]) + " (platform '" + r.platform + "', " +
-                         it->first.second + ")");
+    const auto [it, fresh] = first.emplace(std::make_pair(r.platform, network_key(r.config)), i);
+    if (fresh) continue;
+    const Config& earlier = d.rows[it->second].config;
+    const std::string key = config_key(r.config), earlier_key = config_key(earlier);
+    problems.push_back(at(where[i]) + "duplicate of " + refer(where[i], where[it->second]) + " (platform '" + r.platform +
+                       "', " + earlier_key +
+                       (key == earlier_key ? std::string()
+                                           : "; width " + format_width(r.config.width) + " builds the same channels as " +
+                                                 format_width(earlier.width)) +
+                       ")");
   }
 }
 
@@ -170,7 +176,8 @@ void throw_dataset_problems(const std::vector<std::string>& problems, const std:
 }
 
 std::string ColumnBounds::describe() const {
-  return std::string(lo_inclusive ? "[" : "(") + csv::format_number(lo) + ", " + csv::format_number(hi) + "] " + unit;
+  return std::string(whole ? "whole numbers in " : "") + (lo_inclusive ? "[" : "(") + csv::format_number(lo) + ", " +
+         csv::format_number(hi) + "] " + unit;
 }
 
 std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where) {

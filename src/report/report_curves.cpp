@@ -35,7 +35,7 @@ std::vector<CurvePoint> read_curves_csv(const std::filesystem::path& file) {
     CurvePoint p;
     p.strategy = f[at("strategy").field];
     p.target = f[at("target").field];
-    p.seed = static_cast<unsigned>(csv::parse_int(f[col["seed"]], at("seed")));
+    const int seed = csv::parse_int(f[col["seed"]], at("seed"));
     p.round = csv::parse_int(f[col["round"]], at("round"));
     p.rows = csv::parse_int(f[col["rows"]], at("rows"));
     p.cost_s = csv::parse_number(f[col["cost_s"]], at("cost_s"));
@@ -48,11 +48,15 @@ std::vector<CurvePoint> read_curves_csv(const std::filesystem::path& file) {
     if (std::find(std::begin(kTargets), std::end(kTargets), p.target) == std::end(kTargets))
       bad("target", "'" + csv::show(p.target) + "' is not a target carb predicts");
     if (p.strategy.empty()) bad("strategy", "empty");
+    if (seed < 0) bad("seed", "must be at least 0");  // a seed of -1 was read as 4294967295
+    p.seed = static_cast<unsigned>(seed);
     if (p.round < 0) bad("round", "must be at least 0");
     if (p.rows < 1) bad("rows", "must be at least 1");
     if (p.cost_s < 0 || p.cost_s > 1e9) bad("cost_s", "must be between 0 and 1e9 seconds");
-    if (p.r2 > 1) bad("r2", "an R² cannot exceed 1");
-    if (p.mape < 0) bad("mape", "must be at least 0");
+    // The curves plot 1 - R² on a log axis: one R² of -1e300 flattened every real curve to a line.
+    // A held-out R² below -1000 (errors 30x the spread of the truth) is no learning curve.
+    if (p.r2 > 1 || p.r2 < -1000) bad("r2", "must be between -1000 and 1 (an R² cannot exceed 1)");
+    if (p.mape < 0 || p.mape > 1e6) bad("mape", "must be between 0 and 1e6 %");
     const std::string key = p.strategy + "\x1f" + std::to_string(p.seed) + "\x1f" + std::to_string(p.round) + "\x1f" + p.target;
     if (!seen.insert(key).second)
       throw DataError(file.string() + ":" + std::to_string(rows[k].line) + ": strategy " + csv::show(p.strategy) +

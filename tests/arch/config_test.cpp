@@ -262,3 +262,25 @@ TEST(ConfigValidate, RejectsBadFieldsNamingThem) {
 
 }  // namespace
 }  // namespace carb
+
+namespace carb {
+namespace {
+
+TEST(NetworkKey, NamesTheChannelsAWidthBuilds) {
+  Config c{Family::basic, 18, 0.25, 224, 1, Precision::fp32};
+  EXPECT_EQ(network_key(c), "basic-18-c16/16/32/64/128-r224-b1-fp32");
+  Config same = c;
+  same.width = 0.251;  // every stage rounds to the channels of 0.25 (512 * 0.251 = 128.5 -> 128)
+  EXPECT_EQ(network_key(same), network_key(c));
+  EXPECT_NE(config_key(same), config_key(c));
+  Config other = c;
+  other.width = 0.26;  // the last stage: 512 * 0.26 = 133 -> 136
+  EXPECT_NE(network_key(other), network_key(c));
+  other.width = 0.5;
+  EXPECT_NE(network_key(other), network_key(c));
+  other = c, other.batch = 2;
+  EXPECT_NE(network_key(other), network_key(c));
+}
+
+}  // namespace
+}  // namespace carb

@@ -50,6 +50,18 @@ TEST_F(DataValidate, ReportsEveryProblemInLineOrder) {
   EXPECT_EQ(p[3], file() + ":6: status ok but latency_ms is empty");
 }
 
+// Widths that round to the same channels build one network: two rows of it are one measurement
+// twice, however the width is spelled (eleventh hostile pass: 0.25 and 0.2500000001).
+TEST_F(DataValidate, TwoWidthsThatBuildOneNetworkAreDuplicates) {
+  const auto p = validate_text(std::string(kHeader) +
+                               "cpu,basic,18,0.25,64,1,fp32,ok,5,,12,,\n"
+                               "cpu,basic,18,0.2500000001,64,1,fp32,ok,6,,12,,\n"
+                               "cpu,basic,18,0.5,64,1,fp32,ok,6,,12,,\n");  // other channels: no duplicate
+  ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":3: duplicate of line 2 (platform 'cpu', basic-18-w0.25-r64-b1-fp32; width 0.2500000001 "
+                           "builds the same channels as 0.25)");
+}
+
 TEST_F(DataValidate, OneDatasetHoldsOnePlatform) {
   const auto p = validate_text(std::string(kHeader) +
                                "cpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"
@@ -106,11 +118,15 @@ TEST_F(DataValidate, ExtraColumnsCarbReadsAreChecked) {
                                "cpu,basic,18,1,224,1,fp32,ok,5,,12,,,2,100,3.5,anything\n"
                                "cpu,basic,18,1,224,2,fp32,ok,5,,12,,,0,100,3.5,\n"
                                "cpu,basic,18,1,224,4,fp32,ok,5,,12,,,2,many,,\n"
-                               "cpu,basic,18,1,224,8,fp32,ok,5,,12,,,2,100,-1,\n");
-  ASSERT_EQ(p.size(), 3u) << ::testing::PrintToString(p);
-  EXPECT_EQ(p[0], file() + ":3: threads is 0, outside the plausible range [1, 4096] threads");
+                               "cpu,basic,18,1,224,8,fp32,ok,5,,12,,,2,100,-1,\n"
+                               "cpu,basic,18,1,224,16,fp32,ok,5,,12,,,2.5,100,3.5,\n"
+                               // combine's median over rounds: a fractional pass count is data
+                               "cpu,basic,18,1,224,32,fp32,ok,5,,12,,,2,74.5,3.5,\n");
+  ASSERT_EQ(p.size(), 4u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":3: threads is 0, outside the plausible range whole numbers in [1, 4096] threads");
   EXPECT_EQ(p[1], file() + ":4: passes is 'many', not a number");
   EXPECT_EQ(p[2], file() + ":5: reference_ms is -1, outside the plausible range [1e-06, 1e+07] ms");
+  EXPECT_EQ(p[3], file() + ":6: threads is 2.5, outside the plausible range whole numbers in [1, 4096] threads");
 }
 
 TEST_F(DataValidate, FailedRowsCarryNoLatencyOrEnergy) {

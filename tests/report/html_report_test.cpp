@@ -186,10 +186,14 @@ TEST(Report, CurvesCsvIsReadAndCheckedLikeEveryCsv) {
   const std::string head = "strategy,seed,round,rows,cost_s,target,r2,mape\n";
   for (const char* row : {"random,1,0,-5,58.3,latency_ms,0.97,9.8", "random,1,0,50,-1,latency_ms,0.97,9.8",
                           "random,1,0,50,58.3,latency_ms,1.5,9.8", "random,1,0,50,58.3,bogus,0.97,9.8",
-                          "random,1,0,50,1e308,latency_ms,0.97,9.8", "random,1,0,50,58.3,latency_ms,0.97,-2"}) {
+                          "random,1,0,50,1e308,latency_ms,0.97,9.8", "random,1,0,50,58.3,latency_ms,0.97,-2",
+                          "random,1,0,50,58.3,latency_ms,-1e300,9.8", "random,-1,0,50,58.3,latency_ms,0.97,9.8",
+                          "random,1,0,50,58.3,latency_ms,0.97,1e300"}) {
     std::ofstream(dir / "v.csv") << head << row << "\n";
     EXPECT_THROW(read_curves_csv(dir / "v.csv"), DataError) << row;
   }
+  std::ofstream(dir / "low.csv") << head << "random,0,0,50,58.3,latency_ms,-999,9.8\n";  // poor, but a curve
+  EXPECT_DOUBLE_EQ(read_curves_csv(dir / "low.csv").at(0).r2, -999);
   std::ofstream(dir / "dup.csv") << head << "random,1,0,50,58.3,latency_ms,0.97,9.8\nrandom,1,0,50,58.3,latency_ms,0.98,9.8\n";
   try {
     read_curves_csv(dir / "dup.csv");
