@@ -39,7 +39,7 @@ void add_export(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
     if (o->format == "json")
       std::cout << s.to_json().dump(2) << '\n';
     else
-      std::cout << "exported " << s.rows << " rows to " << s.csv.string() << " (provenance "
+      std::cout << "exported " << s.rows << " rows to " << printable(s.csv.string()) << " (provenance "
                 << s.provenance.string() << ")\n";
   });
 }
@@ -60,7 +60,7 @@ void add_combine(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
     if (o->format == "json")
       std::cout << s.to_json().dump(2) << '\n';
     else
-      std::cout << "combined " << s.rounds << " rounds into " << s.rows_out << " rows in " << s.csv.string() << " ("
+      std::cout << "combined " << s.rounds << " rounds into " << s.rows_out << " rows in " << printable(s.csv.string()) << " ("
                 << s.combined << " measured ok in two or more rounds)\n";
   });
 }
@@ -80,7 +80,7 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
       std::cout << s.to_json().dump(2) << '\n';
       return;
     }
-    std::cout << "merged " << s.rows_in << " rows into " << s.rows_out << " in " << s.csv.string() << " ("
+    std::cout << "merged " << s.rows_in << " rows into " << s.rows_out << " in " << printable(s.csv.string()) << " ("
               << s.dropped << " duplicates dropped)\n";
     for (const auto& c : s.conflicts) std::cerr << "carb: warning: " << c << '\n';
   });

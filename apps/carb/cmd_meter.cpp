@@ -48,8 +48,8 @@ void run(MeterCmd& c, const std::string& cmdline) {
   c.w.inputs = {c.study};
   const auto s = run_window_study(read_configs_csv(c.study), c.w);
   for (const auto& f : s.failures) std::cerr << "carb meter --study: " << f << "\n";
-  std::cout << "window study: " << s.traces << " traces (" << s.skipped << " already in " << c.w.out.string() << "), "
-            << s.rows << " windows, " << s.failures.size() << " configurations failed -> " << c.w.out.string() << "\n";
+  std::cout << "window study: " << s.traces << " traces (" << s.skipped << " already in " << printable(c.w.out.string()) << "), "
+            << s.rows << " windows, " << s.failures.size() << " configurations failed -> " << printable(c.w.out.string()) << "\n";
 }
 
 Registrar reg({"meter", "Check the energy meter (update period, jitter, power readings, idle power), or run the window study",

@@ -57,7 +57,7 @@ void run(PlanCmd& c, CLI::App& app) {
   std::cout << "planned " << p.rows.size() << " of " << p.candidates << " configurations (" << p.excluded
             << " already measured) by " << to_string(p.strategy);
   if (std::isfinite(p.total_cost_s)) std::cout << ", predicted measuring time " << fmt_num(p.total_cost_s, 4) << " s";
-  std::cout << " -> " << c.out << '\n';
+  std::cout << " -> " << printable(c.out) << '\n';
 }
 
 Registrar reg({"plan", "Choose the configurations to measure next: most informative per second of measuring",

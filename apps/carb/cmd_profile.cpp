@@ -62,7 +62,7 @@ void run(ProfileCmd& c, const std::string& cmdline) {
     j["platform"] = c.o.platform, j["protocol_id"] = c.o.protocol.id(), j["db"] = c.o.db.string();
     std::cout << j.dump(2) << '\n';
   } else {
-    std::cout << "profiled " << c.o.platform << " into " << c.o.db.string() << ": " << s.total << " configurations, "
+    std::cout << "profiled " << printable(c.o.platform) << " into " << printable(c.o.db.string()) << ": " << s.total << " configurations, "
               << s.skipped << " already done, " << s.ok << " ok, " << s.oom << " oom, " << s.error << " error"
               << (s.interrupted ? " (interrupted; rerun the same command to resume)" : "") << '\n';
     if (s.measured() > 0)

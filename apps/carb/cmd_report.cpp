@@ -41,7 +41,7 @@ Registrar reg(
                             .dump()
                      << '\n';
          else
-           std::cout << "wrote " << o->out.string() << '\n';
+           std::cout << "wrote " << printable(o->out.string()) << '\n';
        });
      }});
 

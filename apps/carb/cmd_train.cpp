@@ -17,8 +17,8 @@ struct TrainCmd {
 };
 
 void print(const TrainSummary& s) {
-  std::cout << "trained " << s.platform << " model on " << s.train_rows << " rows in " << fmt_num(s.train_seconds, 3)
-            << " s -> " << s.model.string() << "\n";
+  std::cout << "trained " << printable(s.platform) << " model on " << s.train_rows << " rows in " << fmt_num(s.train_seconds, 3)
+            << " s -> " << printable(s.model.string()) << "\n";
   TextTable t({"target", "R2", "MAE", "RMSE", "MAPE %", "form", "blend weights"});
   for (const auto& [target, m] : s.test_metrics) {
     std::string w;

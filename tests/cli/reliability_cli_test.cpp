@@ -162,6 +162,22 @@ TEST(CliReliability, ErrorLinesEscapeControlBytes) {
   EXPECT_NE(u.err.find("caf\303\251-\\xc2\\x9b-\\xff.csv"), std::string::npos) << u.err;
 }
 
+// Twelfth hostile pass: the success lines printed the --out path as it was given, an ESC included.
+TEST(CliReliability, SuccessLinesEscapeControlBytesInPaths) {
+  write_file("ok_data.csv", synthetic_dataset_csv());
+  const std::string model = "\"$(printf 'mo\033[2Jdel')\"";
+  const CliRun t = carb("train --data ok_data.csv --out " + model + " " + kFastTrain, "ok_train");
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_EQ(t.out.find('\033'), std::string::npos) << t.out;
+  EXPECT_NE(t.out.find("-> mo\\x1b[2Jdel"), std::string::npos) << t.out;
+  const CliRun r = carb("report --data ok_data.csv --out \"$(printf 're\033[2Jport.html')\"", "ok_report");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "wrote re\\x1b[2Jport.html\n");
+  const CliRun m = carb("data merge ok_data.csv --out \"$(printf 'mer\033[2Jged.csv')\"", "ok_merge");
+  ASSERT_EQ(m.status, 0) << m.err;
+  EXPECT_EQ(m.out.find('\033'), std::string::npos) << m.out;
+}
+
 // Seventh hostile pass: `data validate` printed each problem line with the cell's raw bytes on
 // stdout (an ESC that clears the screen); only the summary on stderr was escaped.
 TEST(CliReliability, ValidateProblemLinesEscapeControlBytes) {
