@@ -8,6 +8,7 @@
 #include "data/provenance.hpp"
 #include "report_html.hpp"
 #include "svg.hpp"
+#include "util/fnv.hpp"
 #include "util/join.hpp"
 
 namespace carb {
@@ -141,8 +142,36 @@ std::string render_report_html(const ReportInputs& in) {
 
 namespace {
 
-// carb replaces only a report it wrote (its generator tag), and never one of the report's inputs:
-// `report --out` once overwrote the input CSV, a user's notes and a bundle's manifest.
+constexpr std::string_view kSealHead = "<!-- carb-report fnv1a64=";
+constexpr std::string_view kSealTail = " -->\n";
+
+// The last line of every report: the hash of everything above it. A report that still matches
+// is exactly what carb wrote, and regenerating it loses nothing.
+std::string seal(const std::string& html) {
+  return std::string(kSealHead) + detail::hex64(detail::fnv1a64(html)) + std::string(kSealTail);
+}
+
+// Why the file at `out` may not be replaced without --force; "" when it is a report carb wrote,
+// unchanged since (twelfth hostile pass: a report the user had annotated was regenerated over).
+std::string report_replace_refusal(const std::filesystem::path& out, const std::filesystem::file_status& st) {
+  const std::string not_ours = " exists and is not a report carb wrote";
+  if (st.type() != std::filesystem::file_type::regular) return not_ours;
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(out, ec);
+  if (ec || size > (std::uintmax_t{1} << 30)) return not_ours;  // no report of carb's is a gigabyte
+  std::ifstream f(out, std::ios::binary);
+  std::string text(static_cast<std::size_t>(size), '\0');
+  f.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(f.gcount()));
+  if (text.find("<meta name=\"generator\" content=\"carb\">") == std::string::npos) return not_ours;
+  const std::size_t at = text.rfind(kSealHead);
+  if (at == std::string::npos || text.compare(at, std::string::npos, seal(text.substr(0, at))) != 0)
+    return " is a carb report that was changed since carb wrote it (or was written by an older carb)";
+  return "";
+}
+
+// carb replaces only a report it wrote and nobody changed since, and never one of the report's
+// inputs: `report --out` once overwrote the input CSV, a user's notes and a bundle's manifest.
 void check_report_output(const ReportOptions& o) {
   // Inputs, their provenance sidecars and anything inside an input bundle, however spelled.
   std::vector<std::filesystem::path> inputs(o.data.begin(), o.data.end());
@@ -153,14 +182,8 @@ void check_report_output(const ReportOptions& o) {
   std::error_code ec;
   const auto st = std::filesystem::status(o.out, ec);
   if (st.type() == std::filesystem::file_type::not_found || o.force) return;
-  std::ifstream f(o.out, std::ios::binary);
-  std::string head(4096, '\0');
-  f.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(f.gcount()));
-  if (st.type() != std::filesystem::file_type::regular ||
-      head.find("<meta name=\"generator\" content=\"carb\">") == std::string::npos)
-    throw InputError(o.out.string() + " exists and is not a report carb wrote; choose another --out, or pass --force "
-                     "to replace it");
+  if (const std::string why = report_replace_refusal(o.out, st); !why.empty())
+    throw InputError(o.out.string() + why + "; choose another --out, or pass --force to replace it");
 }
 
 }  // namespace
@@ -192,7 +215,7 @@ void write_report(const ReportOptions& o) {
   }
   if (o.curves) in.curves = read_curves_csv(*o.curves);
   const std::string html = render_report_html(in);
-  csv::write_text_atomic(o.out, html);
+  csv::write_text_atomic(o.out, html + seal(html));
 }
 
 }  // namespace carb

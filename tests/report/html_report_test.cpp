@@ -301,6 +301,30 @@ TEST(Report, NeverOverwritesAnInputOrAUsersFile) {
   o.force = false;
   write_report(o);
   EXPECT_NO_THROW(write_report(o));  // an earlier carb report is replaced without --force
+
+  // Twelfth hostile pass: a carb report the user annotated was regenerated over without --force.
+  auto read = [](const std::filesystem::path& f) {
+    std::ifstream in(f, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  std::string annotated = read(o.out);
+  const std::size_t main_at = annotated.find("<main>");
+  ASSERT_NE(main_at, std::string::npos);
+  annotated.insert(main_at + 6, "<p>my note: rerun on the quiet machine</p>");
+  { std::ofstream(o.out, std::ios::binary) << annotated; }
+  try {
+    write_report(o);
+    ADD_FAILURE() << "an edited report was replaced without --force";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("changed since carb wrote it"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read(o.out), annotated);
+  o.force = true;
+  EXPECT_NO_THROW(write_report(o));
+  EXPECT_EQ(read(o.out).find("my note"), std::string::npos);
+  // The report ends with its seal; everything above it is what the seal covers.
+  const std::string html = read(o.out);
+  EXPECT_EQ(html.rfind("<!-- carb-report fnv1a64="), html.size() - std::string("<!-- carb-report fnv1a64=").size() - 16 - 5);
 }
 
 }  // namespace
