@@ -62,6 +62,10 @@ inline const ColumnBounds* plausible_bounds(std::string_view column) {
 /// any one device (an H200 draws at most about 700 W).
 inline constexpr double kMaxAveragePowerW = 1e5;
 
+/// The least peak memory a row may have, as a share of its network's weights plus input (which are
+/// in memory throughout the pass the peak is taken over). 0.999, not 1: rounding in a CSV.
+inline constexpr double kMinMemoryOverNetwork = 0.999;
+
 /// Bounds of the extra columns carb itself reads (the protocol a row was measured under, what
 /// combine and drift correction use); other extra columns are carried as text. An empty cell is
 /// "not recorded"; anything else must be a number within these. `passes` and `warmup` may be

@@ -13,6 +13,7 @@
 
 #include "carb/config.hpp"
 #include "carb/error.hpp"
+#include "carb/network_spec.hpp"
 #include "data/csv.hpp"
 #include "data/provenance.hpp"
 
@@ -88,12 +89,28 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
   }
 }
 
+// Peak memory is the allocator's peak over the forward pass with the network and its input
+// already in memory: it cannot be below the weights plus the input (every shipped row is at
+// least 1.003x that). Twelfth hostile pass: a peak below the weights trained without a word.
+void check_memory_holds_the_network(const Record& r, const std::string& where, std::vector<std::string>& problems) {
+  // A run that ran out of memory may have failed while its weights were still loading.
+  if (r.status != Status::ok || !r.peak_memory_mb || !plausible_bounds("peak_memory_mb")->contains(*r.peak_memory_mb))
+    return;
+  const NetworkSpec s = network_totals(r.config);
+  const double floor_mb = static_cast<double>(s.param_bytes() + s.input_bytes()) / 1e6;
+  if (*r.peak_memory_mb < kMinMemoryOverNetwork * floor_mb)
+    problems.push_back(at(where) + "peak_memory_mb " + csv::format_number(r.peak_memory_mb) +
+                       " MB is below the " + csv::format_number(floor_mb) + " MB that the weights and input of " +
+                       config_key(r.config) + " take");
+}
+
 // A row's values must fit its status: a failed run has no latency or energy to report.
 void check_row(const Record& r, const std::string& where, std::vector<std::string>& problems) {
   // A configuration carb cannot build (bottleneck depth 8, batch 0) was never measured: a reader
   // that accepted it would train on, or export, something no profile produced.
   try {
     validate(r.config);
+    check_memory_holds_the_network(r, where, problems);
   } catch (const InputError& e) {
     problems.push_back(at(where) + e.what());
   }

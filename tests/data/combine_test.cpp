@@ -33,7 +33,7 @@ class Combine : public TempDirTest {
                     const std::string& passes = "10") {
     Record r;
     r.platform = "cpu-2t";
-    r.config = {Family::basic, 18, 0.5, 64, batch, Precision::fp32};
+    r.config = {Family::basic, 18, 0.1, 32, batch, Precision::fp32};  // small: 0.6 MB of weights
     r.latency_ms = latency;
     r.peak_memory_mb = memory;
     r.extra = {{"protocol_id", protocol}, {"passes", passes}};

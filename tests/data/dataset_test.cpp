@@ -84,20 +84,20 @@ TEST_F(DataDataset, RoundTripKeepsEveryField) {
 }
 
 TEST_F(DataDataset, EmptyOptionalStaysEmptyNeverZero) {
-  const fs::path file = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5.5,,12,,\n");
+  const fs::path file = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5.5,,120,,\n");
   const Dataset d = read_dataset_csv(file);
   ASSERT_EQ(d.rows.size(), 1u);
   EXPECT_EQ(d.rows[0].energy_j, std::nullopt);
   EXPECT_EQ(d.rows[0].avg_sm_util, std::nullopt);
   EXPECT_EQ(d.rows[0].latency_ms, 5.5);
   write_dataset_csv(d, dir_ / "out.csv");
-  EXPECT_EQ(slurp(dir_ / "out.csv"), std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5.5,,12,,\n");
+  EXPECT_EQ(slurp(dir_ / "out.csv"), std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5.5,,120,,\n");
 }
 
 TEST_F(DataDataset, ExtraColumnsArePreservedInOrder) {
   const fs::path file = write(std::string(kHeader) + ",passes,load_avg\n" +
-                              "cpu,basic,18,1,224,1,fp32,ok,5.5,,12,,,100,\n"
-                              "cpu,basic,18,1,224,2,fp32,ok,9.5,,14,,,50,0.3\n");
+                              "cpu,basic,18,1,224,1,fp32,ok,5.5,,120,,,100,\n"
+                              "cpu,basic,18,1,224,2,fp32,ok,9.5,,140,,,50,0.3\n");
   const Dataset d = read_dataset_csv(file);
   EXPECT_EQ(d.extra_columns, (std::vector<std::string>{"passes", "load_avg"}));
   ASSERT_EQ(d.rows.size(), 2u);
@@ -125,20 +125,20 @@ TEST_F(DataDataset, MissingColumnIsNamed) {
 
 // Each bad row gives an error naming the file, the row's line and the column.
 TEST_F(DataDataset, BadFieldsAreLocated) {
-  const std::string ok = "cpu,basic,18,1,224,1,fp32,ok,5.5,,12,,\n";
+  const std::string ok = "cpu,basic,18,1,224,1,fp32,ok,5.5,,120,,\n";
   const struct {
     std::string row, expected;
   } cases[] = {
-      {"cpu,basic,18,1,224,1,fp32,ok,fast,,12,,",
+      {"cpu,basic,18,1,224,1,fp32,ok,fast,,120,,",
        ":3: column 'latency_ms' (field 9): expected a number, got \"fast\""},
-      {"cpu,resnet,18,1,224,1,fp32,ok,5,,12,,", ":3: column 'family' (field 2): unknown family 'resnet'"},
+      {"cpu,resnet,18,1,224,1,fp32,ok,5,,120,,", ":3: column 'family' (field 2): unknown family 'resnet'"},
       {"cpu,basic,18,1,224,1,fp64,ok,5,,12,,", ":3: column 'precision' (field 7): unknown precision 'fp64'"},
       {"cpu,basic,18,1,224,1,fp32,done,5,,12,,", ":3: column 'status' (field 8): status \"done\" is not ok"},
-      {"cpu,basic,18.5,1,224,1,fp32,ok,5,,12,,", ":3: column 'depth' (field 3): expected an integer"},
-      {"cpu,basic,18,1,224,0,fp32,ok,5,,12,,", ":3: batch 0 is out of range"},
-      {"cpu,basic,18,1,224,1,fp32,ok,5,-1,12,,",
+      {"cpu,basic,18.5,1,224,1,fp32,ok,5,,120,,", ":3: column 'depth' (field 3): expected an integer"},
+      {"cpu,basic,18,1,224,0,fp32,ok,5,,120,,", ":3: batch 0 is out of range"},
+      {"cpu,basic,18,1,224,1,fp32,ok,5,-1,120,,",
        ":3: column 'energy_j' (field 10): a measured quantity cannot be negative"},
-      {",basic,18,1,224,1,fp32,ok,5,,12,,", ":3: column 'platform' (field 1): platform is empty"},
+      {",basic,18,1,224,1,fp32,ok,5,,120,,", ":3: column 'platform' (field 1): platform is empty"},
       {"cpu,basic,18,1,224,1,fp32,ok,5,,12", ":3: expected 13 fields as in the header, found 11"},
   };
   for (const auto& c : cases) {
@@ -152,9 +152,9 @@ TEST_F(DataDataset, BadFieldsAreLocated) {
 TEST_F(DataDataset, CollectingReaderReportsEveryProblem) {
   std::vector<std::string> problems;
   std::vector<std::size_t> lines;
-  const Dataset d = read_dataset_csv(write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,x,y,12,,\n"
-                                                                  "cpu,basic,18,1,224,2,fp32,ok,5,,12,,\n"
-                                                                  "cpu,nope,18,1,224,4,fp32,ok,5,,12,,\n"),
+  const Dataset d = read_dataset_csv(write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,x,y,120,,\n"
+                                                                  "cpu,basic,18,1,224,2,fp32,ok,5,,120,,\n"
+                                                                  "cpu,nope,18,1,224,4,fp32,ok,5,,120,,\n"),
                                      problems, &lines);
   ASSERT_EQ(problems.size(), 3u);
   EXPECT_NE(problems[0].find(":2: column 'latency_ms'"), std::string::npos);
@@ -187,43 +187,43 @@ TEST_F(DataDataset, AtomicWriteLeavesNoTemp) {
 TEST_F(DataDataset, ReadersRefuseWhatValidateRejects) {
   const std::string f = (dir_ / "d.csv").string();
   EXPECT_EQ(read_error(std::string(kHeader) + "\n"
-                       "cpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"
-                       "cpu,basic,18,1,224,1,fp32,ok,9,,12,,\n"   // conflicting duplicate
-                       "cpu,basic,18,1,224,2,fp32,ok,,,12,,\n"),  // ok without latency
+                       "cpu,basic,18,1,224,1,fp32,ok,5,,120,,\n"
+                       "cpu,basic,18,1,224,1,fp32,ok,9,,120,,\n"   // conflicting duplicate
+                       "cpu,basic,18,1,224,2,fp32,ok,,,120,,\n"),  // ok without latency
             f + ":3: duplicate of line 2 (platform 'cpu', basic-18-w1-r224-b1-fp32) (and 1 more problem; "
                 "`carb data validate " + f + "` lists them all)");
-  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,1e308,,12,,\n").find("plausible range"),
+  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,1e308,,120,,\n").find("plausible range"),
             std::string::npos);
 }
 
 // Fourth hostile pass: a bottleneck of depth 8 (which carb cannot build) and batch 0 passed every
 // reader, and one row without a protocol hid among rows of one protocol.
 TEST_F(DataDataset, ConfigurationsCarbCannotBuildAndAMissingProtocolAreRefused) {
-  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,bottleneck,8,1,224,1,fp32,ok,5,,12,,\n")
+  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,bottleneck,8,1,224,1,fp32,ok,5,,120,,\n")
                 .find("invalid depth 8 for family bottleneck"),
             std::string::npos);
-  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,basic,18,1,224,0,fp32,ok,5,,12,,\n").find("batch 0 is out of range"),
+  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,basic,18,1,224,0,fp32,ok,5,,120,,\n").find("batch 0 is out of range"),
             std::string::npos);
   const std::string with_protocol = std::string(kHeader) + ",protocol_id\n";
-  EXPECT_NE(read_error(with_protocol + "cpu,basic,18,1,224,1,fp32,ok,5,,12,,,p1\ncpu,basic,18,1,224,2,fp32,ok,5,,12,,,\n")
+  EXPECT_NE(read_error(with_protocol + "cpu,basic,18,1,224,1,fp32,ok,5,,120,,,p1\ncpu,basic,18,1,224,2,fp32,ok,5,,120,,,\n")
                 .find("no protocol, but line 2 has protocol p1"),
             std::string::npos);
 }
 
 // An ESC or a newline in a platform name reached the terminal and broke output lines.
 TEST_F(DataDataset, APlatformWithAControlCharacterIsRefused) {
-  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu\x1b[31m,basic,18,1,224,1,fp32,ok,5,,12,,\n")
+  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu\x1b[31m,basic,18,1,224,1,fp32,ok,5,,120,,\n")
                 .find("holds a control character"),
             std::string::npos);
-  EXPECT_NE(read_error(std::string(kHeader) + "\n\"cpu\nx\",basic,18,1,224,1,fp32,ok,5,,12,,\n")
+  EXPECT_NE(read_error(std::string(kHeader) + "\n\"cpu\nx\",basic,18,1,224,1,fp32,ok,5,,120,,\n")
                 .find("holds a control character"),
             std::string::npos);
 }
 
 TEST_F(DataDataset, SeveralFilesAreCheckedTogether) {
-  const fs::path a = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5,,12,,\n", "a.csv");
-  const fs::path b = write(std::string(kHeader) + "\ncpu,basic,18,1,224,2,fp32,ok,5,,12,,\n"
-                                                  "cpu,basic,18,1,224,1,fp32,ok,6,,12,,\n", "b.csv");
+  const fs::path a = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,5,,120,,\n", "a.csv");
+  const fs::path b = write(std::string(kHeader) + "\ncpu,basic,18,1,224,2,fp32,ok,5,,120,,\n"
+                                                  "cpu,basic,18,1,224,1,fp32,ok,6,,120,,\n", "b.csv");
   try {
     read_dataset_csvs({a, b});
     FAIL() << "expected DataError";
@@ -232,7 +232,7 @@ TEST_F(DataDataset, SeveralFilesAreCheckedTogether) {
   }
   EXPECT_EQ(read_dataset_csvs({a}).rows.size(), 1u);
   // Problems across files: `carb data validate a.csv b.csv` is not a command, so none is suggested.
-  const fs::path c = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,7,,12,,\n", "c.csv");
+  const fs::path c = write(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,7,,120,,\n", "c.csv");
   try {
     read_dataset_csvs({a, b, c});
     FAIL() << "expected DataError";

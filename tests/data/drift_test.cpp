@@ -81,7 +81,7 @@ class DriftTrain : public TempDirTest {
             const auto s = network_totals(r.config);
             const double host = speed(g);
             r.latency_ms = (0.3 + s.flops() / 3e9) * host;
-            r.peak_memory_mb = 5 + s.activation_bytes_max() / 1e6;
+            r.peak_memory_mb = 5 + (s.param_bytes() + s.input_bytes() + s.activation_bytes_max()) / 1e6;
             char ref[32];
             std::snprintf(ref, sizeof ref, "%.9g", 2.0 * host);
             r.extra[kReferenceColumn] = ref;

@@ -30,7 +30,7 @@ class DataValidate : public TempDirTest {
 };
 
 TEST_F(DataValidate, ValidFileHasNoProblems) {
-  EXPECT_TRUE(validate_text(std::string(kHeader) + "gpu,basic,18,1,224,1,fp32,ok,5,0.2,12,,\n"
+  EXPECT_TRUE(validate_text(std::string(kHeader) + "gpu,basic,18,1,224,1,fp32,ok,5,0.2,120,,\n"
                                                    "gpu,basic,18,1,224,2,fp32,oom,,,,,\n"
                                                    "gpu,basic,18,1,224,4,fp32,ok,1,0.5,300,80,40\n")
                   .empty());
@@ -38,11 +38,11 @@ TEST_F(DataValidate, ValidFileHasNoProblems) {
 
 TEST_F(DataValidate, ReportsEveryProblemInLineOrder) {
   const auto p = validate_text(std::string(kHeader) +
-                               "cpu,basic,18,1,224,1,fp32,ok,x,,12,,\n"   // 2: bad number
-                               "cpu,basic,18,1,224,2,fp32,ok,5,,12,,\n"   // 3: fine
-                               "cpu,basic,18,1,224,2,fp32,ok,6,,12,,\n"   // 4: duplicate of 3
+                               "cpu,basic,18,1,224,1,fp32,ok,x,,120,,\n"   // 2: bad number
+                               "cpu,basic,18,1,224,2,fp32,ok,5,,120,,\n"   // 3: fine
+                               "cpu,basic,18,1,224,2,fp32,ok,6,,120,,\n"   // 4: duplicate of 3
                                "cpu,basic,18,1,224,4,fp32,bad,5,,12,,\n"  // 5: bad status
-                               "cpu,basic,18,1,224,8,fp32,ok,,,12,,\n");  // 6: ok without latency
+                               "cpu,basic,18,1,224,8,fp32,ok,,,120,,\n");  // 6: ok without latency
   ASSERT_EQ(p.size(), 4u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0].rfind(file() + ":2: column 'latency_ms'", 0), 0u) << p[0];
   EXPECT_EQ(p[1], file() + ":4: duplicate of line 3 (platform 'cpu', basic-18-w1-r224-b2-fp32)");
@@ -54,18 +54,30 @@ TEST_F(DataValidate, ReportsEveryProblemInLineOrder) {
 // twice, however the width is spelled (eleventh hostile pass: 0.25 and 0.2500000001).
 TEST_F(DataValidate, TwoWidthsThatBuildOneNetworkAreDuplicates) {
   const auto p = validate_text(std::string(kHeader) +
-                               "cpu,basic,18,0.25,64,1,fp32,ok,5,,12,,\n"
-                               "cpu,basic,18,0.2500000001,64,1,fp32,ok,6,,12,,\n"
-                               "cpu,basic,18,0.5,64,1,fp32,ok,6,,12,,\n");  // other channels: no duplicate
+                               "cpu,basic,18,0.25,64,1,fp32,ok,5,,120,,\n"
+                               "cpu,basic,18,0.2500000001,64,1,fp32,ok,6,,120,,\n"
+                               "cpu,basic,18,0.5,64,1,fp32,ok,6,,120,,\n");  // other channels: no duplicate
   ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":3: duplicate of line 2 (platform 'cpu', basic-18-w0.25-r64-b1-fp32; width 0.2500000001 "
                            "builds the same channels as 0.25)");
 }
 
+// Peak memory is taken with the network and its input in memory: a peak below their size is no
+// measurement (twelfth hostile pass: one trained without a word).
+TEST_F(DataValidate, APeakMemoryBelowTheWeightsAndInputIsRefused) {
+  const auto p = validate_text(std::string(kHeader) +
+                               "cpu,basic,18,1,224,1,fp32,ok,5,,47,,\n"     // 46.8 MB weights + 0.6 MB input
+                               "cpu,basic,18,1,224,2,fp32,ok,5,,48.5,,\n"   // 47.96 MB: holds them
+                               "cpu,basic,18,1,224,4,fp32,oom,,,3,,\n");    // ran out while loading: no bound
+  ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":2: peak_memory_mb 47 MB is below the 47.36016 MB that the weights and input of "
+                           "basic-18-w1-r224-b1-fp32 take");
+}
+
 TEST_F(DataValidate, OneDatasetHoldsOnePlatform) {
   const auto p = validate_text(std::string(kHeader) +
-                               "cpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"
-                               "gpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"
+                               "cpu,basic,18,1,224,1,fp32,ok,5,,120,,\n"
+                               "gpu,basic,18,1,224,1,fp32,ok,5,,120,,\n"
                                "cpu,basic,18,1,224,1,fp32,error,,,,,\n");
   ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":3: platform 'gpu', but line 2 is platform 'cpu': one dataset holds one platform");
@@ -74,9 +86,9 @@ TEST_F(DataValidate, OneDatasetHoldsOnePlatform) {
 
 TEST_F(DataValidate, OneDatasetHoldsOneProtocol) {
   const auto p = validate_text(std::string(kHeader.substr(0, kHeader.size() - 1)) + ",protocol_id\n" +
-                               "cpu,basic,18,1,224,1,fp32,ok,5,,12,,,p1\n"
-                               "cpu,basic,18,1,224,2,fp32,ok,5,,12,,,p1\n"
-                               "cpu,basic,18,1,224,4,fp32,ok,5,,12,,,p2\n");
+                               "cpu,basic,18,1,224,1,fp32,ok,5,,120,,,p1\n"
+                               "cpu,basic,18,1,224,2,fp32,ok,5,,120,,,p1\n"
+                               "cpu,basic,18,1,224,4,fp32,ok,5,,120,,,p2\n");
   ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":4: protocol p2, but line 2 has protocol p1: one dataset holds one protocol per platform");
 }
@@ -85,11 +97,11 @@ TEST_F(DataValidate, OneDatasetHoldsOneProtocol) {
 // bounds are refused, and the bounds are one table.
 TEST_F(DataValidate, ImplausibleValuesAreRefused) {
   const auto p = validate_text(std::string(kHeader) +
-                               "gpu,basic,18,1,224,1,fp32,ok,1e308,1,12,,\n"
-                               "gpu,basic,18,1,224,2,fp32,ok,0,1,12,,\n"
-                               "gpu,basic,18,1,224,4,fp32,ok,5,2e7,12,,\n"
+                               "gpu,basic,18,1,224,1,fp32,ok,1e308,1,120,,\n"
+                               "gpu,basic,18,1,224,2,fp32,ok,0,1,120,,\n"
+                               "gpu,basic,18,1,224,4,fp32,ok,5,2e7,120,,\n"
                                "gpu,basic,18,1,224,8,fp32,ok,5,1,2e9,,\n"
-                               "gpu,basic,18,1,224,16,fp32,ok,1e-320,1,12,,\n");  // a denormal
+                               "gpu,basic,18,1,224,16,fp32,ok,1e-320,1,120,,\n");  // a denormal
   ASSERT_EQ(p.size(), 6u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":2: latency_ms is 1e+308, outside the plausible range [1e-06, 1e+07] ms");
   EXPECT_EQ(p[1], file() + ":3: latency_ms is 0, outside the plausible range [1e-06, 1e+07] ms");
@@ -104,8 +116,8 @@ TEST_F(DataValidate, ImplausibleValuesAreRefused) {
 // is a rack's worth, 100 kW.
 TEST_F(DataValidate, AnAveragePowerNoDeviceDrawsIsRefused) {
   const auto p = validate_text(std::string(kHeader) +
-                               "gpu,basic,18,1,224,1,fp32,ok,1,1000,12,,\n"
-                               "gpu,basic,18,1,224,2,fp32,ok,2,1.4,12,,\n");  // 700 W: an H200 at full power
+                               "gpu,basic,18,1,224,1,fp32,ok,1,1000,120,,\n"
+                               "gpu,basic,18,1,224,2,fp32,ok,2,1.4,120,,\n");  // 700 W: an H200 at full power
   ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":2: energy_j 1000 J in latency_ms 1 ms is an average power of 1e+06 W, above the plausible 1e+05 W");
 }
@@ -115,13 +127,13 @@ TEST_F(DataValidate, AnAveragePowerNoDeviceDrawsIsRefused) {
 TEST_F(DataValidate, ExtraColumnsCarbReadsAreChecked) {
   const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",threads,passes,reference_ms,note\n";
   const auto p = validate_text(header +
-                               "cpu,basic,18,1,224,1,fp32,ok,5,,12,,,2,100,3.5,anything\n"
-                               "cpu,basic,18,1,224,2,fp32,ok,5,,12,,,0,100,3.5,\n"
-                               "cpu,basic,18,1,224,4,fp32,ok,5,,12,,,2,many,,\n"
-                               "cpu,basic,18,1,224,8,fp32,ok,5,,12,,,2,100,-1,\n"
-                               "cpu,basic,18,1,224,16,fp32,ok,5,,12,,,2.5,100,3.5,\n"
+                               "cpu,basic,18,1,224,1,fp32,ok,5,,120,,,2,100,3.5,anything\n"
+                               "cpu,basic,18,1,224,2,fp32,ok,5,,120,,,0,100,3.5,\n"
+                               "cpu,basic,18,1,224,4,fp32,ok,5,,120,,,2,many,,\n"
+                               "cpu,basic,18,1,224,8,fp32,ok,5,,120,,,2,100,-1,\n"
+                               "cpu,basic,18,1,224,16,fp32,ok,5,,120,,,2.5,100,3.5,\n"
                                // combine's median over rounds: a fractional pass count is data
-                               "cpu,basic,18,1,224,32,fp32,ok,5,,12,,,2,74.5,3.5,\n");
+                               "cpu,basic,18,1,224,32,fp32,ok,5,,120,,,2,74.5,3.5,\n");
   ASSERT_EQ(p.size(), 4u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":3: threads is 0, outside the plausible range whole numbers in [1, 4096] threads");
   EXPECT_EQ(p[1], file() + ":4: passes is 'many', not a number");
@@ -137,7 +149,7 @@ TEST_F(DataValidate, FailedRowsCarryNoLatencyOrEnergy) {
 }
 
 TEST_F(DataValidate, UtilizationAbovePercentRange) {
-  const auto p = validate_text(std::string(kHeader) + "gpu,basic,18,1,224,1,fp32,ok,3,2,9,101.5,\n");
+  const auto p = validate_text(std::string(kHeader) + "gpu,basic,18,1,224,1,fp32,ok,3,2,90,101.5,\n");
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0], file() + ":2: avg_sm_util is 101.5, outside the plausible range [0, 100] %");
 }
