@@ -149,6 +149,8 @@ inline constexpr const char* kMergedKind = "carb dataset (merged)";
 enum class InputKind { datasets, plain_files };
 void check_not_an_input(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs,
                         InputKind kind = InputKind::datasets);
+/// Refuses (InputError) an --out that is a symbolic link unless `force`: writing replaces the link.
+void check_not_a_link(const std::filesystem::path& out, bool force);
 /// The path as it resolves (absolute, symlinks followed as far as they exist), for comparing paths.
 std::filesystem::path resolved_path(const std::filesystem::path& p);
 /// What replacing an earlier output must keep: every configuration with its ok status, each of its

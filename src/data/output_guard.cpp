@@ -39,6 +39,7 @@ bool looks_like_provenance(const fs::path& f) { return !provenance_kind(f).empty
 
 void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* what, bool force) {
   std::error_code ec;
+  check_not_a_link(f, force);
   const auto st = fs::status(f, ec);
   if (st.type() == fs::file_type::not_found) return;
   if (st.type() == fs::file_type::directory) throw InputError(f.string() + " is a directory; give a file to write");
@@ -174,6 +175,22 @@ void check_dataset_output(const fs::path& csv, bool force, const std::string& ki
   if (there != kind)
     throw InputError(csv.string() + " holds " + (there.empty() ? "a dataset without its provenance file" : "a " + there) +
                      ", not an earlier output of this command; choose another --out, or pass --force to replace it");
+  // Thirteenth hostile pass: a latency the user corrected by hand in a merge's output, and a row
+  // marked error, were merged over without a word. The sidecar holds the CSV's hash as carb wrote it.
+  const nlohmann::json prov = read_provenance(csv);
+  if (prov.is_object() && prov.contains(kCsvHashKey) && prov[kCsvHashKey] != file_fnv1a64(csv).value_or(""))
+    throw InputError(csv.string() + " was changed since carb wrote it (its hash differs from the one in " +
+                     provenance_path(csv).filename().string() +
+                     "); choose another --out, or pass --force to replace it with the edits lost");
+}
+
+void check_not_a_link(const fs::path& out, bool force) {
+  std::error_code ec;
+  // Replacing a symbolic link replaces the link, not what it points to: the target would be left
+  // stale (a link to a report), or a dangling link would become a file (thirteenth hostile pass).
+  if (!force && fs::symlink_status(out, ec).type() == fs::file_type::symlink)
+    throw InputError(out.string() + " is a symbolic link; carb would replace the link, not its target; give the "
+                     "target's path, or pass --force to replace the link");
 }
 
 }  // namespace carb

@@ -15,6 +15,7 @@
 
 #include "carb/error.hpp"
 #include "data/csv.hpp"
+#include "util/fnv.hpp"
 
 namespace carb {
 namespace {
@@ -69,14 +70,32 @@ std::filesystem::path provenance_path(const std::filesystem::path& csv) {
   return p.replace_extension(".json");
 }
 
+std::optional<std::string> file_fnv1a64(const std::filesystem::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::uint64_t h = detail::kFnvOffsetBasis;
+  std::array<char, 1 << 16> buf{};
+  while (in.read(buf.data(), buf.size()) || in.gcount() > 0)
+    h = detail::fnv1a64(reinterpret_cast<const unsigned char*>(buf.data()), static_cast<std::size_t>(in.gcount()), h);
+  if (in.bad()) return std::nullopt;
+  return detail::hex64(h);
+}
+
 void write_provenance(const std::filesystem::path& csv, const nlohmann::json& provenance) {
-  csv::write_text_atomic(provenance_path(csv), provenance.dump(2) + "\n");
+  nlohmann::json p = provenance;
+  if (const auto h = file_fnv1a64(csv)) p[kCsvHashKey] = *h;  // what the CSV was when carb wrote it
+  csv::write_text_atomic(provenance_path(csv), p.dump(2) + "\n");
 }
 
 nlohmann::json read_provenance(const std::filesystem::path& csv) {
   const std::filesystem::path file = provenance_path(csv);
+  std::error_code ec;
+  const auto type = std::filesystem::status(file, ec).type();
+  if (type == std::filesystem::file_type::not_found) return nullptr;
+  // A directory opens as a stream on Linux and failed deep in the parser as an "internal error".
+  if (type != std::filesystem::file_type::regular) throw DataError(file.string() + ": the provenance file is not a regular file");
   std::ifstream in(file);
-  if (!in) return nullptr;
+  if (!in) throw DataError(file.string() + ": cannot read the provenance file");
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {

@@ -3,6 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "carb/dataset.hpp"
@@ -23,11 +24,18 @@ std::string utc_now_iso8601();
 /// Where the sidecar of a CSV lives: beside it, same stem, ".json" (data/cpu2t.csv -> data/cpu2t.json).
 std::filesystem::path provenance_path(const std::filesystem::path& csv);
 
-/// Writes the sidecar of `csv` atomically (pretty-printed JSON). Throws DataError on I/O failure.
+/// The sidecar key holding the hash of the CSV as carb wrote it (carb's FNV-1a, 16 hex digits).
+inline constexpr const char* kCsvHashKey = "csv_fnv1a64";
+
+/// carb's FNV-1a hash of a file's bytes as 16 hex digits; nullopt when it cannot be read.
+std::optional<std::string> file_fnv1a64(const std::filesystem::path& f);
+
+/// Writes the sidecar of `csv` atomically (pretty-printed JSON), adding kCsvHashKey: the hash of
+/// `csv` as it is now (write the CSV first). Throws DataError on I/O failure.
 void write_provenance(const std::filesystem::path& csv, const nlohmann::json& provenance);
 
 /// Reads the sidecar of `csv`; JSON null when there is none. Throws DataError
-/// naming the file when it exists but is not valid JSON.
+/// naming the file when it exists but is not a regular file or not valid JSON.
 nlohmann::json read_provenance(const std::filesystem::path& csv);
 
 }  // namespace carb

@@ -46,6 +46,9 @@ void refuse_out_holding_inputs(const TrainJob& job) {
 TrainSummary run_train_job(const TrainJob& job) {
   if (job.out.empty()) throw InputError("--out DIR is required");
   refuse_out_holding_inputs(job);
+  // Nor an input or its provenance sidecar (thirteenth hostile pass: `--out d.json --force`
+  // replaced the training data's provenance with a bundle), the guard every other writer uses.
+  check_not_an_input(job.out, job.data);
   // Checked and staged before the work: an occupied or unwritable --out fails now, not after training.
   BundleDestination dest(job.out, job.force);
   // SIGINT/SIGTERM stop the fits at the next one and remove the staging directory (dest's

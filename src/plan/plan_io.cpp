@@ -91,6 +91,7 @@ void check_plan_output(const fs::path& out, const std::vector<fs::path>& inputs,
   if (!fs::is_directory(dir, ec))
     throw InputError("cannot write " + out.string() + ": directory " + dir.string() + " does not exist");
   check_not_an_input(out, inputs);
+  check_not_a_link(out, force);
   const auto st = fs::status(out, ec);
   if (st.type() == fs::file_type::not_found) return;
   if (st.type() == fs::file_type::directory) throw InputError(out.string() + " is a directory; give a file to write");

@@ -154,6 +154,17 @@ TEST(CliReliability, MeaninglessCombinationsAreRefused) {
             std::string::npos);
 }
 
+// Thirteenth hostile pass: `train --out d.json --force` replaced the training data's provenance
+// sidecar with a model bundle; an input and its sidecar are never an output, even with --force.
+TEST(CliReliability, TrainNeverReplacesTheSidecarOfItsData) {
+  write_file("side.csv", synthetic_dataset_csv());
+  write_file("side.json", "{\"kind\": \"carb dataset\"}\n");
+  const CliRun r = carb(std::string("train --data side.csv --out side.json --force ") + kFastTrain, "side_train");
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("provenance file of an input"), std::string::npos) << r.err;
+  EXPECT_EQ(slurp(scratch().dir() / "side.json"), "{\"kind\": \"carb dataset\"}\n");
+}
+
 TEST(CliReliability, ErrorLinesEscapeControlBytes) {
   const CliRun r = carb("space --configs \"$(printf 'in\\001\\033[31mput.csv')\"", "rel_ctl");
   EXPECT_EQ(r.status, 1) << r.err;

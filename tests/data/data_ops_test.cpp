@@ -22,6 +22,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+std::string slurp(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
 class DataOps : public TempDirTest {
  protected:
   DataOps() : TempDirTest("carb_data_ops_") {}
@@ -359,6 +364,68 @@ TEST_F(DataOps, MergeReplacesOnlyAnEarlierMerge) {
   fs::remove(dir_ / "merged.json");  // a dataset whose provenance is gone: nobody knows what it holds
   EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "merged.csv", ""), InputError);
   EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "round.csv", "", true));
+}
+
+// Thirteenth hostile pass: a latency corrected by hand in a merge's output was merged over without a
+// word. The sidecar holds the CSV's hash as carb wrote it; an edited output needs --force.
+TEST_F(DataOps, AnEditedOutputIsNotReplacedWithoutForce) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "");
+  const nlohmann::json prov = read_provenance(dir_ / "m.csv");
+  ASSERT_TRUE(prov.contains(kCsvHashKey)) << prov.dump();
+  EXPECT_EQ(prov[kCsvHashKey], file_fnv1a64(dir_ / "m.csv").value());
+  std::string text = slurp(dir_ / "m.csv");
+  const std::size_t at = text.find(",10,");  // batch 1's latency
+  ASSERT_NE(at, std::string::npos) << text;
+  text.replace(at, 4, ",10.5,");
+  { std::ofstream(dir_ / "m.csv", std::ios::binary) << text; }
+  try {
+    merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "");
+    ADD_FAILURE() << "an edited merge was replaced";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("was changed since carb wrote it"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(slurp(dir_ / "m.csv"), text);
+  EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "", /*force=*/true));
+  EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", ""));  // unedited again: replaced
+  // An export's output the same way.
+  export_store({db, dir_ / "e.csv", "cpu2t", ""});
+  { std::ofstream(dir_ / "e.csv", std::ios::app) << "\n"; }
+  EXPECT_THROW(export_store({db, dir_ / "e.csv", "cpu2t", ""}), InputError);
+}
+
+// Thirteenth hostile pass: an --out that was a symbolic link was replaced by a file (a dangling
+// link became a file; a link to a carb output left its target stale).
+TEST_F(DataOps, AnOutputThatIsASymbolicLinkNeedsForce) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "");
+  fs::create_symlink(dir_ / "m.csv", dir_ / "link.csv");
+  fs::create_symlink(dir_ / "nowhere.csv", dir_ / "dangling.csv");
+  for (const char* out : {"link.csv", "dangling.csv"}) {
+    try {
+      merge_datasets({dir_ / "a.csv"}, dir_ / out, "");
+      ADD_FAILURE() << out << " was written over";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(fs::is_symlink(dir_ / out)) << out;
+  }
+}
+
+// Thirteenth hostile pass: a directory where an input's sidecar belongs ended in "internal error".
+TEST_F(DataOps, ASidecarThatIsADirectoryIsADataError) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  fs::remove(dir_ / "a.json");
+  fs::create_directories(dir_ / "a.json");
+  try {
+    merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "");
+    ADD_FAILURE() << "a directory was read as a sidecar";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+  }
 }
 
 // Seventh hostile pass: an earlier merge was replaced by the merge of unrelated inputs.

@@ -322,6 +322,13 @@ TEST(Report, NeverOverwritesAnInputOrAUsersFile) {
   o.force = true;
   EXPECT_NO_THROW(write_report(o));
   EXPECT_EQ(read(o.out).find("my note"), std::string::npos);
+  // Thirteenth hostile pass: a link at --out was replaced by a file, leaving its target stale.
+  std::filesystem::create_symlink(o.out, tmp.path / "link.html");
+  ReportOptions via_link = o;
+  via_link.force = false;
+  via_link.out = tmp.path / "link.html";
+  EXPECT_THROW(write_report(via_link), InputError);
+  EXPECT_TRUE(std::filesystem::is_symlink(via_link.out));
   // The report ends with its seal; everything above it is what the seal covers.
   const std::string html = read(o.out);
   EXPECT_EQ(html.rfind("<!-- carb-report fnv1a64="), html.size() - std::string("<!-- carb-report fnv1a64=").size() - 16 - 5);
