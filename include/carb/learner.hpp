@@ -23,6 +23,10 @@ struct LearnerParams {
   int threads = 2;
   unsigned seed = 42;
   double max_features = 1.0;  // extra trees: fraction of features tried per split (1.0 = all, sklearn's default)
+  /// Boosters: the prediction before the first tree. 0.5 is XGBoost 1.7's default, kept for the
+  /// main learners (their boosting path was tuned from it); a residual corrector starts at 0, where
+  /// its residuals are centred (from 0.5, 20 trees left a +19% bias on every low-batch answer).
+  double base_score = 0.5;
 };
 
 class Learner {

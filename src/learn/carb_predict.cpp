@@ -31,6 +31,7 @@ std::unique_ptr<Learner> make_corrector(const TrainOptions& o) {
   p.max_leaves = 15;
   p.max_depth = 0;
   p.learning_rate = 0.05;
+  p.base_score = 0;  // residuals are centred on 0
   return make_learner("gbdt_leafwise", p);
 }
 

@@ -277,7 +277,7 @@ void Gbdt::fit(const Matrix& X, const std::vector<float>& y) {
   const bool depthwise = growth_ == Growth::depthwise;
   TreeGrower grower(b, p_.min_samples_leaf, p_.max_depth > 0 ? p_.max_depth : (depthwise ? 9 : 0),
                     p_.max_leaves > 0 ? p_.max_leaves : (depthwise ? 0 : 127), p_.learning_rate);
-  base_ = kBaseScore;
+  base_ = p_.base_score;
   std::vector<double> pred(y.size(), base_), grad(y.size());
   std::vector<double> gain(X.cols, 0.0);
   trees_.clear();

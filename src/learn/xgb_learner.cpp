@@ -103,6 +103,7 @@ void XgbLearner::fit(const Matrix& X, const std::vector<float>& y) {
       {"max_depth", std::to_string(depth)},
       {"max_leaves", std::to_string(p_.max_leaves > 0 ? p_.max_leaves : (lossguide ? 127 : 0))},
       {"eta", num(p_.learning_rate)},
+      {"base_score", num(p_.base_score)},
       // With squared error every row has hessian 1, so this is a minimum leaf size.
       {"min_child_weight", std::to_string(p_.min_samples_leaf)},
       {"seed", std::to_string(p_.seed)},
