@@ -70,7 +70,7 @@ inline constexpr double kMinMemoryOverNetwork = 0.999;
 /// combine and drift correction use); other extra columns are carried as text. An empty cell is
 /// "not recorded"; anything else must be a number within these. `passes` and `warmup` may be
 /// fractional: `carb data combine` writes the median over rounds (74.5 in data/cpu-2t.csv).
-inline constexpr std::array<ColumnBounds, 7> kExtraColumnBounds = {{
+inline constexpr std::array<ColumnBounds, 12> kExtraColumnBounds = {{
     {"threads", 1, 4096, true, "threads", true},
     {"warmup", 0, 1e9, true, "passes"},
     {"passes", 1, 1e9, true, "passes"},
@@ -78,6 +78,13 @@ inline constexpr std::array<ColumnBounds, 7> kExtraColumnBounds = {{
     {"reference_ms", 1e-6, 1e7, true, "ms"},
     {"rounds", 0, 1e6, true, "rounds", true},  // ok rounds: 0 for a configuration that failed in every one
     {"latency_round_spread", 0, 1e6, true, "(max/min - 1)"},
+    // The timing statistics and host load the profiler writes beside the latency (thirteenth
+    // hostile pass: negative ones validated).
+    {"latency_median_ms", 1e-6, 1e7, true, "ms"},
+    {"latency_std_ms", 0, 1e7, true, "ms"},
+    {"latency_cv", 0, 1e3, true, "(std/mean)"},
+    {"latency_rel_ci95", 0, 1e3, true, "(half-width/mean)"},
+    {"load_avg_1m", 0, 1e5, true, "runnable tasks"},
 }};
 
 /// How one measurement ended: measured, out of memory, or failed otherwise.

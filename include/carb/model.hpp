@@ -126,7 +126,8 @@ class CarbModel {
   /// predates this record (see knows_trained_configs).
   const std::vector<std::string>& trained_configs() const { return trained_configs_; }
   bool knows_trained_configs() const { return knows_trained_; }
-  /// True when the model saw this configuration in training (false when it does not know).
+  /// True when the model saw this configuration's network in training (false when it does not
+  /// know): a width spelled otherwise that builds the same channels (0.251 for 0.25) counts.
   bool trained_on(const Config& c) const;
   /// Set when the model learned drift-corrected latency (see carb/drift.hpp): the typical
   /// reference time R its latency is expressed at. Data it is evaluated on is corrected the same way.
@@ -162,12 +163,14 @@ class CarbModel {
 
  private:
   std::vector<std::string> targets_;
+  void index_trained();  // trained_networks_ from trained_configs_
   FeatureSchema schema_;
   std::string platform_;
   TrainOptions opts_;
   std::vector<TargetModel> models_;
   std::string data_hash_;
   std::vector<std::string> trained_configs_;
+  std::vector<std::string> trained_networks_;  // network_key of each, sorted (set by index_trained)
   bool knows_trained_ = false;
   std::optional<double> drift_reference_ms_;
   TrainedEnvelope envelope_;

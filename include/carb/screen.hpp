@@ -68,9 +68,9 @@ struct BudgetConfusion {
   std::size_t true_accept = 0, false_accept = 0, true_reject = 0, false_reject = 0;
   std::size_t total() const { return true_accept + false_accept + true_reject + false_reject; }
   double accuracy() const;
-  /// False accepts / configurations that measured over budget (0 when there are none).
+  /// False accepts / configurations that measured over budget (kUndefined when there are none).
   double false_accept_rate() const;
-  /// False rejects / configurations that measured within budget (0 when there are none).
+  /// False rejects / configurations that measured within budget (kUndefined when there are none).
   double false_reject_rate() const;
   nlohmann::json to_json() const;
 };

@@ -45,7 +45,8 @@ BaselineScore versus_carb(const std::vector<double>& truth, const std::vector<do
   s.available = true;
   s.metrics = fit_metrics(truth, base);
   const double carb_mae = fit_metrics(truth, carb).mae;
-  s.carb_mae_reduction_pct = s.metrics.mae > 0 ? 100.0 * (1.0 - carb_mae / s.metrics.mae) : 0.0;
+  // A reduction from a baseline that is already exact is no percentage (it printed as 0).
+  s.carb_mae_reduction_pct = s.metrics.mae > 0 ? 100.0 * (1.0 - carb_mae / s.metrics.mae) : kUndefined;
   return s;
 }
 

@@ -16,7 +16,7 @@ std::map<std::string, const Record*> ok_by_key(const Dataset& d, const char* rol
   std::map<std::string, const Record*> out;
   for (const auto& r : d.rows) {
     if (r.status != Status::ok) continue;
-    const std::string key = config_key(r.config);
+    const std::string key = network_key(r.config);  // joined by network: 0.251 is 0.25's
     if (!out.emplace(key, &r).second)
       throw DataError(std::string(role) + " dataset has configuration " + key +
                       " twice (pooled platforms? give one platform per dataset)");
@@ -78,9 +78,9 @@ std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vect
 std::vector<Telemetry> telemetry_for(const Dataset& source, const std::vector<Config>& configs) {
   std::map<std::string, Telemetry> by_key;
   for (const auto& r : source.rows)
-    if (r.status == Status::ok) by_key[config_key(r.config)] = {r.avg_sm_util, r.avg_mem_util};
+    if (r.status == Status::ok) by_key[network_key(r.config)] = {r.avg_sm_util, r.avg_mem_util};
   std::vector<Telemetry> out;
-  for (const auto& c : configs) out.push_back(by_key[config_key(c)]);
+  for (const auto& c : configs) out.push_back(by_key[network_key(c)]);
   return out;
 }
 

@@ -120,7 +120,7 @@ void check_rounds_are_measurements(const std::vector<Dataset>& rounds, const std
     for (const Record& r : rounds[i].rows) {
       std::string v = to_string(r.status);
       for (const char* c : kValueColumns) v += "|" + csv::format_number(r.value(c));
-      values[r.platform + '\n' + config_key(r.config)] = v;
+      values[r.platform + '\n' + network_key(r.config)] = v;
     }
     const auto [it, fresh] = seen.emplace(std::move(values), i);
     if (!fresh && !rounds[i].rows.empty())
@@ -161,7 +161,9 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   for (const Dataset& d : rounds) {
     combined.add_extra_columns(d.extra_columns);
     for (const Record& r : d.rows) {
-      const std::string key = r.platform + '\n' + config_key(r.config);
+      // By network: a round that wrote the width as 0.251 measured 0.25's network (its median is
+      // taken with the others; the first round's spelling is kept).
+      const std::string key = r.platform + '\n' + network_key(r.config);
       if (!rows.count(key)) order.push_back(key);
       rows[key].push_back(&r);
     }

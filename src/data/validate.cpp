@@ -115,6 +115,9 @@ void check_row(const Record& r, const std::string& where, std::vector<std::strin
     problems.push_back(at(where) + e.what());
   }
   if (r.status == Status::ok && !r.latency_ms) problems.push_back(at(where) + "status ok but latency_ms is empty");
+  // `rounds` counts the ok rounds a combined row is the median of: an ok row of none is no median.
+  if (const auto it = r.extra.find("rounds"); r.status == Status::ok && it != r.extra.end() && it->second == "0")
+    problems.push_back(at(where) + "status ok but rounds is 0 (no ok round to take the median of)");
   if (r.status != Status::ok)
     for (const char* col : {"latency_ms", "energy_j"})
       if (r.value(col)) problems.push_back(at(where) + "status " + to_string(r.status) + " but " + col + " has a value");

@@ -289,6 +289,7 @@ CarbModel CarbModel::load(const fs::path& dir) {
     if (man.contains("trained_configs")) {
       m.trained_configs_ = read_trained(dir, man.at("trained_configs"));
       m.knows_trained_ = true;
+      m.index_trained();
     }
     for (const auto& t : m.targets_) {
       const auto& j = man.at("models").at(t);

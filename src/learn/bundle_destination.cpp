@@ -15,6 +15,7 @@
 #include <set>
 
 #include "carb/error.hpp"
+#include "util/stop_signal.hpp"
 #include "learn/checksum_file.hpp"
 #include "learn/model_internal.hpp"
 #include "util/temp_owner.hpp"
@@ -192,6 +193,10 @@ BundleDestination::~BundleDestination() {
 }
 
 void BundleDestination::commit() {
+  // A signal while the files were written (inside a StopOnSignals scope, as `carb train` runs)
+  // still stops before the swap: the earlier bundle stays, the staging directory goes. Thirteenth
+  // hostile pass: a SIGINT during the save exited 0 with the bundle replaced.
+  detail::throw_if_stopped("training", "no model bundle was written");
   std::error_code ec;
   fs::remove(staging_ / kStagingMarker, ec);  // from here on the directory holds only the bundle
   if (!force_)

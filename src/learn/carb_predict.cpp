@@ -57,7 +57,17 @@ std::string dataset_hash(const Dataset& d) {
 }
 
 bool CarbModel::trained_on(const Config& c) const {
-  return std::binary_search(trained_configs_.begin(), trained_configs_.end(), config_key(c));
+  // By the network, not the spelling: evaluate --external counted rows written with width 0.251 as
+  // never trained on, though the model had trained on 0.25's network (thirteenth hostile pass).
+  return std::binary_search(trained_configs_.begin(), trained_configs_.end(), config_key(c)) ||
+         std::binary_search(trained_networks_.begin(), trained_networks_.end(), network_key(c));
+}
+
+void CarbModel::index_trained() {
+  trained_networks_.clear();
+  for (const auto& k : trained_configs_)
+    if (const auto c = config_of_key(k)) trained_networks_.push_back(network_key(*c));
+  std::sort(trained_networks_.begin(), trained_networks_.end());
 }
 
 bool CarbModel::has_target(const std::string& t) const {

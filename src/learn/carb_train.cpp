@@ -222,6 +222,7 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
   m.trained_configs_.erase(std::unique(m.trained_configs_.begin(), m.trained_configs_.end()),
                            m.trained_configs_.end());
   m.knows_trained_ = true;
+  m.index_trained();
   m.envelope_ = TrainedEnvelope::of(configs_of(d));
   const Matrix base = build_features(m.schema_, configs_of(d), telemetry_of(d));
   const auto folds = assign_folds(d.rows.size(), o.folds, o.seed);

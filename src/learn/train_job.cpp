@@ -86,7 +86,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   record.train_seconds = secs;
   for (const auto& f : job.data) record.data_files.push_back(f.string());
   m.set_training_record(std::move(record));
-  detail::throw_if_stopped("training", "no model bundle was written");  // once saving starts, it finishes
+  detail::throw_if_stopped("training", "no model bundle was written");  // and again before the swap
   m.save(dest);
   s.model = job.out;
   s.platform = m.platform();

@@ -78,7 +78,7 @@ std::vector<Config> read_plan_csv(const fs::path& file) {
   auto configs = read_configs_csv(file);
   std::set<std::string> seen;
   for (std::size_t k = 0; k < configs.size(); ++k)
-    if (!seen.insert(config_key(configs[k])).second)
+    if (!seen.insert(network_key(configs[k])).second)
       throw DataError(file.string() + ": configuration " + config_key(configs[k]) + " is planned twice (row " +
                       std::to_string(k + 1) + ")");
   return configs;

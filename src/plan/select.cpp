@@ -78,12 +78,12 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   check_options(o, model != nullptr);
   // Distinct candidates, in first-seen order; those measured (or trained on) are out.
   std::set<std::string> done, seen;
-  for (const Config& c : measured) done.insert(config_key(c));
+  for (const Config& c : measured) done.insert(network_key(c));  // by network: 0.251 is 0.25's
   Plan plan;
   plan.strategy = o.strategy;
   std::vector<Config> pool;
   for (const Config& c : candidates) {
-    const std::string k = config_key(c);
+    const std::string k = network_key(c);
     if (!seen.insert(k).second) continue;
     if (done.count(k) || (model && model->trained_on(c))) {
       ++plan.excluded;

@@ -9,14 +9,16 @@
 
 #include "carb/drift.hpp"
 #include "carb/error.hpp"
+#include "carb/metrics.hpp"
 #include "carb/screen.hpp"
 
 namespace carb {
 
 namespace {
 
+// 0 of 0 is no rate: a false-accept rate with no configuration over budget printed as a perfect 0.
 double ratio(std::size_t a, std::size_t b) {
-  return b == 0 ? 0.0 : static_cast<double>(a) / static_cast<double>(b);
+  return b == 0 ? kUndefined : static_cast<double>(a) / static_cast<double>(b);
 }
 
 // One measured configuration: every target averaged over its ok rows (those that have it).
@@ -34,7 +36,7 @@ std::vector<Measured> measured_in_space(const std::vector<Config>& screened, con
                                         ScreenValidation& v) {
   std::unordered_set<std::string> space;
   space.reserve(screened.size());
-  for (const auto& c : screened) space.insert(config_key(c));
+  for (const auto& c : screened) space.insert(network_key(c));  // 0.251 measures 0.25's network
   std::unordered_map<std::string, std::size_t> at;
   std::unordered_set<std::string> seen;
   std::set<std::string> platforms;
@@ -42,7 +44,7 @@ std::vector<Measured> measured_in_space(const std::vector<Config>& screened, con
   for (const auto& r : d.rows) {
     if (r.status != Status::ok) continue;
     platforms.insert(r.platform);
-    const std::string key = config_key(r.config);
+    const std::string key = network_key(r.config);
     seen.insert(key);
     if (!space.count(key)) continue;
     auto [it, fresh] = at.emplace(key, out.size());

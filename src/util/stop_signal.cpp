@@ -38,7 +38,7 @@ StopOnSignals::~StopOnSignals() {
   g_scopes.fetch_sub(1);
 }
 
-int stop_signal() { return static_cast<int>(g_signal); }
+int stop_signal() { return g_scopes.load() > 0 ? static_cast<int>(g_signal) : 0; }
 
 void throw_if_stopped(const char* what, const char* kept) {
   const int sig = stop_signal();

@@ -193,6 +193,12 @@ TEST(CliReliability, SuccessLinesEscapeControlBytesInPaths) {
   const CliRun m = carb("data merge ok_data.csv --out \"$(printf 'mer\033[2Jged.csv')\"", "ok_merge");
   ASSERT_EQ(m.status, 0) << m.err;
   EXPECT_EQ(m.out.find('\033'), std::string::npos) << m.out;
+  // Thirteenth hostile pass: `data info` printed the file name as it was.
+  const CliRun i = carb("data info \"$(printf 'mer\033[2Jged.csv')\"", "ok_info");
+  ASSERT_EQ(i.status, 0) << i.err;
+  EXPECT_EQ(i.out.find('\033'), std::string::npos) << i.out;
+  EXPECT_EQ(i.out.rfind("mer\\x1b[2Jged.csv: ", 0), 0u) << i.out;
+  EXPECT_NE(i.out.find("\n\n"), std::string::npos) << "the lines were kept apart: " << i.out;
 }
 
 // Seventh hostile pass: `data validate` printed each problem line with the cell's raw bytes on

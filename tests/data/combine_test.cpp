@@ -82,6 +82,23 @@ TEST_F(Combine, TakesTheMedianOfEachQuantityOverTheRounds) {
   EXPECT_FALSE(b2.energy_j) << "a quantity no round measured stays empty";
 }
 
+// Thirteenth hostile pass: a round that wrote the width as another spelling of the same channels
+// was kept apart (and then refused as a duplicate of an output file) instead of combined.
+TEST_F(Combine, RoundsThatSpellAWidthOtherwiseAreCombined) {
+  Record respelled = row(1, 30, 5);
+  respelled.config.width = 0.1000001;
+  const auto a = write("a.csv", {row(1, 10, 5)});
+  const auto b = write("b.csv", {respelled});
+  const auto c = write("c.csv", {row(1, 11, 5)});
+  const CombineSummary s = combine_rounds({a, b, c}, dir_ / "out.csv", "test");
+  EXPECT_EQ(s.rows_out, 1u);
+  const Dataset d = read_dataset_csv(dir_ / "out.csv");
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(*d.rows[0].latency_ms, 11);
+  EXPECT_EQ(d.rows[0].extra.at("rounds"), "3");
+  EXPECT_DOUBLE_EQ(d.rows[0].config.width, 0.1);  // the first round's spelling
+}
+
 TEST_F(Combine, KeepsConfigurationsOfOneRoundAndIgnoresFailedRounds) {
   Record oom = row(4, 0, 0);
   oom.status = Status::oom;

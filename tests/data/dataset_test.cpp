@@ -289,6 +289,21 @@ TEST_F(DataDataset, UtilizationCsvPairsEachConfigurationWithItsMeasuredUtilizati
                DataError);
 }
 
+// Thirteenth hostile pass: `profile --configs` measured 0.25, 0.251 and 0.2500000001 (one network)
+// three times, and the store could then not be exported.
+TEST_F(DataDataset, AConfigsCsvListsEachNetworkOnce) {
+  const std::string header = "family,depth,width,resolution,batch,precision\n";
+  try {
+    read_configs_csv(write(header + "basic,18,0.25,64,1,fp32\nbasic,18,0.251,64,1,fp32\n", "c.csv"));
+    ADD_FAILURE() << "two spellings of one network were listed";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.csv:3: basic-18-w0.251-r64-b1-fp32 repeats line 2 (the same network)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_EQ(read_configs_csv(write(header + "basic,18,0.25,64,1,fp32\nbasic,18,0.5,64,1,fp32\n", "c.csv")).size(), 2u);
+}
+
 TEST_F(DataDataset, ConfigsCsvErrorsNameTheLine) {
   const std::string header = "family,depth,width,resolution,batch,precision\n";
   const auto error_of = [&](const std::string& text) -> std::string {

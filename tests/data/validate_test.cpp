@@ -141,6 +141,25 @@ TEST_F(DataValidate, ExtraColumnsCarbReadsAreChecked) {
   EXPECT_EQ(p[3], file() + ":6: threads is 2.5, outside the plausible range whole numbers in [1, 4096] threads");
 }
 
+// Thirteenth hostile pass: negative timing statistics and host load, and an ok row combined from
+// no ok round, validated.
+TEST_F(DataValidate, TimingStatisticsAndRoundsMustBePossible) {
+  const std::string header =
+      std::string(kHeader.substr(0, kHeader.size() - 1)) + ",latency_median_ms,latency_cv,load_avg_1m,rounds\n";
+  const auto p = validate_text(header +
+                               "cpu,basic,18,1,224,1,fp32,ok,5,,120,,,4.9,0.02,1.5,4\n"  // fine
+                               "cpu,basic,18,1,224,2,fp32,ok,5,,120,,,-4.9,0.02,1.5,4\n"
+                               "cpu,basic,18,1,224,4,fp32,ok,5,,120,,,4.9,-0.02,1.5,4\n"
+                               "cpu,basic,18,1,224,8,fp32,ok,5,,120,,,4.9,0.02,-1,4\n"
+                               "cpu,basic,18,1,224,16,fp32,ok,5,,120,,,4.9,0.02,1.5,0\n"
+                               "cpu,basic,18,1,224,32,fp32,error,,,,,,,,1.5,0\n");  // failed in every round
+  ASSERT_EQ(p.size(), 4u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0].rfind(file() + ":3: latency_median_ms is -4.9", 0), 0u) << p[0];
+  EXPECT_EQ(p[1].rfind(file() + ":4: latency_cv is -0.02", 0), 0u) << p[1];
+  EXPECT_EQ(p[2].rfind(file() + ":5: load_avg_1m is -1", 0), 0u) << p[2];
+  EXPECT_EQ(p[3], file() + ":6: status ok but rounds is 0 (no ok round to take the median of)");
+}
+
 TEST_F(DataValidate, FailedRowsCarryNoLatencyOrEnergy) {
   const auto p = validate_text(std::string(kHeader) + "gpu,basic,18,1,224,1,fp32,oom,3,2,9000,,\n");
   ASSERT_EQ(p.size(), 2u);

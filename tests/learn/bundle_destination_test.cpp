@@ -3,6 +3,8 @@
 #include "carb/bundle_destination.hpp"
 
 #include <gtest/gtest.h>
+
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +16,7 @@
 #include "learn/checksum_file.hpp"
 #include "carb/model.hpp"
 #include "temp_dir_test.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -127,6 +130,31 @@ TEST_F(BundleDestinationTest, AFailedRunLeavesTheOldBundleAndNoStaging) {
   }  // destroyed without commit: training threw
   EXPECT_EQ(model_text(out / "m.0.x.model"), "old");
   EXPECT_EQ(entries(), std::set<std::string>{"model"});
+}
+
+// Thirteenth hostile pass: SIGINT while `carb train` wrote its files exited 0 with the bundle
+// replaced. Inside a StopOnSignals scope a signal before the swap stops it; the old bundle stays.
+TEST_F(BundleDestinationTest, ASignalBeforeTheSwapKeepsTheOldBundle) {
+  const fs::path out = dir_ / "model";
+  fake_bundle(out, "old");
+  {
+    detail::StopOnSignals signals;
+    BundleDestination d(out, false);
+    stage(d, "new");
+    ASSERT_EQ(std::raise(SIGINT), 0);  // recorded, not delivered
+    try {
+      d.commit();
+      ADD_FAILURE() << "the bundle was swapped in after a signal";
+    } catch (const Interrupted& e) {
+      EXPECT_EQ(e.signal_number, SIGINT);
+    }
+  }
+  EXPECT_EQ(model_text(out / "m.0.x.model"), "old");
+  EXPECT_EQ(entries(), std::set<std::string>{"model"});
+  BundleDestination again(out, false);  // outside the scope nothing is recorded: it commits
+  stage(again, "new");
+  again.commit();
+  EXPECT_EQ(model_text(out / "m.0.x.model"), "new");
 }
 
 TEST_F(BundleDestinationTest, AMissingParentFailsBeforeAnyWork) {

@@ -257,6 +257,12 @@ TEST(CarbModel, RecordsTheConfigurationsItTrainedOn) {
   EXPECT_EQ(m.trained_configs(), std::vector<std::string>(keys.begin(), keys.end()));  // sorted, distinct
   Config unseen{Family::bottleneck, 50, 1.0, 224, 1, Precision::fp32};
   EXPECT_FALSE(m.trained_on(unseen));
+  // Thirteenth hostile pass: a width spelled otherwise that builds the same channels is the same
+  // network (evaluate --external counted such rows as never trained on).
+  Config respelled = d.rows.front().config;
+  respelled.width += 1e-9;
+  EXPECT_NE(config_key(respelled), config_key(d.rows.front().config));
+  EXPECT_TRUE(m.trained_on(respelled));
 
   const fs::path dir = fs::temp_directory_path() / ("carb_trained_" + std::to_string(::getpid()));
   m.save(dir);

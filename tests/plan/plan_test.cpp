@@ -59,6 +59,14 @@ TEST(Plan, NeverRepeatsAMeasuredOrPlannedConfiguration) {
     EXPECT_EQ(p.rows.size() + p.excluded, p.candidates) << to_string(s) << ": every open candidate is planned";
     EXPECT_GT(p.excluded, measured.size()) << "the model's own training rows are excluded too";
   }
+  // Thirteenth hostile pass: measured rows written with another spelling of the width (0.5 as
+  // 0.5000001: the same channels) were planned again.
+  std::vector<Config> respelled = measured;
+  for (Config& c : respelled) c.width += 1e-7;
+  const Plan a = make_plan(cands, measured, &model(), options(PlanStrategy::random, 1000));
+  const Plan b = make_plan(cands, respelled, &model(), options(PlanStrategy::random, 1000));
+  EXPECT_EQ(b.excluded, a.excluded);
+  EXPECT_EQ(b.rows.size(), a.rows.size());
 }
 
 TEST(Plan, KeepsToTheBudgetAndLeavesNoAffordableRowBehind) {

@@ -141,7 +141,11 @@ TEST(ScreenValidate, NoBudgetsAcceptEverything) {
   EXPECT_EQ(v.unclassified, 0u);  // nothing budgeted, so nothing is missing
   EXPECT_EQ(v.decisions.true_accept, 8u);
   EXPECT_EQ(v.decisions.false_accept + v.decisions.false_reject + v.decisions.true_reject, 0u);
-  EXPECT_DOUBLE_EQ(v.decisions.false_accept_rate(), 0.0);
+  // Nothing measured over a budget: a false-accept rate is undefined, not a perfect 0 (thirteenth
+  // hostile pass); the false-reject rate, 0 of 8, is defined.
+  EXPECT_TRUE(std::isnan(v.decisions.false_accept_rate()));
+  EXPECT_DOUBLE_EQ(v.decisions.false_reject_rate(), 0.0);
+  EXPECT_TRUE(nlohmann::json::parse(v.decisions.to_json().dump()).at("false_accept_rate").is_null());
 }
 
 TEST(ScreenValidate, DataOutsideTheSpaceIsAnError) {
