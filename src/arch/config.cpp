@@ -65,6 +65,23 @@ std::string network_key(const Config& c) {
   return o.str();
 }
 
+std::optional<Config> parse_config_key(const std::string& key) {
+  std::vector<std::string> parts;
+  std::stringstream in(key);
+  for (std::string p; std::getline(in, p, '-');) parts.push_back(p);
+  if (parts.size() != 6 || parts[2].size() < 2 || parts[2][0] != 'w' || parts[3].size() < 2 || parts[3][0] != 'r' ||
+      parts[4].size() < 2 || parts[4][0] != 'b')
+    return std::nullopt;
+  try {
+    Config c{parse_family(parts[0]), std::stoi(parts[1]), std::stod(parts[2].substr(1)), std::stoi(parts[3].substr(1)),
+             std::stoi(parts[4].substr(1)), parse_precision(parts[5])};
+    validate(c);
+    if (config_key(c) == key) return c;
+  } catch (const std::exception&) {
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 struct Standard {

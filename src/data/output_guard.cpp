@@ -177,11 +177,17 @@ void check_dataset_output(const fs::path& csv, bool force, const std::string& ki
                      ", not an earlier output of this command; choose another --out, or pass --force to replace it");
   // Thirteenth hostile pass: a latency the user corrected by hand in a merge's output, and a row
   // marked error, were merged over without a word. The sidecar holds the CSV's hash as carb wrote it.
+  // A sidecar without the hash (an older carb's output) cannot tell an edit from none, so it is
+  // refused like a missing sidecar (fourteenth hostile pass: an edit to such an output was lost).
   const nlohmann::json prov = read_provenance(csv);
-  if (prov.is_object() && prov.contains(kCsvHashKey) && prov[kCsvHashKey] != file_fnv1a64(csv).value_or(""))
-    throw InputError(csv.string() + " was changed since carb wrote it (its hash differs from the one in " +
-                     provenance_path(csv).filename().string() +
-                     "); choose another --out, or pass --force to replace it with the edits lost");
+  if (!prov.is_object() || !prov.contains(kCsvHashKey) || !prov[kCsvHashKey].is_string())
+    throw InputError(csv.string() + "'s provenance " + provenance_path(csv).filename().string() +
+                     " does not record the CSV's hash (an older carb wrote it), so an edit cannot be told from "
+                     "none; choose another --out, or pass --force to replace it");
+  if (prov[kCsvHashKey] != file_fnv1a64(csv).value_or(""))
+    throw InputError(csv.string() + " was changed since carb wrote it, or a run writing it was killed (its hash "
+                     "differs from the one in " + provenance_path(csv).filename().string() +
+                     "); choose another --out, or pass --force to replace it");
 }
 
 void check_not_a_link(const fs::path& out, bool force) {

@@ -54,7 +54,7 @@ void check_trained_configs(const CarbModel& m, const fs::path& dir) {
   std::vector<Config> trained;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (i > 0 && !(keys[i - 1] < keys[i])) refuse(dir, "lists its trained configurations out of order or twice");
-    const auto c = config_of_key(keys[i]);
+    const auto c = parse_config_key(keys[i]);
     if (!c) refuse(dir, "lists a trained configuration that is none ('" + keys[i] + "')");
     trained.push_back(*c);
   }
@@ -90,19 +90,19 @@ void check_predictions(const CarbModel& m, const nlohmann::json& manifest, const
   std::vector<Config> probe;
   std::map<std::string, std::vector<Config>> groups;
   for (const auto& k : keys) {
-    const Config c = *config_of_key(k);
+    const Config c = *parse_config_key(k);
     groups[to_string(c.family) + '/' + to_string(c.precision)].push_back(c);
   }
-  for (std::size_t i : {std::size_t{0}, keys.size() / 2, keys.size() - 1}) probe.push_back(*config_of_key(keys[i]));
+  for (std::size_t i : {std::size_t{0}, keys.size() / 2, keys.size() - 1}) probe.push_back(*parse_config_key(keys[i]));
   for (const auto& g : groups) probe.push_back(g.second.front()), probe.push_back(g.second.back());
   // And an even sample of the rest (at most 128 in all): a learner file edited to answer absurdly
   // only at depth 200 slipped past the probes above.
   for (std::size_t i = 0, step = std::max<std::size_t>(1, keys.size() / 128); i < keys.size(); i += step)
-    probe.push_back(*config_of_key(keys[i]));
+    probe.push_back(*parse_config_key(keys[i]));
   const std::size_t trained_probes = probe.size();
   // And every family and precision the model did not train on, at a trained configuration's shape:
   // training writes their estimate terms as 0, and a forged 1e300 there answered 6.5e299 ms.
-  const Config first = *config_of_key(keys.front());
+  const Config first = *parse_config_key(keys.front());
   for (Family f : {Family::basic, Family::bottleneck})
     for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16}) {
       Config c = first;
@@ -194,23 +194,6 @@ void check_predictions(const CarbModel& m, const nlohmann::json& manifest, const
 }  // namespace
 
 // The configuration a trained key names ("basic-18-w0.5-r64-b8-fp32"), when it names one exactly.
-std::optional<Config> config_of_key(const std::string& key) {
-  std::vector<std::string> parts;
-  std::stringstream in(key);
-  for (std::string p; std::getline(in, p, '-');) parts.push_back(p);
-  if (parts.size() != 6 || parts[2].size() < 2 || parts[2][0] != 'w' || parts[3].size() < 2 || parts[3][0] != 'r' ||
-      parts[4].size() < 2 || parts[4][0] != 'b')
-    return std::nullopt;
-  try {
-    Config c{parse_family(parts[0]), std::stoi(parts[1]), std::stod(parts[2].substr(1)), std::stoi(parts[3].substr(1)),
-             std::stoi(parts[4].substr(1)), parse_precision(parts[5])};
-    validate(c);
-    if (config_key(c) == key) return c;
-  } catch (const std::exception&) {
-  }
-  return std::nullopt;
-}
-
 void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, const fs::path& dir) {
   const std::string& p = m.platform();
   if (p.empty() || std::any_of(p.begin(), p.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))

@@ -62,7 +62,7 @@ bool trained_list(const fs::path& f) {
   std::ifstream in(f);
   std::size_t n = 0;
   for (std::string line; std::getline(in, line); ++n)
-    if (!config_of_key(line)) return false;
+    if (!parse_config_key(line)) return false;
   return n > 0;
 }
 

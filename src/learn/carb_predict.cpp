@@ -66,7 +66,7 @@ bool CarbModel::trained_on(const Config& c) const {
 void CarbModel::index_trained() {
   trained_networks_.clear();
   for (const auto& k : trained_configs_)
-    if (const auto c = config_of_key(k)) trained_networks_.push_back(network_key(*c));
+    if (const auto c = parse_config_key(k)) trained_networks_.push_back(network_key(*c));
   std::sort(trained_networks_.begin(), trained_networks_.end());
 }
 

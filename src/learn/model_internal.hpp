@@ -33,10 +33,6 @@ std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset&
 /// The low-batch residual corrector: a small leaf-wise booster.
 std::unique_ptr<Learner> make_corrector(const TrainOptions& o);
 
-/// The configuration a trained key names ("basic-18-w0.5-r64-b8-fp32"), when it names a valid one
-/// exactly (the key carb writes for it); nullopt otherwise.
-std::optional<Config> config_of_key(const std::string& key);
-
 /// Refuses (ModelError) a loaded bundle holding values no training writes: options, the training
 /// record, the trained configurations, and predictions for trained configurations that are no cost.
 /// Whether a manifest's "manifest_fnv1a64" is the checksum of the rest of it, as save() seals it

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <thread>
+#include <unordered_set>
 
 #include "carb/error.hpp"
 #include "carb/store.hpp"
@@ -130,12 +131,18 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   if (!o.command_line.empty()) settings["command"] = o.command_line;  // provenance; not part of the id
   if (o.check_meter) settings["meter_check"] = backend->check_meter(kMeterCheckS).to_json();
   store.put_protocol(pid, settings);
-  const auto done = store.done_keys(o.platform, pid);
+  // Done by network: a resume that spells a width otherwise (0.251 for 0.25, the same channels)
+  // measured the network again, and the store could then not be exported (fourteenth hostile pass).
+  std::unordered_set<std::string> done;
+  for (const auto& k : store.done_keys(o.platform, pid)) {
+    const auto c = parse_config_key(k);
+    done.insert(c ? network_key(*c) : k);
+  }
   ProfileSummary s;
   s.total = configs.size();
   std::vector<Config> todo;
   for (const auto& c : configs)
-    if (!done.count(config_key(c))) todo.push_back(c);
+    if (done.insert(network_key(c)).second) todo.push_back(c);  // and each network once
   s.skipped = configs.size() - todo.size();
   detail::StopOnSignals signals;  // the first signal lets the configuration in flight finish
   Progress bar("profile " + o.platform, todo.size(), o.progress);

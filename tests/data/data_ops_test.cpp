@@ -389,6 +389,18 @@ TEST_F(DataOps, AnEditedOutputIsNotReplacedWithoutForce) {
   EXPECT_EQ(slurp(dir_ / "m.csv"), text);
   EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "", /*force=*/true));
   EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", ""));  // unedited again: replaced
+  // Fourteenth hostile pass: a sidecar without the hash (an older carb's) let an edit be merged
+  // over; it cannot tell an edit from none, so it needs --force too.
+  nlohmann::json old_sidecar = read_provenance(dir_ / "m.csv");
+  old_sidecar.erase(kCsvHashKey);
+  { std::ofstream(dir_ / "m.json") << old_sidecar.dump(2); }
+  try {
+    merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "");
+    ADD_FAILURE() << "an output whose sidecar has no hash was replaced";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not record the CSV's hash"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "", /*force=*/true));
   // An export's output the same way.
   export_store({db, dir_ / "e.csv", "cpu2t", ""});
   { std::ofstream(dir_ / "e.csv", std::ios::app) << "\n"; }

@@ -49,3 +49,27 @@ TEST(DataProvenance, WriteThenReadRoundTrips) {
 
 }  // namespace
 }  // namespace carb
+
+namespace carb {
+namespace {
+
+// Every shipped dataset's sidecar records the hash of its CSV as it is committed: a re-run of its
+// recorded command replaces it (an unedited output), and an edit to the CSV is told apart.
+TEST(ShippedProvenance, EverySidecarHoldsTheHashOfItsCsv) {
+  int checked = 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(CARB_SOURCE_DIR) / "data")) {
+    if (e.path().extension() != ".json") continue;
+    std::filesystem::path csv = e.path();
+    csv.replace_extension(".csv");
+    if (!std::filesystem::exists(csv)) continue;
+    const nlohmann::json prov = read_provenance(csv);
+    if (!prov.is_object() || prov.value("kind", "").rfind("carb", 0) != 0) continue;
+    ASSERT_TRUE(prov.contains(kCsvHashKey)) << e.path();
+    EXPECT_EQ(prov[kCsvHashKey], file_fnv1a64(csv).value_or("")) << csv << " changed since its sidecar was written";
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
+}
+
+}  // namespace
+}  // namespace carb

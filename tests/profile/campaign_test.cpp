@@ -179,6 +179,26 @@ TEST_F(Campaign, RecordsTheMeterCheckAndSummarisesThroughput) {
   EXPECT_FALSE(Store(dir_ / "t.db").protocols().begin().value().contains("meter_check"));
 }
 
+// Fourteenth hostile pass: a resume that spelled a width otherwise (the same channels) measured the
+// network again, and the store's export was then refused for the duplicate.
+TEST_F(Campaign, AResumeKnowsANetworkByItsChannelsNotItsSpelling) {
+  fake.temps = {40};
+  auto o = options();
+  o.protocol.cooldown_s = 0;
+  const Config c{Family::basic, 10, 0.25, 32, 1, Precision::fp32};
+  ASSERT_EQ(run_profile({c}, o).ok, 1u);
+  Config respelled = c;
+  respelled.width = 0.251;  // every stage rounds to 0.25's channels
+  ASSERT_EQ(network_key(respelled), network_key(c));
+  Config other = c;
+  other.batch = 2;
+  fake.measured = 0;
+  const auto s = run_profile({respelled, other, other}, o);
+  EXPECT_EQ(s.skipped, 2u);  // the respelled network, and the repeat of the new one
+  EXPECT_EQ(fake.measured, 1);
+  EXPECT_EQ(Store(dir_ / "s.db").to_dataset().rows.size(), 2u);
+}
+
 TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {
   fake.temps = {40};
   struct Blind final : public Backend {
