@@ -156,6 +156,10 @@ inline constexpr const char* kMergedKind = "carb dataset (merged)";
 enum class InputKind { datasets, plain_files };
 void check_not_an_input(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs,
                         InputKind kind = InputKind::datasets);
+/// `d` with one spelling of the width per network: every row's width replaced by the first width
+/// in `d` that builds the same channels (0.251 becomes 0.25), for analyses that group by width
+/// (characterize counted 0.25 and 0.251 as two width levels).
+Dataset with_one_width_per_network(Dataset d);
 /// Refuses (InputError) an --out that is a symbolic link unless `force`: writing replaces the link.
 void check_not_a_link(const std::filesystem::path& out, bool force);
 /// The path as it resolves (absolute, symlinks followed as far as they exist), for comparing paths.

@@ -126,6 +126,10 @@ class CarbModel {
   /// predates this record (see knows_trained_configs).
   const std::vector<std::string>& trained_configs() const { return trained_configs_; }
   bool knows_trained_configs() const { return knows_trained_; }
+  /// `c` with its width replaced by the trained width that builds the same channels, if any: one
+  /// network, one answer (0.2549 answered 0.2% off 0.25's, and 0.245 was flagged a guess).
+  Config as_trained(const Config& c) const;
+  std::vector<Config> as_trained(const std::vector<Config>& cs) const;
   /// True when the model saw this configuration's network in training (false when it does not
   /// know): a width spelled otherwise that builds the same channels (0.251 for 0.25) counts.
   bool trained_on(const Config& c) const;
@@ -171,6 +175,7 @@ class CarbModel {
   std::string data_hash_;
   std::vector<std::string> trained_configs_;
   std::vector<std::string> trained_networks_;  // network_key of each, sorted (set by index_trained)
+  std::map<std::string, double> trained_width_of_channels_;  // channels a trained width builds -> that width
   bool knows_trained_ = false;
   std::optional<double> drift_reference_ms_;
   TrainedEnvelope envelope_;

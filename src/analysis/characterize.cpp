@@ -109,7 +109,8 @@ PrecisionSection precision_section(const Rows& rows, const std::vector<std::stri
 
 double config_gflops(const Config& c) { return network_totals(c).flops() / 1e9; }
 
-Characterization characterize(const Dataset& d, const CharacterizeOptions& o) {
+Characterization characterize(const Dataset& data, const CharacterizeOptions& o) {
+  const Dataset d = with_one_width_per_network(data);  // width levels are networks, not spellings
   detail::Rows rows;
   Characterization ch;
   for (const auto& r : d.rows)

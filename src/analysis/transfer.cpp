@@ -2,6 +2,8 @@
 // target, ranks them against each other, and scores zero-shot and few-shot calibration.
 #include "carb/transfer.hpp"
 
+#include <algorithm>
+
 #include <map>
 #include <random>
 #include <set>
@@ -154,7 +156,11 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
       res.targets[j.target] = f;
       continue;
     }
-    const LineFit f = fit_line(j.source, j.dest);
+    LineFit f = fit_line(j.source, j.dest);
+    // A source that never varies defines no slope (0/0); fit_line's 0 is only the least-squares
+    // fallback the few-shot draws need (fourteenth hostile pass: the table printed slope 0).
+    if (std::all_of(j.source.begin(), j.source.end(), [&](double v) { return v == j.source.front(); }))
+      f.slope = kUndefined;
     res.targets[j.target] = {j.configs.size(),          true, "", f.slope, f.intercept, f.r2,
                              spearman(j.source, j.dest)};
     res.few_shot[j.target] = few_shot(j.source, j.dest, o, j.target);

@@ -57,11 +57,16 @@ std::string config_key(const Config& c) {
   return o.str();
 }
 
+std::string width_channels(double width) {
+  std::string s = std::to_string(scaled_channels(NetworkDefaults::kStemChannels, width));
+  for (int base : NetworkDefaults::kStageChannels) s += '/' + std::to_string(scaled_channels(base, width));
+  return s;
+}
+
 std::string network_key(const Config& c) {
   std::ostringstream o;
-  o << to_string(c.family) << '-' << c.depth << "-c" << scaled_channels(NetworkDefaults::kStemChannels, c.width);
-  for (int base : NetworkDefaults::kStageChannels) o << '/' << scaled_channels(base, c.width);
-  o << "-r" << c.resolution << "-b" << c.batch << '-' << to_string(c.precision);
+  o << to_string(c.family) << '-' << c.depth << "-c" << width_channels(c.width) << "-r" << c.resolution << "-b"
+    << c.batch << '-' << to_string(c.precision);
   return o.str();
 }
 

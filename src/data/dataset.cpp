@@ -336,6 +336,14 @@ std::vector<Record> read_utilization_csv(const std::filesystem::path& file) {
   return out;
 }
 
+Dataset with_one_width_per_network(Dataset d) {
+  std::map<std::string, double> first;  // channels -> the first width that builds them
+  for (Record& r : d.rows) {
+    r.config.width = first.emplace(width_channels(r.config.width), r.config.width).first->second;
+  }
+  return d;
+}
+
 void write_configs_csv(const std::vector<Config>& cs, std::ostream& out) {
   csv::write_row(out, {kConfigColumns.begin(), kConfigColumns.end()});
   for (const Config& c : cs)

@@ -65,9 +65,28 @@ bool CarbModel::trained_on(const Config& c) const {
 
 void CarbModel::index_trained() {
   trained_networks_.clear();
+  trained_width_of_channels_.clear();
   for (const auto& k : trained_configs_)
-    if (const auto c = parse_config_key(k)) trained_networks_.push_back(network_key(*c));
+    if (const auto c = parse_config_key(k)) {
+      trained_networks_.push_back(network_key(*c));
+      trained_width_of_channels_.emplace(width_channels(c->width), c->width);  // the first in key order
+    }
   std::sort(trained_networks_.begin(), trained_networks_.end());
+}
+
+Config CarbModel::as_trained(const Config& c) const {
+  const auto it = trained_width_of_channels_.find(width_channels(c.width));
+  if (it == trained_width_of_channels_.end() || it->second == c.width) return c;
+  Config t = c;
+  t.width = it->second;
+  return t;
+}
+
+std::vector<Config> CarbModel::as_trained(const std::vector<Config>& cs) const {
+  std::vector<Config> out;
+  out.reserve(cs.size());
+  for (const Config& c : cs) out.push_back(as_trained(c));
+  return out;
 }
 
 bool CarbModel::has_target(const std::string& t) const {
@@ -150,8 +169,9 @@ std::string shown_number(double v) {  // "1.2e+300", not 301 digits
 }
 }  // namespace
 
-std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std::vector<Config>& configs,
+std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std::vector<Config>& asked,
                                                                       const std::vector<Telemetry>& tel) const {
+  const std::vector<Config> configs = as_trained(asked);  // a respelled trained width is that width
   const Matrix base = build_features(schema_, configs, tel);
   std::map<std::string, std::vector<float>> z;  // upstream predictions in the training (log) space
   std::map<std::string, std::vector<double>> out;
@@ -197,7 +217,7 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
   std::vector<Prediction> out(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
     out[i].config = configs[i];
-    out[i].outside = envelope_.outside(configs[i]);
+    out[i].outside = envelope_.outside(as_trained(configs[i]));
     // Past the trained ranges the conformal width (measured inside them) is not enough: widen by the
     // distance past the data, in log space; unbounded for a family or precision never trained.
     const double widen = extrapolation_widening(out[i].outside);

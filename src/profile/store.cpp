@@ -163,7 +163,7 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
 // SQLite reuses, rewrites and deletes <db>-wal, <db>-shm and <db>-journal; a user's file under
 // one of those names (twelfth hostile pass: "my notes" at w.db-wal) was deleted without a word.
 // What SQLite leaves there starts with its magic (a WAL or journal header), is empty, or, for the
-// shared-memory index, is whole 32 KiB pages.
+// shared-memory index, is whole 4 KiB pages or starts with the index header.
 void check_sqlite_side_files(const std::filesystem::path& db) {
   namespace fs = std::filesystem;
   for (const char* suffix : {"-wal", "-journal", "-shm"}) {
@@ -181,8 +181,13 @@ void check_sqlite_side_files(const std::filesystem::path& db) {
       const unsigned char journal[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
       const bool is_journal = std::equal(head, head + 8, journal) ||
                               std::all_of(head, head + 8, [](unsigned char c) { return c == 0; });
+      // The shared-memory index grows a 4 KiB page at a time (a kill -9 while it grew left 4096·k
+      // bytes, and the resume was refused); its header starts with the WAL-index version 3007000.
+      const bool zeros = std::all_of(head, head + 8, [](unsigned char c) { return c == 0; });
+      const bool index = (head[0] == 0x18 && head[1] == 0xe2 && head[2] == 0x2d && head[3] == 0x00) || zeros;
       sqlites = size == 0 || (std::string(suffix) == "-wal" && wal) ||
-                (std::string(suffix) == "-journal" && is_journal) || (std::string(suffix) == "-shm" && size % 32768 == 0);
+                (std::string(suffix) == "-journal" && is_journal) ||
+                (std::string(suffix) == "-shm" && (size % 4096 == 0 || index));
     }
     if (!sqlites)
       throw MeasureError(f.string() + " is not SQLite's own file, and SQLite would overwrite or delete it; move it "

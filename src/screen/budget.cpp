@@ -67,7 +67,7 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
   for (std::size_t j = 0; j < pass.size(); ++j) {
     Prediction p;
     p.config = pass[j];
-    p.outside = m.envelope().outside(pass[j]);
+    p.outside = m.envelope().outside(m.as_trained(pass[j]));
     for (const auto& [t, v] : cols) p.value[t] = v[idx[j]];
     out.push_back(std::move(p));
   }

@@ -47,6 +47,18 @@ INSTANTIATE_TEST_SUITE_P(Synthetic, TransferAffine,
                          ::testing::Values(AffineCase{2.0, 3.0, 1.0}, AffineCase{0.92, 6.7, 1.0},
                                            AffineCase{-1.0, 5000.0, -1.0}));
 
+// Fourteenth hostile pass: a source whose every value is the same printed slope 0; 0/0 is no slope.
+TEST(Transfer, AConstantSourceDefinesNoSlopeOrRankCorrelation) {
+  Dataset a = synthetic_grid(true, false);
+  const Dataset b = synthetic_affine_copy(a, 2.0, 3.0, "synthetic-b");
+  for (Record& r : a.rows) r.latency_ms = 5.0;
+  const TransferFit& f = transfer(a, b).targets.at("latency_ms");
+  ASSERT_TRUE(f.available);
+  EXPECT_TRUE(std::isnan(f.slope)) << f.slope;
+  EXPECT_TRUE(std::isnan(f.spearman)) << f.spearman;
+  EXPECT_FALSE(std::isnan(transfer(a, b).targets.at("peak_memory_mb").slope));  // the others vary
+}
+
 TEST(Transfer, MonotoneNonLinearMapKeepsRanksButNotR2) {
   Dataset a = synthetic_grid(false, false), b = a;
   for (auto& r : b.rows) r.platform = "synthetic-b", r.latency_ms = std::pow(*r.latency_ms, 2.0);

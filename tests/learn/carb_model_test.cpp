@@ -263,6 +263,17 @@ TEST(CarbModel, RecordsTheConfigurationsItTrainedOn) {
   respelled.width += 1e-9;
   EXPECT_NE(config_key(respelled), config_key(d.rows.front().config));
   EXPECT_TRUE(m.trained_on(respelled));
+  // And answers as that network (fourteenth hostile pass: the raw width was a feature, so 0.2549
+  // answered 0.2% off 0.25, and a respelling below the smallest trained width was a "guess").
+  const auto p = m.predict({d.rows.front().config, respelled});
+  for (const auto& t : m.targets()) EXPECT_EQ(p[0].value.at(t), p[1].value.at(t)) << t;
+  EXPECT_TRUE(p[1].outside.empty());
+  const auto quarter = std::find_if(d.rows.begin(), d.rows.end(), [](const Record& r) { return r.config.width == 0.25; });
+  ASSERT_NE(quarter, d.rows.end());
+  Config below = quarter->config;
+  below.width = 0.245;  // 0.25's channels, below the smallest trained width
+  ASSERT_EQ(network_key(below), network_key(quarter->config));
+  EXPECT_TRUE(m.predict({below})[0].outside.empty());
 
   const fs::path dir = fs::temp_directory_path() / ("carb_trained_" + std::to_string(::getpid()));
   m.save(dir);
