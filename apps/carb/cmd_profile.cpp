@@ -1,5 +1,4 @@
 // `carb profile`: measure configurations on real hardware into a resumable SQLite store.
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
 
@@ -9,6 +8,7 @@
 #include "carb/plugin.hpp"
 #include "carb/profiler.hpp"
 #include "config_flags.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb::cli {
 namespace {
@@ -32,10 +32,6 @@ double parse_util(const std::string& v) {
     if (!num.empty() && end && *end == '\0' && p >= 0 && p <= 1) return p;
   }
   throw InputError("--util must be all, none or sample:P with P between 0 and 1, not '" + v + "'");
-}
-
-std::string signal_name(int sig) {
-  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
 }
 
 // Flag combinations are checked by carb::validate inside run_profile, so that library callers
@@ -73,7 +69,7 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   // After the summary, so that what was kept is reported; main turns it into exit 128 + signal.
   if (s.interrupted)
     throw Interrupted(s.signal,
-                      "interrupted by " + signal_name(s.signal) + "; rerun the same command to resume");
+                      "interrupted by " + detail::signal_name(s.signal) + "; rerun the same command to resume");
 }
 
 Registrar reg({"profile", "Measure latency, peak memory, energy (where measurable) into a resumable store",

@@ -26,13 +26,16 @@ bool looks_like_dataset(const fs::path& f) {
   return first.rfind(header, 0) == 0;
 }
 
-// The kind a carb provenance sidecar states, or "" for anything else.
-std::string provenance_kind(const fs::path& f) {
-  std::ifstream in(f, std::ios::binary);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+// The kind a carb provenance document states, or "" for anything else.
+std::string carb_kind(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) return "";
   const std::string kind = j["kind"].get<std::string>();
   return kind.rfind("carb", 0) == 0 ? kind : "";
+}
+
+std::string provenance_kind(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  return carb_kind(nlohmann::json::parse(in, nullptr, false));
 }
 
 bool looks_like_provenance(const fs::path& f) { return !provenance_kind(f).empty(); }
@@ -165,7 +168,9 @@ void check_dataset_output(const fs::path& csv, bool force, const std::string& ki
   // a dataset that may still exist elsewhere, even where this CSV does not.
   if (force) return;
   const bool has_sidecar = fs::exists(provenance_path(csv), ec);
-  const std::string there = has_sidecar ? provenance_kind(provenance_path(csv)) : "";
+  // Read once: check_one above refused a sidecar that is not a carb document.
+  const nlohmann::json prov = has_sidecar ? read_provenance(csv) : nlohmann::json();
+  const std::string there = carb_kind(prov);
   if (!fs::exists(csv, ec)) {
     if (has_sidecar && there != kind)
       throw InputError(provenance_path(csv).string() + " is the provenance of a " + there +
@@ -179,7 +184,6 @@ void check_dataset_output(const fs::path& csv, bool force, const std::string& ki
   // marked error, were merged over without a word. The sidecar holds the CSV's hash as carb wrote it.
   // A sidecar without the hash (an older carb's output) cannot tell an edit from none, so it is
   // refused like a missing sidecar (fourteenth hostile pass: an edit to such an output was lost).
-  const nlohmann::json prov = read_provenance(csv);
   if (!prov.is_object() || !prov.contains(kCsvHashKey) || !prov[kCsvHashKey].is_string())
     throw InputError(csv.string() + "'s provenance " + provenance_path(csv).filename().string() +
                      " does not record the CSV's hash (an older carb wrote it), so an edit cannot be told from "

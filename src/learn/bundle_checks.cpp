@@ -193,7 +193,6 @@ void check_predictions(const CarbModel& m, const nlohmann::json& manifest, const
 
 }  // namespace
 
-// The configuration a trained key names ("basic-18-w0.5-r64-b8-fp32"), when it names one exactly.
 void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, const fs::path& dir) {
   const std::string& p = m.platform();
   if (p.empty() || std::any_of(p.begin(), p.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))

@@ -15,9 +15,9 @@
 #include <set>
 
 #include "carb/error.hpp"
-#include "util/stop_signal.hpp"
 #include "learn/checksum_file.hpp"
 #include "learn/model_internal.hpp"
+#include "util/stop_signal.hpp"
 #include "util/temp_owner.hpp"
 
 namespace carb {

@@ -59,8 +59,7 @@ std::string dataset_hash(const Dataset& d) {
 bool CarbModel::trained_on(const Config& c) const {
   // By the network, not the spelling: evaluate --external counted rows written with width 0.251 as
   // never trained on, though the model had trained on 0.25's network (thirteenth hostile pass).
-  return std::binary_search(trained_configs_.begin(), trained_configs_.end(), config_key(c)) ||
-         std::binary_search(trained_networks_.begin(), trained_networks_.end(), network_key(c));
+  return std::binary_search(trained_networks_.begin(), trained_networks_.end(), network_key(c));
 }
 
 void CarbModel::index_trained() {

@@ -98,12 +98,6 @@ void choose_form(TargetModel& tm, const Matrix& X, TargetData& td, const Dataset
   td.offset = offset;
 }
 
-double squared_error(const std::vector<float>& pred, const std::vector<float>& y) {
-  double e = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) e += (double(pred[i]) - y[i]) * (double(pred[i]) - y[i]);
-  return e;
-}
-
 // Fits the low-batch corrector on out-of-fold residuals; returns the corrected out-of-fold predictions.
 std::vector<float> fit_corrector(TargetModel& tm, const Matrix& X, const TargetData& td, const std::vector<float>& oof,
                                  const std::vector<int>& folds, const Dataset& d, const TrainOptions& o) {
@@ -184,7 +178,7 @@ std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset&
       // the learners minimise. On data/h200.csv (about 60 low-batch rows) it raised every target's
       // (thirteenth hostile pass: "the manifest shows the corrector making things worse, yet it is
       // applied"). The manifest's blend_corrected still says what it would have given.
-      if (squared_error(corrected, td.y) < squared_error(pred, td.y))
+      if (mean_squared(td.y, corrected) < mean_squared(td.y, pred))
         pred = std::move(corrected);
       else
         tm.corrector.reset();

@@ -38,13 +38,16 @@ StopOnSignals::~StopOnSignals() {
   g_scopes.fetch_sub(1);
 }
 
+std::string signal_name(int sig) {
+  return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
+}
+
 int stop_signal() { return g_scopes.load() > 0 ? static_cast<int>(g_signal) : 0; }
 
 void throw_if_stopped(const char* what, const char* kept) {
   const int sig = stop_signal();
   if (sig == 0) return;
-  const std::string name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
-  throw Interrupted(sig, std::string(what) + " interrupted by " + name + "; " + kept);
+  throw Interrupted(sig, std::string(what) + " interrupted by " + signal_name(sig) + "; " + kept);
 }
 
 }  // namespace carb::detail

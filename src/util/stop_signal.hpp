@@ -2,6 +2,7 @@
 // points where stopping keeps everything it has finished, and says so with carb::Interrupted.
 #pragma once
 #include <csignal>
+#include <string>
 
 namespace carb::detail {
 
@@ -24,6 +25,9 @@ class StopOnSignals {
 
 /// The signal that asked the work to stop, 0 while none has (or outside every StopOnSignals).
 int stop_signal();
+
+/// "SIGINT", "SIGTERM", or "signal N".
+std::string signal_name(int sig);
 
 /// Throws carb::Interrupted naming the signal when one asked to stop: "<what> interrupted by SIGINT; <kept>".
 void throw_if_stopped(const char* what, const char* kept);
