@@ -51,6 +51,7 @@ struct DatasetInfo {
   std::map<std::string, std::size_t> status, family, precision;  // rows per value
   std::vector<std::string> extra_columns;
   std::map<std::string, PlatformRows> platforms;
+  std::size_t duplicates = 0;  // rows that repeat an earlier row's platform and network (readers refuse them)
   std::optional<KnobRange<int>> depth, resolution, batch;  // empty for a file without rows
   std::optional<KnobRange<double>> width;
   nlohmann::json to_json() const;

@@ -104,6 +104,12 @@ void check_memory_holds_the_network(const Record& r, const std::string& where, s
                        config_key(r.config) + " take");
 }
 
+bool is_zero(const std::string& text) {
+  double v = 1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  return ec == std::errc() && end == text.data() + text.size() && v == 0;
+}
+
 // A row's values must fit its status: a failed run has no latency or energy to report.
 void check_row(const Record& r, const std::string& where, std::vector<std::string>& problems) {
   // A configuration carb cannot build (bottleneck depth 8, batch 0) was never measured: a reader
@@ -116,7 +122,8 @@ void check_row(const Record& r, const std::string& where, std::vector<std::strin
   }
   if (r.status == Status::ok && !r.latency_ms) problems.push_back(at(where) + "status ok but latency_ms is empty");
   // `rounds` counts the ok rounds a combined row is the median of: an ok row of none is no median.
-  if (const auto it = r.extra.find("rounds"); r.status == Status::ok && it != r.extra.end() && it->second == "0")
+  // (By value: "0.0" and "-0" are 0 rounds too; a text that is no number is check_bounds's.)
+  if (const auto it = r.extra.find("rounds"); r.status == Status::ok && it != r.extra.end() && is_zero(it->second))
     problems.push_back(at(where) + "status ok but rounds is 0 (no ok round to take the median of)");
   if (r.status != Status::ok)
     for (const char* col : {"latency_ms", "energy_j"})

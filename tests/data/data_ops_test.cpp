@@ -504,6 +504,25 @@ TEST_F(DataOps, InfoSummarizesRowsRangesAndTargets) {
   EXPECT_NE(table.find("batch: 1 .. 4096"), std::string::npos) << table;
 }
 
+// Fifteenth-pass leftover: info said nothing of the duplicates that make every reader refuse a
+// file, a respelled width (0.250 builds 0.25's channels) included.
+TEST_F(DataOps, InfoCountsDuplicatesByNetwork) {
+  Dataset d = Store(make_store()).to_dataset();
+  EXPECT_EQ(dataset_info([&] { write_dataset_csv(d, dir_ / "d.csv"); return dir_ / "d.csv"; }()).duplicates, 0u);
+  EXPECT_EQ(format_dataset_info(dataset_info(dir_ / "d.csv")).find("duplicates"), std::string::npos);
+  Record again = d.rows.front();
+  again.config.width += 0.0001;  // the same channels
+  ASSERT_EQ(network_key(again.config), network_key(d.rows.front().config));
+  d.rows.push_back(again);
+  d.rows.push_back(d.rows.front());
+  write_dataset_csv(d, dir_ / "dup.csv");
+  const DatasetInfo info = dataset_info(dir_ / "dup.csv");
+  EXPECT_EQ(info.duplicates, 2u);
+  EXPECT_EQ(info.to_json()["duplicates"], 2);
+  EXPECT_NE(format_dataset_info(info).find("duplicates: 2 rows repeat an earlier row's network"), std::string::npos)
+      << format_dataset_info(info);
+}
+
 TEST_F(DataOps, ExportedDatasetValidates) {
   export_store({make_store(), dir_ / "d.csv", "gpu", ""});
   const auto problems = validate_dataset_csv(dir_ / "d.csv");

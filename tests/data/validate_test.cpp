@@ -152,12 +152,14 @@ TEST_F(DataValidate, TimingStatisticsAndRoundsMustBePossible) {
                                "cpu,basic,18,1,224,4,fp32,ok,5,,120,,,4.9,-0.02,1.5,4\n"
                                "cpu,basic,18,1,224,8,fp32,ok,5,,120,,,4.9,0.02,-1,4\n"
                                "cpu,basic,18,1,224,16,fp32,ok,5,,120,,,4.9,0.02,1.5,0\n"
-                               "cpu,basic,18,1,224,32,fp32,error,,,,,,,,1.5,0\n");  // failed in every round
-  ASSERT_EQ(p.size(), 4u) << ::testing::PrintToString(p);
+                               "cpu,basic,18,1,224,32,fp32,error,,,,,,,,1.5,0\n"  // failed in every round
+                               "cpu,basic,18,1,224,64,fp32,ok,5,,120,,,4.9,0.02,1.5,0.0\n");  // 0 by value
+  ASSERT_EQ(p.size(), 5u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0].rfind(file() + ":3: latency_median_ms is -4.9", 0), 0u) << p[0];
   EXPECT_EQ(p[1].rfind(file() + ":4: latency_cv is -0.02", 0), 0u) << p[1];
   EXPECT_EQ(p[2].rfind(file() + ":5: load_avg_1m is -1", 0), 0u) << p[2];
   EXPECT_EQ(p[3], file() + ":6: status ok but rounds is 0 (no ok round to take the median of)");
+  EXPECT_EQ(p[4], file() + ":8: status ok but rounds is 0 (no ok round to take the median of)");
 }
 
 TEST_F(DataValidate, FailedRowsCarryNoLatencyOrEnergy) {
