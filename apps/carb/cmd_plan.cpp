@@ -53,7 +53,7 @@ void run(PlanCmd& c, CLI::App& app) {
                                " candidates are excluded or trained on; " + c.out + " was not written"
                          : "nothing to plan: no candidate fits within --budget-s " + fmt_num(c.budget_s) + " s; " +
                                c.out + " was not written");
-  write_plan_csv(p, std::filesystem::path(c.out));
+  write_plan_csv(p, std::filesystem::path(c.out), command_line());
   std::cout << "planned " << p.rows.size() << " of " << p.candidates << " configurations (" << p.excluded
             << " already measured) by " << to_string(p.strategy);
   if (std::isfinite(p.total_cost_s)) std::cout << ", predicted measuring time " << fmt_num(p.total_cost_s, 4) << " s";

@@ -144,6 +144,10 @@ Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::str
 /// kind (a measuring round where a combined one would go) holds measurements that may exist nowhere
 /// else. Throws InputError naming the path otherwise.
 void check_dataset_output(const std::filesystem::path& csv, bool force, const std::string& kind);
+/// The same rule for any CSV carb writes with a sidecar whose kind is `kind`: `ours` tells from the
+/// file whether it is one (its header), `what` names it in errors ("a plan CSV").
+void check_sealed_csv_output(const std::filesystem::path& csv, bool force, const std::string& kind,
+                             bool (*ours)(const std::filesystem::path&), const char* what);
 /// The provenance kinds of carb's dataset outputs.
 inline constexpr const char* kExportedKind = "carb dataset";
 inline constexpr const char* kCombinedKind = "carb dataset (combined measuring rounds)";

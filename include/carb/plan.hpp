@@ -93,14 +93,16 @@ std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<
 /// The plan CSV: family, depth, width, resolution, batch, precision, then rank, strategy, score,
 /// uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance (empty where unknown).
 void write_plan_csv(const Plan& p, std::ostream& out);
-/// Written atomically (temp file + rename).
-void write_plan_csv(const Plan& p, const std::filesystem::path& file);
+/// Written atomically (temp file + rename), then its provenance sidecar (`plan.csv` -> `plan.json`:
+/// kind "carb plan", the command, the strategy, the CSV's hash), which check_plan_output reads.
+void write_plan_csv(const Plan& p, const std::filesystem::path& file, const std::string& command_line = "");
 /// The configurations of a plan CSV in its order; DataError for a file that is not a plan (no rank
 /// column) or that repeats a configuration.
 std::vector<Config> read_plan_csv(const std::filesystem::path& file);
-/// Checks, before any work, that a plan may be written at `out`: a file name in an existing
-/// directory, none of `inputs` (or inside an input directory), and, unless `force`, nothing or a
-/// plan CSV that carb wrote already there. Throws InputError naming the path otherwise.
+/// Checks, before any work, that a plan may be written at `out`: a file name ending in .csv in an
+/// existing directory, neither it nor its sidecar one of `inputs` (or inside an input directory),
+/// and, unless `force`, nothing there or a plan carb wrote and nobody edited since (its sidecar's
+/// hash). Throws InputError naming the path otherwise.
 void check_plan_output(const std::filesystem::path& out, const std::vector<std::filesystem::path>& inputs, bool force);
 
 }  // namespace carb

@@ -141,12 +141,13 @@ def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, c
 def plan(candidates, model=None, measured=(), count=None, budget_s=None, strategy=None, diversity=1.0, seed=42):
     """Which configurations to measure next (as `carb plan`): among `candidates` (a list, a preset
     name or columns), never one in `measured` or one the model trained on, ranked by the model's
-    spread (strategy "uncertainty", the default with a model; "uncertainty-per-cost",
-    "space-filling", the default without one; "random"), at most `count` rows or `budget_s`
+    spread (strategy "uncertainty", the default with a model; "uncertainty-per-cost";
+    "stratified", the default without one, as in `carb plan`; "space-filling"; "random"), at most
+    `count` rows or `budget_s`
     predicted seconds of measuring. Returns {"configs": [...], "score", "uncertainty",
     "latency_ms", "cost_s": numpy arrays, "total_cost_s", ...}."""
     if strategy is None:
-        strategy = "uncertainty" if model is not None else "space-filling"
+        strategy = "uncertainty" if model is not None else "stratified"
     return _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
                       model._m if model is not None else None, strategy, count, budget_s, diversity, seed)
 

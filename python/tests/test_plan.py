@@ -21,8 +21,9 @@ def test_a_budget_is_kept_and_space_filling_needs_no_model(model):
     p = carb.plan("screen", model, budget_s=30.0, strategy="uncertainty-per-cost")
     assert 0 < p["total_cost_s"] <= 30.0
     assert float(np.sum(p["cost_s"])) == pytest.approx(p["total_cost_s"])
-    start = carb.plan("screen", count=8)
-    assert start["strategy"] == "space-filling" and len(start["configs"]) == 8
+    start = carb.plan("screen", count=8)  # without a model the CLI's default start: stratified
+    assert start["strategy"] == "stratified" and len(start["configs"]) == 8
+    assert carb.plan("screen", count=8, strategy="space-filling")["strategy"] == "space-filling"
     assert np.all(np.isnan(start["cost_s"]))
     with pytest.raises(carb.InputError):
         carb.plan("screen", count=0)

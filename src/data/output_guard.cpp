@@ -1,5 +1,5 @@
-// The rule for dataset outputs (`data export | combine | merge --out`): carb replaces a dataset
-// CSV or a provenance sidecar that it wrote, and refuses to replace anything else unless told to
+// The rule for dataset outputs (`data export | combine | merge --out`, and `plan --out`): carb
+// replaces a CSV and its provenance sidecar that it wrote, and refuses to replace anything else unless told to
 // with --force. Checked before any work, so a wrong --out costs nothing and destroys nothing.
 #include <cstdlib>
 #include <fstream>
@@ -150,6 +150,11 @@ void check_output_keeps_rows(const fs::path& csv, const Dataset& next, bool forc
 }
 
 void check_dataset_output(const fs::path& csv, bool force, const std::string& kind) {
+  check_sealed_csv_output(csv, force, kind, looks_like_dataset, "a dataset CSV");
+}
+
+void check_sealed_csv_output(const fs::path& csv, bool force, const std::string& kind,
+                             bool (*ours)(const fs::path&), const char* what) {
   if (csv.empty() || !csv.has_filename()) throw InputError("--out needs a file name");
   // The sidecar is the --out with its extension replaced by .json: without ".csv" it would be
   // another file's sidecar (--out h200 replaced h200.csv's), or the CSV itself (--out x.json).
@@ -161,7 +166,7 @@ void check_dataset_output(const fs::path& csv, bool force, const std::string& ki
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError("cannot write " + csv.string() + ": directory " + dir.string() +
                                                    " does not exist");
-  check_one(csv, looks_like_dataset, "a dataset CSV", force);
+  check_one(csv, ours, what, force);
   check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force);
   // A dataset of another kind, or one whose sidecar is gone, may hold measurements kept nowhere
   // else (combine --out over a measuring round destroyed it); a sidecar of another kind describes
@@ -178,7 +183,8 @@ void check_dataset_output(const fs::path& csv, bool force, const std::string& ki
     return;
   }
   if (there != kind)
-    throw InputError(csv.string() + " holds " + (there.empty() ? "a dataset without its provenance file" : "a " + there) +
+    throw InputError(csv.string() + " holds " +
+                     (there.empty() ? std::string(what) + " without its provenance file" : "a " + there) +
                      ", not an earlier output of this command; choose another --out, or pass --force to replace it");
   // Thirteenth hostile pass: a latency the user corrected by hand in a merge's output, and a row
   // marked error, were merged over without a word. The sidecar holds the CSV's hash as carb wrote it.

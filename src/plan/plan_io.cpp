@@ -1,5 +1,6 @@
-// The plan CSV: written atomically, read back in its order by `carb profile --plan`, and the
-// check of --out (never an input, never a file carb did not write as a plan).
+// The plan CSV: written atomically with its provenance sidecar, read back in its order by
+// `carb profile --plan`, and the check of --out (never an input, never a file carb did not write
+// as a plan, never a plan edited since).
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -9,11 +10,14 @@
 #include "carb/error.hpp"
 #include "carb/plan.hpp"
 #include "data/csv.hpp"
+#include "data/provenance.hpp"
 
 namespace carb {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr const char* kPlanKind = "carb plan";
 
 constexpr const char* kPlanColumns[] = {"rank", "strategy", "score", "uncertainty", "predicted_latency_ms",
                                         "cost_s", "cumulative_cost_s", "distance"};
@@ -51,10 +55,21 @@ void write_plan_csv(const Plan& p, std::ostream& out) {
   }
 }
 
-void write_plan_csv(const Plan& p, const fs::path& file) {
+void write_plan_csv(const Plan& p, const fs::path& file, const std::string& command_line) {
   std::ostringstream out;
   write_plan_csv(p, out);
   csv::write_text_atomic(file, out.str());
+  // The sidecar holds the plan's hash: a plan edited by hand (rows reordered, some struck out) is
+  // not planned over without --force (fifteenth-pass leftover).
+  write_provenance(file, {{"kind", kPlanKind},
+                          {"command", command_line},
+                          {"planned_at", utc_now_iso8601()},
+                          {"strategy", to_string(p.strategy)},
+                          {"rows", p.rows.size()},
+                          {"candidates", p.candidates},
+                          {"excluded", p.excluded},
+                          {"predicted_cost_s", std::isfinite(p.total_cost_s) ? nlohmann::json(p.total_cost_s)
+                                                                              : nlohmann::json()}});
 }
 
 std::vector<Config> read_plan_csv(const fs::path& file) {
@@ -86,18 +101,9 @@ std::vector<Config> read_plan_csv(const fs::path& file) {
 
 void check_plan_output(const fs::path& out, const std::vector<fs::path>& inputs, bool force) {
   if (out.empty() || !out.has_filename()) throw InputError("--out needs a file name");
-  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec))
-    throw InputError("cannot write " + out.string() + ": directory " + dir.string() + " does not exist");
   check_not_an_input(out, inputs);
-  check_not_a_link(out, force);
-  const auto st = fs::status(out, ec);
-  if (st.type() == fs::file_type::not_found) return;
-  if (st.type() == fs::file_type::directory) throw InputError(out.string() + " is a directory; give a file to write");
-  if (!force && (st.type() != fs::file_type::regular || !looks_like_plan(out)))
-    throw InputError(out.string() + " exists and is not a plan carb wrote; choose another --out, or pass --force to "
-                     "replace it");
+  check_not_an_input(provenance_path(out), inputs);
+  check_sealed_csv_output(out, force, kPlanKind, looks_like_plan, "a plan CSV");
 }
 
 }  // namespace carb

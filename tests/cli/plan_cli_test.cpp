@@ -69,6 +69,20 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
   ASSERT_EQ(fill.status, 0) << fill.err;
   EXPECT_NE(fill.out.find("stratified"), std::string::npos) << fill.out;
   EXPECT_EQ(carb::read_plan_csv(scratch().dir() / "plan_c.csv").size(), 4u);
+
+  // A plan carb wrote is planned over; one edited by hand since is kept unless --force.
+  const CliRun again = carb_cli_test::carb("plan --preset tiny --count 3 --out plan_c.csv", "plan_c_again");
+  ASSERT_EQ(again.status, 0) << again.err;
+  {
+    std::ofstream(scratch().dir() / "plan_c.csv", std::ios::app) << "basic,10,0.25,32,8,fp32,4,mine,,,,,,\n";
+  }
+  const CliRun edited = carb_cli_test::carb("plan --preset tiny --count 3 --out plan_c.csv", "plan_c_edited");
+  EXPECT_NE(edited.status, 0);
+  EXPECT_NE(edited.err.find("plan_c.csv was changed since carb wrote it"), std::string::npos) << edited.err;
+  EXPECT_EQ(carb::read_plan_csv(scratch().dir() / "plan_c.csv").size(), 4u) << "the edit is kept";
+  const CliRun forced = carb_cli_test::carb("plan --preset tiny --count 3 --out plan_c.csv --force", "plan_c_forced");
+  ASSERT_EQ(forced.status, 0) << forced.err;
+  EXPECT_EQ(carb::read_plan_csv(scratch().dir() / "plan_c.csv").size(), 3u);
 }
 
 TEST(PlanCli, BadInputExitsNonZeroWithOneLineNamingIt) {

@@ -99,5 +99,38 @@ TEST_F(PlanIo, OutputNeverReplacesAnInputOrAFileCarbDidNotWriteAsAPlan) {
   EXPECT_EQ(read(dir_ / "measured.json"), "{\"kind\": \"carb dataset\"}");
 }
 
+// Fifteenth-pass leftover: a plan edited by hand (a row struck out, the order changed) was planned
+// over without a word. The sidecar records the plan's hash; an edited plan, or one without its
+// sidecar, needs --force.
+TEST_F(PlanIo, APlanEditedSinceCarbWroteItIsNotReplacedWithoutForce) {
+  const auto plan = dir_ / "plan.csv";
+  write_plan_csv(three_rows(), plan, "carb plan --count 3");
+  const std::string sidecar = read(dir_ / "plan.json");
+  EXPECT_NE(sidecar.find("\"kind\": \"carb plan\""), std::string::npos) << sidecar;
+  EXPECT_NE(sidecar.find("\"command\": \"carb plan --count 3\""), std::string::npos) << sidecar;
+  EXPECT_NE(sidecar.find("csv_fnv1a64"), std::string::npos) << sidecar;
+  EXPECT_NO_THROW(check_plan_output(plan, {}, false));
+  std::string text = read(plan);
+  text.erase(text.find("\nbasic,10,"), text.find('\n', text.find("\nbasic,10,") + 1) - text.find("\nbasic,10,"));
+  write(plan, text);  // one row struck out by hand
+  try {
+    check_plan_output(plan, {}, false);
+    ADD_FAILURE() << "an edited plan was accepted as --out";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("was changed since carb wrote it"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(check_plan_output(plan, {}, true));
+  std::filesystem::remove(dir_ / "plan.json");
+  try {
+    check_plan_output(plan, {}, false);
+    ADD_FAILURE() << "a plan without its sidecar was accepted as --out";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("a plan CSV without its provenance file"), std::string::npos) << e.what();
+  }
+  write(dir_ / "notes.json", "my notes");  // the sidecar path holds someone's file
+  EXPECT_THROW(check_plan_output(dir_ / "notes.csv", {}, false), InputError);
+  EXPECT_THROW(check_plan_output(dir_ / "plan.txt", {}, true), InputError) << "a plan is a .csv";
+}
+
 }  // namespace
 }  // namespace carb
