@@ -144,6 +144,36 @@ TEST(Report, ModelParityOnItsPlatformAndSkipOnOthers) {
     EXPECT_NE(html.find(s), std::string::npos) << s;
 }
 
+// Fifteenth hostile pass: the report scored a model on the rows it trained on and called it the
+// model's accuracy. It scores the rows the model did not train on, and calls the figures in-sample
+// when there are none.
+TEST(Report, ModelAccuracyIsHeldOutOrSaysInSample) {
+  const CarbModel& m = testing::synthetic_source_model();
+  const Dataset trained = synthetic_grid(true, false);  // the model trained on all of it
+  Dataset grid = trained;
+  for (std::size_t i = 0; i < 10; ++i) {  // and ten configurations it never saw
+    Record r = trained.rows[i];
+    r.config.resolution = 48;
+    grid.rows.push_back(r);
+  }
+  Dataset unseen;
+  for (const Record& r : grid.rows)
+    if (!m.trained_on(r.config)) unseen.rows.push_back(r);
+  ASSERT_EQ(unseen.rows.size(), 10u);
+  ReportInputs in;
+  in.datasets.push_back({"grid.csv", grid});
+  in.datasets.push_back({"trained.csv", trained});
+  in.models.push_back({"model-a", &m});
+  const std::string html = render_report_html(in);
+  const std::string held = "held out: the " + std::to_string(unseen.rows.size()) + " rows the model did not train on (" +
+                           std::to_string(trained.rows.size()) + " rows it trained on are left out)";
+  EXPECT_NE(html.find(held), std::string::npos) << held;
+  EXPECT_NE(html.find("Accuracy: model-a on trained.csv (in-sample)"), std::string::npos);
+  EXPECT_NE(html.find("in-sample: the model trained on " + std::to_string(trained.rows.size()) + " of these"),
+            std::string::npos);
+  EXPECT_EQ(html.find("Accuracy: model-a on grid.csv (in-sample)"), std::string::npos);
+}
+
 // The learning curves of active profiling: two strategies, two seeds; the chart and the table
 // show the mean over seeds.
 TEST(Report, CurvesSectionShowsTheMeanLearningCurves) {
