@@ -89,6 +89,8 @@ struct ScreenValidation {
   std::map<std::string, FitMetrics> errors;  // per predicted target measured on the matched rows
   /// With a confidence: the decisions at "none" (point) and each stored level "0.8" .. "0.99".
   std::vector<std::pair<std::string, BudgetConfusion>> tradeoff;
+  /// What makes these figures mean less than they seem (measurements of another platform).
+  std::vector<std::string> warnings;
   nlohmann::json to_json(const Budgets& b) const;
 };
 

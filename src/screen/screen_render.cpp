@@ -82,6 +82,7 @@ void print_validation(const ScreenValidation& v, std::ostream& out) {
     out << " (the model bundle does not record its training set: may include trained configurations)";
   if (v.unclassified) out << "; " << v.unclassified << " lack a budgeted target";
   out << '\n';
+  for (const auto& w : v.warnings) out << "warning: " << w << '\n';
   TextTable t(
       {"decisions", "true_acc", "false_acc", "true_rej", "false_rej", "accuracy", "FA_rate", "FR_rate"});
   print_confusion_row(t, "screen", v.decisions);
@@ -90,7 +91,7 @@ void print_validation(const ScreenValidation& v, std::ostream& out) {
   TextTable e({"target", "n", "MAE", "RMSE", "MAPE %", "R2"});
   for (const auto& [target, f] : v.errors)
     e.add(
-        {target, std::to_string(f.n), fmt_num(f.mae), fmt_num(f.rmse), fmt_num(f.mape, 3), fmt_num(f.r2, 3)});
+        {target, std::to_string(f.n), fmt_num(f.mae), fmt_num(f.rmse), fmt_num(f.mape, 3), fmt_num(f.r2, 5)});
   e.print(out);
 }
 

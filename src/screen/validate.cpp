@@ -139,6 +139,12 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
   if (in_space.empty())
     throw InputError("validation: none of the " + std::to_string(v.measured) +
                      " configurations measured ok is in the screened space");
+  // Fifteenth hostile pass: cpu-2t measurements validated the cpu-1t model's decisions (latency R²
+  // -0.18) without a word; evaluate warns of the same mismatch.
+  for (const auto& p : v.measured_platforms)
+    if (p != m.platform())
+      v.warnings.push_back("the measurements are from platform '" + p + "', the model that decides from '" +
+                           m.platform() + "': the figures compare two platforms");
   const auto rows = held_out(std::move(in_space), m, include_trained, v);
   v.matched = rows.size();
   std::vector<Config> cs;
@@ -172,6 +178,7 @@ nlohmann::json ScreenValidation::to_json(const Budgets& b) const {
                       {"unclassified", unclassified},
                       {"excluded_trained", excluded_trained},
                       {"split", split},
+                      {"warnings", warnings},
                       {"decisions", decisions.to_json()}};
   j["errors"] = nlohmann::json::object();
   for (const auto& [t, f] : errors) {

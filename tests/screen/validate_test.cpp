@@ -87,6 +87,20 @@ TEST(ScreenValidate, CountsKnownFalseAcceptsAndRejects) {
   EXPECT_DOUBLE_EQ(v.decisions.false_reject_rate(), 1.0 / 4.0);
   EXPECT_TRUE(v.tradeoff.empty());
   EXPECT_EQ(v.measured_platforms, (std::vector<std::string>{"cpu-synthetic-b"}));
+  EXPECT_TRUE(v.warnings.empty()) << v.warnings.front();
+}
+
+// Fifteenth hostile pass: measurements of another platform validated the model's decisions
+// without a word (evaluate warns of the same mismatch).
+TEST(ScreenValidate, MeasurementsOfAnotherPlatformAreWarnedOf) {
+  auto h = hand_made();
+  for (Record& r : h.data.rows) r.platform = "cpu-other";
+  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt, true);
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].find("platform 'cpu-other', the model that decides from 'cpu-synthetic-b'"),
+            std::string::npos)
+      << v.warnings[0];
+  EXPECT_EQ(v.to_json(h.budget)["warnings"].size(), 1u);
 }
 
 TEST(ScreenValidate, ErrorsAreOverTheMatchedMeasurements) {
