@@ -213,6 +213,7 @@ void write_report(const ReportOptions& o) {
     if (in.screen->is_discarded() || !in.screen->is_object())
       throw InputError(o.screen->string() +
                        ": not a JSON object (expected `carb screen --format json` output)");
+    report::check_screen_document(*in.screen, o.screen->string());
   }
   if (o.curves) in.curves = read_curves_csv(*o.curves);
   const std::string html = render_report_html(in);

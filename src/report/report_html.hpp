@@ -31,6 +31,10 @@ std::string dataset_section(const NamedDataset& d, std::size_t index);
 std::string parity_section(const std::vector<NamedDataset>& ds, const std::vector<NamedModel>& models);
 std::string transfer_section(const std::vector<NamedDataset>& ds, unsigned seed);
 std::string screen_section(const nlohmann::json& screen);
+/// Refuses (InputError naming `file` and the first bad field) a document that is not a screen
+/// result: targets, stages with counts, Pareto rows with a buildable configuration and a finite,
+/// plausible prediction of every target (its interval, if any, around it).
+void check_screen_document(const nlohmann::json& doc, const std::string& file);
 std::string curves_section(const std::vector<CurvePoint>& curves);
 
 }  // namespace carb::report

@@ -279,6 +279,61 @@ TEST(Report, BadInputsAreClearErrors) {
   EXPECT_FALSE(std::filesystem::exists(o.out));
 }
 
+// Fifteenth hostile pass: `--screen` drew `{}`, negative and 1e308 latencies, and a latency "n/a"
+// (which made the column vanish) with exit 0. A document that is no screen result is refused,
+// naming the first bad field; nothing is written.
+TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
+  TempDir tmp;
+  const auto csv = tmp.path / "synthetic.csv";
+  write_dataset_csv(synthetic_grid(false, false), csv);
+  const nlohmann::json row = {{"family", "basic"}, {"depth", 18},      {"width", 1.0},   {"resolution", 64},
+                              {"batch", 8},        {"precision", "fp16"}, {"latency_ms", 4.0}, {"latency_ms_lower", 3.0},
+                              {"latency_ms_upper", 5.0}};
+  const nlohmann::json good = {{"targets", {"latency_ms"}},
+                               {"stages", {{{"name", "candidates"}, {"count", 3072}}}},
+                               {"pareto", {row}}};
+  const auto error_of = [&](const nlohmann::json& doc) -> std::string {
+    std::ofstream(tmp.path / "s.json") << doc.dump();
+    ReportOptions o;
+    o.data = {csv};
+    o.screen = tmp.path / "s.json";
+    o.out = tmp.path / "r.html";
+    std::filesystem::remove(o.out);
+    try {
+      write_report(o);
+    } catch (const InputError& e) {
+      EXPECT_FALSE(std::filesystem::exists(o.out));
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(good), "");
+  auto with = [&](const char* key, const nlohmann::json& v) {
+    nlohmann::json d = good;
+    d["pareto"][0][key] = v;
+    return d;
+  };
+  const std::string file = (tmp.path / "s.json").string();
+  EXPECT_EQ(error_of(nlohmann::json::object()),
+            file + ": the document has no \"targets\" (expected `carb screen --format json` output)");
+  EXPECT_NE(error_of(with("latency_ms", -5)).find("pareto[0].latency_ms is -5, outside the plausible range"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("latency_ms", 1e308)).find("pareto[0].latency_ms is 1e+308"), std::string::npos)
+      << error_of(with("latency_ms", 1e308));
+  EXPECT_NE(error_of(with("latency_ms", "n/a")).find("pareto[0].latency_ms is \"n/a\", not a number"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("latency_ms_upper", 3.5)).find("the interval of latency_ms does not hold"),
+            std::string::npos);
+  EXPECT_NE(error_of(with("depth", 19)).find("pareto[0]: "), std::string::npos) << error_of(with("depth", 19));
+  EXPECT_NE(error_of(with("precision", 16)).find("pareto[0].precision is 16, not a string"), std::string::npos);
+  nlohmann::json neg = good;
+  neg["stages"][0]["count"] = -1;
+  EXPECT_NE(error_of(neg).find("stages[0].count is negative"), std::string::npos);
+  nlohmann::json other = good;
+  other["targets"] = {"accuracy"};
+  EXPECT_NE(error_of(other).find("\"accuracy\" is not a target carb predicts"), std::string::npos);
+}
+
 // `report --out` once overwrote whatever was there, the input CSV included. Now it replaces only a
 // report carb wrote, refuses an input even with --force, and replaces anything else only with --force.
 TEST(Report, NeverOverwritesAnInputOrAUsersFile) {

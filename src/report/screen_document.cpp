@@ -1,0 +1,105 @@
+// The check of a `carb screen --format json` document before the report draws it. Fifteenth
+// hostile pass: `{}`, negative or 1e308 latencies and a latency "n/a" (which made the whole column
+// vanish) were drawn as a screening result with exit 0.
+#include <cmath>
+#include <string>
+
+#include "carb/config.hpp"
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "carb/text_table.hpp"
+#include "report_html.hpp"
+
+namespace carb::report {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void refuse(const std::string& file, const std::string& what) {
+  throw InputError(file + ": " + what + " (expected `carb screen --format json` output)");
+}
+
+const json& member(const json& j, const char* key, const std::string& where, const std::string& file) {
+  if (!j.contains(key)) refuse(file, where + " has no \"" + key + "\"");
+  return j[key];
+}
+
+double finite_number(const json& v, const std::string& where, const std::string& file) {
+  if (!v.is_number()) refuse(file, where + " is " + v.dump() + ", not a number");
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) refuse(file, where + " is not finite");
+  return x;
+}
+
+int whole_number(const json& v, const std::string& where, const std::string& file) {
+  const double x = finite_number(v, where, file);
+  if (x != std::floor(x) || std::abs(x) > 1e9) refuse(file, where + " is " + v.dump() + ", not a whole number");
+  return static_cast<int>(x);
+}
+
+std::string text(const json& v, const std::string& where, const std::string& file) {
+  if (!v.is_string()) refuse(file, where + " is " + v.dump() + ", not a string");
+  return v.get<std::string>();
+}
+
+Config config_of(const json& row, const std::string& where, const std::string& file) {
+  try {
+    Config c;
+    c.family = parse_family(text(member(row, "family", where, file), where + ".family", file));
+    c.depth = whole_number(member(row, "depth", where, file), where + ".depth", file);
+    c.width = finite_number(member(row, "width", where, file), where + ".width", file);
+    c.resolution = whole_number(member(row, "resolution", where, file), where + ".resolution", file);
+    c.batch = whole_number(member(row, "batch", where, file), where + ".batch", file);
+    c.precision = parse_precision(text(member(row, "precision", where, file), where + ".precision", file));
+    validate(c);
+    return c;
+  } catch (const InputError& e) {
+    if (std::string(e.what()).rfind(file + ":", 0) == 0) throw;
+    refuse(file, where + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+void check_screen_document(const json& doc, const std::string& file) {
+  if (!doc.is_object()) refuse(file, "not a JSON object");
+  const json& targets = member(doc, "targets", "the document", file);
+  if (!targets.is_array() || targets.empty()) refuse(file, "\"targets\" is not a list of targets");
+  std::vector<std::string> names;
+  for (const auto& t : targets) {
+    const std::string name = text(t, "a target", file);
+    if (!plausible_bounds(name)) refuse(file, "\"" + name + "\" is not a target carb predicts");
+    names.push_back(name);
+  }
+  const json& stages = member(doc, "stages", "the document", file);
+  if (!stages.is_array()) refuse(file, "\"stages\" is not a list");
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    const std::string where = "stages[" + std::to_string(i) + "]";
+    if (!stages[i].is_object()) refuse(file, where + " is not an object");
+    text(member(stages[i], "name", where, file), where + ".name", file);
+    if (whole_number(member(stages[i], "count", where, file), where + ".count", file) < 0)
+      refuse(file, where + ".count is negative");
+  }
+  const json& pareto = member(doc, "pareto", "the document", file);
+  if (!pareto.is_array()) refuse(file, "\"pareto\" is not a list");
+  for (std::size_t i = 0; i < pareto.size(); ++i) {
+    const std::string where = "pareto[" + std::to_string(i) + "]";
+    if (!pareto[i].is_object()) refuse(file, where + " is not an object");
+    config_of(pareto[i], where, file);
+    for (const auto& t : names) {
+      const double v = finite_number(member(pareto[i], t.c_str(), where, file), where + "." + t, file);
+      const ColumnBounds& b = *plausible_bounds(t);
+      if (!b.contains(v)) refuse(file, where + "." + t + " is " + fmt_num(v) + ", outside the plausible range " + b.describe());
+      const std::string lo = t + "_lower", hi = t + "_upper";
+      if (pareto[i].contains(lo) || pareto[i].contains(hi)) {
+        const double l = finite_number(member(pareto[i], lo.c_str(), where, file), where + "." + lo, file);
+        const double h = finite_number(member(pareto[i], hi.c_str(), where, file), where + "." + hi, file);
+        if (!(l <= v && v <= h)) refuse(file, where + ": the interval of " + t + " does not hold its prediction");
+      }
+    }
+    if (pareto[i].contains("capacity") && finite_number(pareto[i]["capacity"], where + ".capacity", file) < 0)
+      refuse(file, where + ".capacity is negative");
+  }
+}
+
+}  // namespace carb::report
