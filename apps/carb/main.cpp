@@ -46,6 +46,21 @@ std::string printable(std::string_view text) {
   }
   return out;
 }
+
+// An error as one line a person can read: printable, and with the middle of a very long message
+// left out (fifteenth hostile pass: a 10 MB cell in a configuration file was echoed whole, a
+// 10 MB "one-line" error). The start names the file, line and column; the end holds the hint.
+std::string error_line(std::string_view text) {
+  constexpr std::size_t kHead = 1500, kTail = 500;
+  if (text.size() <= kHead + kTail + 100) return printable(text);
+  auto on_boundary = [&](std::size_t i) {  // never inside a UTF-8 sequence
+    while (i > 0 && (static_cast<unsigned char>(text[i]) & 0xc0) == 0x80) --i;
+    return i;
+  };
+  const std::size_t head = on_boundary(kHead), tail = on_boundary(text.size() - kTail);
+  return printable(text.substr(0, head)) + " [... " + std::to_string(tail - head) + " bytes left out ...] " +
+         printable(text.substr(tail));
+}
 }  // namespace carb::cli
 
 int main(int argc, char** argv) {
@@ -77,19 +92,19 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    std::cerr << "carb: error: " << carb::cli::printable(e.what()) << "\n";
+    std::cerr << "carb: error: " << carb::cli::error_line(e.what()) << "\n";
     return 2;
   } catch (const carb::Interrupted& e) {  // what was finished is kept; 128 + signal, as a shell reports it
     std::cerr << "carb: " << e.what() << "\n";
     return 128 + e.signal_number;
   } catch (const carb::Error& e) {
-    std::cerr << "carb: error: " << carb::cli::printable(e.what()) << "\n";
+    std::cerr << "carb: error: " << carb::cli::error_line(e.what()) << "\n";
     return 1;
   } catch (const std::filesystem::filesystem_error& e) {  // a path carb could not use: the user's to fix
-    std::cerr << "carb: error: " << carb::cli::printable(e.what()) << "\n";
+    std::cerr << "carb: error: " << carb::cli::error_line(e.what()) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "carb: internal error: " << carb::cli::printable(e.what()) << "\n";
+    std::cerr << "carb: internal error: " << carb::cli::error_line(e.what()) << "\n";
     return 3;
   }
   return 0;

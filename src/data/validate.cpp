@@ -97,7 +97,7 @@ void check_memory_holds_the_network(const Record& r, const std::string& where, s
   if (r.status != Status::ok || !r.peak_memory_mb || !plausible_bounds("peak_memory_mb")->contains(*r.peak_memory_mb))
     return;
   const NetworkSpec s = network_totals(r.config);
-  const double floor_mb = static_cast<double>(s.param_bytes() + s.input_bytes()) / 1e6;
+  const double floor_mb = s.memory_floor_mb();
   if (*r.peak_memory_mb < kMinMemoryOverNetwork * floor_mb)
     problems.push_back(at(where) + "peak_memory_mb " + csv::format_number(r.peak_memory_mb) +
                        " MB is below the " + csv::format_number(floor_mb) + " MB that the weights and input of " +

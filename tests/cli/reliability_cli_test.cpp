@@ -179,6 +179,19 @@ TEST(CliReliability, ErrorLinesEscapeControlBytes) {
   EXPECT_NE(u.err.find("caf\303\251-\\xc2\\x9b-\\xff.csv"), std::string::npos) << u.err;
 }
 
+// Fifteenth hostile pass: a 10 MB cell was echoed whole, a 10 MB "one-line" error. The middle of a
+// long message is left out; its start (file, line, column) and its end stay.
+TEST(CliReliability, AHugeBadCellGivesAShortErrorLine) {
+  write_file("huge_cell.csv", "family,depth,width,resolution,batch,precision\nbasic,18,0.5,64,8,fp32" +
+                                  std::string(1000000, '0') + "\n");
+  const CliRun r = carb("space --configs huge_cell.csv", "rel_huge");
+  EXPECT_EQ(r.status, 1) << r.err.substr(0, 300);
+  EXPECT_TRUE(one_line(r.err));
+  EXPECT_LT(r.err.size(), 2500u);
+  EXPECT_NE(r.err.find("huge_cell.csv:2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" bytes left out ...] "), std::string::npos) << r.err;
+}
+
 // Twelfth hostile pass: the success lines printed the --out path as it was given, an ESC included.
 TEST(CliReliability, SuccessLinesEscapeControlBytesInPaths) {
   write_file("ok_data.csv", synthetic_dataset_csv());
