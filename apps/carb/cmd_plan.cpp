@@ -12,7 +12,7 @@ namespace carb::cli {
 namespace {
 
 struct PlanCmd {
-  std::string model, out, strategy, spread = "units";
+  std::string model, out, strategy, spread = "units", format = "table";
   std::vector<std::string> exclude;
   SourceFlags src;
   PlanOptions o;
@@ -54,6 +54,12 @@ void run(PlanCmd& c, CLI::App& app) {
                          : "nothing to plan: no candidate fits within --budget-s " + fmt_num(c.budget_s) + " s; " +
                                c.out + " was not written");
   write_plan_csv(p, std::filesystem::path(c.out), command_line());
+  if (c.format == "json") {
+    nlohmann::json j = p.to_json();
+    j["out"] = c.out;
+    std::cout << j.dump(1) << '\n';
+    return;
+  }
   std::cout << "planned " << p.rows.size() << " of " << p.candidates << " configurations (" << p.excluded
             << " already measured) by " << to_string(p.strategy);
   if (std::isfinite(p.total_cost_s)) std::cout << ", predicted measuring time " << fmt_num(p.total_cost_s, 4) << " s";
@@ -92,8 +98,9 @@ Registrar reg({"plan", "Choose the configurations to measure next: most informat
                  app.add_option("--max-timed-s", p.max_timed_s, "the protocol's timing limit per configuration (0 = off)")->capture_default_str()->check(in_range(0.0, 1e6));
                  app.add_option("--cooldown", p.cooldown_s, "the protocol's pause between configurations")->capture_default_str()->check(in_range(0.0, 3600.0));
                  app.add_flag("--reference", p.reference, "the protocol times the reference network before every pass");
-                 app.add_option("--out", c->out, "plan CSV to write (never an input; an earlier plan is replaced)")->required();
+                 app.add_option("--out", c->out, "plan CSV to write, with its provenance beside it as .json (never an input; an earlier plan carb wrote is replaced, an edited one only with --force)")->required();
                  app.add_flag("--force", c->force, "replace whatever is at --out, even if it is not a plan");
+                 add_format(app, c->format, {"table", "json"});
                  app.callback([c, &app] { run(*c, app); });
                }});
 

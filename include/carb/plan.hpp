@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +74,10 @@ struct Plan {
   std::size_t candidates = 0;    // distinct configurations offered
   std::size_t excluded = 0;      // of them, already measured (or trained on by the model)
   double total_cost_s = 0;       // predicted (NaN without a model)
+  /// {strategy, candidates, excluded, planned, predicted_cost_s, rows: [{family..precision, rank,
+  /// score, uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance}]}, null where
+  /// unknown (as the plan CSV's empty cells).
+  nlohmann::json to_json() const;
 };
 
 /// Plans among `candidates` (duplicates counted once), never a configuration in `measured` or one the

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "carb/arch.hpp"
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/plan.hpp"
@@ -40,6 +41,28 @@ bool looks_like_plan(const fs::path& f) {
 }
 
 }  // namespace
+
+nlohmann::json Plan::to_json() const {
+  const auto value = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  nlohmann::json j = {{"strategy", to_string(strategy)}, {"candidates", candidates},
+                      {"excluded", excluded},            {"planned", rows.size()},
+                      {"predicted_cost_s", value(total_cost_s)}, {"rows", nlohmann::json::array()}};
+  double cumulative = 0;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const PlannedRow& r = rows[k];
+    cumulative += r.cost_s;
+    nlohmann::json row = config_to_json(r.config);
+    row["rank"] = k + 1;
+    row["score"] = value(r.score);
+    row["uncertainty"] = value(r.uncertainty);
+    row["predicted_latency_ms"] = value(r.latency_ms);
+    row["cost_s"] = value(r.cost_s);
+    row["cumulative_cost_s"] = value(cumulative);
+    row["distance"] = value(r.distance);
+    j["rows"].push_back(std::move(row));
+  }
+  return j;
+}
 
 void write_plan_csv(const Plan& p, std::ostream& out) {
   out << header() << "\n";

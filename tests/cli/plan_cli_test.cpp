@@ -85,6 +85,30 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
   EXPECT_EQ(carb::read_plan_csv(scratch().dir() / "plan_c.csv").size(), 3u);
 }
 
+// Fifteenth hostile pass: the README says every subcommand takes --format json; plan did not.
+TEST(PlanCli, FormatJsonIsOneDocumentThatAgreesWithThePlanCsv) {
+  prepare();
+  const CliRun r = carb_cli_test::carb("plan --model plan_model --configs plan_candidates.csv --count 4 --out plan_j.csv "
+                                       "--format json",
+                                       "plan_j");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["planned"], 4);
+  EXPECT_EQ(j["candidates"], 36);
+  EXPECT_EQ(j["strategy"], "uncertainty");
+  EXPECT_EQ(j["out"], "plan_j.csv");
+  const auto planned = carb::read_plan_csv(scratch().dir() / "plan_j.csv");
+  ASSERT_EQ(j["rows"].size(), planned.size());
+  double cost = 0;
+  for (std::size_t k = 0; k < planned.size(); ++k) {
+    EXPECT_EQ(j["rows"][k]["rank"], k + 1);
+    EXPECT_EQ(j["rows"][k]["batch"], planned[k].batch);
+    EXPECT_EQ(j["rows"][k]["depth"], planned[k].depth);
+    cost += j["rows"][k]["cost_s"].get<double>();
+  }
+  EXPECT_NEAR(j["predicted_cost_s"].get<double>(), cost, 1e-9 * cost);
+}
+
 TEST(PlanCli, BadInputExitsNonZeroWithOneLineNamingIt) {
   prepare();
   write_file("plan_notes.txt", "mine\n");
