@@ -14,7 +14,7 @@ namespace carb {
 
 struct MergeSummary {
   std::size_t rows_in = 0, rows_out = 0;
-  std::size_t dropped = 0;  // rows whose platform + configuration an earlier row already had
+  std::size_t dropped = 0;  // rows whose platform + network another row also had (one of each is kept)
   /// Protocol disagreements: one protocol id with different settings in two inputs, or one
   /// platform measured under several protocols. The merge still happens; these are warnings.
   std::vector<std::string> conflicts;
@@ -23,8 +23,8 @@ struct MergeSummary {
   nlohmann::json to_json() const;
 };
 
-/// Concatenates datasets in order; for a platform + configuration seen twice the first row is
-/// kept. Writes `out` and a sidecar joining the inputs' sidecars. Throws DataError for a
+/// Concatenates datasets in order; for a platform + network seen twice the first ok row is kept
+/// (a failed row only when no input measured it ok). Writes `out` and a sidecar joining the inputs' sidecars. Throws DataError for a
 /// malformed input or a result that is not one valid dataset (two platforms or protocols),
 /// InputError when there are no inputs or `out` may not be replaced (check_dataset_output).
 MergeSummary merge_datasets(const std::vector<std::filesystem::path>& inputs,

@@ -87,8 +87,8 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   check_dataset_output(out, force, kMergedKind);
   MergeSummary s;
   Dataset merged;
-  std::unordered_set<std::string> seen;  // platform + '\n' + config key
-  std::vector<std::string> where;        // each merged row's source, for messages
+  std::unordered_map<std::string, std::size_t> seen;  // platform + '\n' + network key -> merged row
+  std::vector<std::string> where;                     // each merged row's source, for messages
   nlohmann::json protocols = nlohmann::json::object(), sources = nlohmann::json::array();
   std::map<std::string, std::string> protocol_source;
   for (const fs::path& in : inputs) {
@@ -99,12 +99,21 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
     s.rows_in += d.rows.size();
     merged.add_extra_columns(d.extra_columns);
     for (Record& r : d.rows) {
-      if (!seen.insert(r.platform + '\n' + network_key(r.config)).second) {  // 0.251 is 0.25's network
-        ++s.dropped;
+      const auto [it, fresh] = seen.emplace(r.platform + '\n' + network_key(r.config), merged.rows.size());  // 0.251 is 0.25's network
+      const std::string source = in.string() + " (" + r.platform + " " + config_key(r.config) + ")";
+      if (fresh) {
+        where.push_back(source);
+        merged.rows.push_back(std::move(r));
         continue;
       }
-      where.push_back(in.string() + " (" + r.platform + " " + config_key(r.config) + ")");
-      merged.rows.push_back(std::move(r));
+      ++s.dropped;
+      // A measurement that succeeded beats one that failed, wherever it comes (fifteenth hostile
+      // pass: an error row of the first input dropped the ok measurement of the second).
+      Record& kept = merged.rows[it->second];
+      if (kept.status != Status::ok && r.status == Status::ok) {
+        kept = std::move(r);
+        where[it->second] = source;
+      }
     }
   }
   // The result must be one valid dataset like any other: rows of two protocols or platforms would

@@ -306,6 +306,32 @@ TEST_F(DataOps, MergeKeepsFirstAndCountsDuplicates) {
   EXPECT_TRUE(prov["protocols"].contains("p1"));
 }
 
+// Fifteenth hostile pass: an error row in the first input dropped the ok measurement of the same
+// configuration in the second. A measurement that succeeded is kept over one that failed.
+TEST_F(DataOps, MergeKeepsTheOkMeasurementOverAFailedOne) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  Dataset failed = read_dataset_csv(dir_ / "a.csv");
+  std::size_t i = 0;
+  while (failed.rows[i].status != Status::ok) ++i;
+  const Record ok = failed.rows[i];
+  failed.rows[i].status = Status::error;
+  failed.rows[i].latency_ms.reset();
+  failed.rows[i].energy_j.reset();
+  failed.rows[i].peak_memory_mb.reset();
+  write_dataset_csv(failed, dir_ / "failed.csv");
+  for (const auto& order : {std::vector<fs::path>{dir_ / "failed.csv", dir_ / "a.csv"},
+                            std::vector<fs::path>{dir_ / "a.csv", dir_ / "failed.csv"}}) {
+    const MergeSummary s = merge_datasets(order, dir_ / "m.csv", "merge", true);
+    EXPECT_EQ(s.dropped, failed.rows.size());
+    const Dataset m = read_dataset_csv(dir_ / "m.csv");
+    const auto it = std::find_if(m.rows.begin(), m.rows.end(), [&](const Record& r) { return r.config == ok.config; });
+    ASSERT_NE(it, m.rows.end());
+    EXPECT_EQ(it->status, Status::ok) << order.front();
+    EXPECT_EQ(it->latency_ms, ok.latency_ms) << order.front();
+  }
+}
+
 TEST_F(DataOps, MergeReportsConflictingProtocolSettings) {
   const fs::path db = make_store();
   export_store({db, dir_ / "a.csv", "cpu2t", ""});
