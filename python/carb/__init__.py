@@ -10,6 +10,8 @@ configuration spaces against deployment budgets.
 Errors are carb.Error (InputError, DataError, ModelError, MeasureError) with carb's one-line
 messages.
 """
+import math
+import numbers
 import os
 import warnings
 from collections.abc import Mapping
@@ -59,7 +61,33 @@ def configs_from_columns(columns):
     if len(lengths) != 1:
         raise InputError("configuration columns differ in length: " + ", ".join(map(str, sorted(lengths))))
     rows = zip(*(list(columns[c]) for c in _COLUMNS))
-    return [Config(str(f), int(d), float(w), int(r), int(b), str(p)) for f, d, w, r, b, p in rows]
+    return [Config(_text(f, "family", i), _whole(d, "depth", i), _number(w, "width", i), _whole(r, "resolution", i),
+                   _whole(b, "batch", i), _text(p, "precision", i))
+            for i, (f, d, w, r, b, p) in enumerate(rows)]
+
+
+# Column values are checked, not converted: int(18.7) is 18, and a configuration nobody asked for
+# was predicted without a word (sixteenth hostile pass); the CLI refuses such a cell too.
+def _number(v, column, i):
+    if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):  # numpy's too
+        raise InputError(f"row {i + 1}: {column} is {v!r}, not a number")
+    x = float(v)
+    if not math.isfinite(x):
+        raise InputError(f"row {i + 1}: {column} is {v!r}, not a finite number")
+    return x
+
+
+def _whole(v, column, i):
+    x = _number(v, column, i)
+    if x != math.floor(x) or abs(x) > 2**31 - 1:
+        raise InputError(f"row {i + 1}: {column} is {v!r}, not a whole number")
+    return int(x)
+
+
+def _text(v, column, i):
+    if not isinstance(v, str):  # numpy's str_ is a str
+        raise InputError(f"row {i + 1}: {column} is {v!r}, not a name")
+    return str(v)
 
 
 def features(configs):

@@ -46,6 +46,26 @@ def test_columns_and_lists_give_the_same_answer(model):
         np.testing.assert_array_equal(a[t], b[t])
     with pytest.raises(carb.InputError, match="precision"):
         model.predict({k: v for k, v in columns.items() if k != "precision"})
+    # A float column of whole numbers (pandas makes them) is the same configurations.
+    as_float = dict(columns, resolution=np.array([c.resolution for c in CONFIGS], dtype=float))
+    np.testing.assert_array_equal(model.predict(as_float)["latency_ms"], b["latency_ms"])
+
+
+# Sixteenth hostile pass: int(18.7) is 18, and columns with 18.7, 96.9, 1.9 or True predicted a
+# configuration nobody asked for without a word (the CLI refuses such a cell).
+@pytest.mark.parametrize("column, value, says", [("depth", 18.7, "not a whole number"),
+                                                  ("resolution", 96.9, "not a whole number"),
+                                                  ("batch", 1.9, "not a whole number"),
+                                                  ("batch", True, "not a number"),
+                                                  ("batch", np.bool_(True), "not a number"),
+                                                  ("depth", "18", "not a number"),
+                                                  ("width", float("nan"), "not a finite number"),
+                                                  ("precision", 16, "not a name")])
+def test_columns_refuse_values_that_are_not_the_configuration(model, column, value, says):
+    cols = {"family": ["basic"], "depth": [18], "width": [1.0], "resolution": [96], "batch": [1], "precision": ["fp32"]}
+    cols[column] = [value]
+    with pytest.raises(carb.InputError, match=f"row 1: {column} is .*{says}"):
+        model.predict(cols)
 
 
 def test_intervals_contain_the_point_and_guesses_are_flagged(model):
