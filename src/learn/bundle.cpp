@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "carb/bundle_destination.hpp"
 #include "carb/error.hpp"
@@ -121,7 +122,9 @@ void CarbModel::save(BundleDestination& dest) const {
   }
   for (const auto& tm : models_) {
     nlohmann::json conformal = nlohmann::json::object();
-    for (const auto& [regime, levels] : tm.conformal) conformal[to_string(regime)] = levels;
+    for (const auto& [regime, levels] : tm.conformal)  // an unbounded width (too few rows) is null
+      for (const auto& [level, half] : levels)
+        conformal[to_string(regime)][level] = std::isinf(half) ? nlohmann::json() : nlohmann::json(half);
     nlohmann::json t = {{"upstream", tm.upstream}, {"weights", tm.weights}, {"conformal", conformal},
                         {"components", tm.oof.to_json()}};
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
@@ -174,7 +177,7 @@ void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::pa
     for (const auto& [level, half] : levels)
       // (Raw-target models keep their widths in the target's units: a cap meant for log space
       // refused every --raw-target bundle.)
-      if (!std::isfinite(half) || half < 0 || (o.log_target && half > 20))
+      if (std::isnan(half) || half < 0 || (std::isfinite(half) && o.log_target && half > 20))
         throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" +
                          to_string(regime) + ", " + level + ")");
   if (!tm.conformal.count(BatchRegime::all)) throw ModelError(where + " has no conformal widths for all batches");
@@ -299,7 +302,10 @@ CarbModel CarbModel::load(const fs::path& dir) {
       tm.weights = j.at("weights").get<std::vector<double>>();
       for (const auto& [regime, levels] : j.at("conformal").items()) {
         try {
-          tm.conformal[batch_regime_from(regime)] = levels.get<std::map<std::string, double>>();
+          auto& widths = tm.conformal[batch_regime_from(regime)];
+          if (!levels.is_object()) throw ModelError("model bundle " + dir.string() + ": " + t + "'s conformal widths are not levels");
+          for (const auto& [level, half] : levels.items())
+            widths[level] = half.is_null() ? std::numeric_limits<double>::infinity() : half.get<double>();
         } catch (const InputError& e) {
           throw ModelError("model bundle " + dir.string() + ": " + t + " has conformal widths of an " + e.what());
         }

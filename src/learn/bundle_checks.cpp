@@ -124,8 +124,10 @@ void check_predictions(const CarbModel& m, const nlohmann::json& manifest, const
       // A raw-target model's sums of trees may dip below zero near a small cost (a known limit of
       // that form, README): only a log-target model's prediction must be a positive cost.
       const bool too_low = m.options().log_target && b && v < b->lo;
-      // (Past the trained families and precisions the interval is unbounded by design.)
-      const bool bad_interval = k < trained_probes && (!std::isfinite(hi) || !(lo <= v));
+      // (Past the trained families and precisions the interval is unbounded by design, and so is
+      // a level too few rows could bound: the conformal width is then stored as null. A finite
+      // width is capped at load, so an interval must only hold its prediction.)
+      const bool bad_interval = k < trained_probes && !(lo <= v && v <= hi);
       if (!std::isfinite(v) || too_low || (b && v > b->hi) || bad_interval)
         refuse(dir, "predicts " + t + " " + shown(v) + " for " + config_key(p[k].config) +
                         (k < trained_probes ? ", a configuration it trained on" : ""));

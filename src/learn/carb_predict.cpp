@@ -232,13 +232,13 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
       const double h = half_width(tm, configs[i].batch <= opts_.corrector_max_batch ? BatchRegime::low_batch : BatchRegime::high_batch,
                                   *confidence);
       auto& iv = out[i].interval[tm.target];
-      if (!std::isfinite(widen))
+      if (!std::isfinite(widen) || !std::isfinite(h))  // never trained, or too few rows for this level
         iv = {0.0, std::numeric_limits<double>::infinity()};
       else if (opts_.log_target)
         iv = {v * std::exp(-h - widen), v * std::exp(h + widen)};
       else
         iv = {(v - h) * std::exp(-widen), (v + h) * std::exp(widen)};
-      if (tm.target == "peak_memory_mb" && std::isfinite(widen))  // nor can its interval reach below
+      if (tm.target == "peak_memory_mb" && std::isfinite(iv.second))  // nor can its interval reach below
         iv.first = std::max(iv.first, network_totals(configs[i]).memory_floor_mb());
     }
   }

@@ -106,6 +106,45 @@ TEST(CarbModel, LearnsSyntheticCostsAndSkipsMissingEnergy) {
   }
 }
 
+// Sixteenth hostile pass: with fewer residuals than the finite-sample conformal quantile needs
+// (ceil((n+1)·level) > n), the largest residual stood in, and 8 rows gave "90%" intervals that held
+// 13% of memory. Such a level is unbounded, in the bundle too (null), while a level the rows can
+// bound stays finite.
+TEST(CarbModel, ALevelTooFewRowsCanBoundIsUnbounded) {
+  const Dataset d = make_synthetic_cost_dataset(40, 6);  // 99% needs 99 residuals per regime
+  const CarbModel m = CarbModel::train(d, fast_options());
+  const Config c = d.rows.front().config;
+  for (const Prediction& p : {m.predict({c}, {}, 0.99)[0]})
+    for (const auto& t : m.targets()) EXPECT_TRUE(std::isinf(p.interval.at(t).second)) << t;
+  const auto bounded = m.predict({c}, {}, 0.8)[0];
+  for (const auto& t : m.targets()) EXPECT_TRUE(std::isfinite(bounded.interval.at(t).second)) << t;
+  const fs::path dir = fs::temp_directory_path() / ("carb_unbounded_" + std::to_string(::getpid()));
+  m.save(dir);
+  EXPECT_NE(slurp(dir / "manifest.json").find("\"0.99\": null"), std::string::npos);
+  const CarbModel back = CarbModel::load(dir);
+  for (const auto& t : m.targets()) {
+    EXPECT_TRUE(std::isinf(back.predict({c}, {}, 0.99)[0].interval.at(t).second)) << t;
+    EXPECT_EQ(back.predict({c}, {}, 0.8)[0].interval.at(t), bounded.interval.at(t)) << t;
+  }
+  fs::remove_all(dir);
+}
+
+// Sixteenth hostile pass: "the data has no avg_sm_util" for data where 145 of 150 rows had it.
+TEST(CarbModel, TelemetryMissingInSomeRowsIsCounted) {
+  Dataset d = make_synthetic_cost_dataset(30, 7);
+  for (Record& r : d.rows) r.avg_sm_util = 50.0, r.avg_mem_util = 20.0;
+  d.rows[3].avg_sm_util.reset();
+  TrainOptions o = fast_options();
+  o.use_telemetry = true;
+  try {
+    CarbModel::train(d, o);
+    ADD_FAILURE() << "trained a telemetry model on a row without telemetry";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("1 of the 30 ok rows have no avg_sm_util/avg_mem_util"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Fifteenth hostile pass: cpu-1t predicted 46.57 MB for a network whose weights and input take
 // 46.77 MB, a value every reader refuses in a measured row. A memory prediction, and the lower end
 // of its interval, are never below the network's weights and input. (Trained here on costs half
