@@ -100,9 +100,9 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
     merged.add_extra_columns(d.extra_columns);
     for (Record& r : d.rows) {
       const auto [it, fresh] = seen.emplace(r.platform + '\n' + network_key(r.config), merged.rows.size());  // 0.251 is 0.25's network
-      const std::string source = in.string() + " (" + r.platform + " " + config_key(r.config) + ")";
+      const auto source = [&] { return in.string() + " (" + r.platform + " " + config_key(r.config) + ")"; };
       if (fresh) {
-        where.push_back(source);
+        where.push_back(source());
         merged.rows.push_back(std::move(r));
         continue;
       }
@@ -111,8 +111,8 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
       // pass: an error row of the first input dropped the ok measurement of the second).
       Record& kept = merged.rows[it->second];
       if (kept.status != Status::ok && r.status == Status::ok) {
+        where[it->second] = source();  // before r is moved from
         kept = std::move(r);
-        where[it->second] = source;
       }
     }
   }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <cmath>
 #include <map>
 #include <utility>
@@ -58,6 +59,14 @@ void check_duplicates(const Dataset& d, const std::vector<std::string>& where, s
   }
 }
 
+// An extra column's text as a finite number, the whole text; nullopt for anything else.
+std::optional<double> extra_number(const std::string& text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
 // A value outside its column's plausibility bounds is a broken meter or a damaged file, never data.
 void check_bounds(const Record& r, const std::string& where, std::vector<std::string>& problems) {
   for (const ColumnBounds& b : kPlausibleBounds) {
@@ -79,11 +88,10 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
     const auto it = r.extra.find(b.column);
     if (it == r.extra.end() || it->second.empty()) continue;
     const std::string& text = it->second;
-    double v = 0;
-    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
+    const auto v = extra_number(text);
+    if (!v)
       problems.push_back(at(where) + b.column + " is '" + text + "', not a number");
-    else if (!b.contains(v))
+    else if (!b.contains(*v))
       problems.push_back(at(where) + b.column + " is " + csv::format_number(v) + ", outside the plausible range " +
                          b.describe());
   }
@@ -104,12 +112,6 @@ void check_memory_holds_the_network(const Record& r, const std::string& where, s
                        config_key(r.config) + " take");
 }
 
-bool is_zero(const std::string& text) {
-  double v = 1;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  return ec == std::errc() && end == text.data() + text.size() && v == 0;
-}
-
 // A row's values must fit its status: a failed run has no latency or energy to report.
 void check_row(const Record& r, const std::string& where, std::vector<std::string>& problems) {
   // A configuration carb cannot build (bottleneck depth 8, batch 0) was never measured: a reader
@@ -123,7 +125,7 @@ void check_row(const Record& r, const std::string& where, std::vector<std::strin
   if (r.status == Status::ok && !r.latency_ms) problems.push_back(at(where) + "status ok but latency_ms is empty");
   // `rounds` counts the ok rounds a combined row is the median of: an ok row of none is no median.
   // (By value: "0.0" and "-0" are 0 rounds too; a text that is no number is check_bounds's.)
-  if (const auto it = r.extra.find("rounds"); r.status == Status::ok && it != r.extra.end() && is_zero(it->second))
+  if (const auto it = r.extra.find("rounds"); r.status == Status::ok && it != r.extra.end() && extra_number(it->second) == 0.0)
     problems.push_back(at(where) + "status ok but rounds is 0 (no ok round to take the median of)");
   if (r.status != Status::ok)
     for (const char* col : {"latency_ms", "energy_j"})

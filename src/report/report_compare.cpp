@@ -47,20 +47,18 @@ struct ScoredRows {
 };
 
 ScoredRows rows_to_score(const CarbModel& model, const Dataset& ok) {
+  if (!model.knows_trained_configs())
+    return {ok, "the model does not record the configurations it trained on: some of these rows may be in-sample"};
   ScoredRows s;
   s.rows.extra_columns = ok.extra_columns;
   std::size_t seen = 0;
-  if (model.knows_trained_configs())
-    for (const Record& r : ok.rows) {
-      if (model.trained_on(r.config))
-        ++seen;
-      else
-        s.rows.rows.push_back(r);
-    }
-  if (!model.knows_trained_configs()) {
-    s.rows = ok;
-    s.caption = "the model does not record the configurations it trained on: some of these rows may be in-sample";
-  } else if (s.rows.rows.size() >= 2) {
+  for (const Record& r : ok.rows) {
+    if (model.trained_on(r.config))
+      ++seen;
+    else
+      s.rows.rows.push_back(r);
+  }
+  if (s.rows.rows.size() >= 2) {
     s.caption = "held out: the " + std::to_string(s.rows.rows.size()) + " rows the model did not train on" +
                 (seen ? " (" + std::to_string(seen) + " rows it trained on are left out)" : "");
   } else {
