@@ -26,13 +26,24 @@ std::vector<int> assign_folds(std::size_t n, int k, unsigned seed) {
 
 std::size_t FitBatch::add_oof(Make make, const Matrix& X, const std::vector<float>& y, const std::vector<int>& folds,
                               int k) {
+  return add_oof(std::move(make), X, std::vector<std::vector<float>>{}, folds, k, &y);
+}
+
+std::size_t FitBatch::add_oof(Make make, const Matrix& X, const std::vector<std::vector<float>>& y_by_fold,
+                              const std::vector<int>& folds, int k) {
+  if (y_by_fold.size() != static_cast<std::size_t>(k)) throw InputError("one target per fold is needed");
+  return add_oof(std::move(make), X, y_by_fold, folds, k, nullptr);
+}
+
+std::size_t FitBatch::add_oof(Make make, const Matrix& X, const std::vector<std::vector<float>>& y_by_fold,
+                              const std::vector<int>& folds, int k, const std::vector<float>* y) {
   Group g;
   g.rows = X.rows;
   for (int f = 0; f < k; ++f) {
     Fit fit;
     for (std::size_t i = 0; i < X.rows; ++i) (folds[i] == f ? fit.pred_rows : fit.fit_rows).push_back(i);
     if (fit.pred_rows.empty() || fit.fit_rows.empty()) continue;
-    fit.make = make, fit.X = &X, fit.y = &y;
+    fit.make = make, fit.X = &X, fit.y = y ? y : &y_by_fold[static_cast<std::size_t>(f)];
     g.fits.push_back(fits_.size());
     fits_.push_back(std::move(fit));
   }

@@ -22,6 +22,10 @@ class FitBatch {
   using Make = std::function<std::unique_ptr<Learner>()>;
   /// K fold fits: each fits the other folds and predicts its own. Returns a handle for oof().
   std::size_t add_oof(Make make, const Matrix& X, const std::vector<float>& y, const std::vector<int>& folds, int k);
+  /// The same with a target per fold: fold f's fit learns y_by_fold[f] on the other folds' rows
+  /// (a target that is itself fitted, such as a ratio to a fitted estimate, fitted without fold f).
+  std::size_t add_oof(Make make, const Matrix& X, const std::vector<std::vector<float>>& y_by_fold,
+                      const std::vector<int>& folds, int k);
   /// One fit on every row. Returns a handle for take_fitted().
   std::size_t add_full(Make make, const Matrix& X, const std::vector<float>& y);
   void run(int threads);
@@ -30,6 +34,8 @@ class FitBatch {
   std::unique_ptr<Learner> take_fitted(std::size_t handle);
 
  private:
+  std::size_t add_oof(Make make, const Matrix& X, const std::vector<std::vector<float>>& y_by_fold,
+                      const std::vector<int>& folds, int k, const std::vector<float>* y);
   struct Fit {
     Make make;
     const Matrix* X = nullptr;
