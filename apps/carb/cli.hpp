@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "carb/model.hpp"
+
 namespace carb::cli {
 
 struct Command {
@@ -50,6 +52,25 @@ inline CLI::Validator in_range(double lo, double hi) {
         return {};
       },
       "NUMBER in [" + show(lo) + ", " + show(hi) + "]");
+}
+
+/// A --confidence: one of the levels a bundle calibrates (carb::kConfidenceLevels), refused otherwise
+/// before any work (a level between them used to answer the next stored one's interval).
+inline CLI::Validator confidence_level() {
+  std::ostringstream s;
+  for (double l : kConfidenceLevels) s << (s.tellp() > 0 ? "|" : "") << l;
+  const std::string levels = s.str();
+  return CLI::Validator(
+      [levels](std::string& text) -> std::string {
+        const char* b = text.c_str();
+        char* end = nullptr;
+        const double v = std::strtod(b, &end);
+        if (end == b || *end != '\0') return "'" + text + "' is not a number";
+        for (double l : kConfidenceLevels)
+          if (v == l) return {};
+        return text + " is not a calibrated level; use one of " + levels;
+      },
+      levels);
 }
 
 /// Adds the common `--format` option restricted to `choices`; default is choices.front().

@@ -68,8 +68,8 @@ Registrar reg({"predict", "Predict peak memory, energy and latency of configurat
                  app.add_option("--model", c->model, "model bundle directory (from carb train)")->required();
                  c->src.add(app);
                  c->cfg.add(app);
-                 app.add_option("--confidence", c->confidence, "add split-conformal intervals at this coverage (e.g. 0.9)")
-                     ->check(in_range(0.5, 0.99));
+                 app.add_option("--confidence", c->confidence, "add split-conformal intervals at this coverage (0.8, 0.9, 0.95 or 0.99)")
+                     ->check(confidence_level());
                  add_format(app, c->format, {"table", "csv", "json"});
                  app.callback([c] { run(*c); });
                }});

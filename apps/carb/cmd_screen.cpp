@@ -70,7 +70,7 @@ Registrar reg(
        c->confidence_opt = app.add_option("--confidence", c->confidence,
                                           "accept only when the upper bound at this coverage "
                                           "(0.8, 0.9, 0.95, 0.99) meets every budget")
-                               ->check(in_range(0.5, 0.99));
+                               ->check(confidence_level());
        auto* validate = app.add_option("--validate", c->validate_csv,
                       "dataset CSV measured on the target platform: check the budget decisions on the "
                       "configurations the target model did not train on");

@@ -3,6 +3,7 @@
 // as downstream features, plus a low-batch residual corrector, and split-conformal
 // prediction intervals. Saved as a bundle directory with a manifest.
 #pragma once
+#include <array>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -25,6 +26,12 @@ namespace carb {
 /// 3: every learner and corrector file's FNV-1a is in the (checksummed) manifest, so a file copied
 ///    in from another bundle is refused.
 inline constexpr int kBundleSchemaVersion = 3;
+
+/// The coverage levels a bundle calibrates its split-conformal intervals at; an interval is asked
+/// for at one of them (seventeenth hostile pass: 0.5 answered the 0.8 interval, labelled 50%).
+inline constexpr std::array<double, 4> kConfidenceLevels{0.8, 0.9, 0.95, 0.99};
+/// InputError naming the levels unless `confidence` is one of kConfidenceLevels.
+void check_confidence_level(double confidence);
 
 struct TrainOptions {
   /// carb's own boosters by default: XGBoost's hist method, 4x faster on carb's datasets at equal
@@ -138,7 +145,8 @@ class CarbModel {
   std::optional<double> drift_reference_ms() const { return drift_reference_ms_; }
   void set_drift_reference_ms(double r) { drift_reference_ms_ = r; }
 
-  /// Predicts every target for each configuration. `confidence` in (0,1) adds intervals.
+  /// Predicts every target for each configuration. `confidence`, one of kConfidenceLevels, adds
+  /// intervals (check_confidence_level: any other level is refused, not rounded to a stored one).
   std::vector<Prediction> predict(const std::vector<Config>& configs, const std::vector<Telemetry>& telemetry = {},
                                   std::optional<double> confidence = std::nullopt) const;
   /// One target's predictions, in its units, from the feature matrix its learners see: the blend (or

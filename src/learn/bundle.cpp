@@ -186,7 +186,8 @@ void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::pa
   for (const auto& [regime, levels] : tm.conformal) {
     if (levels.size() != 4) throw ModelError(where + " has conformal levels training never writes (" + to_string(regime) + ")");
     double previous = 0;
-    for (const char* level : {"0.8", "0.9", "0.95", "0.99"}) {
+    for (double l : kConfidenceLevels) {
+      const std::string level = conformal_key(l);
       const auto it = levels.find(level);
       if (it == levels.end())
         throw ModelError(where + " has no conformal width at level " + level + " (" + to_string(regime) + ")");

@@ -203,20 +203,26 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
   return out;
 }
 
+void check_confidence_level(double confidence) {
+  for (double level : kConfidenceLevels)
+    if (confidence == level) return;
+  std::string levels;
+  for (double level : kConfidenceLevels) levels += (levels.empty() ? "" : ", ") + conformal_key(level);
+  throw InputError("confidence " + (std::isfinite(confidence) ? conformal_key(confidence) : std::string("is not finite")) +
+                   " is not a level carb calibrates intervals at; use one of " + levels);
+}
+
 namespace {
-// Half-width for a coverage level: the stored level at or above it (conservative).
+// Half-width at a calibrated coverage level (check_confidence_level).
 double half_width(const TargetModel& tm, BatchRegime regime, double confidence) {
   const auto& q = tm.conformal.count(regime) ? tm.conformal.at(regime) : tm.conformal.at(BatchRegime::all);
-  for (double level : {0.8, 0.9, 0.95, 0.99})
-    if (level >= confidence - 1e-9) return q.at(conformal_key(level));
-  throw InputError("confidence " + conformal_key(confidence) + " is above the highest stored level 0.99");
+  return q.at(conformal_key(confidence));
 }
 }  // namespace
 
 std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, const std::vector<Telemetry>& tel,
                                            std::optional<double> confidence) const {
-  if (confidence && !(*confidence > 0 && *confidence < 1))
-    throw InputError("confidence must be in (0, 1), e.g. 0.9");
+  if (confidence) check_confidence_level(*confidence);
   auto cols = predict_columns(configs, tel);
   std::vector<Prediction> out(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -238,7 +244,7 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
         iv = {v * std::exp(-h - widen), v * std::exp(h + widen)};
       else
         iv = {(v - h) * std::exp(-widen), (v + h) * std::exp(widen)};
-      if (tm.target == "peak_memory_mb" && std::isfinite(iv.second))  // nor can its interval reach below
+      if (tm.target == "peak_memory_mb")  // nor can its interval reach below, bounded or not
         iv.first = std::max(iv.first, network_totals(configs[i]).memory_floor_mb());
     }
   }

@@ -181,7 +181,7 @@ void fit_conformal(TargetModel& tm, const TargetData& td, const std::vector<floa
   }
   for (auto& [regime, e] : res) {
     std::sort(e.begin(), e.end());
-    for (double level : {0.8, 0.9, 0.95, 0.99}) {
+    for (double level : kConfidenceLevels) {
       // Finite-sample split-conformal quantile: the ceil((n+1)*level)-th smallest residual. With
       // fewer residuals than that there is none: the interval is unbounded (sixteenth hostile pass:
       // the largest residual stood in, and 8 rows gave "90%" intervals that held 13% of memory).

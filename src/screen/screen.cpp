@@ -21,8 +21,7 @@ void check_options(const std::vector<Config>& configs, const CarbModel& source, 
   require_target(source, rank, "ranking by " + rank);
   check_budgets(o.budgets, final_model);
   if (o.top_k && *o.top_k == 0) throw InputError("top-k must be at least 1");
-  if (o.confidence && !(*o.confidence > 0 && *o.confidence <= 0.99))
-    throw InputError("confidence must be in (0, 0.99], e.g. 0.9");
+  if (o.confidence) check_confidence_level(*o.confidence);
 }
 
 // Indices of the k lowest values (ties broken by index, so the cut is deterministic).

@@ -4,6 +4,7 @@
 // trade-off across the stored coverage levels.
 #include <algorithm>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -165,8 +166,11 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
   }
   v.decisions = confusion(m.predict(cs, {}, confidence), truth, b, true);
   v.tradeoff.emplace_back("none", confusion(point, truth, b, false));
-  for (const char* level : {"0.8", "0.9", "0.95", "0.99"})
-    v.tradeoff.emplace_back(level, confusion(m.predict(cs, {}, std::stod(level)), truth, b, true));
+  for (double level : kConfidenceLevels) {
+    std::ostringstream name;
+    name << level;
+    v.tradeoff.emplace_back(name.str(), confusion(m.predict(cs, {}, level), truth, b, true));
+  }
   return v;
 }
 

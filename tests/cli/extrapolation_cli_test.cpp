@@ -84,6 +84,24 @@ TEST_F(CliExtrapolation, JsonCarriesTheExcursionsAndAnUnboundedIntervalForAnUntr
   EXPECT_TRUE(p["outside"][0]["log_ratio"].is_null());
   // JSON has no infinity: nlohmann writes it as null, which says "no bound".
   EXPECT_TRUE(p.at("latency_ms_upper").is_null()) << p.dump();
+  // Seventeenth hostile pass: unbounded above, memory still cannot be below the weights and input
+  // (the lower end was 0).
+  const double floor = network_totals({Family::basic, 18, 0.5, 64, 4, Precision::bf16}).memory_floor_mb();
+  EXPECT_GE(p.at("peak_memory_mb_lower").get<double>(), floor * (1 - 1e-9)) << p.dump();
+}
+
+// Seventeenth hostile pass: --confidence 0.5 answered the 0.8 interval and called it 50% (the bundle
+// calibrates 0.8, 0.9, 0.95 and 0.99; a level between them took the next one up). Refused now.
+TEST_F(CliExtrapolation, AConfidenceTheBundleDoesNotCalibrateIsRefused) {
+  for (const char* level : {"0.5", "0.85", "0.96"}) {
+    const CliRun r = carb(std::string("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 "
+                                      "--confidence ") + level, "ex_level");
+    EXPECT_NE(r.status, 0) << level << ": " << r.out;
+    EXPECT_NE(r.err.find("0.8|0.9|0.95|0.99"), std::string::npos) << r.err;
+  }
+  const CliRun ok = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --confidence 0.95",
+                         "ex_level_ok");
+  EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
 }  // namespace

@@ -129,6 +129,16 @@ TEST(CarbModel, ALevelTooFewRowsCanBoundIsUnbounded) {
   fs::remove_all(dir);
 }
 
+// Seventeenth hostile pass: a level between the calibrated ones answered the next one up under the
+// asked label (0.5 gave the 0.8 interval). Only calibrated levels are answered.
+TEST(CarbModel, OnlyCalibratedConfidenceLevelsAreAnswered) {
+  const CarbModel m = CarbModel::train(make_synthetic_cost_dataset(40, 6), fast_options());
+  const Config c = make_synthetic_cost_dataset(1, 8).rows[0].config;
+  for (double level : {0.5, 0.79, 0.85, 0.91, 0.999, std::nan("")})
+    EXPECT_THROW(m.predict({c}, {}, level), InputError) << level;
+  for (double level : kConfidenceLevels) EXPECT_NO_THROW(m.predict({c}, {}, level)) << level;
+}
+
 // Sixteenth hostile pass, left then: in the ratio form the analytic estimate was fitted on all rows
 // before the folds, so the out-of-fold residuals that calibrate the intervals were partly in-sample;
 // on a few rows the estimate fits them nearly exactly and the residuals shrink (an 80% interval of
