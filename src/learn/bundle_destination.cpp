@@ -112,6 +112,27 @@ bool staging_leftover(const fs::path& dir, bool top = true) {
   return !ec;
 }
 
+// On a file system without renameat2, commit() moves the old bundle aside to an "old-" staging
+// directory before it moves the new one in. A run killed between the two renames (or whose second
+// rename failed) left nothing at `dir`, and the next run removed both as a dead writer's leftovers
+// (seventeenth hostile pass). With nothing at `dir`, the newest finished bundle a dead writer moved
+// aside goes back first.
+void restore_moved_aside(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::symlink_status(dir, ec).type() != fs::file_type::not_found) return;
+  for (const fs::path& aside : detail::dead_owners_temps(dir, kStagingTag, "old-")) {
+    if (!staging_leftover(aside)) continue;  // only a finished bundle carb moved there
+    if (fs::symlink_status(aside / "bundle", ec).type() != fs::file_type::directory) continue;
+    if (::rename((aside / "bundle").c_str(), dir.c_str()) != 0)
+      throw ModelError("cannot put back the bundle an interrupted run moved aside to " + (aside / "bundle").string() +
+                       ": " + std::strerror(errno) + "; move it to " + dir.string() + " by hand");
+    std::fprintf(stderr, "carb: put back the model bundle an interrupted run had moved aside to %s\n",
+                 (aside / "bundle").c_str());
+    fs::remove(aside, ec);  // empty now
+    return;
+  }
+}
+
 }  // namespace
 
 std::string bundle_replace_refusal(const fs::path& dir) {
@@ -164,14 +185,15 @@ BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(
     const fs::path real = fs::weakly_canonical(fs::absolute(dir_), ec);
     if (!ec) dir_ = real;
   }
-  if (!force_)
-    if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
-      throw InputError(why + "; choose another --out, or pass --force to replace it");
   const fs::path parent = parent_of(dir_);
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
     throw InputError("cannot write model bundle " + dir_.string() + ": directory " + parent.string() +
                      " does not exist");
+  restore_moved_aside(dir_);
+  if (!force_)
+    if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
+      throw InputError(why + "; choose another --out, or pass --force to replace it");
   detail::remove_stale_temps(dir_, kStagingTag, [](const fs::path& p) { return staging_leftover(p); });
   std::string tmpl = detail::owned_temp_template(dir_, kStagingTag);
   if (!::mkdtemp(tmpl.data()))
@@ -210,16 +232,26 @@ void BundleDestination::commit() {
     if (errno != EINVAL && errno != ENOSYS)
       throw ModelError("cannot move the new bundle to " + dir_.string() + ": " + std::strerror(errno));
     // A file system without renameat2: move the old one aside under a unique, marked name first.
-    // A crash between the two renames leaves the old bundle there, not lost.
+    // A crash between the two renames leaves the old bundle there, and the next run puts it back
+    // (restore_moved_aside); a failed second rename puts it back at once.
     fs::path aside;
     if (exists) {
       std::string tmpl = detail::owned_temp_template(dir_, kStagingTag, "old-");
       if (!::mkdtemp(tmpl.data()))
         throw ModelError("cannot replace " + dir_.string() + ": " + std::strerror(errno));
       aside = fs::path(tmpl) / "bundle";
-      fs::rename(dir_, aside);
+      if (::rename(dir_.c_str(), aside.c_str()) != 0) {
+        const int err = errno;
+        fs::remove(aside.parent_path(), ec);
+        throw ModelError("cannot replace " + dir_.string() + ": " + std::strerror(err));
+      }
     }
-    fs::rename(staging_, dir_);
+    if (::rename(staging_.c_str(), dir_.c_str()) != 0) {
+      const int err = errno;
+      if (exists && ::rename(aside.c_str(), dir_.c_str()) == 0) fs::remove(aside.parent_path(), ec);
+      throw ModelError("cannot move the new bundle to " + dir_.string() + ": " + std::strerror(err) +
+                       (exists && fs::exists(aside, ec) ? "; the earlier bundle is at " + aside.string() : ""));
+    }
     committed_ = true;
     if (exists) fs::remove_all(aside.parent_path(), ec);
     return;

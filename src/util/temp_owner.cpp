@@ -21,14 +21,16 @@ std::string prefix_of(const fs::path& target, const std::string& tag) {
 }
 
 // The name is exactly prefix + PID + "-" + ("" or "old-") + six characters of mkstemp's alphabet,
-// and that process is gone.
-bool owner_gone(const std::string& name, const std::string& prefix) {
+// and that process is gone. `kind`, when given, is what the name holds after the PID: "old-" or "".
+bool owner_gone(const std::string& name, const std::string& prefix, const std::string* kind = nullptr) {
   const char* digits = name.c_str() + prefix.size();
   char* end = nullptr;
   const long pid = std::strtol(digits, &end, 10);
   if (end == digits || *end != '-' || pid <= 0 || !std::isdigit(static_cast<unsigned char>(*digits))) return false;
   std::string rest(end + 1);
-  if (rest.rfind("old-", 0) == 0) rest.erase(0, 4);
+  const bool old = rest.rfind("old-", 0) == 0;
+  if (kind && old != (*kind == "old-")) return false;
+  if (old) rest.erase(0, 4);
   if (rest.size() != 6 || !std::all_of(rest.begin(), rest.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }))
     return false;
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
@@ -47,6 +49,21 @@ void remove_stale_temps(const fs::path& target, const std::string& tag, const st
     const std::string name = e.path().filename().string();
     if (name.rfind(prefix, 0) == 0 && owner_gone(name, prefix) && ours(e.path())) fs::remove_all(e.path(), ec);
   }
+}
+
+std::vector<fs::path> dead_owners_temps(const fs::path& target, const std::string& tag, const std::string& kind) {
+  std::error_code ec;
+  const std::string prefix = prefix_of(target, tag);
+  std::vector<std::pair<fs::file_time_type, fs::path>> found;
+  for (const auto& e : fs::directory_iterator(parent_of(target), ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) == 0 && owner_gone(name, prefix, &kind))
+      found.emplace_back(fs::last_write_time(e.path(), ec), e.path());
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<fs::path> out;
+  for (auto& f : found) out.push_back(std::move(f.second));
+  return out;
 }
 
 }  // namespace carb::detail

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace carb::detail {
 
@@ -19,5 +20,10 @@ std::string owned_temp_template(const std::filesystem::path& target, const std::
 /// as carb's templates, and entries `ours` does not recognise, are left alone.
 void remove_stale_temps(const std::filesystem::path& target, const std::string& tag,
                         const std::function<bool(const std::filesystem::path&)>& ours);
+
+/// The temporaries beside `target` made with `tag` and `kind` (as owned_temp_template names them)
+/// whose owning process no longer exists, newest first. Nothing is removed.
+std::vector<std::filesystem::path> dead_owners_temps(const std::filesystem::path& target, const std::string& tag,
+                                                     const std::string& kind);
 
 }  // namespace carb::detail

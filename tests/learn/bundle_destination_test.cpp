@@ -246,6 +246,36 @@ TEST_F(BundleDestinationTest, AStagingLeftoverHoldingAnythingElseIsLeftAlone) {
   EXPECT_FALSE(fs::exists(finished));
 }
 
+// Seventeenth hostile pass: without renameat2 (NFS, SMB), commit moves the old bundle aside, then the
+// new one in. Killed between the two, it left no bundle at --out; the next run removed the old bundle
+// and the finished new one as a dead writer's leftovers. The old one is put back first now.
+TEST_F(BundleDestinationTest, ABundleMovedAsideByAKilledRunIsPutBack) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  const std::string prefix = ".model.carb-staging-" + std::to_string(child) + "-";
+  const fs::path aside = dir_ / (prefix + "old-aaaaaa");
+  fake_bundle(aside / "bundle", "old");
+  const fs::path finished_new = dir_ / (prefix + "bbbbbb");  // its marker already removed
+  fake_bundle(finished_new, "newer");
+  ASSERT_FALSE(fs::exists(dir_ / "model"));
+  {
+    BundleDestination d(dir_ / "model", false);
+    ASSERT_TRUE(fs::exists(dir_ / "model" / "m.0.x.model"));
+    EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "old");
+    EXPECT_FALSE(fs::exists(aside));
+    EXPECT_FALSE(fs::exists(finished_new));
+    stage(d, "new");
+    d.commit();
+  }
+  EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "new");
+  // With a bundle at --out, a moved-aside one is what a run killed after the second rename left.
+  fake_bundle(aside / "bundle", "older");
+  { BundleDestination d(dir_ / "model", false); }
+  EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "new");
+  EXPECT_FALSE(fs::exists(aside));
+}
+
 // A hand-written manifest naming the user's files once made them carb's to delete (second hostile
 // pass): only a manifest whose own checksum verifies counts.
 TEST_F(BundleDestinationTest, AForgedManifestDoesNotMakeTheUsersFilesCarbs) {
