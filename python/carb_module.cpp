@@ -81,7 +81,11 @@ carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees,
   o.seed = seed;
   const carb::Dataset d = carb::read_dataset_csvs(data);
   py::gil_scoped_release release;
-  return carb::CarbModel::train(d, o);
+  carb::CarbModel m = carb::CarbModel::train(d, o);
+  carb::TrainingRecord record;  // the files it was trained from: save() never writes over them
+  for (const auto& f : data) record.data_files.push_back(std::filesystem::absolute(f).string());
+  m.set_training_record(std::move(record));
+  return m;
 }
 
 py::object screen(const std::vector<carb::Config>& configs, const carb::CarbModel& source,

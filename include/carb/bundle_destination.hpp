@@ -8,6 +8,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace carb {
 
@@ -16,8 +17,11 @@ class BundleDestination {
   /// Checks `dir` and stages a directory beside it. Throws InputError when `dir` holds anything
   /// but a carb model bundle (a regular file, a directory with other files) unless `force`, and
   /// when its parent is missing or not writable. Removes staging directories that an earlier,
-  /// killed carb left for the same `dir` (their process is gone).
-  explicit BundleDestination(std::filesystem::path dir, bool force = false);
+  /// killed carb left for the same `dir` (their process is gone). `keep` are files the bundle was
+  /// trained from: a `dir` that is or holds one is refused even with `force` (train --out . --force
+  /// once deleted the CSV beside it; so did Python's save(".", force=True)).
+  explicit BundleDestination(std::filesystem::path dir, bool force = false,
+                             const std::vector<std::filesystem::path>& keep = {});
   /// Removes the staging directory unless commit() succeeded.
   ~BundleDestination();
   BundleDestination(const BundleDestination&) = delete;

@@ -83,6 +83,19 @@ def test_intervals_contain_the_point_and_guesses_are_flagged(model):
         model.predict([inside], confidence=1.5)
 
 
+def test_save_never_replaces_the_training_data_even_with_force(rows_csv, tmp_path):
+    # Seventeenth hostile pass: save(".", force=True) beside the training CSV deleted it.
+    data = tmp_path / "d"
+    data.mkdir()
+    csv_file = data / "rows.csv"
+    csv_file.write_text(rows_csv.read_text())
+    m = carb.Model.train(csv_file, fast=True)
+    for out in (data, csv_file):
+        with pytest.raises(carb.InputError, match="holds the training data"):
+            m.save(out, force=True)
+    assert csv_file.read_text() == rows_csv.read_text()
+
+
 def test_save_load_round_trip_and_refusals(model, tmp_path):
     model.save(tmp_path / "copy")
     again = carb.Model.load(tmp_path / "copy")

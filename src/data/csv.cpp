@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "carb/error.hpp"
+#include "util/special_file.hpp"
 #include "util/temp_owner.hpp"
 #include "util/utf8.hpp"
 
@@ -234,6 +235,7 @@ std::string format_number(std::optional<double> v) {
 
 void write_text_atomic(const std::filesystem::path& file, std::string_view content) {
   std::error_code ec;
+  detail::refuse_special_file(file);
   if (std::filesystem::is_directory(file, ec))
     throw DataError(file.string() + ": is a directory; give a file name to write");
   // A name of our own (mkstemp) beside the target: a fixed "file.tmp" would truncate, and on

@@ -10,6 +10,7 @@
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "data/provenance.hpp"
+#include "util/special_file.hpp"
 
 namespace carb {
 namespace {
@@ -201,6 +202,7 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
 }
 
 void check_not_a_link(const fs::path& out, bool force) {
+  detail::refuse_special_file(out);
   std::error_code ec;
   // Replacing a symbolic link replaces the link, not what it points to: the target would be left
   // stale (a link to a report), or a dangling link would become a file (thirteenth hostile pass).

@@ -98,7 +98,8 @@ void write_file(const fs::path& f, const std::string& text) {
 }  // namespace
 
 void CarbModel::save(const fs::path& dir, bool force) const {
-  BundleDestination dest(dir, force);
+  std::vector<fs::path> data(record_.data_files.begin(), record_.data_files.end());
+  BundleDestination dest(dir, force, data);
   save(dest);
 }
 

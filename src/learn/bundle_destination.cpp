@@ -17,6 +17,7 @@
 #include "carb/error.hpp"
 #include "learn/checksum_file.hpp"
 #include "learn/model_internal.hpp"
+#include "util/special_file.hpp"
 #include "util/stop_signal.hpp"
 #include "util/temp_owner.hpp"
 
@@ -133,6 +134,22 @@ void restore_moved_aside(const fs::path& dir) {
   }
 }
 
+fs::path real_path(const fs::path& p) {
+  std::error_code ec;
+  const auto r = fs::weakly_canonical(fs::absolute(p), ec);
+  return ec ? fs::absolute(p).lexically_normal() : r;
+}
+
+void refuse_holding(const fs::path& dir, const std::vector<fs::path>& keep) {
+  const auto out = real_path(dir);
+  for (const auto& k : keep) {
+    const auto in = real_path(k);
+    const auto rel = in.lexically_relative(out);
+    if (in == out || (!rel.empty() && *rel.begin() != ".."))
+      throw InputError(dir.string() + " holds the training data " + k.string() + "; write the model bundle elsewhere");
+  }
+}
+
 }  // namespace
 
 std::string bundle_replace_refusal(const fs::path& dir) {
@@ -175,8 +192,10 @@ std::string bundle_replace_refusal(const fs::path& dir) {
          foreign + ")";
 }
 
-BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(dir)), force_(force) {
+BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector<fs::path>& keep)
+    : dir_(std::move(dir)), force_(force) {
   if (dir_.empty()) throw InputError("no model bundle directory given");
+  refuse_holding(dir_, keep);
   if (!dir_.has_filename()) dir_ = dir_.parent_path();  // "models/x/" names models/x
   // "." or ".." (train --out . from inside a bundle) name a directory whose parent is not the path's
   // parent: the staging directory went inside the bundle and the swap was refused after training.
@@ -185,6 +204,7 @@ BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(
     const fs::path real = fs::weakly_canonical(fs::absolute(dir_), ec);
     if (!ec) dir_ = real;
   }
+  detail::refuse_special_file(dir_);
   const fs::path parent = parent_of(dir_);
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
@@ -193,7 +213,7 @@ BundleDestination::BundleDestination(fs::path dir, bool force) : dir_(std::move(
   restore_moved_aside(dir_);
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
-      throw InputError(why + "; choose another --out, or pass --force to replace it");
+      throw InputError(why + "; choose another --out, or pass --force (force=True in Python) to replace it");
   detail::remove_stale_temps(dir_, kStagingTag, [](const fs::path& p) { return staging_leftover(p); });
   std::string tmpl = detail::owned_temp_template(dir_, kStagingTag);
   if (!::mkdtemp(tmpl.data()))

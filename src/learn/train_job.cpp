@@ -20,37 +20,14 @@ Dataset read_datasets(const std::vector<std::filesystem::path>& files) {
   return all;
 }
 
-namespace {
-
-std::filesystem::path real_path(const std::filesystem::path& p) {
-  std::error_code ec;
-  const auto r = std::filesystem::weakly_canonical(std::filesystem::absolute(p), ec);
-  return ec ? std::filesystem::absolute(p).lexically_normal() : r;
-}
-
-// --out that is, or holds, a training file: even with --force the bundle would replace the data
-// it was trained on (train --out . --force once deleted the CSV and everything beside it).
-void refuse_out_holding_inputs(const TrainJob& job) {
-  const auto out = real_path(job.out);
-  for (const auto& d : job.data) {
-    const auto in = real_path(d);
-    const auto rel = in.lexically_relative(out);
-    if (in == out || (!rel.empty() && *rel.begin() != ".."))
-      throw InputError("--out " + job.out.string() + " holds the training data " + d.string() +
-                       "; write the model bundle elsewhere");
-  }
-}
-
-}  // namespace
-
 TrainSummary run_train_job(const TrainJob& job) {
   if (job.out.empty()) throw InputError("--out DIR is required");
-  refuse_out_holding_inputs(job);
+  // Checked and staged before the work: an occupied or unwritable --out fails now, not after training.
+  // Never over the training data, even with --force (the destination refuses a --out holding it).
+  BundleDestination dest(job.out, job.force, job.data);
   // Nor an input or its provenance sidecar (thirteenth hostile pass: `--out d.json --force`
   // replaced the training data's provenance with a bundle), the guard every other writer uses.
   check_not_an_input(job.out, job.data);
-  // Checked and staged before the work: an occupied or unwritable --out fails now, not after training.
-  BundleDestination dest(job.out, job.force);
   // SIGINT/SIGTERM stop the fits at the next one and remove the staging directory (dest's
   // destructor); main exits 128 + signal. A second signal ends the process at once.
   detail::StopOnSignals signals;

@@ -192,6 +192,16 @@ void check_sqlite_side_files(const std::filesystem::path& db) {
     if (!sqlites)
       throw MeasureError(f.string() + " is not SQLite's own file, and SQLite would overwrite or delete it; move it "
                          "away before using the store " + db.string());
+    // Seventeenth hostile pass: a store moved away after a kill (mv s.db round1.db) left its
+    // committed rows in s.db-wal; a new store at s.db made SQLite discard that WAL, and the rows
+    // with it. A WAL with frames belongs to a database file that is not here (or is empty).
+    if (std::string(suffix) == "-wal" && st.type() == fs::file_type::regular && fs::file_size(f, ec) > 32) {
+      const auto db_st = fs::status(db, ec);
+      if (db_st.type() == fs::file_type::not_found || (db_st.type() == fs::file_type::regular && fs::file_size(db, ec) == 0))
+        throw MeasureError(f.string() + " holds measurements of a store whose database file is not beside it (moved "
+                           "or deleted?); put that file back as " + db.string() + ", or move " + f.string() +
+                           " away, before using " + db.string());
+    }
   }
 }
 
@@ -262,7 +272,10 @@ void Store::open_read_only() {
     }
     const int version = read_user_version(db_, path_);
     if (version == 0 || (version == kSchemaVersion && !has_carb_tables(db_, path_)))
-      throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store");
+      throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store" +
+                         (std::filesystem::exists(path_.string() + "-wal")
+                              ? std::string()
+                              : " (a store copied or moved without its -wal file leaves rows behind in it)"));
     if (version != kSchemaVersion)
       throw MeasureError(path_.string() + ": measurement store has schema version " + std::to_string(version) +
                          ", this carb reads version " + std::to_string(kSchemaVersion));
@@ -291,6 +304,9 @@ void Store::init_schema() {
   exec(db_, path_, "PRAGMA journal_mode=WAL");
   // With WAL, NORMAL survives a process kill (not a power cut) and keeps each put cheap.
   exec(db_, path_, "PRAGMA synchronous=NORMAL");
+  // Rows are few and slow to measure: fold the WAL into the database file after every commit, so a
+  // store killed and then moved or copied without its -wal keeps its rows (seventeenth hostile pass).
+  exec(db_, path_, "PRAGMA wal_autocheckpoint=1");
   if (version == kSchemaVersion) return;
   // IMMEDIATE takes the write lock first, so two processes creating one store cannot race.
   exec(db_, path_, "BEGIN IMMEDIATE");

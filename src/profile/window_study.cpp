@@ -124,6 +124,8 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   const bool exists = st.type() != fs::file_type::not_found;
   if (exists && st.type() == fs::file_type::directory) throw InputError(o.out.string() + " is a directory; give a file");
   check_not_an_input(o.out, o.inputs);
+  check_not_a_link(o.out, o.force);  // a link would be replaced, its target left stale
+  check_not_a_link(o.out.string() + ".json", o.force);
   const bool resume = exists && looks_like_window_study(o.out);
   if (exists && !resume && !o.force)
     throw InputError(o.out.string() + " exists and is not a window study carb wrote; choose another --out, or pass "

@@ -209,6 +209,27 @@ TEST_F(StoreTest, AUsersFileWhereSqliteKeepsItsOwnIsRefusedNotDeleted) {
   }
 }
 
+// Seventeenth hostile pass: after a kill -9 of profile every committed row sat in m.db-wal; the
+// store moved away without it (mv m.db round1.db) had none, and a new store at m.db made SQLite
+// discard the WAL. Each commit is now folded into the database file, and a WAL whose database file
+// is not beside it is refused, not discarded.
+TEST_F(StoreTest, CommittedRowsLiveInTheDatabaseFileAndAnOrphanedWalIsRefused) {
+  Store writer(db());
+  writer.put(sample(1));
+  writer.put(sample(2));
+  ASSERT_TRUE(fs::exists(db().string() + "-wal"));
+  fs::copy_file(db(), dir_ / "moved.db");  // the file alone, as a mv that forgets the -wal takes it
+  EXPECT_EQ(Store(dir_ / "moved.db", StoreAccess::read_only).count(), 2u);
+  const fs::path orphan = dir_ / "new.db-wal";
+  fs::copy_file(db().string() + "-wal", orphan);
+  const auto size = fs::file_size(orphan);
+  ASSERT_GT(size, 32u);
+  EXPECT_THROW(Store(dir_ / "new.db", StoreAccess::sole_writer), MeasureError);
+  EXPECT_THROW(Store(dir_ / "new.db", StoreAccess::read_only), MeasureError);
+  EXPECT_EQ(fs::file_size(orphan), size);
+  EXPECT_FALSE(fs::exists(dir_ / "new.db"));
+}
+
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
 // instead of travelling on into an exported dataset that every reader would refuse.
 TEST_F(StoreTest, AStatusCarbNeverWritesIsRefusedOnRead) {

@@ -1,0 +1,17 @@
+// Outputs are regular files (or bundle directories) that carb replaces by renaming a new one over
+// them. A device, FIFO or socket at an output path, or a link to one, is never replaced, even with
+// --force: as root, `--out /dev/null --force` turned the machine's /dev/null into an HTML report
+// (seventeenth hostile pass).
+#pragma once
+
+#include <filesystem>
+
+namespace carb::detail {
+
+/// InputError when `out` is, or is a symbolic link to, something other than a regular file or a
+/// directory (a character or block device, a FIFO, a socket), or lies in /dev, /proc or /sys (by
+/// its path or a link's). Nothing there, a regular file, a directory or a dangling link elsewhere
+/// pass (other checks decide about those).
+void refuse_special_file(const std::filesystem::path& out);
+
+}  // namespace carb::detail

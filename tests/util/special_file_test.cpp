@@ -1,0 +1,61 @@
+// Seventeenth hostile pass: as root, `report --out /dev/null --force` made the machine's /dev/null an
+// HTML file, and FIFOs, device nodes and /dev/stdout-style links were replaced by every writer.
+// No output path that is, or links to, something other than a regular file is ever replaced.
+#include "util/special_file.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "carb/bundle_destination.hpp"
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "data/csv.hpp"
+#include "temp_dir_test.hpp"
+
+namespace carb {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SpecialFileTest : public TempDirTest {
+ protected:
+  SpecialFileTest() : TempDirTest("carb_special_") {}
+};
+
+TEST_F(SpecialFileTest, AFifoIsNeverReplacedEvenWithForce) {
+  const fs::path fifo = dir_ / "pipe.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THROW(detail::refuse_special_file(fifo), InputError);
+  EXPECT_THROW(csv::write_text_atomic(fifo, "x\n"), InputError);
+  EXPECT_THROW(check_not_a_link(fifo, true), InputError);
+  EXPECT_THROW(check_dataset_output(fifo, true, kMergedKind), InputError);
+  EXPECT_THROW(BundleDestination(fifo, true), InputError);
+  EXPECT_EQ(fs::symlink_status(fifo).type(), fs::file_type::fifo);
+  const fs::path link = dir_ / "to_pipe.csv";
+  fs::create_symlink(fifo, link);
+  EXPECT_THROW(check_not_a_link(link, true), InputError);
+  EXPECT_EQ(fs::symlink_status(link).type(), fs::file_type::symlink);
+}
+
+TEST_F(SpecialFileTest, PathsThroughDevOrProcAreRefused) {
+  const fs::path out = dir_ / "stdout";
+  fs::create_symlink("/proc/self/fd/1", out);  // what /dev/stdout is
+  EXPECT_THROW(check_not_a_link(out, true), InputError);
+  EXPECT_THROW(csv::write_text_atomic(out, "x\n"), InputError);
+  EXPECT_EQ(fs::symlink_status(out).type(), fs::file_type::symlink);
+  EXPECT_THROW(detail::refuse_special_file("/dev/null"), InputError);
+  EXPECT_THROW(detail::refuse_special_file("/dev/carb-new-file.csv"), InputError);
+}
+
+TEST_F(SpecialFileTest, RegularFilesDirectoriesAndNewNamesPass) {
+  std::ofstream(dir_ / "a.csv") << "x\n";
+  fs::create_symlink(dir_ / "a.csv", dir_ / "link.csv");
+  for (const fs::path& p : {dir_ / "a.csv", dir_ / "new.csv", dir_, dir_ / "link.csv", dir_ / "dangling"})
+    EXPECT_NO_THROW(detail::refuse_special_file(p)) << p;
+}
+
+}  // namespace
+}  // namespace carb
