@@ -190,8 +190,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   s.rounds = files.size();
   s.rows_out = combined.rows.size();
   check_output_keeps_rows(out, combined, force);
-  write_dataset_csv(combined, out);
-  write_provenance(out, {{"kind", kCombinedKind},
+  write_dataset_with_provenance(combined, out, {{"kind", kCombinedKind},
                          {"csv", out.filename().string()},
                          {"rows", s.rows_out},
                          {"rule", "per platform + configuration: median over the rounds that measured it ok"},

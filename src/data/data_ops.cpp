@@ -122,8 +122,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
 
   s.rows_out = merged.rows.size();
   check_output_keeps_rows(out, merged, force);
-  write_dataset_csv(merged, out);
-  write_provenance(out, {{"kind", kMergedKind},
+  write_dataset_with_provenance(merged, out, {{"kind", kMergedKind},
                          {"csv", out.filename().string()},
                          {"rows", s.rows_out},
                          {"dropped_duplicates", s.dropped},

@@ -81,10 +81,18 @@ std::optional<std::string> file_fnv1a64(const std::filesystem::path& f) {
   return detail::hex64(h);
 }
 
-void write_provenance(const std::filesystem::path& csv, const nlohmann::json& provenance) {
+void write_csv_with_provenance(const std::filesystem::path& csv, std::string_view text,
+                               const nlohmann::json& provenance) {
+  csv::write_text_atomic(csv, text);
   nlohmann::json p = provenance;
-  if (const auto h = file_fnv1a64(csv)) p[kCsvHashKey] = *h;  // what the CSV was when carb wrote it
+  p[kCsvHashKey] = detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
   csv::write_text_atomic(provenance_path(csv), p.dump(2) + "\n");
+}
+
+void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path& csv, const nlohmann::json& provenance) {
+  std::ostringstream out;
+  write_dataset_csv(d, out);
+  write_csv_with_provenance(csv, out.str(), provenance);
 }
 
 nlohmann::json read_provenance(const std::filesystem::path& csv) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "carb/dataset.hpp"
 
@@ -30,9 +31,14 @@ inline constexpr const char* kCsvHashKey = "csv_fnv1a64";
 /// carb's FNV-1a hash of a file's bytes as 16 hex digits; nullopt when it cannot be read.
 std::optional<std::string> file_fnv1a64(const std::filesystem::path& f);
 
-/// Writes the sidecar of `csv` atomically (pretty-printed JSON), adding kCsvHashKey: the hash of
-/// `csv` as it is now (write the CSV first). Throws DataError on I/O failure.
-void write_provenance(const std::filesystem::path& csv, const nlohmann::json& provenance);
+/// Writes `text` to `csv`, then its sidecar (pretty-printed JSON), each atomically, adding to the
+/// sidecar kCsvHashKey: the hash of `text`, what this process wrote. (Hashing the file as it was
+/// after the write let two writers racing on one --out pair one's CSV with the other's sidecar
+/// under a matching hash: seventeenth hostile pass.) Throws DataError on I/O failure.
+void write_csv_with_provenance(const std::filesystem::path& csv, std::string_view text,
+                               const nlohmann::json& provenance);
+/// The same for a dataset, written as write_dataset_csv writes it.
+void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path& csv, const nlohmann::json& provenance);
 
 /// Reads the sidecar of `csv`; JSON null when there is none. Throws DataError
 /// naming the file when it exists but is not a regular file or not valid JSON.

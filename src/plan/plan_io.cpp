@@ -81,10 +81,9 @@ void write_plan_csv(const Plan& p, std::ostream& out) {
 void write_plan_csv(const Plan& p, const fs::path& file, const std::string& command_line) {
   std::ostringstream out;
   write_plan_csv(p, out);
-  csv::write_text_atomic(file, out.str());
   // The sidecar holds the plan's hash: a plan edited by hand (rows reordered, some struck out) is
   // not planned over without --force (fifteenth-pass leftover).
-  write_provenance(file, {{"kind", kPlanKind},
+  write_csv_with_provenance(file, out.str(), {{"kind", kPlanKind},
                           {"command", command_line},
                           {"planned_at", utc_now_iso8601()},
                           {"strategy", to_string(p.strategy)},

@@ -77,7 +77,6 @@ ExportSummary export_store(const ExportOptions& o) {
     if (!settings.contains(id) || !settings[id].is_object() || settings[id].empty())
       throw MeasureError(o.db.string() + ": rows name protocol '" + id + "', whose settings the store does not hold");
   check_output_keeps_rows(o.out, d, o.force, KeepRule::same_rows);
-  write_dataset_csv(d, o.out);
 
   const nlohmann::json stored = store.protocols();
   nlohmann::json protocols = nlohmann::json::object();
@@ -94,7 +93,7 @@ ExportSummary export_store(const ExportOptions& o) {
       // The exporting machine; each protocol's settings describe the measuring one.
       {"exported_on", collect_machine_info()},
       {"protocols", protocols}};
-  write_provenance(o.out, prov);
+  write_dataset_with_provenance(d, o.out, prov);
   return {d.rows.size(), {platforms.begin(), platforms.end()}, o.out, provenance_path(o.out)};
 }
 

@@ -340,8 +340,8 @@ TEST_F(DataOps, MergeReportsConflictingProtocolSettings) {
   Record r = row("cpu2t", 8, 80);
   r.extra["protocol_id"] = "p1";
   other.rows.push_back(r);
-  write_dataset_csv(other, dir_ / "b.csv");
-  write_provenance(dir_ / "b.csv", {{"kind", "carb dataset"}, {"protocols", {{"p1", {{"warmup", 0}}}}}});
+  write_dataset_with_provenance(other, dir_ / "b.csv",
+                                {{"kind", "carb dataset"}, {"protocols", {{"p1", {{"warmup", 0}}}}}});
   const MergeSummary s = merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "m.csv", "");
   ASSERT_EQ(s.conflicts.size(), 1u);
   EXPECT_NE(s.conflicts[0].find("protocol 'p1' has different settings"), std::string::npos) << s.conflicts[0];
