@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "carb/carb.hpp"
@@ -27,8 +28,26 @@ py::object to_python(const nlohmann::json& j) {
   return py::module_::import("json").attr("loads")(j.dump());
 }
 
-carb::Config make_config(const std::string& family, int depth, double width, int resolution, int batch,
-                         const std::string& precision) {
+// A number argument as T, refusing a bool: True is an int to Python and to pybind11, so
+// Config(..., batch=True) was batch 1 and width=True width 1 (seventeenth hostile pass).
+template <class T>
+T number_arg(const py::object& v, const char* name) {
+  const std::string type = py::str(py::type::of(v).attr("__name__"));
+  if (py::isinstance<py::bool_>(v) || type == "bool_" || type == "bool")
+    throw carb::InputError(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not a number");
+  try {
+    return v.cast<T>();
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not " +
+                         (std::is_integral_v<T> ? "an integer" : "a number"));
+  }
+}
+
+carb::Config make_config(const std::string& family, const py::object& depth_arg, const py::object& width_arg,
+                         const py::object& resolution_arg, const py::object& batch_arg, const std::string& precision) {
+  const int depth = number_arg<int>(depth_arg, "depth"), resolution = number_arg<int>(resolution_arg, "resolution"),
+            batch = number_arg<int>(batch_arg, "batch");
+  const double width = number_arg<double>(width_arg, "width");
   const carb::Config c{carb::parse_family(family), depth, width, resolution, batch, carb::parse_precision(precision)};
   carb::validate(c);
   return c;
@@ -183,8 +202,9 @@ PYBIND11_MODULE(_carb, m) {
   });
 
   py::class_<carb::Config>(m, "Config", "One point of the configuration space (validated on construction).")
-      .def(py::init(&make_config), py::arg("family") = "basic", py::arg("depth") = 18, py::arg("width") = 1.0,
-           py::arg("resolution") = 224, py::arg("batch") = 1, py::arg("precision") = "fp32")
+      .def(py::init(&make_config), py::arg("family") = "basic", py::arg("depth") = py::int_(18),
+           py::arg("width") = py::float_(1.0), py::arg("resolution") = py::int_(224), py::arg("batch") = py::int_(1),
+           py::arg("precision") = "fp32")
       .def_property_readonly("family", [](const carb::Config& c) { return carb::to_string(c.family); })
       .def_readonly("depth", &carb::Config::depth)
       .def_readonly("width", &carb::Config::width)

@@ -151,10 +151,18 @@ class Model:
         return f"carb.Model(platform={self.platform!r}, targets={self.targets!r})"
 
 
+def _scalar(v, what):
+    """A number given as an argument: checked, not converted (True was a 1 ms budget, "0.5" a string
+    budget that float() accepted)."""
+    if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
+        raise InputError(f"{what} is {v!r}, not a number")
+    return float(v)
+
+
 def _budgets(budgets):
     out = {}
     for name, value in (budgets or {}).items():
-        out[_COSTS.get(name, name)] = float(value)
+        out[_COSTS.get(name, name)] = _scalar(value, f"the {name} budget")
     return out
 
 
@@ -194,4 +202,6 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
 def recommend(model, arch, batches=(), precisions=(), latency_max=None, memory_max=None):
     """Best batch size and precision for an architecture (a carb.Config; its batch and precision
     are ignored), as a dict (the same document as `carb recommend --format json`)."""
+    latency_max = None if latency_max is None else _scalar(latency_max, "latency_max")
+    memory_max = None if memory_max is None else _scalar(memory_max, "memory_max")
     return _carb.recommend(model._m, arch, list(batches), list(precisions), latency_max, memory_max)

@@ -27,3 +27,12 @@ def test_recommend(model):
     assert r["best"]["batch"] in (1, 8, 32)
     none = carb.recommend(model, carb.Config("basic", 18, 0.5, 64), batches=[1], latency_max=1e-6)
     assert none["best"] is None and none["status"] == "infeasible" and none["message"]
+
+
+def test_a_bool_or_a_string_is_not_a_budget(model):
+    # Seventeenth hostile pass: {"latency": True} was a 1 ms budget, "0.5" a budget float() read.
+    for bad in (True, "0.5", None):
+        with pytest.raises(carb.InputError, match="not a number"):
+            carb.screen("tiny", model, budgets={"latency": bad})
+    with pytest.raises(carb.InputError, match="not a number"):
+        carb.recommend(model, carb.Config("basic", 18, 0.5, 64), latency_max=True)

@@ -48,3 +48,12 @@ def test_features_are_the_matrix_models_learn_from():
     assert gflops, names
     assert (x[0] != x[1]).any()
     assert carb.features("tiny")[0].shape[0] == len(carb.preset("tiny"))
+
+
+def test_config_refuses_a_bool_for_a_number():
+    # Seventeenth hostile pass: Config(..., batch=True) was batch 1, width=True width 1.
+    import numpy as np
+    for kwargs in ({"batch": True}, {"width": True}, {"depth": False}, {"resolution": np.bool_(True)}):
+        with pytest.raises(carb.InputError, match="not a number"):
+            carb.Config("basic", **{"depth": 18, "width": 1.0, "resolution": 64, "batch": 8, **kwargs})
+    assert carb.Config("basic", np.int64(18), np.float32(0.5), 64, 8).key == "basic-18-w0.5-r64-b8-fp32"
