@@ -13,7 +13,7 @@ struct RecommendCmd {
   std::string model, batches, precisions, format;
   ConfigFlags arch;
   double latency_max = 0, memory_max = 0;
-  CLI::Option *latency_opt = nullptr, *memory_opt = nullptr;
+  CLI::Option *latency_opt = nullptr, *memory_opt = nullptr, *batches_opt = nullptr, *precisions_opt = nullptr;
 };
 
 std::vector<std::string> split_list(const std::string& s, const char* flag) {
@@ -42,10 +42,11 @@ void run(const RecommendCmd& c) {
   const Config a = c.arch.config();
   RecommendOptions o;
   o.family = a.family, o.depth = a.depth, o.width = a.width, o.resolution = a.resolution;
-  if (!c.batches.empty()) {
+  if (c.batches_opt->count() > 0) {  // given empty, it is an empty list, not the default
     o.batches.clear();
     for (const auto& s : split_list(c.batches, "--batches")) o.batches.push_back(parse_batch(s));
   }
+  if (c.precisions_opt->count() > 0 && c.precisions.empty()) throw InputError("--precisions is empty");
   if (!c.precisions.empty())
     for (const auto& s : split_list(c.precisions, "--precisions")) o.precisions.push_back(parse_precision(s));
   if (c.latency_opt->count() > 0) o.latency_max_ms = c.latency_max;
@@ -66,11 +67,11 @@ Registrar reg({"recommend",
                  auto c = std::make_shared<RecommendCmd>();
                  app.add_option("--model", c->model, "model bundle of the deployment platform")->required();
                  c->arch.add(app, false);
-                 app.add_option("--batches", c->batches,
-                                "comma-separated batch sizes (default 1,2,4,8,16,32,64)");
-                 app.add_option("--precisions", c->precisions,
-                                "comma-separated precisions (default fp32,bf16 on cpu* platforms, else "
-                                "fp32,fp16,bf16)");
+                 c->batches_opt = app.add_option("--batches", c->batches,
+                                                 "comma-separated batch sizes (default 1,2,4,8,16,32,64)");
+                 c->precisions_opt = app.add_option("--precisions", c->precisions,
+                                                    "comma-separated precisions (default: those the model was "
+                                                    "trained on)");
                  c->latency_opt =
                      app.add_option("--latency-max", c->latency_max, "latency budget, ms per batch")->check(in_range(1e-9, 1e15));
                  c->memory_opt = app.add_option("--memory-max", c->memory_max, "peak memory budget, MB")->check(in_range(1e-9, 1e15));

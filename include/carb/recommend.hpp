@@ -21,7 +21,7 @@ struct RecommendOptions {
   double width = 1.0;
   int resolution = 224;
   std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64};
-  std::vector<Precision> precisions;     // empty = default_precisions(model platform)
+  std::vector<Precision> precisions;     // empty = default_precisions(model)
   std::optional<double> latency_max_ms;  // per batch
   std::optional<double> memory_max_mb;
   std::size_t runners_up = 5;
@@ -30,6 +30,9 @@ struct RecommendOptions {
 /// The precisions a platform runs: fp32 and bf16 on "cpu*" platforms (CPUs have no fast fp16
 /// path), fp32, fp16 and bf16 otherwise.
 std::vector<Precision> default_precisions(const std::string& platform);
+/// The precisions `m` was trained on (seventeenth hostile pass: the H200 model, trained on fp32
+/// and fp16, recommended a bf16 guess by default); the platform's for a model that does not record them.
+std::vector<Precision> default_precisions(const CarbModel& m);
 
 struct RecommendCandidate {
   Config config;

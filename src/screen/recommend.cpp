@@ -19,6 +19,16 @@ std::vector<Precision> default_precisions(const std::string& platform) {
   return {Precision::fp32, Precision::fp16, Precision::bf16};
 }
 
+std::vector<Precision> default_precisions(const CarbModel& m) {
+  std::vector<Precision> out;
+  for (Precision p : default_precisions(m.platform()))
+    if (m.envelope().precisions.count(to_string(p))) out.push_back(p);
+  for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16})
+    if (m.envelope().precisions.count(to_string(p)) && std::find(out.begin(), out.end(), p) == out.end())
+      out.push_back(p);
+  return out.empty() ? default_precisions(m.platform()) : out;
+}
+
 namespace {
 
 Budgets constraints_of(const RecommendOptions& o) {
@@ -30,9 +40,12 @@ Budgets constraints_of(const RecommendOptions& o) {
 
 std::vector<Config> candidates(const RecommendOptions& o, const CarbModel& m) {
   if (o.batches.empty()) throw InputError("no batch sizes to evaluate");
-  const auto precisions = o.precisions.empty() ? default_precisions(m.platform()) : o.precisions;
+  const auto precisions = o.precisions.empty() ? default_precisions(m) : o.precisions;
   const std::set<int> batches(o.batches.begin(), o.batches.end());
   const std::set<Precision> precs(precisions.begin(), precisions.end());
+  // A list with a repeat was evaluated once and counted as given ("4 of 4 candidates").
+  if (batches.size() != o.batches.size()) throw InputError("a batch size is listed twice");
+  if (precs.size() != precisions.size()) throw InputError("a precision is listed twice");
   std::vector<Config> out;
   for (int b : batches)
     for (Precision p : precs) {

@@ -34,6 +34,18 @@ TEST(Recommend, DefaultPrecisionsFollowThePlatform) {
     EXPECT_EQ(default_precisions(platform), expected) << platform;
 }
 
+// Seventeenth hostile pass: the H200 model (fp32 and fp16 trained) recommended a bf16 guess by
+// default. By default a model is asked only about the precisions it was trained on.
+TEST(Recommend, DefaultPrecisionsAreThoseTheModelTrainedOn) {
+  const CarbModel& m = testing::synthetic_model_a();  // a GPU-like platform name, trained on fp32 and bf16
+  ASSERT_EQ(default_precisions(m.platform()).size(), 3u);
+  EXPECT_EQ(default_precisions(m), (std::vector<Precision>{Precision::fp32, Precision::bf16}));
+  const auto r = recommend(m, basic18());
+  EXPECT_EQ(r.evaluated, 14u);
+  ASSERT_TRUE(r.best);
+  EXPECT_NE(r.best->config.precision, Precision::fp16);
+}
+
 TEST(Recommend, BestIsTheFeasibleMinimumOfEnergyPerImage) {
   auto o = basic18();
   o.latency_max_ms = 6.0;
@@ -118,6 +130,8 @@ TEST(Recommend, RejectsInvalidInput) {
       {"width out of range", with([](RecommendOptions& o) { o.width = 100; })},
       {"negative latency budget", with([](RecommendOptions& o) { o.latency_max_ms = -1.0; })},
       {"zero memory budget", with([](RecommendOptions& o) { o.memory_max_mb = 0.0; })},
+      {"a batch twice", with([](RecommendOptions& o) { o.batches = {1, 1, 2}; })},
+      {"a precision twice", with([](RecommendOptions& o) { o.precisions = {Precision::fp32, Precision::fp32}; })},
   };
   for (const auto& [name, o] : cases) EXPECT_THROW(recommend(synthetic_model_b(), o), InputError) << name;
 }
