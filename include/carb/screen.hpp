@@ -36,10 +36,13 @@ void check_budgets(const Budgets& b, const CarbModel& m);
 bool accepted(const Prediction& p, const Budgets& b, bool use_upper);
 /// The configurations (with their predictions, and intervals at `confidence`) that meet the budgets.
 /// `cols` are m's point predictions of `configs` (predict_columns); intervals are only computed for
-/// those that pass on the point prediction, since the upper bound is never below it.
+/// those that pass on the point prediction, since the upper bound is never below it. `unbounded`,
+/// when given, counts those that passed on the point but whose interval at `confidence` has no
+/// upper bound on a budgeted target (they cannot pass, whatever the budget).
 std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
                                       const std::map<std::string, std::vector<double>>& cols,
-                                      const Budgets& b, std::optional<double> confidence);
+                                      const Budgets& b, std::optional<double> confidence,
+                                      std::size_t* unbounded = nullptr);
 
 // ---- Pareto (src/screen/pareto.cpp) ----
 
@@ -141,6 +144,10 @@ struct ScreenResult {
   Budgets budgets;
   std::optional<double> confidence;
   std::size_t within_budget = 0;
+  /// With a confidence: configurations within budget by their point predictions whose interval
+  /// has no upper bound (a level too few training rows can bound, or an untrained precision), so
+  /// none of them can pass (seventeenth hostile pass: h200 at 0.99 said only "no configuration meets").
+  std::size_t unbounded = 0;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
   Capacity capacity = Capacity::none;    // the maximized capacity measure
   std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)

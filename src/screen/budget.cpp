@@ -44,7 +44,8 @@ bool accepted(const Prediction& p, const Budgets& b, bool use_upper) {
 
 std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
                                       const std::map<std::string, std::vector<double>>& cols,
-                                      const Budgets& b, std::optional<double> confidence) {
+                                      const Budgets& b, std::optional<double> confidence,
+                                      std::size_t* unbounded) {
   std::vector<Config> pass;
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -59,8 +60,17 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
   std::vector<Prediction> out;
   if (confidence) {
     // Intervals only for the survivors of the point test: the upper bound is never below the point.
-    for (auto& p : m.predict(pass, {}, confidence))
-      if (accepted(p, b, true)) out.push_back(std::move(p));
+    for (auto& p : m.predict(pass, {}, confidence)) {
+      if (accepted(p, b, true)) {
+        out.push_back(std::move(p));
+      } else if (unbounded) {
+        for (const auto& [t, limit] : b)
+          if (std::isinf(p.interval.at(t).second)) {
+            ++*unbounded;
+            break;
+          }
+      }
+    }
     return out;
   }
   out.reserve(pass.size());

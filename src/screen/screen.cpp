@@ -123,7 +123,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
     cols = target->predict_columns(shortlist);
   }
 
-  auto accepted = apply_budgets(final_model, shortlist, cols, o.budgets, o.confidence);
+  auto accepted = apply_budgets(final_model, shortlist, cols, o.budgets, o.confidence, &r.unbounded);
   r.within_budget = accepted.size();
   r.stages.push_back({"within_budget", r.within_budget});
   pareto_of(std::move(accepted), o.capacity, r);
@@ -148,6 +148,7 @@ nlohmann::json ScreenResult::to_json() const {
   for (const auto& [t, v] : budgets) j["budgets"][t] = v;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
+  if (confidence) j["unbounded_at_confidence"] = unbounded;
   j["capacity"] = capacity == Capacity::none ? nlohmann::json(nullptr) : nlohmann::json(to_string(capacity));
   j["pareto"] = nlohmann::json::array();
   for (std::size_t i = 0; i < pareto.size(); ++i) {

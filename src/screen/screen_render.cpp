@@ -34,6 +34,12 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
 }
 
 void print_pareto(const ScreenResult& r, std::ostream& out) {
+  if (r.unbounded > 0)
+    out << "note: " << r.unbounded << " configuration" << (r.unbounded == 1 ? "" : "s")
+        << " within budget by the point prediction cannot pass: the model has no bounded "
+        << fmt_num(*r.confidence * 100, 3)
+        << "% interval for them (too few training rows per batch regime for that level, or a precision or "
+           "family it never trained); a lower --confidence may bound them\n";
   if (r.pareto.empty()) {
     out << "no configuration meets the budgets\n";
     return;

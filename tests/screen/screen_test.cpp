@@ -90,6 +90,21 @@ TEST(Screen, ShortlistHoldsTheLowestRankedBySource) {
   EXPECT_DOUBLE_EQ(r.pareto.front().value.at("latency_ms"), lat[0]);  // sorted by the rank target
 }
 
+// Seventeenth hostile pass: at a level the model cannot bound (0.99 needs 99 training rows per batch
+// regime) every configuration failed and the screen said only "no configuration meets the budgets".
+TEST(Screen, ConfigurationsWithoutABoundedIntervalAreCounted) {
+  const auto configs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.budgets["latency_ms"] = 1e9;  // every point prediction passes
+  o.confidence = 0.99;
+  const ScreenResult r = screen(configs, synthetic_model_a(), nullptr, o);
+  EXPECT_GT(r.unbounded, 0u);
+  EXPECT_EQ(r.within_budget + r.unbounded, configs.size());
+  EXPECT_EQ(r.to_json().at("unbounded_at_confidence"), r.unbounded);
+  o.confidence = 0.8;
+  EXPECT_EQ(screen(configs, synthetic_model_a(), nullptr, o).unbounded, 0u);
+}
+
 TEST(Screen, BudgetsAreRespectedAndCountedExactly) {
   const auto cs = synthetic_screen_configs();
   const auto& m = synthetic_model_b();
