@@ -1,5 +1,6 @@
 // `carb predict`: predicted peak memory, energy and latency for configurations.
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 
 #include "carb/prediction_io.hpp"
@@ -34,6 +35,17 @@ void run(const PredictCmd& c) {
     }
   }
   const auto p = m.predict(configs, tel, c.confidence > 0 ? std::optional<double>(c.confidence) : std::nullopt);
+  // An unbounded interval inside the trained ranges: the level needs more training rows than the
+  // model's batch regime has (seventeenth hostile pass: h200 at 0.99 printed [0, inf] without a word).
+  const auto unbounded_inside = std::count_if(p.begin(), p.end(), [](const Prediction& x) {
+    return x.outside.empty() && std::any_of(x.interval.begin(), x.interval.end(),
+                                            [](const auto& iv) { return std::isinf(iv.second.second); });
+  });
+  if (unbounded_inside > 0)
+    std::cerr << "note: " << unbounded_inside << " prediction" << (unbounded_inside == 1 ? " has" : "s have")
+              << " no upper bound at " << fmt_num(c.confidence * 100, 3)
+              << "%: the model has too few training rows per batch regime to bound that level (a 99% interval "
+                 "needs 99); a lower --confidence may bound them\n";
   if (m.drift_reference_ms())
     std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "
               << fmt_num(*m.drift_reference_ms()) << " ms\n";

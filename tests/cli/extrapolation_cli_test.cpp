@@ -104,4 +104,16 @@ TEST_F(CliExtrapolation, AConfidenceTheBundleDoesNotCalibrateIsRefused) {
   EXPECT_EQ(ok.status, 0) << ok.err;
 }
 
+// Seventeenth hostile pass: a level the model's rows cannot bound printed [0, inf] inside the trained
+// ranges with nothing said. 54 rows cannot bound 99%: predict says why.
+TEST_F(CliExtrapolation, AnUnboundedLevelInsideTheRangesIsExplained) {
+  const CliRun r = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --confidence 0.99",
+                        "ex_unbounded");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("too few training rows"), std::string::npos) << r.err;
+  const CliRun bounded = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 "
+                              "--confidence 0.8", "ex_bounded");
+  EXPECT_EQ(bounded.err.find("too few training rows"), std::string::npos) << bounded.err;
+}
+
 }  // namespace
