@@ -5,6 +5,7 @@
 #pragma once
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,12 +29,19 @@ struct TrainedEnvelope {
   };
   std::map<std::string, Range> ranges;  // numeric dimensions and analytic quantities
   std::set<std::string> families, precisions;
+  /// A telemetry model's measured utilization in training ("avg_sm_util", "avg_mem_util", in %);
+  /// empty for other models. Not a function of the trained configurations.
+  std::map<std::string, Range> telemetry;
 
   bool empty() const { return ranges.empty(); }
   /// The envelope of a training set.
   static TrainedEnvelope of(const std::vector<Config>& trained);
   /// Every excursion of `c`, in a fixed order; empty inside the envelope.
   std::vector<Excursion> outside(const Config& c) const;
+  /// Every excursion of a configuration's measured utilization from the telemetry ranges
+  /// (seventeenth hostile pass: memory utilization 100 against 54.9 trained passed without a word).
+  /// Its log_ratio is |log((1 + v) / (1 + bound))|, since utilization may be 0.
+  std::vector<Excursion> outside_telemetry(std::optional<double> avg_sm_util, std::optional<double> avg_mem_util) const;
 
   nlohmann::json to_json() const;
   /// Throws ModelError (or nlohmann::json::exception, which the bundle loader reports) on a

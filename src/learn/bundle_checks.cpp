@@ -60,7 +60,9 @@ void check_trained_configs(const CarbModel& m, const fs::path& dir) {
   }
   // The envelope is a function of the trained configurations: emptied or widened ranges (fifth
   // hostile pass) silenced the "outside the trained ranges" flag and the widening of intervals.
-  if (m.knows_trained_configs() && m.envelope().to_json() != TrainedEnvelope::of(trained).to_json())
+  TrainedEnvelope configs_part = m.envelope();
+  configs_part.telemetry.clear();  // measured utilization, not a function of the configurations
+  if (m.knows_trained_configs() && configs_part.to_json() != TrainedEnvelope::of(trained).to_json())
     refuse(dir, "has a trained envelope that is not the one of its trained configurations");
   // Training needs rows; an emptied list (with an emptied envelope) silenced the envelope flag.
   if (keys.empty()) refuse(dir, "lists no trained configurations");

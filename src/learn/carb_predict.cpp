@@ -228,6 +228,10 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
   for (std::size_t i = 0; i < configs.size(); ++i) {
     out[i].config = configs[i];
     out[i].outside = envelope_.outside(as_trained(configs[i]));
+    if (i < tel.size()) {
+      auto t = envelope_.outside_telemetry(tel[i].avg_sm_util, tel[i].avg_mem_util);
+      out[i].outside.insert(out[i].outside.end(), t.begin(), t.end());
+    }
     // Past the trained ranges the conformal width (measured inside them) is not enough: widen by the
     // distance past the data, in log space; unbounded for a family or precision never trained.
     const double widen = extrapolation_widening(out[i].outside);

@@ -274,6 +274,13 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
   m.knows_trained_ = true;
   m.index_trained();
   m.envelope_ = TrainedEnvelope::of(configs_of(d));
+  if (telemetry)
+    for (const Record& r : d.rows)
+      for (const auto& [name, v] : {std::pair{std::string("avg_sm_util"), r.avg_sm_util}, {"avg_mem_util", r.avg_mem_util}}) {
+        if (!v) continue;
+        const auto [it, fresh] = m.envelope_.telemetry.emplace(name, TrainedEnvelope::Range{*v, *v});
+        it->second.lo = std::min(it->second.lo, *v), it->second.hi = std::max(it->second.hi, *v);
+      }
   const Matrix base = build_features(m.schema_, configs_of(d), telemetry_of(d));
   const auto folds = assign_folds(d.rows.size(), o.folds, o.seed);
   std::map<std::string, std::vector<float>> oof;  // corrected out-of-fold predictions, transformed space

@@ -68,9 +68,26 @@ std::vector<Excursion> TrainedEnvelope::outside(const Config& c) const {
   return out;
 }
 
+std::vector<Excursion> TrainedEnvelope::outside_telemetry(std::optional<double> avg_sm_util,
+                                                          std::optional<double> avg_mem_util) const {
+  std::vector<Excursion> out;
+  for (const auto& [name, v] : {std::pair{std::string("avg_sm_util"), avg_sm_util}, {"avg_mem_util", avg_mem_util}}) {
+    const auto it = telemetry.find(name);
+    if (!v || it == telemetry.end()) continue;
+    const Range& r = it->second;
+    if (*v > r.hi + 1e-9)
+      out.push_back({name, name + " " + number(*v) + " > " + number(r.hi) + " trained", std::log((1 + *v) / (1 + r.hi))});
+    else if (*v < r.lo - 1e-9)
+      out.push_back({name, name + " " + number(*v) + " < " + number(r.lo) + " trained", std::log((1 + r.lo) / (1 + *v))});
+  }
+  return out;
+}
+
 nlohmann::json TrainedEnvelope::to_json() const {
   nlohmann::json j = {{"families", families}, {"precisions", precisions}, {"ranges", nlohmann::json::object()}};
   for (const auto& [name, r] : ranges) j["ranges"][name] = {r.lo, r.hi};
+  if (!telemetry.empty())
+    for (const auto& [name, r] : telemetry) j["telemetry"][name] = {r.lo, r.hi};
   return j;
 }
 
@@ -84,6 +101,14 @@ TrainedEnvelope TrainedEnvelope::from_json(const nlohmann::json& j) {
       throw ModelError("the trained envelope's range of " + it.key() + " is not [lo, hi] with 0 < lo");
     e.ranges[it.key()] = {v[0], v[1]};
   }
+  if (j.contains("telemetry"))
+    for (auto it = j.at("telemetry").begin(); it != j.at("telemetry").end(); ++it) {
+      const auto v = it.value().get<std::vector<double>>();
+      if ((it.key() != "avg_sm_util" && it.key() != "avg_mem_util") || v.size() != 2 || !(v[0] <= v[1]) ||
+          !(v[0] >= 0) || !(v[1] <= 100))
+        throw ModelError("the trained envelope's telemetry range of " + it.key() + " is not [lo, hi] within 0-100%");
+      e.telemetry[it.key()] = {v[0], v[1]};
+    }
   return e;
 }
 

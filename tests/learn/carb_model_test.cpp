@@ -177,6 +177,31 @@ TEST(CarbModel, TelemetryMissingInSomeRowsIsCounted) {
   }
 }
 
+// Seventeenth hostile pass: a telemetry model trained on memory utilization up to 54.9% answered
+// utilization 100% without a word. The envelope records the trained utilization; predict names
+// what lies past it, and the bundle keeps it.
+TEST(CarbModel, UtilizationPastTheTrainedRangeIsFlagged) {
+  Dataset d = make_synthetic_cost_dataset(40, 7);
+  for (std::size_t i = 0; i < d.rows.size(); ++i)
+    d.rows[i].avg_sm_util = 20.0 + i, d.rows[i].avg_mem_util = 10.0 + 0.5 * i;
+  TrainOptions o = fast_options();
+  o.use_telemetry = true;
+  const CarbModel m = CarbModel::train(d, o);
+  const Config c = d.rows[0].config;
+  EXPECT_TRUE(m.predict({c}, {{30.0, 15.0}})[0].outside.empty());
+  const auto far = m.predict({c}, {{100.0, 0.0}}, 0.9)[0];
+  ASSERT_EQ(far.outside.size(), 2u);
+  EXPECT_EQ(far.outside[0].text, "avg_sm_util 100 > 59 trained");
+  EXPECT_EQ(far.outside[1].text, "avg_mem_util 0 < 10 trained");
+  const auto inside = m.predict({c}, {{30.0, 15.0}}, 0.9)[0];
+  const auto [lo, hi] = far.interval.at("latency_ms");
+  EXPECT_GT(hi / lo, inside.interval.at("latency_ms").second / inside.interval.at("latency_ms").first);
+  const fs::path dir = fs::temp_directory_path() / ("carb_tel_env_" + std::to_string(::getpid()));
+  m.save(dir);
+  EXPECT_EQ(CarbModel::load(dir).predict({c}, {{100.0, 0.0}})[0].outside.size(), 2u);
+  fs::remove_all(dir);
+}
+
 // Fifteenth hostile pass: cpu-1t predicted 46.57 MB for a network whose weights and input take
 // 46.77 MB, a value every reader refuses in a measured row. A memory prediction, and the lower end
 // of its interval, are never below the network's weights and input. (Trained here on costs half
