@@ -28,8 +28,8 @@ Registrar reg(
        app.add_option("--data", c->data, "dataset CSV(s), the same as given to carb train")->required();
        auto* seed = app.add_option("--seed", c->seed, "split seed (default: the one the bundle recorded)");
        auto* frac = app.add_option("--test-fraction", c->test_fraction,
-                                   "held-out share of rows (default: the one the bundle recorded)")
-                        ->check(in_range(0.0, 1.0));
+                                   "held-out share of rows, above 0 and below 1 (default: the one the bundle recorded)")
+                        ->check(in_range(1e-6, 1 - 1e-6));
        app.add_flag("--external", c->opts.external,
                     "score every ok row of --data as held out (a file the model may not have seen); says how "
                     "many rows it trained on; skips the sections that need a training split");

@@ -38,6 +38,7 @@ void run(PlanCmd& c, CLI::App& app) {
   check_plan_output(c.out, inputs, c.force);
 
   const auto candidates = c.src.load();
+  if (candidates.empty()) throw InputError("nothing to plan: no candidate configurations were given; " + c.out + " was not written");
   std::vector<Config> measured;
   for (const auto& f : c.exclude) {
     const auto m = read_configs_csv(f);

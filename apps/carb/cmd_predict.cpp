@@ -23,6 +23,8 @@ void run(const PredictCmd& c) {
   if (c.src.given() && c.cfg.any_given())
     throw InputError("give either --preset/--configs or the single-configuration flags, not both");
   auto configs = c.src.given() ? c.src.load() : std::vector<Config>{c.cfg.config()};
+  // A header-only --configs printed nothing and exited 0 (screen refuses the same file).
+  if (configs.empty()) throw InputError("nothing to predict: no configurations were given");
   const CarbModel m = CarbModel::load(c.model);
   // A telemetry model answers from utilization measured for each configuration: the CSV's own
   // avg_sm_util and avg_mem_util columns (a shard of them would lose the pairing: not offered).

@@ -38,7 +38,12 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
              "resnet,18,1,224,1,fp32\n");
   write_file("missing_column.csv", "family,depth,width,resolution,batch\nbasic,18,1,224,1\n");
   write_file("fp16.csv", "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp16\n");
+  write_file("header_only.csv", "family,depth,width,resolution,batch,precision\n");
   const BadCase cases[] = {
+      // Seventeenth hostile pass: a header-only file printed nothing and exited 0 (predict), or was
+      // "all 0 candidates are excluded" (plan).
+      {"predict --model no_model --configs header_only.csv", {"nothing to predict"}},
+      {"plan --configs header_only.csv --count 3 --out p.csv", {"nothing to plan", "no candidate"}},
       {"arch --width 0", {"width"}},
       {"arch --width -1", {"width"}},
       {"arch --resolution 0", {"resolution"}},
