@@ -195,6 +195,9 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
     throw InputError(csv.string() + "'s provenance " + provenance_path(csv).filename().string() +
                      " does not record the CSV's hash (an older carb wrote it), so an edit cannot be told from "
                      "none; choose another --out, or pass --force to replace it");
+  if (sidecar_edited(prov))
+    throw InputError(provenance_path(csv).string() + " was edited since carb wrote it (notes added?), and replacing " +
+                     csv.string() + " would replace it too; choose another --out, or pass --force to replace both");
   if (prov[kCsvHashKey] != file_fnv1a64(csv).value_or(""))
     throw InputError(csv.string() + " was changed since carb wrote it, or a run writing it was killed (its hash "
                      "differs from the one in " + provenance_path(csv).filename().string() +

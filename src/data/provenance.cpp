@@ -81,11 +81,26 @@ std::optional<std::string> file_fnv1a64(const std::filesystem::path& f) {
   return detail::hex64(h);
 }
 
+namespace {
+std::string text_fnv1a64(std::string_view text) {
+  return detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+}
+}  // namespace
+
+bool sidecar_edited(const nlohmann::json& sidecar) {
+  if (!sidecar.is_object() || !sidecar.contains(kSidecarHashKey)) return false;
+  nlohmann::json body = sidecar;
+  body.erase(kSidecarHashKey);
+  return sidecar[kSidecarHashKey] != text_fnv1a64(body.dump());
+}
+
 void write_csv_with_provenance(const std::filesystem::path& csv, std::string_view text,
                                const nlohmann::json& provenance) {
   csv::write_text_atomic(csv, text);
   nlohmann::json p = provenance;
-  p[kCsvHashKey] = detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(text.data()), text.size()));
+  p.erase(kSidecarHashKey);
+  p[kCsvHashKey] = text_fnv1a64(text);
+  p[kSidecarHashKey] = text_fnv1a64(p.dump());
   csv::write_text_atomic(provenance_path(csv), p.dump(2) + "\n");
 }
 

@@ -27,6 +27,12 @@ std::filesystem::path provenance_path(const std::filesystem::path& csv);
 
 /// The sidecar key holding the hash of the CSV as carb wrote it (carb's FNV-1a, 16 hex digits).
 inline constexpr const char* kCsvHashKey = "csv_fnv1a64";
+/// The sidecar key holding the hash of the sidecar itself (its JSON without this key, dumped
+/// compactly): a sidecar the user annotated is told from one carb wrote (seventeenth hostile pass:
+/// notes added to e.json were lost on the next export).
+inline constexpr const char* kSidecarHashKey = "provenance_fnv1a64";
+/// True when `sidecar` records kSidecarHashKey and its content no longer matches it.
+bool sidecar_edited(const nlohmann::json& sidecar);
 
 /// carb's FNV-1a hash of a file's bytes as 16 hex digits; nullopt when it cannot be read.
 std::optional<std::string> file_fnv1a64(const std::filesystem::path& f);

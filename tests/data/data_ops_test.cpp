@@ -306,6 +306,24 @@ TEST_F(DataOps, MergeKeepsFirstAndCountsDuplicates) {
   EXPECT_TRUE(prov["protocols"].contains("p1"));
 }
 
+// Seventeenth hostile pass: notes a user added to an output's sidecar were lost on the next run.
+// The sidecar carries its own hash; an edited one is replaced only with --force.
+TEST_F(DataOps, AnAnnotatedSidecarIsNotReplacedWithoutForce) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge");
+  merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge");  // an unedited output is replaced
+  nlohmann::json side = read_provenance(dir_ / "m.csv");
+  EXPECT_FALSE(sidecar_edited(side));
+  side["notes"] = "thermal issue, ticket 42";
+  std::ofstream(provenance_path(dir_ / "m.csv")) << side.dump(2);
+  EXPECT_TRUE(sidecar_edited(read_provenance(dir_ / "m.csv")));
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge"), InputError);
+  EXPECT_EQ(read_provenance(dir_ / "m.csv")["notes"], "thermal issue, ticket 42");
+  merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge", true);
+  EXPECT_FALSE(read_provenance(dir_ / "m.csv").contains("notes"));
+}
+
 // Fifteenth hostile pass: an error row in the first input dropped the ok measurement of the same
 // configuration in the second. A measurement that succeeded is kept over one that failed.
 TEST_F(DataOps, MergeKeepsTheOkMeasurementOverAFailedOne) {

@@ -46,6 +46,9 @@ TEST(DataProvenance, WriteThenReadRoundTrips) {
   nlohmann::json back = read_provenance(csv);
   EXPECT_EQ(back[kCsvHashKey], file_fnv1a64(csv).value());
   back.erase(kCsvHashKey);
+  EXPECT_TRUE(back.contains(kSidecarHashKey));
+  EXPECT_FALSE(sidecar_edited(read_provenance(csv)));
+  back.erase(kSidecarHashKey);
   EXPECT_EQ(back, p);
   EXPECT_FALSE(fs::exists(dir / "d.json.tmp"));
   std::ofstream(dir / "d.json") << "{not json";
