@@ -59,7 +59,11 @@ StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
   // bounded loop keeps a pathological race from spinning for ever.
   for (int attempt = 0; attempt < 100; ++attempt) {
     // CLOEXEC: a child process must not inherit (and so prolong) the lock.
-    const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    // NOFOLLOW: a link there would have its target (a user's empty or digits-only file) overwritten
+    // with our pid, and the link removed on release (seventeenth hostile pass).
+    const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0 && errno == ELOOP)
+      throw MeasureError(path_.string() + " is a symbolic link, not carb's lock file; move it or choose another --db");
     if (fd < 0)
       throw MeasureError(path_.string() + ": cannot open the store's lock file: " + std::strerror(errno));
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {

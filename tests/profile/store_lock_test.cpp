@@ -135,5 +135,17 @@ TEST_F(StoreLockTest, AUsersFileWhereTheLockGoesIsRefusedAndKept) {
   EXPECT_FALSE(fs::exists(db())) << "refused before the store is created";
 }
 
+// Seventeenth hostile pass: a link at the lock's name to a user's file holding only digits
+// ("2024") had that file overwritten with the pid, and the link removed on release.
+TEST_F(StoreLockTest, ALinkWhereTheLockGoesIsRefusedAndItsTargetKept) {
+  const fs::path year = dir_ / "year.txt";
+  std::ofstream(year) << "2024";
+  fs::create_symlink(year, StoreLock::lock_path(db()));
+  EXPECT_NE(refusal(db()).find("symbolic link"), std::string::npos);
+  std::ifstream in(year);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "2024");
+  EXPECT_TRUE(fs::is_symlink(StoreLock::lock_path(db())));
+}
+
 }  // namespace
 }  // namespace carb
