@@ -11,6 +11,7 @@
 #include "carb/error.hpp"
 #include "data/provenance.hpp"
 #include "util/special_file.hpp"
+#include "util/temp_owner.hpp"
 
 namespace carb {
 namespace {
@@ -169,6 +170,8 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
                                                    " does not exist");
   check_one(csv, ours, what, force);
   check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force);
+  detail::check_temp_name_fits(csv, ".carb-");
+  detail::check_temp_name_fits(provenance_path(csv), ".carb-");
   // A dataset of another kind, or one whose sidecar is gone, may hold measurements kept nowhere
   // else (combine --out over a measuring round destroyed it); a sidecar of another kind describes
   // a dataset that may still exist elsewhere, even where this CSV does not.

@@ -7,6 +7,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <string>
+
+#include "carb/error.hpp"
 
 namespace carb::detail {
 
@@ -40,6 +43,17 @@ bool owner_gone(const std::string& name, const std::string& prefix, const std::s
 
 std::string owned_temp_template(const fs::path& target, const std::string& tag, const std::string& kind) {
   return (parent_of(target) / (prefix_of(target, tag) + std::to_string(::getpid()) + "-" + kind + "XXXXXX")).string();
+}
+
+void check_temp_name_fits(const fs::path& target, const std::string& tag, const std::string& kind) {
+  long name_max = ::pathconf(parent_of(target).c_str(), _PC_NAME_MAX);
+  if (name_max <= 0) name_max = 255;
+  // The longest pid Linux hands out has 7 digits (pid_max is at most 4194304).
+  const std::size_t longest = prefix_of(target, tag).size() + 7 + 1 + kind.size() + 6;
+  if (longest > static_cast<std::size_t>(name_max))
+    throw InputError(target.string() + ": the name is too long for carb to write safely (it writes through a "
+                     "temporary name " + std::to_string(longest - target.filename().string().size()) +
+                     " characters longer, and names here hold at most " + std::to_string(name_max) + ")");
 }
 
 void remove_stale_temps(const fs::path& target, const std::string& tag, const std::function<bool(const fs::path&)>& ours) {

@@ -14,6 +14,11 @@ namespace carb::detail {
 std::string owned_temp_template(const std::filesystem::path& target, const std::string& tag,
                                 const std::string& kind = "");
 
+/// InputError when the temporary owned_temp_template makes for `target` would be a longer name than
+/// the file system allows, though `target` itself is not (seventeenth hostile pass: a 236-character
+/// --out wrote its CSV, then failed on its sidecar's temporary, leaving half a pair).
+void check_temp_name_fits(const std::filesystem::path& target, const std::string& tag, const std::string& kind = "");
+
 /// Removes the temporaries beside `target` made with `tag` whose owning process no longer exists
 /// and whose content `ours` recognises as what carb writes there. A name alone proves nothing (a
 /// user's directory named like carb's staging was once emptied): names that do not parse exactly

@@ -324,6 +324,17 @@ TEST_F(DataOps, AnAnnotatedSidecarIsNotReplacedWithoutForce) {
   EXPECT_FALSE(read_provenance(dir_ / "m.csv").contains("notes"));
 }
 
+// Seventeenth hostile pass: a --out name that fits but whose temporaries do not (236+ characters)
+// wrote the CSV, then failed on the sidecar: half a pair, and the next run asked for --force.
+TEST_F(DataOps, AnOutNameTooLongForItsTemporariesIsRefusedBeforeWriting) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  const fs::path out = dir_ / (std::string(236, 'n') + ".csv");
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, out, "merge"), InputError);
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(provenance_path(out)));
+}
+
 // Fifteenth hostile pass: an error row in the first input dropped the ok measurement of the same
 // configuration in the second. A measurement that succeeded is kept over one that failed.
 TEST_F(DataOps, MergeKeepsTheOkMeasurementOverAFailedOne) {
