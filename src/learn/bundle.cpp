@@ -89,11 +89,7 @@ std::vector<std::string> read_trained(const fs::path& dir, const nlohmann::json&
   return keys;
 }
 
-void write_file(const fs::path& f, const std::string& text) {
-  std::ofstream out(f, std::ios::binary | std::ios::trunc);
-  out << text;
-  if (!out.flush()) throw ModelError("cannot write " + f.string());
-}
+void write_file(const fs::path& f, const std::string& text) { detail::write_durably(f, text.data(), text.size()); }
 
 }  // namespace
 

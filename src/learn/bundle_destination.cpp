@@ -241,6 +241,10 @@ void BundleDestination::commit() {
   detail::throw_if_stopped("training", "no model bundle was written");
   std::error_code ec;
   fs::remove(staging_ / kStagingMarker, ec);  // from here on the directory holds only the bundle
+  if (const int d = ::open(staging_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
+    (void)::fsync(d);  // its entries on disk before the swap (the files were flushed as written)
+    ::close(d);
+  }
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
       throw InputError(why + " (it changed while carb worked); the new bundle was not written");
