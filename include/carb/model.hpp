@@ -174,6 +174,7 @@ class CarbModel {
   std::vector<std::string> feature_names(const std::string& target) const;
 
  private:
+  static CarbModel load_once(const std::filesystem::path& dir);
   std::vector<std::string> targets_;
   void index_trained();  // trained_networks_ from trained_configs_
   FeatureSchema schema_;
