@@ -274,11 +274,19 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
     }
     done += static_cast<std::size_t>(n);
   }
-  // mkstemp creates 0600; a dataset is meant to be read by others, as a plain open would allow.
+  // mkstemp creates 0600; a dataset is meant to be read by others, as a plain open would allow. A
+  // file being replaced keeps its mode and, where we may set it, its owner (seventeenth hostile
+  // pass: a 0600 file of another user became root's and world-readable).
   const mode_t mask = ::umask(0);
   ::umask(mask);
+  mode_t mode = 0666 & ~mask;
+  struct stat old {};
+  if (::stat(file.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    mode = old.st_mode & 07777;
+    if (::geteuid() == 0) (void)::fchown(fd, old.st_uid, old.st_gid);
+  }
   // fsync before rename: otherwise a power cut can leave the new name on empty contents.
-  if (::fchmod(fd, 0666 & ~mask) != 0 || ::fsync(fd) != 0) {
+  if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
     ::close(fd);
     fail("fsync failed");
   }

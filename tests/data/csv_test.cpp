@@ -139,6 +139,17 @@ TEST(DataCsv, AtomicWriteReplacesAndLeavesNoTemp) {
   fs::remove_all(dir);
 }
 
+// Seventeenth hostile pass: a replaced file lost its mode (a 0600 file became world-readable).
+TEST(DataCsv, AtomicWriteKeepsTheReplacedFilesMode) {
+  const fs::path dir = fs::temp_directory_path() / ("carb_csv_mode_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_text_atomic(dir / "out.csv", "old\n");
+  fs::permissions(dir / "out.csv", fs::perms::owner_read | fs::perms::owner_write);
+  write_text_atomic(dir / "out.csv", "new\n");
+  EXPECT_EQ(fs::status(dir / "out.csv").permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+  fs::remove_all(dir);
+}
+
 // The old writer used the fixed name FILE.tmp: a user's file of that name was truncated, then deleted.
 TEST(DataCsv, AtomicWriteLeavesAUsersTmpFileAlone) {
   const fs::path dir = fs::temp_directory_path() / ("carb_csv_tmp_" + std::to_string(::getpid()));
