@@ -146,6 +146,9 @@ void render_characterization_table(const Characterization& ch, std::ostream& out
       out << t.note << '\n';
       continue;
     }
+    // The definition travels with the numbers (seventeenth hostile pass: pooled-mean ratios on a
+    // capped grid read as effects without it; markdown and JSON carried it, the table did not).
+    if (!t.note.empty()) out << t.note << '\n';
     TextTable tt(t.header);
     for (const auto& r : t.rows) tt.add(r);
     tt.print(out);
