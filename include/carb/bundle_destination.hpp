@@ -38,6 +38,7 @@ class BundleDestination {
  private:
   std::filesystem::path dir_, staging_;
   bool force_ = false, committed_ = false;
+  int hold_fd_ = -1;  // the flock that tells other carbs this staging directory's owner is alive
 };
 
 /// Why `dir` may not be replaced by a model bundle, or "" when it may: it does not exist, or it

@@ -2,6 +2,7 @@
 #include "data/csv.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -259,6 +260,7 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
   if (fd < 0)
     throw DataError(file.string() + ": cannot create a file in " + dir.string() + ": " + std::strerror(errno));
   const std::filesystem::path tmp = tmpl;
+  (void)::flock(fd, LOCK_EX | LOCK_NB);  // ours while fd is open (util/temp_owner.hpp, hold_temp)
   const auto fail = [&](const std::string& what) {
     const int err = errno;
     std::filesystem::remove(tmp, ec);

@@ -220,6 +220,7 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
     throw InputError("cannot write model bundle " + dir_.string() + ": cannot create a directory in " +
                      parent.string() + ": " + std::strerror(errno));
   staging_ = tmpl;
+  hold_fd_ = detail::hold_temp(staging_);  // a live owner, whatever namespace looks at the pid
   std::ofstream(staging_ / kStagingMarker).put('\n');
   // mkdtemp makes 0700; the bundle is swapped in under this directory, and a bundle is meant to be
   // read by others as a plain mkdir would allow.
@@ -229,6 +230,7 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
 }
 
 BundleDestination::~BundleDestination() {
+  if (hold_fd_ >= 0) ::close(hold_fd_);
   if (committed_) return;
   std::error_code ec;
   fs::remove_all(staging_, ec);

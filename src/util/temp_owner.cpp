@@ -1,6 +1,8 @@
 #include "util/temp_owner.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,7 +27,18 @@ std::string prefix_of(const fs::path& target, const std::string& tag) {
 
 // The name is exactly prefix + PID + "-" + ("" or "old-") + six characters of mkstemp's alphabet,
 // and that process is gone. `kind`, when given, is what the name holds after the PID: "old-" or "".
-bool owner_gone(const std::string& name, const std::string& prefix, const std::string* kind = nullptr) {
+// True when some process holds an flock on the temporary: its owner is alive, though its pid may
+// name no process here (another PID namespace, another node of a shared file system).
+bool held_by_a_live_owner(const fs::path& temp) {
+  const int fd = ::open(temp.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);  // releases our lock, if we took it
+  return held;
+}
+
+bool owner_gone(const fs::path& temp, const std::string& prefix, const std::string* kind = nullptr) {
+  const std::string name = temp.filename().string();
   const char* digits = name.c_str() + prefix.size();
   char* end = nullptr;
   const long pid = std::strtol(digits, &end, 10);
@@ -36,10 +49,16 @@ bool owner_gone(const std::string& name, const std::string& prefix, const std::s
   if (old) rest.erase(0, 4);
   if (rest.size() != 6 || !std::all_of(rest.begin(), rest.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }))
     return false;
-  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+  return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH && !held_by_a_live_owner(temp);
 }
 
 }  // namespace
+
+int hold_temp(const fs::path& temp) {
+  const int fd = ::open(temp.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) (void)::flock(fd, LOCK_EX | LOCK_NB);
+  return fd;
+}
 
 std::string owned_temp_template(const fs::path& target, const std::string& tag, const std::string& kind) {
   return (parent_of(target) / (prefix_of(target, tag) + std::to_string(::getpid()) + "-" + kind + "XXXXXX")).string();
@@ -61,7 +80,7 @@ void remove_stale_temps(const fs::path& target, const std::string& tag, const st
   const std::string prefix = prefix_of(target, tag);
   for (const auto& e : fs::directory_iterator(parent_of(target), ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && owner_gone(name, prefix) && ours(e.path())) fs::remove_all(e.path(), ec);
+    if (name.rfind(prefix, 0) == 0 && owner_gone(e.path(), prefix) && ours(e.path())) fs::remove_all(e.path(), ec);
   }
 }
 
@@ -71,7 +90,7 @@ std::vector<fs::path> dead_owners_temps(const fs::path& target, const std::strin
   std::vector<std::pair<fs::file_time_type, fs::path>> found;
   for (const auto& e : fs::directory_iterator(parent_of(target), ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind(prefix, 0) == 0 && owner_gone(name, prefix, &kind))
+    if (name.rfind(prefix, 0) == 0 && owner_gone(e.path(), prefix, &kind))
       found.emplace_back(fs::last_write_time(e.path(), ec), e.path());
   }
   std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });

@@ -17,6 +17,7 @@
 #include "carb/model.hpp"
 #include "temp_dir_test.hpp"
 #include "util/stop_signal.hpp"
+#include "util/temp_owner.hpp"
 
 namespace carb {
 namespace {
@@ -205,6 +206,37 @@ TEST_F(BundleDestinationTest, RemovesOnlyStagingLeftByADeadProcess) {
   EXPECT_TRUE(fs::exists(named_like / "manifest.json"));
   EXPECT_TRUE(fs::exists(nested / "bundle" / "thesis.tex"));
   EXPECT_FALSE(fs::exists(dir_ / "model" / ".carb-staging"));  // the marker never reaches the bundle
+}
+
+// Seventeenth hostile pass: a carb in another PID namespace (a container, another node) took a live
+// writer's staging directory for a dead one's by its pid and removed it. The owner holds an flock
+// on it; a held directory stays, whatever its pid says.
+TEST_F(BundleDestinationTest, AStagingDirectoryHeldByALiveOwnerIsKeptWhateverItsPid) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);  // the pid this process sees as gone
+  const fs::path held = dir_ / (".model.carb-staging-" + std::to_string(child) + "-held01");
+  fs::create_directories(held);
+  std::ofstream(held / ".carb-staging") << "\n";
+  const int fd = detail::hold_temp(held);  // as a live owner elsewhere holds it
+  ASSERT_GE(fd, 0);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  const pid_t other = ::fork();  // another process looks, as another carb would
+  if (other == 0) {
+    { BundleDestination d(dir_ / "model", false); }
+    const char ok = fs::exists(held) ? 'k' : 'r';
+    (void)!::write(pipe_fds[1], &ok, 1);
+    ::_exit(0);
+  }
+  ::waitpid(other, nullptr, 0);
+  char seen = 0;
+  ASSERT_EQ(::read(pipe_fds[0], &seen, 1), 1);
+  EXPECT_EQ(seen, 'k') << "a held staging directory was removed";
+  ::close(fd);
+  { BundleDestination d(dir_ / "model", false); }  // released: a dead owner's now
+  EXPECT_FALSE(fs::exists(held));
+  ::close(pipe_fds[0]), ::close(pipe_fds[1]);
 }
 
 // Seventh hostile pass: with the marker at the top, everything in a dead writer's staging
