@@ -21,14 +21,29 @@ const char* special_kind(fs::file_type t) {
   }
 }
 
-// Under /dev, /proc or /sys, where a name (/dev/stdout -> /proc/self/fd/1) may stand for whatever
-// the process has open, a regular file included.
+bool under_proc_or_sys(const fs::path& abs) {
+  const auto first = ++abs.begin();
+  return first != abs.end() && (*first == "proc" || *first == "sys");
+}
+
+// In /proc or /sys, or directly in /dev (not /dev/shm's tmpfs), by the path as written, by where its
+// directory resolves, or by where a link at it points: there a name (/dev/stdout -> /proc/self/fd/1)
+// may stand for whatever the process has open, a regular file included.
 bool system_tree(const fs::path& p) {
   std::error_code ec;
-  const fs::path real = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  const fs::path abs = fs::absolute(p, ec).lexically_normal();
   if (ec) return false;
-  const auto first = ++real.begin();
-  return first != real.end() && (*first == "dev" || *first == "proc" || *first == "sys");
+  if (under_proc_or_sys(abs)) return true;
+  const fs::path dir = fs::weakly_canonical(abs.parent_path(), ec);
+  if (!ec && (under_proc_or_sys(dir) || dir == "/dev")) return true;
+  fs::path at = abs;
+  for (int hops = 0; hops < 8 && fs::is_symlink(at, ec); ++hops) {
+    const fs::path to = fs::read_symlink(at, ec);
+    if (ec) break;
+    at = (to.is_absolute() ? to : at.parent_path() / to).lexically_normal();
+    if (under_proc_or_sys(at)) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -41,8 +56,8 @@ void refuse_special_file(const fs::path& out) {
     throw InputError(out.string() + " is " + (own == fs::file_type::symlink ? "a link to " : "") + kind +
                      ", not a file carb can replace; give the path of a regular file (--force does not change this)");
   if (system_tree(out) || system_tree(out.has_parent_path() ? out.parent_path() : fs::path(".")))
-    throw InputError(out.string() + " is in /dev, /proc or /sys, where carb writes no output; give the path of a "
-                     "regular file (--force does not change this)");
+    throw InputError(out.string() + " is in /dev, /proc or /sys (or links there), where carb writes no output; give "
+                     "the path of a regular file (--force does not change this)");
 }
 
 }  // namespace carb::detail

@@ -9,8 +9,8 @@
 namespace carb::detail {
 
 /// InputError when `out` is, or is a symbolic link to, something other than a regular file or a
-/// directory (a character or block device, a FIFO, a socket), or lies in /dev, /proc or /sys (by
-/// its path or a link's). Nothing there, a regular file, a directory or a dangling link elsewhere
+/// directory (a character or block device, a FIFO, a socket), or lies in /proc, /sys or directly in
+/// /dev (by its path, its directory or a link's target; /dev/shm is an ordinary tmpfs). Nothing there, a regular file, a directory or a dangling link elsewhere
 /// pass (other checks decide about those).
 void refuse_special_file(const std::filesystem::path& out);
 

@@ -48,6 +48,13 @@ TEST_F(SpecialFileTest, PathsThroughDevOrProcAreRefused) {
   EXPECT_EQ(fs::symlink_status(out).type(), fs::file_type::symlink);
   EXPECT_THROW(detail::refuse_special_file("/dev/null"), InputError);
   EXPECT_THROW(detail::refuse_special_file("/dev/carb-new-file.csv"), InputError);
+  // With stdout a regular file, the link resolves to that file: the link itself points into /proc.
+  const fs::path to_file = dir_ / "to_fd";
+  fs::create_symlink("/proc/self/fd/0", to_file);
+  EXPECT_THROW(detail::refuse_special_file(to_file), InputError);
+  if (fs::is_directory("/dev/shm")) {
+    EXPECT_NO_THROW(detail::refuse_special_file("/dev/shm/carb-x/bundle"));
+  }
 }
 
 TEST_F(SpecialFileTest, RegularFilesDirectoriesAndNewNamesPass) {
