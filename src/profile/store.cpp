@@ -4,6 +4,7 @@
 #include "carb/store.hpp"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -164,7 +165,9 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
 // one of those names (twelfth hostile pass: "my notes" at w.db-wal) was deleted without a word.
 // What SQLite leaves there starts with its magic (a WAL or journal header), is empty, or, for the
 // shared-memory index, is whole 4 KiB pages or starts with the index header.
-void check_sqlite_side_files(const std::filesystem::path& db) {
+// `recorded`: the device and inode the last writer's lock file names (StoreLock::recorded_store).
+void check_sqlite_side_files(const std::filesystem::path& db,
+                             std::optional<std::pair<std::uint64_t, std::uint64_t>> recorded = std::nullopt) {
   namespace fs = std::filesystem;
   for (const char* suffix : {"-wal", "-journal", "-shm"}) {
     const fs::path f = db.string() + suffix;
@@ -201,6 +204,16 @@ void check_sqlite_side_files(const std::filesystem::path& db) {
         throw MeasureError(f.string() + " holds measurements of a store whose database file is not beside it (moved "
                            "or deleted?); put that file back as " + db.string() + ", or move " + f.string() +
                            " away, before using " + db.string());
+      // Eighteenth hostile pass: another store moved or restored to <db> after a kill got the killed
+      // writer's frames applied to it (its own rows vanished, the other store's appeared). The
+      // killed writer's lock file names the database file its WAL belongs to.
+      struct stat now {};
+      if (recorded && ::stat(db.c_str(), &now) == 0 &&
+          (static_cast<std::uint64_t>(now.st_dev) != recorded->first || static_cast<std::uint64_t>(now.st_ino) != recorded->second))
+        throw MeasureError(f.string() + " was left by a writer of another database file than the one now at " +
+                           db.string() + " (moved, replaced or restored since); SQLite would apply it to this one. "
+                           "Move " + f.string() + " and " + db.string() + "-shm away (or put the store they belong "
+                           "to back) before using " + db.string());
     }
   }
 }
@@ -236,15 +249,21 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
     std::error_code ec;  // open() below reports a directory that could not be made
     std::filesystem::create_directories(db.parent_path(), ec);
   }
+  // What a killed writer's lock file says its WAL belongs to: read before this writer's lock
+  // replaces the record.
+  const auto recorded = StoreLock::recorded_store(db);
+  // Before the lock too: a writer refused here must leave that record for the next reader.
+  check_sqlite_side_files(db, recorded);
   // Before SQLite opens the file: a refused writer must not create or change anything.
   if (access == StoreAccess::sole_writer) lock_ = std::make_unique<StoreLock>(db);
-  check_sqlite_side_files(db);
+  check_sqlite_side_files(db, recorded);
   const int rc = sqlite3_open_v2(db.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   try {
     if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
     // Another process (a second profiler, an export) may hold the lock for a moment.
     sqlite3_busy_timeout(db_, 10000);
     init_schema();
+    if (lock_) lock_->record_store(db);  // the file this writer's WAL belongs to
   } catch (const MeasureError&) {
     sqlite3_close(db_);  // the destructor does not run when a constructor throws
     throw;
@@ -252,7 +271,7 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
 }
 
 void Store::open_read_only() {
-  check_sqlite_side_files(path_);
+  check_sqlite_side_files(path_, StoreLock::recorded_store(path_));
   if (std::filesystem::file_size(path_) == 0)  // SQLite would take it as a new, empty database
     throw MeasureError(path_.string() + ": empty file, not a carb measurement store");
   int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);

@@ -8,6 +8,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -24,14 +25,15 @@ std::string holder_of(int fd) {
   return pid > 0 ? "pid " + std::to_string(pid) : "pid unknown";
 }
 
-// True when the file is empty or holds a decimal pid (what a carb writer leaves while it runs).
+// True when the file is empty or holds what a carb writer writes there: its pid, and maybe the
+// device and inode of the store it has open ("123 2049 5678").
 bool holds_only_a_pid(int fd) {
-  char buf[64] = {};
+  char buf[96] = {};
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   if (n < 0) return false;
   if (n == static_cast<ssize_t>(sizeof buf - 1)) return false;  // longer than any pid line
   for (ssize_t i = 0; i < n; ++i)
-    if (!std::isdigit(static_cast<unsigned char>(buf[i])) && buf[i] != '\n') return false;
+    if (!std::isdigit(static_cast<unsigned char>(buf[i])) && buf[i] != '\n' && buf[i] != ' ') return false;
   return true;
 }
 
@@ -66,6 +68,13 @@ StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
       throw MeasureError(path_.string() + " is a symbolic link, not carb's lock file; move it or choose another --db");
     if (fd < 0)
       throw MeasureError(path_.string() + ": cannot open the store's lock file: " + std::strerror(errno));
+    // Nor a hard link: its other name is a file of the user's that the pid would overwrite
+    // (eighteenth hostile pass: counter.txt linked at t.db.lock held a pid afterwards).
+    if (struct stat st {}; ::fstat(fd, &st) == 0 && st.st_nlink > 1) {
+      ::close(fd);
+      throw MeasureError(path_.string() + " has another name (a hard link), so it is not carb's lock file; move it or "
+                         "choose another --db");
+    }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       const std::string holder = holder_of(fd);
@@ -93,6 +102,27 @@ StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
     return;
   }
   throw MeasureError(path_.string() + ": could not take the store's lock (it kept changing hands)");
+}
+
+void StoreLock::record_store(const std::filesystem::path& db) {
+  struct stat st {};
+  if (::stat(db.c_str(), &st) != 0) return;
+  const std::string line = std::to_string(::getpid()) + " " + std::to_string(static_cast<std::uint64_t>(st.st_dev)) +
+                           " " + std::to_string(static_cast<std::uint64_t>(st.st_ino)) + "\n";
+  const bool noted = ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, line.data(), line.size(), 0) > 0;
+  (void)noted;  // informative, as the pid is
+}
+
+std::optional<std::pair<std::uint64_t, std::uint64_t>> StoreLock::recorded_store(const std::filesystem::path& db) {
+  const int fd = ::open(lock_path(db).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  char buf[96] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  ::close(fd);
+  if (n <= 0) return std::nullopt;
+  unsigned long long pid = 0, dev = 0, ino = 0;
+  if (std::sscanf(buf, "%llu %llu %llu", &pid, &dev, &ino) != 3) return std::nullopt;
+  return std::pair<std::uint64_t, std::uint64_t>{dev, ino};
 }
 
 StoreLock::~StoreLock() {

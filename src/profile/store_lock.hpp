@@ -11,7 +11,10 @@
 // The kernel drops a flock when the last descriptor closes, so a killed writer (kill -9)
 // never leaves a stale lock: the file may remain, but unlocked, and the next writer takes it.
 #pragma once
+#include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <utility>
 
 namespace carb {
 
@@ -28,6 +31,13 @@ class StoreLock {
   ~StoreLock();
   StoreLock(const StoreLock&) = delete;
   StoreLock& operator=(const StoreLock&) = delete;
+
+  /// Writes beside the pid which database file this writer has open (device and inode, once the
+  /// store exists). A writer killed by SIGKILL leaves its lock file, and with it this record: the
+  /// next open can tell whether a leftover -wal belongs to the file now at <db>.
+  void record_store(const std::filesystem::path& db);
+  /// The device and inode a lock file at <db>.lock records, if it records them.
+  static std::optional<std::pair<std::uint64_t, std::uint64_t>> recorded_store(const std::filesystem::path& db);
 
  private:
   std::filesystem::path path_;

@@ -147,5 +147,15 @@ TEST_F(StoreLockTest, ALinkWhereTheLockGoesIsRefusedAndItsTargetKept) {
   EXPECT_TRUE(fs::is_symlink(StoreLock::lock_path(db())));
 }
 
+// Eighteenth hostile pass: the hard-link variant of the above.
+TEST_F(StoreLockTest, AHardLinkWhereTheLockGoesIsRefusedAndItsOtherNameKept) {
+  const fs::path counter = dir_ / "counter.txt";
+  std::ofstream(counter) << "42\n";
+  fs::create_hard_link(counter, StoreLock::lock_path(db()));
+  EXPECT_NE(refusal(db()).find("hard link"), std::string::npos);
+  std::ifstream in(counter);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "42\n");
+}
+
 }  // namespace
 }  // namespace carb

@@ -3,6 +3,8 @@
 #include "carb/store.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "temp_dir_test.hpp"
 #include <sqlite3.h>
@@ -228,6 +230,38 @@ TEST_F(StoreTest, CommittedRowsLiveInTheDatabaseFileAndAnOrphanedWalIsRefused) {
   EXPECT_THROW(Store(dir_ / "new.db", StoreAccess::read_only), MeasureError);
   EXPECT_EQ(fs::file_size(orphan), size);
   EXPECT_FALSE(fs::exists(dir_ / "new.db"));
+}
+
+// A writer killed by SIGKILL: no destructor runs, so the lock file, the -wal and the -shm stay.
+void killed_writer(const fs::path& db, int rows) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto* s = new Store(db, StoreAccess::sole_writer);  // never destroyed, as under kill -9
+    for (int b = 1; b <= rows; ++b) s->put(sample(b));
+    ::_exit(0);
+  }
+  ::waitpid(child, nullptr, 0);
+}
+
+// Eighteenth hostile pass: after a kill -9 of profile, another store moved to the same name (the
+// next round) had the killed writer's WAL applied to it: its own rows vanished and the killed
+// store's appeared, with exit 0. The lock file the killed writer left names its database file.
+TEST_F(StoreTest, AKilledWritersWalIsNeverAppliedToAnotherStoreAtItsName) {
+  killed_writer(db(), 2);
+  ASSERT_TRUE(fs::exists(db().string() + "-wal"));
+  { Store resumed(db(), StoreAccess::sole_writer); EXPECT_EQ(resumed.count(), 2u); }  // the same file: resumes
+  killed_writer(db(), 3);
+  fs::rename(db(), dir_ / "round1.db");
+  {
+    Store other(dir_ / "round2.db");
+    other.put(sample(64));
+  }
+  fs::rename(dir_ / "round2.db", db());
+  EXPECT_THROW(Store(db(), StoreAccess::sole_writer), MeasureError);
+  EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError);
+  fs::remove(db().string() + "-wal");
+  fs::remove(db().string() + "-shm");
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 1u);  // round 2 intact
 }
 
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
