@@ -184,6 +184,12 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
     if (has_sidecar && there != kind)
       throw InputError(provenance_path(csv).string() + " is the provenance of a " + there +
                        ", not of an earlier output of this command; choose another --out, or pass --force to replace it");
+    // Eighteenth hostile pass: with its CSV moved away (archived), a sidecar (and the notes in it)
+    // was replaced without a word; it is the only provenance that CSV has.
+    if (has_sidecar)
+      throw InputError(provenance_path(csv).string() + " describes a " + csv.filename().string() +
+                       " that is no longer beside it (moved or deleted?), and is its only provenance; move it with "
+                       "its CSV, choose another --out, or pass --force to replace it");
     return;
   }
   if (there != kind)

@@ -324,6 +324,24 @@ TEST_F(DataOps, AnAnnotatedSidecarIsNotReplacedWithoutForce) {
   EXPECT_FALSE(read_provenance(dir_ / "m.csv").contains("notes"));
 }
 
+// Eighteenth hostile pass: with the CSV moved away (archived), its sidecar was replaced without a
+// word, notes and all: it is that CSV's only provenance.
+TEST_F(DataOps, ASidecarWhoseCsvWasMovedAwayIsNotReplacedWithoutForce) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge");
+  const std::string side = provenance_path(dir_ / "m.csv").string();
+  std::ifstream before_in(side);
+  const std::string before((std::istreambuf_iterator<char>(before_in)), {});
+  fs::create_directories(dir_ / "archive");
+  fs::rename(dir_ / "m.csv", dir_ / "archive" / "m.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge"), InputError);
+  std::ifstream after_in(side);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(after_in)), {}), before);
+  merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge", true);
+  EXPECT_TRUE(fs::exists(dir_ / "m.csv"));
+}
+
 // Seventeenth hostile pass: a --out name that fits but whose temporaries do not (236+ characters)
 // wrote the CSV, then failed on the sidecar: half a pair, and the next run asked for --force.
 TEST_F(DataOps, AnOutNameTooLongForItsTemporariesIsRefusedBeforeWriting) {
