@@ -142,10 +142,14 @@ fs::path real_path(const fs::path& p) {
 
 void refuse_holding(const fs::path& dir, const std::vector<fs::path>& keep) {
   const auto out = real_path(dir);
+  std::error_code ec;
   for (const auto& k : keep) {
     const auto in = real_path(k);
     const auto rel = in.lexically_relative(out);
-    if (in == out || (!rel.empty() && *rel.begin() != ".."))
+    // A relative path recorded by an older carb says nothing of where it was resolved: a file of
+    // that name directly in `dir` counts as the training data too.
+    const bool same_name = k.is_relative() && fs::exists(out / k.filename(), ec);
+    if (in == out || (!rel.empty() && *rel.begin() != "..") || same_name)
       throw InputError(dir.string() + " holds the training data " + k.string() + "; write the model bundle elsewhere");
   }
 }

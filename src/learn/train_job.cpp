@@ -61,7 +61,10 @@ TrainSummary run_train_job(const TrainJob& job) {
   record.split = TrainingSplit{job.options.seed, job.test_fraction, tr.size(), te.size()};
   record.test_metrics = s.test_metrics;
   record.train_seconds = secs;
-  for (const auto& f : job.data) record.data_files.push_back(f.string());
+  // Absolute: a bundle loaded elsewhere must still know which files it was trained from (eighteenth
+  // hostile pass: a relative "data/x.csv" resolved against another directory, and save(force=True)
+  // replaced the directory holding the real one).
+  for (const auto& f : job.data) record.data_files.push_back(std::filesystem::absolute(f).lexically_normal().string());
   m.set_training_record(std::move(record));
   detail::throw_if_stopped("training", "no model bundle was written");  // and again before the swap
   m.save(dest);

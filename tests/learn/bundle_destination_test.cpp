@@ -239,6 +239,17 @@ TEST_F(BundleDestinationTest, AStagingDirectoryHeldByALiveOwnerIsKeptWhateverIts
   ::close(pipe_fds[0]), ::close(pipe_fds[1]);
 }
 
+// Eighteenth hostile pass: a bundle records its training files; one recorded relative ("data/x.csv")
+// by an older carb, loaded from another directory, let save(force=True) replace the directory that
+// held the real x.csv. A file of that name in the destination counts as the training data.
+TEST_F(BundleDestinationTest, ADirectoryHoldingARelativelyRecordedTrainingFileIsRefusedEvenWithForce) {
+  fs::create_directories(dir_ / "elsewhere");
+  std::ofstream(dir_ / "elsewhere" / "x.csv") << "platform,family\n";
+  EXPECT_THROW(BundleDestination(dir_ / "elsewhere", true, {fs::path("data/x.csv")}), InputError);
+  EXPECT_TRUE(fs::exists(dir_ / "elsewhere" / "x.csv"));
+  EXPECT_NO_THROW(BundleDestination(dir_ / "model", true, {fs::path("data/x.csv")}));
+}
+
 // Seventh hostile pass: with the marker at the top, everything in a dead writer's staging
 // directory went (a user's thesis.tex, photos/); without it, an empty trained_configs.txt and a
 // notes file saying carb-model counted as carb's. Only what carb writes there is carb's.
