@@ -159,6 +159,14 @@ def _scalar(v, what):
     return float(v)
 
 
+def _whole_arg(v, what):
+    """A whole number given as an argument (a count, a batch size): True is not 1."""
+    x = _scalar(v, what)
+    if x != math.floor(x) or abs(x) > 2**31 - 1:
+        raise InputError(f"{what} is {v!r}, not a whole number")
+    return int(x)
+
+
 def _budgets(budgets):
     out = {}
     for name, value in (budgets or {}).items():
@@ -170,6 +178,7 @@ def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, c
     """Two-stage screening: rank by the source model, re-score the top_k with the target model,
     keep what meets the budgets ({"latency": ms, "energy": J, "memory": MB}) and return the
     result as a dict (the same document as `carb screen --format json`)."""
+    top_k = None if top_k is None else _whole_arg(top_k, "top_k")
     return _carb.screen(_configs(configs), source._m, target._m if target is not None else None, rank_by, top_k,
                         _budgets(budgets), confidence, capacity)
 
@@ -182,6 +191,8 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     `count` rows or `budget_s`
     predicted seconds of measuring. Returns {"configs": [...], "score", "uncertainty",
     "latency_ms", "cost_s": numpy arrays, "total_cost_s", ...}."""
+    count = None if count is None else _whole_arg(count, "count")
+    budget_s = None if budget_s is None else _scalar(budget_s, "budget_s")
     if strategy is None:
         strategy = "uncertainty" if model is not None else "stratified"
     return _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
@@ -199,9 +210,18 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     return _carb.evaluate(model._m, files, external, quick, seed, test_fraction)
 
 
-def recommend(model, arch, batches=(), precisions=(), latency_max=None, memory_max=None):
+def recommend(model, arch, batches=None, precisions=None, latency_max=None, memory_max=None):
     """Best batch size and precision for an architecture (a carb.Config; its batch and precision
-    are ignored), as a dict (the same document as `carb recommend --format json`)."""
+    are ignored), as a dict (the same document as `carb recommend --format json`). batches=None is
+    1..64 in powers of two, precisions=None those the model was trained on; an empty list is refused."""
+    if batches is not None:
+        batches = [_whole_arg(b, "a batch size") for b in batches]
+        if not batches:
+            raise InputError("no batch sizes to evaluate")
+    if precisions is not None:
+        precisions = list(precisions)
+        if not precisions:
+            raise InputError("precisions is empty")
     latency_max = None if latency_max is None else _scalar(latency_max, "latency_max")
     memory_max = None if memory_max is None else _scalar(memory_max, "memory_max")
-    return _carb.recommend(model._m, arch, list(batches), list(precisions), latency_max, memory_max)
+    return _carb.recommend(model._m, arch, batches or [], precisions or [], latency_max, memory_max)

@@ -36,3 +36,19 @@ def test_a_bool_or_a_string_is_not_a_budget(model):
             carb.screen("tiny", model, budgets={"latency": bad})
     with pytest.raises(carb.InputError, match="not a number"):
         carb.recommend(model, carb.Config("basic", 18, 0.5, 64), latency_max=True)
+
+
+def test_counts_and_batch_lists_refuse_bools_and_empty_lists(model):
+    # Eighteenth hostile pass: batches=[True] was batch 1, count=True one row, budget_s=True a 1 s
+    # budget, top_k=True a shortlist of 1; an empty batch list silently meant the default one.
+    arch = carb.Config("basic", 18, 0.5, 64)
+    cases = [lambda: carb.recommend(model, arch, batches=[True]),
+             lambda: carb.recommend(model, arch, batches=[]),
+             lambda: carb.recommend(model, arch, precisions=[]),
+             lambda: carb.plan("tiny", model, count=True),
+             lambda: carb.plan("tiny", model, budget_s=True),
+             lambda: carb.screen("tiny", model, top_k=True)]
+    for call in cases:
+        with pytest.raises(carb.InputError):
+            call()
+    assert carb.recommend(model, arch, batches=[1, 8])["evaluated"] == 4
