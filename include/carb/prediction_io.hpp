@@ -3,6 +3,8 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "carb/model.hpp"
@@ -15,8 +17,10 @@ std::string outside_text(const std::vector<Excursion>& outside);
 nlohmann::json outside_json(const std::vector<Excursion>& outside);
 
 /// With an "outside" column last (the excursions from the trained ranges; empty inside them).
+/// `extra`, when given, is one more named column (one value per prediction) before it.
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
-                           std::ostream& out);
+                           std::ostream& out,
+                           const std::pair<std::string, std::vector<double>>* extra = nullptr);
 nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbModel& m);
 
 }  // namespace carb

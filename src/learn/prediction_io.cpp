@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "carb/arch.hpp"
+#include "carb/error.hpp"
 
 namespace carb {
 
@@ -40,15 +41,18 @@ nlohmann::json outside_json(const std::vector<Excursion>& outside) {
 }
 
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
-                           std::ostream& out) {
+                           std::ostream& out, const std::pair<std::string, std::vector<double>>* extra) {
   const bool intervals = !p.empty() && !p.front().interval.empty();
+  if (extra && extra->second.size() != p.size()) throw InputError("one " + extra->first + " value per prediction is needed");
   out << "family,depth,width,resolution,batch,precision";
   for (const auto& t : targets) {
     out << ',' << t;
     if (intervals) out << ',' << t << "_lower," << t << "_upper";
   }
+  if (extra) out << ',' << extra->first;
   out << ",outside\n";
-  for (const auto& x : p) {
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const Prediction& x = p[i];
     const Config& c = x.config;
     out << to_string(c.family) << ',' << c.depth << ',' << format_width(c.width) << ',' << c.resolution << ','
         << c.batch << ',' << to_string(c.precision);
@@ -56,6 +60,7 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
       out << ',' << num(x.value.at(t));
       if (intervals) out << ',' << num(x.interval.at(t).first) << ',' << num(x.interval.at(t).second);
     }
+    if (extra) out << ',' << num(extra->second[i]);
     out << ',' << csv_field(outside_text(x.outside)) << '\n';
   }
 }

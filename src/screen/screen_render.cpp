@@ -112,7 +112,15 @@ void print_screen_table(const ScreenResult& r, std::ostream& out) {
 }
 
 void write_screen_csv(const ScreenResult& r, std::ostream& out) {
-  write_predictions_csv(r.pareto, r.targets, out);
+  // The capacity is a Pareto objective: without it the CSV did not show why a costlier row is in the
+  // set (eighteenth hostile pass); the table and the JSON had it.
+  if (r.capacity != Capacity::none && r.pareto_capacity.size() == r.pareto.size()) {
+    const std::pair<std::string, std::vector<double>> cap{
+        r.capacity == Capacity::params ? "capacity_Mparams" : "capacity_GFLOPs_per_image", r.pareto_capacity};
+    write_predictions_csv(r.pareto, r.targets, out, &cap);
+  } else {
+    write_predictions_csv(r.pareto, r.targets, out);
+  }
 }
 
 }  // namespace carb

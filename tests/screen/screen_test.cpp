@@ -105,6 +105,24 @@ TEST(Screen, ConfigurationsWithoutABoundedIntervalAreCounted) {
   EXPECT_EQ(screen(configs, synthetic_model_a(), nullptr, o).unbounded, 0u);
 }
 
+// Eighteenth hostile pass: the CSV left out the capacity, one of the Pareto objectives.
+TEST(Screen, TheCsvCarriesTheCapacityItsParetoSetWasTakenAgainst) {
+  ScreenOptions o;
+  o.capacity = Capacity::gflops;
+  const ScreenResult r = screen(synthetic_screen_configs(), synthetic_model_a(), nullptr, o);
+  ASSERT_FALSE(r.pareto.empty());
+  std::ostringstream csv;
+  write_screen_csv(r, csv);
+  std::istringstream in(csv.str());
+  std::string header, first;
+  std::getline(in, header);
+  std::getline(in, first);
+  EXPECT_NE(header.find(",capacity_GFLOPs_per_image,outside"), std::string::npos) << header;
+  std::ostringstream cap;
+  cap << r.pareto_capacity[0];
+  EXPECT_NE(first.find(cap.str().substr(0, 5)), std::string::npos) << first;
+}
+
 TEST(Screen, BudgetsAreRespectedAndCountedExactly) {
   const auto cs = synthetic_screen_configs();
   const auto& m = synthetic_model_b();
