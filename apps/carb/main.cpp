@@ -107,5 +107,12 @@ int main(int argc, char** argv) {
     std::cerr << "carb: internal error: " << carb::cli::error_line(e.what()) << "\n";
     return 3;
   }
+  // Output that could not be written (a full disk behind a redirect) is a failure: exit 0 with
+  // nothing written told a script all was well (eighteenth hostile pass).
+  std::cout.flush();
+  if (!std::cout) {
+    std::cerr << "carb: error: cannot write the output to standard output\n";
+    return 1;
+  }
   return 0;
 }

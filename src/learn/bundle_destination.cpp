@@ -154,6 +154,11 @@ void refuse_holding(const fs::path& dir, const std::vector<fs::path>& keep) {
   }
 }
 
+// The stat of an existing directory at `dir` (not through a link).
+bool exists_with_mode(const fs::path& dir, struct stat& st) {
+  return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 }  // namespace
 
 std::string bundle_replace_refusal(const fs::path& dir) {
@@ -248,8 +253,22 @@ void BundleDestination::commit() {
   std::error_code ec;
   fs::remove(staging_ / kStagingMarker, ec);  // from here on the directory holds only the bundle
   if (const int d = ::open(staging_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); d >= 0) {
-    (void)::fsync(d);  // its entries on disk before the swap (the files were flushed as written)
+    // Its entries on disk before the swap (the files were flushed as written); a disk that cannot
+    // flush them keeps the old bundle.
+    const int synced = ::fsync(d), err = errno;
     ::close(d);
+    if (synced != 0)
+      throw ModelError("cannot flush the new bundle to disk before replacing " + dir_.string() + ": " +
+                       std::strerror(err) + "; the earlier bundle is kept");
+  }
+  // A bundle being replaced keeps its directory's mode and, for root, its owner (eighteenth hostile
+  // pass: a private 0700 bundle of another user became root's and world-readable).
+  if (struct stat old {}; exists_with_mode(dir_, old)) {
+    ::chmod(staging_.c_str(), old.st_mode & 07777);
+    if (::geteuid() == 0) {
+      (void)::chown(staging_.c_str(), old.st_uid, old.st_gid);
+      for (const auto& e : fs::directory_iterator(staging_, ec)) (void)::chown(e.path().c_str(), old.st_uid, old.st_gid);
+    }
   }
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())

@@ -103,6 +103,15 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
   EXPECT_FALSE(fs::exists(scratch().dir() / "x.db")) << "bad input must be refused before creating the store";
 }
 
+// Eighteenth hostile pass: output that could not be written (a full disk) exited 0.
+TEST(Cli, OutputThatCannotBeWrittenIsAFailure) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  const std::string cmd = std::string("'") + CARB_BINARY + "' space --preset tiny > /dev/full 2>/dev/null";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+}
+
 TEST(Cli, SpaceCountsScreen) {
   const CliRun r = carb("space --preset screen --count");
   EXPECT_EQ(r.status, 0) << r.err;

@@ -250,6 +250,23 @@ TEST_F(BundleDestinationTest, ADirectoryHoldingARelativelyRecordedTrainingFileIs
   EXPECT_NO_THROW(BundleDestination(dir_ / "model", true, {fs::path("data/x.csv")}));
 }
 
+// Eighteenth hostile pass: a private (0700) bundle became world-readable when retrained.
+TEST_F(BundleDestinationTest, AReplacedBundleKeepsItsDirectorysMode) {
+  {
+    BundleDestination d(dir_ / "model", false);
+    stage(d, "old");
+    d.commit();
+  }
+  fs::permissions(dir_ / "model", fs::perms::owner_all);
+  {
+    BundleDestination d(dir_ / "model", false);
+    stage(d, "new");
+    d.commit();
+  }
+  EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "new");
+  EXPECT_EQ(fs::status(dir_ / "model").permissions() & fs::perms::all, fs::perms::owner_all);
+}
+
 // Seventh hostile pass: with the marker at the top, everything in a dead writer's staging
 // directory went (a user's thesis.tex, photos/); without it, an empty trained_configs.txt and a
 // notes file saying carb-model counted as carb's. Only what carb writes there is carb's.
