@@ -23,6 +23,8 @@ std::vector<std::string> split_list(const std::string& s, const char* flag) {
     if (item.empty()) throw InputError(std::string(flag) + " '" + s + "' has an empty item");
     out.push_back(item);
   }
+  // getline drops a last empty item: "8," was taken as "8" while ",8" was refused.
+  if (!s.empty() && s.back() == ',') throw InputError(std::string(flag) + " '" + s + "' has an empty item");
   return out;
 }
 

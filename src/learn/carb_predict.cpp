@@ -208,7 +208,7 @@ void check_confidence_level(double confidence) {
     if (confidence == level) return;
   std::string levels;
   for (double level : kConfidenceLevels) levels += (levels.empty() ? "" : ", ") + conformal_key(level);
-  throw InputError("confidence " + (std::isfinite(confidence) ? conformal_key(confidence) : std::string("is not finite")) +
+  throw InputError("confidence " + (std::isfinite(confidence) ? conformal_key(confidence) : std::string("nan/inf")) +
                    " is not a level carb calibrates intervals at; use one of " + levels);
 }
 

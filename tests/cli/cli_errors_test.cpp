@@ -44,6 +44,7 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
       // "all 0 candidates are excluded" (plan).
       {"predict --model no_model --configs header_only.csv", {"nothing to predict"}},
       {"plan --configs header_only.csv --count 3 --out p.csv", {"nothing to plan", "no candidate"}},
+      {"recommend --model no_model --batches 8,", {"--batches", "empty item"}},
       {"arch --width 0", {"width"}},
       {"arch --width -1", {"width"}},
       {"arch --resolution 0", {"resolution"}},
