@@ -4,7 +4,9 @@
 #include "carb/store.hpp"
 
 #include <sqlite3.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -165,9 +167,11 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
 // one of those names (twelfth hostile pass: "my notes" at w.db-wal) was deleted without a word.
 // What SQLite leaves there starts with its magic (a WAL or journal header), is empty, or, for the
 // shared-memory index, is whole 4 KiB pages or starts with the index header.
-// `recorded`: the device and inode the last writer's lock file names (StoreLock::recorded_store).
-void check_sqlite_side_files(const std::filesystem::path& db,
-                             std::optional<std::pair<std::uint64_t, std::uint64_t>> recorded = std::nullopt) {
+// `db` as SQLite will open it (links resolved: it keeps its side files beside the target, and a
+// link once bypassed every check here: nineteenth hostile pass). `recorded`: the file the last
+// writer's lock file names (StoreLock::recorded_store), when `check_owner`.
+void check_sqlite_side_files(const std::filesystem::path& db, std::optional<StoreFileId> recorded = std::nullopt,
+                             bool check_owner = false) {
   namespace fs = std::filesystem;
   for (const char* suffix : {"-wal", "-journal", "-shm"}) {
     const fs::path f = db.string() + suffix;
@@ -206,16 +210,40 @@ void check_sqlite_side_files(const std::filesystem::path& db,
                            " away, before using " + db.string());
       // Eighteenth hostile pass: another store moved or restored to <db> after a kill got the killed
       // writer's frames applied to it (its own rows vanished, the other store's appeared). The
-      // killed writer's lock file names the database file its WAL belongs to.
-      struct stat now {};
-      if (recorded && ::stat(db.c_str(), &now) == 0 &&
-          (static_cast<std::uint64_t>(now.st_dev) != recorded->first || static_cast<std::uint64_t>(now.st_ino) != recorded->second))
+      // killed writer's lock file names the database file its WAL belongs to; without that record
+      // (the lock file removed by hand) nothing says whose the frames are.
+      if (check_owner && !recorded)
+        throw MeasureError(f.string() + " holds changes of a writer that left no record of which database file they "
+                           "belong to (its " + db.filename().string() + ".lock is gone). If " + db.string() +
+                           " is the store that writer had open, apply them with `sqlite3 " + db.string() +
+                           " 'PRAGMA wal_checkpoint(TRUNCATE)'`; otherwise move " + f.string() + " and " +
+                           db.string() + "-shm away before using " + db.string());
+      const auto now = StoreFileId::of(db);
+      if (recorded && now && !recorded->same_file(*now))
         throw MeasureError(f.string() + " was left by a writer of another database file than the one now at " +
                            db.string() + " (moved, replaced or restored since); SQLite would apply it to this one. "
                            "Move " + f.string() + " and " + db.string() + "-shm away (or put the store they belong "
                            "to back) before using " + db.string());
     }
   }
+}
+
+// True when a live SQLite connection has the store open: every connection in WAL mode holds a read
+// lock on the shared-memory index's DMS byte (offset 128 in SQLite's unix VFS) while it is open.
+// Frames in a -wal that nobody has open are a dead writer's.
+bool wal_in_use(const std::filesystem::path& db) {
+  const int fd = ::open((db.string() + "-shm").c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  struct flock probe {};
+  probe.l_type = F_WRLCK;
+  probe.l_whence = SEEK_SET;
+  probe.l_start = 128;
+  probe.l_len = 1;
+  // An open-file-description probe: it sees the connections of this process too (a plain F_GETLK
+  // ignores the caller's own locks).
+  const bool held = ::fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
+  ::close(fd);
+  return held;
 }
 
 bool has_carb_tables(sqlite3* db, const std::filesystem::path& file) {
@@ -251,19 +279,21 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
   }
   // What a killed writer's lock file says its WAL belongs to: read before this writer's lock
   // replaces the record.
-  const auto recorded = StoreLock::recorded_store(db);
+  const std::filesystem::path real = StoreLock::store_file(db);
+  const auto recorded = StoreLock::recorded_store(real);
+  const bool check_owner = access == StoreAccess::sole_writer && !wal_in_use(real);
   // Before the lock too: a writer refused here must leave that record for the next reader.
-  check_sqlite_side_files(db, recorded);
+  check_sqlite_side_files(real, recorded, check_owner);
   // Before SQLite opens the file: a refused writer must not create or change anything.
   if (access == StoreAccess::sole_writer) lock_ = std::make_unique<StoreLock>(db);
-  check_sqlite_side_files(db, recorded);
+  check_sqlite_side_files(real, recorded, check_owner);
   const int rc = sqlite3_open_v2(db.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   try {
     if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
     // Another process (a second profiler, an export) may hold the lock for a moment.
     sqlite3_busy_timeout(db_, 10000);
     init_schema();
-    if (lock_) lock_->record_store(db);  // the file this writer's WAL belongs to
+    if (lock_) lock_->record_store(real);  // the file this writer's WAL belongs to
   } catch (const MeasureError&) {
     sqlite3_close(db_);  // the destructor does not run when a constructor throws
     throw;
@@ -271,7 +301,9 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
 }
 
 void Store::open_read_only() {
-  check_sqlite_side_files(path_, StoreLock::recorded_store(path_));
+  const std::filesystem::path real = StoreLock::store_file(path_);
+  // Frames a live writer has open are its own; those nobody has open must be the file's.
+  check_sqlite_side_files(real, StoreLock::recorded_store(real), !wal_in_use(real));
   if (std::filesystem::file_size(path_) == 0)  // SQLite would take it as a new, empty database
     throw MeasureError(path_.string() + ": empty file, not a carb measurement store");
   int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);

@@ -50,10 +50,20 @@ bool still_named(int fd, const std::filesystem::path& path) {
 
 // Beside the store's real file: a symlink to the store (or a path through one) once took a lock
 // of its own, and two profilers measured the same store at once.
-std::filesystem::path StoreLock::lock_path(const std::filesystem::path& db) {
+std::filesystem::path StoreLock::lock_path(const std::filesystem::path& db) { return store_file(db).string() + ".lock"; }
+
+std::filesystem::path StoreLock::store_file(const std::filesystem::path& db) {
+  namespace fs = std::filesystem;
   std::error_code ec;
-  const std::filesystem::path real = std::filesystem::weakly_canonical(db, ec);
-  return (ec ? db : real).string() + ".lock";
+  fs::path at = db;
+  // Nineteenth hostile pass: a dangling link kept its own lock and side-file checks beside itself.
+  for (int hops = 0; hops < 16 && fs::is_symlink(at, ec); ++hops) {
+    const fs::path to = fs::read_symlink(at, ec);
+    if (ec) break;
+    at = to.is_absolute() ? to : at.parent_path() / to;
+  }
+  const auto real = fs::weakly_canonical(at, ec);
+  return ec ? at : real;
 }
 
 StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
@@ -104,25 +114,44 @@ StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
   throw MeasureError(path_.string() + ": could not take the store's lock (it kept changing hands)");
 }
 
+std::optional<StoreFileId> StoreFileId::of(const std::filesystem::path& db) {
+  struct statx stx {};
+  if (::statx(AT_FDCWD, db.c_str(), 0, STATX_INO | STATX_BTIME, &stx) != 0) return std::nullopt;
+  StoreFileId id;
+  id.dev = (static_cast<std::uint64_t>(stx.stx_dev_major) << 32) | stx.stx_dev_minor;
+  id.ino = stx.stx_ino;
+  if (stx.stx_mask & STATX_BTIME)
+    id.birth_ns = static_cast<std::uint64_t>(stx.stx_btime.tv_sec) * 1000000000ull + stx.stx_btime.tv_nsec;
+  return id;
+}
+
+bool StoreFileId::same_file(const StoreFileId& now) const {
+  return dev == now.dev && ino == now.ino && (!birth_ns || !now.birth_ns || *birth_ns == *now.birth_ns);
+}
+
 void StoreLock::record_store(const std::filesystem::path& db) {
-  struct stat st {};
-  if (::stat(db.c_str(), &st) != 0) return;
-  const std::string line = std::to_string(::getpid()) + " " + std::to_string(static_cast<std::uint64_t>(st.st_dev)) +
-                           " " + std::to_string(static_cast<std::uint64_t>(st.st_ino)) + "\n";
+  const auto id = StoreFileId::of(db);
+  if (!id) return;
+  const std::string line = std::to_string(::getpid()) + " " + std::to_string(id->dev) + " " + std::to_string(id->ino) +
+                           (id->birth_ns ? " " + std::to_string(*id->birth_ns) : std::string()) + "\n";
   const bool noted = ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, line.data(), line.size(), 0) > 0;
   (void)noted;  // informative, as the pid is
 }
 
-std::optional<std::pair<std::uint64_t, std::uint64_t>> StoreLock::recorded_store(const std::filesystem::path& db) {
+std::optional<StoreFileId> StoreLock::recorded_store(const std::filesystem::path& db) {
   const int fd = ::open(lock_path(db).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
   char buf[96] = {};
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   ::close(fd);
   if (n <= 0) return std::nullopt;
-  unsigned long long pid = 0, dev = 0, ino = 0;
-  if (std::sscanf(buf, "%llu %llu %llu", &pid, &dev, &ino) != 3) return std::nullopt;
-  return std::pair<std::uint64_t, std::uint64_t>{dev, ino};
+  unsigned long long pid = 0, dev = 0, ino = 0, birth = 0;
+  const int got = std::sscanf(buf, "%llu %llu %llu %llu", &pid, &dev, &ino, &birth);
+  if (got < 3) return std::nullopt;
+  StoreFileId id;
+  id.dev = dev, id.ino = ino;
+  if (got == 4) id.birth_ns = birth;
+  return id;
 }
 
 StoreLock::~StoreLock() {

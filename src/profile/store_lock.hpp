@@ -18,10 +18,25 @@
 
 namespace carb {
 
+/// Which database file a writer had open: device and inode, and its birth time where the file
+/// system records one (ext4 reuses a deleted file's inode for the next file: eighteenth/nineteenth
+/// hostile passes, a backup copied over a killed store got the same inode).
+struct StoreFileId {
+  std::uint64_t dev = 0, ino = 0;
+  std::optional<std::uint64_t> birth_ns;
+  /// The id of the file at `db` now (following links), if it exists.
+  static std::optional<StoreFileId> of(const std::filesystem::path& db);
+  /// Whether `now` can be the file this id was taken of (birth times compared where both have one).
+  bool same_file(const StoreFileId& now) const;
+};
+
 class StoreLock {
  public:
-  /// The lock file of a store: "<db>.lock".
+  /// The lock file of a store: "<db>.lock", beside store_file(db).
   static std::filesystem::path lock_path(const std::filesystem::path& db);
+  /// The store's file as SQLite opens it: symbolic links resolved, a dangling one too (SQLite
+  /// creates the file where it points and keeps its -wal and -shm there).
+  static std::filesystem::path store_file(const std::filesystem::path& db);
 
   /// Takes the lock at once or throws MeasureError "store <db> is in use by another carb
   /// profile (pid N)". Creates the lock file if missing; never waits and never touches the store.
@@ -36,8 +51,8 @@ class StoreLock {
   /// store exists). A writer killed by SIGKILL leaves its lock file, and with it this record: the
   /// next open can tell whether a leftover -wal belongs to the file now at <db>.
   void record_store(const std::filesystem::path& db);
-  /// The device and inode a lock file at <db>.lock records, if it records them.
-  static std::optional<std::pair<std::uint64_t, std::uint64_t>> recorded_store(const std::filesystem::path& db);
+  /// The file a lock file at <db>.lock records, if it records one.
+  static std::optional<StoreFileId> recorded_store(const std::filesystem::path& db);
 
  private:
   std::filesystem::path path_;

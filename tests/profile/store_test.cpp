@@ -264,6 +264,37 @@ TEST_F(StoreTest, AKilledWritersWalIsNeverAppliedToAnotherStoreAtItsName) {
   EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 1u);  // round 2 intact
 }
 
+// Nineteenth hostile pass: three ways around the above. A store given through a symbolic link had
+// its side files checked beside the link, not beside the file SQLite opens; a backup copied over a
+// deleted store got the same inode on ext4; and a lock file removed by hand took the record with it.
+TEST_F(StoreTest, AForeignWalIsRefusedThroughALinkAReusedInodeOrAMissingLockFile) {
+  const auto make_other = [&] {
+    Store other(dir_ / "other.db");
+    other.put(sample(64));
+  };
+  make_other();
+  // Through a link: a user's file where SQLite keeps the target's WAL.
+  std::ofstream(db().string() + "-wal") << "my notes\n";
+  fs::create_symlink(db(), dir_ / "link.db");
+  EXPECT_THROW(Store(dir_ / "link.db", StoreAccess::sole_writer), MeasureError);
+  EXPECT_TRUE(fs::exists(db().string() + "-wal"));
+  fs::remove(db().string() + "-wal");
+  // A killed writer; the file at its name is replaced by a copy of another store.
+  killed_writer(db(), 3);
+  fs::remove(db());
+  fs::copy_file(dir_ / "other.db", db());
+  EXPECT_THROW(Store(dir_ / "link.db", StoreAccess::read_only), MeasureError);
+  EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError);
+  EXPECT_THROW(Store(db(), StoreAccess::sole_writer), MeasureError);
+  // The lock file removed by hand: no record of whose the frames are.
+  fs::remove(db().string() + ".lock");
+  EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError);
+  EXPECT_THROW(Store(db(), StoreAccess::sole_writer), MeasureError);
+  fs::remove(db().string() + "-wal");
+  fs::remove(db().string() + "-shm");
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 1u);  // the copy, intact
+}
+
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
 // instead of travelling on into an exported dataset that every reader would refuse.
 TEST_F(StoreTest, AStatusCarbNeverWritesIsRefusedOnRead) {
