@@ -28,6 +28,10 @@ void print(const TrainSummary& s) {
     t.add({target, fmt_num(m.r2, 4), fmt_num(m.mae, 4), fmt_num(m.rmse, 4), fmt_num(m.mape, 3),
            c == s.oof_components.end() ? "plain" : to_string(c->second.form.chosen), w});
   }
+  if (s.test_rows == 0) {  // an empty table said nothing (nineteenth hostile pass)
+    std::cout << "no rows held out (--test-fraction 0): no held-out accuracy to show\n";
+    return;
+  }
   std::cout << "held-out " << s.test_rows << " rows:\n";
   t.print(std::cout);
 }

@@ -145,7 +145,7 @@ class Model:
         """Predicts every target. `configs`: a list of carb.Config, one Config, a preset name, or a
         mapping of columns. Returns {target: numpy array} (with target_lower/_upper under a
         confidence) and "outside": per configuration, where it lies past the trained ranges."""
-        return self._m.predict(_configs(configs), confidence)
+        return self._m.predict(_configs(configs), _confidence(confidence))
 
     def __repr__(self):
         return f"carb.Model(platform={self.platform!r}, targets={self.targets!r})"
@@ -170,8 +170,22 @@ def _whole_arg(v, what):
 def _budgets(budgets):
     out = {}
     for name, value in (budgets or {}).items():
-        out[_COSTS.get(name, name)] = _scalar(value, f"the {name} budget")
+        target = _COSTS.get(name, name)
+        if target in out:  # "latency" and "latency_ms" both given: the last one won (nineteenth pass)
+            raise InputError(f"the {target} budget is given twice (as {name!r} and another name)")
+        out[target] = _scalar(value, f"the {name} budget")
     return out
+
+
+def _confidence(c):
+    """A confidence level: a number, one of the calibrated levels; a float32 0.9 (0.8999999762) is 0.9."""
+    if c is None:
+        return None
+    x = _scalar(c, "confidence")
+    for level in (0.8, 0.9, 0.95, 0.99):
+        if abs(x - level) < 1e-6:
+            return level
+    return x
 
 
 def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, confidence=None, capacity=""):
@@ -180,7 +194,7 @@ def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, c
     result as a dict (the same document as `carb screen --format json`)."""
     top_k = None if top_k is None else _whole_arg(top_k, "top_k")
     return _carb.screen(_configs(configs), source._m, target._m if target is not None else None, rank_by, top_k,
-                        _budgets(budgets), confidence, capacity)
+                        _budgets(budgets), _confidence(confidence), capacity)
 
 
 def plan(candidates, model=None, measured=(), count=None, budget_s=None, strategy=None, diversity=1.0, seed=42):
@@ -193,10 +207,15 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     "latency_ms", "cost_s": numpy arrays, "total_cost_s", ...}."""
     count = None if count is None else _whole_arg(count, "count")
     budget_s = None if budget_s is None else _scalar(budget_s, "budget_s")
+    diversity = _scalar(diversity, "diversity")
+    seed = _whole_arg(seed, "seed")
     if strategy is None:
         strategy = "uncertainty" if model is not None else "stratified"
-    return _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
-                      model._m if model is not None else None, strategy, count, budget_s, diversity, seed)
+    p = _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
+                   model._m if model is not None else None, strategy, count, budget_s, diversity, seed)
+    if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing)
+        raise InputError("nothing to plan: every candidate is measured, trained on or over the budget")
+    return p
 
 
 def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=None):
@@ -207,6 +226,8 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     if isinstance(model, str) or hasattr(model, "__fspath__"):
         model = Model.load(model)
     files = [os.fsdecode(data)] if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") else [os.fsdecode(d) for d in data]
+    seed = None if seed is None else _whole_arg(seed, "seed")
+    test_fraction = None if test_fraction is None else _scalar(test_fraction, "test_fraction")
     return _carb.evaluate(model._m, files, external, quick, seed, test_fraction)
 
 

@@ -52,3 +52,16 @@ def test_counts_and_batch_lists_refuse_bools_and_empty_lists(model):
         with pytest.raises(carb.InputError):
             call()
     assert carb.recommend(model, arch, batches=[1, 8])["evaluated"] == 4
+
+
+def test_a_budget_named_twice_and_float32_levels(model):
+    # Nineteenth hostile pass: {"latency": 50, "latency_ms": 0.001} kept whichever came last, and a
+    # numpy float32 0.9 was refused as "not a calibrated level".
+    import numpy as np
+    with pytest.raises(carb.InputError, match="twice"):
+        carb.screen("tiny", model, budgets={"latency": 50, "latency_ms": 0.001})
+    a = model.predict("tiny", confidence=np.float32(0.9))["latency_ms_upper"]
+    b = model.predict("tiny", confidence=0.9)["latency_ms_upper"]
+    assert (a == b).all()
+    with pytest.raises(carb.InputError, match="nothing to plan"):
+        carb.plan("tiny", model, measured="tiny", count=3)

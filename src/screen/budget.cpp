@@ -64,11 +64,15 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
       if (accepted(p, b, true)) {
         out.push_back(std::move(p));
       } else if (unbounded) {
-        for (const auto& [t, limit] : b)
-          if (std::isinf(p.interval.at(t).second)) {
-            ++*unbounded;
-            break;
-          }
+        // Only when the unbounded interval is what fails it: a finite upper bound over its budget
+        // fails it anyway (nineteenth hostile pass, from reading the code).
+        bool any_unbounded = false, bounded_over = false;
+        for (const auto& [t, limit] : b) {
+          const double hi = p.interval.at(t).second;
+          any_unbounded = any_unbounded || std::isinf(hi);
+          bounded_over = bounded_over || (std::isfinite(hi) && !(hi <= limit));
+        }
+        if (any_unbounded && !bounded_over) ++*unbounded;
       }
     }
     return out;
