@@ -204,6 +204,11 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
     throw InputError(csv.string() + "'s provenance " + provenance_path(csv).filename().string() +
                      " does not record the CSV's hash (an older carb wrote it), so an edit cannot be told from "
                      "none; choose another --out, or pass --force to replace it");
+  // Twentieth hostile pass: a sidecar without its own hash (an older carb's; the shipped ones were
+  // sealed since) cannot tell notes a user added from none, and they were lost on a re-combine.
+  if (!prov.contains(kSidecarHashKey))
+    throw InputError(provenance_path(csv).string() + " does not record its own hash (an older carb wrote it), so "
+                     "notes added to it cannot be told from none; choose another --out, or pass --force to replace it");
   if (sidecar_edited(prov))
     throw InputError(provenance_path(csv).string() + " was edited since carb wrote it (notes added?), and replacing " +
                      csv.string() + " would replace it too; choose another --out, or pass --force to replace both");

@@ -324,6 +324,21 @@ TEST_F(DataOps, AnAnnotatedSidecarIsNotReplacedWithoutForce) {
   EXPECT_FALSE(read_provenance(dir_ / "m.csv").contains("notes"));
 }
 
+// Twentieth hostile pass: a sidecar from before sidecars carried their own hash (every shipped one
+// then) had notes added and lost on a re-combine. Without that hash nothing tells an edit from none.
+TEST_F(DataOps, ASidecarWithoutItsOwnHashIsNotReplacedWithoutForce) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge");
+  nlohmann::json side = read_provenance(dir_ / "m.csv");
+  side.erase(kSidecarHashKey);
+  side["notes"] = "reviewed; keep";
+  std::ofstream(provenance_path(dir_ / "m.csv")) << side.dump(2);
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge"), InputError);
+  EXPECT_EQ(read_provenance(dir_ / "m.csv")["notes"], "reviewed; keep");
+  merge_datasets({dir_ / "a.csv"}, dir_ / "m.csv", "merge", true);
+}
+
 // Eighteenth hostile pass: with the CSV moved away (archived), its sidecar was replaced without a
 // word, notes and all: it is that CSV's only provenance.
 TEST_F(DataOps, ASidecarWhoseCsvWasMovedAwayIsNotReplacedWithoutForce) {

@@ -110,6 +110,9 @@ TEST(ShippedProvenance, EverySidecarHoldsTheHashOfItsCsv) {
     if (!prov.is_object() || prov.value("kind", "").rfind("carb", 0) != 0) continue;
     ASSERT_TRUE(prov.contains(kCsvHashKey)) << e.path();
     EXPECT_EQ(prov[kCsvHashKey], file_fnv1a64(csv).value_or("")) << csv << " changed since its sidecar was written";
+    // And the sidecar's own hash (an annotated sidecar is told apart: twentieth hostile pass).
+    EXPECT_TRUE(prov.contains(kSidecarHashKey)) << e.path();
+    EXPECT_FALSE(sidecar_edited(prov)) << e.path() << " changed since it was sealed";
     ++checked;
   }
   EXPECT_GE(checked, 20);
