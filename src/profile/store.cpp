@@ -408,13 +408,15 @@ void Store::put(const StoredMeasurement& m) {
   s.bind(14, r.avg_sm_util).bind(15, r.avg_mem_util);
   s.bind_text_or_null(16, r.extra.empty() ? std::string() : nlohmann::json(r.extra).dump());
   s.bind_text_or_null(17, m.error_text);
-  s.run();  // autocommit: this statement is its own transaction
+  s.run();  // autocommit: this statement is its own transaction (and is checkpointed into the file)
+  if (lock_) lock_->record_store(StoreLock::store_file(path_));  // the file as this commit left it
 }
 
 void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& settings) {
   Stmt s(db_, path_, "INSERT OR IGNORE INTO protocols (id, settings) VALUES (?1, ?2)");
   s.bind(1, protocol_id).bind(2, settings.dump());
   s.run();
+  if (lock_) lock_->record_store(StoreLock::store_file(path_));
 }
 
 nlohmann::json Store::protocols() const {

@@ -116,24 +116,31 @@ StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
 
 std::optional<StoreFileId> StoreFileId::of(const std::filesystem::path& db) {
   struct statx stx {};
-  if (::statx(AT_FDCWD, db.c_str(), 0, STATX_INO | STATX_BTIME, &stx) != 0) return std::nullopt;
+  if (::statx(AT_FDCWD, db.c_str(), 0, STATX_INO | STATX_BTIME | STATX_MTIME, &stx) != 0) return std::nullopt;
   StoreFileId id;
   id.dev = (static_cast<std::uint64_t>(stx.stx_dev_major) << 32) | stx.stx_dev_minor;
   id.ino = stx.stx_ino;
   if (stx.stx_mask & STATX_BTIME)
     id.birth_ns = static_cast<std::uint64_t>(stx.stx_btime.tv_sec) * 1000000000ull + stx.stx_btime.tv_nsec;
+  if (stx.stx_mask & STATX_MTIME)
+    id.mtime_ns = static_cast<std::uint64_t>(stx.stx_mtime.tv_sec) * 1000000000ull + stx.stx_mtime.tv_nsec;
   return id;
 }
 
 bool StoreFileId::same_file(const StoreFileId& now) const {
-  return dev == now.dev && ino == now.ino && (!birth_ns || !now.birth_ns || *birth_ns == *now.birth_ns);
+  const auto same = [](const std::optional<std::uint64_t>& a, const std::optional<std::uint64_t>& b) {
+    return !a || !b || *a == *b;
+  };
+  return dev == now.dev && ino == now.ino && same(birth_ns, now.birth_ns) && same(mtime_ns, now.mtime_ns);
 }
 
 void StoreLock::record_store(const std::filesystem::path& db) {
   const auto id = StoreFileId::of(db);
   if (!id) return;
+  // pid dev ino birth mtime (0: not recorded by this file system)
   const std::string line = std::to_string(::getpid()) + " " + std::to_string(id->dev) + " " + std::to_string(id->ino) +
-                           (id->birth_ns ? " " + std::to_string(*id->birth_ns) : std::string()) + "\n";
+                           " " + std::to_string(id->birth_ns.value_or(0)) + " " + std::to_string(id->mtime_ns.value_or(0)) +
+                           "\n";
   const bool noted = ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, line.data(), line.size(), 0) > 0;
   (void)noted;  // informative, as the pid is
 }
@@ -145,12 +152,13 @@ std::optional<StoreFileId> StoreLock::recorded_store(const std::filesystem::path
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   ::close(fd);
   if (n <= 0) return std::nullopt;
-  unsigned long long pid = 0, dev = 0, ino = 0, birth = 0;
-  const int got = std::sscanf(buf, "%llu %llu %llu %llu", &pid, &dev, &ino, &birth);
+  unsigned long long pid = 0, dev = 0, ino = 0, birth = 0, mtime = 0;
+  const int got = std::sscanf(buf, "%llu %llu %llu %llu %llu", &pid, &dev, &ino, &birth, &mtime);
   if (got < 3) return std::nullopt;
   StoreFileId id;
   id.dev = dev, id.ino = ino;
-  if (got == 4) id.birth_ns = birth;
+  if (got >= 4 && birth) id.birth_ns = birth;
+  if (got >= 5 && mtime) id.mtime_ns = mtime;
   return id;
 }
 

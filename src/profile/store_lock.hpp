@@ -24,9 +24,13 @@ namespace carb {
 struct StoreFileId {
   std::uint64_t dev = 0, ino = 0;
   std::optional<std::uint64_t> birth_ns;
+  /// When the file was last written: the writer records it after every commit, so content copied
+  /// into the same inode (a backup restored with cp over it: twentieth hostile pass) is told apart.
+  std::optional<std::uint64_t> mtime_ns;
   /// The id of the file at `db` now (following links), if it exists.
   static std::optional<StoreFileId> of(const std::filesystem::path& db);
-  /// Whether `now` can be the file this id was taken of (birth times compared where both have one).
+  /// Whether `now` can be the file this id was taken of, as the writer last left it (birth and
+  /// modification times compared where both have them).
   bool same_file(const StoreFileId& now) const;
 };
 

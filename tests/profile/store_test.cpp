@@ -295,6 +295,23 @@ TEST_F(StoreTest, AForeignWalIsRefusedThroughALinkAReusedInodeOrAMissingLockFile
   EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 1u);  // the copy, intact
 }
 
+// Twentieth hostile pass: a backup restored in place (cp backup.db a.db keeps the inode and the
+// birth time) after a kill got the killed writer's frames applied: a row it never held, then an
+// index that no longer matched its table. The writer records the file's modification time after
+// every commit, so content written into the same inode since is told apart.
+TEST_F(StoreTest, ABackupRestoredInPlaceAfterAKillIsNotGivenTheKilledWritersWal) {
+  { Store first(db(), StoreAccess::sole_writer); first.put(sample(1)); }
+  fs::copy_file(db(), dir_ / "backup.db");
+  killed_writer(db(), 4);
+  {
+    std::ifstream in(dir_ / "backup.db", std::ios::binary);
+    std::ofstream out(db(), std::ios::binary | std::ios::trunc);  // same inode, new content
+    out << in.rdbuf();
+  }
+  EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError);
+  EXPECT_THROW(Store(db(), StoreAccess::sole_writer), MeasureError);
+}
+
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
 // instead of travelling on into an exported dataset that every reader would refuse.
 TEST_F(StoreTest, AStatusCarbNeverWritesIsRefusedOnRead) {
