@@ -125,6 +125,16 @@ class Model:
         """Trains on one or more dataset CSVs; trees=0 means the paper's 800/800/400; fast=True is
         `carb train --fast` (100 trees, 3 folds, no correctors: for planning rounds)."""
         files = [str(data)] if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") else [str(d) for d in data]
+        # Checked, not converted (twentieth hostile pass: trees=True trained 1 tree per learner,
+        # trees=False the 800/800/400 defaults, seed=True seed 1).
+        trees, seed, threads = _whole_arg(trees, "trees"), _whole_arg(seed, "seed"), _whole_arg(threads, "threads")
+        if trees < 0:
+            raise InputError(f"trees is {trees}, not 0 (the defaults) or more")
+        if not 1 <= threads <= 1024:
+            raise InputError(f"threads is {threads}, not in 1..1024")
+        for name, flag in (("correctors", correctors), ("fast", fast)):
+            if not isinstance(flag, bool):
+                raise InputError(f"{name} is {flag!r}, not True or False")
         return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast))
 
     def save(self, path, force=False):
@@ -168,6 +178,8 @@ def _whole_arg(v, what):
 
 
 def _budgets(budgets):
+    if budgets is not None and not isinstance(budgets, Mapping):
+        raise InputError(f"budgets must be a mapping such as {{'latency': 50}}, not {type(budgets).__name__}")
     out = {}
     for name, value in (budgets or {}).items():
         target = _COSTS.get(name, name)

@@ -148,3 +148,11 @@ def test_evaluate_is_the_clis_document(model, model_dir, rows_csv):
         assert doc["targets"][t]["r2"] == pytest.approx(want["targets"][t]["r2"], rel=1e-12)
     with pytest.raises(carb.InputError, match="--test-fraction"):
         carb.evaluate(model, rows_csv, test_fraction=1.5)
+
+
+def test_train_checks_its_arguments(rows_csv):
+    # Twentieth hostile pass: trees=True trained one tree per learner, trees=False the defaults.
+    for kwargs in ({"trees": True}, {"trees": False}, {"seed": True}, {"threads": 0}, {"correctors": 2},
+                   {"trees": -1}):
+        with pytest.raises(carb.InputError):
+            carb.Model.train(rows_csv, **kwargs)

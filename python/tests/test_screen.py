@@ -65,3 +65,5 @@ def test_a_budget_named_twice_and_float32_levels(model):
     assert (a == b).all()
     with pytest.raises(carb.InputError, match="nothing to plan"):
         carb.plan("tiny", model, measured="tiny", count=3)
+    with pytest.raises(carb.InputError, match="mapping"):
+        carb.screen("tiny", model, budgets=[("latency", 1)])
