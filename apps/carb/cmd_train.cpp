@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "carb/error.hpp"
 #include "carb/text_table.hpp"
 #include "carb/training.hpp"
 #include "cli.hpp"
@@ -29,7 +30,8 @@ void print(const TrainSummary& s) {
            c == s.oof_components.end() ? "plain" : to_string(c->second.form.chosen), w});
   }
   if (s.test_rows == 0) {  // an empty table said nothing (nineteenth hostile pass)
-    std::cout << "no rows held out (--test-fraction 0): no held-out accuracy to show\n";
+    std::cout << "no rows held out (the test fraction leaves none of " << s.train_rows
+              << " rows): no held-out accuracy to show\n";
     return;
   }
   std::cout << "held-out " << s.test_rows << " rows:\n";
@@ -87,6 +89,9 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                    for (const auto& d : c->data) c->job.data.emplace_back(d);
                    auto& opt = c->job.options;
                    opt.correctors = !c->no_correctors, opt.cascade = !c->no_cascade, opt.log_target = !c->raw_target;
+                   // The ratio form is a log-space form: a forced "on" was silently ignored (twentieth pass).
+                   if (c->raw_target && opt.normalize == "on")
+                     throw InputError("--normalize on learns log(y / estimate), which --raw-target turns off; give one");
                    if (c->fast) make_fast(opt);
                    std::error_code ec;
                    const bool here = std::filesystem::weakly_canonical(c->job.out, ec) == std::filesystem::current_path(ec);

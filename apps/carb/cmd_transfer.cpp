@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "carb/error.hpp"
 #include "carb/transfer.hpp"
@@ -40,6 +41,9 @@ Registrar reg({"transfer",
                      ->capture_default_str();
                  add_format(app, o->format, {"table", "json"});
                  app.callback([o] {
+                   // --k 5 --k 5 printed the k = 5 rows twice (twentieth hostile pass).
+                   if (std::set<int>(o->t.ks.begin(), o->t.ks.end()).size() != o->t.ks.size())
+                     throw InputError("--k lists a calibration set size twice");
                    if (std::error_code ec; std::filesystem::equivalent(o->source, o->target, ec))
                      throw InputError(
                          "--source and --target are the same file; a platform compared with itself "
