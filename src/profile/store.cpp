@@ -408,15 +408,21 @@ void Store::put(const StoredMeasurement& m) {
   s.bind(14, r.avg_sm_util).bind(15, r.avg_mem_util);
   s.bind_text_or_null(16, r.extra.empty() ? std::string() : nlohmann::json(r.extra).dump());
   s.bind_text_or_null(17, m.error_text);
+  // The record brackets the commit: a writer killed inside it leaves "pending", under which a later
+  // modification of the same file is the commit's own (Resume.KilledRun... found the window).
+  const std::filesystem::path real = StoreLock::store_file(path_);
+  if (lock_) lock_->record_store(real, true);
   s.run();  // autocommit: this statement is its own transaction (and is checkpointed into the file)
-  if (lock_) lock_->record_store(StoreLock::store_file(path_));  // the file as this commit left it
+  if (lock_) lock_->record_store(real);  // the file as this commit left it
 }
 
 void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& settings) {
   Stmt s(db_, path_, "INSERT OR IGNORE INTO protocols (id, settings) VALUES (?1, ?2)");
   s.bind(1, protocol_id).bind(2, settings.dump());
+  const std::filesystem::path real = StoreLock::store_file(path_);
+  if (lock_) lock_->record_store(real, true);
   s.run();
-  if (lock_) lock_->record_store(StoreLock::store_file(path_));
+  if (lock_) lock_->record_store(real);
 }
 
 nlohmann::json Store::protocols() const {

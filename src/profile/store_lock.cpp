@@ -131,16 +131,17 @@ bool StoreFileId::same_file(const StoreFileId& now) const {
   const auto same = [](const std::optional<std::uint64_t>& a, const std::optional<std::uint64_t>& b) {
     return !a || !b || *a == *b;
   };
-  return dev == now.dev && ino == now.ino && same(birth_ns, now.birth_ns) && same(mtime_ns, now.mtime_ns);
+  const bool mtime_ok = pending ? (!mtime_ns || !now.mtime_ns || *now.mtime_ns >= *mtime_ns) : same(mtime_ns, now.mtime_ns);
+  return dev == now.dev && ino == now.ino && same(birth_ns, now.birth_ns) && mtime_ok;
 }
 
-void StoreLock::record_store(const std::filesystem::path& db) {
+void StoreLock::record_store(const std::filesystem::path& db, bool pending) {
   const auto id = StoreFileId::of(db);
   if (!id) return;
-  // pid dev ino birth mtime (0: not recorded by this file system)
+  // pid dev ino birth mtime pending (0: not recorded by this file system)
   const std::string line = std::to_string(::getpid()) + " " + std::to_string(id->dev) + " " + std::to_string(id->ino) +
                            " " + std::to_string(id->birth_ns.value_or(0)) + " " + std::to_string(id->mtime_ns.value_or(0)) +
-                           "\n";
+                           " " + (pending ? "1" : "0") + "\n";
   const bool noted = ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, line.data(), line.size(), 0) > 0;
   (void)noted;  // informative, as the pid is
 }
@@ -152,13 +153,14 @@ std::optional<StoreFileId> StoreLock::recorded_store(const std::filesystem::path
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   ::close(fd);
   if (n <= 0) return std::nullopt;
-  unsigned long long pid = 0, dev = 0, ino = 0, birth = 0, mtime = 0;
-  const int got = std::sscanf(buf, "%llu %llu %llu %llu %llu", &pid, &dev, &ino, &birth, &mtime);
+  unsigned long long pid = 0, dev = 0, ino = 0, birth = 0, mtime = 0, pending = 0;
+  const int got = std::sscanf(buf, "%llu %llu %llu %llu %llu %llu", &pid, &dev, &ino, &birth, &mtime, &pending);
   if (got < 3) return std::nullopt;
   StoreFileId id;
   id.dev = dev, id.ino = ino;
   if (got >= 4 && birth) id.birth_ns = birth;
   if (got >= 5 && mtime) id.mtime_ns = mtime;
+  id.pending = got >= 6 && pending != 0;
   return id;
 }
 

@@ -27,6 +27,9 @@ struct StoreFileId {
   /// When the file was last written: the writer records it after every commit, so content copied
   /// into the same inode (a backup restored with cp over it: twentieth hostile pass) is told apart.
   std::optional<std::uint64_t> mtime_ns;
+  /// Recorded just before a commit: the commit may have written the file since (a writer killed
+  /// inside it), so a later modification time is its own.
+  bool pending = false;
   /// The id of the file at `db` now (following links), if it exists.
   static std::optional<StoreFileId> of(const std::filesystem::path& db);
   /// Whether `now` can be the file this id was taken of, as the writer last left it (birth and
@@ -54,7 +57,7 @@ class StoreLock {
   /// Writes beside the pid which database file this writer has open (device and inode, once the
   /// store exists). A writer killed by SIGKILL leaves its lock file, and with it this record: the
   /// next open can tell whether a leftover -wal belongs to the file now at <db>.
-  void record_store(const std::filesystem::path& db);
+  void record_store(const std::filesystem::path& db, bool pending = false);
   /// The file a lock file at <db>.lock records, if it records one.
   static std::optional<StoreFileId> recorded_store(const std::filesystem::path& db);
 

@@ -9,6 +9,7 @@
 #include "temp_dir_test.hpp"
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -310,6 +311,25 @@ TEST_F(StoreTest, ABackupRestoredInPlaceAfterAKillIsNotGivenTheKilledWritersWal)
   }
   EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError);
   EXPECT_THROW(Store(db(), StoreAccess::sole_writer), MeasureError);
+}
+
+// A writer killed inside a commit (after the checkpoint wrote the file, before the record caught up)
+// left a record older than the file; the resume was refused (Resume.KilledRun... found it). A record
+// taken just before a commit says so, and a later modification of the same file is then its own.
+TEST_F(StoreTest, AWriterKilledInsideACommitResumes) {
+  killed_writer(db(), 2);
+  std::string line;
+  { std::ifstream in(db().string() + ".lock"); std::getline(in, line); }
+  unsigned long long pid = 0, dev = 0, ino = 0, birth = 0, mtime = 0, pending = 0;
+  ASSERT_EQ(std::sscanf(line.c_str(), "%llu %llu %llu %llu %llu %llu", &pid, &dev, &ino, &birth, &mtime, &pending), 6);
+  const auto rewrite = [&](int pend) {
+    std::ofstream(db().string() + ".lock") << pid << ' ' << dev << ' ' << ino << ' ' << birth << ' ' << (mtime - 1000000)
+                                           << ' ' << pend << '\n';
+  };
+  rewrite(0);  // an older record, not inside a commit: another content
+  EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError);
+  rewrite(1);  // the same, recorded just before a commit: the commit's own write
+  EXPECT_EQ(Store(db(), StoreAccess::sole_writer).count(), 2u);
 }
 
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
