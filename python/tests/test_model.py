@@ -156,3 +156,15 @@ def test_train_checks_its_arguments(rows_csv):
                    {"trees": -1}):
         with pytest.raises(carb.InputError):
             carb.Model.train(rows_csv, **kwargs)
+
+
+def test_save_never_replaces_the_training_datas_sidecar(rows_csv, tmp_path):
+    # Twenty-first hostile pass: save("tr.json", force=True) made the training CSV's sidecar a bundle.
+    data = tmp_path / "tr.csv"
+    data.write_text(rows_csv.read_text())
+    side = tmp_path / "tr.json"
+    side.write_text('{"kind": "carb dataset (merged)"}')
+    m = carb.Model.train(data, fast=True)
+    with pytest.raises(carb.InputError, match="provenance file of an input"):
+        m.save(side, force=True)
+    assert side.read_text() == '{"kind": "carb dataset (merged)"}'

@@ -143,6 +143,15 @@ void CarbModel::save(BundleDestination& dest) const {
   // weights, conformal widths and options change predictions as much as any learner file does.
   man[kChecksumKey] = text_hash(man.dump());
   write_file(tmp / "manifest.json", man.dump(1) + '\n');
+  // Every reader loads a bundle through the same checks: one they would refuse is never swapped in
+  // over a working one (twenty-first hostile pass: a --raw-target model predicting negative energy
+  // at a trained configuration was saved, exit 0, and every reader then called it "altered").
+  try {
+    (void)CarbModel::load(tmp);
+  } catch (const ModelError& e) {
+    throw ModelError(std::string("the trained model fails the checks every reader applies, so it was not written (") +
+                     e.what() + ")");
+  }
   dest.commit();
 }
 

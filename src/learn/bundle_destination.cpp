@@ -151,6 +151,12 @@ void refuse_holding(const fs::path& dir, const std::vector<fs::path>& keep) {
     const bool same_name = k.is_relative() && fs::exists(out / k.filename(), ec);
     if (in == out || (!rel.empty() && *rel.begin() != "..") || same_name)
       throw InputError(dir.string() + " holds the training data " + k.string() + "; write the model bundle elsewhere");
+    // Nor its provenance sidecar (twenty-first hostile pass: Python save("tr.json", force=True)).
+    fs::path side = in;
+    side.replace_extension(".json");
+    if (in.extension() == ".csv" && out == side)
+      throw InputError(dir.string() + " is the provenance file of an input (the training data " + k.string() +
+                       "); write the model bundle elsewhere");
   }
 }
 

@@ -282,6 +282,11 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
   const std::filesystem::path real = StoreLock::store_file(db);
   const auto recorded = StoreLock::recorded_store(real);
   const bool check_owner = access == StoreAccess::sole_writer && !wal_in_use(real);
+  // Twenty-first hostile pass: a store reached by two names (a hard link) took a lock and a WAL per
+  // name; two profilers lost each other's rows and left an index out of step with its table.
+  if (struct stat st {}; access != StoreAccess::shared && ::stat(real.c_str(), &st) == 0 && st.st_nlink > 1)
+    throw MeasureError(db.string() + " has " + std::to_string(st.st_nlink) + " names (hard links); SQLite would keep a "
+                       "separate WAL and carb a separate lock for each. Use one name (remove the other links)");
   // Before the lock too: a writer refused here must leave that record for the next reader.
   check_sqlite_side_files(real, recorded, check_owner);
   // Before SQLite opens the file: a refused writer must not create or change anything.

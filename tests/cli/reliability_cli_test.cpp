@@ -91,6 +91,21 @@ TEST(CliReliability, TrainReplacesItsOwnBundleAndLeavesSiblingsAlone) {
   EXPECT_EQ(carb("predict --model rel2_model --depth 18 --width 0.5 --resolution 32", "rel2p").status, 0);
 }
 
+// Twenty-first hostile pass: a --raw-target model that predicts negative energy at a configuration
+// it trained on was saved over a working bundle with exit 0, and every reader refused it. train now
+// loads what it wrote through the readers' checks before the swap.
+TEST(CliReliability, TrainNeverSwapsInABundleReadersRefuse) {
+  const std::string data = std::string(CARB_SOURCE_DIR) + "/data/h200.csv";
+  const std::string opts = " --learners gbdt_depthwise gbdt_leafwise --raw-target --trees 50 --seed 6";
+  ASSERT_EQ(carb("train --data " + data + " --out rel_raw --fast", "rel_raw0").status, 0);
+  const CliRun bad = carb("train --data " + data + " --out rel_raw" + opts, "rel_raw1");
+  if (bad.status == 0) GTEST_SKIP() << "this build's seed-6 model passes the checks; nothing to refuse";
+  EXPECT_NE(bad.err.find("fails the checks every reader applies"), std::string::npos) << bad.err;
+  const CliRun p = carb("predict --model rel_raw --family basic --depth 18 --width 1 --resolution 64 --batch 1 "
+                        "--precision fp16", "rel_raw2");
+  EXPECT_EQ(p.status, 0) << p.err;  // the earlier bundle is still there and loads
+}
+
 // train once trained on conflicting duplicates (latency R2 -0.30, exit 0) and on 1e308 latencies.
 TEST(CliReliability, EveryReaderRefusesWhatValidateRejects) {
   write_file("rel_dup.csv", synthetic_dataset_csv("synthetic,basic,10,0.25,32,1,fp32,ok,99,,3,,\n"));

@@ -332,6 +332,16 @@ TEST_F(StoreTest, AWriterKilledInsideACommitResumes) {
   EXPECT_EQ(Store(db(), StoreAccess::sole_writer).count(), 2u);
 }
 
+// Twenty-first hostile pass: two profilers on one store through two hard-linked names lost each
+// other's rows (each name had its own lock and WAL) and left the store corrupt.
+TEST_F(StoreTest, AStoreWithTwoNamesIsRefusedToWriters) {
+  { Store s(db(), StoreAccess::sole_writer); s.put(sample(1)); }
+  fs::create_hard_link(db(), dir_ / "other-name.db");
+  EXPECT_THROW(Store(dir_ / "other-name.db", StoreAccess::sole_writer), MeasureError);
+  EXPECT_THROW(Store(db(), StoreAccess::sole_writer), MeasureError);
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 1u);  // reading is harmless
+}
+
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
 // instead of travelling on into an exported dataset that every reader would refuse.
 TEST_F(StoreTest, AStatusCarbNeverWritesIsRefusedOnRead) {
