@@ -40,20 +40,28 @@ std::optional<double> as_number(const std::string& s) {
   return v;
 }
 
-// The median of a numeric extra column when every round has a number there; nullopt otherwise.
+// The median of a numeric extra column over the rounds that hold a number there (twenty-first
+// hostile pass: with one round's cell empty, the first round's reference_ms stood beside the median
+// latency of another round, and the answer depended on the order of the files); nullopt when no
+// round holds a number, or a round holds text that is not one.
 std::optional<double> median_extra(const std::vector<const Record*>& ok, const std::string& name) {
   std::vector<double> v;
   for (const Record* r : ok) {
     const auto it = r->extra.find(name);
-    const auto x = it == r->extra.end() ? std::nullopt : as_number(it->second);
+    if (it == r->extra.end() || it->second.empty()) continue;
+    const auto x = as_number(it->second);
     if (!x) return std::nullopt;
     v.push_back(*x);
   }
+  if (v.empty()) return std::nullopt;
   return median(v);
 }
 
 Record combine_ok_rounds(const std::vector<const Record*>& ok) {
   Record out = *ok.front();
+  for (const Record* r : ok)  // a column only a later round has (it was left empty)
+    for (const auto& [name, text] : r->extra)
+      if (auto& mine = out.extra[name]; mine.empty()) mine = text;
   for (const char* c : kValueColumns) {
     const auto v = values_of(ok, c);
     out.set_value(c, v.empty() ? std::nullopt : std::optional<double>(median(v)));

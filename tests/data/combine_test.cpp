@@ -82,6 +82,28 @@ TEST_F(Combine, TakesTheMedianOfEachQuantityOverTheRounds) {
   EXPECT_FALSE(b2.energy_j) << "a quantity no round measured stays empty";
 }
 
+// Twenty-first hostile pass: with one round's reference_ms empty, the first round's stood beside the
+// median latency, so the answer depended on the order of the files. A column is the median of the
+// rounds that hold a number in it, whatever the order.
+TEST_F(Combine, AnExtraColumnSomeRoundsLeaveEmptyIsTheMedianOfTheOthersInAnyOrder) {
+  Record r1 = row(1, 10, 5), r2 = row(1, 20, 5), r3 = row(1, 12, 5);
+  r1.extra["reference_ms"] = "3", r2.extra["reference_ms"] = "", r3.extra["reference_ms"] = "9";
+  const auto write_with_ref = [&](const std::string& name, Record r) {
+    Dataset d;
+    d.rows = {std::move(r)};
+    d.extra_columns = {"protocol_id", "passes", "reference_ms"};
+    write_dataset_csv(d, dir_ / name);
+    return dir_ / name;
+  };
+  const auto a = write_with_ref("a.csv", r1), b = write_with_ref("b.csv", r2), c = write_with_ref("c.csv", r3);
+  for (const auto& order : {std::vector<fs::path>{a, b, c}, std::vector<fs::path>{c, b, a}}) {
+    combine_rounds(order, dir_ / "out.csv", "test", true);
+    const Dataset d = read_dataset_csv(dir_ / "out.csv");
+    EXPECT_DOUBLE_EQ(*d.rows.at(0).latency_ms, 12);
+    EXPECT_DOUBLE_EQ(std::stod(d.rows.at(0).extra.at("reference_ms")), 6);
+  }
+}
+
 // Thirteenth hostile pass: a round that wrote the width as another spelling of the same channels
 // was kept apart (and then refused as a duplicate of an output file) instead of combined.
 TEST_F(Combine, RoundsThatSpellAWidthOtherwiseAreCombined) {
