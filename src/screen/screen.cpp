@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <unordered_map>
 
 #include "carb/arch.hpp"
 #include "carb/error.hpp"
@@ -18,6 +19,13 @@ namespace {
 void check_options(const std::vector<Config>& configs, const CarbModel& source, const CarbModel& final_model,
                    const ScreenOptions& o, const std::string& rank) {
   if (configs.empty()) throw InputError("nothing to screen: the configuration space is empty");
+  // The same network twice came back twice in the Pareto set (twenty-first hostile pass, from
+  // Python; the CLI's reader refuses such a file).
+  std::unordered_map<std::string, std::size_t> first;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (const auto [it, fresh] = first.emplace(network_key(configs[i]), i); !fresh)
+      throw InputError("configuration " + std::to_string(i + 1) + " (" + config_key(configs[i]) + ") repeats configuration " +
+                       std::to_string(it->second + 1) + " (the same network); list each configuration once");
   require_target(source, rank, "ranking by " + rank);
   check_budgets(o.budgets, final_model);
   if (o.top_k && *o.top_k == 0) throw InputError("top-k must be at least 1");

@@ -123,6 +123,16 @@ TEST(Screen, TheCsvCarriesTheCapacityItsParetoSetWasTakenAgainst) {
   EXPECT_NE(first.find(cap.str().substr(0, 5)), std::string::npos) << first;
 }
 
+// Twenty-first hostile pass: from Python, the same network (0.25 and 0.251 build the same channels)
+// given twice came back twice in the Pareto set.
+TEST(Screen, TheSameNetworkTwiceIsRefused) {
+  auto configs = synthetic_screen_configs();
+  Config again = configs.front();
+  again.width += 0.001;
+  configs.push_back(again);
+  EXPECT_THROW(screen(configs, synthetic_model_a(), nullptr, ScreenOptions{}), InputError);
+}
+
 TEST(Screen, BudgetsAreRespectedAndCountedExactly) {
   const auto cs = synthetic_screen_configs();
   const auto& m = synthetic_model_b();
