@@ -172,8 +172,10 @@ def _scalar(v, what):
 def _whole_arg(v, what):
     """A whole number given as an argument (a count, a batch size): True is not 1."""
     x = _scalar(v, what)
-    if x != math.floor(x) or abs(x) > 2**31 - 1:
+    if x != math.floor(x):
         raise InputError(f"{what} is {v!r}, not a whole number")
+    if abs(x) > 2**31 - 1:
+        raise InputError(f"{what} is {v!r}, out of range")
     return int(x)
 
 
