@@ -30,6 +30,8 @@ struct StoreFileId {
   /// Recorded just before a commit: the commit may have written the file since (a writer killed
   /// inside it), so a later modification time is its own.
   bool pending = false;
+  /// The file's size when recorded: a commit only grows a store.
+  std::optional<std::uint64_t> size;
   /// The id of the file at `db` now (following links), if it exists.
   static std::optional<StoreFileId> of(const std::filesystem::path& db);
   /// Whether `now` can be the file this id was taken of, as the writer last left it (birth and

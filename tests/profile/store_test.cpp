@@ -322,13 +322,17 @@ TEST_F(StoreTest, AWriterKilledInsideACommitResumes) {
   { std::ifstream in(db().string() + ".lock"); std::getline(in, line); }
   unsigned long long pid = 0, dev = 0, ino = 0, birth = 0, mtime = 0, pending = 0;
   ASSERT_EQ(std::sscanf(line.c_str(), "%llu %llu %llu %llu %llu %llu", &pid, &dev, &ino, &birth, &mtime, &pending), 6);
-  const auto rewrite = [&](int pend) {
-    std::ofstream(db().string() + ".lock") << pid << ' ' << dev << ' ' << ino << ' ' << birth << ' ' << (mtime - 1000000)
+  const auto rewrite = [&](int pend, unsigned long long before_ns) {
+    std::ofstream(db().string() + ".lock") << pid << ' ' << dev << ' ' << ino << ' ' << birth << ' ' << (mtime - before_ns)
                                            << ' ' << pend << '\n';
   };
-  rewrite(0);  // an older record, not inside a commit: another content
+  rewrite(0, 1000000);  // an older record, not inside a commit: another content
   EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError);
-  rewrite(1);  // the same, recorded just before a commit: the commit's own write
+  // Twenty-second hostile pass: a backup restored in place after a kill inside a commit is written
+  // later too; well after the commit, it is not the commit's own write.
+  rewrite(1, 10'000'000'000ull);
+  EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError);
+  rewrite(1, 1000000);  // recorded just before a commit, written moments later: the commit's own write
   EXPECT_EQ(Store(db(), StoreAccess::sole_writer).count(), 2u);
 }
 
