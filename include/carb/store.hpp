@@ -80,6 +80,7 @@ class Store {
   void open_read_only();
 
   std::filesystem::path path_;
+  std::filesystem::path file_;       // path_ as SQLite opens it: links resolved (StoreLock::store_file)
   std::unique_ptr<StoreLock> lock_;  // sole_writer only; released after ~Store closes the database
   sqlite3* db_ = nullptr;
 };

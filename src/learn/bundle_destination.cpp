@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "learn/checksum_file.hpp"
 #include "learn/model_internal.hpp"
@@ -134,17 +135,11 @@ void restore_moved_aside(const fs::path& dir) {
   }
 }
 
-fs::path real_path(const fs::path& p) {
-  std::error_code ec;
-  const auto r = fs::weakly_canonical(fs::absolute(p), ec);
-  return ec ? fs::absolute(p).lexically_normal() : r;
-}
-
 void refuse_holding(const fs::path& dir, const std::vector<fs::path>& keep) {
-  const auto out = real_path(dir);
+  const auto out = resolved_path(dir);
   std::error_code ec;
   for (const auto& k : keep) {
-    const auto in = real_path(k);
+    const auto in = resolved_path(k);
     const auto rel = in.lexically_relative(out);
     // A relative path recorded by an older carb says nothing of where it was resolved: a file of
     // that name directly in `dir` counts as the training data too.

@@ -268,7 +268,7 @@ std::string immutable_uri(const std::filesystem::path& p) {
 
 }  // namespace
 
-Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
+Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), file_(StoreLock::store_file(db)) {
   if (access == StoreAccess::read_only) {
     open_read_only();
     return;
@@ -279,26 +279,25 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
   }
   // What a killed writer's lock file says its WAL belongs to: read before this writer's lock
   // replaces the record.
-  const std::filesystem::path real = StoreLock::store_file(db);
-  const auto recorded = StoreLock::recorded_store(real);
-  const bool check_owner = access == StoreAccess::sole_writer && !wal_in_use(real);
+  const auto recorded = StoreLock::recorded_store(file_);
+  const bool check_owner = access == StoreAccess::sole_writer && !wal_in_use(file_);
   // Twenty-first hostile pass: a store reached by two names (a hard link) took a lock and a WAL per
   // name; two profilers lost each other's rows and left an index out of step with its table.
-  if (struct stat st {}; access != StoreAccess::shared && ::stat(real.c_str(), &st) == 0 && st.st_nlink > 1)
+  if (struct stat st {}; access != StoreAccess::shared && ::stat(file_.c_str(), &st) == 0 && st.st_nlink > 1)
     throw MeasureError(db.string() + " has " + std::to_string(st.st_nlink) + " names (hard links); SQLite would keep a "
                        "separate WAL and carb a separate lock for each. Use one name (remove the other links)");
   // Before the lock too: a writer refused here must leave that record for the next reader.
-  check_sqlite_side_files(real, recorded, check_owner);
+  check_sqlite_side_files(file_, recorded, check_owner);
   // Before SQLite opens the file: a refused writer must not create or change anything.
   if (access == StoreAccess::sole_writer) lock_ = std::make_unique<StoreLock>(db);
-  check_sqlite_side_files(real, recorded, check_owner);
+  check_sqlite_side_files(file_, recorded, check_owner);
   const int rc = sqlite3_open_v2(db.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   try {
     if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
     // Another process (a second profiler, an export) may hold the lock for a moment.
     sqlite3_busy_timeout(db_, 10000);
     init_schema();
-    if (lock_) lock_->record_store(real);  // the file this writer's WAL belongs to
+    if (lock_) lock_->record_store(file_);  // the file this writer's WAL belongs to
   } catch (const MeasureError&) {
     sqlite3_close(db_);  // the destructor does not run when a constructor throws
     throw;
@@ -306,9 +305,8 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db) {
 }
 
 void Store::open_read_only() {
-  const std::filesystem::path real = StoreLock::store_file(path_);
   // Frames a live writer has open are its own; those nobody has open must be the file's.
-  check_sqlite_side_files(real, StoreLock::recorded_store(real), !wal_in_use(real));
+  check_sqlite_side_files(file_, StoreLock::recorded_store(file_), !wal_in_use(file_));
   if (std::filesystem::file_size(path_) == 0)  // SQLite would take it as a new, empty database
     throw MeasureError(path_.string() + ": empty file, not a carb measurement store");
   int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
@@ -397,6 +395,17 @@ std::unordered_set<std::string> Store::done_keys(const std::string& platform,
   return keys;
 }
 
+namespace {
+// Runs one autocommit statement with the lock's record bracketing it: a writer killed inside the
+// commit leaves "pending", under which a later write of the same file is the commit's own
+// (Resume.KilledRunResumesWithoutLossOrDuplicates found that window).
+void commit_recorded(Stmt& s, StoreLock* lock, const std::filesystem::path& file) {
+  if (lock) lock->record_store(file, true);
+  s.run();
+  if (lock) lock->record_store(file);  // the file as this commit left it
+}
+}  // namespace
+
 void Store::put(const StoredMeasurement& m) {
   const Record& r = m.record;
   const Config& c = r.config;
@@ -413,21 +422,13 @@ void Store::put(const StoredMeasurement& m) {
   s.bind(14, r.avg_sm_util).bind(15, r.avg_mem_util);
   s.bind_text_or_null(16, r.extra.empty() ? std::string() : nlohmann::json(r.extra).dump());
   s.bind_text_or_null(17, m.error_text);
-  // The record brackets the commit: a writer killed inside it leaves "pending", under which a later
-  // modification of the same file is the commit's own (Resume.KilledRun... found the window).
-  const std::filesystem::path real = StoreLock::store_file(path_);
-  if (lock_) lock_->record_store(real, true);
-  s.run();  // autocommit: this statement is its own transaction (and is checkpointed into the file)
-  if (lock_) lock_->record_store(real);  // the file as this commit left it
+  commit_recorded(s, lock_.get(), file_);  // autocommit: one transaction, checkpointed into the file
 }
 
 void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& settings) {
   Stmt s(db_, path_, "INSERT OR IGNORE INTO protocols (id, settings) VALUES (?1, ?2)");
   s.bind(1, protocol_id).bind(2, settings.dump());
-  const std::filesystem::path real = StoreLock::store_file(path_);
-  if (lock_) lock_->record_store(real, true);
-  s.run();
-  if (lock_) lock_->record_store(real);
+  commit_recorded(s, lock_.get(), file_);
 }
 
 nlohmann::json Store::protocols() const {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "carb/error.hpp"
+#include "util/special_file.hpp"
 
 namespace carb {
 namespace {
@@ -53,16 +54,11 @@ bool still_named(int fd, const std::filesystem::path& path) {
 std::filesystem::path StoreLock::lock_path(const std::filesystem::path& db) { return store_file(db).string() + ".lock"; }
 
 std::filesystem::path StoreLock::store_file(const std::filesystem::path& db) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path at = db;
   // Nineteenth hostile pass: a dangling link kept its own lock and side-file checks beside itself.
-  for (int hops = 0; hops < 16 && fs::is_symlink(at, ec); ++hops) {
-    const fs::path to = fs::read_symlink(at, ec);
-    if (ec) break;
-    at = to.is_absolute() ? to : at.parent_path() / to;
-  }
-  const auto real = fs::weakly_canonical(at, ec);
+  const auto chain = detail::link_chain(db);
+  const std::filesystem::path at = chain.empty() ? db : chain.back();
+  std::error_code ec;
+  const auto real = std::filesystem::weakly_canonical(at, ec);
   return ec ? at : real;
 }
 

@@ -36,17 +36,25 @@ bool system_tree(const fs::path& p) {
   if (under_proc_or_sys(abs)) return true;
   const fs::path dir = fs::weakly_canonical(abs.parent_path(), ec);
   if (!ec && (under_proc_or_sys(dir) || dir == "/dev")) return true;
-  fs::path at = abs;
-  for (int hops = 0; hops < 8 && fs::is_symlink(at, ec); ++hops) {
-    const fs::path to = fs::read_symlink(at, ec);
-    if (ec) break;
-    at = (to.is_absolute() ? to : at.parent_path() / to).lexically_normal();
+  for (const fs::path& at : link_chain(abs))
     if (under_proc_or_sys(at)) return true;
-  }
   return false;
 }
 
 }  // namespace
+
+std::vector<fs::path> link_chain(const fs::path& p) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  fs::path at = p;
+  for (int hops = 0; hops < 16 && fs::is_symlink(at, ec); ++hops) {
+    const fs::path to = fs::read_symlink(at, ec);
+    if (ec) break;
+    at = (to.is_absolute() ? to : at.parent_path() / to).lexically_normal();
+    out.push_back(at);
+  }
+  return out;
+}
 
 void refuse_special_file(const fs::path& out) {
   std::error_code ec;

@@ -5,13 +5,19 @@
 #pragma once
 
 #include <filesystem>
+#include <vector>
 
 namespace carb::detail {
 
 /// InputError when `out` is, or is a symbolic link to, something other than a regular file or a
 /// directory (a character or block device, a FIFO, a socket), or lies in /proc, /sys or directly in
-/// /dev (by its path, its directory or a link's target; /dev/shm is an ordinary tmpfs). Nothing there, a regular file, a directory or a dangling link elsewhere
-/// pass (other checks decide about those).
+/// /dev (by its path, its directory or a link's target; /dev/shm is an ordinary tmpfs). Nothing
+/// there, a regular file, a directory or a dangling link elsewhere pass (other checks decide).
 void refuse_special_file(const std::filesystem::path& out);
+
+/// Where a chain of symbolic links starting at `p` leads, hop by hop (each target made absolute
+/// against its link's directory and normalised; a dangling end included; at most 16 hops). Empty
+/// when `p` is not a link.
+std::vector<std::filesystem::path> link_chain(const std::filesystem::path& p);
 
 }  // namespace carb::detail

@@ -25,8 +25,6 @@ std::string prefix_of(const fs::path& target, const std::string& tag) {
   return "." + target.filename().string() + tag;
 }
 
-// The name is exactly prefix + PID + "-" + ("" or "old-") + six characters of mkstemp's alphabet,
-// and that process is gone. `kind`, when given, is what the name holds after the PID: "old-" or "".
 // True when some process holds an flock on the temporary: its owner is alive, though its pid may
 // name no process here (another PID namespace, another node of a shared file system).
 bool held_by_a_live_owner(const fs::path& temp) {
@@ -37,6 +35,9 @@ bool held_by_a_live_owner(const fs::path& temp) {
   return held;
 }
 
+// The name is exactly prefix + PID + "-" + ("" or "old-") + six characters of mkstemp's alphabet,
+// that process is gone and nobody holds the temporary. `kind`, when given, is what the name holds
+// after the PID: "old-" or "".
 bool owner_gone(const fs::path& temp, const std::string& prefix, const std::string* kind = nullptr) {
   const std::string name = temp.filename().string();
   const char* digits = name.c_str() + prefix.size();
