@@ -219,7 +219,7 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
                            " 'PRAGMA wal_checkpoint(TRUNCATE)'`; otherwise move " + f.string() + " and " +
                            db.string() + "-shm away before using " + db.string());
       const auto now = StoreFileId::of(db);
-      if (recorded && now && !recorded->same_file(*now))
+      if (recorded && now && !recorded->same_file(*now, db))
         throw MeasureError(f.string() + " was left by a writer of another database file than the one now at " +
                            db.string() + " (moved, replaced or restored since); SQLite would apply it to this one. "
                            "Move " + f.string() + " and " + db.string() + "-shm away (or put the store they belong "

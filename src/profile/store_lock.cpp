@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "carb/error.hpp"
@@ -26,16 +27,30 @@ std::string holder_of(int fd) {
   return pid > 0 ? "pid " + std::to_string(pid) : "pid unknown";
 }
 
-// True when the file is empty or holds what a carb writer writes there: its pid, and maybe the
-// device and inode of the store it has open ("123 2049 5678").
+// The whole lock file, up to a bound no record of a real store reaches; nullopt when unreadable or larger.
+constexpr std::size_t kMaxRecord = 64u << 20;
+std::optional<std::string> read_record(int fd) {
+  std::string text;
+  char buf[65536];
+  for (off_t at = 0;;) {
+    const ssize_t n = ::pread(fd, buf, sizeof buf, at);
+    if (n < 0) return std::nullopt;
+    if (n == 0) return text;
+    text.append(buf, static_cast<std::size_t>(n));
+    at += n;
+    if (text.size() > kMaxRecord) return std::nullopt;
+  }
+}
+
+// True when the file is empty or holds what a carb writer writes there: its pid, maybe the store
+// it has open ("123 2049 5678 ..."), then that store's page hashes in hex.
 bool holds_only_a_pid(int fd) {
-  char buf[96] = {};
-  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
-  if (n < 0) return false;
-  if (n == static_cast<ssize_t>(sizeof buf - 1)) return false;  // longer than any pid line
-  for (ssize_t i = 0; i < n; ++i)
-    if (!std::isdigit(static_cast<unsigned char>(buf[i])) && buf[i] != '\n' && buf[i] != ' ') return false;
-  return true;
+  const auto text = read_record(fd);
+  if (!text) return false;
+  const auto eol = text->find('\n');
+  const std::string first = text->substr(0, eol);
+  if (first.size() > 200 || first.find_first_not_of("0123456789 ") != std::string::npos) return false;
+  return eol == std::string::npos || text->find_first_not_of("0123456789abcdef \n", eol) == std::string::npos;
 }
 
 // True when fd is still the file named path: the previous holder removes the file while
@@ -62,7 +77,8 @@ std::filesystem::path StoreLock::store_file(const std::filesystem::path& db) {
   return ec ? at : real;
 }
 
-StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
+StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, const std::string& holder)
+    : path_(lock_path(db)) {
   // Each retry means another writer released the store between our open and our flock; a
   // bounded loop keeps a pathological race from spinning for ever.
   for (int attempt = 0; attempt < 100; ++attempt) {
@@ -83,11 +99,11 @@ StoreLock::StoreLock(const std::filesystem::path& db) : path_(lock_path(db)) {
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
-      const std::string holder = holder_of(fd);
+      const std::string pid = holder_of(fd);
       ::close(fd);
       if (err == EWOULDBLOCK)
-        throw MeasureError("store " + db.string() + " is in use by another carb profile (" + holder +
-                           "); wait for it to finish or stop it");
+        throw MeasureError((what.empty() ? "store " + db.string() : what) + " is in use by another " + holder + " (" +
+                           pid + "); wait for it to finish or stop it");
       throw MeasureError(path_.string() + ": cannot lock the store's lock file: " + std::strerror(err));
     }
     if (!still_named(fd, path_)) {
@@ -124,43 +140,46 @@ std::optional<StoreFileId> StoreFileId::of(const std::filesystem::path& db) {
   return id;
 }
 
-bool StoreFileId::same_file(const StoreFileId& now) const {
+bool StoreFileId::same_file(const StoreFileId& now, const std::filesystem::path& db) const {
   const auto same = [](const std::optional<std::uint64_t>& a, const std::optional<std::uint64_t>& b) {
     return !a || !b || *a == *b;
   };
-  // Inside a commit the file may have been written since, by that commit's checkpoint: later, within
-  // moments, and not smaller. A backup restored in place after such a kill is written later too
-  // (twenty-second hostile pass); it is told apart only when it is smaller or written well after.
-  // What is left: a backup as large, restored within 2 s of a kill inside a commit.
-  constexpr std::uint64_t kCommitWindowNs = 2'000'000'000ull;
-  const bool mtime_ok =
-      pending ? (!mtime_ns || !now.mtime_ns ||
-                 (*now.mtime_ns >= *mtime_ns && *now.mtime_ns - *mtime_ns <= kCommitWindowNs)) &&
-                    (!size || !now.size || *now.size >= *size)
-              : same(mtime_ns, now.mtime_ns);
-  return dev == now.dev && ino == now.ino && same(birth_ns, now.birth_ns) && mtime_ok;
+  if (dev != now.dev || ino != now.ino || !same(birth_ns, now.birth_ns)) return false;
+  if (!pending) return same(mtime_ns, now.mtime_ns);
+  // Inside a commit the file may have been written since, by that commit's checkpoint. A backup
+  // restored in place after such a kill is written later too, and may be as large, within moments
+  // (twenty-second hostile pass); only its content tells it apart. Without page hashes (a record of
+  // an older carb), nothing does.
+  if (pages) return detail::written_only_from_wal(db, *pages);
+  return same(mtime_ns, now.mtime_ns) && same(size, now.size);
 }
 
 void StoreLock::record_store(const std::filesystem::path& db, bool pending) {
   const auto id = StoreFileId::of(db);
   if (!id) return;
-  // pid dev ino birth mtime pending size (0: not recorded by this file system)
-  const std::string line = std::to_string(::getpid()) + " " + std::to_string(id->dev) + " " + std::to_string(id->ino) +
-                           " " + std::to_string(id->birth_ns.value_or(0)) + " " + std::to_string(id->mtime_ns.value_or(0)) +
-                           " " + (pending ? "1" : "0") + " " + std::to_string(id->size.value_or(0)) + "\n";
-  const bool noted = ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, line.data(), line.size(), 0) > 0;
-  (void)noted;  // informative, as the pid is
+  // After a commit (or at open) the file is as this writer left it; just before one it still is.
+  if (!pending || !pages_) pages_ = detail::hash_pages(db);
+  // pid dev ino birth mtime pending size (0: not recorded by this file system), then the pages
+  std::string text = std::to_string(::getpid()) + " " + std::to_string(id->dev) + " " + std::to_string(id->ino) +
+                     " " + std::to_string(id->birth_ns.value_or(0)) + " " + std::to_string(id->mtime_ns.value_or(0)) +
+                     " " + (pending ? "1" : "0") + " " + std::to_string(id->size.value_or(0)) + "\n";
+  if (pages_) text += detail::to_text(*pages_) + "\n";
+  // Written over the old record, then cut to length: a kill between the two leaves this record
+  // followed by the old one's tail, which the page count in it tells the reader to ignore.
+  const bool noted = ::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
+                     ::ftruncate(fd_, static_cast<off_t>(text.size())) == 0;
+  (void)noted;  // informative, as the pid is: without a record, a leftover WAL is refused, never applied
 }
 
 std::optional<StoreFileId> StoreLock::recorded_store(const std::filesystem::path& db) {
   const int fd = ::open(lock_path(db).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
-  char buf[96] = {};
-  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  const auto text = read_record(fd);
   ::close(fd);
-  if (n <= 0) return std::nullopt;
+  if (!text || text->empty()) return std::nullopt;
   unsigned long long pid = 0, dev = 0, ino = 0, birth = 0, mtime = 0, pending = 0, size = 0;
-  const int got = std::sscanf(buf, "%llu %llu %llu %llu %llu %llu %llu", &pid, &dev, &ino, &birth, &mtime, &pending, &size);
+  const int got = std::sscanf(text->c_str(), "%llu %llu %llu %llu %llu %llu %llu", &pid, &dev, &ino, &birth, &mtime,
+                              &pending, &size);
   if (got < 3) return std::nullopt;
   StoreFileId id;
   id.dev = dev, id.ino = ino;
@@ -168,6 +187,10 @@ std::optional<StoreFileId> StoreLock::recorded_store(const std::filesystem::path
   if (got >= 5 && mtime) id.mtime_ns = mtime;
   id.pending = got >= 6 && pending != 0;
   if (got >= 7 && size) id.size = size;
+  if (const auto eol = text->find('\n'); eol != std::string::npos) {
+    const auto end = text->find('\n', eol + 1);
+    id.pages = detail::page_hashes_from_text(text->substr(eol + 1, end == std::string::npos ? end : end - eol - 1));
+  }
   return id;
 }
 

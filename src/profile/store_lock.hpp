@@ -14,7 +14,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <utility>
+
+#include "store_pages.hpp"
 
 namespace carb {
 
@@ -28,15 +31,19 @@ struct StoreFileId {
   /// into the same inode (a backup restored with cp over it: twentieth hostile pass) is told apart.
   std::optional<std::uint64_t> mtime_ns;
   /// Recorded just before a commit: the commit may have written the file since (a writer killed
-  /// inside it), so a later modification time is its own.
+  /// inside it), so a later modification is its own if it came from the commit's WAL.
   bool pending = false;
-  /// The file's size when recorded: a commit only grows a store.
+  /// The file's size when recorded.
   std::optional<std::uint64_t> size;
+  /// A hash of each of the file's pages when recorded (store_pages.hpp): what tells a killed
+  /// commit's own write from other content written into the same file since.
+  std::optional<detail::PageHashes> pages;
   /// The id of the file at `db` now (following links), if it exists.
   static std::optional<StoreFileId> of(const std::filesystem::path& db);
-  /// Whether `now` can be the file this id was taken of, as the writer last left it (birth and
-  /// modification times compared where both have them).
-  bool same_file(const StoreFileId& now) const;
+  /// Whether the file at `db`, whose id is `now`, can be the file this id was taken of as the writer
+  /// last left it: the same device, inode and birth time, and either the same modification time or,
+  /// inside a commit, pages that are the recorded ones or the WAL's.
+  bool same_file(const StoreFileId& now, const std::filesystem::path& db) const;
 };
 
 class StoreLock {
@@ -49,7 +56,10 @@ class StoreLock {
 
   /// Takes the lock at once or throws MeasureError "store <db> is in use by another carb
   /// profile (pid N)". Creates the lock file if missing; never waits and never touches the store.
-  explicit StoreLock(const std::filesystem::path& db);
+  /// `what` and `holder` name another file kept by one writer the same way and the command that
+  /// writes it ("window study x.csv", "carb meter --study").
+  explicit StoreLock(const std::filesystem::path& db, const std::string& what = {},
+                     const std::string& holder = "carb profile");
   /// Removes the lock file (while still holding the lock, so no other writer can be holding it)
   /// and releases the lock.
   ~StoreLock();
@@ -57,8 +67,9 @@ class StoreLock {
   StoreLock& operator=(const StoreLock&) = delete;
 
   /// Writes beside the pid which database file this writer has open (device and inode, once the
-  /// store exists). A writer killed by SIGKILL leaves its lock file, and with it this record: the
-  /// next open can tell whether a leftover -wal belongs to the file now at <db>.
+  /// store exists, and its page hashes). A writer killed by SIGKILL leaves its lock file, and with it
+  /// this record: the next open can tell whether a leftover -wal belongs to the file now at <db>.
+  /// `pending`: just before a commit, so the page hashes are those of the record after the last one.
   void record_store(const std::filesystem::path& db, bool pending = false);
   /// The file a lock file at <db>.lock records, if it records one.
   static std::optional<StoreFileId> recorded_store(const std::filesystem::path& db);
@@ -66,6 +77,7 @@ class StoreLock {
  private:
   std::filesystem::path path_;
   int fd_ = -1;
+  std::optional<detail::PageHashes> pages_;  // of the file as the last commit left it
 };
 
 }  // namespace carb
