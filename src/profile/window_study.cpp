@@ -8,11 +8,11 @@
 #include "carb/dataset.hpp"
 #include "carb/meter.hpp"
 #include "data/csv.hpp"
-#include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/profiler.hpp"
 #include "energy_window.hpp"
 #include "progress.hpp"
+#include "store_lock.hpp"
 
 namespace carb {
 namespace {
@@ -138,7 +138,16 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
     if (!j.is_object() || j.value("kind", "") != "carb window study")
       throw InputError(side.string() + " exists and is not a window study's provenance carb wrote; choose another "
                        "--out, or pass --force to replace it");
+    // Twenty-second hostile pass: with its CSV moved away (archived), the sidecar of an earlier study
+    // was replaced, its only provenance. (A study writes its sidecar only once its CSV exists, so a
+    // killed run leaves no sidecar without a CSV.)
+    if (!exists)
+      throw InputError(side.string() + " describes a " + o.out.filename().string() + " that is no longer beside it "
+                       "(moved or deleted?), and is its only provenance; move it with its CSV, choose another --out, "
+                       "or pass --force to replace it");
   }
+  // One study per file at a time (twenty-first hostile pass: two resumed on one file kept only one's rows).
+  const StoreLock lock(o.out, "window study " + o.out.string(), "carb meter --study");
   std::string text = std::string(kHeader) + "\n";
   std::set<std::string> done;
   if (resume) {
@@ -179,7 +188,13 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
       prov = first;
     }
   }
-  csv::write_text_atomic(side, prov.dump(2) + "\n");
+  // The sidecar goes down with the CSV (after it, so it never describes a CSV that is not there).
+  bool side_written = false;
+  const auto write_side = [&] {
+    if (!side_written) csv::write_text_atomic(side, prov.dump(2) + "\n");
+    side_written = true;
+  };
+  if (resume) write_side();
   WindowStudySummary s;
   Progress bar("window study", configs.size() * o.repeats, o.progress);
   // Repeat-major: a study cut short (a lease's end) has every configuration once before any twice.
@@ -202,6 +217,7 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
       const auto rows = study_windows(t, r, o.windows_s);
       text += rows_text(rows);
       csv::write_text_atomic(o.out, text);
+      write_side();
       ++s.traces;
       s.rows += rows.size();
     }

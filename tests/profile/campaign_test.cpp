@@ -3,6 +3,8 @@
 // the campaign summary (configurations/s, compute share).
 #include <gtest/gtest.h>
 
+#include "profile/store_lock.hpp"
+
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -311,6 +313,57 @@ TEST_F(Study, WritesEveryTraceResumesAndNamesFailures) {
   EXPECT_EQ(a["shortest_ok_window_s"], 0.25);  // a 0.1 s window may hold no whole 100 ms period
   EXPECT_EQ(a["energy_ticks"], 3);
   EXPECT_NEAR(a["repeat_cv_median"].get<double>(), 0.0, 1e-12);
+}
+
+// Twenty-second hostile pass: a study's sidecar whose CSV was moved away (archived) was replaced by
+// the next study at that --out; it is that CSV's only provenance. Notes added to the sidecar of a
+// study that is resumed stay.
+TEST_F(Study, ASidecarWhoseCsvMovedAwayIsNotReplacedAndNotesSurviveAResume) {
+  (void)run_window_study(configs, options());
+  std::filesystem::rename(dir_ / "study.csv", dir_ / "archived.csv");
+  EXPECT_THROW(run_window_study(configs, options()), InputError);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "study.csv"));
+  auto side = nlohmann::json::parse(std::ifstream(dir_ / "study.csv.json"));
+  EXPECT_FALSE(side.contains("resumed"));
+  // Put back, with a note: resuming keeps the note and adds the run.
+  std::filesystem::rename(dir_ / "archived.csv", dir_ / "study.csv");
+  side["note"] = "GPU at 43 C";
+  std::ofstream(dir_ / "study.csv.json") << side.dump(2);
+  (void)run_window_study(configs, options());
+  side = nlohmann::json::parse(std::ifstream(dir_ / "study.csv.json"));
+  EXPECT_EQ(side["note"], "GPU at 43 C");
+  EXPECT_EQ(side["resumed"].size(), 1u);
+  // --force replaces a sidecar whose CSV is gone.
+  std::filesystem::remove(dir_ / "study.csv");
+  auto o = options();
+  o.force = true;
+  (void)run_window_study(configs, o);
+  EXPECT_FALSE(nlohmann::json::parse(std::ifstream(dir_ / "study.csv.json")).contains("note"));
+}
+
+// Twenty-first hostile pass: two studies resumed on one file at once kept only one's rows. A study
+// holds its file's lock, as a profile holds its store's.
+TEST_F(Study, TwoStudiesOnOneFileAtOnceAreRefused) {
+  const StoreLock other(dir_ / "study.csv", "window study", "carb meter --study");
+  try {
+    (void)run_window_study(configs, options());
+    FAIL() << "a second study ran on a file in use";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find("in use by another carb meter --study (pid "), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(g_traces, 0);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "study.csv"));
+}
+
+// A study that measures nothing (every trace failed, or killed before the first) leaves no sidecar
+// without a CSV, which the next run would take for an archived study's.
+TEST_F(Study, NoSidecarIsWrittenBeforeItsCsv) {
+  const std::vector<Config> failing = {{Family::basic, 18, 1.0, 64, 256, Precision::fp16}};
+  const auto s = run_window_study(failing, options());
+  EXPECT_EQ(s.traces, 0u);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "study.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "study.csv.json"));
+  EXPECT_EQ(run_window_study(configs, options()).traces, 4u);
 }
 
 TEST_F(Study, NeverReplacesAFileThatIsNotAStudy) {
