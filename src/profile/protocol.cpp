@@ -111,6 +111,9 @@ nlohmann::json Protocol::to_json() const {
   if (util_sample != 1.0) j["util_sample"] = util_sample;
   if (cooldown_above_c != 0) j["cooldown_above_c"] = cooldown_above_c;
   if (rebuild_networks) j["rebuild_networks"] = true;
+  // Since the interval became Student's t (it was z = 1.96), --target-ci stops later on few passes:
+  // rows measured under the old rule are not resumed as this protocol's.
+  if (target_rel_ci > 0) j["ci"] = "student_t";
   return j;
 }
 
