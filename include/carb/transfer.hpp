@@ -5,9 +5,9 @@
 //
 // transfer() returns a TransferResult; its to_json() is the `carb transfer --format json` document:
 //   targets.<t>        {slope, intercept, r2, spearman, n}
-//   few_shot.<t>       [{k, mae, mape, repeats}, ...]   affine map applied to A's measurements
+//   few_shot.<t>       [{k, mae, mape, repeats, nonpositive_share}, ...]   affine map applied to A's measurements
 //   zero_shot.<t>      {mae, mape, r2, n}               model given only
-//   few_shot_model.<t> [{k, mae, mape, repeats}, ...]   affine map applied to the model's predictions
+//   few_shot_model.<t> [{k, mae, mape, repeats, nonpositive_share}, ...]   the same on the model's predictions
 #pragma once
 #include <cstddef>
 #include <map>
@@ -59,6 +59,10 @@ struct FewShotPoint {
   std::optional<double> mae, mape;
   int repeats = 0;
   std::string note;
+  /// Share of the scored predictions the affine map put at or below zero (a cost no configuration
+  /// has: a steep map with a negative intercept does it to small configurations). Scored as they
+  /// are, and said (eighteenth hostile pass: cpu-2t -> cpu-1t latency scored 32 such rows silently).
+  double nonpositive_share = 0;
 };
 
 /// The source-platform model's error on the target's measurements, uncalibrated. Unavailable

@@ -58,7 +58,7 @@ std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vect
     std::seed_seq seq{o.seed, static_cast<unsigned>(k),
                       static_cast<unsigned>(std::hash<std::string>{}(target))};
     std::mt19937_64 rng(seq);
-    double mae = 0, mape = 0;
+    double mae = 0, mape = 0, nonpositive = 0;
     for (int r = 0; r < o.repeats; ++r) {
       const auto idx = draw(n, kk, rng);
       std::vector<double> cx, cy, truth, pred;
@@ -69,8 +69,10 @@ std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vect
       const FitMetrics m = fit_metrics(truth, pred);
       mae += m.mae;
       mape += m.mape;
+      nonpositive += static_cast<double>(std::count_if(pred.begin(), pred.end(), [](double v) { return v <= 0; })) /
+                     static_cast<double>(pred.size());
     }
-    out.push_back({k, mae / o.repeats, mape / o.repeats, o.repeats, ""});
+    out.push_back({k, mae / o.repeats, mape / o.repeats, o.repeats, "", nonpositive / o.repeats});
   }
   return out;
 }

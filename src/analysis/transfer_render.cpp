@@ -17,6 +17,7 @@ json few_shot_json(const std::vector<FewShotPoint>& points) {
     e["mae"] = p.mae ? json(*p.mae) : json(nullptr);
     e["mape"] = p.mape ? json(*p.mape) : json(nullptr);
     if (!p.note.empty()) e["note"] = p.note;
+    if (p.mae) e["nonpositive_share"] = p.nonpositive_share;
     out.push_back(std::move(e));
   }
   return out;
@@ -39,7 +40,9 @@ void few_shot_table(const std::map<std::string, std::vector<FewShotPoint>>& sec,
   for (const auto& [t, points] : sec)
     for (const auto& p : points)  // a "-" says why (tenth hostile pass: only JSON said it)
       f.add({t, std::to_string(p.k), p.mae ? fmt_num(*p.mae) : "-", p.mape ? fmt_num(*p.mape) : "-",
-             p.mae ? "" : p.note});
+             !p.mae                   ? p.note
+             : p.nonpositive_share > 0 ? fmt_num(100 * p.nonpositive_share) + "% of predictions <= 0, scored as they are"
+                                       : ""});
   f.print(out);
 }
 

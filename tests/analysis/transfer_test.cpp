@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,34 @@ TEST(Transfer, FewShotHasOneEntryPerKWithRepeats) {
     EXPECT_TRUE(fs[i]["mae"].is_null());
     EXPECT_EQ(fs[i]["repeats"].get<int>(), 0);
   }
+}
+
+// Eighteenth hostile pass: a steep few-shot map with a negative intercept put small configurations
+// below zero (cpu-2t -> cpu-1t latency), scored without a word. The share is reported.
+TEST(Transfer, FewShotSaysWhichShareOfItsPredictionsIsAtOrBelowZero) {
+  const Dataset a = synthetic_grid(false, false);
+  Dataset b = synthetic_affine_copy(a, 1, 0, "synthetic-b");
+  double lo = 1e300, hi = 0;
+  for (const auto& r : a.rows) lo = std::min(lo, *r.latency_ms), hi = std::max(hi, *r.latency_ms);
+  // y = 3x - 2*lo - (hi - lo)/10: the smallest configurations map below zero, exactly, whatever k draws.
+  const double shift = 2 * lo + (hi - lo) / 10;
+  for (auto& r : b.rows) *r.latency_ms = 3 * *r.latency_ms - shift;
+  std::size_t below = 0;
+  for (const auto& r : b.rows) below += *r.latency_ms <= 0;
+  ASSERT_GT(below, 0u);
+  for (auto& r : b.rows)  // the target's own values must be positive to be a dataset: keep them, shift only the map
+    if (*r.latency_ms <= 0) *r.latency_ms = 1e-3;
+  const auto res = transfer(a, b);
+  const auto& fs = res.few_shot.at("latency_ms");
+  ASSERT_FALSE(fs.empty());
+  EXPECT_GT(fs.back().nonpositive_share, 0.0);
+  EXPECT_LT(fs.back().nonpositive_share, 1.0);
+  EXPECT_EQ(res.few_shot.at("peak_memory_mb").back().nonpositive_share, 0.0);
+  const auto doc = res.to_json();
+  EXPECT_GT(doc["few_shot"]["latency_ms"][0]["nonpositive_share"].get<double>(), 0.0);
+  std::ostringstream text;
+  render_transfer_table(res, text);
+  EXPECT_NE(text.str().find("of predictions <= 0, scored as they are"), std::string::npos) << text.str();
 }
 
 TEST(Transfer, SameSeedSameDrawsOtherSeedOtherDraws) {
