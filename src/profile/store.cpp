@@ -215,9 +215,10 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
       if (check_owner && !recorded)
         throw MeasureError(f.string() + " holds changes of a writer that left no record of which database file they "
                            "belong to (its " + db.filename().string() + ".lock is gone). If " + db.string() +
-                           " is the store that writer had open, apply them with `sqlite3 " + db.string() +
-                           " 'PRAGMA wal_checkpoint(TRUNCATE)'`; otherwise move " + f.string() + " and " +
-                           db.string() + "-shm away before using " + db.string());
+                           " is the store that writer had open (most likely), apply them first with `sqlite3 " +
+                           db.string() + " 'PRAGMA wal_checkpoint(TRUNCATE)'`: moving " + f.string() +
+                           " away would drop the rows in it. Only if " + db.string() + " is another file, move " +
+                           f.string() + " and " + db.string() + "-shm away before using it");
       const auto now = StoreFileId::of(db);
       if (recorded && now && !recorded->same_file(*now, db))
         throw MeasureError(f.string() + " was left by a writer of another database file than the one now at " +
@@ -339,7 +340,17 @@ void Store::open_read_only() {
   }
 }
 
-Store::~Store() { sqlite3_close(db_); }
+Store::~Store() {
+  sqlite3_close(db_);
+  // The last close folds the WAL into the file and removes it. Where it could not (a full disk, a
+  // reader holding a snapshot), committed rows are still only in the -wal, and the lock's record is
+  // what lets the next open apply them: it was removed, and the next open refused the store
+  // (twenty-third hostile pass; moving the -wal away, as the refusal offered, lost the rows).
+  std::error_code ec;
+  const auto wal = std::filesystem::path(file_.string() + "-wal");
+  if (lock_ && std::filesystem::is_regular_file(wal, ec) && std::filesystem::file_size(wal, ec) > 32 && !ec)
+    lock_->keep_record(file_);
+}
 
 void Store::init_schema() {
   // Reading user_version is the first access to the file: a non-SQLite file fails here.

@@ -117,9 +117,15 @@ StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, c
       throw MeasureError(path_.string() + " exists and is not carb's lock file; move it or choose another --db");
     }
     fd_ = fd;
-    const std::string pid = std::to_string(::getpid()) + "\n";
+    // Our pid in place of the last holder's, the rest of its record kept until record_store replaces
+    // it: a kill before that (while SQLite opens the store) would otherwise leave no record of the
+    // file a killed writer's -wal belongs to, and the next open refuse it (twenty-third hostile pass).
+    const std::string old = read_record(fd_).value_or("");
+    const auto rest = old.find_first_of(" \n");
+    const std::string text = std::to_string(::getpid()) + (rest == std::string::npos ? "\n" : old.substr(rest));
     // Only informative (names the holder in another writer's refusal), so a failed write is no error.
-    const bool noted = ::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) > 0;
+    const bool noted = ::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
+                       ::ftruncate(fd_, static_cast<off_t>(text.size())) == 0;
     (void)noted;
     return;
   }
@@ -194,8 +200,13 @@ std::optional<StoreFileId> StoreLock::recorded_store(const std::filesystem::path
   return id;
 }
 
+void StoreLock::keep_record(const std::filesystem::path& db) {
+  record_store(db, true);
+  keep_ = true;
+}
+
 StoreLock::~StoreLock() {
-  ::unlink(path_.c_str());  // before close: whoever opens the old file now finds it unnamed and retries
+  if (!keep_) ::unlink(path_.c_str());  // before close: whoever opens the old file now finds it unnamed and retries
   ::close(fd_);
 }
 

@@ -71,6 +71,10 @@ class StoreLock {
   /// this record: the next open can tell whether a leftover -wal belongs to the file now at <db>.
   /// `pending`: just before a commit, so the page hashes are those of the record after the last one.
   void record_store(const std::filesystem::path& db, bool pending = false);
+  /// On release, keeps the lock file and its record, marked as taken before a commit: for a store
+  /// closed with committed rows still only in its -wal (SQLite could not fold them into the file:
+  /// a full disk, a reader holding a snapshot), which the next open may then apply.
+  void keep_record(const std::filesystem::path& db);
   /// The file a lock file at <db>.lock records, if it records one.
   static std::optional<StoreFileId> recorded_store(const std::filesystem::path& db);
 
@@ -78,6 +82,7 @@ class StoreLock {
   std::filesystem::path path_;
   int fd_ = -1;
   std::optional<detail::PageHashes> pages_;  // of the file as the last commit left it
+  bool keep_ = false;                        // keep_record was called: the file outlives the lock
 };
 
 }  // namespace carb

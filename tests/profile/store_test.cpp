@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "profile/store_lock.hpp"
 #include "temp_dir_test.hpp"
 #include <sqlite3.h>
 
@@ -413,6 +414,46 @@ TEST_F(StoreTest, APendingRecordWithoutPageHashesAcceptsOnlyTheFileAsRecorded) {
   EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError);
   rewrite(1, 0);
   EXPECT_EQ(Store(db(), StoreAccess::sole_writer).count(), 2u);
+}
+
+// Twenty-third hostile pass: a profile stopped cleanly (SIGTERM, a full disk) while SQLite could not
+// fold the WAL into the file (a reader held a snapshot) left its committed rows only in the -wal and
+// removed its lock record; the next open refused the store, and moving the -wal away as offered
+// lost the rows. The record is kept for such a WAL.
+TEST_F(StoreTest, AStoreClosedWithRowsStillInItsWalKeepsTheRecordThatAppliesThem) {
+  { Store s(db(), StoreAccess::sole_writer); s.put(sample(1)); }
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db().c_str(), &reader, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM measurements;", nullptr, nullptr, nullptr), SQLITE_OK);
+  {
+    Store s(db(), StoreAccess::sole_writer);
+    for (int b = 2; b <= 6; ++b) s.put(sample(b));
+  }  // the reader's snapshot keeps the writer's close from checkpointing
+  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(reader);
+  ASSERT_TRUE(fs::exists(db().string() + "-wal"));
+  ASSERT_GT(fs::file_size(db().string() + "-wal"), 32u);
+  EXPECT_TRUE(fs::exists(db().string() + ".lock"));
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 6u);
+  { EXPECT_EQ(Store(db(), StoreAccess::sole_writer).count(), 6u); }
+  EXPECT_FALSE(fs::exists(db().string() + "-wal"));  // folded in on this close
+  EXPECT_FALSE(fs::exists(db().string() + ".lock"));
+}
+
+// A writer killed while SQLite opened the store (after taking the lock, before its own record) left
+// only its pid in the lock file: the previous writer's record, which the -wal still needs, was gone.
+TEST_F(StoreTest, TakingTheLockKeepsTheLastRecordUntilTheWriterRecordsItsOwn) {
+  killed_writer(db(), 3);
+  std::string before;
+  { std::ifstream in(db().string() + ".lock"); std::getline(in, before, '\0'); }
+  {
+    StoreLock lock(db());
+    std::string now;
+    std::ifstream in(db().string() + ".lock");
+    std::getline(in, now, '\0');
+    EXPECT_EQ(now.substr(now.find(' ')), before.substr(before.find(' ')));
+    EXPECT_EQ(std::stol(now), ::getpid());
+  }
 }
 
 // Twenty-first hostile pass: two profilers on one store through two hard-linked names lost each
