@@ -2,14 +2,18 @@
 // itself with a static Registrar: it declares its flags and calls the library.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "carb/error.hpp"
 #include "carb/model.hpp"
 
 namespace carb::cli {
@@ -22,6 +26,8 @@ struct Command {
 };
 
 std::vector<Command>& commands();
+/// Puts decimal_number on every integer and floating-point option of `app` and its subcommands.
+void decimal_numbers_only(CLI::App& app);
 /// The whole command line as typed (recorded in provenance).
 std::string& command_line();
 /// Text from the user's input made one printable line: control bytes, C1 controls and bytes that
@@ -31,6 +37,58 @@ std::string printable(std::string_view text);
 struct Registrar {
   explicit Registrar(Command c) { commands().push_back(std::move(c)); }
 };
+
+/// The one rule for a number typed on the command line, the same as for a number in a CSV cell
+/// (csv::parse_number): decimal, spaces around it ignored, no '+' sign, no hex. Returns the text
+/// trimmed (an integer's canonical decimal form) or nullopt with `why` set. CLI11 alone read an
+/// integer flag's "010" as octal 8 and "0x10" as 16, where a cell's "010" is 10 (twenty-third
+/// hostile pass: `predict --batch 010` answered batch 8).
+inline std::optional<std::string> decimal_text(const std::string& text, bool integral, std::string& why) {
+  std::string_view s = text;
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  const char* b = s.data();
+  const char* e = s.data() + s.size();
+  if (integral) {
+    long long v = 0;
+    const auto [end, ec] = std::from_chars(b, e, v);
+    if (ec == std::errc::result_out_of_range) return why = "'" + text + "' is out of range", std::nullopt;
+    if (s.empty() || ec != std::errc() || end != e) return why = "'" + text + "' is not a whole decimal number", std::nullopt;
+    return std::to_string(v);
+  }
+  double v = 0;
+  const auto [end, ec] = std::from_chars(b, e, v);
+  if (ec == std::errc::result_out_of_range) return why = "'" + text + "' is out of range", std::nullopt;
+  if (s.empty() || ec != std::errc() || end != e) return why = "'" + text + "' is not a decimal number", std::nullopt;
+  return std::string(s);
+}
+
+/// --util all | none | sample:P  ->  Protocol::util_sample (profile and plan).
+inline double util_share(const std::string& v) {
+  if (v == "all") return 1.0;
+  if (v == "none") return 0.0;
+  if (v.rfind("sample:", 0) == 0) {
+    std::string why;
+    if (const auto num = decimal_text(v.substr(7), false, why)) {
+      const double p = std::strtod(num->c_str(), nullptr);
+      if (p >= 0 && p <= 1) return p;
+    }
+  }
+  throw InputError("--util must be all, none or sample:P with P between 0 and 1, not '" + v + "'");
+}
+
+/// decimal_text as a CLI11 transform; main() puts it on every integer and floating-point option.
+inline CLI::Validator decimal_number(bool integral) {
+  return CLI::Validator(
+      [integral](std::string& text) -> std::string {
+        std::string why;
+        const auto canonical = decimal_text(text, integral, why);
+        if (!canonical) return why;
+        text = *canonical;
+        return {};
+      },
+      "");
+}
 
 /// The one validator of every numeric flag: a finite number in [lo, hi]. CLI::Range alone lets
 /// "nan" through (every comparison with NaN is false) and "inf" whenever hi is infinite, so a
@@ -43,10 +101,10 @@ inline CLI::Validator in_range(double lo, double hi) {
   };
   return CLI::Validator(
       [lo, hi, show](std::string& text) -> std::string {
-        const char* b = text.c_str();
-        char* end = nullptr;
-        const double v = std::strtod(b, &end);
-        if (end == b || *end != '\0') return "'" + text + "' is not a number";
+        std::string why;
+        const auto canonical = decimal_text(text, false, why);
+        if (!canonical) return why;
+        const double v = std::strtod(canonical->c_str(), nullptr);
         if (!std::isfinite(v)) return "'" + text + "' is not a finite number";
         if (v < lo || v > hi) return text + " is outside [" + show(lo) + ", " + show(hi) + "]";
         return {};
@@ -62,10 +120,10 @@ inline CLI::Validator confidence_level() {
   const std::string levels = s.str();
   return CLI::Validator(
       [levels](std::string& text) -> std::string {
-        const char* b = text.c_str();
-        char* end = nullptr;
-        const double v = std::strtod(b, &end);
-        if (end == b || *end != '\0') return "'" + text + "' is not a number";
+        std::string why;
+        const auto canonical = decimal_text(text, false, why);
+        if (!canonical) return why;
+        const double v = std::strtod(canonical->c_str(), nullptr);
         for (double l : kConfidenceLevels)
           if (v == l) return {};
         return text + " is not a calibrated level; use one of " + levels;

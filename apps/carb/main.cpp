@@ -20,6 +20,18 @@ std::vector<Command>& commands() {
   static std::vector<Command> all;
   return all;
 }
+// Every integer and floating-point option of every (sub)command reads its numbers by one rule
+// (decimal_text), added here rather than at each of the 100-odd declarations.
+void decimal_numbers_only(CLI::App& app) {
+  for (CLI::Option* o : app.get_options()) {
+    const std::string type = o->get_type_name();
+    if (type.rfind("INT", 0) == 0 || type.rfind("UINT", 0) == 0)
+      o->transform(decimal_number(true));
+    else if (type.rfind("FLOAT", 0) == 0)
+      o->transform(decimal_number(false));
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) decimal_numbers_only(*sub);
+}
 std::string& command_line() {
   static std::string line;
   return line;
@@ -81,6 +93,7 @@ int main(int argc, char** argv) {
   auto& cmds = carb::cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
   for (auto& c : cmds) c.setup(*app.add_subcommand(c.name, c.help));
+  carb::cli::decimal_numbers_only(app);
   if (argc > 1 && argv[1][0] != '-' &&
       std::none_of(cmds.begin(), cmds.end(), [&](const auto& c) { return c.name == argv[1]; })) {
     std::string known;

@@ -62,6 +62,13 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
       {"arch --depth abc", {"depth", "abc"}},
       {"arch --width wide", {"width", "wide"}},
       {"arch --batch 1.5", {"batch", "1.5"}},
+      // Twenty-third hostile pass: hex (and, below, leading zeros as octal) answered another
+      // configuration; numbers on the command line follow a CSV cell's rule.
+      {"arch --batch 0x10", {"--batch", "0x10", "not a whole decimal number"}},
+      {"arch --width 0x0.8p0", {"--width", "0x0.8p0", "not a decimal number"}},
+      {"arch --batch +8", {"--batch", "+8"}},
+      {"arch --width 1e400", {"--width", "1e400", "out of range"}},
+      {"space --preset tiny --shard 1/0x2", {"0x2"}},
       {"arch --format xml", {"format", "xml"}},
       {"space --preset nope", {"nope", "screen"}},
       {"space --count", {"preset"}},
@@ -105,6 +112,20 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
     for (const char* m : c.mentions) EXPECT_NE(r.err.find(m), std::string::npos) << "should mention " << m;
   }
   EXPECT_FALSE(fs::exists(scratch().dir() / "x.db")) << "bad input must be refused before creating the store";
+}
+
+// Twenty-third hostile pass: CLI11 read an integer flag's "010" as octal 8 (`predict --batch 010`
+// answered batch 8) where a CSV cell's "010" is 10. Every numeric flag reads decimal.
+TEST(Cli, LeadingZerosAreDecimalOnEveryIntegerFlag) {
+  const CliRun padded = carb("arch --depth 018 --resolution 064 --batch 010 --width 00.5 --format json");
+  const CliRun plain = carb("arch --depth 18 --resolution 64 --batch 10 --width 0.5 --format json");
+  ASSERT_EQ(padded.status, 0) << padded.err;
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(nlohmann::json::parse(padded.out).at("config"), nlohmann::json::parse(plain.out).at("config"));
+  EXPECT_EQ(nlohmann::json::parse(padded.out).at("config").at("batch"), 10);
+  const CliRun counted = carb("space --preset screen --count --shard 01/03");
+  ASSERT_EQ(counted.status, 0) << counted.err;
+  EXPECT_EQ(counted.out, carb("space --preset screen --count --shard 1/3").out);
 }
 
 // Eighteenth hostile pass: output that could not be written (a full disk) exited 0.
