@@ -36,7 +36,14 @@ T number_arg(const py::object& v, const char* name) {
   if (py::isinstance<py::bool_>(v) || type == "bool_" || type == "bool")
     throw carb::InputError(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not a number");
   try {
+    // An integer is an int or has __index__ (numpy's integers): pybind11's conversion truncated
+    // np.float32(8.9), Fraction(17, 2) and Decimal("8.5") to 8 (twenty-third hostile pass) while it
+    // refused a Python float. No float is a batch size, whole or not.
+    if constexpr (std::is_integral_v<T>) return py::module_::import("operator").attr("index")(v).template cast<T>();
     return v.cast<T>();
+  } catch (const py::error_already_set& e) {
+    if (!e.matches(PyExc_TypeError)) throw;
+    throw py::type_error(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not an integer");
   } catch (const py::cast_error&) {
     throw py::type_error(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not " +
                          (std::is_integral_v<T> ? "an integer" : "a number"));

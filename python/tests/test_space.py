@@ -57,3 +57,19 @@ def test_config_refuses_a_bool_for_a_number():
         with pytest.raises(carb.InputError, match="not a number"):
             carb.Config("basic", **{"depth": 18, "width": 1.0, "resolution": 64, "batch": 8, **kwargs})
     assert carb.Config("basic", np.int64(18), np.float32(0.5), 64, 8).key == "basic-18-w0.5-r64-b8-fp32"
+
+
+def test_config_takes_only_integers_for_integer_fields():
+    # Twenty-third hostile pass: np.float32(8.9), Fraction(17, 2) and Decimal("8.5") were truncated to
+    # batch 8 while a Python float was refused. No non-integer type is taken, whole or not.
+    from decimal import Decimal
+    from fractions import Fraction
+    import numpy as np
+    for bad in (np.float32(8.9), np.float32(8.0), np.float16(8.5), np.longdouble(8.5), Fraction(17, 2),
+                Decimal("8.5"), Decimal("8"), 8.0, np.float64(8.0)):
+        for field in ("depth", "resolution", "batch"):
+            args = {"depth": 18, "width": 0.5, "resolution": 64, "batch": 8, field: bad}
+            with pytest.raises(TypeError, match="not an integer"):
+                carb.Config("basic", **args)
+    # Integers of any kind are taken, and a fraction is a width.
+    assert carb.Config("basic", np.int32(18), Fraction(1, 2), np.uint16(64), np.int8(8)).key == "basic-18-w0.5-r64-b8-fp32"
