@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 #include <vector>
 
 namespace carb {
@@ -22,9 +24,9 @@ double sd(const std::vector<double>& x) {
 TEST(Timing, TheIntervalIsStudentsTForTheNumberOfPasses) {
   const std::vector<double> ten = {10, 11, 9, 10.5, 9.5, 10.2, 9.8, 10.1, 9.9, 10};
   const auto t = summarize(ten);
-  EXPECT_NEAR(t.rel_ci95, 2.262 * sd(ten) / std::sqrt(10.0) / t.mean_ms, 1e-12);
+  EXPECT_NEAR(t.rel_ci95, 2.26216 * sd(ten) / std::sqrt(10.0) / t.mean_ms, 1e-12);
   const std::vector<double> two = {10, 12};
-  EXPECT_NEAR(summarize(two).rel_ci95, 12.706 * sd(two) / std::sqrt(2.0) / 11.0, 1e-12);
+  EXPECT_NEAR(summarize(two).rel_ci95, 12.7062 * sd(two) / std::sqrt(2.0) / 11.0, 1e-12);
   // Beyond the table: t with 99 degrees of freedom is 1.9842 (R's qt(0.975, 99)), 40: 2.0211.
   for (const auto& [n, q] : {std::pair{100, 1.98422}, std::pair{41, 2.02108}}) {
     std::vector<double> x;
@@ -48,6 +50,18 @@ TEST(Timing, TargetCiStopsOnlyOnceTheTIntervalIsWithinIt) {
   std::vector<double> fewer;
   for (int i = 0; i < t.passes - 1; ++i) fewer.push_back(i % 2 ? 11.0 : 9.0);
   EXPECT_GT(summarize(fewer).rel_ci95, 0.1);
+}
+
+// Twenty-third hostile pass: a one-pass row recorded latency_std_ms, latency_cv and latency_rel_ci95
+// as 0, an exact measurement. One pass has no spread: the cells stay empty.
+TEST(Timing, OnePassRecordsNoSpread) {
+  std::map<std::string, std::string> extra;
+  record_timing(summarize({7.5}), extra);
+  EXPECT_EQ(extra.at("passes"), "1");
+  EXPECT_EQ(extra.at("latency_median_ms"), "7.5");
+  for (const char* col : {"latency_std_ms", "latency_cv", "latency_rel_ci95"}) EXPECT_EQ(extra.count(col), 0u) << col;
+  record_timing(summarize({7.5, 8.5}), extra);
+  for (const char* col : {"latency_std_ms", "latency_cv", "latency_rel_ci95"}) EXPECT_EQ(extra.count(col), 1u) << col;
 }
 
 }  // namespace
