@@ -20,8 +20,9 @@
 # people run) into $OUT/h200-deploy.csv: rows that test how the model, trained on the paper
 # preset, holds past its grid (README, "Predicting past the grid").
 # CARB_GPU_PLAN=plan.csv (from `carb plan --model models/h200 --preset paper --exclude data/h200.csv
-# --backend cuda --budget-s ...`) measures that plan in its order instead of the architecture
-# order: the rows the model knows least first.
+# --backend cuda --warmup 5 --min-passes 10 --max-passes 100 --max-timed-s 0.5 --min-energy-window 0.5
+# --util-window 0.5 --util sample:0.2 --cooldown 2 --budget-s ...`, priced as this script measures)
+# measures that plan in its order instead of the architecture order: the rows the model knows least first.
 # The budget counts from the script's start; profiling stops (cleanly, after the configuration in
 # flight) early enough that the export fits inside it. Everything done so far stays in the store.
 # $OUT/lease.md is the line for data/gpu/README.md: date, seconds, rows, configurations/s, compute

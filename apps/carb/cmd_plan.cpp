@@ -12,7 +12,7 @@ namespace carb::cli {
 namespace {
 
 struct PlanCmd {
-  std::string model, out, strategy, spread = "units", format = "table";
+  std::string model, out, strategy, spread = "units", format = "table", util = "all";
   std::vector<std::string> exclude;
   SourceFlags src;
   PlanOptions o;
@@ -31,6 +31,12 @@ void run(PlanCmd& c, CLI::App& app) {
   if (c.strategy.empty()) c.strategy = c.model.empty() ? "stratified" : "uncertainty";
   c.o.strategy = parse_plan_strategy(c.strategy);
   c.o.spread = parse_spread_space(c.spread);
+  // The windows only the cuda backend measures: given for cpu, they would price nothing.
+  c.o.protocol.util_sample = util_share(c.util);
+  for (const char* flag : {"--min-energy-window", "--util-window", "--util"})
+    if (app.count(flag) && c.o.backend != "cuda")
+      throw InputError(std::string(flag) + " prices a window only the cuda backend measures; give --backend cuda or "
+                       "leave it out");
 
   std::vector<std::filesystem::path> inputs(c.exclude.begin(), c.exclude.end());
   if (!c.model.empty()) inputs.emplace_back(c.model);
@@ -99,6 +105,11 @@ Registrar reg({"plan", "Choose the configurations to measure next: most informat
                  app.add_option("--max-timed-s", p.max_timed_s, "the protocol's timing limit per configuration (0 = off)")->capture_default_str()->check(in_range(0.0, 1e6));
                  app.add_option("--cooldown", p.cooldown_s, "the protocol's pause between configurations")->capture_default_str()->check(in_range(0.0, 3600.0));
                  app.add_flag("--reference", p.reference, "the protocol times the reference network before every pass");
+                 // Twenty-third hostile pass: cuda rows were priced with profile's default windows, whatever
+                 // the campaign would measure under.
+                 app.add_option("--min-energy-window", p.min_energy_window_s, "the protocol's energy window at least, s (cuda)")->capture_default_str()->check(in_range(0.0, 3600.0));
+                 app.add_option("--util-window", p.util_window_s, "the protocol's utilization window, s (cuda)")->capture_default_str()->check(in_range(0.0, 3600.0));
+                 app.add_option("--util", c->util, "the protocol's utilization sampling: all | none | sample:P (cuda; as profile's)")->capture_default_str();
                  app.add_option("--out", c->out, "plan CSV to write, with its provenance beside it as .json (never an input; an earlier plan carb wrote is replaced, an edited one only with --force)")->required();
                  app.add_flag("--force", c->force, "replace whatever is at --out, even if it is not a plan");
                  add_format(app, c->format, {"table", "json"});

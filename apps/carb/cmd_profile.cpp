@@ -21,19 +21,6 @@ struct ProfileCmd {
   bool quiet = false, no_meter_check = false;
 };
 
-// --util all | none | sample:P  ->  Protocol::util_sample.
-double parse_util(const std::string& v) {
-  if (v == "all") return 1.0;
-  if (v == "none") return 0.0;
-  if (v.rfind("sample:", 0) == 0) {
-    const std::string num = v.substr(7);
-    char* end = nullptr;
-    const double p = std::strtod(num.c_str(), &end);
-    if (!num.empty() && end && *end == '\0' && p >= 0 && p <= 1) return p;
-  }
-  throw InputError("--util must be all, none or sample:P with P between 0 and 1, not '" + v + "'");
-}
-
 // Flag combinations are checked by carb::validate inside run_profile, so that library callers
 // get the same refusals.
 void run(ProfileCmd& c, const std::string& cmdline) {
@@ -42,7 +29,7 @@ void run(ProfileCmd& c, const std::string& cmdline) {
     throw InputError("give either --plan or --preset/--configs/--shard, not both");
   if (!c.plan.empty() && c.arch_order >= 0)
     throw InputError("--arch-order reorders configurations; a plan is measured in its own order: give one of them");
-  c.o.protocol.util_sample = parse_util(c.util);
+  c.o.protocol.util_sample = util_share(c.util);
   auto configs = c.plan.empty() ? c.src.load() : read_plan_csv(c.plan);  // a plan is measured in its order
   if (c.arch_order >= 0) configs = order_by_architecture(configs, static_cast<uint64_t>(c.arch_order));
   c.o.check_meter = !c.no_meter_check;

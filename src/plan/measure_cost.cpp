@@ -16,9 +16,15 @@ double measure_seconds(double latency_ms, const Protocol& p, const std::string& 
   // it earlier still, but how much earlier depends on noise no model predicts: not counted).
   if (p.max_timed_s > 0) timed = std::clamp(std::ceil(p.max_timed_s / s), double(p.min_passes), double(p.max_passes));
   const double reference = p.reference ? std::max(0.0, reference_ms) / 1000.0 : 0.0;
-  // The cuda backend repeats passes until the energy window is long enough, then samples utilization.
-  const double windows = backend == "cuda" ? std::max(p.min_energy_window_s, s) + p.util_window_s : 0.0;
-  return p.warmup * s + timed * (s + reference) + windows + p.cooldown_s;
+  const double passes = timed * (s + reference);
+  if (backend != "cuda") return p.warmup * s + passes + p.cooldown_s;
+  // cuda: latency and energy come from one window, the timed passes extended until it lasts
+  // --min-energy-window (and holds --energy-ticks counter periods, whose length only the meter
+  // knows: not counted); utilization is sampled on a share of the configurations (--util), so its
+  // window counts at that share; at least one warm-up pass. (Twenty-third hostile pass: the energy
+  // window was priced on top of the timed passes, and every row paid the utilization window.)
+  const double window = std::max(passes, p.min_energy_window_s);
+  return std::max(p.warmup, 1) * s + window + std::clamp(p.util_sample, 0.0, 1.0) * p.util_window_s + p.cooldown_s;
 }
 
 }  // namespace carb

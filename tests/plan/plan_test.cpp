@@ -203,7 +203,14 @@ TEST(MeasureSeconds, CountsWarmupPassesWindowsAndCooldown) {
   p.reference = true;
   EXPECT_NEAR(measure_seconds(10, p, "cpu", 5), 0.01 * 10 + 50 * 0.015 + 1.0, 1e-12);
   p.reference = false;
-  EXPECT_NEAR(measure_seconds(10, p, "cuda"), 0.01 * 60 + p.min_energy_window_s + p.util_window_s + 1.0, 1e-12);
+  // cuda: one window for latency and energy (the timed passes, extended to --min-energy-window), the
+  // utilization window on its share of the rows, at least one warm-up pass.
+  p.min_energy_window_s = 1.0, p.util_window_s = 2.0, p.util_sample = 1.0;
+  EXPECT_NEAR(measure_seconds(10, p, "cuda"), 0.01 * 10 + 1.0 + 2.0 + 1.0, 1e-12);  // passes 0.5 s < 1 s window
+  EXPECT_NEAR(measure_seconds(100, p, "cuda"), 0.1 * 10 + 0.1 * 10 + 2.0 + 1.0, 1e-12);  // 10 passes: 1 s
+  EXPECT_NEAR(measure_seconds(1000, p, "cuda"), 1.0 * 10 + 1.0 * 10 + 2.0 + 1.0, 1e-12);  // passes outlast the window
+  p.util_sample = 0.2, p.warmup = 0;
+  EXPECT_NEAR(measure_seconds(10, p, "cuda"), 0.01 * 1 + 1.0 + 0.2 * 2.0 + 1.0, 1e-12);
   EXPECT_THROW(measure_seconds(0, p, "cpu"), InputError);
   EXPECT_THROW(measure_seconds(std::nan(""), p, "cpu"), InputError);
 }
