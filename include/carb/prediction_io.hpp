@@ -16,6 +16,12 @@ std::string outside_text(const std::vector<Excursion>& outside);
 /// The same as a JSON array of {dimension, text, log_ratio} (log_ratio null when unbounded).
 nlohmann::json outside_json(const std::vector<Excursion>& outside);
 
+/// A warning for a table of scores over `configs`: how many lie outside what `m` trained on (its
+/// answers there are guesses, and the scores include them), and how many of those at a family or
+/// precision never trained; empty when none does. (Twenty-fourth hostile pass: `evaluate --external`
+/// and `screen --validate` scored four guesses, one of them bf16, as "held-out accuracy".)
+std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs);
+
 /// With an "outside" column last (the excursions from the trained ranges; empty inside them).
 /// `extra`, when given, is one more named column (one value per prediction) before it.
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,

@@ -85,6 +85,7 @@ struct ScreenValidation {
   std::size_t matched = 0;                   // of those, in the screened space
   std::size_t unclassified = 0;              // matched, but a budgeted target was not measured
   std::size_t excluded_trained = 0;          // in the space, but the model trained on them (left out)
+  std::size_t failed_only = 0;               // in the space, measured only as oom or error (left out)
   /// "held_out": every validated configuration is one the model did not train on;
   /// "includes_trained": asked to keep them; "unknown": the bundle does not record its training set.
   std::string split = "unknown";

@@ -2,6 +2,7 @@
 // scores the model on it and assembles the sections (baselines, leave-one-batch-tier-out,
 // ablation, importance, residuals, components) into one document.
 #include "carb/evaluate.hpp"
+#include "carb/prediction_io.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -126,6 +127,7 @@ Evaluation evaluate_external(eval::Context& c) {
   if (c.all.rows.front().platform != model.platform())
     e.warnings.push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
                          model.platform() + "'");
+  if (const auto note = guesses_note(model, configs_of(c.test)); !note.empty()) e.warnings.push_back(note);
   const nlohmann::json no_split = eval::unavailable("--external: no training split to fit on");
   e.targets = timed("targets", c.opts, e.seconds, [&] { return eval::score_targets(model, c.test); });
   for (Baseline* b : {&e.baselines.flops_linear, &e.baselines.flops_loglinear, &e.baselines.latency_proxy})
@@ -171,6 +173,7 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
   if (c.all.rows.front().platform != model.platform())
     e.warnings.push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
                          model.platform() + "'");
+  if (const auto note = guesses_note(model, configs_of(c.test)); !note.empty()) e.warnings.push_back(note);
   if (o.quick) e.warnings.push_back("--quick: leave-one-batch-tier-out, ablation and no-cascade were skipped");
   e.targets = timed("targets", o, e.seconds, [&] { return eval::score_targets(model, c.test); });
   e.baselines = timed("baselines", o, e.seconds, [&] { return eval::baselines_section(c); });

@@ -40,6 +40,20 @@ nlohmann::json outside_json(const std::vector<Excursion>& outside) {
   return a;
 }
 
+std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs) {
+  std::size_t outside = 0, never = 0;
+  for (const Config& c : configs) {
+    const auto x = m.envelope().outside(m.as_trained(c));
+    outside += !x.empty();
+    never += !x.empty() && !std::isfinite(extrapolation_widening(x));
+  }
+  if (outside == 0) return "";
+  return std::to_string(outside) + " of " + std::to_string(configs.size()) +
+         " scored configurations lie outside the ranges the model trained on" +
+         (never ? " (" + std::to_string(never) + " at a family or precision it never trained)" : std::string()) +
+         ": its answers there are guesses, and these scores include them";
+}
+
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out, const std::pair<std::string, std::vector<double>>* extra) {
   const bool intervals = !p.empty() && !p.front().interval.empty();

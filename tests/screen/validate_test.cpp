@@ -87,7 +87,25 @@ TEST(ScreenValidate, CountsKnownFalseAcceptsAndRejects) {
   EXPECT_DOUBLE_EQ(v.decisions.false_reject_rate(), 1.0 / 4.0);
   EXPECT_TRUE(v.tradeoff.empty());
   EXPECT_EQ(v.measured_platforms, (std::vector<std::string>{"cpu-synthetic-b"}));
-  EXPECT_TRUE(v.warnings.empty()) << v.warnings.front();
+  // Twenty-fourth hostile pass: the configuration measured only as oom was left out without a word.
+  // Every other one is inside what the model trained on: no note of guesses.
+  EXPECT_EQ(v.failed_only, 1u);
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].find("1 configuration of the space measured only as oom or error is left out"),
+            std::string::npos) << v.warnings[0];
+}
+
+// Twenty-fourth hostile pass: measured configurations past the model's trained ranges were scored as
+// if it knew them, without a word (evaluate --external did the same).
+TEST(ScreenValidate, ConfigurationsOutsideTheTrainedRangesAreCountedAsGuesses) {
+  HandMade h = hand_made();
+  const Config far{Family::basic, 18, 1.0, 1024, 64, Precision::fp32};
+  h.space.push_back(far);
+  h.data.rows.push_back(measured(far, 1e4));
+  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt, true);
+  ASSERT_EQ(v.warnings.size(), 2u);
+  EXPECT_NE(v.warnings[0].find("1 of 9 scored configurations lie outside the ranges the model trained on"),
+            std::string::npos) << v.warnings[0];
 }
 
 // Fifteenth hostile pass: measurements of another platform validated the model's decisions
@@ -96,11 +114,11 @@ TEST(ScreenValidate, MeasurementsOfAnotherPlatformAreWarnedOf) {
   auto h = hand_made();
   for (Record& r : h.data.rows) r.platform = "cpu-other";
   const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt, true);
-  ASSERT_EQ(v.warnings.size(), 1u);
+  ASSERT_EQ(v.warnings.size(), 2u);  // and the oom-only configuration left out
   EXPECT_NE(v.warnings[0].find("platform 'cpu-other', the model that decides from 'cpu-synthetic-b'"),
             std::string::npos)
       << v.warnings[0];
-  EXPECT_EQ(v.to_json(h.budget)["warnings"].size(), 1u);
+  EXPECT_EQ(v.to_json(h.budget)["warnings"].size(), 2u);
 }
 
 TEST(ScreenValidate, ErrorsAreOverTheMatchedMeasurements) {
