@@ -130,8 +130,12 @@ std::vector<Point> run_curve(const std::string& strategy, const Dataset& pool, c
     po.strategy = s;
     po.count = n;
     po.seed = seed;
-    po.diversity = opt.diversity;
-    po.spread = parse_spread_space(opt.spread);
+    // The near-duplicate radius and the spread weigh the model's uncertainty: only the uncertainty
+    // strategies take them (make_plan refuses them elsewhere, where they would change nothing).
+    if (s == PlanStrategy::uncertainty || s == PlanStrategy::uncertainty_per_cost) {
+      po.diversity = opt.diversity;
+      po.spread = parse_spread_space(opt.spread);
+    }
     po.protocol = data_protocol(opt);
     std::vector<Config> out;
     for (const auto& r : make_plan(pool_cfg, measured, model, po).rows) out.push_back(r.config);

@@ -173,6 +173,9 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
   out["uncertainty"] = column(&carb::PlannedRow::uncertainty);
   out["latency_ms"] = column(&carb::PlannedRow::latency_ms);
   out["cost_s"] = column(&carb::PlannedRow::cost_s);
+  py::list outside;  // per row, where it lies outside the trained ranges (empty inside)
+  for (const auto& r : p.rows) outside.append(carb::outside_text(r.outside));
+  out["outside"] = outside;
   out["strategy"] = carb::to_string(p.strategy);
   out["candidates"] = p.candidates;
   out["excluded"] = p.excluded;

@@ -31,6 +31,14 @@ void run(PlanCmd& c, CLI::App& app) {
   if (c.strategy.empty()) c.strategy = c.model.empty() ? "stratified" : "uncertainty";
   c.o.strategy = parse_plan_strategy(c.strategy);
   c.o.spread = parse_spread_space(c.spread);
+  // Without a model no row has a predicted latency, so nothing is priced: the protocol's flags
+  // would change nothing (twenty-fourth hostile pass: --warmup 50 was taken and ignored).
+  if (c.model.empty())
+    for (const char* flag : {"--backend", "--warmup", "--min-passes", "--max-passes", "--max-timed-s", "--cooldown",
+                             "--reference", "--min-energy-window", "--util-window", "--util"})
+      if (app.count(flag))
+        throw InputError(std::string(flag) + " prices the measuring time from a model's predicted latency; without "
+                         "--model the plan has no costs: give --model or leave it out");
   // The windows only the cuda backend measures: given for cpu, they would price nothing.
   c.o.protocol.util_sample = util_share(c.util);
   for (const char* flag : {"--min-energy-window", "--util-window", "--util"})
@@ -71,6 +79,10 @@ void run(PlanCmd& c, CLI::App& app) {
             << " already measured) by " << to_string(p.strategy);
   if (std::isfinite(p.total_cost_s)) std::cout << ", predicted measuring time " << fmt_num(p.total_cost_s, 4) << " s";
   std::cout << " -> " << printable(c.out) << '\n';
+  if (const std::size_t n = p.rows_outside())
+    std::cout << "note: " << n << " of the " << p.rows.size() << " planned rows " << (n == 1 ? "lies" : "lie")
+              << " outside the ranges the model trained on (its "
+              << "\"outside\" column): their predicted latency and cost are guesses\n";
 }
 
 Registrar reg({"plan", "Choose the configurations to measure next: most informative per second of measuring",

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "carb/config.hpp"
+#include "carb/envelope.hpp"
 #include "carb/profiler.hpp"
 
 namespace carb {
@@ -66,6 +67,8 @@ struct PlannedRow {
   double latency_ms = 0;     // predicted latency (NaN without a model)
   double cost_s = 0;         // predicted seconds to measure it (NaN without a model)
   double distance = 0;       // to the nearest measured or earlier planned row, normalised space (inf: none)
+  /// Where it lies outside what the model trained on: its predicted latency and cost are guesses there.
+  std::vector<Excursion> outside;
 };
 
 struct Plan {
@@ -74,9 +77,11 @@ struct Plan {
   std::size_t candidates = 0;    // distinct configurations offered
   std::size_t excluded = 0;      // of them, already measured (or trained on by the model)
   double total_cost_s = 0;       // predicted (NaN without a model)
-  /// {strategy, candidates, excluded, planned, predicted_cost_s, rows: [{family..precision, rank,
-  /// score, uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance}]}, null where
-  /// unknown (as the plan CSV's empty cells).
+  /// How many planned rows lie outside what the model trained on.
+  std::size_t rows_outside() const;
+  /// {strategy, candidates, excluded, planned, planned_outside, predicted_cost_s, rows: [{family..precision,
+  /// rank, score, uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance, outside}]},
+  /// null where unknown (as the plan CSV's empty cells).
   nlohmann::json to_json() const;
 };
 

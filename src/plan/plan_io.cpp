@@ -1,6 +1,7 @@
 // The plan CSV: written atomically with its provenance sidecar, read back in its order by
 // `carb profile --plan`, and the check of --out (never an input, never a file carb did not write
 // as a plan, never a plan edited since).
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -10,6 +11,7 @@
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/plan.hpp"
+#include "carb/prediction_io.hpp"
 #include "data/csv.hpp"
 #include "data/provenance.hpp"
 
@@ -21,12 +23,14 @@ namespace fs = std::filesystem;
 constexpr const char* kPlanKind = "carb plan";
 
 constexpr const char* kPlanColumns[] = {"rank", "strategy", "score", "uncertainty", "predicted_latency_ms",
-                                        "cost_s", "cumulative_cost_s", "distance"};
+                                        "cost_s", "cumulative_cost_s", "distance", "outside"};
 
-std::string header() {
+// `outside` last: plans written before it (twenty-fourth hostile pass) lack it and are still plans.
+std::string header(bool with_outside = true) {
   std::string h;
   for (const char* c : kConfigColumns) h += (h.empty() ? "" : ",") + std::string(c);
-  for (const char* c : kPlanColumns) h += "," + std::string(c);
+  for (const char* c : kPlanColumns)
+    if (with_outside || std::string(c) != "outside") h += "," + std::string(c);
   return h;
 }
 
@@ -37,15 +41,21 @@ bool looks_like_plan(const fs::path& f) {
   std::string first;
   std::getline(in, first);
   if (!first.empty() && first.back() == '\r') first.pop_back();
-  return first == header();
+  return first == header() || first == header(false);
 }
 
 }  // namespace
+
+std::size_t Plan::rows_outside() const {
+  return static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const PlannedRow& r) { return !r.outside.empty(); }));
+}
 
 nlohmann::json Plan::to_json() const {
   const auto value = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   nlohmann::json j = {{"strategy", to_string(strategy)}, {"candidates", candidates},
                       {"excluded", excluded},            {"planned", rows.size()},
+                      {"planned_outside", rows_outside()},
                       {"predicted_cost_s", value(total_cost_s)}, {"rows", nlohmann::json::array()}};
   double cumulative = 0;
   for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -59,6 +69,7 @@ nlohmann::json Plan::to_json() const {
     row["cost_s"] = value(r.cost_s);
     row["cumulative_cost_s"] = value(cumulative);
     row["distance"] = value(r.distance);
+    row["outside"] = outside_json(r.outside);
     j["rows"].push_back(std::move(row));
   }
   return j;
@@ -74,7 +85,8 @@ void write_plan_csv(const Plan& p, std::ostream& out) {
     csv::write_row(out, {to_string(c.family), std::to_string(c.depth), format_width(c.width),
                          std::to_string(c.resolution), std::to_string(c.batch), to_string(c.precision),
                          std::to_string(k + 1), to_string(p.strategy), number(r.score), number(r.uncertainty),
-                         number(r.latency_ms), number(r.cost_s), number(cumulative), number(r.distance)});
+                         number(r.latency_ms), number(r.cost_s), number(cumulative), number(r.distance),
+                         outside_text(r.outside)});
   }
 }
 

@@ -35,6 +35,14 @@ void check_options(const PlanOptions& o, bool has_model) {
   const bool needs_model = o.strategy == PlanStrategy::uncertainty || o.strategy == PlanStrategy::uncertainty_per_cost;
   if (needs_model && !has_model)
     throw InputError("strategy " + to_string(o.strategy) + " needs a model (--model); without one use space-filling");
+  // Twenty-fourth hostile pass: --diversity and --spread changed nothing under the other strategies,
+  // without a word. They weigh the model's uncertainty, which only the uncertainty strategies rank by.
+  if (!needs_model && o.diversity != PlanOptions{}.diversity)
+    throw InputError("diversity spaces out the picks of the uncertainty strategies; " + to_string(o.strategy) +
+                     " has its own order and would ignore it: leave it out");
+  if (!needs_model && o.spread != PlanOptions{}.spread)
+    throw InputError("the spread measures the model's uncertainty, which only the uncertainty strategies rank by; " +
+                     to_string(o.strategy) + " would ignore it: leave it out");
   if (o.budget_s && !has_model)
     throw InputError("a budget in seconds needs a model (--model): a row's measuring time is predicted from its latency");
   validate(o.protocol, o.backend);
@@ -155,7 +163,8 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
     open[best] = 0;
     if (strata) strata->take(best);
     if (o.budget_s || std::isfinite(cost[best])) spent += cost[best];
-    plan.rows.push_back({pool[best], best_score, unc[best], lat[best], cost[best], dist[best]});
+    plan.rows.push_back({pool[best], best_score, unc[best], lat[best], cost[best], dist[best],
+                         model ? model->envelope().outside(model->as_trained(pool[best])) : std::vector<Excursion>{}});
     for (std::size_t i = 0; i < n; ++i)
       if (open[i]) dist[i] = std::min(dist[i], ConfigSpace::distance(pts[i], pts[best]));
   }

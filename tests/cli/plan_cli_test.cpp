@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <vector>
 #include <string>
 
 #include "analysis/synthetic_datasets.hpp"
@@ -61,7 +62,13 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
   std::ifstream in(scratch().dir() / "plan_b.csv");
   std::string line, last;
   while (std::getline(in, line)) last = line;
-  const double cumulative = std::stod(last.substr(last.rfind(',', last.rfind(',') - 1) + 1));
+  std::vector<std::string> cells;  // ..., cumulative_cost_s, distance, outside
+  for (std::size_t at = 0, end = 0; end != std::string::npos; at = end + 1) {
+    end = last.find(',', at);
+    cells.push_back(last.substr(at, end == std::string::npos ? end : end - at));
+  }
+  ASSERT_GE(cells.size(), 3u) << last;
+  const double cumulative = std::stod(cells[cells.size() - 3]);
   EXPECT_LE(cumulative, 20.0) << last;
   EXPECT_GT(cumulative, 0.0) << last;
 
@@ -74,7 +81,7 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
   const CliRun again = carb_cli_test::carb("plan --preset tiny --count 3 --out plan_c.csv", "plan_c_again");
   ASSERT_EQ(again.status, 0) << again.err;
   {
-    std::ofstream(scratch().dir() / "plan_c.csv", std::ios::app) << "basic,10,0.25,32,8,fp32,4,mine,,,,,,\n";
+    std::ofstream(scratch().dir() / "plan_c.csv", std::ios::app) << "basic,10,0.25,32,8,fp32,4,mine,,,,,,,\n";
   }
   const CliRun edited = carb_cli_test::carb("plan --preset tiny --count 3 --out plan_c.csv", "plan_c_edited");
   EXPECT_NE(edited.status, 0);

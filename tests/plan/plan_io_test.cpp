@@ -24,10 +24,36 @@ class PlanIo : public TempDirTest {
 Plan three_rows() {
   Plan p;
   p.strategy = PlanStrategy::uncertainty;
-  p.rows = {{{Family::bottleneck, 50, 1.0, 224, 8, Precision::fp32}, 3, 0.3, 120, 14, 0.5},
-            {{Family::basic, 10, 0.25, 32, 1, Precision::bf16}, 2, 0.2, 1.2, 1.1, 0.4},
-            {{Family::basic, 18, 0.5, 64, 4, Precision::fp32}, 1, 0.1, 8, 2.0, 0.3}};
+  p.rows = {{{Family::bottleneck, 50, 1.0, 224, 8, Precision::fp32}, 3, 0.3, 120, 14, 0.5,
+             {{"resolution", "resolution 224 > 128 trained", 0.56}}},
+            {{Family::basic, 10, 0.25, 32, 1, Precision::bf16}, 2, 0.2, 1.2, 1.1, 0.4, {}},
+            {{Family::basic, 18, 0.5, 64, 4, Precision::fp32}, 1, 0.1, 8, 2.0, 0.3, {}}};
   return p;
+}
+
+// Twenty-fourth hostile pass: a plan spent 90% of its budget on a configuration far past what the
+// model trained on, priced from a guessed latency, without a word. Its "outside" column says so;
+// plans written before the column are still plans.
+TEST_F(PlanIo, ARowOutsideTheTrainedRangesSaysSoAndOlderPlansStillRead) {
+  const auto f = dir_ / "plan.csv";
+  write_plan_csv(three_rows(), f);
+  const std::string text = read(f);
+  EXPECT_NE(text.find(",distance,outside\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(",resolution 224 > 128 trained\n"), std::string::npos) << text;
+  const auto j = three_rows().to_json();
+  EXPECT_EQ(j["planned_outside"], 1);
+  EXPECT_EQ(j["rows"][0]["outside"][0]["text"], "resolution 224 > 128 trained");
+  EXPECT_TRUE(j["rows"][1]["outside"].empty());
+  // A plan without the column (an earlier carb's) is read, and its --out is an earlier plan.
+  std::string old;
+  for (std::size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at);
+    old += line.substr(0, line.rfind(',')) + "\n";
+  }
+  const auto g = dir_ / "old.csv";
+  std::ofstream(g) << old;
+  EXPECT_EQ(read_plan_csv(g).size(), 3u);
 }
 
 TEST_F(PlanIo, RoundTripsInItsOrderWithTheScoresBeside) {

@@ -188,6 +188,17 @@ TEST(Plan, RefusesOptionsThatCannotWork) {
   PlanOptions o = options(PlanStrategy::space_filling, 5);
   o.diversity = -1;
   EXPECT_THROW(make_plan(cands, {}, nullptr, o), InputError);
+  // Twenty-fourth hostile pass: --diversity and --spread changed nothing under the strategies that
+  // do not rank by the model's uncertainty, without a word.
+  for (PlanStrategy s : {PlanStrategy::random, PlanStrategy::stratified, PlanStrategy::space_filling}) {
+    PlanOptions d = options(s, 5);
+    d.diversity = 5;
+    EXPECT_THROW(make_plan(cands, {}, nullptr, d), InputError) << to_string(s);
+    PlanOptions l = options(s, 5);
+    l.spread = SpreadSpace::log;
+    EXPECT_THROW(make_plan(cands, {}, nullptr, l), InputError) << to_string(s);
+    EXPECT_NO_THROW(make_plan(cands, {}, nullptr, options(s, 5))) << to_string(s);
+  }
   EXPECT_THROW(parse_plan_strategy("greedy"), InputError);
   EXPECT_THROW(parse_spread_space("linear"), InputError);
 }
