@@ -83,6 +83,7 @@ class Store {
   std::filesystem::path file_;       // path_ as SQLite opens it: links resolved (StoreLock::store_file)
   std::unique_ptr<StoreLock> lock_;  // sole_writer only; released after ~Store closes the database
   sqlite3* db_ = nullptr;
+  int file_fd_ = -1;                 // the store file's held descriptor (never closed: held_file.hpp)
 };
 
 }  // namespace carb

@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "carb/error.hpp"
+#include "held_file.hpp"
 #include "store_lock.hpp"
 
 namespace carb {
@@ -170,8 +171,11 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
 // `db` as SQLite will open it (links resolved: it keeps its side files beside the target, and a
 // link once bypassed every check here: nineteenth hostile pass). `recorded`: the file the last
 // writer's lock file names (StoreLock::recorded_store), when `check_owner`.
+// `live`: a connection has the -wal open (wal_in_use): its frames are that connection's, which
+// SQLite coordinates, and whose file content may change under the check (a live writer's
+// checkpoint), so whose they are is checked only when nobody has them open.
 void check_sqlite_side_files(const std::filesystem::path& db, std::optional<StoreFileId> recorded = std::nullopt,
-                             bool check_owner = false) {
+                             bool check_owner = false, bool live = false) {
   namespace fs = std::filesystem;
   for (const char* suffix : {"-wal", "-journal", "-shm"}) {
     const fs::path f = db.string() + suffix;
@@ -181,9 +185,14 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
     bool sqlites = false;
     if (st.type() == fs::file_type::regular) {
       const auto size = fs::file_size(f, ec);
-      std::ifstream in(f, std::ios::binary);
       unsigned char head[8] = {};
-      in.read(reinterpret_cast<char*>(head), sizeof head);
+      if (std::string(suffix) == "-shm") {  // SQLite locks the index: read it through the held descriptor
+        const int fd = detail::held_descriptor(f);
+        if (fd >= 0 && ::pread(fd, head, sizeof head, 0) < 0) std::fill(head, head + sizeof head, 0);
+      } else {
+        std::ifstream in(f, std::ios::binary);
+        in.read(reinterpret_cast<char*>(head), sizeof head);
+      }
       const bool wal = head[0] == 0x37 && head[1] == 0x7f && head[2] == 0x06 && (head[3] == 0x82 || head[3] == 0x83);
       const unsigned char journal[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
       const bool is_journal = std::equal(head, head + 8, journal) ||
@@ -220,11 +229,12 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
                            " away would drop the rows in it. Only if " + db.string() + " is another file, move " +
                            f.string() + " and " + db.string() + "-shm away before using it");
       const auto now = StoreFileId::of(db);
-      if (recorded && now && !recorded->same_file(*now, db))
-        throw MeasureError(f.string() + " was left by a writer of another database file than the one now at " +
-                           db.string() + " (moved, replaced or restored since); SQLite would apply it to this one. "
-                           "Move " + f.string() + " and " + db.string() + "-shm away (or put the store they belong "
-                           "to back) before using " + db.string());
+      if (!live && recorded && now && !recorded->same_file(*now, db))
+        throw MeasureError(f.string() + " holds rows of a database file other than the one now at " + db.string() +
+                           " (replaced or restored since), and SQLite would apply them to it. Keep " + f.string() +
+                           " and " + db.string() + "-shm: they are those rows' only copy. Put the database file they "
+                           "belong to back at " + db.string() + ", or move all three aside together before using " +
+                           db.string());
     }
   }
 }
@@ -233,7 +243,12 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
 // lock on the shared-memory index's DMS byte (offset 128 in SQLite's unix VFS) while it is open.
 // Frames in a -wal that nobody has open are a dead writer's.
 bool wal_in_use(const std::filesystem::path& db) {
-  const int fd = ::open((db.string() + "-shm").c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  // The held descriptor, never closed: closing one would release this process's own connections'
+  // locks on the index (held_file.hpp).
+  const std::filesystem::path shm = db.string() + "-shm";
+  if (std::error_code ec; std::filesystem::symlink_status(shm, ec).type() != std::filesystem::file_type::regular)
+    return false;
+  const int fd = detail::held_descriptor(shm);
   if (fd < 0) return false;
   struct flock probe {};
   probe.l_type = F_WRLCK;
@@ -242,9 +257,7 @@ bool wal_in_use(const std::filesystem::path& db) {
   probe.l_len = 1;
   // An open-file-description probe: it sees the connections of this process too (a plain F_GETLK
   // ignores the caller's own locks).
-  const bool held = ::fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
-  ::close(fd);
-  return held;
+  return ::fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
 }
 
 bool has_carb_tables(sqlite3* db, const std::filesystem::path& file) {
@@ -281,24 +294,26 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), f
   // What a killed writer's lock file says its WAL belongs to: read before this writer's lock
   // replaces the record.
   const auto recorded = StoreLock::recorded_store(file_);
-  const bool check_owner = access == StoreAccess::sole_writer && !wal_in_use(file_);
+  const bool live = wal_in_use(file_);
+  const bool check_owner = access == StoreAccess::sole_writer && !live;
   // Twenty-first hostile pass: a store reached by two names (a hard link) took a lock and a WAL per
   // name; two profilers lost each other's rows and left an index out of step with its table.
   if (struct stat st {}; access != StoreAccess::shared && ::stat(file_.c_str(), &st) == 0 && st.st_nlink > 1)
     throw MeasureError(db.string() + " has " + std::to_string(st.st_nlink) + " names (hard links); SQLite would keep a "
                        "separate WAL and carb a separate lock for each. Use one name (remove the other links)");
   // Before the lock too: a writer refused here must leave that record for the next reader.
-  check_sqlite_side_files(file_, recorded, check_owner);
+  check_sqlite_side_files(file_, recorded, check_owner, live);
   // Before SQLite opens the file: a refused writer must not create or change anything.
   if (access == StoreAccess::sole_writer) lock_ = std::make_unique<StoreLock>(db);
-  check_sqlite_side_files(file_, recorded, check_owner);
+  check_sqlite_side_files(file_, recorded, check_owner, live);
   const int rc = sqlite3_open_v2(db.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   try {
     if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
     // Another process (a second profiler, an export) may hold the lock for a moment.
     sqlite3_busy_timeout(db_, 10000);
     init_schema();
-    if (lock_) lock_->record_store(file_);  // the file this writer's WAL belongs to
+    file_fd_ = detail::held_descriptor(file_);
+    if (lock_) lock_->record_store(file_fd_);  // the file this writer's WAL belongs to
   } catch (const MeasureError&) {
     sqlite3_close(db_);  // the destructor does not run when a constructor throws
     throw;
@@ -307,7 +322,8 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), f
 
 void Store::open_read_only() {
   // Frames a live writer has open are its own; those nobody has open must be the file's.
-  check_sqlite_side_files(file_, StoreLock::recorded_store(file_), !wal_in_use(file_));
+  const bool live = wal_in_use(file_);
+  check_sqlite_side_files(file_, StoreLock::recorded_store(file_), !live, live);
   if (std::filesystem::file_size(path_) == 0)  // SQLite would take it as a new, empty database
     throw MeasureError(path_.string() + ": empty file, not a carb measurement store");
   int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
@@ -349,7 +365,7 @@ Store::~Store() {
   std::error_code ec;
   const auto wal = std::filesystem::path(file_.string() + "-wal");
   if (lock_ && std::filesystem::is_regular_file(wal, ec) && std::filesystem::file_size(wal, ec) > 32 && !ec)
-    lock_->keep_record(file_);
+    lock_->keep_record(file_fd_);
 }
 
 void Store::init_schema() {
@@ -410,10 +426,10 @@ namespace {
 // Runs one autocommit statement with the lock's record bracketing it: a writer killed inside the
 // commit leaves "pending", under which a later write of the same file is the commit's own
 // (Resume.KilledRunResumesWithoutLossOrDuplicates found that window).
-void commit_recorded(Stmt& s, StoreLock* lock, const std::filesystem::path& file) {
-  if (lock) lock->record_store(file, true);
+void commit_recorded(Stmt& s, StoreLock* lock, int file_fd) {
+  if (lock) lock->record_store(file_fd, true);
   s.run();
-  if (lock) lock->record_store(file);  // the file as this commit left it
+  if (lock) lock->record_store(file_fd);  // the file as this commit left it
 }
 }  // namespace
 
@@ -433,13 +449,13 @@ void Store::put(const StoredMeasurement& m) {
   s.bind(14, r.avg_sm_util).bind(15, r.avg_mem_util);
   s.bind_text_or_null(16, r.extra.empty() ? std::string() : nlohmann::json(r.extra).dump());
   s.bind_text_or_null(17, m.error_text);
-  commit_recorded(s, lock_.get(), file_);  // autocommit: one transaction, checkpointed into the file
+  commit_recorded(s, lock_.get(), file_fd_);  // autocommit: one transaction, checkpointed into the file
 }
 
 void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& settings) {
   Stmt s(db_, path_, "INSERT OR IGNORE INTO protocols (id, settings) VALUES (?1, ?2)");
   s.bind(1, protocol_id).bind(2, settings.dump());
-  commit_recorded(s, lock_.get(), file_);
+  commit_recorded(s, lock_.get(), file_fd_);
 }
 
 nlohmann::json Store::protocols() const {

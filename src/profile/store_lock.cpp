@@ -122,6 +122,7 @@ StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, c
     // file a killed writer's -wal belongs to, and the next open refuse it (twenty-third hostile pass).
     const std::string old = read_record(fd_).value_or("");
     const auto rest = old.find_first_of(" \n");
+    inherited_ = rest != std::string::npos && old.find_first_not_of(" \n", rest) != std::string::npos;
     const std::string text = std::to_string(::getpid()) + (rest == std::string::npos ? "\n" : old.substr(rest));
     // Only informative (names the holder in another writer's refusal), so a failed write is no error.
     const bool noted = ::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
@@ -132,9 +133,10 @@ StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, c
   throw MeasureError(path_.string() + ": could not take the store's lock (it kept changing hands)");
 }
 
-std::optional<StoreFileId> StoreFileId::of(const std::filesystem::path& db) {
+namespace {
+std::optional<StoreFileId> id_of(int dirfd, const char* path, int flags) {
   struct statx stx {};
-  if (::statx(AT_FDCWD, db.c_str(), 0, STATX_INO | STATX_BTIME | STATX_MTIME | STATX_SIZE, &stx) != 0) return std::nullopt;
+  if (::statx(dirfd, path, flags, STATX_INO | STATX_BTIME | STATX_MTIME | STATX_SIZE, &stx) != 0) return std::nullopt;
   StoreFileId id;
   id.dev = (static_cast<std::uint64_t>(stx.stx_dev_major) << 32) | stx.stx_dev_minor;
   id.ino = stx.stx_ino;
@@ -145,26 +147,35 @@ std::optional<StoreFileId> StoreFileId::of(const std::filesystem::path& db) {
   if (stx.stx_mask & STATX_SIZE) id.size = stx.stx_size;
   return id;
 }
+}  // namespace
+
+std::optional<StoreFileId> StoreFileId::of(const std::filesystem::path& db) { return id_of(AT_FDCWD, db.c_str(), 0); }
+
+std::optional<StoreFileId> StoreFileId::of(int fd) {
+  if (fd < 0) return std::nullopt;
+  return id_of(fd, "", AT_EMPTY_PATH);
+}
 
 bool StoreFileId::same_file(const StoreFileId& now, const std::filesystem::path& db) const {
   const auto same = [](const std::optional<std::uint64_t>& a, const std::optional<std::uint64_t>& b) {
     return !a || !b || *a == *b;
   };
+  // The content decides, wherever it lives: every page the recorded one or one of the WAL's frames.
+  // A backup restored in place within moments of a kill inside a commit, as large, was taken for the
+  // commit's write by its times (twenty-second hostile pass); a store moved with its -wal to another
+  // file system (a new inode) was refused as another file, with advice that lost its rows (twenty-fourth).
+  if (pages) return detail::written_only_from_wal(db, *pages);
+  // A record of an older carb, without page hashes: the same file, as that writer left it.
   if (dev != now.dev || ino != now.ino || !same(birth_ns, now.birth_ns)) return false;
   if (!pending) return same(mtime_ns, now.mtime_ns);
-  // Inside a commit the file may have been written since, by that commit's checkpoint. A backup
-  // restored in place after such a kill is written later too, and may be as large, within moments
-  // (twenty-second hostile pass); only its content tells it apart. Without page hashes (a record of
-  // an older carb), nothing does.
-  if (pages) return detail::written_only_from_wal(db, *pages);
   return same(mtime_ns, now.mtime_ns) && same(size, now.size);
 }
 
-void StoreLock::record_store(const std::filesystem::path& db, bool pending) {
-  const auto id = StoreFileId::of(db);
-  if (!id) return;
+void StoreLock::record_store(int db_fd, bool pending) {
+  const auto id = StoreFileId::of(db_fd);
+  if (!id) throw MeasureError(path_.string() + ": cannot read the store file to record it: " + std::strerror(errno));
   // After a commit (or at open) the file is as this writer left it; just before one it still is.
-  if (!pending || !pages_) pages_ = detail::hash_pages(db);
+  if (!pending || !pages_) pages_ = detail::hash_pages(db_fd);
   // pid dev ino birth mtime pending size (0: not recorded by this file system), then the pages
   std::string text = std::to_string(::getpid()) + " " + std::to_string(id->dev) + " " + std::to_string(id->ino) +
                      " " + std::to_string(id->birth_ns.value_or(0)) + " " + std::to_string(id->mtime_ns.value_or(0)) +
@@ -172,9 +183,13 @@ void StoreLock::record_store(const std::filesystem::path& db, bool pending) {
   if (pages_) text += detail::to_text(*pages_) + "\n";
   // Written over the old record, then cut to length: a kill between the two leaves this record
   // followed by the old one's tail, which the page count in it tells the reader to ignore.
-  const bool noted = ::pwrite(fd_, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size()) &&
-                     ::ftruncate(fd_, static_cast<off_t>(text.size())) == 0;
-  (void)noted;  // informative, as the pid is: without a record, a leftover WAL is refused, never applied
+  // A record that cannot be written (a full disk, an I/O error) stops the writer: going on, its
+  // -wal would be refused after a kill as another file's (twenty-fourth hostile pass).
+  if (::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()) ||
+      ::ftruncate(fd_, static_cast<off_t>(text.size())) != 0)
+    throw MeasureError(path_.string() + ": cannot record the store's state in its lock file (" + std::strerror(errno) +
+                       "); stopping, so that the store closes with every committed row in its file");
+  recorded_ = true;
 }
 
 std::optional<StoreFileId> StoreLock::recorded_store(const std::filesystem::path& db) {
@@ -200,13 +215,18 @@ std::optional<StoreFileId> StoreLock::recorded_store(const std::filesystem::path
   return id;
 }
 
-void StoreLock::keep_record(const std::filesystem::path& db) {
-  record_store(db, true);
-  keep_ = true;
+void StoreLock::keep_record(int db_fd) {
+  keep_ = true;  // even if this record fails, the last one is better than none
+  try {
+    record_store(db_fd, true);
+  } catch (const MeasureError&) {
+  }
 }
 
 StoreLock::~StoreLock() {
-  if (!keep_) ::unlink(path_.c_str());  // before close: whoever opens the old file now finds it unnamed and retries
+  // A record inherited and never replaced is the last writer's, which its -wal may still need (a
+  // writer that failed while opening the store removed it: twenty-fourth hostile pass).
+  if (!keep_ && (recorded_ || !inherited_)) ::unlink(path_.c_str());  // before close: whoever opens the old file now finds it unnamed and retries
   ::close(fd_);
 }
 

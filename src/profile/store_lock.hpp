@@ -40,9 +40,12 @@ struct StoreFileId {
   std::optional<detail::PageHashes> pages;
   /// The id of the file at `db` now (following links), if it exists.
   static std::optional<StoreFileId> of(const std::filesystem::path& db);
-  /// Whether the file at `db`, whose id is `now`, can be the file this id was taken of as the writer
-  /// last left it: the same device, inode and birth time, and either the same modification time or,
-  /// inside a commit, pages that are the recorded ones or the WAL's.
+  /// The id of the file open as `fd` (wherever it has been moved since).
+  static std::optional<StoreFileId> of(int fd);
+  /// Whether the file at `db`, whose id is `now`, holds what the writer that took this id last left
+  /// there: each page the recorded one or one of the -wal's frames, wherever the file has moved;
+  /// without page hashes (an older carb's record), the same device, inode, birth time and
+  /// modification time.
   bool same_file(const StoreFileId& now, const std::filesystem::path& db) const;
 };
 
@@ -70,11 +73,15 @@ class StoreLock {
   /// store exists, and its page hashes). A writer killed by SIGKILL leaves its lock file, and with it
   /// this record: the next open can tell whether a leftover -wal belongs to the file now at <db>.
   /// `pending`: just before a commit, so the page hashes are those of the record after the last one.
-  void record_store(const std::filesystem::path& db, bool pending = false);
+  /// `db_fd`: the store file's held descriptor (held_file.hpp), which follows the file when its
+  /// directory is renamed during a run (twenty-fourth hostile pass: a record by path failed silently).
+  /// Throws MeasureError when the record cannot be written: a writer that cannot say what its -wal
+  /// belongs to must stop (and close, folding the -wal in) rather than go on.
+  void record_store(int db_fd, bool pending = false);
   /// On release, keeps the lock file and its record, marked as taken before a commit: for a store
   /// closed with committed rows still only in its -wal (SQLite could not fold them into the file:
   /// a full disk, a reader holding a snapshot), which the next open may then apply.
-  void keep_record(const std::filesystem::path& db);
+  void keep_record(int db_fd);
   /// The file a lock file at <db>.lock records, if it records one.
   static std::optional<StoreFileId> recorded_store(const std::filesystem::path& db);
 
@@ -83,6 +90,10 @@ class StoreLock {
   int fd_ = -1;
   std::optional<detail::PageHashes> pages_;  // of the file as the last commit left it
   bool keep_ = false;                        // keep_record was called: the file outlives the lock
+  /// The lock file held the last writer's record when taken, and this writer has not replaced it
+  /// yet: removing the file would take that record with it.
+  bool inherited_ = false;
+  bool recorded_ = false;
 };
 
 }  // namespace carb

@@ -2,11 +2,15 @@
 // (store_pages.hpp). SQLite's file formats: https://www.sqlite.org/fileformat2.html
 #include "store_pages.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
 
+#include "held_file.hpp"
 #include "util/fnv.hpp"
 
 namespace carb::detail {
@@ -17,28 +21,21 @@ std::uint32_t be32(const unsigned char* p) {
 }
 
 // The page size a database header states (offset 16, big-endian; 1 means 65536), 0 when none.
-std::uint32_t page_size_of(std::istream& in) {
-  unsigned char head[100] = {};
-  in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(head), sizeof head)) return 0;
+std::uint32_t page_size_of(const unsigned char* head) {
   if (std::string(reinterpret_cast<const char*>(head), 16) != std::string("SQLite format 3\0", 16)) return 0;
   const std::uint32_t ps = (std::uint32_t{head[16]} << 8) | head[17];
   const std::uint32_t size = ps == 1 ? 65536 : ps;
   return size >= 512 && size <= 65536 && (size & (size - 1)) == 0 ? size : 0;
 }
 
-// Every page hash of the file's pages; nullopt when it is not whole pages of a database.
-std::optional<PageHashes> read_pages(const std::filesystem::path& db) {
-  std::ifstream in(db, std::ios::binary);
-  if (!in) return std::nullopt;
-  PageHashes p;
-  p.page_size = page_size_of(in);
-  if (!p.page_size) return std::nullopt;
-  in.seekg(0);
-  std::vector<unsigned char> page(p.page_size);
-  while (in.read(reinterpret_cast<char*>(page.data()), p.page_size)) p.hashes.push_back(fnv1a64(page.data(), page.size()));
-  if (in.gcount() != 0) return std::nullopt;  // a torn last page: not a database's whole pages
-  return p;
+// n bytes at offset `at`, retrying short reads; false at the end of the file or on an error.
+bool read_at(int fd, unsigned char* buf, std::size_t n, off_t at) {
+  while (n > 0) {
+    const ssize_t got = ::pread(fd, buf, n, at);
+    if (got <= 0) return false;
+    buf += got, n -= static_cast<std::size_t>(got), at += got;
+  }
+  return true;
 }
 
 // The WAL's frames under its header's salts: page number -> hashes of their contents, and the
@@ -69,10 +66,26 @@ WalFrames read_wal(const std::filesystem::path& wal, std::uint32_t page_size) {
 
 }  // namespace
 
-std::optional<PageHashes> hash_pages(const std::filesystem::path& db) { return read_pages(db); }
+std::optional<PageHashes> hash_pages(int fd) {
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  unsigned char head[100] = {};
+  PageHashes p;
+  if (!read_at(fd, head, sizeof head, 0) || !(p.page_size = page_size_of(head))) return std::nullopt;
+  const auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size % p.page_size != 0) return std::nullopt;  // a torn last page: not a database's whole pages
+  std::vector<unsigned char> page(p.page_size);
+  for (std::uint64_t at = 0; at < size; at += p.page_size) {
+    if (!read_at(fd, page.data(), page.size(), static_cast<off_t>(at))) return std::nullopt;
+    p.hashes.push_back(fnv1a64(page.data(), page.size()));
+  }
+  return p;
+}
+
+std::optional<PageHashes> hash_pages(const std::filesystem::path& db) { return hash_pages(held_descriptor(db)); }
 
 bool written_only_from_wal(const std::filesystem::path& db, const PageHashes& recorded) {
-  const auto now = read_pages(db);
+  const auto now = hash_pages(db);
   if (!now || now->page_size != recorded.page_size) return false;
   const WalFrames wal = read_wal(db.string() + "-wal", recorded.page_size);
   const auto n = now->hashes.size();

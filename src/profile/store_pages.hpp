@@ -21,7 +21,10 @@ struct PageHashes {
   std::vector<std::uint64_t> hashes;  ///< one per page, page 1 first
 };
 
-/// The pages of the SQLite database file at `db`; nullopt when it cannot be read or is not one.
+/// The pages of the SQLite database file open as `fd` (read with pread, never closed: held_file.hpp);
+/// nullopt when it cannot be read or is not one.
+std::optional<PageHashes> hash_pages(int fd);
+/// The same for the file at `db`, through its held descriptor.
 std::optional<PageHashes> hash_pages(const std::filesystem::path& db);
 
 /// Whether the file at `db` can be `recorded` with some frames of `db`-wal copied over its pages

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -454,6 +455,81 @@ TEST_F(StoreTest, TakingTheLockKeepsTheLastRecordUntilTheWriterRecordsItsOwn) {
     EXPECT_EQ(now.substr(now.find(' ')), before.substr(before.find(' ')));
     EXPECT_EQ(std::stol(now), ::getpid());
   }
+}
+
+// Another process's connection opened and closed while a writer runs; true if it found itself the
+// last connection (it then checkpoints and deletes the -wal the writer is still using). A separate
+// program, not a fork: SQLite's in-process lock bookkeeping does not survive fork().
+bool other_process_closes_as_last(const fs::path& db) {
+  const std::string cmd = "/usr/bin/python3 -c \"import os, sqlite3, sys; c = sqlite3.connect(sys.argv[1]); "
+                          "c.execute('SELECT count(*) FROM measurements').fetchall(); c.close(); "
+                          "sys.exit(0 if os.path.exists(sys.argv[1] + '-wal') else 1)\" '" + db.string() + "'";
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) && WEXITSTATUS(status) == 1;
+}
+
+// The page hashes after each commit were read with a stream that opened and closed the database file:
+// closing any descriptor of a file drops every POSIX lock the process holds on it, the writer's own
+// SQLite connection's shared lock included, and another process's connection then closed as the last
+// one and deleted the -wal under the running writer. carb reads through a descriptor it never closes.
+TEST_F(StoreTest, RecordingAfterACommitKeepsTheWritersLocks) {
+  Store s(db(), StoreAccess::sole_writer);
+  s.put(sample(1));
+  s.put(sample(2));
+  EXPECT_FALSE(other_process_closes_as_last(db()));
+  s.put(sample(3));
+  EXPECT_EQ(s.count(), 3u);
+  // What an open and close of the file did (the check is sensitive to it).
+  { std::ifstream(db(), std::ios::binary).get(); }
+  EXPECT_TRUE(other_process_closes_as_last(db()));
+}
+
+// Twenty-fourth hostile pass: a store whose rows were still in its -wal, moved with all its files to
+// another file system (a new inode), was refused as another file, and the advice (move the -wal away)
+// lost the rows. Whose the -wal is, is read from the content.
+TEST_F(StoreTest, AStoreMovedWithItsWalToANewInodeIsStillItself) {
+  { Store s(db(), StoreAccess::sole_writer); s.put(sample(1)); }
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db().c_str(), &reader, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM measurements;", nullptr, nullptr, nullptr), SQLITE_OK);
+  { Store s(db(), StoreAccess::sole_writer); for (int b = 2; b <= 5; ++b) s.put(sample(b)); }
+  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(reader);
+  ASSERT_GT(fs::file_size(db().string() + "-wal"), 32u);
+  fs::create_directories(dir_ / "big");
+  for (const char* suffix : {"", "-wal", "-shm", ".lock"})  // copies: new inodes, as across file systems
+    fs::copy_file(db().string() + suffix, (dir_ / "big" / "m.db").string() + suffix);
+  EXPECT_EQ(Store(dir_ / "big" / "m.db", StoreAccess::read_only).count(), 5u);
+  EXPECT_EQ(Store(dir_ / "big" / "m.db", StoreAccess::sole_writer).count(), 5u);
+}
+
+// Twenty-fourth hostile pass: the directory renamed during a run left a record of the file as it
+// was before (written by path, which no longer existed), and every later open refused the store.
+TEST_F(StoreTest, ADirectoryRenamedDuringARunKeepsItsRecord) {
+  fs::create_directories(dir_ / "camp");
+  const fs::path before = dir_ / "camp" / "b.db", after = dir_ / "camp-old" / "b.db";
+  const pid_t child = ::fork();
+  if (child == 0) {
+    auto* s = new Store(before, StoreAccess::sole_writer);  // killed: never destroyed
+    s->put(sample(1));
+    fs::rename(dir_ / "camp", dir_ / "camp-old");
+    for (int b = 2; b <= 4; ++b) s->put(sample(b));
+    ::_exit(0);
+  }
+  ::waitpid(child, nullptr, 0);
+  EXPECT_EQ(Store(after, StoreAccess::read_only).count(), 4u);
+  EXPECT_EQ(Store(after, StoreAccess::sole_writer).count(), 4u);
+}
+
+// Twenty-fourth hostile pass (from the code): a writer that took the lock and failed before its own
+// record (SQLite could not open the store) removed the lock file, and with it the last writer's
+// record, which that writer's -wal needs.
+TEST_F(StoreTest, AWriterThatNeverRecordedLeavesTheLastRecord) {
+  killed_writer(db(), 3);
+  { StoreLock taken(db()); }  // taken and released without a record of its own
+  ASSERT_TRUE(fs::exists(db().string() + ".lock"));
+  EXPECT_EQ(Store(db(), StoreAccess::sole_writer).count(), 3u);
+  EXPECT_FALSE(fs::exists(db().string() + ".lock"));  // this writer recorded, then closed cleanly
 }
 
 // Twenty-first hostile pass: two profilers on one store through two hard-linked names lost each
