@@ -148,6 +148,17 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
     res.model = TransferModel{model->platform(), model->targets(), ""};
     if (!res.source_platforms.count(model->platform()))
       res.model->note = "the model was trained on " + model->platform() + ", not on a source platform";
+    // A model of the target platform scored on the target's own rows (twenty-fourth hostile pass:
+    // a zero-shot R² of 0.9985 from 522 of 653 rows it trained on, said nowhere).
+    if (res.target_platforms.count(model->platform()) && !joined.empty() && model->knows_trained_configs()) {
+      std::size_t seen = 0;
+      for (const auto& c : joined.front().configs) seen += model->trained_on(c);
+      if (seen > 0)
+        res.model->note += std::string(res.model->note.empty() ? "" : "; ") + "it trained on the target's own " +
+                           "measurements of " + std::to_string(seen) + " of the " +
+                           std::to_string(joined.front().configs.size()) +
+                           " joined configurations, so its zero-shot scores are mostly in-sample";
+    }
   }
   for (const auto& j : joined) {
     if (j.configs.size() < 2) {

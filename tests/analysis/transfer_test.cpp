@@ -255,6 +255,12 @@ TEST(Transfer, ModelOfAnotherPlatformIsNoted) {
   const auto doc =
       transfer(a2, synthetic_affine_copy(a, 1, 0, "synthetic-b"), {}, &synthetic_source_model()).to_json();
   EXPECT_TRUE(doc["model"].contains("note"));
+  EXPECT_EQ(doc["model"]["note"].get<std::string>().find("in-sample"), std::string::npos);
+  // Twenty-fourth hostile pass: a model of the target platform scored on the target's own rows, which
+  // it trained on, gave a zero-shot R² near 1 without saying it was in-sample.
+  const auto own = transfer(a2, a, {}, &synthetic_source_model()).to_json();
+  EXPECT_NE(own["model"]["note"].get<std::string>().find("so its zero-shot scores are mostly in-sample"),
+            std::string::npos) << own["model"]["note"];
 }
 
 }  // namespace
