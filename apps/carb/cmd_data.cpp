@@ -67,7 +67,7 @@ void add_combine(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
 
 void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   auto* app = data.add_subcommand(
-      "merge", "Merge dataset CSVs; a platform+configuration seen twice keeps its first row");
+      "merge", "Merge dataset CSVs; a platform+configuration seen twice keeps its first ok row (a failed row only when no input measured it ok)");
   app->add_option("--out", o->out, "merged dataset CSV to write")->required();
   app->add_flag("--force", o->force, "replace --out even if it is not a dataset CSV carb wrote");
   app->add_option("inputs", o->inputs, "dataset CSVs, in priority order")

@@ -53,6 +53,11 @@ void run(ProfileCmd& c, const std::string& cmdline) {
                 << extra_number(s.configs_per_s()) << " configurations/s, compute share "
                 << extra_number(100 * s.compute_share()) << "% (timed and energy-window passes / wall)\n";
   }
+  // Twenty-fifth hostile pass: a run whose store was renamed under it reported its rows "into" a name
+  // that no longer held them.
+  if (s.store_moved)
+    std::cerr << "carb: warning: " << printable(c.o.db.string()) << " was renamed, moved or replaced during the run; "
+              << "the rows are in the file that had that name, wherever it is now\n";
   // After the summary, so that what was kept is reported; main turns it into exit 128 + signal.
   if (s.interrupted)
     throw Interrupted(s.signal,

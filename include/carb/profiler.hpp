@@ -132,6 +132,8 @@ struct ProfileSummary {
   /// A signal stopped the run with configurations left to measure; signal is its number.
   bool interrupted = false;
   int signal = 0;
+  /// The store's name no longer named its file at the end (renamed or moved during the run).
+  bool store_moved = false;
   /// Wall time of the measuring loop, and the part of it spent in timed and energy-window passes.
   double wall_s = 0, compute_s = 0;
   std::size_t measured() const { return ok + oom + error; }

@@ -74,6 +74,9 @@ class Store {
   std::size_t count() const;
   /// The database file this store was opened on.
   const std::filesystem::path& path() const { return path_; }
+  /// True when path() no longer names the file this store has open: it was renamed, moved or
+  /// replaced while open (the rows went to the file wherever it is now).
+  bool moved() const;
 
  private:
   void init_schema();

@@ -150,6 +150,14 @@ DivergenceSection divergence_section(const Rows& rows, const CharacterizeOptions
   out.definition =
       "rows split at avg_sm_util > threshold (high) vs <= (low) and by batch tier; ratios are cell means "
       "relative to the low-SM, batch 1-4 baseline; divergence = energy_ratio / latency_ratio";
+  // Twenty-fifth hostile pass: rows past the last tier were left out of this section without a word.
+  std::size_t past = 0;
+  for (const Record* r : rows)
+    past += r->energy_j && r->latency_ms && r->avg_sm_util && tier_of(r->config.batch) < 0;
+  if (past)
+    out.definition += "; " + std::to_string(past) + " row" + (past == 1 ? "" : "s") + " with a batch above " +
+                      std::to_string(kBatchTiers.back().hi) + " " + (past == 1 ? "is" : "are") +
+                      " outside the tiers and left out";
   out.sm_threshold = thr;
   out.threshold_given = o.sm_threshold.has_value();
   out.rows = usable.size();

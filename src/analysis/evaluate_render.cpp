@@ -102,7 +102,7 @@ void render_lobto_ablation(const Evaluation& e, std::ostream& out) {
   if (a.train_without_telemetry + a.test_without_telemetry > 0)
     out << " (left out without it: " << a.train_without_telemetry << " / " << a.test_without_telemetry << ")";
   out << "\n";
-  TextTable t({"target", "all features", "architecture only", "delta"});
+  TextTable t({"target", "all features", "architecture only", "architecture only - all"});
   for (const auto& n : e.targets_predicted) {
     const auto d = a.delta_r2.find(n);
     t.add({n, r2_cell(a.all_features, n), r2_cell(a.architecture_only, n),

@@ -29,8 +29,10 @@ int held_descriptor(const std::filesystem::path& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return -1;
   if (const auto it = held.find({st.st_dev, st.st_ino}); it != held.end()) return it->second;
-  // NONBLOCK: a FIFO planted at a side file's name must not hang the open.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  // NONBLOCK: a FIFO planted at a side file's name must not hang the open. Read-write where the user
+  // may write, so that a writer can take its open-file-description lock through it (store.cpp).
+  int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return -1;
   struct stat opened {};
   if (::fstat(fd, &opened) != 0) return fd;  // never closed: see the header

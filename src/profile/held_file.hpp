@@ -12,8 +12,9 @@
 
 namespace carb::detail {
 
-/// A read-only descriptor of the file at `path` (links followed), the same one for every call on
-/// the same file (device and inode); -1 when it cannot be opened. Never close it.
+/// A descriptor of the file at `path` (links followed; read-write where the user may write, else
+/// read-only), the same one for every call on the same file (device and inode); -1 when it cannot be
+/// opened. Never close it.
 int held_descriptor(const std::filesystem::path& path);
 
 }  // namespace carb::detail

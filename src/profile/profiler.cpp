@@ -169,6 +169,7 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   // Interrupted means "the store lacks configurations": a signal after the last one changes nothing.
   s.interrupted = measured < todo.size();
   s.signal = s.interrupted ? detail::stop_signal() : 0;
+  s.store_moved = store.moved();
   return s;
 }
 

@@ -137,6 +137,7 @@ nlohmann::json ProfileSummary::to_json() const {
                       {"configs_per_s", configs_per_s()},
                       {"compute_share", compute_share()}};
   if (interrupted) j["signal"] = signal;
+  if (store_moved) j["store_moved"] = true;
   return j;
 }
 

@@ -10,11 +10,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <set>
 #include <optional>
 #include <utility>
 
@@ -260,6 +264,58 @@ bool wal_in_use(const std::filesystem::path& db) {
   return ::fcntl(fd, F_OFD_GETLK, &probe) == 0 && probe.l_type != F_UNLCK;
 }
 
+// One writer per store file, whatever it is called: an open-file-description lock on a byte SQLite
+// never locks (its locks are at 0x40000000 and the 511 bytes after), through the held descriptor.
+// The lock file goes by name: a store renamed during a run (mv s.db r.db) and profiled under its new
+// name got a second lock file and a second -wal on the same file, and the two writers lost each
+// other's rows (twenty-fifth hostile pass). An OFD lock is released with its open file description,
+// so a killed writer never leaves it behind.
+constexpr off_t kWriterByte = 0x3fffff00;
+
+// The held descriptors this process has locked: one descriptor per file (held_file.hpp), and an OFD
+// lock never conflicts with itself, so a second writer in this process is refused here.
+std::mutex g_locked_guard;
+std::set<int> g_locked;
+
+void lock_writer(int fd, const std::filesystem::path& db) {
+  {
+    const std::lock_guard<std::mutex> guard(g_locked_guard);
+    if (fd >= 0 && !g_locked.insert(fd).second)
+      throw MeasureError("store " + db.string() + " is in use by another writer in this process under another name "
+                         "(the file was renamed, moved or linked while it was open)");
+  }
+  const auto release = [&] {
+    const std::lock_guard<std::mutex> guard(g_locked_guard);
+    g_locked.erase(fd);
+  };
+  struct flock l {};
+  l.l_type = F_WRLCK;
+  l.l_whence = SEEK_SET;
+  l.l_start = kWriterByte;
+  l.l_len = 1;
+  if (fd < 0) throw MeasureError(db.string() + ": cannot open the store file to lock it: " + std::strerror(errno));
+  if (::fcntl(fd, F_OFD_SETLK, &l) == 0) return;
+  const int err = errno;
+  release();
+  errno = err;
+  if (errno == EAGAIN || errno == EACCES)
+    throw MeasureError("store " + db.string() + " is in use by another carb profile under another name (the file was "
+                       "renamed, moved or linked while it ran); wait for it to finish or stop it");
+  if (errno == EBADF) throw MeasureError(db.string() + ": the store file is not writable");
+  throw MeasureError(db.string() + ": cannot lock the store file: " + std::strerror(errno));
+}
+
+void unlock_writer(int fd) {
+  struct flock l {};
+  l.l_type = F_UNLCK;
+  l.l_whence = SEEK_SET;
+  l.l_start = kWriterByte;
+  l.l_len = 1;
+  ::fcntl(fd, F_OFD_SETLK, &l);  // without close: closing would drop SQLite's own locks (held_file.hpp)
+  const std::lock_guard<std::mutex> guard(g_locked_guard);
+  g_locked.erase(fd);
+}
+
 bool has_carb_tables(sqlite3* db, const std::filesystem::path& file) {
   return query_int(db, file,
                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('measurements', 'protocols')") == 2;
@@ -306,16 +362,25 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), f
   // Before SQLite opens the file: a refused writer must not create or change anything.
   if (access == StoreAccess::sole_writer) lock_ = std::make_unique<StoreLock>(db);
   check_sqlite_side_files(file_, recorded, check_owner, live);
+  // An existing store is locked before SQLite opens it; a new one as soon as SQLite has made it.
+  bool locked = false;
+  if (lock_ && std::filesystem::exists(file_)) {
+    file_fd_ = detail::held_descriptor(file_);
+    lock_writer(file_fd_, db);
+    locked = true;
+  }
   const int rc = sqlite3_open_v2(db.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
   try {
     if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
+    file_fd_ = detail::held_descriptor(file_);
+    if (lock_ && !locked) lock_writer(file_fd_, db), locked = true;
     // Another process (a second profiler, an export) may hold the lock for a moment.
     sqlite3_busy_timeout(db_, 10000);
     init_schema();
-    file_fd_ = detail::held_descriptor(file_);
     if (lock_) lock_->record_store(file_fd_);  // the file this writer's WAL belongs to
   } catch (const MeasureError&) {
     sqlite3_close(db_);  // the destructor does not run when a constructor throws
+    if (locked) unlock_writer(file_fd_);
     throw;
   }
 }
@@ -366,6 +431,7 @@ Store::~Store() {
   const auto wal = std::filesystem::path(file_.string() + "-wal");
   if (lock_ && std::filesystem::is_regular_file(wal, ec) && std::filesystem::file_size(wal, ec) > 32 && !ec)
     lock_->keep_record(file_fd_);
+  if (lock_) unlock_writer(file_fd_);
 }
 
 void Store::init_schema() {
@@ -513,6 +579,11 @@ Dataset Store::to_dataset() const {
     d.rows.push_back(std::move(r));
   }
   return d;
+}
+
+bool Store::moved() const {
+  const auto open_file = StoreFileId::of(file_fd_), named = StoreFileId::of(file_);
+  return open_file && (!named || named->dev != open_file->dev || named->ino != open_file->ino);
 }
 
 std::size_t Store::count() const {

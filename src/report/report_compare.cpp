@@ -7,6 +7,7 @@
 #include "carb/error.hpp"
 #include "carb/features.hpp"
 #include "carb/metrics.hpp"
+#include "carb/prediction_io.hpp"
 #include "carb/text_table.hpp"
 #include "carb/transfer.hpp"
 #include "report_html.hpp"
@@ -114,9 +115,15 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
   const double lo = 1;
   res.lines.push_back({lo, 0, hi, 0, "", "#6b7280", true});
   cards.push_back(card(res.title, svg::render(res)));
-  cards.insert(cards.begin(),
-               card("Accuracy: " + t.title + (scored.in_sample ? " (in-sample)" : ""),
-                    scored.in_sample ? warning(scored.caption) + html_table(t) : html_table(t)));
+  // What evaluate warns of, said here too (twenty-fifth hostile pass: the report dropped both).
+  std::string warnings = scored.in_sample ? warning(scored.caption) : "";
+  if (const auto guesses = guesses_note(*m.model, configs); !guesses.empty()) warnings += warning(guesses);
+  if (const auto ref = m.model->drift_reference_ms(); ref && m.model->has_target("latency_ms"))
+    warnings += note("the model learned latency corrected for host drift (reference " + fmt_num(*ref, 4) +
+                     " ms); its latency is scored here against the raw measurements, as measured; carb evaluate "
+                     "scores it against both");
+  cards.insert(cards.begin(), card("Accuracy: " + t.title + (scored.in_sample ? " (in-sample)" : ""),
+                                   warnings + html_table(t)));
   return cards;
 }
 
@@ -150,7 +157,7 @@ std::vector<std::string> transfer_cards(const NamedDataset& a, const NamedDatase
   }
   NamedTable t{"Transfer fits " + title, {"target", "n", "slope", "intercept", "R²", "Spearman ρ"}, {}, ""};
   NamedTable fs{"Few-shot calibration " + title,
-                {"target", "k", "MAE", "MAPE %"},
+                {"target", "k", "MAE", "MAPE %", "note"},
                 {},
                 "affine map fitted on k measured target configurations, scored on the rest; mean of " +
                     std::to_string(res.repeats) + " draws (seed " + std::to_string(seed) + ")"};
@@ -173,7 +180,11 @@ std::vector<std::string> transfer_cards(const NamedDataset& a, const NamedDatase
     k_chart.series.push_back(std::move(s));
     for (const auto& e : points)
       fs.rows.push_back({j.target, std::to_string(e.k), e.mae ? fmt_num(*e.mae, 4) : "-",
-                         e.mape ? fmt_num(*e.mape, 3) : "-"});
+                         e.mape ? fmt_num(*e.mape, 3) : "-",
+                         !e.mae ? e.note
+                         : e.nonpositive_share > 0
+                             ? fmt_num(100 * e.nonpositive_share, 3) + "% of predictions <= 0, scored as they are"
+                             : ""});
   }
   cards.insert(cards.begin(), card(t.title, html_table(t)));
   cards.push_back(card(k_chart.title, svg::render(k_chart)));

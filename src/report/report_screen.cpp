@@ -82,12 +82,55 @@ std::string screen_section(const json& screen) {
     NamedTable t{"Pareto front (" + std::to_string(pareto.size()) + " configurations)", {}, {}, ""};
     for (const char* c : kConfigColumns) t.header.emplace_back(c);
     for (const auto& target : targets) t.header.push_back(target);
+    if (!pareto.empty() && pareto[0].contains("capacity")) t.header.emplace_back("capacity");
+    // Twenty-fifth hostile pass: rows screen flags as guesses (past the trained ranges) were shown
+    // unflagged here.
+    std::size_t guesses = 0;
+    for (const auto& r : pareto) guesses += r.contains("outside") && r["outside"].is_array() && !r["outside"].empty();
     for (const auto& r : pareto) {
       std::vector<std::string> row;
       for (const auto& h : t.header) row.push_back(r.contains(h) ? cell(r[h]) : "-");
+      if (guesses) {
+        std::string where;
+        if (r.contains("outside") && r["outside"].is_array())
+          for (const auto& x : r["outside"])
+            if (x.is_object() && x.contains("text") && x["text"].is_string())
+              where += (where.empty() ? "" : "; ") + x["text"].get<std::string>();
+        row.push_back(where);
+      }
       t.rows.push_back(std::move(row));
     }
-    cards.push_back(card(t.title, html_table(t, 40), true));
+    if (guesses) t.header.emplace_back("outside the trained ranges (a guess)");
+    const std::string flagged =
+        guesses ? warning(std::to_string(guesses) + " of these configurations lie outside the ranges the model "
+                          "trained on: their predicted costs are guesses")
+                : "";
+    cards.push_back(card(t.title, flagged + html_table(t, 40), true));
+  }
+  // How the set was chosen, and how well the decisions held, as screen printed them.
+  std::vector<std::string> how;
+  if (screen.contains("budgets") && screen["budgets"].is_object() && !screen["budgets"].empty()) {
+    std::string b;
+    for (const auto& [k, v] : screen["budgets"].items()) b += (b.empty() ? "" : ", ") + k + " ≤ " + cell(v);
+    how.push_back("budgets " + b);
+  }
+  if (screen.contains("confidence") && screen["confidence"].is_number())
+    how.push_back("budgets judged on the upper end of the " + cell(screen["confidence"]) + " interval");
+  if (screen.contains("capacity") && screen["capacity"].is_string())
+    how.push_back("Pareto set taken against capacity in " + screen["capacity"].get<std::string>());
+  if (screen.contains("validation") && screen["validation"].is_object()) {
+    const json& v = screen["validation"];
+    if (v.contains("decisions") && v["decisions"].is_object()) {
+      const json& d = v["decisions"];
+      std::string text = "validated on " + (v.contains("matched") ? cell(v["matched"]) : std::string("?")) +
+                         " measured configurations";
+      for (const char* k : {"accuracy", "false_accept", "false_reject"})
+        if (d.contains(k)) text += ", " + std::string(k) + " " + cell(d[k]);
+      how.push_back(text);
+    }
+    if (v.contains("warnings") && v["warnings"].is_array())
+      for (const auto& w : v["warnings"])
+        if (w.is_string()) cards.push_back(card("Validation", warning(w.get<std::string>()), true));
   }
   std::string lead = "Screening result";
   if (screen.contains("rank_by") && screen["rank_by"].is_string())
@@ -96,6 +139,7 @@ std::string screen_section(const json& screen) {
     lead += ", source platform " + screen["source_platform"].get<std::string>();
   if (screen.contains("target_platform") && screen["target_platform"].is_string())
     lead += ", target platform " + screen["target_platform"].get<std::string>();
+  for (const auto& h : how) lead += "; " + h;
   return section("screen", "Screening", lead + ".", cards);
 }
 

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "carb/error.hpp"
+#include "carb/screen.hpp"
 #include "carb/evaluate.hpp"
 #include "carb/network_spec.hpp"
 #include "carb/prediction_io.hpp"
@@ -139,6 +140,21 @@ TEST_F(DriftTrain, CorrectedModelRecoversTheLatencyAndEvaluateReappliesIt) {
   EXPECT_DOUBLE_EQ(predictions_to_json(m.predict(one), m)["drift_reference_ms"].get<double>(), ref);
   const CarbModel raw_model = CarbModel::load(dir_ / "raw");
   EXPECT_FALSE(predictions_to_json(raw_model.predict(one), raw_model).contains("drift_reference_ms"));
+}
+
+// Twenty-fifth hostile pass: screen --validate compared a drift-corrected model's decisions with
+// latencies corrected the same way, and nothing said so (0 false accepts there were 3 of 47 against
+// the raw measurements).
+TEST_F(DriftTrain, ScreenValidationSaysItComparesCorrectedLatencies) {
+  (void)train(true, "corrected");
+  const CarbModel m = CarbModel::load(dir_ / "corrected");
+  const Dataset d = read_dataset_csv(dir_ / "drift.csv");
+  std::vector<Config> space;
+  for (const auto& r : d.rows) space.push_back(r.config);
+  const auto v = validate_screen(space, d, m, {{"latency_ms", 5.0}}, std::nullopt, true);
+  bool said = false;
+  for (const auto& w : v.warnings) said = said || w.find("corrected the same way") != std::string::npos;
+  EXPECT_TRUE(said);
 }
 
 TEST_F(DriftTrain, DataWithoutReferenceIsRefused) {

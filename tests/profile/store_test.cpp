@@ -3,6 +3,7 @@
 #include "carb/store.hpp"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -530,6 +531,41 @@ TEST_F(StoreTest, AWriterThatNeverRecordedLeavesTheLastRecord) {
   ASSERT_TRUE(fs::exists(db().string() + ".lock"));
   EXPECT_EQ(Store(db(), StoreAccess::sole_writer).count(), 3u);
   EXPECT_FALSE(fs::exists(db().string() + ".lock"));  // this writer recorded, then closed cleanly
+}
+
+// Twenty-fifth hostile pass: a store renamed while a profile wrote to it (mv s.db r.db) and profiled
+// under its new name got a second lock file and a second -wal on the same file; the two writers lost
+// each other's rows. The writer also locks the file itself (an OFD lock, across processes; and a
+// second writer in one process is refused by the same record).
+TEST_F(StoreTest, AStoreRenamedWhileAWriterHasItIsRefusedToASecondWriter) {
+  Store first(db(), StoreAccess::sole_writer);
+  first.put(sample(1));
+  EXPECT_FALSE(first.moved());
+  fs::rename(db(), dir_ / "r.db");
+  EXPECT_TRUE(first.moved());  // profile then warns that its rows are under another name
+  try {
+    Store second(dir_ / "r.db", StoreAccess::sole_writer);
+    FAIL() << "a second writer opened the renamed store";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find("in use by another"), std::string::npos) << e.what();
+  }
+  first.put(sample(2));
+  EXPECT_EQ(first.count(), 2u);
+  EXPECT_EQ(Store(dir_ / "r.db", StoreAccess::read_only).count(), 2u);  // readers are not writers
+  // Across processes: another process's OFD lock on the byte conflicts.
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const int fd = ::open((dir_ / "r.db").c_str(), O_RDWR | O_CLOEXEC);
+    struct flock l {};
+    l.l_type = F_WRLCK;
+    l.l_whence = SEEK_SET;
+    l.l_start = 0x3fffff00;
+    l.l_len = 1;
+    ::_exit(::fcntl(fd, F_OFD_SETLK, &l) == 0 ? 1 : 0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "another process could take the writer's lock";
 }
 
 // Twenty-first hostile pass: two profilers on one store through two hard-linked names lost each

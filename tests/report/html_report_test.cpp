@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "analysis/synthetic_datasets.hpp"
@@ -172,6 +173,67 @@ TEST(Report, ModelAccuracyIsHeldOutOrSaysInSample) {
   EXPECT_NE(html.find("in-sample: the model trained on " + std::to_string(trained.rows.size()) + " of these"),
             std::string::npos);
   EXPECT_EQ(html.find("Accuracy: model-a on grid.csv (in-sample)"), std::string::npos);
+}
+
+// Twenty-fifth hostile pass: what evaluate, screen, transfer and characterize say beside their
+// figures was left out of the report: configurations past the trained ranges (guesses), the Pareto
+// rows screen flags, how the set was chosen and how its decisions held, few-shot predictions at or
+// below zero, and rows past the last batch tier.
+TEST(Report, SaysWhatTheCommandsSayBesideTheirFigures) {
+  const CarbModel& m = testing::synthetic_source_model();
+  Dataset grid = synthetic_grid(true, false);
+  for (std::size_t i = 0; i < 10; ++i) {  // ten configurations far past the trained resolutions
+    Record r = grid.rows[i];
+    r.config.resolution = 1024;
+    grid.rows.push_back(r);
+  }
+  ReportInputs in;
+  in.datasets.push_back({"grid.csv", grid});
+  in.models.push_back({"model-a", &m});
+  std::string html = render_report_html(in);
+  EXPECT_NE(html.find("10 of 10 scored configurations lie outside the ranges the model trained on"), std::string::npos);
+  // Rows past the last tier (batch 256) are said to be left out of the efficiency table.
+  Dataset big = synthetic_grid(true, true);
+  for (std::size_t i = 0; i < 3; ++i) {
+    Record r = big.rows[i];
+    r.config.batch = 512;
+    big.rows.push_back(r);
+  }
+  ReportInputs tiers;
+  tiers.datasets.push_back({"big.csv", big});
+  EXPECT_NE(render_report_html(tiers).find("3 ok rows with a batch above 256 are outside the tiers and left out"),
+            std::string::npos);
+  // A few-shot map that puts some predictions at or below zero (as transfer_test's).
+  const Dataset a = synthetic_grid(false, false);
+  Dataset b = synthetic_affine_copy(a, 1, 0, "synthetic-b");
+  double lo = 1e300, hi = 0;
+  for (const auto& r : a.rows) lo = std::min(lo, *r.latency_ms), hi = std::max(hi, *r.latency_ms);
+  for (auto& r : b.rows) *r.latency_ms = std::max(1e-3, 3 * *r.latency_ms - 2 * lo - (hi - lo) / 10);
+  ReportInputs tr;
+  tr.datasets.push_back({"a.csv", a});
+  tr.datasets.push_back({"b.csv", b});
+  EXPECT_NE(render_report_html(tr).find("of predictions &lt;= 0, scored as they are"), std::string::npos);
+  // A screen document: a flagged Pareto row, the capacity, the confidence and the validation.
+  ReportInputs sc = synthetic_inputs(true);
+  sc.screen = nlohmann::json{
+      {"rank_by", "latency_ms"},
+      {"budgets", {{"latency_ms", 10.0}}},
+      {"confidence", 0.9},
+      {"capacity", "gflops"},
+      {"validation", {{"matched", 12}, {"decisions", {{"accuracy", 0.833}, {"false_accept", 0}, {"false_reject", 2}}},
+                      {"warnings", {"a validation warning"}}}},
+      {"stages", {{{"name", "candidates"}, {"count", 30}}, {{"name", "pareto"}, {"count", 1}}}},
+      {"pareto",
+       {{{"family", "basic"}, {"depth", 18}, {"width", 1.0}, {"resolution", 224}, {"batch", 8},
+         {"precision", "fp16"}, {"energy_j", 1.5}, {"latency_ms", 4.0}, {"capacity", 14.5},
+         {"outside", {{{"dimension", "resolution"}, {"text", "resolution 224 > 128 trained"}, {"log_ratio", 0.56}}}}}}}};
+  html = render_report_html(sc);
+  expect_self_contained(html);
+  for (const char* say : {"1 of these configurations lie outside the ranges the model trained on",
+                          "resolution 224 &gt; 128 trained", "upper end of the 0.9 interval",
+                          "Pareto set taken against capacity in gflops", "validated on 12 measured configurations",
+                          "false_reject 2", "a validation warning"})
+    EXPECT_NE(html.find(say), std::string::npos) << say;
 }
 
 // The learning curves of active profiling: two strategies, two seeds; the chart and the table
