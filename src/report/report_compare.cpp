@@ -73,7 +73,18 @@ ScoredRows rows_to_score(const CarbModel& model, const Dataset& ok) {
 
 // Predictions of one model on one dataset: charts per target, residuals by batch, metrics table.
 std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& d) {
-  const ScoredRows scored = rows_to_score(*m.model, d.data.ok_only());
+  // A telemetry model predicts only rows with measured utilization: the others are left out, and
+  // said (twenty-fifth hostile pass: five such rows dropped the whole section, naming one).
+  Dataset usable = d.data.ok_only();
+  std::size_t without_telemetry = 0;
+  if (m.model->schema().telemetry) {
+    std::vector<Record> kept;
+    for (const Record& r : usable.rows)
+      if (r.avg_sm_util && r.avg_mem_util) kept.push_back(r);
+      else ++without_telemetry;
+    usable.rows = std::move(kept);
+  }
+  const ScoredRows scored = rows_to_score(*m.model, usable);
   const Dataset& ok = scored.rows;
   const auto configs = configs_of(ok);
   std::map<std::string, std::vector<double>> pred;
@@ -117,6 +128,9 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
   cards.push_back(card(res.title, svg::render(res)));
   // What evaluate warns of, said here too (twenty-fifth hostile pass: the report dropped both).
   std::string warnings = scored.in_sample ? warning(scored.caption) : "";
+  if (without_telemetry)
+    warnings += note(std::to_string(without_telemetry) + " row" + (without_telemetry == 1 ? "" : "s") +
+                     " without measured utilization left out: the model predicts from it");
   if (const auto guesses = guesses_note(*m.model, configs); !guesses.empty()) warnings += warning(guesses);
   if (const auto ref = m.model->drift_reference_ms(); ref && m.model->has_target("latency_ms"))
     warnings += note("the model learned latency corrected for host drift (reference " + fmt_num(*ref, 4) +

@@ -8,6 +8,7 @@
 
 #include "analysis/synthetic_datasets.hpp"
 #include "carb/error.hpp"
+#include "carb/model.hpp"
 #include "carb/report.hpp"
 #include "report/markup_check.hpp"
 
@@ -234,6 +235,30 @@ TEST(Report, SaysWhatTheCommandsSayBesideTheirFigures) {
                           "Pareto set taken against capacity in gflops", "validated on 12 measured configurations",
                           "false_reject 2", "a validation warning"})
     EXPECT_NE(html.find(say), std::string::npos) << say;
+}
+
+// Twenty-fifth hostile pass: a telemetry model on data where some rows lack utilization dropped the
+// whole accuracy section, naming one configuration. The rows with it are scored, the others counted.
+TEST(Report, ATelemetryModelScoresTheRowsWithUtilization) {
+  TrainOptions o;
+  o.learners = {"extra_trees"};
+  o.params.n_trees = 10;
+  o.params.threads = 1;
+  o.folds = 2;
+  o.correctors = false;
+  o.use_telemetry = true;
+  const Dataset trained = synthetic_grid(true, true);
+  const CarbModel m = CarbModel::train(trained, o);
+  Dataset d = trained;
+  for (std::size_t i = 0; i < 10; ++i) d.rows[i].config.resolution = 48;  // unseen: scored
+  for (std::size_t i = 0; i < 5; ++i) d.rows[i].avg_sm_util.reset(), d.rows[i].avg_mem_util.reset();
+  ReportInputs in;
+  in.datasets.push_back({"tel.csv", d});
+  in.models.push_back({"tel-model", &m});
+  const std::string html = render_report_html(in);
+  EXPECT_NE(html.find("5 rows without measured utilization left out"), std::string::npos);
+  EXPECT_NE(html.find("held out: the 5 rows the model did not train on"), std::string::npos);
+  EXPECT_EQ(html.find("cannot predict"), std::string::npos);
 }
 
 // The learning curves of active profiling: two strategies, two seeds; the chart and the table
