@@ -10,6 +10,7 @@
 
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
+#include "carb/text_table.hpp"
 
 namespace carb {
 namespace {
@@ -148,6 +149,10 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
     res.model = TransferModel{model->platform(), model->targets(), ""};
     if (!res.source_platforms.count(model->platform()))
       res.model->note = "the model was trained on " + model->platform() + ", not on a source platform";
+    if (const auto ref = model->drift_reference_ms(); ref && model->has_target("latency_ms"))
+      res.model->note += std::string(res.model->note.empty() ? "" : "; ") +
+                         "it learned latency corrected for host drift (reference " + fmt_num(*ref) +
+                         " ms): its zero-shot latency is compared with the raw measurements";
     // A model of the target platform scored on the target's own rows (twenty-fourth hostile pass:
     // a zero-shot R² of 0.9985 from 522 of 653 rows it trained on, said nowhere).
     if (res.target_platforms.count(model->platform()) && !joined.empty() && model->knows_trained_configs()) {

@@ -12,6 +12,7 @@
 
 #include "carb/error.hpp"
 #include "carb/screen.hpp"
+#include "carb/transfer.hpp"
 #include "carb/evaluate.hpp"
 #include "carb/network_spec.hpp"
 #include "carb/prediction_io.hpp"
@@ -155,6 +156,12 @@ TEST_F(DriftTrain, ScreenValidationSaysItComparesCorrectedLatencies) {
   bool said = false;
   for (const auto& w : v.warnings) said = said || w.find("corrected the same way") != std::string::npos;
   EXPECT_TRUE(said);
+  // transfer's zero-shot compares the model's corrected latency with raw measurements: said too.
+  Dataset other = d;
+  for (auto& r : other.rows) r.platform = "elsewhere", *r.latency_ms *= 2;
+  const auto doc = transfer(d, other, {}, &m).to_json();
+  EXPECT_NE(doc["model"]["note"].get<std::string>().find("corrected for host drift"), std::string::npos)
+      << doc["model"].dump();
 }
 
 TEST_F(DriftTrain, DataWithoutReferenceIsRefused) {
