@@ -77,6 +77,13 @@ class Store {
   /// True when path() no longer names the file this store has open: it was renamed, moved or
   /// replaced while open (the rows went to the file wherever it is now).
   bool moved() const;
+  /// When the file this store has open has no name left (moved to another file system, deleted, or
+  /// replaced by a rename while open), copies everything it holds to "<db>.rescued.db" (or
+  /// ".rescued-N.db") beside the old name and returns that path; nullopt while it has a name.
+  /// put() does this after every commit and then throws MeasureError saying where the rows are.
+  std::optional<std::filesystem::path> rescue_if_unnamed() const;
+  /// The error put() throws after a rescue.
+  std::string unnamed_message(const std::filesystem::path& rescued) const;
 
  private:
   void init_schema();
@@ -87,6 +94,7 @@ class Store {
   std::unique_ptr<StoreLock> lock_;  // sole_writer only; released after ~Store closes the database
   sqlite3* db_ = nullptr;
   int file_fd_ = -1;                 // the store file's held descriptor (never closed: held_file.hpp)
+  bool pinned_ = false;              // file_fd_ is pinned for this store's life
 };
 
 }  // namespace carb

@@ -6,7 +6,8 @@
 // ifstream after each commit dropped the writer's shared lock on its own database, after which
 // another process closing its connection could take itself for the last one and remove the -wal.
 // So carb opens each such file once per process and never closes it, as SQLite does with the
-// descriptors it cannot close. A held file that has been deleted (no name left) is let go.
+// descriptors it cannot close. A held file that has been deleted (no name left) is let go once no
+// open Store uses it.
 #pragma once
 #include <filesystem>
 
@@ -15,6 +16,9 @@ namespace carb::detail {
 /// A descriptor of the file at `path` (links followed; read-write where the user may write, else
 /// read-only), the same one for every call on the same file (device and inode); -1 when it cannot be
 /// opened. Never close it.
-int held_descriptor(const std::filesystem::path& path);
+/// `pin`: a Store keeps using it; until unpin_descriptor, it stays open even once the file has no
+/// name left (the Store's rows are still in it: Store rescues them).
+int held_descriptor(const std::filesystem::path& path, bool pin = false);
+void unpin_descriptor(int fd);
 
 }  // namespace carb::detail

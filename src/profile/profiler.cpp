@@ -169,6 +169,8 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   // Interrupted means "the store lacks configurations": a signal after the last one changes nothing.
   s.interrupted = measured < todo.size();
   s.signal = s.interrupted ? detail::stop_signal() : 0;
+  // A store that lost its name after the last commit: its rows are saved, and the run fails.
+  if (const auto rescued = store.rescue_if_unnamed()) throw MeasureError(store.unnamed_message(*rescued));
   s.store_moved = store.moved();
   return s;
 }

@@ -206,6 +206,24 @@ TEST(CarbModel, UtilizationPastTheTrainedRangeIsFlagged) {
 // 46.77 MB, a value every reader refuses in a measured row. A memory prediction, and the lower end
 // of its interval, are never below the network's weights and input. (Trained here on costs half
 // that floor, so that every raw answer is below it.)
+// Twenty-sixth hostile pass: a --raw-target model's intervals (a fixed width around the point) went
+// below zero for small networks: latency 0.50 ms [-27.2, 28.2] at 0.99.
+TEST(CarbModel, NoIntervalReachesBelowZero) {
+  TrainOptions o = fast_options();
+  o.log_target = false;
+  const Dataset d = make_synthetic_cost_dataset(120, 3);
+  const CarbModel m = CarbModel::train(d, o);
+  std::size_t would_be_negative = 0;
+  for (double level : {0.8, 0.95, 0.99})
+    for (const auto& p : m.predict(configs_of(d), {}, level))
+      for (const auto& [t, iv] : p.interval) {
+        EXPECT_GE(iv.first, 0.0) << t;
+        EXPECT_LE(iv.first, p.value.at(t)) << t;
+        would_be_negative += iv.first == 0.0;
+      }
+  EXPECT_GT(would_be_negative, 0u) << "the check is only meaningful where the width exceeds the point";
+}
+
 TEST(CarbModel, PredictedMemoryIsNeverBelowTheWeightsAndInput) {
   Dataset d = make_synthetic_cost_dataset(120, 3);
   for (Record& r : d.rows) r.peak_memory_mb = 0.5 * network_totals(r.config).memory_floor_mb();
