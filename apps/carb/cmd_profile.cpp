@@ -57,7 +57,7 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   // that no longer held them.
   if (s.store_moved)
     std::cerr << "carb: warning: " << printable(c.o.db.string()) << " was renamed, moved or replaced during the run; "
-              << "the rows are in the file that had that name, wherever it is now\n";
+              << "the rows are in the file that had that name, under its new name\n";
   // After the summary, so that what was kept is reported; main turns it into exit 128 + signal.
   if (s.interrupted)
     throw Interrupted(s.signal,
