@@ -91,6 +91,8 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
     outside.append(dims);
   }
   out["outside"] = outside;
+  // As the CLI notes it (twenty-seventh hostile pass: Python said nothing of the host speed).
+  if (const auto ref = m.drift_reference_ms()) out["drift_reference_ms"] = *ref;
   return out;
 }
 

@@ -154,7 +154,9 @@ class Model:
     def predict(self, configs, confidence=None):
         """Predicts every target. `configs`: a list of carb.Config, one Config, a preset name, or a
         mapping of columns. Returns {target: numpy array} (with target_lower/_upper under a
-        confidence) and "outside": per configuration, where it lies past the trained ranges."""
+        confidence) and "outside": per configuration, where it lies past the trained ranges. A
+        drift-corrected model adds "drift_reference_ms": its latency holds at the host speed where the
+        reference network takes that long."""
         return self._m.predict(_configs(configs), _confidence(confidence))
 
     def __repr__(self):

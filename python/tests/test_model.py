@@ -168,3 +168,19 @@ def test_save_never_replaces_the_training_datas_sidecar(rows_csv, tmp_path):
     with pytest.raises(carb.InputError, match="provenance file of an input"):
         m.save(side, force=True)
     assert side.read_text() == '{"kind": "carb dataset (merged)"}'
+
+
+def test_a_drift_corrected_model_says_at_which_host_speed_it_predicts(tmp_path, model):
+    # Twenty-seventh hostile pass: the CLI notes the reference speed of a drift-corrected model's
+    # latency; Python said nothing.
+    from conftest import SOURCE
+    head = (SOURCE / "data" / "extra" / "cpu-1t-ref.csv").read_text().splitlines()[:200]
+    data = tmp_path / "ref.csv"
+    data.write_text("\n".join(head) + "\n")
+    out = tmp_path / "drift"
+    subprocess.run([os.environ.get("CARB_BINARY", "carb"), "train", "--data", str(data), "--out", str(out),
+                    "--drift-correct", "--fast"], check=True, capture_output=True)
+    m = carb.Model.load(out)
+    p = m.predict(CONFIGS[:1])
+    assert p["drift_reference_ms"] > 0
+    assert "drift_reference_ms" not in model.predict(CONFIGS[:1])  # a model of raw latency

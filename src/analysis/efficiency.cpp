@@ -126,7 +126,15 @@ std::string usable_rows(const Rows& rows, Rows& usable) {
   if (!has_e) return "no energy_j values in this dataset";
   if (!has_l) return "no latency_ms values in this dataset";
   if (!has_sm) return "no avg_sm_util telemetry in this dataset";
-  if (usable.empty()) return "no row has energy_j, latency_ms and avg_sm_util together";
+  if (usable.empty()) {
+    // Twenty-seventh hostile pass: rows with all three, but every one past the last batch tier, were
+    // said to lack them.
+    for (const Record* r : rows)
+      if (r->energy_j && r->latency_ms && r->avg_sm_util)
+        return "every row with energy_j, latency_ms and avg_sm_util has a batch above " +
+               std::to_string(kBatchTiers.back().hi) + ", past the last batch tier";
+    return "no row has energy_j, latency_ms and avg_sm_util together";
+  }
   return {};
 }
 

@@ -101,7 +101,14 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
   p.erase(kSidecarHashKey);
   p[kCsvHashKey] = text_fnv1a64(text);
   p[kSidecarHashKey] = text_fnv1a64(p.dump());
-  csv::write_text_atomic(provenance_path(csv), p.dump(2) + "\n");
+  try {
+    csv::write_text_atomic(provenance_path(csv), p.dump(2) + "\n");
+  } catch (const DataError& e) {
+    // Twenty-seventh hostile pass: only the sidecar was named, and the next run then called the new
+    // CSV "changed since carb wrote it, or a run writing it was killed".
+    throw DataError(std::string(e.what()) + "; " + csv.string() + " was written, complete, but its provenance " +
+                    "was not: rerun the same command with --force to write both");
+  }
 }
 
 void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path& csv, const nlohmann::json& provenance) {

@@ -21,6 +21,7 @@
 #include <set>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "carb/error.hpp"
 #include "held_file.hpp"
@@ -585,34 +586,53 @@ Dataset Store::to_dataset() const {
   return d;
 }
 
+namespace {
+// Copies everything `db` (an open connection) sees into a new file at `to`; "" on success, else why.
+std::string back_up(sqlite3* db, const std::filesystem::path& to) {
+  sqlite3* dest = nullptr;
+  int rc = sqlite3_open_v2(to.c_str(), &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+  if (rc == SQLITE_OK) {
+    sqlite3_backup* b = sqlite3_backup_init(dest, "main", db, "main");
+    rc = b ? sqlite3_backup_step(b, -1) : sqlite3_errcode(dest);
+    if (b) sqlite3_backup_finish(b);
+  }
+  const std::string why = rc == SQLITE_DONE ? "" : dest ? sqlite3_errmsg(dest) : "out of memory";
+  sqlite3_close(dest);
+  if (!why.empty()) {
+    std::error_code ec;
+    std::filesystem::remove(to, ec);  // a partial copy is nobody's
+  }
+  return why;
+}
+}  // namespace
+
 std::optional<std::filesystem::path> Store::rescue_if_unnamed() const {
   namespace fs = std::filesystem;
   struct stat st {};
   if (file_fd_ < 0 || ::fstat(file_fd_, &st) != 0 || st.st_nlink > 0) return std::nullopt;
   // Twenty-sixth hostile pass: a store moved to another file system during a run (a copy, then the
   // original deleted) went on taking rows into the deleted file; 42 of 72 were lost, with exit 0.
-  // Everything this connection sees, the deleted file and its -wal, is copied beside the old name.
-  fs::path to;
-  for (int k = 0;; ++k) {
-    to = path_.string() + ".rescued" + (k ? "-" + std::to_string(k) : std::string()) + ".db";
-    std::error_code ec;
-    if (fs::symlink_status(to, ec).type() == fs::file_type::not_found) break;
+  // Everything this connection sees, the deleted file and its -wal, is copied beside the old name,
+  // or, where that directory is gone too (the whole run directory moved: twenty-seventh hostile
+  // pass), into the working directory or the temporary directory.
+  std::vector<fs::path> dirs = {path_.has_parent_path() ? path_.parent_path() : fs::path(".")};
+  std::error_code ec;
+  if (const auto cwd = fs::current_path(ec); !ec) dirs.push_back(cwd);
+  if (const auto tmp = fs::temp_directory_path(ec); !ec) dirs.push_back(tmp);
+  std::string why;
+  for (const auto& dir : dirs) {
+    fs::path to;
+    for (int k = 0;; ++k) {
+      to = dir / (path_.filename().string() + ".rescued" + (k ? "-" + std::to_string(k) : std::string()) + ".db");
+      if (fs::symlink_status(to, ec).type() == fs::file_type::not_found) break;
+    }
+    const std::string failed = back_up(db_, to);
+    if (failed.empty()) return to;
+    why += (why.empty() ? "" : "; ") + to.string() + ": " + failed;
   }
-  sqlite3* dest = nullptr;
-  int rc = sqlite3_open_v2(to.c_str(), &dest, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
-  if (rc == SQLITE_OK) {
-    sqlite3_backup* b = sqlite3_backup_init(dest, "main", db_, "main");
-    rc = b ? sqlite3_backup_step(b, -1) : sqlite3_errcode(dest);
-    if (b) sqlite3_backup_finish(b);
-  }
-  const std::string why = dest ? sqlite3_errmsg(dest) : "out of memory";
-  sqlite3_close(dest);
-  if (rc != SQLITE_DONE)
-    throw MeasureError(path_.string() + " lost its name while carb wrote to it (moved to another file system, "
-                       "deleted, or replaced by a rename), and its rows could not be saved to " + to.string() + " (" +
-                       why + "); keep this process's output and stop it with SIGTERM only after copying "
-                       "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(file_fd_));
-  return to;
+  throw MeasureError(path_.string() + " lost its name while carb wrote to it (moved to another file system, "
+                     "deleted, or replaced by a rename), and its rows could not be saved anywhere (" + why +
+                     "); the rows committed since it lost its name are lost with it");
 }
 
 std::string Store::unnamed_message(const std::filesystem::path& rescued) const {

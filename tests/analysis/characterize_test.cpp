@@ -162,6 +162,17 @@ TEST(Characterize, MissingTelemetryMakesDivergenceUnavailable) {
   EXPECT_EQ(ch["divergence"]["reason"], "no avg_sm_util telemetry in this dataset");
 }
 
+// Twenty-seventh hostile pass: rows with energy, latency and utilization, every one at a batch past
+// the last tier, were said to lack them.
+TEST(Characterize, DivergenceSaysWhenEveryRowIsPastTheLastTier) {
+  Dataset d = synthetic_grid(true, true);
+  for (auto& r : d.rows) r.config.batch = 256 + 8 * r.config.batch;  // 264 .. 1280: past 256, distinct
+  const auto ch = characterize(d).to_json();
+  EXPECT_FALSE(ch["divergence"]["available"].get<bool>());
+  EXPECT_EQ(ch["divergence"]["reason"],
+            "every row with energy_j, latency_ms and avg_sm_util has a batch above 256, past the last batch tier");
+}
+
 TEST(Characterize, DivergenceRatiosAgainstLowSmSmallBatch) {
   const auto div = characterize(synthetic_grid(true, true)).to_json()["divergence"];
   ASSERT_TRUE(div["available"].get<bool>());

@@ -56,6 +56,25 @@ TEST(DataProvenance, WriteThenReadRoundTrips) {
   fs::remove_all(dir);
 }
 
+// Twenty-seventh hostile pass: a sidecar that failed after its CSV was replaced was named alone, and
+// the next run called the complete new CSV "changed since carb wrote it, or killed". The error says
+// the CSV was written and what to do.
+TEST(DataProvenance, ASidecarThatFailsSaysItsCsvWasWritten) {
+  const fs::path dir = fs::temp_directory_path() / "carb_provenance_sidecar_fails";
+  fs::remove_all(dir);
+  fs::create_directories(dir / "d.json");  // nothing can be written at the sidecar's name
+  try {
+    write_csv_with_provenance(dir / "d.csv", "a,b\n1,2\n", nlohmann::json::object());
+    ADD_FAILURE() << "the sidecar was written over a directory";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("d.csv was written, complete, but its provenance was not: rerun the same "
+                                         "command with --force"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(fs::exists(dir / "d.csv"));
+  fs::remove_all(dir);
+}
+
 // Seventeenth hostile pass: two writers racing on one --out (combine and merge) left one's CSV with
 // the other's sidecar, and the sidecar's hash, taken from the file on disk after the write, matched.
 // The hash is of the text each writer wrote: a mismatched pair is always told apart.

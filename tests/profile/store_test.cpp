@@ -590,6 +590,27 @@ TEST_F(StoreTest, AStoreThatLostItsNameMidRunIsSavedAndTheRunStops) {
   EXPECT_EQ(Store(dir_ / "moved.db", StoreAccess::read_only).count(), 1u);
 }
 
+// Twenty-seventh hostile pass: the run's whole directory moved to another file system (copied, then
+// removed): the rescue beside the old name had no directory to go to, and the rows committed since
+// were lost. It falls back to the working directory (then the temporary directory).
+TEST_F(StoreTest, ARescueWhoseDirectoryIsGoneGoesToTheWorkingDirectory) {
+  fs::create_directories(dir_ / "run");
+  fs::create_directories(dir_ / "cwd");
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_ / "cwd");
+  {
+    Store s(dir_ / "run" / "s.db", StoreAccess::sole_writer);
+    s.put(sample(1));
+    fs::copy(dir_ / "run", dir_ / "moved", fs::copy_options::recursive);
+    fs::remove_all(dir_ / "run");
+    EXPECT_THROW(s.put(sample(2)), MeasureError);
+  }
+  fs::current_path(before);
+  const fs::path rescued = dir_ / "cwd" / "s.db.rescued.db";
+  ASSERT_TRUE(fs::exists(rescued));
+  EXPECT_EQ(Store(rescued, StoreAccess::read_only).count(), 2u);
+}
+
 // Twenty-first hostile pass: two profilers on one store through two hard-linked names lost each
 // other's rows (each name had its own lock and WAL) and left the store corrupt.
 TEST_F(StoreTest, AStoreWithTwoNamesIsRefusedToWriters) {
