@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -88,6 +89,9 @@ class Store {
  private:
   void init_schema();
   void open_read_only();
+  /// Runs one commit, then rescues the store's rows if its file has no name left (also when the
+  /// commit failed), throwing MeasureError saying where they are.
+  void commit_or_rescue(const std::function<void()>& commit);
 
   std::filesystem::path path_;
   std::filesystem::path file_;       // path_ as SQLite opens it: links resolved (StoreLock::store_file)

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -237,9 +238,10 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
       if (!live && recorded && now && !recorded->same_file(*now, db))
         throw MeasureError(f.string() + " holds rows of a database file other than the one now at " + db.string() +
                            " (replaced or restored since), and SQLite would apply them to it. Keep " + f.string() +
-                           " and " + db.string() + "-shm: they are those rows' only copy. Put the database file they "
-                           "belong to back at " + db.string() + ", or move all three aside together before using " +
-                           db.string());
+                           " and " + db.string() + "-shm: they may be those rows' only copy. Put the database file "
+                           "they belong to back at " + db.string() + ", or move all three aside together before using " +
+                           db.string() + " (if carb saved that file as " + db.filename().string() +
+                           ".rescued.db, every row is in it, and these are not needed)");
     }
   }
 }
@@ -519,14 +521,13 @@ void Store::put(const StoredMeasurement& m) {
   s.bind(14, r.avg_sm_util).bind(15, r.avg_mem_util);
   s.bind_text_or_null(16, r.extra.empty() ? std::string() : nlohmann::json(r.extra).dump());
   s.bind_text_or_null(17, m.error_text);
-  commit_recorded(s, lock_.get(), file_fd_);  // autocommit: one transaction, checkpointed into the file
-  if (const auto rescued = rescue_if_unnamed()) throw MeasureError(unnamed_message(*rescued));
+  commit_or_rescue([&] { commit_recorded(s, lock_.get(), file_fd_); });  // autocommit: one transaction, checkpointed into the file
 }
 
 void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& settings) {
   Stmt s(db_, path_, "INSERT OR IGNORE INTO protocols (id, settings) VALUES (?1, ?2)");
   s.bind(1, protocol_id).bind(2, settings.dump());
-  commit_recorded(s, lock_.get(), file_fd_);
+  commit_or_rescue([&] { commit_recorded(s, lock_.get(), file_fd_); });
 }
 
 nlohmann::json Store::protocols() const {
@@ -624,7 +625,12 @@ std::optional<std::filesystem::path> Store::rescue_if_unnamed() const {
     fs::path to;
     for (int k = 0;; ++k) {
       to = dir / (path_.filename().string() + ".rescued" + (k ? "-" + std::to_string(k) : std::string()) + ".db");
-      if (fs::symlink_status(to, ec).type() == fs::file_type::not_found) break;
+      // SQLite deletes a -journal or -wal it finds beside a new database: a user's files of those
+      // names were lost (twenty-eighth hostile pass). Only a name with none of them is taken.
+      const auto free = [&](const char* suffix) {
+        return fs::symlink_status(to.string() + suffix, ec).type() == fs::file_type::not_found;
+      };
+      if (free("") && free("-journal") && free("-wal") && free("-shm")) break;
     }
     const std::string failed = back_up(db_, to);
     if (failed.empty()) return to;
@@ -633,6 +639,25 @@ std::optional<std::filesystem::path> Store::rescue_if_unnamed() const {
   throw MeasureError(path_.string() + " lost its name while carb wrote to it (moved to another file system, "
                      "deleted, or replaced by a rename), and its rows could not be saved anywhere (" + why +
                      "); the rows committed since it lost its name are lost with it");
+}
+
+// A commit, then the check that the file still has a name (rescuing its rows if not). Also when the
+// commit fails: a store moved away to free a full disk failed its next commit, and the rows since
+// the copy went with the deleted file, unrescued (twenty-eighth hostile pass).
+void Store::commit_or_rescue(const std::function<void()>& commit) {
+  try {
+    commit();
+  } catch (const MeasureError& e) {
+    std::optional<std::filesystem::path> rescued;
+    try {
+      rescued = rescue_if_unnamed();
+    } catch (const MeasureError& r) {
+      throw MeasureError(std::string(e.what()) + "; and " + r.what());
+    }
+    if (rescued) throw MeasureError(std::string(e.what()) + "; and " + unnamed_message(*rescued));
+    throw;
+  }
+  if (const auto rescued = rescue_if_unnamed()) throw MeasureError(unnamed_message(*rescued));
 }
 
 std::string Store::unnamed_message(const std::filesystem::path& rescued) const {

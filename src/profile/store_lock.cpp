@@ -226,7 +226,9 @@ void StoreLock::keep_record(int db_fd) {
 StoreLock::~StoreLock() {
   // A record inherited and never replaced is the last writer's, which its -wal may still need (a
   // writer that failed while opening the store removed it: twenty-fourth hostile pass).
-  if (!keep_ && (recorded_ || !inherited_)) ::unlink(path_.c_str());  // before close: whoever opens the old file now finds it unnamed and retries
+  // Only while the name is still this file: a run directory renamed under a writer, with a new writer
+  // at the old path, had the new writer's lock file removed (twenty-eighth hostile pass, from the code).
+  if (!keep_ && (recorded_ || !inherited_) && still_named(fd_, path_)) ::unlink(path_.c_str());  // before close: whoever opens the old file now finds it unnamed and retries
   ::close(fd_);
 }
 

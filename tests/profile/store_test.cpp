@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/wait.h>
+#include <csignal>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "profile/store_lock.hpp"
@@ -588,6 +590,60 @@ TEST_F(StoreTest, AStoreThatLostItsNameMidRunIsSavedAndTheRunStops) {
   ASSERT_TRUE(fs::exists(rescued));
   EXPECT_EQ(Store(rescued, StoreAccess::read_only).count(), 2u);  // every row, the last one included
   EXPECT_EQ(Store(dir_ / "moved.db", StoreAccess::read_only).count(), 1u);
+}
+
+// Twenty-eighth hostile pass: a store moved away to free a full disk failed its next commit, and the
+// rescue ran only after commits that succeeded: the rows since the copy went with the deleted file.
+// Here the failing commit is one the file-size limit stops (the -wal may not grow past its size).
+TEST_F(StoreTest, ACommitThatFailsAfterTheStoreLostItsNameStillRescuesIt) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    Store s(db(), StoreAccess::sole_writer);
+    sqlite3* reader = nullptr;  // a snapshot that keeps the -wal growing (no checkpoint completes)
+    s.put(sample(1));
+    sqlite3_open_v2(db().c_str(), &reader, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM measurements;", nullptr, nullptr, nullptr);
+    for (int b = 2; b <= 12; ++b) s.put(sample(b));
+    fs::copy_file(db(), dir_ / "moved.db");
+    fs::remove(db());
+    const rlimit lim{fs::file_size(db().string() + "-wal"), RLIM_INFINITY};
+    ::setrlimit(RLIMIT_FSIZE, &lim);
+    try {
+      s.put(sample(13));
+      ::_exit(2);  // the commit went through: the check below would not be the one under test
+    } catch (const MeasureError& e) {
+      ::_exit(std::string(e.what()).find("rescued.db") != std::string::npos ? 0 : 3);
+    }
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_NE(WEXITSTATUS(status), 2) << "the limited commit did not fail";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the failed commit was not followed by a rescue";
+  const fs::path rescued = db().string() + ".rescued.db";
+  ASSERT_TRUE(fs::exists(rescued));
+  EXPECT_EQ(Store(rescued, StoreAccess::read_only).count(), 12u);
+}
+
+// Twenty-eighth hostile pass: SQLite deletes a -journal or -wal it finds beside a new database, and
+// the rescue took the first name whose database file was free: a user's files at
+// <db>.rescued.db-journal and -wal were deleted. A rescue takes a name with none of them.
+TEST_F(StoreTest, ARescueNeverTakesANameWithSideFilesBesideIt) {
+  std::ofstream(db().string() + ".rescued.db-journal") << "USER JOURNAL\n";
+  std::ofstream(db().string() + ".rescued.db-wal") << "USER WAL\n";
+  {
+    Store s(db(), StoreAccess::sole_writer);
+    s.put(sample(1));
+    fs::remove(db());
+    EXPECT_THROW(s.put(sample(2)), MeasureError);
+  }
+  std::string line;
+  std::getline(std::ifstream(db().string() + ".rescued.db-journal"), line);
+  EXPECT_EQ(line, "USER JOURNAL");
+  std::getline(std::ifstream(db().string() + ".rescued.db-wal"), line);
+  EXPECT_EQ(line, "USER WAL");
+  EXPECT_EQ(Store(db().string() + ".rescued-1.db", StoreAccess::read_only).count(), 2u);
 }
 
 // Twenty-seventh hostile pass: the run's whole directory moved to another file system (copied, then
