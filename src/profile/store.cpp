@@ -246,6 +246,34 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
   }
 }
 
+// Twenty-ninth hostile pass: a store whose killed writer left committed rows in its -wal, reached by
+// another name (a hard link, or the file renamed without its side files), was exported and resumed
+// without those rows, with exit 0: SQLite looks for the -wal beside the name it is given. The lock
+// files beside it say which file each writer had open; one that names this file, beside a -wal
+// with frames under another name, means those rows are this file's.
+void check_no_wal_under_another_name(const std::filesystem::path& db) {
+  namespace fs = std::filesystem;
+  const auto now = StoreFileId::of(db);
+  if (!now) return;
+  std::error_code ec;
+  const fs::path dir = db.has_parent_path() ? db.parent_path() : fs::path(".");
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= 5 || name.compare(name.size() - 5, 5, ".lock") != 0) continue;
+    const fs::path other = dir / name.substr(0, name.size() - 5);
+    if (other.filename() == db.filename()) continue;
+    const fs::path wal = other.string() + "-wal";
+    std::error_code e2;
+    if (!fs::is_regular_file(wal, e2) || fs::file_size(wal, e2) <= 32) continue;
+    const auto rec = StoreLock::recorded_at(it->path());
+    if (!rec || rec->dev != now->dev || rec->ino != now->ino) continue;
+    throw MeasureError(db.string() + " is the store a writer had open as " + other.string() + ", and its last rows "
+                       "are still in " + wal.string() + ", which SQLite reads only under that name. Use it as " +
+                       other.string() + " (rename it back, or open it there) so they are applied; a copy or link "
+                       "under another name would lack them");
+  }
+}
+
 // True when a live SQLite connection has the store open: every connection in WAL mode holds a read
 // lock on the shared-memory index's DMS byte (offset 128 in SQLite's unix VFS) while it is open.
 // Frames in a -wal that nobody has open are a dead writer's.
@@ -359,9 +387,11 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), f
   // name; two profilers lost each other's rows and left an index out of step with its table.
   if (struct stat st {}; access != StoreAccess::shared && ::stat(file_.c_str(), &st) == 0 && st.st_nlink > 1)
     throw MeasureError(db.string() + " has " + std::to_string(st.st_nlink) + " names (hard links); SQLite would keep a "
-                       "separate WAL and carb a separate lock for each. Use one name (remove the other links)");
+                       "separate WAL and carb a separate lock for each. Use one name: remove the other links, keeping the one "
+                       "its -wal and -shm sit beside, if any");
   // Before the lock too: a writer refused here must leave that record for the next reader.
   check_sqlite_side_files(file_, recorded, check_owner, live);
+  check_no_wal_under_another_name(file_);
   // Before SQLite opens the file: a refused writer must not create or change anything.
   if (access == StoreAccess::sole_writer) lock_ = std::make_unique<StoreLock>(db);
   check_sqlite_side_files(file_, recorded, check_owner, live);
@@ -394,6 +424,7 @@ void Store::open_read_only() {
   // Frames a live writer has open are its own; those nobody has open must be the file's.
   const bool live = wal_in_use(file_);
   check_sqlite_side_files(file_, StoreLock::recorded_store(file_), !live, live);
+  check_no_wal_under_another_name(file_);
   if (std::filesystem::file_size(path_) == 0)  // SQLite would take it as a new, empty database
     throw MeasureError(path_.string() + ": empty file, not a carb measurement store");
   int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);

@@ -193,7 +193,11 @@ void StoreLock::record_store(int db_fd, bool pending) {
 }
 
 std::optional<StoreFileId> StoreLock::recorded_store(const std::filesystem::path& db) {
-  const int fd = ::open(lock_path(db).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  return recorded_at(lock_path(db));
+}
+
+std::optional<StoreFileId> StoreLock::recorded_at(const std::filesystem::path& lock) {
+  const int fd = ::open(lock.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return std::nullopt;
   const auto text = read_record(fd);
   ::close(fd);

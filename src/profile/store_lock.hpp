@@ -84,6 +84,8 @@ class StoreLock {
   void keep_record(int db_fd);
   /// The file a lock file at <db>.lock records, if it records one.
   static std::optional<StoreFileId> recorded_store(const std::filesystem::path& db);
+  /// The same, read from the lock file at `lock` itself.
+  static std::optional<StoreFileId> recorded_at(const std::filesystem::path& lock);
 
  private:
   std::filesystem::path path_;
