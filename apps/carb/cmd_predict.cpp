@@ -46,8 +46,10 @@ void run(const PredictCmd& c) {
   if (unbounded_inside > 0)
     std::cerr << "note: " << unbounded_inside << " prediction" << (unbounded_inside == 1 ? " has" : "s have")
               << " no upper bound at " << fmt_num(c.confidence * 100, 3)
-              << "%: the model has too few training rows per batch regime to bound that level (a 99% interval "
-                 "needs 99); a lower --confidence may bound them\n";
+              << "%: the model has too few training rows per batch regime to bound that level (a "
+              << fmt_num(c.confidence * 100, 3) << "% interval needs "
+              << static_cast<int>(std::ceil(c.confidence / (1 - c.confidence) - 1e-9))
+              << " per regime); a lower --confidence may bound them\n";
   if (m.drift_reference_ms())
     std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "
               << fmt_num(*m.drift_reference_ms()) << " ms\n";

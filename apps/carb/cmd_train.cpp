@@ -36,6 +36,7 @@ void print(const TrainSummary& s) {
   }
   std::cout << "held-out " << s.test_rows << " rows:\n";
   t.print(std::cout);
+  for (const auto& w : s.warnings) std::cout << "warning: " << w << '\n';
 }
 
 Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on measured data; save a model bundle",

@@ -38,6 +38,8 @@ struct TrainSummary {
   std::map<std::string, OofComponents> oof_components;                 // per target
   std::string data_hash;
   std::optional<double> drift_reference_ms;
+  /// What evaluate warns of the same held-out rows (how many are guesses past the trained ranges).
+  std::vector<std::string> warnings;
   /// The `carb train --format json` document.
   nlohmann::json to_json() const;
 };
