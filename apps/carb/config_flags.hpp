@@ -2,6 +2,7 @@
 // shared by arch, predict and recommend; and the configuration-source flags (--preset | --configs).
 #pragma once
 #include <optional>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,13 @@ struct SourceFlags {
     if (!preset.empty() && !configs.empty()) throw InputError("give either --preset or --configs, not both");
     if (!given()) throw InputError("no configurations: give --preset P or --configs FILE");
     auto all = preset.empty() ? read_configs_csv(configs) : enumerate_preset(preset);
-    return shard_spec.empty() ? all : shard(all, shard_spec);
+    if (shard_spec.empty()) return all;
+    auto part = shard(all, shard_spec);
+    // Twenty-eighth hostile pass: a shard past the configurations (9/9 of 8) printed 0 without a word.
+    if (part.empty() && !all.empty())
+      std::cerr << "note: shard " << printable(shard_spec) << " of " << all.size()
+                << " configurations is empty (more shards than configurations)\n";
+    return part;
   }
 };
 

@@ -114,6 +114,15 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
   EXPECT_FALSE(fs::exists(scratch().dir() / "x.db")) << "bad input must be refused before creating the store";
 }
 
+// Twenty-eighth hostile pass: a shard past the configurations printed 0 without a word.
+TEST(Cli, AnEmptyShardSaysSo) {
+  const CliRun r = carb("space --preset tiny --count --shard 9/9");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "0\n");
+  EXPECT_NE(r.err.find("shard 9/9 of 8 configurations is empty"), std::string::npos) << r.err;
+  EXPECT_TRUE(carb("space --preset tiny --count --shard 1/2").err.empty());
+}
+
 // Twenty-third hostile pass: CLI11 read an integer flag's "010" as octal 8 (`predict --batch 010`
 // answered batch 8) where a CSV cell's "010" is 10. Every numeric flag reads decimal.
 TEST(Cli, LeadingZerosAreDecimalOnEveryIntegerFlag) {
