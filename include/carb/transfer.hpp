@@ -63,6 +63,9 @@ struct FewShotPoint {
   /// has: a steep map with a negative intercept does it to small configurations). Scored as they
   /// are, and said (eighteenth hostile pass: cpu-2t -> cpu-1t latency scored 32 such rows silently).
   double nonpositive_share = 0;
+  /// What a table says beside the point: why there is no error (`note`), or the share of
+  /// predictions at or below zero (percent to `digits` significant digits); "" otherwise.
+  std::string table_note(int digits = 4) const;
 };
 
 /// The source-platform model's error on the target's measurements, uncalibrated. Unavailable

@@ -39,14 +39,17 @@ void few_shot_table(const std::map<std::string, std::vector<FewShotPoint>>& sec,
   TextTable f({"target", "k", "mae", "mape %", "note"});
   for (const auto& [t, points] : sec)
     for (const auto& p : points)  // a "-" says why (tenth hostile pass: only JSON said it)
-      f.add({t, std::to_string(p.k), p.mae ? fmt_num(*p.mae) : "-", p.mape ? fmt_num(*p.mape) : "-",
-             !p.mae                   ? p.note
-             : p.nonpositive_share > 0 ? fmt_num(100 * p.nonpositive_share) + "% of predictions <= 0, scored as they are"
-                                       : ""});
+      f.add({t, std::to_string(p.k), p.mae ? fmt_num(*p.mae) : "-", p.mape ? fmt_num(*p.mape) : "-", p.table_note()});
   f.print(out);
 }
 
 }  // namespace
+
+std::string FewShotPoint::table_note(int digits) const {
+  if (!mae) return note;
+  if (nonpositive_share > 0) return fmt_num(100 * nonpositive_share, digits) + "% of predictions <= 0, scored as they are";
+  return "";
+}
 
 json TransferResult::to_json() const {
   json doc = {{"source", {{"platforms", source_platforms}}},

@@ -194,11 +194,7 @@ std::vector<std::string> transfer_cards(const NamedDataset& a, const NamedDatase
     k_chart.series.push_back(std::move(s));
     for (const auto& e : points)
       fs.rows.push_back({j.target, std::to_string(e.k), e.mae ? fmt_num(*e.mae, 4) : "-",
-                         e.mape ? fmt_num(*e.mape, 3) : "-",
-                         !e.mae ? e.note
-                         : e.nonpositive_share > 0
-                             ? fmt_num(100 * e.nonpositive_share, 3) + "% of predictions <= 0, scored as they are"
-                             : ""});
+                         e.mape ? fmt_num(*e.mape, 3) : "-", e.table_note(3)});
   }
   cards.insert(cards.begin(), card(t.title, html_table(t)));
   cards.push_back(card(k_chart.title, svg::render(k_chart)));
