@@ -135,7 +135,7 @@ py::object screen(const std::vector<carb::Config>& configs, const carb::CarbMode
 
 py::object recommend(const carb::CarbModel& m, const carb::Config& arch, const std::vector<int>& batches,
                      const std::vector<std::string>& precisions, std::optional<double> latency_max,
-                     std::optional<double> memory_max) {
+                     std::optional<double> memory_max, std::optional<double> confidence) {
   carb::RecommendOptions o;
   o.family = arch.family;
   o.depth = arch.depth;
@@ -145,6 +145,7 @@ py::object recommend(const carb::CarbModel& m, const carb::Config& arch, const s
   for (const auto& p : precisions) o.precisions.push_back(carb::parse_precision(p));
   o.latency_max_ms = latency_max;
   o.memory_max_mb = memory_max;
+  o.confidence = confidence;
   return to_python(carb::recommend(m, o).to_json());
 }
 
@@ -284,5 +285,5 @@ PYBIND11_MODULE(_carb, m) {
         py::arg("count"), py::arg("budget_s"), py::arg("diversity"), py::arg("seed"));
   m.def("recommend", &recommend, py::arg("model"), py::arg("arch"), py::arg("batches") = std::vector<int>{},
         py::arg("precisions") = std::vector<std::string>{}, py::arg("latency_max") = py::none(),
-        py::arg("memory_max") = py::none());
+        py::arg("memory_max") = py::none(), py::arg("confidence") = py::none());
 }

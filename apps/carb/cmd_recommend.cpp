@@ -12,7 +12,7 @@ namespace {
 struct RecommendCmd {
   std::string model, batches, precisions, format;
   ConfigFlags arch;
-  double latency_max = 0, memory_max = 0;
+  double latency_max = 0, memory_max = 0, confidence = 0;
   CLI::Option *latency_opt = nullptr, *memory_opt = nullptr, *batches_opt = nullptr, *precisions_opt = nullptr;
 };
 
@@ -53,6 +53,7 @@ void run(const RecommendCmd& c) {
     for (const auto& s : split_list(c.precisions, "--precisions")) o.precisions.push_back(parse_precision(s));
   if (c.latency_opt->count() > 0) o.latency_max_ms = c.latency_max;
   if (c.memory_opt->count() > 0) o.memory_max_mb = c.memory_max;
+  if (c.confidence > 0) o.confidence = c.confidence;
   const RecommendResult r = recommend(CarbModel::load(c.model), o);
   if (c.format == "json")
     std::cout << r.to_json().dump(1) << '\n';
@@ -77,6 +78,10 @@ Registrar reg({"recommend",
                  c->latency_opt =
                      app.add_option("--latency-max", c->latency_max, "latency budget, ms per batch")->check(in_range(1e-9, 1e15));
                  c->memory_opt = app.add_option("--memory-max", c->memory_max, "peak memory budget, MB")->check(in_range(1e-9, 1e15));
+                 app.add_option("--confidence", c->confidence,
+                                "judge the budgets on the upper bound of the split-conformal interval at this "
+                                "coverage (0.8, 0.9, 0.95 or 0.99) instead of the point prediction")
+                     ->check(confidence_level());
                  add_format(app, c->format, {"table", "json"});
                  app.callback([c] { run(*c); });
                }});

@@ -38,6 +38,12 @@ void run_space(const SpaceOpts& o) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& c : cs) j.push_back(config_to_json(c));
     std::cout << j.dump(1) << '\n';
+  } else if (o.format == "table") {
+    TextTable t({kConfigColumns.begin(), kConfigColumns.end()});
+    for (const auto& c : cs)
+      t.add({to_string(c.family), std::to_string(c.depth), format_width(c.width), std::to_string(c.resolution),
+             std::to_string(c.batch), to_string(c.precision)});
+    t.print(std::cout);
   } else {
     write_configs_csv(cs, std::cout);
   }

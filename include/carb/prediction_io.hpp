@@ -3,6 +3,7 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,9 @@ std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs)
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out,
                            const std::pair<std::string, std::vector<double>>* extra = nullptr);
-nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbModel& m);
+/// `confidence`: the coverage the `_lower`/`_upper` bounds were computed at, recorded as
+/// "confidence" (null without bounds) so a reader of the JSON knows what the bounds mean.
+nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbModel& m,
+                                   std::optional<double> confidence = std::nullopt);
 
 }  // namespace carb

@@ -24,6 +24,9 @@ struct RecommendOptions {
   std::vector<Precision> precisions;     // empty = default_precisions(model)
   std::optional<double> latency_max_ms;  // per batch
   std::optional<double> memory_max_mb;
+  /// Judge the budgets on the upper bound of the split-conformal interval at this coverage
+  /// (0.8, 0.9, 0.95 or 0.99) instead of the point prediction, as `screen --confidence` does.
+  std::optional<double> confidence;
   std::size_t runners_up = 5;
 };
 
@@ -39,12 +42,14 @@ struct RecommendCandidate {
   std::map<std::string, double> value;  // predicted per batch, per target
   double objective = 0;                 // per image
   std::vector<Excursion> outside;       // where it lies outside the trained ranges (a guess there)
+  std::map<std::string, std::pair<double, double>> interval;  // per target, under a confidence
 };
 
 struct RecommendResult {
   std::string platform;
   std::string objective;  // "energy_per_image_j" | "latency_per_image_ms"
   std::optional<double> latency_max_ms, memory_max_mb;
+  std::optional<double> confidence;  // the budgets were judged on upper bounds at this coverage
   std::size_t evaluated = 0, feasible = 0;
   std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints
   std::vector<RecommendCandidate> runners_up;  // the next feasible ones, best first

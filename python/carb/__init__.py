@@ -247,10 +247,11 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     return _carb.evaluate(model._m, files, external, quick, seed, test_fraction)
 
 
-def recommend(model, arch, batches=None, precisions=None, latency_max=None, memory_max=None):
+def recommend(model, arch, batches=None, precisions=None, latency_max=None, memory_max=None, confidence=None):
     """Best batch size and precision for an architecture (a carb.Config; its batch and precision
     are ignored), as a dict (the same document as `carb recommend --format json`). batches=None is
-    1..64 in powers of two, precisions=None those the model was trained on; an empty list is refused."""
+    1..64 in powers of two, precisions=None those the model was trained on; an empty list is refused.
+    confidence (0.8, 0.9, 0.95 or 0.99) judges the budgets on the interval's upper bound."""
     if batches is not None:
         batches = [_whole_arg(b, "a batch size") for b in batches]
         if not batches:
@@ -261,4 +262,5 @@ def recommend(model, arch, batches=None, precisions=None, latency_max=None, memo
             raise InputError("precisions is empty")
     latency_max = None if latency_max is None else _scalar(latency_max, "latency_max")
     memory_max = None if memory_max is None else _scalar(memory_max, "memory_max")
-    return _carb.recommend(model._m, arch, batches or [], precisions or [], latency_max, memory_max)
+    return _carb.recommend(model._m, arch, batches or [], precisions or [], latency_max, memory_max,
+                           _confidence(confidence))

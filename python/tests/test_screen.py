@@ -29,6 +29,16 @@ def test_recommend(model):
     assert none["best"] is None and none["status"] == "infeasible" and none["message"]
 
 
+def test_recommend_judges_budgets_on_the_upper_bound_under_a_confidence(model):
+    arch = carb.Config("basic", 18, 0.5, 64)
+    r = carb.recommend(model, arch, batches=[1, 8, 32], latency_max=200, confidence=0.9)
+    assert r["confidence"] == 0.9
+    assert r["best"]["latency_ms_upper"] <= 200
+    assert r["best"]["latency_ms_upper"] >= r["best"]["latency_ms"]
+    with pytest.raises(carb.InputError):
+        carb.recommend(model, arch, latency_max=200, confidence=0.85)
+
+
 def test_a_bool_or_a_string_is_not_a_budget(model):
     # Seventeenth hostile pass: {"latency": True} was a 1 ms budget, "0.5" a budget float() read.
     for bad in (True, "0.5", None):

@@ -79,7 +79,8 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
   }
 }
 
-nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbModel& m) {
+nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbModel& m,
+                                   std::optional<double> confidence) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& x : p) {
     nlohmann::json r = config_to_json(x.config);
@@ -88,7 +89,10 @@ nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbM
     r["outside"] = outside_json(x.outside);
     rows.push_back(r);
   }
-  nlohmann::json doc = {{"platform", m.platform()}, {"targets", m.targets()}, {"predictions", rows}};
+  nlohmann::json doc = {{"platform", m.platform()},
+                        {"targets", m.targets()},
+                        {"confidence", confidence ? nlohmann::json(*confidence) : nlohmann::json()},
+                        {"predictions", rows}};
   // A drift-corrected model predicts latency at the typical host speed of its training data.
   if (m.drift_reference_ms()) doc["drift_reference_ms"] = *m.drift_reference_ms();
   return doc;

@@ -175,6 +175,20 @@ TEST(Cli, SpaceConfigsCsvRoundTrips) {
   EXPECT_EQ(again.out, csv.out);
 }
 
+// Twenty-sixth hostile pass: `--format table` printed the CSV.
+TEST(Cli, SpaceTableIsATableOfTheSameConfigurations) {
+  const CliRun csv = carb("space --preset tiny");
+  const CliRun table = carb("space --preset tiny --format table");
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_EQ(table.out.find(','), std::string::npos) << table.out.substr(0, 200);
+  // One line per configuration plus the header (and any rule under it), the same first row.
+  const auto lines = [](const std::string& s) { return std::count(s.begin(), s.end(), '\n'); };
+  EXPECT_GE(lines(table.out), lines(csv.out));
+  EXPECT_LE(lines(table.out), lines(csv.out) + 1);
+  EXPECT_NE(table.out.find("basic"), std::string::npos);
+  EXPECT_NE(table.out.find("resolution"), std::string::npos);
+}
+
 TEST(Cli, ArchJsonParsesWithParams) {
   const CliRun r = carb("arch --family bottleneck --depth 50 --format json");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -102,6 +102,17 @@ TEST_F(CliExtrapolation, AConfidenceTheBundleDoesNotCalibrateIsRefused) {
   const CliRun ok = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --confidence 0.95",
                          "ex_level_ok");
   EXPECT_EQ(ok.status, 0) << ok.err;
+  // Twenty-sixth hostile pass: the bounds did not say at what level they were.
+  EXPECT_NE(ok.out.find("[95% interval]"), std::string::npos) << ok.out;
+  const CliRun json = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --confidence 0.95 "
+                           "--format json", "ex_level_json");
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_DOUBLE_EQ(nlohmann::json::parse(json.out).at("confidence").get<double>(), 0.95) << json.out;
+  const CliRun none = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --format json",
+                           "ex_level_none");
+  ASSERT_EQ(none.status, 0) << none.err;
+  EXPECT_TRUE(nlohmann::json::parse(none.out).at("confidence").is_null()) << none.out;
+  EXPECT_EQ(none.out.find("interval"), std::string::npos);
 }
 
 // Seventeenth hostile pass: a level the model's rows cannot bound printed [0, inf] inside the trained

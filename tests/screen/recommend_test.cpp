@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "carb/error.hpp"
 #include "screen/screen_test_util.hpp"
 
@@ -84,6 +86,42 @@ TEST(Recommend, EveryReturnedCandidateMeetsTheConstraints) {
   }
   EXPECT_LE(r.best->value.at("latency_ms"), 8.0);
   EXPECT_LE(r.best->value.at("peak_memory_mb"), 60.0);
+}
+
+// Twenty-sixth hostile pass: budgets were judged on point predictions only. Under a confidence a
+// candidate is feasible exactly when the upper bound of its interval meets every budget, as in screen.
+TEST(Recommend, AConfidenceJudgesTheBudgetsOnTheUpperBound) {
+  auto o = basic18();
+  o.latency_max_ms = 8.0;
+  o.runners_up = 100;
+  const auto point = recommend(synthetic_model_b(), o);
+  o.confidence = 0.9;
+  const auto upper = recommend(synthetic_model_b(), o);
+  ASSERT_TRUE(upper.best) << upper.message;
+  std::vector<Config> cs;
+  for (int b : {1, 2, 4, 8, 16, 32, 64})
+    for (Precision p : {Precision::fp32, Precision::bf16}) cs.push_back({Family::basic, 18, 0.5, 64, b, p});
+  std::size_t feasible = 0;
+  for (const auto& p : synthetic_model_b().predict(cs, {}, 0.9)) feasible += p.interval.at("latency_ms").second <= 8.0;
+  EXPECT_EQ(upper.feasible, feasible);
+  EXPECT_LT(upper.feasible, point.feasible);  // the bound bites where the point prediction did not
+  for (const auto* c : {&*upper.best, &upper.runners_up.back()}) {
+    ASSERT_TRUE(c->interval.count("latency_ms"));
+    EXPECT_LE(c->interval.at("latency_ms").second, 8.0);
+    EXPECT_LE(c->interval.at("latency_ms").first, c->value.at("latency_ms"));
+  }
+  const auto j = upper.to_json();
+  EXPECT_DOUBLE_EQ(j.at("confidence").get<double>(), 0.9);
+  EXPECT_TRUE(j["best"].contains("latency_ms_upper"));
+  EXPECT_TRUE(point.to_json().at("confidence").is_null());
+  std::ostringstream table;
+  print_recommendation(upper, table);
+  EXPECT_NE(table.str().find("upper bound of their 90% interval"), std::string::npos) << table.str();
+  // Nothing fitting says what was judged.
+  o.latency_max_ms = 1e-6;
+  EXPECT_NE(recommend(synthetic_model_b(), o).message.find("upper 90% bound of latency_ms"), std::string::npos);
+  o.confidence = 0.85;  // not a calibrated level
+  EXPECT_THROW(recommend(synthetic_model_b(), o), InputError);
 }
 
 TEST(Recommend, NothingFittingIsAResultWithAReason) {
