@@ -57,7 +57,28 @@ std::optional<double> median_extra(const std::vector<const Record*>& ok, const s
   return median(v);
 }
 
+// Columns that record how a row was measured, not what was measured: rounds must agree on them
+// (twenty-eighth hostile pass: rounds at 1 and 2 threads under one protocol id were combined into
+// a median of 1.5 threads).
+constexpr const char* kSettingColumns[] = {"threads", "warmup"};
+
+void check_rounds_agree_on_settings(const std::vector<const Record*>& ok) {
+  for (const char* name : kSettingColumns) {
+    const std::string* first = nullptr;
+    for (const Record* r : ok) {
+      const auto it = r->extra.find(name);
+      if (it == r->extra.end() || it->second.empty()) continue;
+      if (!first) first = &it->second;
+      else if (as_number(*first) != as_number(it->second) || (!as_number(*first) && *first != it->second))
+        throw InputError("the rounds of " + r->platform + " " + config_key(r->config) + " were measured with " +
+                         name + " " + *first + " and " + it->second +
+                         ": they measured different things; combine rounds measured alike");
+    }
+  }
+}
+
 Record combine_ok_rounds(const std::vector<const Record*>& ok) {
+  check_rounds_agree_on_settings(ok);
   Record out = *ok.front();
   for (const Record* r : ok)  // a column only a later round has (it was left empty)
     for (const auto& [name, text] : r->extra)
@@ -67,7 +88,8 @@ Record combine_ok_rounds(const std::vector<const Record*>& ok) {
     out.set_value(c, v.empty() ? std::nullopt : std::optional<double>(median(v)));
   }
   for (auto& [name, text] : out.extra)
-    if (name != "protocol_id")
+    if (name != "protocol_id" && std::find(std::begin(kSettingColumns), std::end(kSettingColumns), name) ==
+                                     std::end(kSettingColumns))
       if (const auto m = median_extra(ok, name)) text = extra_number(*m);
   const auto lat = values_of(ok, "latency_ms");
   const auto [lo, hi] = std::minmax_element(lat.begin(), lat.end());

@@ -244,6 +244,9 @@ TEST(Characterize, MarkdownHasHeadingsTablesAndReasons) {
   EXPECT_NE(md.str().find("| latency_ms | 4x |"), std::string::npos) << md.str();
   EXPECT_NE(md.str().find("unavailable: no energy_j values in this dataset"), std::string::npos);
   EXPECT_NE(txt.str().find("== Precision ratios =="), std::string::npos);
+  // Twenty-fifth hostile pass: the table's note defined row_mean, a column only the JSON has.
+  EXPECT_EQ(txt.str().find("row_mean ="), std::string::npos) << txt.str();
+  EXPECT_NE(txt.str().find("row_mean (in --format json) ="), std::string::npos);
 }
 
 TEST(Characterize, KnobAndRegimeNamesRoundTrip) {

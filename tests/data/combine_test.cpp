@@ -104,6 +104,37 @@ TEST_F(Combine, AnExtraColumnSomeRoundsLeaveEmptyIsTheMedianOfTheOthersInAnyOrde
   }
 }
 
+// Twenty-eighth hostile pass: rounds measured at 1 and 2 threads under one protocol id were combined,
+// their `threads` the median 1.5. Settings are not medians: rounds that disagree on one are refused,
+// and rounds that agree keep it as written.
+TEST_F(Combine, RoundsMeasuredWithDifferentSettingsAreRefused) {
+  const auto write_with = [&](const std::string& name, const std::string& threads) {
+    Record r = row(1, 10 + threads.size() + std::stod(threads), 5);
+    r.extra["threads"] = threads;
+    Dataset d;
+    d.rows = {std::move(r)};
+    d.extra_columns = {"protocol_id", "passes", "threads"};
+    write_dataset_csv(d, dir_ / name);
+    return dir_ / name;
+  };
+  const auto one = write_with("one.csv", "1"), two = write_with("two.csv", "2");
+  try {
+    combine_rounds({one, two}, dir_ / "out.csv", "test");
+    ADD_FAILURE() << "rounds at 1 and 2 threads were combined";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("threads 1 and 2"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+  Record other = row(1, 12, 5);
+  other.extra["threads"] = "2";
+  Dataset d;
+  d.rows = {other};
+  d.extra_columns = {"protocol_id", "passes", "threads"};
+  write_dataset_csv(d, dir_ / "two_b.csv");
+  combine_rounds({two, dir_ / "two_b.csv"}, dir_ / "out.csv", "test");
+  EXPECT_EQ(read_dataset_csv(dir_ / "out.csv").rows.at(0).extra.at("threads"), "2");
+}
+
 // Thirteenth hostile pass: a round that wrote the width as another spelling of the same channels
 // was kept apart (and then refused as a duplicate of an output file) instead of combined.
 TEST_F(Combine, RoundsThatSpellAWidthOtherwiseAreCombined) {
