@@ -1,5 +1,9 @@
 #include "util/special_file.hpp"
 
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "carb/error.hpp"
@@ -41,7 +45,49 @@ bool system_tree(const fs::path& p) {
   return false;
 }
 
+// A mount point as /proc/self/mountinfo writes it: space, tab, newline and backslash as octal escapes.
+std::string unescape_mount_path(const std::string& s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] >= '0' && s[i + 1] <= '3' &&
+        s[i + 2] >= '0' && s[i + 2] <= '7' && s[i + 3] >= '0' && s[i + 3] <= '7') {
+      out += static_cast<char>((s[i + 1] - '0') * 64 + (s[i + 2] - '0') * 8 + (s[i + 3] - '0'));
+      i += 3;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+bool is_mount_point(const fs::path& p, const std::string& mountinfo) {
+  std::error_code ec;
+  if (!fs::exists(p, ec)) return false;
+  const fs::path real = fs::canonical(p, ec);
+  if (ec || real == "/") return false;  // "/" cannot be an output anyway (it has no directory to stage in)
+  std::string table = mountinfo;
+  if (table.empty()) {
+    std::ifstream in("/proc/self/mountinfo");
+    std::ostringstream text;
+    text << in.rdbuf();
+    table = text.str();
+  }
+  if (table.empty()) {  // no mount table: another device than the directory's is a mount
+    struct stat mine {}, dir {};
+    return ::stat(real.c_str(), &mine) == 0 && ::stat(real.parent_path().c_str(), &dir) == 0 &&
+           mine.st_dev != dir.st_dev;
+  }
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, point;
+    if (fields >> id >> parent >> devno >> root >> point && fs::path(unescape_mount_path(point)) == real)
+      return true;
+  }
+  return false;
+}
 
 std::vector<fs::path> link_chain(const fs::path& p) {
   std::vector<fs::path> out;
@@ -66,6 +112,11 @@ void refuse_special_file(const fs::path& out) {
   if (system_tree(out) || system_tree(out.has_parent_path() ? out.parent_path() : fs::path(".")))
     throw InputError(out.string() + " is in /dev, /proc or /sys (or links there), where carb writes no output; give "
                      "the path of a regular file (--force does not change this)");
+  // Twenty-seventh hostile pass: `train --out` at a mount point trained for minutes and then failed
+  // at the swap (rename cannot replace a mount point).
+  if (is_mount_point(out))
+    throw InputError(out.string() + " is a mount point, which carb cannot replace (it writes a new copy and renames "
+                     "it over the old); give a path inside it (--force does not change this)");
 }
 
 }  // namespace carb::detail

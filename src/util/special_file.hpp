@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace carb::detail {
@@ -14,6 +15,12 @@ namespace carb::detail {
 /// /dev (by its path, its directory or a link's target; /dev/shm is an ordinary tmpfs). Nothing
 /// there, a regular file, a directory or a dangling link elsewhere pass (other checks decide).
 void refuse_special_file(const std::filesystem::path& out);
+
+/// True when `p` (through links) is a mount point: carb's atomic replace renames over an output,
+/// which the kernel refuses there (EBUSY). By the mount table in `mountinfo` (the text of
+/// /proc/self/mountinfo, read when empty) and, where that is unreadable, by `p` lying on another
+/// device than its directory.
+bool is_mount_point(const std::filesystem::path& p, const std::string& mountinfo = "");
 
 /// Where a chain of symbolic links starting at `p` leads, hop by hop (each target made absolute
 /// against its link's directory and normalised; a dangling end included; at most 16 hops). Empty

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <string>
 #include <fstream>
 
 #include "carb/bundle_destination.hpp"
@@ -62,6 +64,39 @@ TEST_F(SpecialFileTest, RegularFilesDirectoriesAndNewNamesPass) {
   fs::create_symlink(dir_ / "a.csv", dir_ / "link.csv");
   for (const fs::path& p : {dir_ / "a.csv", dir_ / "new.csv", dir_, dir_ / "link.csv", dir_ / "dangling"})
     EXPECT_NO_THROW(detail::refuse_special_file(p)) << p;
+}
+
+// Twenty-seventh hostile pass: `train --out` at a mount point trained and then failed at the swap
+// (rename cannot replace a mount point). A mount point is refused before any work, by the mount table.
+TEST_F(SpecialFileTest, AMountPointIsRecognisedFromTheMountTable) {
+  const fs::path with_space = dir_ / "my models";
+  fs::create_directories(with_space);
+  fs::create_directories(dir_ / "plain");
+  std::string escaped = with_space.string();
+  escaped.replace(escaped.find(' '), 1, "\\040");
+  const std::string table = "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+                            "40 22 0:45 / " + escaped + " rw,relatime shared:9 - tmpfs tmpfs rw\n";
+  EXPECT_TRUE(detail::is_mount_point(with_space, table));
+  EXPECT_FALSE(detail::is_mount_point(dir_ / "plain", table));
+  EXPECT_FALSE(detail::is_mount_point(dir_ / "absent", table));
+  // Through a link to it, too.
+  fs::create_symlink(with_space, dir_ / "link");
+  EXPECT_TRUE(detail::is_mount_point(dir_ / "link", table));
+}
+
+TEST_F(SpecialFileTest, ARealMountPointIsRefusedBeforeAnyWork) {
+  // Every Linux here has /proc mounted; a path inside a mount is not its mount point.
+  ASSERT_TRUE(detail::is_mount_point("/proc"));
+  EXPECT_FALSE(detail::is_mount_point(dir_));
+  const fs::path mnt = dir_ / "mnt";
+  fs::create_directories(mnt);
+  const std::string mount = "mount -t tmpfs -o size=1m carbtest '" + mnt.string() + "' 2>/dev/null";
+  if (std::system(mount.c_str()) != 0) GTEST_SKIP() << "cannot mount a tmpfs here (not root, or no CAP_SYS_ADMIN)";
+  EXPECT_TRUE(detail::is_mount_point(mnt));
+  EXPECT_THROW(BundleDestination(mnt, true), InputError);
+  EXPECT_THROW(check_dataset_output(mnt, true, kMergedKind), InputError);
+  EXPECT_NO_THROW(BundleDestination(mnt / "bundle"));  // inside it is fine
+  EXPECT_EQ(std::system(("umount '" + mnt.string() + "'").c_str()), 0);
 }
 
 }  // namespace
