@@ -168,8 +168,13 @@ int scaled_channels(int base, double width) {
 void validate(const Config& c) {
   auto range = [](const char* what, double v, double lo, double hi) {
     if (!(v >= lo && v <= hi)) {
+      // The shortest text that reads back as the value (a batch 99999999 was shown as 1e+08).
+      const auto text = [](double x) {
+        char buf[64];
+        return std::string(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
+      };
       std::ostringstream o;
-      o << what << " " << v << " is out of range " << lo << ".." << hi;
+      o << what << " " << text(v) << " is out of range " << text(lo) << ".." << text(hi);
       throw InputError(o.str());
     }
   };

@@ -258,6 +258,12 @@ TEST(ConfigValidate, RejectsBadFieldsNamingThem) {
     const std::string msg = input_error_of([&] { validate(c.c); });
     EXPECT_NE(msg.find(c.field), std::string::npos) << "expected '" << c.field << "' in: " << msg;
   }
+  // Twenty-sixth hostile pass: a batch of 99999999 was shown as 1e+08.
+  EXPECT_NE(input_error_of([&] { validate(with([](Config& c) { c.batch = 99999999; })); })
+                .find("batch 99999999 is out of range 1..4096"),
+            std::string::npos);
+  EXPECT_NE(input_error_of([&] { validate(with([](Config& c) { c.width = 0.01; })); }).find("width 0.01 "),
+            std::string::npos);
 }
 
 }  // namespace
