@@ -65,6 +65,58 @@ TEST_F(StoreTest, PutHasDoneKeysRoundTrip) {
   EXPECT_EQ(s.count(), 2u);
 }
 
+// Twenty-ninth hostile pass: a torn copy (taken with `cp` while a profiler wrote) was resumed and
+// exported without a word. Here one index entry's key no longer matches its row: the store opens
+// as SQLite, but its integrity check fails, and carb refuses it for writing and for reading alike.
+TEST_F(StoreTest, ADamagedStoreIsRefusedAndLeftAsItWas) {
+  {
+    Store s(db());
+    for (int b : {1, 2, 4}) s.put(sample(b));
+  }
+  int root = 0, page_size = 0;
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+    sqlite3_stmt* q = nullptr;
+    sqlite3_prepare_v2(raw, "SELECT rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name = 'measurements' "
+                            "AND name LIKE 'sqlite_autoindex%'", -1, &q, nullptr);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    root = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_prepare_v2(raw, "PRAGMA page_size", -1, &q, nullptr);
+    ASSERT_EQ(sqlite3_step(q), SQLITE_ROW);
+    page_size = sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(raw);
+  }
+  ASSERT_FALSE(fs::exists(db().string() + "-wal")) << "the last close folds the WAL in";
+  std::string bytes;
+  {
+    std::ifstream in(db(), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const std::size_t start = static_cast<std::size_t>(root - 1) * page_size;
+  const std::size_t at = bytes.find("basic-18", start);
+  ASSERT_LT(at, start + page_size) << "the index page holds the configuration keys";
+  bytes[at] = 'X';  // the index entry now names a configuration no row has
+  {
+    std::ofstream out(db(), std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  for (const auto access : {StoreAccess::sole_writer, StoreAccess::read_only}) {
+    try {
+      Store s(db(), access);
+      ADD_FAILURE() << "a damaged store was opened";
+    } catch (const MeasureError& e) {
+      EXPECT_NE(std::string(e.what()).find("the store is damaged"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(".recover"), std::string::npos) << e.what();
+    }
+  }
+  std::ifstream in(db(), std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), bytes)
+      << "a refused store is not changed";
+}
+
 TEST_F(StoreTest, NullsStayNull) {
   Store s(db());
   StoredMeasurement m = sample(2, Status::oom);
