@@ -117,6 +117,25 @@ TEST_F(StoreTest, ADamagedStoreIsRefusedAndLeftAsItWas) {
       << "a refused store is not changed";
 }
 
+// Twenty-ninth hostile pass: exporting a store through a second name (a hard link) left a -wal and
+// a -shm beside that name. It is read as it is, and nothing is created beside it.
+TEST_F(StoreTest, ReadingThroughASecondNameCreatesNothingBesideIt) {
+  {
+    Store s(db());
+    for (int b : {1, 2}) s.put(sample(b));
+  }
+  const fs::path other = dir_ / "second_name.db";
+  fs::create_hard_link(db(), other);
+  {
+    const Store s(other, StoreAccess::read_only);
+    EXPECT_EQ(s.to_dataset().rows.size(), 2u);
+  }
+  for (const char* side : {"-wal", "-shm"}) {
+    EXPECT_FALSE(fs::exists(other.string() + side)) << side;
+    EXPECT_FALSE(fs::exists(db().string() + side)) << side;
+  }
+}
+
 TEST_F(StoreTest, NullsStayNull) {
   Store s(db());
   StoredMeasurement m = sample(2, Status::oom);
