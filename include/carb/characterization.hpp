@@ -25,6 +25,8 @@ struct BatchTier {
   bool contains(int batch) const { return batch >= lo && batch <= hi; }
 };
 inline constexpr std::array<BatchTier, 4> kBatchTiers = {{{1, 4}, {5, 16}, {17, 64}, {65, 256}}};
+/// "N rows with a batch above 256 are outside the tiers and left out" (a section's note).
+std::string rows_past_tiers_note(std::size_t rows);
 /// The efficiency metrics, in display order (energy, latency, memory per GFLOP).
 inline constexpr std::array<const char*, 3> kEfficiencyMetrics = {"j_per_gflop", "ms_per_gflop",
                                                                   "mb_per_gflop"};

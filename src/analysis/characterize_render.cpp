@@ -72,10 +72,7 @@ void efficiency_table(const EfficiencySection& sec, std::vector<NamedTable>& out
   NamedTable t{"Efficiency per batch tier (pooled)", {"metric"}, {}, sec.definition};
   // Twenty-fifth hostile pass: only the JSON said that rows past the last tier were left out.
   if (sec.rows_outside_tiers > 0)
-    t.note += (t.note.empty() ? "" : "; ") + std::to_string(sec.rows_outside_tiers) + " ok row" +
-              (sec.rows_outside_tiers == 1 ? "" : "s") + " with a batch above " +
-              std::to_string(kBatchTiers.back().hi) + " " + (sec.rows_outside_tiers == 1 ? "is" : "are") +
-              " outside the tiers and left out";
+    t.note += (t.note.empty() ? "" : "; ") + rows_past_tiers_note(sec.rows_outside_tiers);
   for (const auto& b : kBatchTiers) t.header.push_back("batch " + b.label());
   t.header.push_back("spread");
   for (const EfficiencyMetric& m : sec.metrics) {

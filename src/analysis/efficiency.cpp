@@ -162,10 +162,7 @@ DivergenceSection divergence_section(const Rows& rows, const CharacterizeOptions
   std::size_t past = 0;
   for (const Record* r : rows)
     past += r->energy_j && r->latency_ms && r->avg_sm_util && tier_of(r->config.batch) < 0;
-  if (past)
-    out.definition += "; " + std::to_string(past) + " row" + (past == 1 ? "" : "s") + " with a batch above " +
-                      std::to_string(kBatchTiers.back().hi) + " " + (past == 1 ? "is" : "are") +
-                      " outside the tiers and left out";
+  if (past) out.definition += "; " + rows_past_tiers_note(past);
   out.sm_threshold = thr;
   out.threshold_given = o.sm_threshold.has_value();
   out.rows = usable.size();
@@ -184,3 +181,12 @@ DivergenceSection divergence_section(const Rows& rows, const CharacterizeOptions
 }
 
 }  // namespace carb::detail
+
+namespace carb {
+
+std::string rows_past_tiers_note(std::size_t rows) {
+  return std::to_string(rows) + " ok row" + (rows == 1 ? "" : "s") + " with a batch above " +
+         std::to_string(kBatchTiers.back().hi) + " " + (rows == 1 ? "is" : "are") + " outside the tiers and left out";
+}
+
+}  // namespace carb

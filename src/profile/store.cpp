@@ -324,6 +324,16 @@ constexpr off_t kWriterByte = 0x3fffff00;
 std::mutex g_locked_guard;
 std::set<int> g_locked;
 
+// The writer byte's lock (F_WRLCK) or its release (F_UNLCK), as an OFD lock request.
+struct flock writer_byte(short type) {
+  struct flock l {};
+  l.l_type = type;
+  l.l_whence = SEEK_SET;
+  l.l_start = kWriterByte;
+  l.l_len = 1;
+  return l;
+}
+
 void lock_writer(int fd, const std::filesystem::path& db) {
   {
     const std::lock_guard<std::mutex> guard(g_locked_guard);
@@ -335,11 +345,7 @@ void lock_writer(int fd, const std::filesystem::path& db) {
     const std::lock_guard<std::mutex> guard(g_locked_guard);
     g_locked.erase(fd);
   };
-  struct flock l {};
-  l.l_type = F_WRLCK;
-  l.l_whence = SEEK_SET;
-  l.l_start = kWriterByte;
-  l.l_len = 1;
+  struct flock l = writer_byte(F_WRLCK);
   if (fd < 0) throw MeasureError(db.string() + ": cannot open the store file to lock it: " + std::strerror(errno));
   if (::fcntl(fd, F_OFD_SETLK, &l) == 0) return;
   const int err = errno;
@@ -353,11 +359,7 @@ void lock_writer(int fd, const std::filesystem::path& db) {
 }
 
 void unlock_writer(int fd) {
-  struct flock l {};
-  l.l_type = F_UNLCK;
-  l.l_whence = SEEK_SET;
-  l.l_start = kWriterByte;
-  l.l_len = 1;
+  struct flock l = writer_byte(F_UNLCK);
   ::fcntl(fd, F_OFD_SETLK, &l);  // without close: closing would drop SQLite's own locks (held_file.hpp)
   const std::lock_guard<std::mutex> guard(g_locked_guard);
   g_locked.erase(fd);
