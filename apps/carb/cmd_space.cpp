@@ -13,9 +13,13 @@ struct SpaceOpts {
   SourceFlags src;
   bool list = false, count = false;
   std::string format;
+  CLI::Option* format_opt = nullptr;
 };
 
 void run_space(const SpaceOpts& o) {
+  // Thirtieth hostile pass: `--list --format csv` printed the table as if CSV had been asked for.
+  if (o.list && o.format == "csv" && o.format_opt->count() > 0)
+    throw InputError("--list prints a table or JSON (--format table|json); --format csv lists configurations");
   if (o.list) {
     nlohmann::json j = nlohmann::json::array();
     TextTable t({"preset", "configs", "description"});
@@ -55,7 +59,7 @@ Registrar reg({"space", "List presets; enumerate or count a configuration space 
                  o->src.add(app);
                  app.add_flag("--list", o->list, "list the presets with their sizes");
                  app.add_flag("--count", o->count, "print only the number of configurations");
-                 add_format(app, o->format, {"csv", "json", "table"});
+                 o->format_opt = add_format(app, o->format, {"csv", "json", "table"});
                  app.callback([o] { run_space(*o); });
                }});
 

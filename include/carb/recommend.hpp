@@ -50,6 +50,9 @@ struct RecommendResult {
   std::string objective;  // "energy_per_image_j" | "latency_per_image_ms"
   std::optional<double> latency_max_ms, memory_max_mb;
   std::optional<double> confidence;  // the budgets were judged on upper bounds at this coverage
+  /// A drift-corrected model's reference time: latencies, and the latency budget, hold at the host
+  /// speed where the reference network takes this long (carb/drift.hpp).
+  std::optional<double> drift_reference_ms;
   std::size_t evaluated = 0, feasible = 0;
   std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints
   std::vector<RecommendCandidate> runners_up;  // the next feasible ones, best first

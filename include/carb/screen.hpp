@@ -153,6 +153,9 @@ struct ScreenResult {
   Capacity capacity = Capacity::none;    // the maximized capacity measure
   std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)
   std::optional<ScreenValidation> validation;
+  /// A drift-corrected model's reference time (carb/drift.hpp): its latencies, and the budgets on
+  /// them, hold at the host speed where the reference network takes this long. Per model role.
+  std::optional<double> source_drift_reference_ms, target_drift_reference_ms;
 
   nlohmann::json to_json() const;
 };

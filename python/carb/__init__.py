@@ -156,8 +156,20 @@ class Model:
         mapping of columns. Returns {target: numpy array} (with target_lower/_upper under a
         confidence) and "outside": per configuration, where it lies past the trained ranges. A
         drift-corrected model adds "drift_reference_ms": its latency holds at the host speed where the
-        reference network takes that long."""
-        return self._m.predict(_configs(configs), _confidence(confidence))
+        reference network takes that long. An upper bound of inf inside the trained ranges (a level
+        the model's rows cannot bound) comes with a RuntimeWarning, as the CLI's note."""
+        level = _confidence(confidence)
+        out = self._m.predict(_configs(configs), level)
+        if level is not None:
+            # Thirtieth hostile pass: the CLI says why an upper bound is missing; Python said nothing.
+            inside = [not o for o in out["outside"]]
+            unbounded = sum(1 for i, ok in enumerate(inside)
+                            if ok and any(math.isinf(out[t + "_upper"][i]) for t in self.targets))
+            if unbounded:
+                warnings.warn(f"carb: {unbounded} prediction(s) have no upper bound at {level:g}: the model has too "
+                              "few training rows per batch regime to bound that level; a lower confidence may bound "
+                              "them", RuntimeWarning, stacklevel=2)
+        return out
 
     def __repr__(self):
         return f"carb.Model(platform={self.platform!r}, targets={self.targets!r})"

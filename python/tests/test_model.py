@@ -3,6 +3,7 @@ import csv
 import io
 import os
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -184,3 +185,21 @@ def test_a_drift_corrected_model_says_at_which_host_speed_it_predicts(tmp_path, 
     p = m.predict(CONFIGS[:1])
     assert p["drift_reference_ms"] > 0
     assert "drift_reference_ms" not in model.predict(CONFIGS[:1])  # a model of raw latency
+
+
+def test_an_unbounded_level_inside_the_ranges_warns(rows_csv, tmp_path):
+    # Thirtieth hostile pass: the CLI says why a 99% upper bound is missing; Python returned inf silently.
+    # 120 rows cannot bound 99% (it needs 99 per batch regime); a training row is inside the ranges.
+    lines = rows_csv.read_text().splitlines()
+    few = tmp_path / "few.csv"
+    few.write_text("\n".join(lines[:121]) + "\n")
+    m = carb.Model.train(few, trees=10)
+    row = next(csv.DictReader(few.open()))
+    c = carb.Config(row["family"], int(row["depth"]), float(row["width"]), int(row["resolution"]),
+                    int(row["batch"]), row["precision"])
+    with pytest.warns(RuntimeWarning, match="no upper bound at 0.99"):
+        p = m.predict([c], confidence=0.99)
+    assert p["outside"] == [[]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.predict([c], confidence=0.8)  # bounded: no warning

@@ -170,6 +170,13 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
                                                    " does not exist");
   check_one(csv, ours, what, force);
   check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force);
+  // Thirtieth hostile pass: `merge --out results.csv --force` replaced results.json, a measurement
+  // store, with the merge's provenance; its rows were gone. --force is for --out, which the user
+  // named: at the sidecar's name, which they did not, it replaces only a provenance carb wrote.
+  if (const fs::path side = provenance_path(csv); force && fs::exists(side, ec) && !looks_like_provenance(side))
+    throw InputError(side.string() + ", where the provenance of " + csv.filename().string() +
+                     " goes, holds a file carb did not write (--force replaces only carb's own provenance there); "
+                     "move it away, or choose another --out");
   detail::check_temp_name_fits(csv, ".carb-");
   detail::check_temp_name_fits(provenance_path(csv), ".carb-");
   // A dataset of another kind, or one whose sidecar is gone, may hold measurements kept nowhere

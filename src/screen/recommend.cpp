@@ -69,15 +69,26 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
       "no batch size x precision meets the constraints (" + std::to_string(all.size()) + " evaluated)";
   const std::string what =
       confidence ? "upper " + fmt_num(*confidence * 100, 3) + "% bound of " : std::string("predicted ");
+  bool each_met = true;
   for (const auto& [t, limit] : b) {
     const auto it = std::min_element(all.begin(), all.end(), [&](const Prediction& x, const Prediction& y) {
       return judged(x, t, confidence.has_value()) < judged(y, t, confidence.has_value());
     });
     const double v = judged(*it, t, confidence.has_value());
-    if (v > limit)
+    if (v > limit) {
+      each_met = false;
       msg += "; the lowest " + what + t + " is " + fmt_num(v) + " (" + config_key(it->config) +
              "), above the limit " + fmt_num(limit);
+      // Thirtieth hostile pass: "the lowest upper 99% bound is inf" without a reason.
+      if (std::isinf(v))
+        msg += " (no candidate's interval has an upper bound at this level: the model has too few training rows "
+               "per batch regime to bound it, or the precisions are ones it never trained on; a lower --confidence "
+               "may bound them)";
+    }
   }
+  // Thirtieth hostile pass: budgets each met by some candidate, but by none together, were reported
+  // with no reason at all.
+  if (each_met && b.size() > 1) msg += "; each budget is met by some candidate, but none meets all of them at once";
   return msg;
 }
 
@@ -92,6 +103,9 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   r.latency_max_ms = o.latency_max_ms;
   r.memory_max_mb = o.memory_max_mb;
   r.confidence = o.confidence;
+  // Thirtieth hostile pass: a drift-corrected model's latency budget was judged at its reference
+  // host speed without a word (predict and screen say it).
+  if (m.has_target("latency_ms")) r.drift_reference_ms = m.drift_reference_ms();
   const Budgets b = constraints_of(o);
   check_budgets(b, m);
   // Twenty-sixth hostile pass: budgets were judged on point predictions only, while `screen` offers
@@ -136,6 +150,7 @@ nlohmann::json RecommendResult::to_json() const {
   if (latency_max_ms) j["constraints"]["latency_ms"] = *latency_max_ms;
   if (memory_max_mb) j["constraints"]["peak_memory_mb"] = *memory_max_mb;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json();
+  if (drift_reference_ms) j["drift_reference_ms"] = *drift_reference_ms;
   j["status"] = best ? "ok" : "infeasible";
   j["best"] = best ? candidate_json(*best, objective) : nlohmann::json(nullptr);
   j["runners_up"] = nlohmann::json::array();
@@ -149,6 +164,10 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
       << " batch x precision candidates meet the constraints";
   if (r.confidence) out << " on the upper bound of their " << fmt_num(*r.confidence * 100, 3) << "% interval";
   out << "; objective " << r.objective << '\n';
+  if (r.drift_reference_ms)
+    out << "drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "
+           "reference network takes "
+        << fmt_num(*r.drift_reference_ms) << " ms\n";
   if (!r.best) {
     out << r.message << '\n';
     return;

@@ -105,6 +105,8 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   r.two_stage = target != nullptr;
   r.source_platform = source.platform();
   r.target_platform = final_model.platform();
+  if (source.has_target("latency_ms")) r.source_drift_reference_ms = source.drift_reference_ms();
+  if (final_model.has_target("latency_ms")) r.target_drift_reference_ms = final_model.drift_reference_ms();
   r.targets = final_model.targets();
   r.budgets = o.budgets;
   r.confidence = o.confidence;
@@ -157,6 +159,11 @@ nlohmann::json ScreenResult::to_json() const {
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
   if (confidence) j["unbounded_at_confidence"] = unbounded;
+  // Only when a model is drift-corrected, as predict writes it (thirtieth hostile pass: only stderr said it).
+  if (source_drift_reference_ms || target_drift_reference_ms)
+    j["drift_reference_ms"] = {
+        {"source", source_drift_reference_ms ? nlohmann::json(*source_drift_reference_ms) : nlohmann::json()},
+        {"target", target_drift_reference_ms ? nlohmann::json(*target_drift_reference_ms) : nlohmann::json()}};
   j["capacity"] = capacity == Capacity::none ? nlohmann::json(nullptr) : nlohmann::json(to_string(capacity));
   j["pareto"] = nlohmann::json::array();
   for (std::size_t i = 0; i < pareto.size(); ++i) {

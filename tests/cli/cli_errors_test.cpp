@@ -187,6 +187,11 @@ TEST(Cli, SpaceTableIsATableOfTheSameConfigurations) {
   EXPECT_LE(lines(table.out), lines(csv.out) + 1);
   EXPECT_NE(table.out.find("basic"), std::string::npos);
   EXPECT_NE(table.out.find("resolution"), std::string::npos);
+  // Thirtieth hostile pass: `--list --format csv` printed the table.
+  const CliRun list_csv = carb("space --list --format csv");
+  EXPECT_NE(list_csv.status, 0);
+  EXPECT_NE(list_csv.err.find("--list prints a table or JSON"), std::string::npos) << list_csv.err;
+  EXPECT_EQ(carb("space --list").status, 0);
 }
 
 TEST(Cli, ArchJsonParsesWithParams) {

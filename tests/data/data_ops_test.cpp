@@ -454,6 +454,34 @@ TEST_F(DataOps, MergeReplacesOnlyAnEarlierMerge) {
   EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "round.csv", "", true));
 }
 
+// Thirtieth hostile pass: `merge --out results.csv --force` replaced results.json, a measurement
+// store the user kept there, with the merge's provenance; the store's rows were gone, exit 0.
+// --force replaces --out; at the sidecar's name, which the user never named, only carb's provenance.
+TEST_F(DataOps, ForceNeverReplacesAFileCarbDidNotWriteAtTheSidecarsName) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  const fs::path store_there = dir_ / "results.json";
+  fs::copy_file(db, store_there);
+  const std::string before = slurp(store_there);
+  for (const bool force : {false, true}) {
+    try {
+      merge_datasets({dir_ / "a.csv"}, dir_ / "results.csv", "", force);
+      ADD_FAILURE() << "the file at the sidecar's name was replaced, force " << force;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("results.json"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(slurp(store_there), before);
+    EXPECT_FALSE(fs::exists(dir_ / "results.csv"));
+  }
+  EXPECT_THROW(export_store({db, dir_ / "results.csv", "cpu2t", "", std::nullopt, true}), InputError);
+  EXPECT_EQ(slurp(store_there), before);
+  // Another command's provenance there is carb's own: --force replaces it, as before.
+  merge_datasets({dir_ / "a.csv"}, dir_ / "other.csv", "");
+  fs::remove(dir_ / "other.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "other.csv", ""), InputError);
+  EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "other.csv", "", true));
+}
+
 // Thirteenth hostile pass: a latency corrected by hand in a merge's output was merged over without a
 // word. The sidecar holds the CSV's hash as carb wrote it; an edited output needs --force.
 TEST_F(DataOps, AnEditedOutputIsNotReplacedWithoutForce) {

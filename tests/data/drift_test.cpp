@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <random>
+#include <sstream>
 
 #include "carb/error.hpp"
 #include "carb/screen.hpp"
@@ -16,6 +17,7 @@
 #include "carb/evaluate.hpp"
 #include "carb/network_spec.hpp"
 #include "carb/prediction_io.hpp"
+#include "carb/recommend.hpp"
 #include "carb/training.hpp"
 #include "temp_dir_test.hpp"
 
@@ -141,6 +143,23 @@ TEST_F(DriftTrain, CorrectedModelRecoversTheLatencyAndEvaluateReappliesIt) {
   EXPECT_DOUBLE_EQ(predictions_to_json(m.predict(one), m)["drift_reference_ms"].get<double>(), ref);
   const CarbModel raw_model = CarbModel::load(dir_ / "raw");
   EXPECT_FALSE(predictions_to_json(raw_model.predict(one), raw_model).contains("drift_reference_ms"));
+
+  // Thirtieth hostile pass: recommend judged a latency budget at the corrected model's host speed
+  // without a word, and screen's JSON did not say it either (only its stderr did).
+  RecommendOptions ro;
+  ro.depth = 18, ro.width = 0.5, ro.resolution = 64, ro.latency_max_ms = 1e6;
+  const auto rec = recommend(m, ro);
+  EXPECT_DOUBLE_EQ(rec.to_json().at("drift_reference_ms").get<double>(), ref);
+  std::ostringstream table;
+  print_recommendation(rec, table);
+  EXPECT_NE(table.str().find("drift-corrected model"), std::string::npos) << table.str();
+  EXPECT_FALSE(recommend(raw_model, ro).to_json().contains("drift_reference_ms"));
+  ScreenOptions so;
+  so.budgets["latency_ms"] = 1e6;
+  const auto sj = screen(one, m, &raw_model, so).to_json();
+  EXPECT_DOUBLE_EQ(sj.at("drift_reference_ms").at("source").get<double>(), ref);
+  EXPECT_TRUE(sj.at("drift_reference_ms").at("target").is_null());
+  EXPECT_FALSE(screen(one, raw_model, nullptr, so).to_json().contains("drift_reference_ms"));
 }
 
 // Twenty-fifth hostile pass: screen --validate compared a drift-corrected model's decisions with

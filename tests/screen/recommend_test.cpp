@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+#include <utility>
+
 #include <sstream>
 
 #include "carb/error.hpp"
@@ -122,6 +126,41 @@ TEST(Recommend, AConfidenceJudgesTheBudgetsOnTheUpperBound) {
   EXPECT_NE(recommend(synthetic_model_b(), o).message.find("upper 90% bound of latency_ms"), std::string::npos);
   o.confidence = 0.85;  // not a calibrated level
   EXPECT_THROW(recommend(synthetic_model_b(), o), InputError);
+}
+
+// Thirtieth hostile pass: budgets each met by some candidate but by none together were reported as
+// "no batch size x precision meets the constraints" with no reason, and an unbounded level as "inf".
+TEST(Recommend, NothingFittingSaysWhy) {
+  // A platform where bf16 halves memory but is three times slower: a latency budget only fp32 meets
+  // and a memory budget only bf16 meets (synthetic costs, not measurements).
+  Dataset d = testing::synthetic_cost_dataset(1, true);
+  for (Record& r : d.rows)
+    if (r.config.precision == Precision::bf16) *r.latency_ms *= 3, *r.energy_j *= 3;
+  const CarbModel m = CarbModel::train(d, testing::tiny_train_options());
+  auto o = basic18();
+  o.batches = {1};
+  o.precisions = {Precision::fp32, Precision::bf16};
+  const auto p = m.predict(
+      {{Family::basic, 18, 0.5, 64, 1, Precision::fp32}, {Family::basic, 18, 0.5, 64, 1, Precision::bf16}});
+  ASSERT_LT(p[0].value.at("latency_ms"), p[1].value.at("latency_ms"));
+  ASSERT_GT(p[0].value.at("peak_memory_mb"), p[1].value.at("peak_memory_mb"));
+  o.latency_max_ms = p[0].value.at("latency_ms");
+  o.memory_max_mb = p[1].value.at("peak_memory_mb");
+  const auto r = recommend(m, o);
+  ASSERT_FALSE(r.best);
+  EXPECT_NE(r.message.find("each budget is met by some candidate, but none meets all of them at once"),
+            std::string::npos) << r.message;
+  o.memory_max_mb.reset();
+  o.latency_max_ms = 1e-9;
+  EXPECT_EQ(recommend(m, o).message.find("each budget"), std::string::npos);
+  // A precision the model never trained on has no upper bound at any level: say so, not just "inf".
+  o.precisions = {Precision::fp16};
+  o.latency_max_ms = 1e6;
+  o.confidence = 0.9;
+  const auto unbounded = recommend(m, o);
+  ASSERT_FALSE(unbounded.best);
+  EXPECT_NE(unbounded.message.find("no candidate's interval has an upper bound"), std::string::npos)
+      << unbounded.message;
 }
 
 TEST(Recommend, NothingFittingIsAResultWithAReason) {
