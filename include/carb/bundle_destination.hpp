@@ -27,6 +27,11 @@ class BundleDestination {
   BundleDestination(const BundleDestination&) = delete;
   BundleDestination& operator=(const BundleDestination&) = delete;
 
+  /// Throws InputError, unless `force`, when `dir` holds a bundle of another platform than
+  /// `platform` (thirty-first hostile pass: `train --out models/h200` on CPU data replaced the H200
+  /// model without a word; retraining a platform's own bundle is the everyday case and stays free).
+  void check_platform(const std::string& platform) const;
+
   /// The directory to write the bundle's files into.
   const std::filesystem::path& staging() const { return staging_; }
   const std::filesystem::path& dir() const { return dir_; }

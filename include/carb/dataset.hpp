@@ -152,6 +152,13 @@ void check_sealed_csv_output(const std::filesystem::path& csv, bool force, const
 inline constexpr const char* kExportedKind = "carb dataset";
 inline constexpr const char* kCombinedKind = "carb dataset (combined measuring rounds)";
 inline constexpr const char* kMergedKind = "carb dataset (merged)";
+inline constexpr const char* kPlanKind = "carb plan";
+inline constexpr const char* kWindowStudyKind = "carb window study";
+/// Every kind of provenance document carb writes: a sidecar is carb's own only when its "kind" is
+/// one of these exactly (thirty-first hostile pass: a user's {"kind": "carbon emissions"} passed a
+/// prefix test, and --force replaced it).
+inline constexpr std::array<const char*, 5> kProvenanceKinds = {kExportedKind, kCombinedKind, kMergedKind,
+                                                                kPlanKind, kWindowStudyKind};
 /// Refuses (InputError) an output that is one of the inputs, an input's provenance sidecar, or
 /// inside an input directory (a model bundle), however either path is spelled (links, `.`,
 /// relative names): combine and merge once replaced an input round with their result.

@@ -32,7 +32,9 @@ bool looks_like_dataset(const fs::path& f) {
 std::string carb_kind(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) return "";
   const std::string kind = j["kind"].get<std::string>();
-  return kind.rfind("carb", 0) == 0 ? kind : "";
+  for (const char* k : kProvenanceKinds)
+    if (kind == k) return kind;
+  return "";
 }
 
 std::string provenance_kind(const fs::path& f) {

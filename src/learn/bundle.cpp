@@ -98,6 +98,7 @@ void write_file(const fs::path& f, const std::string& text) { detail::write_dura
 void CarbModel::save(const fs::path& dir, bool force) const {
   std::vector<fs::path> data(record_.data_files.begin(), record_.data_files.end());
   BundleDestination dest(dir, force, data);
+  dest.check_platform(platform_);
   save(dest);
 }
 

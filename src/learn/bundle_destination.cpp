@@ -239,6 +239,17 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
   ::chmod(staging_.c_str(), 0777 & ~mask);
 }
 
+void BundleDestination::check_platform(const std::string& platform) const {
+  if (force_) return;
+  nlohmann::json man;
+  if (!verified_manifest(read_text(dir_ / "manifest.json"), &man) || !man.is_object() || !man.contains("platform") ||
+      !man["platform"].is_string())
+    return;
+  if (const std::string there = man["platform"].get<std::string>(); there != platform)
+    throw InputError(dir_.string() + " holds the model of platform '" + there + "', and this one is of '" + platform +
+                     "'; choose another --out, or pass --force (force=True in Python) to replace it");
+}
+
 BundleDestination::~BundleDestination() {
   if (hold_fd_ >= 0) ::close(hold_fd_);
   if (committed_) return;

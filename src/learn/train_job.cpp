@@ -33,6 +33,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   // destructor); main exits 128 + signal. A second signal ends the process at once.
   detail::StopOnSignals signals;
   const Dataset d = read_datasets(job.data);
+  if (!d.rows.empty()) dest.check_platform(d.rows.front().platform);
   std::vector<std::size_t> tr, te;
   split_indices(d.rows.size(), job.test_fraction, job.options.seed, tr, te);
   Dataset train = subset(d, tr), test = subset(d, te);

@@ -20,8 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kPlanKind = "carb plan";
-
 constexpr const char* kPlanColumns[] = {"rank", "strategy", "score", "uncertainty", "predicted_latency_ms",
                                         "cost_s", "cumulative_cost_s", "distance", "outside"};
 

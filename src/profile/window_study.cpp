@@ -135,7 +135,7 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   if (fs::exists(side, ec) && !o.force) {
     std::ifstream in(side);
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (!j.is_object() || j.value("kind", "") != "carb window study")
+    if (!j.is_object() || j.value("kind", "") != kWindowStudyKind)
       throw InputError(side.string() + " exists and is not a window study's provenance carb wrote; choose another "
                        "--out, or pass --force to replace it");
     // Twenty-second hostile pass: with its CSV moved away (archived), the sidecar of an earlier study
@@ -170,7 +170,7 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   if (meter.meter == "none")
     throw InputError("the window study needs an energy counter; the " + o.backend + " backend has none here (" +
                      meter.note + ")");
-  nlohmann::json prov = {{"kind", "carb window study"},
+  nlohmann::json prov = {{"kind", kWindowStudyKind},
                          {"backend", o.backend},
                          {"trace_s", o.trace_s},
                          {"windows_s", o.windows_s},
@@ -183,7 +183,7 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   if (resume) {
     std::ifstream in(side);
     nlohmann::json first = nlohmann::json::parse(in, nullptr, false);
-    if (first.is_object() && first.value("kind", "") == "carb window study") {
+    if (first.is_object() && first.value("kind", "") == kWindowStudyKind) {
       first["resumed"].push_back(prov);
       prov = first;
     }

@@ -10,6 +10,7 @@
 #include "svg.hpp"
 #include "util/fnv.hpp"
 #include "util/join.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace report {
@@ -197,6 +198,9 @@ void write_report(const ReportOptions& o) {
   if (std::error_code ec; o.out.has_parent_path() && !std::filesystem::is_directory(o.out.parent_path(), ec))
     throw InputError("cannot write " + o.out.string() + ": directory " + o.out.parent_path().string() +
                      " does not exist");
+  // Thirtieth hostile pass: SIGINT/SIGTERM ended `report` by the signal, where `profile` and `train`
+  // exit 130/143 saying what they kept. A signal now stops it before the write; the old report stays.
+  detail::StopOnSignals signals;
   ReportInputs in;
   in.title = o.title;
   in.seed = o.seed;
@@ -217,6 +221,7 @@ void write_report(const ReportOptions& o) {
   }
   if (o.curves) in.curves = read_curves_csv(*o.curves);
   const std::string html = render_report_html(in);
+  detail::throw_if_stopped("report", "no report was written; what was at --out is unchanged");
   csv::write_text_atomic(o.out, html + seal(html));
 }
 

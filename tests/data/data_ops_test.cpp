@@ -475,6 +475,12 @@ TEST_F(DataOps, ForceNeverReplacesAFileCarbDidNotWriteAtTheSidecarsName) {
   }
   EXPECT_THROW(export_store({db, dir_ / "results.csv", "cpu2t", "", std::nullopt, true}), InputError);
   EXPECT_EQ(slurp(store_there), before);
+  // Thirty-first hostile pass: a user's JSON whose "kind" merely starts with "carb" passed for carb's.
+  const fs::path emissions = dir_ / "emissions.json";
+  { std::ofstream(emissions) << R"({"kind": "carbon emissions", "tonnes_co2e": [1.2, 3.4]})" << '\n'; }
+  const std::string notes = slurp(emissions);
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "emissions.csv", "", true), InputError);
+  EXPECT_EQ(slurp(emissions), notes);
   // Another command's provenance there is carb's own: --force replaces it, as before.
   merge_datasets({dir_ / "a.csv"}, dir_ / "other.csv", "");
   fs::remove(dir_ / "other.csv");

@@ -30,9 +30,10 @@ class BundleDestinationTest : public TempDirTest {
 
   // A finished bundle as a training run would leave it: a manifest naming its files.
   // A bundle as carb writes one: a sealed manifest naming a checksummed learner file.
-  void fake_bundle(const fs::path& dir, const std::string& marker) {
+  void fake_bundle(const fs::path& dir, const std::string& marker, const std::string& platform = "") {
     fs::create_directories(dir);
     nlohmann::json man = {{"format", "carb-model"}, {"models", {{"m", {{"learners", {{{"file", "m.0.x.model"}}}}}}}}};
+    if (!platform.empty()) man["platform"] = platform;
     const std::string body = man.dump();
     man["manifest_fnv1a64"] =
         detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size()));
@@ -102,6 +103,23 @@ TEST_F(BundleDestinationTest, ReplacesAnEarlierBundleAndLeavesSiblingsAlone) {
   EXPECT_EQ(read(dir_ / "model.old" / "keep.txt"), "model.old");
   EXPECT_EQ(read(dir_ / "model.tmp" / "keep.txt"), "model.tmp");
   EXPECT_EQ(entries(), (std::set<std::string>{"model", "model.old", "model.tmp"}));
+}
+
+// Thirty-first hostile pass: `train --out models/h200` on CPU data replaced the H200 model without a
+// word. Another platform's bundle needs --force; the same platform's is replaced as always.
+TEST_F(BundleDestinationTest, AnotherPlatformsBundleNeedsForce) {
+  const fs::path out = dir_ / "model";
+  fake_bundle(out, "old", "h200");
+  {
+    BundleDestination d(out, false);
+    EXPECT_THROW(d.check_platform("cpu-1t"), InputError);
+    EXPECT_NO_THROW(d.check_platform("h200"));
+  }
+  EXPECT_EQ(model_text(out / "m.0.x.model"), "old");
+  BundleDestination forced(out, true);
+  EXPECT_NO_THROW(forced.check_platform("cpu-1t"));
+  BundleDestination fresh(dir_ / "new_model", false);
+  EXPECT_NO_THROW(fresh.check_platform("cpu-1t"));
 }
 
 // `train --out .` from inside a bundle: the staging directory once went inside the bundle itself,

@@ -765,7 +765,7 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
        }},
   };
   for (const auto& [what, edit] : edits) {
-    m.save(dir);
+    m.save(dir, true);  // over the last edit's forged bundle (one says another platform)
     rewrite_manifest(dir, edit);
     EXPECT_THROW(CarbModel::load(dir), ModelError) << what;
   }

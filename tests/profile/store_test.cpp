@@ -515,6 +515,41 @@ TEST_F(StoreTest, AStoreClosedWithRowsStillInItsWalKeepsTheRecordThatAppliesThem
   EXPECT_FALSE(fs::exists(db().string() + ".lock"));
 }
 
+// Thirty-first hostile pass: rows still in a.db-wal (a reader's snapshot kept the writer's close from
+// folding them in), the lock file removed, and the store exported through a second name b.db: 1 of 6
+// rows, exit 0. The -wal beside a name of this very file is found without the lock file.
+TEST_F(StoreTest, ASecondNameIsRefusedWhileTheFirstNamesWalHoldsRows) {
+  { Store s(db(), StoreAccess::sole_writer); s.put(sample(1)); }
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db().c_str(), &reader, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM measurements;", nullptr, nullptr, nullptr), SQLITE_OK);
+  {
+    Store s(db(), StoreAccess::sole_writer);
+    for (int b = 2; b <= 6; ++b) s.put(sample(b));
+  }
+  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(reader);
+  ASSERT_GT(fs::file_size(db().string() + "-wal"), 32u);
+  fs::remove(db().string() + ".lock");
+  const fs::path second = dir_ / "b.db";
+  fs::create_hard_link(db(), second);
+  try {
+    Store s(second, StoreAccess::read_only);
+    ADD_FAILURE() << "read " << s.count() << " rows through the second name";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find("Use it as " + db().string()), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(second.string() + "-wal"));
+  // Under its own name, without the record, the store says how to apply the rows (as before).
+  fs::remove(second);
+  try {
+    Store s(db(), StoreAccess::read_only);
+    ADD_FAILURE() << "read without the record";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find("wal_checkpoint"), std::string::npos) << e.what();
+  }
+}
+
 // A writer killed while SQLite opened the store (after taking the lock, before its own record) left
 // only its pid in the lock file: the previous writer's record, which the -wal still needs, was gone.
 TEST_F(StoreTest, TakingTheLockKeepsTheLastRecordUntilTheWriterRecordsItsOwn) {
