@@ -77,6 +77,22 @@ def _number(v, column, i):
     return x
 
 
+def _path(p, what):
+    """A file system path as text: str, bytes (decoded as the OS does) or os.PathLike. Thirty-second
+    hostile pass: save(b'ud') wrote a directory named "b'ud'" (str() of the bytes)."""
+    try:
+        return os.fsdecode(os.fspath(p))
+    except TypeError:
+        raise InputError(f"{what} is {p!r}, not a path (str, bytes or os.PathLike)") from None
+
+
+def _paths(data, what):
+    """One path or an iterable of them."""
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return [_path(data, what)]
+    return [_path(d, what) for d in data]
+
+
 def _whole(v, column, i):
     x = _number(v, column, i)
     if x != math.floor(x) or abs(x) > 2**31 - 1:
@@ -118,13 +134,13 @@ class Model:
     @classmethod
     def load(cls, path):
         """Loads a bundle written by `carb train` or Model.save (carb.ModelError if damaged)."""
-        return cls(_carb.Model.load(str(path)))
+        return cls(_carb.Model.load(_path(path, "path")))
 
     @classmethod
     def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2, fast=False):
         """Trains on one or more dataset CSVs; trees=0 means the paper's 800/800/400; fast=True is
         `carb train --fast` (100 trees, 3 folds, no correctors: for planning rounds)."""
-        files = [str(data)] if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") else [str(d) for d in data]
+        files = _paths(data, "data")
         # Checked, not converted (twentieth hostile pass: trees=True trained 1 tree per learner,
         # trees=False the 800/800/400 defaults, seed=True seed 1).
         trees, seed, threads = _whole_arg(trees, "trees"), _whole_arg(seed, "seed"), _whole_arg(threads, "threads")
@@ -138,7 +154,7 @@ class Model:
         return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast))
 
     def save(self, path, force=False):
-        self._m.save(str(path), force)
+        self._m.save(_path(path, "path"), force)
 
     @property
     def platform(self):
@@ -251,9 +267,9 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     as `carb evaluate --format json`): held-out accuracy per target, baselines, importance,
     residuals, components; leave-one-batch-tier-out and the ablation unless quick (they retrain).
     external=True scores every row of the data as held out (a file the model did not train on)."""
-    if isinstance(model, str) or hasattr(model, "__fspath__"):
+    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
         model = Model.load(model)
-    files = [os.fsdecode(data)] if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__") else [os.fsdecode(d) for d in data]
+    files = _paths(data, "data")
     seed = None if seed is None else _whole_arg(seed, "seed")
     test_fraction = None if test_fraction is None else _scalar(test_fraction, "test_fraction")
     return _carb.evaluate(model._m, files, external, quick, seed, test_fraction)

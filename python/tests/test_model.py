@@ -203,3 +203,17 @@ def test_an_unbounded_level_inside_the_ranges_warns(rows_csv, tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m.predict([c], confidence=0.8)  # bounded: no warning
+
+
+def test_paths_may_be_bytes_and_nothing_else_passes_for_one(model, tmp_path):
+    # Thirty-second hostile pass: save(b"ud") wrote a directory literally named "b'ud'".
+    target = os.fsencode(str(tmp_path / "as_bytes"))
+    model.save(target)
+    assert (tmp_path / "as_bytes" / "manifest.json").exists()
+    assert not any("b'" in p.name for p in tmp_path.iterdir())
+    assert carb.Model.load(target).platform == model.platform
+    for bad in (5, None, 1.5):
+        with pytest.raises(carb.InputError, match="not a path"):
+            model.save(bad)
+        with pytest.raises(carb.InputError, match="not a path"):
+            carb.Model.load(bad)

@@ -124,6 +124,9 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   auto backend = make_backend(o.backend, o.protocol);
   for (const auto& c : configs) backend->check(c);  // refuse up front, before hours of work
   Store store(o.db, StoreAccess::sole_writer);      // a second profiler of this store stops here
+  // Every stored row must read back before more are added (thirty-first hostile pass: a row whose
+  // extra_json was damaged passed SQLite's integrity check; export refused it, profile resumed past it).
+  (void)store.to_dataset();
   const std::string pid = o.protocol.id();
   nlohmann::json settings = o.protocol.to_json();
   settings["backend"] = o.backend;

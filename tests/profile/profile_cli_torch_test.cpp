@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -183,6 +184,27 @@ TEST_F(ProfileCli, RefusedProfilerTouchesNothingAndReadersStillWork) {
       {"data", "export", "--db", db().string(), "--out", (dir_ / "out.csv").string()}, dir_, "export");
   EXPECT_EQ(exported.exit_code(), 0) << exported.err;
   EXPECT_EQ(lines(test::slurp(dir_ / "out.csv")), 2u) << "header and the one row";
+}
+
+// Thirty-first hostile pass: a row whose extra_json was damaged passed SQLite's integrity check;
+// export refused the store, but profile resumed past the row and added more. Both refuse it now.
+TEST_F(ProfileCli, AStoreWithADamagedRowIsRefusedBeforeAnyMeasuring) {
+  {
+    Store seed(db());
+    StoredMeasurement m;
+    m.record.platform = "cpu-1t";
+    m.record.config = {Family::basic, 10, 0.25, 32, 1, Precision::fp32};
+    m.record.latency_ms = 1.0;
+    m.protocol_id = "p0";
+    seed.put_protocol("p0", {{"warmup", 1}});
+    seed.put(m);
+  }
+  const std::string edit = "sqlite3 '" + db().string() + "' \"UPDATE measurements SET extra_json = '{broken'\"";
+  ASSERT_EQ(std::system(edit.c_str()), 0);
+  const Finished r = run_carb(profile_args("0"), dir_, "damaged");
+  EXPECT_EQ(r.exit_code(), 1) << r.err;
+  EXPECT_NE(r.err.find("unreadable extra_json"), std::string::npos) << r.err;
+  EXPECT_EQ(stored_rows(db()), 1);
 }
 
 struct SignalCase {
