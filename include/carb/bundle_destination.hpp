@@ -30,7 +30,8 @@ class BundleDestination {
   /// Throws InputError, unless `force`, when `dir` holds a bundle of another platform than
   /// `platform` (thirty-first hostile pass: `train --out models/h200` on CPU data replaced the H200
   /// model without a word; retraining a platform's own bundle is the everyday case and stays free).
-  void check_platform(const std::string& platform) const;
+  /// commit() checks it again, for a bundle that arrived during the work.
+  void check_platform(const std::string& platform);
 
   /// The directory to write the bundle's files into.
   const std::filesystem::path& staging() const { return staging_; }
@@ -42,6 +43,7 @@ class BundleDestination {
 
  private:
   std::filesystem::path dir_, staging_;
+  std::string platform_;  // what check_platform() was given; "" when never called
   bool force_ = false, committed_ = false;
   int hold_fd_ = -1;  // the flock that tells other carbs this staging directory's owner is alive
 };

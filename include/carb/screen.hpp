@@ -82,6 +82,7 @@ struct ScreenValidation {
   std::string model_platform;
   std::vector<std::string> measured_platforms;
   std::size_t measured = 0;                  // distinct configurations measured ok
+  std::size_t measured_in_space = 0;         // of those, the ones in the screened space
   std::size_t matched = 0;                   // of those, in the screened space
   std::size_t unclassified = 0;              // matched, but a budgeted target was not measured
   std::size_t excluded_trained = 0;          // in the space, but the model trained on them (left out)

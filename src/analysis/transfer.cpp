@@ -10,6 +10,7 @@
 
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
+#include "carb/prediction_io.hpp"
 #include "carb/text_table.hpp"
 
 namespace carb {
@@ -164,6 +165,15 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
                            std::to_string(joined.front().configs.size()) +
                            " joined configurations, so its zero-shot scores are mostly in-sample";
     }
+    // Thirty-third hostile pass: a model trained on fp16 only was scored zero-shot and few-shot on
+    // fp32 configurations, guesses every one, and nothing said so (evaluate and screen do).
+    std::map<std::string, Config> scored;
+    for (const auto& j : joined)
+      for (const auto& c : j.configs) scored.emplace(config_key(c), c);
+    std::vector<Config> configs;
+    for (const auto& [key, c] : scored) configs.push_back(c);
+    if (const std::string note = guesses_note(*model, configs); !note.empty())
+      res.model->note += std::string(res.model->note.empty() ? "" : "; ") + note;
   }
   for (const auto& j : joined) {
     if (j.configs.size() < 2) {

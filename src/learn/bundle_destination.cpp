@@ -239,7 +239,8 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
   ::chmod(staging_.c_str(), 0777 & ~mask);
 }
 
-void BundleDestination::check_platform(const std::string& platform) const {
+void BundleDestination::check_platform(const std::string& platform) {
+  platform_ = platform;  // checked again at commit(): the directory may change during the work
   if (force_) return;
   nlohmann::json man;
   if (!verified_manifest(read_text(dir_ / "manifest.json"), &man) || !man.is_object() || !man.contains("platform") ||
@@ -285,6 +286,15 @@ void BundleDestination::commit() {
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
       throw InputError(why + " (it changed while carb worked); the new bundle was not written");
+  // Thirty-third hostile pass: another platform's bundle moved to --out while `train` ran was swapped
+  // out and deleted; the platform was checked only when training began.
+  if (!force_ && !platform_.empty()) {
+    try {
+      check_platform(platform_);
+    } catch (const InputError& e) {
+      throw InputError(std::string(e.what()) + " (it changed while carb worked); the new bundle was not written");
+    }
+  }
   const bool exists = fs::symlink_status(dir_, ec).type() != fs::file_type::not_found;
   // After the swap the staging name holds the old bundle; a run killed while removing it leaves a
   // directory whose name names a dead process, which the next run cleans.

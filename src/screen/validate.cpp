@@ -63,6 +63,7 @@ std::vector<Measured> measured_in_space(const std::vector<Config>& screened, con
       }
   }
   v.measured = seen.size();
+  v.measured_in_space = at.size();
   v.measured_platforms.assign(platforms.begin(), platforms.end());
   for (const auto& k : failed) v.failed_only += !at.count(k);
   return out;
@@ -199,6 +200,7 @@ nlohmann::json ScreenValidation::to_json(const Budgets& b) const {
   nlohmann::json j = {{"model_platform", model_platform},
                       {"measured_platforms", measured_platforms},
                       {"measured", measured},
+                      {"measured_in_space", measured_in_space},
                       {"matched", matched},
                       {"unclassified", unclassified},
                       {"excluded_trained", excluded_trained},

@@ -263,5 +263,29 @@ TEST(Transfer, ModelOfAnotherPlatformIsNoted) {
             std::string::npos) << own["model"]["note"];
 }
 
+// Thirty-third hostile pass: a model trained on one precision was scored zero-shot and few-shot on
+// the other, guesses every one, and nothing said so (evaluate and screen --validate do).
+TEST(Transfer, ScoresOfGuessesAreNoted) {
+  const Dataset a = synthetic_grid(true, false);
+  Dataset fp32_only;
+  for (const auto& r : a.rows)
+    if (r.config.precision == Precision::fp32) fp32_only.rows.push_back(r);
+  ASSERT_LT(fp32_only.rows.size(), a.rows.size());
+  TrainOptions o;
+  o.learners = {"extra_trees"};
+  o.params.n_trees = 10;
+  o.params.threads = 1;
+  o.folds = 3;
+  o.correctors = false;
+  const CarbModel m = CarbModel::train(fp32_only, o);
+  const auto doc = transfer(a, synthetic_affine_copy(a, 1, 0, "synthetic-b"), {}, &m).to_json();
+  const std::string note = doc["model"].value("note", "");
+  const std::string fp16 = std::to_string(a.rows.size() - fp32_only.rows.size());
+  EXPECT_NE(note.find(fp16 + " of " + std::to_string(a.rows.size()) +
+                      " scored configurations lie outside the ranges the model trained on"),
+            std::string::npos) << note;
+  EXPECT_NE(note.find("at a family or precision it never trained"), std::string::npos) << note;
+}
+
 }  // namespace
 }  // namespace carb

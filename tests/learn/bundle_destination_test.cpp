@@ -116,6 +116,16 @@ TEST_F(BundleDestinationTest, AnotherPlatformsBundleNeedsForce) {
     EXPECT_NO_THROW(d.check_platform("h200"));
   }
   EXPECT_EQ(model_text(out / "m.0.x.model"), "old");
+  // Thirty-third hostile pass: one that arrives at --out during the work is kept too.
+  const fs::path later = dir_ / "later";
+  {
+    BundleDestination d(later, false);
+    d.check_platform("cpu-1t");
+    stage(d, "new");
+    fake_bundle(later, "arrived", "h200");
+    EXPECT_THROW(d.commit(), InputError);
+  }
+  EXPECT_EQ(model_text(later / "m.0.x.model"), "arrived");
   BundleDestination forced(out, true);
   EXPECT_NO_THROW(forced.check_platform("cpu-1t"));
   BundleDestination fresh(dir_ / "new_model", false);

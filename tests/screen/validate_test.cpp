@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 #include "carb/error.hpp"
 #include "carb/screen.hpp"
@@ -76,6 +77,15 @@ TEST(ScreenValidate, CountsKnownFalseAcceptsAndRejects) {
   const auto h = hand_made();
   const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt, true);
   EXPECT_EQ(v.measured, 9u);  // distinct ok configurations, including the one outside the space
+  // Thirty-third hostile pass: the table said "of the space" of the 9; 8 of them are in it.
+  EXPECT_EQ(v.measured_in_space, 8u);
+  std::ostringstream table;
+  ScreenResult shown;
+  shown.validation = v;
+  print_screen_table(shown, table);
+  EXPECT_NE(table.str().find(" of 8 measured configurations of the space"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("1 other measured configurations are not in the space"), std::string::npos);
+  EXPECT_EQ(v.to_json({}).at("measured_in_space").get<std::size_t>(), 8u);
   EXPECT_EQ(v.matched, 8u);
   EXPECT_EQ(v.unclassified, 1u);
   EXPECT_EQ(v.decisions.true_accept, 3u);
