@@ -191,6 +191,9 @@ void write_dataset_csv(const Dataset& d, std::ostream& out);
 /// Reads a CSV of configurations (the six configuration columns; other columns ignored).
 std::vector<Config> read_configs_csv(const std::filesystem::path& file);
 void write_configs_csv(const std::vector<Config>& cs, std::ostream& out);
+/// Each configuration's `platform` cell, in file order, as read_configs_csv reads them ("" for every
+/// row of a CSV without a platform column, such as a configuration list or a plan).
+std::vector<std::string> read_config_platforms_csv(const std::filesystem::path& file);
 /// The configurations of a CSV (as read_configs_csv) with the utilization measured for each, from
 /// its required columns avg_sm_util and avg_mem_util (0-100 %): what a telemetry model predicts from.
 std::vector<Record> read_utilization_csv(const std::filesystem::path& file);

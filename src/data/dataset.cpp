@@ -310,6 +310,21 @@ std::vector<Config> read_configs_csv(const std::filesystem::path& file) {
   return configs_of_rows(rows, file.string());
 }
 
+std::vector<std::string> read_config_platforms_csv(const std::filesystem::path& file) {
+  std::vector<std::string> problems;
+  const std::vector<csv::Row> rows = read_rows(file, problems);
+  throw_first(problems);
+  const std::size_t n = configs_of_rows(rows, file.string()).size();
+  std::vector<std::string> out(n);
+  const auto& head = rows.front().fields;
+  const auto col = std::find(head.begin(), head.end(), "platform");
+  if (col == head.end()) return out;
+  const auto at = static_cast<std::size_t>(col - head.begin());
+  for (std::size_t k = 1; k < rows.size() && k - 1 < n; ++k)
+    if (at < rows[k].fields.size()) out[k - 1] = rows[k].fields[at];
+  return out;
+}
+
 std::vector<Record> read_utilization_csv(const std::filesystem::path& file) {
   std::vector<std::string> problems;
   const std::string name = file.string();

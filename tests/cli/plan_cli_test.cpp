@@ -55,6 +55,17 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
   for (const auto& m : carb::read_configs_csv(scratch().dir() / "plan_measured.csv"))
     EXPECT_FALSE(keys(planned).count(carb::config_key(m)));
 
+  // Thirty-third hostile pass: rows of another platform were counted as measured for this model's plan.
+  write_file("plan_measured_two.csv", "platform,family,depth,width,resolution,batch,precision\n"
+                                      "synthetic-a,basic,26,0.75,48,8,fp32\nother,basic,10,0.75,32,1,fp32\n");
+  const CliRun two = carb_cli_test::carb("plan --model plan_model --configs plan_candidates.csv --exclude "
+                                         "plan_measured_two.csv --count 10 --out plan_two.csv",
+                                         "plan_two");
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_NE(two.out.find("(1 already measured)"), std::string::npos) << two.out;
+  EXPECT_NE(two.err.find("1 row of plan_measured_two.csv (platform 'other') is not of the model's platform"),
+            std::string::npos) << two.err;
+
   const CliRun b = carb_cli_test::carb("plan --model plan_model --configs plan_candidates.csv --budget-s 20 --strategy "
                         "uncertainty-per-cost --out plan_b.csv",
                         "plan_b");
