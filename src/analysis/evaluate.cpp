@@ -121,6 +121,12 @@ Evaluation evaluate_external(eval::Context& c) {
   if (!model.knows_trained_configs())
     e.warnings.push_back("the bundle does not record its training configurations: some rows may have been "
                          "seen in training");
+  else if (seen > 0 && c.all.rows.front().platform != model.platform())
+    // Thirty-third hostile pass: another platform's measurements were called optimistic, though
+    // they trained nothing; only the configurations are shared.
+    e.warnings.push_back(std::to_string(seen) + " of " + std::to_string(c.test.rows.size()) +
+                         " rows are configurations the model trained on, measured on its own platform; these rows "
+                         "are another platform's measurements of them, which it never saw");
   else if (seen > 0)
     e.warnings.push_back(std::to_string(seen) + " of " + std::to_string(c.test.rows.size()) +
                          " rows are configurations the model trained on: their errors are optimistic");

@@ -450,6 +450,14 @@ TEST(EvaluateExternal, ScoresEveryRowAndCountsTheTrainedOnes) {
   EXPECT_EQ(doc["split"]["rows_in_training"], trained);
   ASSERT_FALSE(doc["warnings"].empty());
   EXPECT_NE(doc["warnings"][0].get<std::string>().find("configurations the model trained on"), std::string::npos);
+  EXPECT_NE(doc["warnings"][0].get<std::string>().find("optimistic"), std::string::npos);
+  // Thirty-third hostile pass: another platform's measurements of those configurations trained
+  // nothing, and were called optimistic all the same.
+  Dataset elsewhere = d;
+  for (auto& r : elsewhere.rows) r.platform = "elsewhere";
+  const auto w = evaluate_model(m, elsewhere, o).to_json()["warnings"][0].get<std::string>();
+  EXPECT_EQ(w.find("optimistic"), std::string::npos) << w;
+  EXPECT_NE(w.find("another platform's measurements"), std::string::npos) << w;
   EXPECT_FALSE(doc["baselines"]["flops_linear"]["available"].get<bool>());
   std::ostringstream table;
   render_evaluation_table(evaluate_model(m, d, o), table);
