@@ -408,6 +408,18 @@ TEST_F(DataOps, MergeReportsConflictingProtocolSettings) {
   ASSERT_EQ(s.conflicts.size(), 1u);
   EXPECT_NE(s.conflicts[0].find("protocol 'p1' has different settings"), std::string::npos) << s.conflicts[0];
   EXPECT_EQ(s.rows_out, 4u);
+  // Thirty-third hostile pass: the same settings recorded beside another command line (another
+  // --db) and meter check are the same protocol, not a conflict.
+  Dataset same;
+  Record q = row("cpu2t", 16, 160);
+  q.extra["protocol_id"] = "p1";
+  same.rows.push_back(q);
+  write_dataset_with_provenance(
+      same, dir_ / "c.csv",
+      {{"kind", "carb dataset"},
+       {"protocols",
+        {{"p1", {{"warmup", 10}, {"passes", 100}, {"command", "carb profile --db other.db"}, {"meter_check", 1}}}}}});
+  EXPECT_TRUE(merge_datasets({dir_ / "a.csv", dir_ / "c.csv"}, dir_ / "m2.csv", "").conflicts.empty());
 }
 
 // Rows of a second protocol or platform would make a file every reader refuses: merge refuses it.
