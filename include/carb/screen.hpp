@@ -31,8 +31,10 @@ void require_target(const CarbModel& m, const std::string& target, const std::st
 using Budgets = std::map<std::string, double>;
 /// Throws InputError for a non-positive or non-finite budget or one on a target the model lacks.
 void check_budgets(const Budgets& b, const CarbModel& m);
-/// True when every budgeted target meets its budget: on the upper bound of the interval when
-/// `use_upper` (and the prediction has one), else on the point prediction.
+/// What a budget on target `t` is judged on: the upper bound of the interval when `use_upper` (and
+/// the prediction has one), else the point prediction.
+double budgeted_value(const Prediction& p, const std::string& t, bool use_upper);
+/// True when every budgeted target meets its budget, judged on budgeted_value.
 bool accepted(const Prediction& p, const Budgets& b, bool use_upper);
 /// The configurations (with their predictions, and intervals at `confidence`) that meet the budgets.
 /// `cols` are m's point predictions of `configs` (predict_columns); intervals are only computed for

@@ -32,13 +32,14 @@ void check_budgets(const Budgets& b, const CarbModel& m) {
   }
 }
 
+double budgeted_value(const Prediction& p, const std::string& t, bool use_upper) {
+  const auto iv = p.interval.find(t);
+  return use_upper && iv != p.interval.end() ? iv->second.second : p.value.at(t);
+}
+
 bool accepted(const Prediction& p, const Budgets& b, bool use_upper) {
-  for (const auto& [t, limit] : b) {
-    const auto iv = p.interval.find(t);
-    const double v = use_upper && iv != p.interval.end() ? iv->second.second : p.value.at(t);
-    // A NaN prediction never counts as within budget.
-    if (!(v <= limit)) return false;
-  }
+  for (const auto& [t, limit] : b)
+    if (!(budgeted_value(p, t, use_upper) <= limit)) return false;  // a NaN is never within budget
   return true;
 }
 

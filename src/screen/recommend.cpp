@@ -56,12 +56,6 @@ std::vector<Config> candidates(const RecommendOptions& o, const CarbModel& m) {
   return out;
 }
 
-// What a budget is judged on: the interval's upper bound under a confidence, else the point prediction.
-double judged(const Prediction& p, const std::string& t, bool upper) {
-  const auto iv = p.interval.find(t);
-  return upper && iv != p.interval.end() ? iv->second.second : p.value.at(t);
-}
-
 // Why nothing fits: for each constraint, the best any candidate reaches.
 std::string infeasible_message(const std::vector<Prediction>& all, const Budgets& b,
                                std::optional<double> confidence) {
@@ -72,9 +66,9 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
   bool each_met = true;
   for (const auto& [t, limit] : b) {
     const auto it = std::min_element(all.begin(), all.end(), [&](const Prediction& x, const Prediction& y) {
-      return judged(x, t, confidence.has_value()) < judged(y, t, confidence.has_value());
+      return budgeted_value(x, t, confidence.has_value()) < budgeted_value(y, t, confidence.has_value());
     });
-    const double v = judged(*it, t, confidence.has_value());
+    const double v = budgeted_value(*it, t, confidence.has_value());
     if (v > limit) {
       each_met = false;
       msg += "; the lowest " + what + t + " is " + fmt_num(v) + " (" + config_key(it->config) +

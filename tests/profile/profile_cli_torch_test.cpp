@@ -39,6 +39,17 @@ class ProfileCli : public TempDirTest {
     return {"profile", "--preset",     "tiny", "--threads",  "1",      "--warmup", "0",    "--min-passes",
             "2",       "--max-passes", "2",    "--cooldown", cooldown, "--quiet",  "--db", db.string()};
   }
+  // A store holding one measured row (test data, not a measurement), closed.
+  void seed_one_row() const {
+    Store seed(db());
+    StoredMeasurement m;
+    m.record.platform = "cpu-1t";
+    m.record.config = {Family::basic, 10, 0.25, 32, 1, Precision::fp32};
+    m.record.latency_ms = 1.0;
+    m.protocol_id = "p0";
+    seed.put_protocol("p0", {{"warmup", 1}});
+    seed.put(m);
+  }
 };
 
 std::size_t lines(const std::string& s) {
@@ -158,16 +169,7 @@ TEST_F(ProfileCli, SecondProfilerOfAStoreFailsAtOnceNamingTheFirst) {
 // Held from this process through the Store API: the refused profiler changes no byte of the store,
 // and `carb data export` still reads it.
 TEST_F(ProfileCli, RefusedProfilerTouchesNothingAndReadersStillWork) {
-  {
-    Store seed(db());
-    StoredMeasurement m;
-    m.record.platform = "cpu-1t";
-    m.record.config = {Family::basic, 10, 0.25, 32, 1, Precision::fp32};
-    m.record.latency_ms = 1.0;
-    m.protocol_id = "p0";
-    seed.put_protocol("p0", {{"warmup", 1}});
-    seed.put(m);
-  }
+  seed_one_row();
   Store holder(db(), StoreAccess::sole_writer);
   const auto before = test::slurp(db());
   const auto mtime = fs::last_write_time(db());
@@ -189,16 +191,7 @@ TEST_F(ProfileCli, RefusedProfilerTouchesNothingAndReadersStillWork) {
 // Thirty-first hostile pass: a row whose extra_json was damaged passed SQLite's integrity check;
 // export refused the store, but profile resumed past the row and added more. Both refuse it now.
 TEST_F(ProfileCli, AStoreWithADamagedRowIsRefusedBeforeAnyMeasuring) {
-  {
-    Store seed(db());
-    StoredMeasurement m;
-    m.record.platform = "cpu-1t";
-    m.record.config = {Family::basic, 10, 0.25, 32, 1, Precision::fp32};
-    m.record.latency_ms = 1.0;
-    m.protocol_id = "p0";
-    seed.put_protocol("p0", {{"warmup", 1}});
-    seed.put(m);
-  }
+  seed_one_row();
   const std::string edit = "sqlite3 '" + db().string() + "' \"UPDATE measurements SET extra_json = '{broken'\"";
   ASSERT_EQ(std::system(edit.c_str()), 0);
   const Finished r = run_carb(profile_args("0"), dir_, "damaged");

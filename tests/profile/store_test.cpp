@@ -32,6 +32,9 @@ class StoreTest : public TempDirTest {
  protected:
   StoreTest() : TempDirTest("carb_store_") {}
   fs::path db() const { return dir_ / "m.db"; }
+  // Six rows committed, the last five still only in the -wal: a reader's snapshot kept the writer's
+  // close from folding them into the file. Defined below sample().
+  void close_with_rows_in_wal() const;
 
 };
 
@@ -46,6 +49,19 @@ StoredMeasurement sample(int batch, Status status = Status::ok) {
   }
   m.protocol_id = "p1";
   return m;
+}
+
+void StoreTest::close_with_rows_in_wal() const {
+  { Store s(db(), StoreAccess::sole_writer); s.put(sample(1)); }
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(db().c_str(), &reader, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM measurements;", nullptr, nullptr, nullptr), SQLITE_OK);
+  {
+    Store s(db(), StoreAccess::sole_writer);
+    for (int b = 2; b <= 6; ++b) s.put(sample(b));
+  }  // the reader's snapshot keeps the writer's close from checkpointing
+  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
+  sqlite3_close(reader);
 }
 
 TEST_F(StoreTest, PutHasDoneKeysRoundTrip) {
@@ -496,16 +512,7 @@ TEST_F(StoreTest, APendingRecordWithoutPageHashesAcceptsOnlyTheFileAsRecorded) {
 // removed its lock record; the next open refused the store, and moving the -wal away as offered
 // lost the rows. The record is kept for such a WAL.
 TEST_F(StoreTest, AStoreClosedWithRowsStillInItsWalKeepsTheRecordThatAppliesThem) {
-  { Store s(db(), StoreAccess::sole_writer); s.put(sample(1)); }
-  sqlite3* reader = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(db().c_str(), &reader, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM measurements;", nullptr, nullptr, nullptr), SQLITE_OK);
-  {
-    Store s(db(), StoreAccess::sole_writer);
-    for (int b = 2; b <= 6; ++b) s.put(sample(b));
-  }  // the reader's snapshot keeps the writer's close from checkpointing
-  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
-  sqlite3_close(reader);
+  ASSERT_NO_FATAL_FAILURE(close_with_rows_in_wal());
   ASSERT_TRUE(fs::exists(db().string() + "-wal"));
   ASSERT_GT(fs::file_size(db().string() + "-wal"), 32u);
   EXPECT_TRUE(fs::exists(db().string() + ".lock"));
@@ -519,16 +526,7 @@ TEST_F(StoreTest, AStoreClosedWithRowsStillInItsWalKeepsTheRecordThatAppliesThem
 // folding them in), the lock file removed, and the store exported through a second name b.db: 1 of 6
 // rows, exit 0. The -wal beside a name of this very file is found without the lock file.
 TEST_F(StoreTest, ASecondNameIsRefusedWhileTheFirstNamesWalHoldsRows) {
-  { Store s(db(), StoreAccess::sole_writer); s.put(sample(1)); }
-  sqlite3* reader = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(db().c_str(), &reader, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM measurements;", nullptr, nullptr, nullptr), SQLITE_OK);
-  {
-    Store s(db(), StoreAccess::sole_writer);
-    for (int b = 2; b <= 6; ++b) s.put(sample(b));
-  }
-  sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr);
-  sqlite3_close(reader);
+  ASSERT_NO_FATAL_FAILURE(close_with_rows_in_wal());
   ASSERT_GT(fs::file_size(db().string() + "-wal"), 32u);
   fs::remove(db().string() + ".lock");
   const fs::path second = dir_ / "b.db";
