@@ -89,7 +89,7 @@ void run(PlanCmd& c, CLI::App& app) {
                                " candidates are excluded or trained on; " + c.out + " was not written"
                          : "nothing to plan: no candidate fits within --budget-s " + fmt_num(c.budget_s) + " s; " +
                                c.out + " was not written");
-  write_plan_csv(p, std::filesystem::path(c.out), command_line());
+  write_plan_csv(p, std::filesystem::path(c.out), command_line(), [&] { check_plan_output(c.out, inputs, c.force); });
   if (c.format == "json") {
     nlohmann::json j = p.to_json();
     j["out"] = c.out;

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -105,7 +106,10 @@ std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<
 void write_plan_csv(const Plan& p, std::ostream& out);
 /// Written atomically (temp file + rename), then its provenance sidecar (`plan.csv` -> `plan.json`:
 /// kind "carb plan", the command, the strategy, the CSV's hash), which check_plan_output reads.
-void write_plan_csv(const Plan& p, const std::filesystem::path& file, const std::string& command_line = "");
+/// `recheck`, when given, runs just before the write (check_plan_output again: what is at `file`
+/// may have changed while the plan was computed), and the write replaces only what it found.
+void write_plan_csv(const Plan& p, const std::filesystem::path& file, const std::string& command_line = "",
+                    const std::function<void()>& recheck = {});
 /// The configurations of a plan CSV in its order; DataError for a file that is not a plan (no rank
 /// column) or that repeats a configuration.
 std::vector<Config> read_plan_csv(const std::filesystem::path& file);

@@ -219,7 +219,11 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   throw_dataset_problems(check_dataset(combined, where), "");  // out is not written
   s.rounds = files.size();
   s.rows_out = combined.rows.size();
-  check_output_keeps_rows(out, combined, force);
+  // Checked at the write, again: what is at `out` may have changed while the rounds were read.
+  const auto check_out = [&] {
+    check_dataset_output(out, force, kCombinedKind);
+    check_output_keeps_rows(out, combined, force);
+  };
   write_dataset_with_provenance(combined, out, {{"kind", kCombinedKind},
                          {"csv", out.filename().string()},
                          {"rows", s.rows_out},
@@ -227,7 +231,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
                          {"command", command_line},
                          {"combined_at", utc_now_iso8601()},
                          {"protocols", protocols},
-                         {"rounds", sources}});
+                         {"rounds", sources}}, check_out);
   s.csv = out;
   s.provenance = provenance_path(out);
   return s;

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -234,6 +235,58 @@ std::string format_number(std::optional<double> v) {
   return ec == std::errc() ? std::string(buf, end) : std::string();
 }
 
+std::optional<FileId> file_id(const std::filesystem::path& f) {
+  struct stat st {};
+  if (::lstat(f.c_str(), &st) != 0) return std::nullopt;
+  return FileId{st.st_dev, st.st_ino};
+}
+
+// Thirty-third hostile pass: a user's file moved onto a dataset or plan --out while carb computed
+// it was replaced, as was a file another run wrote there meanwhile. A name that was free takes the
+// new file only while it is still free (renameat2 RENAME_NOREPLACE, or link(2), which never
+// replaces, on file systems without it).
+void commit_temp(const std::filesystem::path& tmp, const std::filesystem::path& file,
+                 const std::optional<FileId>& before) {
+  std::error_code ec;
+  const auto refuse = [&](const std::string& what) {
+    std::filesystem::remove(tmp, ec);
+    throw DataError(file.string() + ": " + what + " while carb was writing it; it was left as it is and nothing was " +
+                    "written. Run the command again to check it afresh");
+  };
+  const std::optional<FileId> now = file_id(file);
+  if (now && (!before || now->dev != before->dev || now->ino != before->ino))
+    refuse(before ? "another file was put in its place" : "a file appeared at this name");
+  if (now) {
+    if (::rename(tmp.c_str(), file.c_str()) != 0) {
+      const int err = errno;
+      std::filesystem::remove(tmp, ec);
+      throw DataError(file.string() + ": cannot replace it: " + std::strerror(err));
+    }
+    return;
+  }
+  if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, file.c_str(), RENAME_NOREPLACE) == 0) return;
+  int err = errno;
+  if (err == EINVAL || err == ENOSYS) {
+    if (::link(tmp.c_str(), file.c_str()) == 0) {
+      std::filesystem::remove(tmp, ec);
+      return;
+    }
+    err = errno;
+    // Nor hard links (some FUSE and FAT file systems): the name was free a moment ago.
+    if (err == EPERM || err == EOPNOTSUPP || err == ENOSYS) {
+      if (file_id(file)) {
+        err = EEXIST;
+      } else {
+        if (::rename(tmp.c_str(), file.c_str()) == 0) return;
+        err = errno;
+      }
+    }
+  }
+  if (err == EEXIST) refuse("a file appeared at this name");
+  std::filesystem::remove(tmp, ec);
+  throw DataError(file.string() + ": cannot write it: " + std::strerror(err));
+}
+
 void write_text_atomic(const std::filesystem::path& file, std::string_view content) {
   std::error_code ec;
   detail::refuse_special_file(file);
@@ -255,6 +308,9 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
     const auto got = static_cast<std::size_t>(in.gcount());
     return got == 0 || start.compare(0, got, head, 0, got) == 0;
   });
+  // What is at `file` now, when the caller has just checked that it may be replaced: the commit
+  // replaces that and nothing else (see commit_temp).
+  const std::optional<FileId> before = file_id(file);
   std::string tmpl = detail::owned_temp_template(file, ".carb-");
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0)
@@ -293,7 +349,7 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
     fail("fsync failed");
   }
   if (::close(fd) != 0) fail("close failed");
-  if (::rename(tmp.c_str(), file.c_str()) != 0) fail("cannot replace it");
+  commit_temp(tmp, file, before);
   // And the directory after it, so that the rename itself survives a power cut (twenty-sixth hostile
   // pass). The file is complete under its name by now: a directory that cannot be synced (some
   // file systems refuse) is no reason to report a failure.

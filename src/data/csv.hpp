@@ -2,6 +2,8 @@
 // name file, line and column, and an atomic text-file writer shared by every file
 // carb writes (datasets, configuration lists, provenance sidecars).
 #pragma once
+#include <sys/types.h>
+
 #include <cstddef>
 #include <filesystem>
 #include <optional>
@@ -64,6 +66,20 @@ std::string format_number(std::optional<double> v);
 /// Replaces `file` with `content` atomically: writes a uniquely named temp file beside it, flushes it to disk and
 /// renames it over `file`, so readers see the old or the new file, never a torn one.
 /// Throws DataError naming the file on any I/O failure (the temp file is removed).
+/// The rename replaces only the file that was at `file` when the call began (or, where there was
+/// none, nothing): a file put there meanwhile is left as it is, with a DataError.
 void write_text_atomic(const std::filesystem::path& file, std::string_view content);
+
+/// Which file a path names (not following a final symlink).
+struct FileId {
+  dev_t dev;
+  ino_t ino;
+};
+/// nullopt when nothing is at `f`.
+std::optional<FileId> file_id(const std::filesystem::path& f);
+/// Moves the finished temp file `tmp` to `file`, replacing only `before` (nullopt: only a free name).
+/// Anything else found at `file` is left as it is: `tmp` is removed and DataError thrown.
+void commit_temp(const std::filesystem::path& tmp, const std::filesystem::path& file,
+                 const std::optional<FileId>& before);
 
 }  // namespace carb::csv

@@ -130,7 +130,11 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   throw_dataset_problems(check_dataset(merged, where), "");  // out is not written
 
   s.rows_out = merged.rows.size();
-  check_output_keeps_rows(out, merged, force);
+  // Checked at the write, again: what is at `out` may have changed while the inputs were read.
+  const auto check_out = [&] {
+    check_dataset_output(out, force, kMergedKind);
+    check_output_keeps_rows(out, merged, force);
+  };
   write_dataset_with_provenance(merged, out, {{"kind", kMergedKind},
                          {"csv", out.filename().string()},
                          {"rows", s.rows_out},
@@ -139,7 +143,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
                          {"command", command_line},
                          {"merged_at", utc_now_iso8601()},
                          {"protocols", protocols},
-                         {"inputs", sources}});
+                         {"inputs", sources}}, check_out);
   s.csv = out;
   s.provenance = provenance_path(out);
   return s;

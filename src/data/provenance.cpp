@@ -95,7 +95,8 @@ bool sidecar_edited(const nlohmann::json& sidecar) {
 }
 
 void write_csv_with_provenance(const std::filesystem::path& csv, std::string_view text,
-                               const nlohmann::json& provenance) {
+                               const nlohmann::json& provenance, const std::function<void()>& recheck) {
+  if (recheck) recheck();
   csv::write_text_atomic(csv, text);
   nlohmann::json p = provenance;
   p.erase(kSidecarHashKey);
@@ -111,10 +112,11 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
   }
 }
 
-void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path& csv, const nlohmann::json& provenance) {
+void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path& csv, const nlohmann::json& provenance,
+                                   const std::function<void()>& recheck) {
   std::ostringstream out;
   write_dataset_csv(d, out);
-  write_csv_with_provenance(csv, out.str(), provenance);
+  write_csv_with_provenance(csv, out.str(), provenance, recheck);
 }
 
 nlohmann::json read_provenance(const std::filesystem::path& csv) {

@@ -2,6 +2,7 @@
 // how it was measured (docs/ARCHITECTURE.md, "Contracts").
 #pragma once
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -41,10 +42,15 @@ std::optional<std::string> file_fnv1a64(const std::filesystem::path& f);
 /// sidecar kCsvHashKey: the hash of `text`, what this process wrote. (Hashing the file as it was
 /// after the write let two writers racing on one --out pair one's CSV with the other's sidecar
 /// under a matching hash: seventeenth hostile pass.) Throws DataError on I/O failure.
+///
+/// `recheck`, when given, runs just before the CSV is written: the command's rule for what `csv`
+/// may replace, checked again at the end of the work, since the files there may have changed while
+/// the command ran (thirty-third hostile pass). What it finds then is what the write may replace.
 void write_csv_with_provenance(const std::filesystem::path& csv, std::string_view text,
-                               const nlohmann::json& provenance);
+                               const nlohmann::json& provenance, const std::function<void()>& recheck = {});
 /// The same for a dataset, written as write_dataset_csv writes it.
-void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path& csv, const nlohmann::json& provenance);
+void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path& csv, const nlohmann::json& provenance,
+                                   const std::function<void()>& recheck = {});
 
 /// Reads the sidecar of `csv`; JSON null when there is none. Throws DataError
 /// naming the file when it exists but is not a regular file or not valid JSON.

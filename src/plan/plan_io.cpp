@@ -88,7 +88,8 @@ void write_plan_csv(const Plan& p, std::ostream& out) {
   }
 }
 
-void write_plan_csv(const Plan& p, const fs::path& file, const std::string& command_line) {
+void write_plan_csv(const Plan& p, const fs::path& file, const std::string& command_line,
+                    const std::function<void()>& recheck) {
   std::ostringstream out;
   write_plan_csv(p, out);
   // The sidecar holds the plan's hash: a plan edited by hand (rows reordered, some struck out) is
@@ -101,7 +102,8 @@ void write_plan_csv(const Plan& p, const fs::path& file, const std::string& comm
                           {"candidates", p.candidates},
                           {"excluded", p.excluded},
                           {"predicted_cost_s", std::isfinite(p.total_cost_s) ? nlohmann::json(p.total_cost_s)
-                                                                              : nlohmann::json()}});
+                                                                              : nlohmann::json()}},
+                            recheck);
 }
 
 std::vector<Config> read_plan_csv(const fs::path& file) {

@@ -23,9 +23,10 @@ nlohmann::json ExportSummary::to_json() const {
       {"rows", rows}, {"platforms", platforms}, {"csv", csv.string()}, {"provenance", provenance.string()}};
 }
 
-ExportSummary export_store(const ExportOptions& o) {
-  // Store() would create an empty database; a typo in --db must not look like an empty store.
-  if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
+namespace {
+
+// What an export may replace at --out; checked before the work and again at the write.
+void check_export_destination(const ExportOptions& o) {
   check_dataset_output(o.out, o.force, kExportedKind);
   // Even with --force: the store would be replaced by its own export, or by the export's sidecar.
   check_not_an_input(o.out, {o.db}, InputKind::plain_files);
@@ -42,6 +43,14 @@ ExportSummary export_store(const ExportOptions& o) {
       throw InputError(o.out.string() + " holds an export of " + (source.empty() ? "another store" : source) +
                        ", not of " + o.db.string() + "; choose another --out, or pass --force to replace it");
   }
+}
+
+}  // namespace
+
+ExportSummary export_store(const ExportOptions& o) {
+  // Store() would create an empty database; a typo in --db must not look like an empty store.
+  if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
+  check_export_destination(o);
   const Store store(o.db, StoreAccess::read_only);  // export never changes the file it reads
   Dataset all = store.to_dataset();
   Dataset d;
@@ -76,7 +85,11 @@ ExportSummary export_store(const ExportOptions& o) {
   for (const auto& id : protocol_ids)
     if (!settings.contains(id) || !settings[id].is_object() || settings[id].empty())
       throw MeasureError(o.db.string() + ": rows name protocol '" + id + "', whose settings the store does not hold");
-  check_output_keeps_rows(o.out, d, o.force, KeepRule::same_rows);
+  // Checked at the write, again: what is at --out may have changed while the store was read.
+  const auto check_out = [&] {
+    check_export_destination(o);
+    check_output_keeps_rows(o.out, d, o.force, KeepRule::same_rows);
+  };
 
   const nlohmann::json stored = store.protocols();
   nlohmann::json protocols = nlohmann::json::object();
@@ -93,7 +106,7 @@ ExportSummary export_store(const ExportOptions& o) {
       // The exporting machine; each protocol's settings describe the measuring one.
       {"exported_on", collect_machine_info()},
       {"protocols", protocols}};
-  write_dataset_with_provenance(d, o.out, prov);
+  write_dataset_with_provenance(d, o.out, prov, check_out);
   return {d.rows.size(), {platforms.begin(), platforms.end()}, o.out, provenance_path(o.out)};
 }
 

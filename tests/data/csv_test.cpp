@@ -166,6 +166,48 @@ TEST(DataCsv, AtomicWriteLeavesAUsersTmpFileAlone) {
   fs::remove_all(dir);
 }
 
+// Thirty-third hostile pass: a user's file moved onto a dataset or plan --out while carb computed
+// the output was replaced by it. The commit replaces only the file that was there when the write
+// began; a file put there since, or at a name that was free, is left as it is.
+TEST(DataCsv, TheCommitReplacesOnlyTheFileThatWasThere) {
+  const fs::path dir = fs::temp_directory_path() / ("carb_csv_commit_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path out = dir / "out.csv", tmp = dir / "staged";
+  const auto text = [](const fs::path& f) {
+    std::ifstream in(f);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  // A free name that stays free takes the file.
+  std::ofstream(tmp) << "new";
+  commit_temp(tmp, out, file_id(out));
+  EXPECT_EQ(text(out), "new");
+  EXPECT_FALSE(fs::exists(tmp));
+  // The file that was there is replaced.
+  std::ofstream(tmp) << "newer";
+  commit_temp(tmp, out, file_id(out));
+  EXPECT_EQ(text(out), "newer");
+  // Another file put in its place meanwhile is kept.
+  const auto before = file_id(out);
+  std::ofstream(dir / "mine") << "my notes";
+  fs::rename(dir / "mine", out);
+  std::ofstream(tmp) << "carb's";
+  EXPECT_NE(error_of([&] { commit_temp(tmp, out, before); }).find("another file was put in its place"),
+            std::string::npos);
+  EXPECT_EQ(text(out), "my notes");
+  EXPECT_FALSE(fs::exists(tmp));
+  // A file that appears at a name that was free is kept too.
+  const fs::path fresh = dir / "fresh.csv";
+  const auto nothing = file_id(fresh);
+  EXPECT_FALSE(nothing.has_value());
+  std::ofstream(fresh) << "theirs";
+  std::ofstream(tmp) << "carb's";
+  EXPECT_NE(error_of([&] { commit_temp(tmp, fresh, nothing); }).find("a file appeared at this name"),
+            std::string::npos);
+  EXPECT_EQ(text(fresh), "theirs");
+  EXPECT_FALSE(fs::exists(tmp));
+  fs::remove_all(dir);
+}
+
 // A kill -9 between mkstemp and rename used to leave ".out.csv.carb-XXXXXX" for ever. The name now
 // carries the writer's pid: the next write removes a dead writer's temp, never a live one's or a
 // name carb does not make.
