@@ -24,10 +24,12 @@ nlohmann::json outside_json(const std::vector<Excursion>& outside);
 std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs);
 
 /// With an "outside" column last (the excursions from the trained ranges; empty inside them).
-/// `extra`, when given, is one more named column (one value per prediction) before it.
+/// `extra`, when given, is one more named column (one value per prediction) before it. With bounds,
+/// a "confidence" column before "outside" holds `confidence`, the coverage they were computed at.
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out,
-                           const std::pair<std::string, std::vector<double>>* extra = nullptr);
+                           const std::pair<std::string, std::vector<double>>* extra = nullptr,
+                           std::optional<double> confidence = std::nullopt);
 /// `confidence`: the coverage the `_lower`/`_upper` bounds were computed at, recorded as
 /// "confidence" (null without bounds) so a reader of the JSON knows what the bounds mean.
 nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbModel& m,

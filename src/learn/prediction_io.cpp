@@ -55,8 +55,12 @@ std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs)
 }
 
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
-                           std::ostream& out, const std::pair<std::string, std::vector<double>>* extra) {
+                           std::ostream& out, const std::pair<std::string, std::vector<double>>* extra,
+                           std::optional<double> confidence) {
   const bool intervals = !p.empty() && !p.front().interval.empty();
+  // Thirty-third hostile pass: the bounds' columns did not say what coverage they have; the table
+  // and the JSON did.
+  const bool level = intervals && confidence;
   if (extra && extra->second.size() != p.size()) throw InputError("one " + extra->first + " value per prediction is needed");
   out << "family,depth,width,resolution,batch,precision";
   for (const auto& t : targets) {
@@ -64,6 +68,7 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
     if (intervals) out << ',' << t << "_lower," << t << "_upper";
   }
   if (extra) out << ',' << extra->first;
+  if (level) out << ",confidence";
   out << ",outside\n";
   for (std::size_t i = 0; i < p.size(); ++i) {
     const Prediction& x = p[i];
@@ -75,6 +80,7 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
       if (intervals) out << ',' << num(x.interval.at(t).first) << ',' << num(x.interval.at(t).second);
     }
     if (extra) out << ',' << num(extra->second[i]);
+    if (level) out << ',' << num(*confidence);
     out << ',' << csv_field(outside_text(x.outside)) << '\n';
   }
 }

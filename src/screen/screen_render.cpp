@@ -121,9 +121,9 @@ void write_screen_csv(const ScreenResult& r, std::ostream& out) {
   if (r.capacity != Capacity::none && r.pareto_capacity.size() == r.pareto.size()) {
     const std::pair<std::string, std::vector<double>> cap{
         r.capacity == Capacity::params ? "capacity_Mparams" : "capacity_GFLOPs_per_image", r.pareto_capacity};
-    write_predictions_csv(r.pareto, r.targets, out, &cap);
+    write_predictions_csv(r.pareto, r.targets, out, &cap, r.confidence);
   } else {
-    write_predictions_csv(r.pareto, r.targets, out);
+    write_predictions_csv(r.pareto, r.targets, out, nullptr, r.confidence);
   }
 }
 

@@ -57,6 +57,14 @@ TEST_F(CliExtrapolation, TheTableNamesWhatLiesOutsideTheTrainedRanges) {
   ASSERT_EQ(csv.status, 0) << csv.err;
   EXPECT_NE(csv.out.find(",outside\n"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("resolution 224 > 64 trained"), std::string::npos) << csv.out;
+  // Thirty-third hostile pass: the bounds' columns did not say their coverage; a column does now.
+  EXPECT_EQ(csv.out.find("confidence"), std::string::npos) << csv.out;  // no bounds, no level
+  const CliRun lv = carb(
+      "predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --confidence 0.8 --format csv",
+      "ex_csv_level");
+  ASSERT_EQ(lv.status, 0) << lv.err;
+  EXPECT_NE(lv.out.find("_upper,confidence,outside\n"), std::string::npos) << lv.out;
+  EXPECT_NE(lv.out.find(",0.8,"), std::string::npos) << lv.out;
 }
 
 // Tenth hostile pass: a valid configuration far past the trained ranges (weeks per batch, as the

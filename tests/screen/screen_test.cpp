@@ -121,6 +121,13 @@ TEST(Screen, TheCsvCarriesTheCapacityItsParetoSetWasTakenAgainst) {
   std::ostringstream cap;
   cap << r.pareto_capacity[0];
   EXPECT_NE(first.find(cap.str().substr(0, 5)), std::string::npos) << first;
+  // With bounds, a column says their coverage (thirty-third hostile pass: the CSV did not).
+  o.confidence = 0.8;
+  std::ostringstream bounded;
+  write_screen_csv(screen(synthetic_screen_configs(), synthetic_model_a(), nullptr, o), bounded);
+  const std::string text = bounded.str();
+  EXPECT_NE(text.find("_upper,capacity_GFLOPs_per_image,confidence,outside\n"), std::string::npos) << text;
+  EXPECT_EQ(header.find("confidence"), std::string::npos) << header;
 }
 
 // Twenty-first hostile pass: from Python, the same network (0.25 and 0.251 build the same channels)
