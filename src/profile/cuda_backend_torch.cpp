@@ -428,10 +428,11 @@ class NoCudaBackend final : public Backend {
   nlohmann::json platform_info() const override {
     return {{"backend", "cuda"}, {"available", false}, {"libtorch", TORCH_VERSION}};
   }
+  // Thirty-second hostile pass: `carb meter` (cuda is its default) answered "meter: none" with exit
+  // 0 here, as if the GPU's meter had been checked and found wanting.
   MeterCheck check_meter(double) override {
-    MeterCheck m;
-    m.note = "this carb was built without CUDA support (LibTorch found has no CUDA)";
-    return m;
+    throw InputError("--backend cuda: this carb was built without CUDA support (LibTorch found has no CUDA); "
+                     "--backend cpu checks this machine's CPU meter");
   }
 };
 

@@ -127,6 +127,14 @@ TEST_F(ProfileCli, MeterCheckAndStudyOnAMachineWithoutACounterSaySo) {
     EXPECT_NE(s.err.find("energy counter"), std::string::npos) << s.err;
     EXPECT_FALSE(fs::exists(dir_ / "study.csv"));
   }
+#ifndef CARB_TORCH_CUDA
+  // Thirty-second hostile pass: the default backend, cuda, answered "meter: none" with exit 0 on a
+  // build without CUDA, as if a GPU's meter had been checked.
+  const Finished gpu = run_carb({"meter", "--seconds", "0.2"}, dir_, "nocuda");
+  EXPECT_EQ(gpu.exit_code(), 1) << gpu.out;
+  EXPECT_NE(gpu.err.find("built without CUDA support"), std::string::npos) << gpu.err;
+  EXPECT_EQ(gpu.out.find("meter:"), std::string::npos) << gpu.out;
+#endif
   // The study's own flags without --study would be ignored: refused instead.
   const Finished alone = run_carb({"meter", "--backend", "cpu", "--repeats", "5"}, dir_, "alone");
   EXPECT_EQ(alone.exit_code(), 2) << alone.err;
