@@ -57,9 +57,28 @@ TrainSummary run_train_job(const TrainJob& job) {
     // As evaluate says it of the same rows (twenty-eighth hostile pass: only evaluate did).
     if (const auto note = guesses_note(m, configs_of(test)); !note.empty()) s.warnings.push_back(note);
   }
+  bool any_corrector = false;
   for (const auto& tm : m.target_summaries()) {
     for (std::size_t l = 0; l < tm.learners.size(); ++l) s.blend_weights[tm.target][tm.learners[l]] = tm.weights[l];
     s.oof_components[tm.target] = tm.oof;
+    any_corrector = any_corrector || tm.corrector;
+  }
+  // Thirty-third hostile pass: --lambda changed nothing when every corrector was dropped, and
+  // nothing said so (the manifest records the options asked for). Said when a corrector setting was
+  // asked for: on the shipped data no target keeps one, which is no news at the defaults.
+  const TrainOptions defaults;
+  const bool asked = job.options.lambda != defaults.lambda || job.options.corrector_max_batch != defaults.corrector_max_batch;
+  if (job.options.correctors && asked && !any_corrector) {
+    std::size_t low = 0;
+    for (const auto& r : train.rows) low += r.config.batch <= job.options.corrector_max_batch;
+    const auto need = static_cast<std::size_t>(4 * job.options.folds);
+    s.warnings.push_back(
+        "no target kept a low-batch corrector (" +
+        (low < need ? std::to_string(low) + " training rows have batch <= " +
+                          std::to_string(job.options.corrector_max_batch) + ", fewer than the " +
+                          std::to_string(need) + " one needs"
+                    : std::string("out of fold, none lowered its target's error")) +
+        "), so --lambda changes nothing");
   }
   TrainingRecord record;
   record.split = TrainingSplit{job.options.seed, job.test_fraction, tr.size(), te.size()};

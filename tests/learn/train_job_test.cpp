@@ -1,0 +1,74 @@
+// Tests of `carb train` as a library job (src/learn/train_job.cpp): what its summary warns of.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "carb/dataset.hpp"
+#include "carb/network_spec.hpp"
+#include "carb/training.hpp"
+#include "temp_dir_test.hpp"
+
+namespace carb {
+namespace {
+
+class TrainJobTest : public TempDirTest {
+ protected:
+  TrainJobTest() : TempDirTest("carb_train_job_") {}
+
+  // Costs that are a formula of the configuration (test data, never a measurement), at the given
+  // batch sizes only.
+  std::filesystem::path write_data(const std::vector<int>& batches) const {
+    Dataset d;
+    for (int depth : {10, 18, 26})
+      for (double width : {0.25, 0.5, 1.0})
+        for (int res : {32, 64})
+          for (int batch : batches) {
+            Record r;
+            r.platform = "synthetic";
+            r.config = {Family::basic, depth, width, res, batch, Precision::fp32};
+            r.status = Status::ok;
+            r.latency_ms = 0.1 * depth * width * res * (1 + batch);
+            const NetworkSpec net = network_totals(r.config);
+            // Above the weights and input, which every measured peak holds (data validate checks it).
+            r.peak_memory_mb = static_cast<double>(net.param_bytes() + net.input_bytes()) / 1e6 + 2 + depth * width;
+            d.rows.push_back(r);
+          }
+    const auto f = dir_ / "data.csv";
+    write_dataset_csv(d, f);
+    return f;
+  }
+
+  TrainSummary train(const std::vector<int>& batches, bool correctors, double lambda = 0.5) const {
+    TrainJob job;
+    job.data = {write_data(batches)};
+    job.out = dir_ / "model";
+    job.force = true;
+    job.options.params.n_trees = 8;
+    job.options.params.threads = 1;
+    job.options.folds = 2;
+    job.options.correctors = correctors;
+    job.options.lambda = lambda;
+    return run_train_job(job);
+  }
+};
+
+bool warns_of(const TrainSummary& s, const std::string& text) {
+  for (const auto& w : s.warnings)
+    if (w.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// Thirty-third hostile pass: with too few low-batch rows every corrector was dropped, --lambda then
+// changed nothing, and nothing said so while the manifest recorded it.
+TEST_F(TrainJobTest, SaysWhenNoTargetKeptACorrector) {
+  const TrainSummary none_low = train({16, 32}, true);
+  EXPECT_TRUE(warns_of(none_low, "no target kept a low-batch corrector (0 training rows have batch <= 8, fewer than "
+                                 "the 8 one needs), so --lambda changes nothing"))
+      << nlohmann::json(none_low.warnings).dump();
+  // Asked for no correctors, or no corrector setting: nothing to warn of.
+  EXPECT_FALSE(warns_of(train({16, 32}, false), "corrector"));
+  EXPECT_FALSE(warns_of(train({16, 32}, true, TrainOptions{}.lambda), "corrector"));
+}
+
+}  // namespace
+}  // namespace carb
