@@ -44,15 +44,29 @@ std::string provenance_kind(const fs::path& f) {
 
 bool looks_like_provenance(const fs::path& f) { return !provenance_kind(f).empty(); }
 
+// "the manifest of the carb model bundle DIR" for a bundle's manifest, else "": carb wrote it, but
+// it is no provenance (thirty-third hostile pass: refusals called one "a file carb did not write").
+std::string bundle_manifest(const fs::path& f) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return "";
+  std::ifstream in(f, std::ios::binary);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.contains("format") || j["format"] != "carb-model") return "";
+  return "the manifest of the carb model bundle " + (f.has_parent_path() ? f.parent_path() : fs::path(".")).string();
+}
+
 void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* what, bool force) {
   std::error_code ec;
   check_not_a_link(f, force);
   const auto st = fs::status(f, ec);
   if (st.type() == fs::file_type::not_found) return;
   if (st.type() == fs::file_type::directory) throw InputError(f.string() + " is a directory; give a file to write");
-  if (!force && (st.type() != fs::file_type::regular || !ours(f)))
+  if (!force && (st.type() != fs::file_type::regular || !ours(f))) {
+    if (const std::string manifest = bundle_manifest(f); !manifest.empty())
+      throw InputError(f.string() + " is " + manifest + "; choose another --out");
     throw InputError(f.string() + " exists and is not " + what + " carb wrote; choose another --out, or pass --force "
                      "to replace it");
+  }
 }
 
 }  // namespace
@@ -176,9 +190,9 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
   // store, with the merge's provenance; its rows were gone. --force is for --out, which the user
   // named: at the sidecar's name, which they did not, it replaces only a provenance carb wrote.
   if (const fs::path side = provenance_path(csv); force && fs::exists(side, ec) && !looks_like_provenance(side))
-    throw InputError(side.string() + ", where the provenance of " + csv.filename().string() +
-                     " goes, holds a file carb did not write (--force replaces only carb's own provenance there); "
-                     "move it away, or choose another --out");
+    throw InputError(side.string() + ", where the provenance of " + csv.filename().string() + " goes, holds " +
+                     (bundle_manifest(side).empty() ? std::string("a file carb did not write") : bundle_manifest(side)) +
+                     " (--force replaces only carb's own provenance there); move it away, or choose another --out");
   detail::check_temp_name_fits(csv, ".carb-");
   detail::check_temp_name_fits(provenance_path(csv), ".carb-");
   // A dataset of another kind, or one whose sidecar is gone, may hold measurements kept nowhere

@@ -324,6 +324,27 @@ TEST_F(DataOps, AnAnnotatedSidecarIsNotReplacedWithoutForce) {
   EXPECT_FALSE(read_provenance(dir_ / "m.csv").contains("notes"));
 }
 
+// Thirty-third hostile pass: `--out bundle/manifest.csv --force` was refused, rightly, but called the
+// bundle's manifest "a file carb did not write". The refusal says what it is, with or without --force.
+TEST_F(DataOps, ABundlesManifestAtTheSidecarsNameIsNamedAsOne) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  fs::create_directories(dir_ / "model");
+  std::ofstream(dir_ / "model" / "manifest.json") << R"({"format": "carb-model", "platform": "cpu2t"})";
+  const std::string before = slurp(dir_ / "model" / "manifest.json");
+  for (const bool force : {false, true}) {
+    try {
+      merge_datasets({dir_ / "a.csv"}, dir_ / "model" / "manifest.csv", "merge", force);
+      ADD_FAILURE() << "a bundle's manifest was replaced, force " << force;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("the manifest of the carb model bundle"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("did not write"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(slurp(dir_ / "model" / "manifest.json"), before);
+    EXPECT_FALSE(fs::exists(dir_ / "model" / "manifest.csv"));
+  }
+}
+
 // Twentieth hostile pass: a sidecar from before sidecars carried their own hash (every shipped one
 // then) had notes added and lost on a re-combine. Without that hash nothing tells an edit from none.
 TEST_F(DataOps, ASidecarWithoutItsOwnHashIsNotReplacedWithoutForce) {
