@@ -288,6 +288,13 @@ void commit_temp(const std::filesystem::path& tmp, const std::filesystem::path& 
 }
 
 void write_text_atomic(const std::filesystem::path& file, std::string_view content) {
+  // What is at `file` now, when the caller has just checked that it may be replaced: the commit
+  // replaces that and nothing else (see commit_temp).
+  (void)write_text_atomic(file, content, file_id(file));
+}
+
+FileId write_text_atomic(const std::filesystem::path& file, std::string_view content,
+                         const std::optional<FileId>& before) {
   std::error_code ec;
   detail::refuse_special_file(file);
   if (std::filesystem::is_directory(file, ec))
@@ -308,9 +315,6 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
     const auto got = static_cast<std::size_t>(in.gcount());
     return got == 0 || start.compare(0, got, head, 0, got) == 0;
   });
-  // What is at `file` now, when the caller has just checked that it may be replaced: the commit
-  // replaces that and nothing else (see commit_temp).
-  const std::optional<FileId> before = file_id(file);
   std::string tmpl = detail::owned_temp_template(file, ".carb-");
   const int fd = ::mkstemp(tmpl.data());
   if (fd < 0)
@@ -344,7 +348,8 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
     if (::geteuid() == 0) (void)::fchown(fd, old.st_uid, old.st_gid);
   }
   // fsync before rename: otherwise a power cut can leave the new name on empty contents.
-  if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0) {
+  struct stat written {};
+  if (::fchmod(fd, mode) != 0 || ::fsync(fd) != 0 || ::fstat(fd, &written) != 0) {
     ::close(fd);
     fail("fsync failed");
   }
@@ -357,6 +362,7 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
     (void)::fsync(dfd);
     ::close(dfd);
   }
+  return FileId{written.st_dev, written.st_ino};
 }
 
 }  // namespace carb::csv

@@ -81,5 +81,10 @@ std::optional<FileId> file_id(const std::filesystem::path& f);
 /// Anything else found at `file` is left as it is: `tmp` is removed and DataError thrown.
 void commit_temp(const std::filesystem::path& tmp, const std::filesystem::path& file,
                  const std::optional<FileId>& before);
+/// write_text_atomic replacing only `before`, the file the caller found at `file` when it checked
+/// that it may be replaced (nullopt: nothing was there), however long ago that was. Returns the
+/// file it wrote, which a later write of the same output may replace.
+FileId write_text_atomic(const std::filesystem::path& file, std::string_view content,
+                       const std::optional<FileId>& before);
 
 }  // namespace carb::csv

@@ -97,13 +97,16 @@ bool sidecar_edited(const nlohmann::json& sidecar) {
 void write_csv_with_provenance(const std::filesystem::path& csv, std::string_view text,
                                const nlohmann::json& provenance, const std::function<void()>& recheck) {
   if (recheck) recheck();
-  csv::write_text_atomic(csv, text);
+  // What the check found at both names is what the writes may replace: the sidecar's too, though
+  // it is written after the CSV.
+  const auto csv_before = csv::file_id(csv), side_before = csv::file_id(provenance_path(csv));
+  csv::write_text_atomic(csv, text, csv_before);
   nlohmann::json p = provenance;
   p.erase(kSidecarHashKey);
   p[kCsvHashKey] = text_fnv1a64(text);
   p[kSidecarHashKey] = text_fnv1a64(p.dump());
   try {
-    csv::write_text_atomic(provenance_path(csv), p.dump(2) + "\n");
+    csv::write_text_atomic(provenance_path(csv), p.dump(2) + "\n", side_before);
   } catch (const DataError& e) {
     // Twenty-seventh hostile pass: only the sidecar was named, and the next run then called the new
     // CSV "changed since carb wrote it, or a run writing it was killed".

@@ -148,6 +148,9 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   }
   // One study per file at a time (twenty-first hostile pass: two resumed on one file kept only one's rows).
   const StoreLock lock(o.out, "window study " + o.out.string(), "carb meter --study");
+  // What the checks found: each write replaces only that, then only what the previous write left,
+  // so a file moved onto --out or its sidecar while the study runs is kept (with an error).
+  std::optional<csv::FileId> out_was = csv::file_id(o.out), side_was = csv::file_id(side);
   std::string text = std::string(kHeader) + "\n";
   std::set<std::string> done;
   if (resume) {
@@ -191,7 +194,7 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   // The sidecar goes down with the CSV (after it, so it never describes a CSV that is not there).
   bool side_written = false;
   const auto write_side = [&] {
-    if (!side_written) csv::write_text_atomic(side, prov.dump(2) + "\n");
+    if (!side_written) (void)csv::write_text_atomic(side, prov.dump(2) + "\n", side_was);
     side_written = true;
   };
   if (resume) write_side();
@@ -216,7 +219,7 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
       }
       const auto rows = study_windows(t, r, o.windows_s);
       text += rows_text(rows);
-      csv::write_text_atomic(o.out, text);
+      out_was = csv::write_text_atomic(o.out, text, out_was);
       write_side();
       ++s.traces;
       s.rows += rows.size();

@@ -222,6 +222,9 @@ void write_report(const ReportOptions& o) {
   if (o.curves) in.curves = read_curves_csv(*o.curves);
   const std::string html = render_report_html(in);
   detail::throw_if_stopped("report", "no report was written; what was at --out is unchanged");
+  // Again at the write: what is at --out may have changed while the report was rendered, and the
+  // write replaces only what this check found.
+  check_report_output(o);
   csv::write_text_atomic(o.out, html + seal(html));
 }
 

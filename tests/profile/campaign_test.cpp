@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -231,8 +232,9 @@ TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {
 }
 
 // A backend whose traces are made up: passes of 10 ms at 200 W, a counter that updates every
-// 100 ms. It counts the traces it was asked for.
+// 100 ms. It counts the traces it was asked for, and runs g_on_trace (when set) before each.
 int g_traces = 0;
+std::function<void(int)> g_on_trace;
 class StudyBackend final : public Backend {
  public:
   std::string name() const override { return "fake-study"; }
@@ -248,6 +250,7 @@ class StudyBackend final : public Backend {
   bool traces_energy() const override { return true; }
   EnergyTrace trace_energy(const Config& c, const Protocol&, double seconds) override {
     ++g_traces;
+    if (g_on_trace) g_on_trace(g_traces);
     EnergyTrace t;
     t.config = c;
     if (c.batch == 256) {
@@ -269,6 +272,11 @@ class Study : public TempDirTest {
     TempDirTest::SetUp();
     register_backend("fake-study", [](const Protocol&) { return std::make_unique<StudyBackend>(); });
     g_traces = 0;
+    g_on_trace = nullptr;
+  }
+  void TearDown() override {
+    g_on_trace = nullptr;
+    TempDirTest::TearDown();
   }
   WindowStudyOptions options() const {
     WindowStudyOptions o;
@@ -313,6 +321,27 @@ TEST_F(Study, WritesEveryTraceResumesAndNamesFailures) {
   EXPECT_EQ(a["shortest_ok_window_s"], 0.25);  // a 0.1 s window may hold no whole 100 ms period
   EXPECT_EQ(a["energy_ticks"], 3);
   EXPECT_NEAR(a["repeat_cv_median"].get<double>(), 0.0, 1e-12);
+}
+
+// Thirty-third hostile pass (the same for datasets and plans): a file moved onto --out while the
+// study ran was replaced by its next write. Each write replaces only what the checks found, then
+// what the previous write left; the user's file stays, and the study stops saying so.
+TEST_F(Study, AFileMovedOntoTheOutputDuringTheStudyIsKept) {
+  g_on_trace = [&](int n) {
+    if (n != 2) return;
+    std::ofstream(dir_ / "mine.csv") << "my notes\n";
+    std::filesystem::rename(dir_ / "mine.csv", dir_ / "study.csv");
+  };
+  try {
+    (void)run_window_study(configs, options());
+    ADD_FAILURE() << "the study wrote over a file moved onto its --out";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("another file was put in its place"), std::string::npos) << e.what();
+  }
+  std::ifstream in(dir_ / "study.csv");
+  std::string kept;
+  std::getline(in, kept);
+  EXPECT_EQ(kept, "my notes");
 }
 
 // Twenty-second hostile pass: a study's sidecar whose CSV was moved away (archived) was replaced by
