@@ -38,7 +38,8 @@ class BundleDestination {
   const std::filesystem::path& dir() const { return dir_; }
   /// Replaces `dir` with the staged bundle atomically (renameat2 RENAME_EXCHANGE where the file
   /// system has it) and removes what was there. Checks `dir` again first: it may have changed
-  /// during the work.
+  /// during the work; and what was swapped out once more, after the swap: one that gained files
+  /// carb did not write is kept as `dir.earlier` (or `dir.earlier-N`), and stderr says so.
   void commit();
 
  private:
@@ -47,6 +48,13 @@ class BundleDestination {
   bool force_ = false, committed_ = false;
   int hold_fd_ = -1;  // the flock that tells other carbs this staging directory's owner is alive
 };
+
+namespace detail {
+/// After the swap of commit(): unless `force`, when `old` (the bundle swapped out of `dir`) holds
+/// files carb did not write, moves it to `dir.earlier` (or `dir.earlier-N`), says so on stderr and
+/// returns true; otherwise false, and the caller removes it.
+bool keep_changed_bundle(const std::filesystem::path& old, const std::filesystem::path& dir, bool force);
+}  // namespace detail
 
 /// Why `dir` may not be replaced by a model bundle, or "" when it may: it does not exist, or it
 /// is a carb bundle whose every file its manifest names.

@@ -172,6 +172,8 @@ void check_not_an_input(const std::filesystem::path& out, const std::vector<std:
 /// (characterize counted 0.25 and 0.251 as two width levels).
 Dataset with_one_width_per_network(Dataset d);
 /// Refuses (InputError) an --out that is a symbolic link unless `force`: writing replaces the link.
+/// And, even with `force`, a file of a carb model bundle (its manifest, a learner's .model file,
+/// trained_configs.txt): replacing one breaks the bundle.
 void check_not_a_link(const std::filesystem::path& out, bool force);
 /// The path as it resolves (absolute, symlinks followed as far as they exist), for comparing paths.
 std::filesystem::path resolved_path(const std::filesystem::path& p);

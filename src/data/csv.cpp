@@ -238,7 +238,8 @@ std::string format_number(std::optional<double> v) {
 std::optional<FileId> file_id(const std::filesystem::path& f) {
   struct stat st {};
   if (::lstat(f.c_str(), &st) != 0) return std::nullopt;
-  return FileId{st.st_dev, st.st_ino};
+  return FileId{st.st_dev,          st.st_ino,          st.st_size,         st.st_ctim.tv_sec,
+                st.st_ctim.tv_nsec, st.st_mtim.tv_sec, st.st_mtim.tv_nsec};
 }
 
 // Thirty-third hostile pass: a user's file moved onto a dataset or plan --out while carb computed
@@ -250,12 +251,13 @@ void commit_temp(const std::filesystem::path& tmp, const std::filesystem::path& 
   std::error_code ec;
   const auto refuse = [&](const std::string& what) {
     std::filesystem::remove(tmp, ec);
-    throw DataError(file.string() + ": " + what + " while carb was writing it; it was left as it is and nothing was " +
-                    "written. Run the command again to check it afresh");
+    throw OutputChanged(file.string() + ": " + what + " while carb was working; it was left as it is, and " +
+                        "carb's output was not put there. Run the command again to check it afresh");
   };
   const std::optional<FileId> now = file_id(file);
   if (now && (!before || now->dev != before->dev || now->ino != before->ino))
     refuse(before ? "another file was put in its place" : "a file appeared at this name");
+  if (now && !(*now == *before)) refuse("it was changed");
   if (now) {
     if (::rename(tmp.c_str(), file.c_str()) != 0) {
       const int err = errno;
@@ -362,7 +364,10 @@ FileId write_text_atomic(const std::filesystem::path& file, std::string_view con
     (void)::fsync(dfd);
     ::close(dfd);
   }
-  return FileId{written.st_dev, written.st_ino};
+  // As it is under its name now (a rename or link changes the change time): what a later write of
+  // this output may replace. Another file there already is nothing a later write may replace.
+  if (const auto now = file_id(file); now && now->ino == written.st_ino && now->dev == written.st_dev) return *now;
+  return FileId{written.st_dev, written.st_ino, -1, 0, 0, 0, 0};
 }
 
 }  // namespace carb::csv

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "carb/error.hpp"
+
 namespace carb::csv {
 
 /// One record and the (1-based) line it starts on; a quoted field may span lines,
@@ -70,15 +72,24 @@ std::string format_number(std::optional<double> v);
 /// none, nothing): a file put there meanwhile is left as it is, with a DataError.
 void write_text_atomic(const std::filesystem::path& file, std::string_view content);
 
-/// Which file a path names (not following a final symlink).
+/// Which file a path names (not following a final symlink), and its state: an edit in place
+/// changes the size or the change time (thirty-fourth hostile pass: an edit made after the check was
+/// replaced, since the file was still the same inode).
 struct FileId {
   dev_t dev;
   ino_t ino;
+  off_t size;
+  long ctime_s, ctime_ns, mtime_s, mtime_ns;
+  bool operator==(const FileId&) const = default;
+};
+/// A file at the output's name that is not the one the command checked: left as it is.
+struct OutputChanged : DataError {
+  using DataError::DataError;
 };
 /// nullopt when nothing is at `f`.
 std::optional<FileId> file_id(const std::filesystem::path& f);
 /// Moves the finished temp file `tmp` to `file`, replacing only `before` (nullopt: only a free name).
-/// Anything else found at `file` is left as it is: `tmp` is removed and DataError thrown.
+/// Anything else found at `file` is left as it is: `tmp` is removed and OutputChanged thrown.
 void commit_temp(const std::filesystem::path& tmp, const std::filesystem::path& file,
                  const std::optional<FileId>& before);
 /// write_text_atomic replacing only `before`, the file the caller found at `file` when it checked

@@ -249,6 +249,13 @@ void check_not_a_link(const fs::path& out, bool force) {
   if (!force && fs::symlink_status(out, ec).type() == fs::file_type::symlink)
     throw InputError(out.string() + " is a symbolic link; carb would replace the link, not its target; give the "
                      "target's path, or pass --force to replace the link");
+  // Thirty-fourth hostile pass: `report --out model/manifest.json --force` broke the bundle.
+  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
+  const std::string name = out.filename().string();
+  const bool bundle_name = name == "manifest.json" || name == "trained_configs.txt" || out.extension() == ".model";
+  if (bundle_name && fs::exists(out, ec) && !bundle_manifest(dir / "manifest.json").empty())
+    throw InputError(out.string() + " is a file of the carb model bundle " + dir.string() +
+                     ", which replacing it would break (--force does not take a bundle apart); choose another --out");
 }
 
 }  // namespace carb

@@ -96,10 +96,10 @@ bool sidecar_edited(const nlohmann::json& sidecar) {
 
 void write_csv_with_provenance(const std::filesystem::path& csv, std::string_view text,
                                const nlohmann::json& provenance, const std::function<void()>& recheck) {
-  if (recheck) recheck();
-  // What the check found at both names is what the writes may replace: the sidecar's too, though
-  // it is written after the CSV.
+  // What is at both names before the check is what the writes may replace (the sidecar's too, though
+  // it is written after the CSV): anything that differs from it at the write was not checked.
   const auto csv_before = csv::file_id(csv), side_before = csv::file_id(provenance_path(csv));
+  if (recheck) recheck();
   csv::write_text_atomic(csv, text, csv_before);
   nlohmann::json p = provenance;
   p.erase(kSidecarHashKey);
@@ -107,6 +107,11 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
   p[kSidecarHashKey] = text_fnv1a64(p.dump());
   try {
     csv::write_text_atomic(provenance_path(csv), p.dump(2) + "\n", side_before);
+  } catch (const csv::OutputChanged& e) {
+    // Thirty-fourth hostile pass: "nothing was written", then "--force", which refuses a file that
+    // is not carb's. The CSV is written; the file at the sidecar's name is someone else's.
+    throw DataError(std::string(e.what()) + ". " + csv.string() + " was written, complete, without its provenance: " +
+                    "move that file away and rerun the same command to write both");
   } catch (const DataError& e) {
     // Twenty-seventh hostile pass: only the sidecar was named, and the next run then called the new
     // CSV "changed since carb wrote it, or a run writing it was killed".

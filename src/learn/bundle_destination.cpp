@@ -202,6 +202,25 @@ std::string bundle_replace_refusal(const fs::path& dir) {
          foreign + ")";
 }
 
+bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool force) {
+  // Thirty-fourth hostile pass: a file added to the bundle in the millisecond between the last check
+  // and the swap was deleted with the old bundle. The swapped-out directory is checked once more;
+  // holding anything carb did not write, it is kept under a name of its own, and carb says where.
+  if (force || bundle_replace_refusal(old).empty()) return false;
+  fs::path kept = old;
+  for (int n = 0; n < 1000; ++n) {
+    const fs::path name = dir.string() + ".earlier" + (n ? "-" + std::to_string(n) : std::string());
+    if (::renameat2(AT_FDCWD, old.c_str(), AT_FDCWD, name.c_str(), RENAME_NOREPLACE) == 0) {
+      kept = name;
+      break;
+    }
+    if (errno != EEXIST) break;  // left where it is, which the message names
+  }
+  std::fprintf(stderr, "carb: %s gained files while carb worked; the earlier bundle, with them, is kept at %s\n",
+               dir.c_str(), kept.c_str());
+  return true;
+}
+
 BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector<fs::path>& keep)
     : dir_(std::move(dir)), force_(force) {
   if (dir_.empty()) throw InputError("no model bundle directory given");
@@ -324,11 +343,17 @@ void BundleDestination::commit() {
                        (exists && fs::exists(aside, ec) ? "; the earlier bundle is at " + aside.string() : ""));
     }
     committed_ = true;
+    if (exists && detail::keep_changed_bundle(aside, dir_, force_)) {
+      fs::remove(aside.parent_path(), ec);  // empty once the bundle is kept elsewhere
+      return;
+    }
     if (exists) fs::remove_all(aside.parent_path(), ec);
     return;
   }
   committed_ = true;
+  if (exists && detail::keep_changed_bundle(staging_, dir_, force_)) return;
   if (exists) fs::remove_all(staging_, ec);
 }
+
 
 }  // namespace carb

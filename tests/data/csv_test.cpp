@@ -205,6 +205,19 @@ TEST(DataCsv, TheCommitReplacesOnlyTheFileThatWasThere) {
             std::string::npos);
   EXPECT_EQ(text(fresh), "theirs");
   EXPECT_FALSE(fs::exists(tmp));
+  // Thirty-fourth hostile pass: the same file edited in place after the check was replaced too.
+  const auto checked = file_id(out);
+  ::usleep(20000);  // a later change time, on file systems with coarse clocks
+  std::ofstream(out, std::ios::app) << " and more";
+  std::ofstream(tmp) << "carb's";
+  EXPECT_NE(error_of([&] { commit_temp(tmp, out, checked); }).find("it was changed while carb was working"),
+            std::string::npos);
+  EXPECT_EQ(text(out), "my notes and more");
+  // What a write returns is what the next write of the same output may replace.
+  const FileId mine = write_text_atomic(fresh, "one", file_id(fresh));
+  (void)write_text_atomic(fresh, "two", mine);
+  EXPECT_EQ(text(fresh), "two");
+  EXPECT_THROW((void)write_text_atomic(fresh, "three", mine), OutputChanged);
   fs::remove_all(dir);
 }
 

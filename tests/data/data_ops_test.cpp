@@ -337,12 +337,25 @@ TEST_F(DataOps, ABundlesManifestAtTheSidecarsNameIsNamedAsOne) {
       merge_datasets({dir_ / "a.csv"}, dir_ / "model" / "manifest.csv", "merge", force);
       ADD_FAILURE() << "a bundle's manifest was replaced, force " << force;
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("the manifest of the carb model bundle"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("carb model bundle"), std::string::npos) << e.what();
       EXPECT_EQ(std::string(e.what()).find("did not write"), std::string::npos) << e.what();
     }
     EXPECT_EQ(slurp(dir_ / "model" / "manifest.json"), before);
     EXPECT_FALSE(fs::exists(dir_ / "model" / "manifest.csv"));
   }
+  // Thirty-fourth hostile pass: `report --out model/manifest.json --force` broke the bundle. No output
+  // (report, window study, dataset) replaces a bundle's own files, even with --force.
+  std::ofstream(dir_ / "model" / "m.0.gbdt.model") << "x";
+  for (const char* name : {"manifest.json", "m.0.gbdt.model"})
+    for (const bool force : {false, true}) {
+      try {
+        check_not_a_link(dir_ / "model" / name, force);
+        ADD_FAILURE() << name << " of a bundle may be replaced, force " << force;
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("is a file of the carb model bundle"), std::string::npos) << e.what();
+      }
+    }
+  check_not_a_link(dir_ / "model" / "report.html", true);  // a new file beside them breaks nothing
 }
 
 // Twentieth hostile pass: a sidecar from before sidecars carried their own hash (every shipped one

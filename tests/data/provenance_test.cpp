@@ -117,7 +117,7 @@ TEST(DataProvenance, RacingWritersNeverLeaveAMismatchedPairThatVerifies) {
                                   {{"kind", "carb " + who}});
       } catch (const DataError& e) {
         // The other writer's file appeared at the name while this one wrote: left as it is.
-        EXPECT_NE(std::string(e.what()).find("while carb was writing it"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("while carb was working"), std::string::npos) << e.what();
       }
     };
     std::thread a(writer, "a"), b(writer, "b");

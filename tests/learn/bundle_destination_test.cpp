@@ -107,6 +107,24 @@ TEST_F(BundleDestinationTest, ReplacesAnEarlierBundleAndLeavesSiblingsAlone) {
 
 // Thirty-first hostile pass: `train --out models/h200` on CPU data replaced the H200 model without a
 // word. Another platform's bundle needs --force; the same platform's is replaced as always.
+// Thirty-fourth hostile pass: a file added to the bundle between the last check and the swap was
+// deleted with the swapped-out bundle. What is swapped out is checked once more: holding a file carb
+// did not write, it is kept as model.earlier; an unchanged one is the caller's to remove.
+TEST_F(BundleDestinationTest, ASwappedOutBundleThatGainedFilesIsKept) {
+  fake_bundle(dir_ / "old", "old");
+  EXPECT_FALSE(detail::keep_changed_bundle(dir_ / "old", dir_ / "model", false));
+  EXPECT_TRUE(fs::exists(dir_ / "old" / "manifest.json"));
+  std::ofstream(dir_ / "old" / "notes.txt") << "my notes";
+  EXPECT_FALSE(detail::keep_changed_bundle(dir_ / "old", dir_ / "model", true));  // --force: replace anything
+  EXPECT_TRUE(detail::keep_changed_bundle(dir_ / "old", dir_ / "model", false));
+  EXPECT_EQ(read(dir_ / "model.earlier" / "notes.txt"), "my notes");
+  EXPECT_FALSE(fs::exists(dir_ / "old"));
+  fake_bundle(dir_ / "again", "again");
+  std::ofstream(dir_ / "again" / "notes.txt") << "more notes";
+  EXPECT_TRUE(detail::keep_changed_bundle(dir_ / "again", dir_ / "model", false));
+  EXPECT_EQ(read(dir_ / "model.earlier-1" / "notes.txt"), "more notes");  // never over the first
+}
+
 TEST_F(BundleDestinationTest, AnotherPlatformsBundleNeedsForce) {
   const fs::path out = dir_ / "model";
   fake_bundle(out, "old", "h200");
