@@ -27,6 +27,16 @@ std::vector<std::pair<std::string, double>> quantities(const Config& c) {
           {"params_mb", static_cast<double>(s.param_bytes()) / 1e6}};
 }
 
+// The configuration's own dimensions, checked per family and precision.
+std::vector<std::pair<std::string, double>> cell_dimensions(const Config& c) {
+  return {{"depth", static_cast<double>(c.depth)},
+          {"width", c.width},
+          {"resolution", static_cast<double>(c.resolution)},
+          {"batch", static_cast<double>(c.batch)}};
+}
+
+std::string cell_of(const Config& c) { return to_string(c.family) + " " + to_string(c.precision); }
+
 std::string number(double v) {
   std::ostringstream o;
   o << v;
@@ -40,6 +50,11 @@ TrainedEnvelope TrainedEnvelope::of(const std::vector<Config>& trained) {
   for (const Config& c : trained) {
     e.families.insert(to_string(c.family));
     e.precisions.insert(to_string(c.precision));
+    auto& cell = e.cells[cell_of(c)];
+    for (const auto& [name, v] : cell_dimensions(c)) {
+      const auto [it, fresh] = cell.emplace(name, Range{v, v});
+      it->second.lo = std::min(it->second.lo, v), it->second.hi = std::max(it->second.hi, v);
+    }
     for (const auto& [name, v] : quantities(c)) {
       const auto [it, fresh] = e.ranges.emplace(name, Range{v, v});
       it->second.lo = std::min(it->second.lo, v), it->second.hi = std::max(it->second.hi, v);
@@ -56,14 +71,33 @@ std::vector<Excursion> TrainedEnvelope::outside(const Config& c) const {
     out.push_back({"family", std::string("family ") + to_string(c.family) + " never trained", inf});
   if (!precisions.count(to_string(c.precision)))
     out.push_back({"precision", std::string("precision ") + to_string(c.precision) + " never trained", inf});
-  for (const auto& [name, v] : quantities(c)) {
-    const auto it = ranges.find(name);
-    if (it == ranges.end()) continue;  // the family's depth: reported as the family above
-    const Range& r = it->second;
+  const auto past = [&](const std::string& name, double v, const Range& r) {
     if (v > r.hi * (1 + 1e-9))
       out.push_back({name, name + " " + number(v) + " > " + number(r.hi) + " trained", std::log(v / r.hi)});
     else if (v < r.lo * (1 - 1e-9))
       out.push_back({name, name + " " + number(v) + " < " + number(r.lo) + " trained", std::log(r.lo / v)});
+    else
+      return false;
+    return true;
+  };
+  std::set<std::string> beyond;  // configuration dimensions already past the whole training set
+  for (const auto& [name, v] : quantities(c)) {
+    const auto it = ranges.find(name);
+    if (it == ranges.end()) continue;  // the family's depth: reported as the family above
+    if (past(name, v, it->second)) beyond.insert(name.rfind("depth", 0) == 0 ? "depth" : name);
+  }
+  // Per family and precision, where both were trained (bundles that record cells).
+  if (cells.empty() || !families.count(to_string(c.family)) || !precisions.count(to_string(c.precision))) return out;
+  const std::string key = cell_of(c);
+  const auto cell = cells.find(key);
+  if (cell == cells.end()) {
+    out.push_back({"pairing", to_string(c.family) + " at " + to_string(c.precision) +
+                                  " never trained (each was, but not together)", inf});
+    return out;
+  }
+  for (const auto& [name, v] : cell_dimensions(c)) {
+    const auto r = cell->second.find(name);
+    if (r != cell->second.end() && !beyond.count(name)) past(name + " (" + key + ")", v, r->second);
   }
   return out;
 }
@@ -88,6 +122,8 @@ nlohmann::json TrainedEnvelope::to_json() const {
   for (const auto& [name, r] : ranges) j["ranges"][name] = {r.lo, r.hi};
   if (!telemetry.empty())
     for (const auto& [name, r] : telemetry) j["telemetry"][name] = {r.lo, r.hi};
+  for (const auto& [key, dims] : cells)
+    for (const auto& [name, r] : dims) j["cells"][key][name] = {r.lo, r.hi};
   return j;
 }
 
@@ -101,6 +137,22 @@ TrainedEnvelope TrainedEnvelope::from_json(const nlohmann::json& j) {
       throw ModelError("the trained envelope's range of " + it.key() + " is not [lo, hi] with 0 < lo");
     e.ranges[it.key()] = {v[0], v[1]};
   }
+  if (j.contains("cells"))
+    for (auto cell = j.at("cells").begin(); cell != j.at("cells").end(); ++cell) {
+      // "family precision", both among the trained ones
+      const auto space = cell.key().find(' ');
+      if (space == std::string::npos || !e.families.count(cell.key().substr(0, space)) ||
+          !e.precisions.count(cell.key().substr(space + 1)))
+        throw ModelError("the trained envelope names a cell '" + cell.key() + "' of no trained family and precision");
+      for (auto it = cell.value().begin(); it != cell.value().end(); ++it) {
+        const auto v = it.value().get<std::vector<double>>();
+        if ((it.key() != "depth" && it.key() != "width" && it.key() != "resolution" && it.key() != "batch") ||
+            v.size() != 2 || !(v[0] <= v[1]) || !(v[0] > 0))
+          throw ModelError("the trained envelope's range of " + it.key() + " in " + cell.key() +
+                           " is not [lo, hi] with 0 < lo");
+        e.cells[cell.key()][it.key()] = {v[0], v[1]};
+      }
+    }
   if (j.contains("telemetry"))
     for (auto it = j.at("telemetry").begin(); it != j.at("telemetry").end(); ++it) {
       const auto v = it.value().get<std::vector<double>>();

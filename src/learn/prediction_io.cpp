@@ -50,7 +50,7 @@ std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs)
   if (outside == 0) return "";
   return std::to_string(outside) + " of " + std::to_string(configs.size()) +
          " scored configurations lie outside the ranges the model trained on" +
-         (never ? " (" + std::to_string(never) + " at a family or precision it never trained)" : std::string()) +
+         (never ? " (" + std::to_string(never) + " at a family, precision or pairing of the two it never trained)" : std::string()) +
          ": its answers there are guesses, and these scores include them";
 }
 

@@ -53,6 +53,46 @@ TEST(Envelope, AnUntrainedPrecisionOrFamilyIsUnbounded) {
   EXPECT_EQ(f[0].dimension, "family");
 }
 
+// Thirty-fourth hostile pass: trained on bottleneck (fp32) and on bf16 (basic), never on the two
+// together, a model predicted bottleneck bf16 unflagged, its "90%" interval holding 26% of the
+// measured memory; trained on bottleneck up to width 0.5 only (basic up to 1), bottleneck at width 1
+// was unflagged too. Each family and precision together has ranges of its own.
+TEST(Envelope, APairingNeverTrainedOrPastItsOwnRangesIsNamed) {
+  std::vector<Config> cs = trained();
+  for (const double w : {0.25, 1.0}) cs.push_back({Family::basic, 18, w, 64, 8, Precision::bf16});
+  cs.push_back({Family::bottleneck, 50, 0.25, 64, 8, Precision::fp32});
+  cs.push_back({Family::bottleneck, 50, 0.5, 64, 8, Precision::fp32});
+  const TrainedEnvelope e = TrainedEnvelope::of(cs);
+  const auto pair = e.outside({Family::bottleneck, 50, 0.5, 64, 8, Precision::bf16});
+  ASSERT_FALSE(pair.empty());
+  EXPECT_EQ(pair.back().dimension, "pairing");
+  EXPECT_EQ(pair.back().text, "bottleneck at bf16 never trained (each was, but not together)");
+  EXPECT_TRUE(std::isinf(extrapolation_widening(pair)));
+  // Width 1 was trained (basic), but not for bottleneck: named with the distance past its own range.
+  const auto wide = e.outside({Family::bottleneck, 50, 1.0, 64, 8, Precision::fp32});
+  bool named = false;
+  for (const auto& x : wide)
+    if (x.dimension == "width (bottleneck fp32)") {
+      named = true;
+      EXPECT_EQ(x.text, "width (bottleneck fp32) 1 > 0.5 trained");
+      EXPECT_NEAR(x.log_ratio, std::log(2.0), 1e-12);
+    }
+  EXPECT_TRUE(named);
+  EXPECT_TRUE(e.outside({Family::bottleneck, 50, 0.5, 64, 8, Precision::fp32}).empty());
+  // Past the whole training set, the dimension is named once, as before.
+  const auto far = e.outside({Family::basic, 18, 0.5, 224, 8, Precision::fp32});
+  for (const auto& x : far) EXPECT_EQ(x.dimension.find("resolution ("), std::string::npos) << x.text;
+  // The bundle keeps the cells; an older bundle without them claims nothing of pairings.
+  const TrainedEnvelope back = TrainedEnvelope::from_json(e.to_json());
+  EXPECT_EQ(back.to_json(), e.to_json());
+  auto old = e.to_json();
+  old.erase("cells");
+  EXPECT_TRUE(TrainedEnvelope::from_json(old).outside({Family::bottleneck, 50, 0.5, 64, 8, Precision::bf16}).empty());
+  auto bad = e.to_json();
+  bad["cells"]["basic fp64"]["width"] = {0.5, 1};
+  EXPECT_THROW(TrainedEnvelope::from_json(bad), ModelError);
+}
+
 TEST(Envelope, JsonRoundTripsAndRejectsNonsense) {
   const TrainedEnvelope e = TrainedEnvelope::of(trained());
   const TrainedEnvelope back = TrainedEnvelope::from_json(e.to_json());
