@@ -54,6 +54,9 @@ struct RecommendResult {
   /// speed where the reference network takes this long (carb/drift.hpp).
   std::optional<double> drift_reference_ms;
   std::size_t evaluated = 0, feasible = 0;
+  /// Under a confidence: candidates within the budgets by their point prediction whose interval has
+  /// no upper bound at that level, so they cannot pass (unbounded_at_confidence in the JSON).
+  std::size_t unbounded = 0;
   std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints
   std::vector<RecommendCandidate> runners_up;  // the next feasible ones, best first
   std::string message;                         // why nothing fits, when best is empty

@@ -138,6 +138,9 @@ struct ScreenStage {
 struct ScreenResult {
   std::string rank_target;
   bool rank_by_default = false;  // chosen by screen(), not given: the output says so
+  /// Which model has no energy_j when the default fell to latency: "the model", "the source model",
+  /// "the target model" or "neither model"; "" otherwise.
+  std::string without_energy;
   std::string source_platform, target_platform;  // equal with one model
   bool two_stage = false;
   std::vector<ScreenStage> stages;

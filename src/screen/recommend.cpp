@@ -108,9 +108,16 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   const auto preds = m.predict(cs, {}, o.confidence);
   r.evaluated = preds.size();
   std::vector<RecommendCandidate> ok;
-  for (const auto& p : preds)
-    if (accepted(p, b, o.confidence.has_value()))
+  for (const auto& p : preds) {
+    if (accepted(p, b, o.confidence.has_value())) {
       ok.push_back({p.config, p.value, p.value.at(cost) / p.config.batch, p.outside, p.interval});
+      continue;
+    }
+    // Thirty-fourth hostile pass: such candidates were dropped without a word, and a reader took
+    // them to fail the budget (screen counts them).
+    if (o.confidence && accepted(p, b, false))
+      r.unbounded += std::any_of(b.begin(), b.end(), [&](const auto& t) { return std::isinf(budgeted_value(p, t.first, true)); });
+  }
   r.feasible = ok.size();
   if (ok.empty()) {
     r.message = infeasible_message(preds, b, o.confidence);
@@ -144,6 +151,7 @@ nlohmann::json RecommendResult::to_json() const {
   if (latency_max_ms) j["constraints"]["latency_ms"] = *latency_max_ms;
   if (memory_max_mb) j["constraints"]["peak_memory_mb"] = *memory_max_mb;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json();
+  if (confidence) j["unbounded_at_confidence"] = unbounded;
   if (drift_reference_ms) j["drift_reference_ms"] = *drift_reference_ms;
   j["status"] = best ? "ok" : "infeasible";
   j["best"] = best ? candidate_json(*best, objective) : nlohmann::json(nullptr);
@@ -158,6 +166,12 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
       << " batch x precision candidates meet the constraints";
   if (r.confidence) out << " on the upper bound of their " << fmt_num(*r.confidence * 100, 3) << "% interval";
   out << "; objective " << r.objective << '\n';
+  if (r.unbounded > 0)
+    out << "note: " << r.unbounded << " candidate" << (r.unbounded == 1 ? " within the budgets by its point prediction cannot"
+                                                                            : "s within the budgets by the point prediction cannot")
+        << " pass: the model has no bounded " << fmt_num(*r.confidence * 100, 3)
+        << "% interval for them (too few training rows per batch regime, or a precision, family or pairing it never "
+           "trained); a lower --confidence may bound them\n";
   if (r.drift_reference_ms)
     out << "drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "
            "reference network takes "

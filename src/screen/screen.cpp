@@ -101,6 +101,11 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   // Energy is what carb exists to rank by; a platform that cannot measure it (a CPU) ranks by latency.
   const bool energy = source.has_target("energy_j") && final_model.has_target("energy_j");
   r.rank_target = r.rank_by_default ? (energy ? "energy_j" : "latency_ms") : target_column(o.rank_by);
+  // Thirty-fourth hostile pass: "the source model has no energy_j" was said when it was the target.
+  if (!energy) {
+    const bool s = source.has_target("energy_j"), t = final_model.has_target("energy_j");
+    r.without_energy = !target ? "the model" : !s && !t ? "neither model" : !s ? "the source model" : "the target model";
+  }
   check_options(configs, source, final_model, o, r.rank_target);
   r.two_stage = target != nullptr;
   r.source_platform = source.platform();

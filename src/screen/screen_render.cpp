@@ -15,8 +15,9 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
                       : "screen on " + r.source_platform)
       << ", ranked by " << r.rank_target
       << (r.rank_by_default ? r.rank_target == "energy_j" ? " (default; --rank-by to change)"
-                                                          : std::string(r.two_stage ? " (the source model" : " (the model") +
-                                                                " has no energy_j; --rank-by to change)"
+                                                          : " (" + r.without_energy +
+                                                                (r.without_energy == "neither model" ? " has" : " has no") +
+                                                                " energy_j; --rank-by to change)"
                             : "")
       << '\n';
   for (std::size_t i = 0; i < r.stages.size(); ++i)

@@ -163,6 +163,33 @@ TEST(Recommend, NothingFittingSaysWhy) {
       << unbounded.message;
 }
 
+// Thirty-fourth hostile pass: with --confidence, candidates within the budget by their point
+// prediction but without a bounded interval (a precision never trained) were dropped without a word,
+// "4 of 8 meet the constraints", and a reader took them to fail the budget. They are counted and said.
+TEST(Recommend, CandidatesThatCannotBeBoundedAreCountedAndSaid) {
+  const CarbModel m = CarbModel::train(testing::synthetic_cost_dataset(1, false), testing::tiny_train_options());
+  auto o = basic18();
+  o.batches = {1, 2};
+  o.precisions = {Precision::fp32, Precision::fp16};  // fp16 never trained
+  o.latency_max_ms = 1e6;
+  const auto point = recommend(m, o);
+  EXPECT_EQ(point.feasible, 4u);
+  EXPECT_EQ(point.unbounded, 0u);
+  EXPECT_FALSE(point.to_json().contains("unbounded_at_confidence"));
+  o.confidence = 0.8;
+  const auto r = recommend(m, o);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(r.feasible, 2u);
+  EXPECT_EQ(r.unbounded, 2u);
+  EXPECT_EQ(r.to_json().at("unbounded_at_confidence"), 2);
+  std::ostringstream table;
+  print_recommendation(r, table);
+  EXPECT_NE(table.str().find("note: 2 candidates within the budgets by the point prediction cannot pass"),
+            std::string::npos) << table.str();
+  o.latency_max_ms = 1e-9;  // over budget anyway: not counted as held back by the bound
+  EXPECT_EQ(recommend(m, o).unbounded, 0u);
+}
+
 TEST(Recommend, NothingFittingIsAResultWithAReason) {
   auto o = basic18();
   o.latency_max_ms = 1e-6;

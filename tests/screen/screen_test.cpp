@@ -282,6 +282,15 @@ TEST(Screen, DefaultRankIsEnergyWhenPredictedElseLatency) {
   std::ostringstream table;
   print_screen_table(cpu, table);
   EXPECT_NE(table.str().find("ranked by latency_ms (the model has no energy_j"), std::string::npos) << table.str();
+  // Thirty-fourth hostile pass: two-stage, the source was blamed whichever model lacked energy.
+  for (const bool source_has : {true, false}) {
+    const auto two = source_has ? screen(cs, synthetic_model_a(), &synthetic_model_no_energy(), ScreenOptions{})
+                                : screen(cs, synthetic_model_no_energy(), &synthetic_model_a(), ScreenOptions{});
+    std::ostringstream t;
+    print_screen_table(two, t);
+    const std::string want = source_has ? "(the target model has no energy_j" : "(the source model has no energy_j";
+    EXPECT_NE(t.str().find(want), std::string::npos) << t.str();
+  }
   ScreenOptions given;
   given.rank_by = "memory";
   EXPECT_FALSE(screen(cs, synthetic_model_a(), nullptr, given).rank_by_default);
