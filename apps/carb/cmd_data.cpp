@@ -82,6 +82,10 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
     }
     std::cout << "merged " << s.rows_in << " rows into " << s.rows_out << " in " << printable(s.csv.string()) << " ("
               << s.dropped << " duplicates dropped)\n";
+    if (s.disagreeing)
+      std::cerr << "carb: warning: " << s.disagreeing << " of the dropped duplicates measured differently from the row "
+                << "kept (the first input's; first: " << printable(s.first_disagreeing)
+                << "); give the inputs in the order to prefer, or combine them as rounds with `carb data combine`\n";
     for (const auto& c : s.conflicts) std::cerr << "carb: warning: " << c << '\n';
   });
 }

@@ -232,11 +232,23 @@ def _confidence(c):
     return x
 
 
+def _model(model, what="model"):
+    """A carb.Model as given, or the bundle at a path (thirty-fourth hostile pass: evaluate took a
+    path, recommend failed on one with an AttributeError)."""
+    if isinstance(model, Model):
+        return model
+    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
+        return Model.load(model)
+    raise TypeError(f"{what} must be a carb.Model or a model bundle's path, not {type(model).__name__}")
+
+
 def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, confidence=None, capacity=""):
     """Two-stage screening: rank by the source model, re-score the top_k with the target model,
     keep what meets the budgets ({"latency": ms, "energy": J, "memory": MB}) and return the
     result as a dict (the same document as `carb screen --format json`)."""
     top_k = None if top_k is None else _whole_arg(top_k, "top_k")
+    source = _model(source, "source")
+    target = None if target is None else _model(target, "target")
     return _carb.screen(_configs(configs), source._m, target._m if target is not None else None, rank_by, top_k,
                         _budgets(budgets), _confidence(confidence), capacity)
 
@@ -253,6 +265,7 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     budget_s = None if budget_s is None else _scalar(budget_s, "budget_s")
     diversity = _scalar(diversity, "diversity")
     seed = _whole_arg(seed, "seed")
+    model = None if model is None else _model(model)
     if strategy is None:
         strategy = "uncertainty" if model is not None else "stratified"
     p = _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
@@ -267,8 +280,7 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     as `carb evaluate --format json`): held-out accuracy per target, baselines, importance,
     residuals, components; leave-one-batch-tier-out and the ablation unless quick (they retrain).
     external=True scores every row of the data as held out (a file the model did not train on)."""
-    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
-        model = Model.load(model)
+    model = _model(model)
     files = _paths(data, "data")
     seed = None if seed is None else _whole_arg(seed, "seed")
     test_fraction = None if test_fraction is None else _scalar(test_fraction, "test_fraction")
@@ -279,7 +291,9 @@ def recommend(model, arch, batches=None, precisions=None, latency_max=None, memo
     """Best batch size and precision for an architecture (a carb.Config; its batch and precision
     are ignored), as a dict (the same document as `carb recommend --format json`). batches=None is
     1..64 in powers of two, precisions=None those the model was trained on; an empty list is refused.
-    confidence (0.8, 0.9, 0.95 or 0.99) judges the budgets on the interval's upper bound."""
+    confidence (0.8, 0.9, 0.95 or 0.99) judges the budgets on the interval's upper bound. `model`
+    is a carb.Model or a bundle's path."""
+    model = _model(model)
     if batches is not None:
         batches = [_whole_arg(b, "a batch size") for b in batches]
         if not batches:

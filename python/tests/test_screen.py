@@ -29,6 +29,15 @@ def test_recommend(model):
     assert none["best"] is None and none["status"] == "infeasible" and none["message"]
 
 
+def test_every_function_taking_a_model_takes_a_bundles_path(model, model_dir):
+    # Thirty-fourth hostile pass: evaluate took a path, recommend failed on one (AttributeError).
+    arch = carb.Config("basic", 18, 0.5, 64)
+    assert carb.recommend(str(model_dir), arch, batches=[1, 8]) == carb.recommend(model, arch, batches=[1, 8])
+    assert carb.screen("tiny", model_dir, target=str(model_dir), top_k=3)["two_stage"] is True
+    with pytest.raises(TypeError, match="carb.Model or a model bundle's path"):
+        carb.recommend(42, arch)
+
+
 def test_recommend_judges_budgets_on_the_upper_bound_under_a_confidence(model):
     arch = carb.Config("basic", 18, 0.5, 64)
     r = carb.recommend(model, arch, batches=[1, 8, 32], latency_max=200, confidence=0.9)

@@ -85,6 +85,7 @@ PlatformRows platform_rows(const Dataset& d, const std::string& platform) {
 
 nlohmann::json MergeSummary::to_json() const {
   return {{"rows_in", rows_in},     {"rows_out", rows_out}, {"dropped_duplicates", dropped},
+          {"disagreeing_duplicates", disagreeing},
           {"conflicts", conflicts}, {"csv", csv.string()},  {"provenance", provenance.string()}};
 }
 
@@ -119,6 +120,11 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
       // A measurement that succeeded beats one that failed, wherever it comes (fifteenth hostile
       // pass: an error row of the first input dropped the ok measurement of the second).
       Record& kept = merged.rows[it->second];
+      if (kept.status == Status::ok && r.status == Status::ok) {
+        bool differs = false;
+        for (const ColumnBounds& b : kPlausibleBounds) differs = differs || kept.value(b.column) != r.value(b.column);
+        if (differs && s.disagreeing++ == 0) s.first_disagreeing = source() + " differs from " + where[it->second];
+      }
       if (kept.status != Status::ok && r.status == Status::ok) {
         where[it->second] = source();  // before r is moved from
         kept = std::move(r);

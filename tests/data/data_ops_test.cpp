@@ -304,6 +304,17 @@ TEST_F(DataOps, MergeKeepsFirstAndCountsDuplicates) {
   EXPECT_EQ(prov["inputs"].size(), 2u);
   EXPECT_EQ(prov["dropped_duplicates"], 3);
   EXPECT_TRUE(prov["protocols"].contains("p1"));
+  EXPECT_EQ(s.disagreeing, 0u);  // the same measurements twice
+  // Thirty-fourth hostile pass: duplicates measured differently were "dropped" with no word that
+  // they disagreed, though which value survives depends on the inputs' order.
+  Dataset other = read_dataset_csv(dir_ / "b.csv");
+  *other.rows[1].latency_ms *= 40;
+  write_dataset_csv(other, dir_ / "c.csv");
+  const MergeSummary d = merge_datasets({dir_ / "a.csv", dir_ / "c.csv"}, dir_ / "m2.csv", "merge");
+  EXPECT_EQ(d.dropped, 3u);
+  EXPECT_EQ(d.disagreeing, 1u);
+  EXPECT_NE(d.first_disagreeing.find("c.csv"), std::string::npos) << d.first_disagreeing;
+  EXPECT_EQ(d.to_json().at("disagreeing_duplicates"), 1);
 }
 
 // Seventeenth hostile pass: notes a user added to an output's sidecar were lost on the next run.
