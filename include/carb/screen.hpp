@@ -147,6 +147,10 @@ struct ScreenResult {
   /// Spearman's rho of the two models' rank-target predictions over the whole space
   /// (two models, both predicting the rank target).
   std::optional<double> rank_spearman;
+  /// Two-stage: how many candidates lie outside what the source model trained on. Its first-stage
+  /// ranking of them is a guess, and rank_spearman includes them (thirty-fourth hostile pass: only
+  /// the target's guesses were flagged).
+  std::size_t source_guesses = 0;
   std::vector<std::string> targets;  // the final model's targets: the Pareto objectives
   Budgets budgets;
   std::optional<double> confidence;

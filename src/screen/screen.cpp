@@ -126,6 +126,8 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
     r.rank_spearman = spearman(src_cols.at(r.rank_target), tgt_all.at(r.rank_target));
   }
 
+  if (target)
+    for (const Config& c : configs) r.source_guesses += !source.envelope().outside(source.as_trained(c)).empty();
   std::vector<Config> shortlist = configs;
   std::map<std::string, std::vector<double>> cols = target ? tgt_all : src_cols;
   const std::optional<std::size_t> k = target ? o.top_k.value_or(ScreenOptions::kDefaultTopK) : o.top_k;
@@ -158,6 +160,7 @@ nlohmann::json ScreenResult::to_json() const {
   j["stages"] = nlohmann::json::array();
   for (const auto& s : stages) j["stages"].push_back({{"name", s.name}, {"count", s.count}});
   j["rank_spearman"] = rank_spearman ? nlohmann::json(*rank_spearman) : nlohmann::json(nullptr);
+  if (two_stage) j["source_guesses"] = source_guesses;
   j["targets"] = targets;
   j["budgets"] = nlohmann::json::object();
   for (const auto& [t, v] : budgets) j["budgets"][t] = v;

@@ -28,6 +28,10 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
         << (r.rank_spearman ? fmt_num(*r.rank_spearman, 3)
                             : std::string("n/a (target model lacks the rank target)"))
         << '\n';
+  if (r.two_stage && r.source_guesses > 0)
+    out << "  note: " << r.source_guesses << " of " << r.stages.front().count
+        << " candidates lie outside what the source model trained on: its first-stage ranking of them is a guess"
+        << (r.rank_spearman ? ", and rho includes them" : "") << '\n';
   out << "  budgets:";
   if (r.budgets.empty()) out << " none";
   for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << fmt_num(v);
@@ -40,8 +44,8 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
     out << "note: " << r.unbounded << " configuration" << (r.unbounded == 1 ? "" : "s")
         << " within budget by the point prediction cannot pass: the model has no bounded "
         << fmt_num(*r.confidence * 100, 3)
-        << "% interval for them (too few training rows per batch regime for that level, or a precision or "
-           "family it never trained); a lower --confidence may bound them\n";
+        << "% interval for them (too few training rows per batch regime for that level, or a precision, "
+           "family or pairing of the two it never trained); a lower --confidence may bound them\n";
   if (r.pareto.empty()) {
     out << "no configuration meets the budgets\n";
     return;

@@ -270,6 +270,28 @@ TEST(Screen, SpearmanIsOmittedWhenTheTargetLacksTheRankTarget) {
   EXPECT_EQ(r.stages[1].count, ScreenOptions::kDefaultTopK);
 }
 
+// Thirty-fourth hostile pass: a two-stage screen's first stage ranked on the source model's guesses
+// (a precision it never trained) and counted none of them; its rho included them.
+TEST(Screen, TheSourceModelsGuessesAreCounted) {
+  auto cs = synthetic_screen_configs();
+  const std::size_t trained = cs.size();
+  for (std::size_t i = 0; i < trained; i += 10) {
+    Config c = cs[i];
+    c.precision = Precision::fp16;  // neither model trained it
+    cs.push_back(c);
+  }
+  const std::size_t guesses = cs.size() - trained;
+  const auto r = screen(cs, synthetic_model_a(), &synthetic_model_b(), ScreenOptions{});
+  EXPECT_EQ(r.source_guesses, guesses);
+  EXPECT_EQ(r.to_json().at("source_guesses"), guesses);
+  std::ostringstream t;
+  print_screen_table(r, t);
+  EXPECT_NE(t.str().find("note: " + std::to_string(guesses) + " of " + std::to_string(cs.size()) +
+                         " candidates lie outside what the source model trained on"),
+            std::string::npos) << t.str();
+  EXPECT_EQ(screen(synthetic_screen_configs(), synthetic_model_a(), &synthetic_model_b(), ScreenOptions{}).source_guesses, 0u);
+}
+
 // A screen on a CPU model (no energy) once failed unless --rank-by was given.
 TEST(Screen, DefaultRankIsEnergyWhenPredictedElseLatency) {
   const auto cs = synthetic_screen_configs();
