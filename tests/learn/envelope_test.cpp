@@ -65,8 +65,8 @@ TEST(Envelope, APairingNeverTrainedOrPastItsOwnRangesIsNamed) {
   const TrainedEnvelope e = TrainedEnvelope::of(cs);
   const auto pair = e.outside({Family::bottleneck, 50, 0.5, 64, 8, Precision::bf16});
   ASSERT_FALSE(pair.empty());
-  EXPECT_EQ(pair.back().dimension, "pairing");
-  EXPECT_EQ(pair.back().text, "bottleneck at bf16 never trained (each was, but not together)");
+  EXPECT_EQ(pair.front().dimension, "pairing");
+  EXPECT_EQ(pair.front().text, "bottleneck at bf16 never trained (each was, but not together)");
   EXPECT_TRUE(std::isinf(extrapolation_widening(pair)));
   // Width 1 was trained (basic), but not for bottleneck: named with the distance past its own range.
   const auto wide = e.outside({Family::bottleneck, 50, 1.0, 64, 8, Precision::fp32});
@@ -79,9 +79,25 @@ TEST(Envelope, APairingNeverTrainedOrPastItsOwnRangesIsNamed) {
     }
   EXPECT_TRUE(named);
   EXPECT_TRUE(e.outside({Family::bottleneck, 50, 0.5, 64, 8, Precision::fp32}).empty());
-  // Past the whole training set, the dimension is named once, as before.
+  // Past the whole training set, the dimension is named once, by the whole set's bound where the
+  // pairing's is the same (basic fp32 trained every resolution)...
   const auto far = e.outside({Family::basic, 18, 0.5, 224, 8, Precision::fp32});
+  ASSERT_FALSE(far.empty());
+  EXPECT_EQ(far.front().text, "resolution 224 > 128 trained");
   for (const auto& x : far) EXPECT_EQ(x.dimension.find("resolution ("), std::string::npos) << x.text;
+  // ... and by the pairing's where it is narrower (thirty-fifth hostile pass: batch 96 of basic bf16,
+  // trained to batch 8, was widened by its distance past the whole set's 64, less than batch 32 was).
+  const auto b96 = e.outside({Family::basic, 18, 0.5, 64, 96, Precision::bf16});
+  const auto b32 = e.outside({Family::basic, 18, 0.5, 64, 32, Precision::bf16});
+  bool batch_named = false;
+  for (const auto& x : b96)
+    if (x.dimension == "batch (basic bf16)") {
+      batch_named = true;
+      EXPECT_EQ(x.text, "batch (basic bf16) 96 > 8 trained");
+      EXPECT_NEAR(x.log_ratio, std::log(12.0), 1e-12);
+    }
+  EXPECT_TRUE(batch_named);
+  EXPECT_GT(extrapolation_widening(b96), extrapolation_widening(b32));
   // The bundle keeps the cells; an older bundle without them claims nothing of pairings.
   const TrainedEnvelope back = TrainedEnvelope::from_json(e.to_json());
   EXPECT_EQ(back.to_json(), e.to_json());
