@@ -99,7 +99,12 @@ void run(PlanCmd& c, CLI::App& app) {
   std::cout << "planned " << p.rows.size() << " of " << p.candidates << " configurations (" << p.excluded
             << " already measured) by " << to_string(p.strategy);
   if (std::isfinite(p.total_cost_s)) std::cout << ", predicted measuring time " << fmt_num(p.total_cost_s, 4) << " s";
+  else if (c.model.empty() == false) std::cout << ", predicted measuring time unknown (some rows' latency is not positive)";
   std::cout << " -> " << printable(c.out) << '\n';
+  if (p.unknown_cost)
+    std::cout << "note: " << p.unknown_cost << " candidate" << (p.unknown_cost == 1 ? " was" : "s were")
+              << " passed over: the model predicts no positive latency for them, so their measuring time is unknown "
+                 "and cannot be counted against --budget-s\n";
   if (const std::size_t n = p.rows_outside())
     std::cout << "note: " << n << " of the " << p.rows.size() << " planned rows " << (n == 1 ? "lies" : "lie")
               << " outside the ranges the model trained on (its "

@@ -51,9 +51,11 @@ class BundleDestination {
 
 namespace detail {
 /// After the swap of commit(): unless `force`, when `old` (the bundle swapped out of `dir`) holds
-/// files carb did not write, moves it to `dir.earlier` (or `dir.earlier-N`), says so on stderr and
-/// returns true; otherwise false, and the caller removes it.
-bool keep_changed_bundle(const std::filesystem::path& old, const std::filesystem::path& dir, bool force);
+/// files carb did not write, or the model of a platform other than `platform` (when given), moves
+/// it to `dir.earlier` (or `dir.earlier-N`), says so on stderr and returns true; otherwise false,
+/// and the caller removes it.
+bool keep_changed_bundle(const std::filesystem::path& old, const std::filesystem::path& dir, bool force,
+                         const std::string& platform = "");
 }  // namespace detail
 
 /// Why `dir` may not be replaced by a model bundle, or "" when it may: it does not exist, or it

@@ -175,6 +175,9 @@ Dataset with_one_width_per_network(Dataset d);
 /// And, even with `force`, a file of a carb model bundle (its manifest, a learner's .model file,
 /// trained_configs.txt): replacing one breaks the bundle.
 void check_not_a_link(const std::filesystem::path& out, bool force);
+/// Refuses (InputError), whatever the flags, an output at a carb model bundle's own file: its
+/// manifest (even a damaged one), a learner's .model file or trained_configs.txt.
+void check_not_a_bundle_file(const std::filesystem::path& out);
 /// The path as it resolves (absolute, symlinks followed as far as they exist), for comparing paths.
 std::filesystem::path resolved_path(const std::filesystem::path& p);
 /// What replacing an earlier output must keep: every configuration with its ok status, each of its

@@ -78,6 +78,10 @@ struct Plan {
   std::size_t candidates = 0;    // distinct configurations offered
   std::size_t excluded = 0;      // of them, already measured (or trained on by the model)
   double total_cost_s = 0;       // predicted (NaN without a model)
+  /// Under a budget: candidates passed over because their measuring time cannot be predicted (the
+  /// model predicts no positive latency for them). Thirty-fifth hostile pass: one such cost, NaN,
+  /// turned the budget check off for every later row.
+  std::size_t unknown_cost = 0;
   /// How many planned rows lie outside what the model trained on.
   std::size_t rows_outside() const;
   /// {strategy, candidates, excluded, planned, planned_outside, predicted_cost_s, rows: [{family..precision,

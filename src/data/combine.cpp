@@ -9,6 +9,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
@@ -44,17 +45,22 @@ std::optional<double> as_number(const std::string& s) {
 // hostile pass: with one round's cell empty, the first round's reference_ms stood beside the median
 // latency of another round, and the answer depended on the order of the files); nullopt when no
 // round holds a number, or a round holds text that is not one.
-std::optional<double> median_extra(const std::vector<const Record*>& ok, const std::string& name) {
+// The combined text of an extra column: the rounds' own text where they agree (thirty-fifth hostile
+// pass: job ids, sample ids and hashes like 1234e56 were rewritten to 6 digits, 1.234e+59), else
+// the median of numbers, written so that it reads back exactly; nullopt to keep the first round's.
+std::optional<std::string> median_extra(const std::vector<const Record*>& ok, const std::string& name) {
   std::vector<double> v;
+  std::set<std::string> texts;
   for (const Record* r : ok) {
     const auto it = r->extra.find(name);
     if (it == r->extra.end() || it->second.empty()) continue;
+    texts.insert(it->second);
     const auto x = as_number(it->second);
     if (!x) return std::nullopt;
     v.push_back(*x);
   }
-  if (v.empty()) return std::nullopt;
-  return median(v);
+  if (v.empty() || texts.size() == 1) return std::nullopt;
+  return csv::format_number(median(v));
 }
 
 // Columns that record how a row was measured, not what was measured: rounds must agree on them
@@ -90,7 +96,7 @@ Record combine_ok_rounds(const std::vector<const Record*>& ok) {
   for (auto& [name, text] : out.extra)
     if (name != "protocol_id" && std::find(std::begin(kSettingColumns), std::end(kSettingColumns), name) ==
                                      std::end(kSettingColumns))
-      if (const auto m = median_extra(ok, name)) text = extra_number(*m);
+      if (const auto m = median_extra(ok, name)) text = *m;
   const auto lat = values_of(ok, "latency_ms");
   const auto [lo, hi] = std::minmax_element(lat.begin(), lat.end());
   out.extra["rounds"] = std::to_string(ok.size());

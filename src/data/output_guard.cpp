@@ -50,8 +50,13 @@ std::string bundle_manifest(const fs::path& f) {
   std::error_code ec;
   if (!fs::is_regular_file(f, ec)) return "";
   std::ifstream in(f, std::ios::binary);
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object() || !j.contains("format") || j["format"] != "carb-model") return "";
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  // A damaged manifest (truncated, a byte changed) still names its format (thirty-fifth hostile pass:
+  // with it unparseable, report --force wrote over an intact learner file).
+  const bool says = j.is_object() ? j.contains("format") && j["format"] == "carb-model"
+                                  : j.is_discarded() && text.find("\"carb-model\"") != std::string::npos;
+  if (!says) return "";
   return "the manifest of the carb model bundle " + (f.has_parent_path() ? f.parent_path() : fs::path(".")).string();
 }
 
@@ -249,11 +254,19 @@ void check_not_a_link(const fs::path& out, bool force) {
   if (!force && fs::symlink_status(out, ec).type() == fs::file_type::symlink)
     throw InputError(out.string() + " is a symbolic link; carb would replace the link, not its target; give the "
                      "target's path, or pass --force to replace the link");
-  // Thirty-fourth hostile pass: `report --out model/manifest.json --force` broke the bundle.
-  const fs::path dir = out.has_parent_path() ? out.parent_path() : fs::path(".");
-  const std::string name = out.filename().string();
-  const bool bundle_name = name == "manifest.json" || name == "trained_configs.txt" || out.extension() == ".model";
-  if (bundle_name && fs::exists(out, ec) && !bundle_manifest(dir / "manifest.json").empty())
+  check_not_a_bundle_file(out);
+}
+
+void check_not_a_bundle_file(const fs::path& out) {
+  // Thirty-fourth hostile pass: `report --out model/manifest.json --force` broke the bundle;
+  // thirty-fifth: `train --out model/manifest.json --force` made the manifest a directory.
+  std::error_code ec;
+  fs::path p = out;
+  if (!p.has_filename()) p = p.parent_path();  // "model/manifest.json/" names the same file
+  const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  const std::string name = p.filename().string();
+  const bool bundle_name = name == "manifest.json" || name == "trained_configs.txt" || p.extension() == ".model";
+  if (bundle_name && fs::exists(fs::symlink_status(p, ec)) && !bundle_manifest(dir / "manifest.json").empty())
     throw InputError(out.string() + " is a file of the carb model bundle " + dir.string() +
                      ", which replacing it would break (--force does not take a bundle apart); choose another --out");
 }

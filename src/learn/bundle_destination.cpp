@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -160,6 +161,23 @@ bool exists_with_mode(const fs::path& dir, struct stat& st) {
   return ::lstat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+
+// The platform a bundle's manifest names, verified or not: a damaged manifest (a byte changed) still
+// says whose model the directory holds (thirty-fifth hostile pass: another platform's bundle with
+// one edited byte was replaced without --force, its 11 files deleted). "" when it names none.
+std::string manifest_platform(const fs::path& dir) {
+  const std::string text = read_text(dir / "manifest.json");
+  nlohmann::json man;
+  if (verified_manifest(text, &man) || (man = nlohmann::json::parse(text, nullptr, false)).is_object())
+    return man.is_object() && man.contains("platform") && man["platform"].is_string()
+               ? man["platform"].get<std::string>()
+               : "";
+  // Unparseable (truncated): the first "platform": "..." in the text.
+  static const std::regex named("\"platform\"\\s*:\\s*\"([^\"]*)\"");
+  std::smatch m;
+  return std::regex_search(text, m, named) ? m[1].str() : "";
+}
+
 }  // namespace
 
 std::string bundle_replace_refusal(const fs::path& dir) {
@@ -202,11 +220,18 @@ std::string bundle_replace_refusal(const fs::path& dir) {
          foreign + ")";
 }
 
-bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool force) {
+bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool force, const std::string& platform) {
   // Thirty-fourth hostile pass: a file added to the bundle in the millisecond between the last check
-  // and the swap was deleted with the old bundle. The swapped-out directory is checked once more;
-  // holding anything carb did not write, it is kept under a name of its own, and carb says where.
-  if (force || bundle_replace_refusal(old).empty()) return false;
+  // and the swap was deleted with the old bundle; thirty-fifth: so was another platform's bundle
+  // moved there then. The swapped-out directory is checked once more; holding anything carb did not
+  // write, or another platform's model, it is kept under a name of its own, and carb says where.
+  if (force) return false;
+  std::string why;
+  if (const std::string there = platform.empty() ? "" : manifest_platform(old); !there.empty() && there != platform)
+    why = "was replaced by the model of platform '" + there + "'";
+  else if (!bundle_replace_refusal(old).empty())
+    why = "gained files";
+  if (why.empty()) return false;
   fs::path kept = old;
   for (int n = 0; n < 1000; ++n) {
     const fs::path name = dir.string() + ".earlier" + (n ? "-" + std::to_string(n) : std::string());
@@ -214,10 +239,16 @@ bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool 
       kept = name;
       break;
     }
-    if (errno != EEXIST) break;  // left where it is, which the message names
+    // Without renameat2: a plain rename to a name that is free a moment before.
+    if ((errno == EINVAL || errno == ENOSYS) && !fs::exists(fs::symlink_status(name)) &&
+        ::rename(old.c_str(), name.c_str()) == 0) {
+      kept = name;
+      break;
+    }
+    if (errno != EEXIST && errno != EINVAL && errno != ENOSYS) break;  // left where it is, which the message names
   }
-  std::fprintf(stderr, "carb: %s gained files while carb worked; the earlier bundle, with them, is kept at %s\n",
-               dir.c_str(), kept.c_str());
+  std::fprintf(stderr, "carb: %s %s while carb worked; the earlier bundle is kept at %s\n", dir.c_str(), why.c_str(),
+               kept.c_str());
   return true;
 }
 
@@ -234,6 +265,7 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
     if (!ec) dir_ = real;
   }
   detail::refuse_special_file(dir_);
+  check_not_a_bundle_file(dir_);  // even with --force: a bundle's manifest made a directory broke it
   const fs::path parent = parent_of(dir_);
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
@@ -258,14 +290,11 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
   ::chmod(staging_.c_str(), 0777 & ~mask);
 }
 
+
 void BundleDestination::check_platform(const std::string& platform) {
   platform_ = platform;  // checked again at commit(): the directory may change during the work
   if (force_) return;
-  nlohmann::json man;
-  if (!verified_manifest(read_text(dir_ / "manifest.json"), &man) || !man.is_object() || !man.contains("platform") ||
-      !man["platform"].is_string())
-    return;
-  if (const std::string there = man["platform"].get<std::string>(); there != platform)
+  if (const std::string there = manifest_platform(dir_); !there.empty() && there != platform)
     throw InputError(dir_.string() + " holds the model of platform '" + there + "', and this one is of '" + platform +
                      "'; choose another --out, or pass --force (force=True in Python) to replace it");
 }
@@ -343,7 +372,7 @@ void BundleDestination::commit() {
                        (exists && fs::exists(aside, ec) ? "; the earlier bundle is at " + aside.string() : ""));
     }
     committed_ = true;
-    if (exists && detail::keep_changed_bundle(aside, dir_, force_)) {
+    if (exists && detail::keep_changed_bundle(aside, dir_, force_, platform_)) {
       fs::remove(aside.parent_path(), ec);  // empty once the bundle is kept elsewhere
       return;
     }
@@ -351,7 +380,7 @@ void BundleDestination::commit() {
     return;
   }
   committed_ = true;
-  if (exists && detail::keep_changed_bundle(staging_, dir_, force_)) return;
+  if (exists && detail::keep_changed_bundle(staging_, dir_, force_, platform_)) return;
   if (exists) fs::remove_all(staging_, ec);
 }
 

@@ -53,6 +53,7 @@ nlohmann::json Plan::to_json() const {
   const auto value = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   nlohmann::json j = {{"strategy", to_string(strategy)}, {"candidates", candidates},
                       {"excluded", excluded},            {"planned", rows.size()},
+                      {"unknown_cost", unknown_cost},
                       {"planned_outside", rows_outside()},
                       {"predicted_cost_s", value(total_cost_s)}, {"rows", nlohmann::json::array()}};
   double cumulative = 0;

@@ -148,6 +148,11 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
     double best_score = -kInf;
     for (std::size_t i = 0; i < n; ++i) {
       if (!open[i]) continue;
+      if (o.budget_s && !std::isfinite(cost[i])) {
+        open[i] = 0;  // no time to count against the budget
+        ++plan.unknown_cost;
+        continue;
+      }
       if (o.budget_s && spent + cost[i] > *o.budget_s) {
         open[i] = 0;  // costs only grow with what is spent: it will never fit again
         continue;
@@ -162,7 +167,7 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
     if (best == n) break;
     open[best] = 0;
     if (strata) strata->take(best);
-    if (o.budget_s || std::isfinite(cost[best])) spent += cost[best];
+    spent += cost[best];  // NaN once a planned row's time is unknown: so is the plan's
     plan.rows.push_back({pool[best], best_score, unc[best], lat[best], cost[best], dist[best],
                          model ? model->envelope().outside(model->as_trained(pool[best])) : std::vector<Excursion>{}});
     for (std::size_t i = 0; i < n; ++i)

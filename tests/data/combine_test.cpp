@@ -104,6 +104,28 @@ TEST_F(Combine, AnExtraColumnSomeRoundsLeaveEmptyIsTheMedianOfTheOthersInAnyOrde
   }
 }
 
+// Thirty-fifth hostile pass: a user's job ids, sample ids and hashes in an extra column, the same in
+// every round, were rewritten to 6 significant digits (10 distinct job ids became one, 1234e56 became
+// 1.234e+59). Where the rounds agree, the text is kept; a median is written so it reads back exactly.
+TEST_F(Combine, AnExtraColumnTheRoundsAgreeOnIsKeptAsWritten) {
+  const auto with = [&](const std::string& name, double latency, const std::string& median_col) {
+    Record r = row(1, latency, 5);
+    r.extra["job_id"] = "1796236840", r.extra["sample_id"] = "00012345678", r.extra["commit"] = "1234e56";
+    r.extra["reference_ms"] = median_col;
+    Dataset d;
+    d.rows = {r};
+    d.extra_columns = {"protocol_id", "passes", "job_id", "sample_id", "commit", "reference_ms"};
+    write_dataset_csv(d, dir_ / name);
+    return dir_ / name;
+  };
+  combine_rounds({with("a.csv", 10, "1.23456789"), with("b.csv", 12, "1.23456791")}, dir_ / "out.csv", "test");
+  const Record r = read_dataset_csv(dir_ / "out.csv").rows.at(0);
+  EXPECT_EQ(r.extra.at("job_id"), "1796236840");
+  EXPECT_EQ(r.extra.at("sample_id"), "00012345678");
+  EXPECT_EQ(r.extra.at("commit"), "1234e56");
+  EXPECT_DOUBLE_EQ(std::stod(r.extra.at("reference_ms")), (1.23456789 + 1.23456791) / 2);  // not 1.23457
+}
+
 // Twenty-eighth hostile pass: rounds measured at 1 and 2 threads under one protocol id were combined,
 // their `threads` the median 1.5. Settings are not medians: rounds that disagree on one are refused,
 // and rounds that agree keep it as written.

@@ -125,6 +125,27 @@ TEST_F(BundleDestinationTest, ASwappedOutBundleThatGainedFilesIsKept) {
   EXPECT_EQ(read(dir_ / "model.earlier-1" / "notes.txt"), "more notes");  // never over the first
 }
 
+// Thirty-fifth hostile pass: `train --out model/manifest.json --force` made the manifest a directory;
+// another platform's bundle with one byte of its manifest changed was replaced without --force; and
+// another platform's bundle moved to --out just before the swap was deleted.
+TEST_F(BundleDestinationTest, ABundlesFilesAndAnotherPlatformsDamagedBundleAreKept) {
+  fake_bundle(dir_ / "model", "old", "h200");
+  for (const char* name : {"manifest.json", "m.0.x.model"})
+    EXPECT_THROW(BundleDestination(dir_ / "model" / name, true), InputError) << name;
+  EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "old");
+  std::string man = read(dir_ / "model" / "manifest.json");
+  const auto at = man.find("manifest_fnv1a64\": \"") + 20;
+  man[at] = man[at] == '0' ? '1' : '0';  // no longer verifies, still names its platform
+  std::ofstream(dir_ / "model" / "manifest.json") << man;
+  BundleDestination d(dir_ / "model", false);
+  EXPECT_THROW(d.check_platform("cpu-2t"), InputError);
+  // The same check after the swap: another platform's model swapped out is kept, not deleted.
+  fake_bundle(dir_ / "swapped", "h200's", "h200");
+  EXPECT_FALSE(detail::keep_changed_bundle(dir_ / "swapped", dir_ / "b", false, "h200"));
+  EXPECT_TRUE(detail::keep_changed_bundle(dir_ / "swapped", dir_ / "b", false, "cpu-2t"));
+  EXPECT_EQ(model_text(dir_ / "b.earlier" / "m.0.x.model"), "h200's");
+}
+
 TEST_F(BundleDestinationTest, AnotherPlatformsBundleNeedsForce) {
   const fs::path out = dir_ / "model";
   fake_bundle(out, "old", "h200");

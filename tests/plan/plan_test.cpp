@@ -12,6 +12,8 @@
 #include "analysis/synthetic_datasets.hpp"
 #include "carb/error.hpp"
 #include "carb/plan.hpp"
+#include "carb/network_spec.hpp"
+#include "carb/training.hpp"
 #include "plan/config_space.hpp"
 
 namespace carb {
@@ -87,6 +89,40 @@ TEST(Plan, KeepsToTheBudgetAndLeavesNoAffordableRowBehind) {
         EXPECT_GT(sum + r.cost_s, budget) << config_key(r.config);
       }
   }
+}
+
+// Thirty-fifth hostile pass: a raw-target linear model predicting a negative latency gave a cost of
+// NaN; `spent + NaN > budget` is false, the row was planned, and every later check passed: 2,241 rows
+// planned for a 60 s budget, 6,979 s of them. Such rows are passed over under a budget, and counted.
+TEST(Plan, ARowWhoseTimeCannotBePredictedIsNotPlannedUnderABudget) {
+  Dataset d;
+  for (int depth : {10, 14, 18, 22, 26})
+    for (int batch : {1, 2, 4, 8}) {
+      Record r;
+      r.platform = "synthetic";
+      r.config = {Family::basic, depth, 0.5, 32, batch, Precision::fp32};
+      r.status = Status::ok;
+      r.latency_ms = 60.0 - 2 * depth + batch;  // falls with depth: a line crosses zero past depth 34
+      const NetworkSpec net = network_totals(r.config);
+      r.peak_memory_mb = static_cast<double>(net.param_bytes() + net.input_bytes()) / 1e6 + 5;
+      d.rows.push_back(r);
+    }
+  TrainOptions o;
+  o.learners = {"linear"};
+  o.log_target = false;
+  o.normalize = "off";
+  o.correctors = false;
+  o.folds = 2;
+  const CarbModel m = CarbModel::train(d, o);
+  std::vector<Config> cands;
+  for (int depth : {12, 16, 50, 66, 82}) cands.push_back({Family::basic, depth, 0.5, 32, 4, Precision::fp32});
+  const auto lat = m.predict_columns(cands).at("latency_ms");
+  ASSERT_LE(lat[2], 0) << "the test needs a non-positive prediction";
+  const Plan p = make_plan(cands, {}, &m, options(PlanStrategy::uncertainty, std::nullopt, 1e6));
+  EXPECT_EQ(p.rows.size(), 2u);
+  EXPECT_EQ(p.unknown_cost, 3u);
+  EXPECT_TRUE(std::isfinite(p.total_cost_s));
+  for (const auto& r : p.rows) EXPECT_GT(r.latency_ms, 0);
 }
 
 TEST(Plan, SameSeedSamePlanAndTheSeedMatters) {
