@@ -57,6 +57,9 @@ struct RecommendResult {
   /// Under a confidence: candidates within the budgets by their point prediction whose interval has
   /// no upper bound at that level, so they cannot pass (unbounded_at_confidence in the JSON).
   std::size_t unbounded = 0;
+  /// Candidates left out because a predicted cost is at or below zero (within_any_budget, a
+  /// raw-target model past its data; nonpositive_predictions in the JSON).
+  std::size_t nonpositive = 0;
   std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints
   std::vector<RecommendCandidate> runners_up;  // the next feasible ones, best first
   std::string message;                         // why nothing fits, when best is empty

@@ -31,7 +31,11 @@ void require_target(const CarbModel& m, const std::string& target, const std::st
 using Budgets = std::map<std::string, double>;
 /// Throws InputError for a non-positive or non-finite budget or one on a target the model lacks.
 void check_budgets(const Budgets& b, const CarbModel& m);
-/// What a budget on target `t` is judged on: the upper bound of the interval when `use_upper` (and
+/// False for a predicted cost no configuration has (at or below zero, or NaN: a raw-target model's
+/// answer past its data): it meets no budget.
+bool within_any_budget(double predicted);
+/// What a budget on target `t` is judged on (NaN, which meets no budget, where the point prediction
+/// fails within_any_budget): the upper bound of the interval when `use_upper` (and
 /// the prediction has one), else the point prediction.
 double budgeted_value(const Prediction& p, const std::string& t, bool use_upper);
 /// True when every budgeted target meets its budget, judged on budgeted_value.
@@ -40,11 +44,13 @@ bool accepted(const Prediction& p, const Budgets& b, bool use_upper);
 /// `cols` are m's point predictions of `configs` (predict_columns); intervals are only computed for
 /// those that pass on the point prediction, since the upper bound is never below it. `unbounded`,
 /// when given, counts those that passed on the point but whose interval at `confidence` has no
-/// upper bound on a budgeted target (they cannot pass, whatever the budget).
+/// upper bound on a budgeted target (they cannot pass, whatever the budget). `nonpositive`, when
+/// given, counts those left out only for a predicted cost, on any target of `cols`, budgeted or
+/// not, that fails within_any_budget.
 std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
                                       const std::map<std::string, std::vector<double>>& cols,
                                       const Budgets& b, std::optional<double> confidence,
-                                      std::size_t* unbounded = nullptr);
+                                      std::size_t* unbounded = nullptr, std::size_t* nonpositive = nullptr);
 
 // ---- Pareto (src/screen/pareto.cpp) ----
 
@@ -159,6 +165,9 @@ struct ScreenResult {
   /// has no upper bound (a level too few training rows can bound, or an untrained precision), so
   /// none of them can pass (seventeenth hostile pass: h200 at 0.99 said only "no configuration meets").
   std::size_t unbounded = 0;
+  /// Configurations left out because a predicted cost is at or below zero (within_any_budget), on
+  /// any target: a raw-target model's answer past its data (thirty-fifth hostile pass).
+  std::size_t nonpositive = 0;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
   Capacity capacity = Capacity::none;    // the maximized capacity measure
   std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)

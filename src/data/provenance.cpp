@@ -111,7 +111,7 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
     // Thirty-fourth hostile pass: "nothing was written", then "--force", which refuses a file that
     // is not carb's. The CSV is written; the file at the sidecar's name is someone else's.
     throw DataError(std::string(e.what()) + ". " + csv.string() + " was written, complete, without its provenance: " +
-                    "move that file away and rerun the same command to write both");
+                    "move that file away and rerun the same command with --force to write both");
   } catch (const DataError& e) {
     // Twenty-seventh hostile pass: only the sidecar was named, and the next run then called the new
     // CSV "changed since carb wrote it, or a run writing it was killed".

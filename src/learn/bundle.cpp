@@ -150,8 +150,16 @@ void CarbModel::save(BundleDestination& dest) const {
   try {
     (void)CarbModel::load(tmp);
   } catch (const ModelError& e) {
-    throw ModelError(std::string("the trained model fails the checks every reader applies, so it was not written (") +
-                     e.what() + ")");
+    // What a reader says of a bundle it finds so ("it was altered; retrain it") is not what happened
+    // here: this one was just trained (thirty-fifth hostile pass). Name the check, and the way out.
+    std::string why = e.what();
+    const std::string reader_advice = ": it was altered; retrain it";
+    if (why.size() > reader_advice.size() && why.compare(why.size() - reader_advice.size(), reader_advice.size(), reader_advice) == 0)
+      why.resize(why.size() - reader_advice.size());
+    const std::string named = "model bundle " + tmp.string() + " ";
+    if (why.rfind(named, 0) == 0) why = "it " + why.substr(named.size());
+    throw ModelError("the trained model fails the checks every reader applies, so it was not written (" + why + ")" +
+                     (opts_.log_target ? std::string() : "; a --raw-target model can predict costs below zero: train without --raw-target, or with other learners"));
   }
   dest.commit();
 }

@@ -254,6 +254,11 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
       // for a 0.5 ms network (twenty-sixth hostile pass). Clamping keeps the coverage: no measured
       // value lies below.
       iv.first = std::max(iv.first, 0.0);
+      // Nor is a cost at or below zero an answer an interval can be drawn around: a raw-target
+      // linear model's -1,600 ms past its data had the interval [0, -1593], which passed every
+      // budget on its upper end (thirty-fifth hostile pass). An interval that holds no cost, or
+      // lies below its own floor, bounds nothing.
+      if (!(v > 0) || iv.second < iv.first) iv.second = std::numeric_limits<double>::infinity();
     }
   }
   return out;

@@ -77,7 +77,8 @@ std::filesystem::path StoreLock::store_file(const std::filesystem::path& db) {
   return ec ? at : real;
 }
 
-StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, const std::string& holder)
+StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, const std::string& holder,
+                     const std::string& flag)
     : path_(lock_path(db)) {
   // Each retry means another writer released the store between our open and our flock; a
   // bounded loop keeps a pathological race from spinning for ever.
@@ -87,7 +88,7 @@ StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, c
     // with our pid, and the link removed on release (seventeenth hostile pass).
     const int fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0 && errno == ELOOP)
-      throw MeasureError(path_.string() + " is a symbolic link, not carb's lock file; move it or choose another --db");
+      throw MeasureError(path_.string() + " is a symbolic link, not carb's lock file; move it or choose another " + flag);
     if (fd < 0)
       throw MeasureError(path_.string() + ": cannot open the store's lock file: " + std::strerror(errno));
     // Nor a hard link: its other name is a file of the user's that the pid would overwrite
@@ -95,7 +96,7 @@ StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, c
     if (struct stat st {}; ::fstat(fd, &st) == 0 && st.st_nlink > 1) {
       ::close(fd);
       throw MeasureError(path_.string() + " has another name (a hard link), so it is not carb's lock file; move it or "
-                         "choose another --db");
+                         "choose another " + flag);
     }
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
@@ -114,7 +115,7 @@ StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, c
     // user's: refuse rather than overwrite it now and remove it on release.
     if (!holds_only_a_pid(fd)) {
       ::close(fd);
-      throw MeasureError(path_.string() + " exists and is not carb's lock file; move it or choose another --db");
+      throw MeasureError(path_.string() + " exists and is not carb's lock file; move it or choose another " + flag);
     }
     fd_ = fd;
     // Our pid in place of the last holder's, the rest of its record kept until record_store replaces

@@ -60,9 +60,10 @@ class StoreLock {
   /// Takes the lock at once or throws MeasureError "store <db> is in use by another carb
   /// profile (pid N)". Creates the lock file if missing; never waits and never touches the store.
   /// `what` and `holder` name another file kept by one writer the same way and the command that
-  /// writes it ("window study x.csv", "carb meter --study").
+  /// writes it ("window study x.csv", "carb meter --study"); `flag` the option that names the
+  /// file, in refusals ("choose another --out").
   explicit StoreLock(const std::filesystem::path& db, const std::string& what = {},
-                     const std::string& holder = "carb profile");
+                     const std::string& holder = "carb profile", const std::string& flag = "--db");
   /// Removes the lock file (while still holding the lock, so no other writer can be holding it)
   /// and releases the lock.
   ~StoreLock();

@@ -1,5 +1,6 @@
 // The window study: one long trace per configuration, cut afterwards into windows of each
 // nominal length, each evaluated with plain reads and tick-aligned, against the whole trace.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -132,10 +133,20 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
                      "--force to replace it");
   // The provenance sidecar beside it is replaced too: only one that carb wrote, unless forced.
   const fs::path side(o.out.string() + ".json");
-  if (fs::exists(side, ec) && !o.force) {
+  const auto side_kind = [&] {
     std::ifstream in(side);
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (!j.is_object() || j.value("kind", "") != kWindowStudyKind)
+    return j.is_object() && j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : std::string();
+  };
+  // Thirty-fifth hostile pass: --force replaced a sidecar that was no provenance at all. --force is
+  // for --out, which the user named; at the sidecar's name it replaces only carb's own provenance.
+  if (o.force && fs::exists(side, ec) &&
+      std::find(kProvenanceKinds.begin(), kProvenanceKinds.end(), side_kind()) == kProvenanceKinds.end())
+    throw InputError(side.string() + ", where the provenance of " + o.out.filename().string() +
+                     " goes, holds a file carb did not write (--force replaces only carb's own provenance there); "
+                     "move it away, or choose another --out");
+  if (fs::exists(side, ec) && !o.force) {
+    if (side_kind() != kWindowStudyKind)
       throw InputError(side.string() + " exists and is not a window study's provenance carb wrote; choose another "
                        "--out, or pass --force to replace it");
     // Twenty-second hostile pass: with its CSV moved away (archived), the sidecar of an earlier study
@@ -147,7 +158,7 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
                        "or pass --force to replace it");
   }
   // One study per file at a time (twenty-first hostile pass: two resumed on one file kept only one's rows).
-  const StoreLock lock(o.out, "window study " + o.out.string(), "carb meter --study");
+  const StoreLock lock(o.out, "window study " + o.out.string(), "carb meter --study", "--out");
   // What the checks found: each write replaces only that, then only what the previous write left,
   // so a file moved onto --out or its sidecar while the study runs is kept (with an error).
   std::optional<csv::FileId> out_was = csv::file_id(o.out), side_was = csv::file_id(side);

@@ -107,6 +107,26 @@ std::string screen_section(const json& screen) {
                 : "";
     cards.push_back(card(t.title, flagged + html_table(t, 40), true));
   }
+  // What screen said of the configurations it could not judge (thirty-fifth hostile pass: the
+  // unbounded count was printed by screen and left out here).
+  const auto count = [&](const char* k) {
+    return screen.contains(k) && screen[k].is_number_integer() ? screen[k].get<long long>() : 0LL;
+  };
+  if (const long long n = count("unbounded_at_confidence"); n > 0)
+    cards.push_back(card("Not judged", warning(std::to_string(n) + " configuration" + (n == 1 ? "" : "s") +
+                                               " within budget by the point prediction cannot pass: the model has "
+                                               "no bounded interval for them at this confidence"),
+                         true));
+  if (const long long n = count("nonpositive_predictions"); n > 0)
+    cards.push_back(card("Left out", warning(std::to_string(n) + " configuration" + (n == 1 ? " was" : "s were") +
+                                             " left out: the model predicts a cost at or below zero for " +
+                                             (n == 1 ? "it" : "them")),
+                         true));
+  if (const long long n = count("source_guesses"); n > 0)
+    cards.push_back(card("First stage", warning(std::to_string(n) + " candidate" + (n == 1 ? " lies" : "s lie") +
+                                                " outside what the source model trained on: its first-stage "
+                                                "ranking of them is a guess"),
+                         true));
   // How the set was chosen, and how well the decisions held, as screen printed them.
   std::vector<std::string> how;
   if (screen.contains("budgets") && screen["budgets"].is_object() && !screen["budgets"].empty()) {

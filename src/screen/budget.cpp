@@ -1,6 +1,7 @@
 // Deployment budgets: naming the cost targets, checking budgets against a model, and
 // accepting configurations on point predictions or on the conformal upper bound.
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "carb/error.hpp"
@@ -32,7 +33,12 @@ void check_budgets(const Budgets& b, const CarbModel& m) {
   }
 }
 
+bool within_any_budget(double predicted) { return predicted > 0; }  // NaN too is none
+
 double budgeted_value(const Prediction& p, const std::string& t, bool use_upper) {
+  // A predicted cost at or below zero is no cost a configuration has (a raw-target model's answer
+  // past its data): it meets no budget, on its point or on an interval (thirty-fifth hostile pass).
+  if (!within_any_budget(p.value.at(t))) return std::numeric_limits<double>::quiet_NaN();
   const auto iv = p.interval.find(t);
   return use_upper && iv != p.interval.end() ? iv->second.second : p.value.at(t);
 }
@@ -46,17 +52,17 @@ bool accepted(const Prediction& p, const Budgets& b, bool use_upper) {
 std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
                                       const std::map<std::string, std::vector<double>>& cols,
                                       const Budgets& b, std::optional<double> confidence,
-                                      std::size_t* unbounded) {
+                                      std::size_t* unbounded, std::size_t* nonpositive) {
   std::vector<Config> pass;
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < configs.size(); ++i) {
-    bool ok = true;
-    for (const auto& [t, limit] : b)
-      if (!(cols.at(t)[i] <= limit)) {
-        ok = false;
-        break;
-      }
-    if (ok) pass.push_back(configs[i]), idx.push_back(i);
+    // Every predicted cost, budgeted or not: one at or below zero would top the Pareto front too.
+    bool impossible = false, over = false;
+    for (const auto& [t, v] : cols) impossible = impossible || !within_any_budget(v[i]);
+    for (const auto& [t, limit] : b) over = over || (within_any_budget(cols.at(t)[i]) && !(cols.at(t)[i] <= limit));
+    // Counted only where nothing else fails it: a cost over its budget fails it anyway.
+    if (nonpositive && impossible && !over) ++*nonpositive;
+    if (!impossible && !over) pass.push_back(configs[i]), idx.push_back(i);
   }
   std::vector<Prediction> out;
   if (confidence) {

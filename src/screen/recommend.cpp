@@ -65,9 +65,17 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
       confidence ? "upper " + fmt_num(*confidence * 100, 3) + "% bound of " : std::string("predicted ");
   bool each_met = true;
   for (const auto& [t, limit] : b) {
-    const auto it = std::min_element(all.begin(), all.end(), [&](const Prediction& x, const Prediction& y) {
-      return budgeted_value(x, t, confidence.has_value()) < budgeted_value(y, t, confidence.has_value());
-    });
+    // NaN (a cost at or below zero, budgeted_value) is no candidate's best.
+    const Prediction* it = nullptr;
+    for (const auto& p : all) {
+      const double v = budgeted_value(p, t, confidence.has_value());
+      if (!std::isnan(v) && (!it || v < budgeted_value(*it, t, confidence.has_value()))) it = &p;
+    }
+    if (!it) {
+      each_met = false;
+      msg += "; no candidate has a predicted " + t + " above zero";
+      continue;
+    }
     const double v = budgeted_value(*it, t, confidence.has_value());
     if (v > limit) {
       each_met = false;
@@ -76,8 +84,8 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
       // Thirtieth hostile pass: "the lowest upper 99% bound is inf" without a reason.
       if (std::isinf(v))
         msg += " (no candidate's interval has an upper bound at this level: the model has too few training rows "
-               "per batch regime to bound it, or the precisions are ones it never trained on; a lower --confidence "
-               "may bound them)";
+               "per batch regime to bound it at this level (a lower --confidence may bound them), or the precisions, "
+               "families or pairings of the two are ones it never trained on (no level will))";
     }
   }
   // Thirtieth hostile pass: budgets each met by some candidate, but by none together, were reported
@@ -109,6 +117,12 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   r.evaluated = preds.size();
   std::vector<RecommendCandidate> ok;
   for (const auto& p : preds) {
+    // A predicted cost at or below zero, budgeted or not, is no answer to rank by (thirty-fifth
+    // hostile pass): left out, and counted.
+    if (std::any_of(p.value.begin(), p.value.end(), [](const auto& tv) { return !within_any_budget(tv.second); })) {
+      ++r.nonpositive;
+      continue;
+    }
     if (accepted(p, b, o.confidence.has_value())) {
       ok.push_back({p.config, p.value, p.value.at(cost) / p.config.batch, p.outside, p.interval});
       continue;
@@ -121,6 +135,9 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   r.feasible = ok.size();
   if (ok.empty()) {
     r.message = infeasible_message(preds, b, o.confidence);
+    if (r.nonpositive > 0)
+      r.message += "; " + std::to_string(r.nonpositive) + " of them have a predicted cost at or below zero, which "
+                   "nothing can use";
     return r;
   }
   std::sort(ok.begin(), ok.end(), [](const RecommendCandidate& a, const RecommendCandidate& c) {
@@ -152,6 +169,7 @@ nlohmann::json RecommendResult::to_json() const {
   if (memory_max_mb) j["constraints"]["peak_memory_mb"] = *memory_max_mb;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json();
   if (confidence) j["unbounded_at_confidence"] = unbounded;
+  j["nonpositive_predictions"] = nonpositive;
   if (drift_reference_ms) j["drift_reference_ms"] = *drift_reference_ms;
   j["status"] = best ? "ok" : "infeasible";
   j["best"] = best ? candidate_json(*best, objective) : nlohmann::json(nullptr);
@@ -170,8 +188,12 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
     out << "note: " << r.unbounded << " candidate" << (r.unbounded == 1 ? " within the budgets by its point prediction cannot"
                                                                             : "s within the budgets by the point prediction cannot")
         << " pass: the model has no bounded " << fmt_num(*r.confidence * 100, 3)
-        << "% interval for them (too few training rows per batch regime, or a precision, family or pairing it never "
-           "trained); a lower --confidence may bound them\n";
+        << "% interval for them: too few training rows per batch regime for that level (a lower --confidence may "
+           "bound them), or a precision, family or pairing it never trained (no level will)\n";
+  if (r.nonpositive > 0)
+    out << "note: " << r.nonpositive << " candidate" << (r.nonpositive == 1 ? " was" : "s were")
+        << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")
+        << " (a raw-target model's answer past its data), which no budget or ranking can use\n";
   if (r.drift_reference_ms)
     out << "drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "
            "reference network takes "

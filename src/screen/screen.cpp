@@ -38,8 +38,9 @@ std::vector<std::size_t> lowest(const std::vector<double>& v, std::size_t k) {
   std::iota(idx.begin(), idx.end(), 0);
   k = std::min(k, idx.size());
   auto less = [&](std::size_t a, std::size_t b) {
-    // NaN predictions sort last: a configuration the model cannot score is never shortlisted first.
-    const bool na = std::isnan(v[a]), nb = std::isnan(v[b]);
+    // NaN predictions sort last: a configuration the model cannot score is never shortlisted first;
+    // nor one whose predicted cost is at or below zero (thirty-fifth hostile pass).
+    const bool na = !within_any_budget(v[a]), nb = !within_any_budget(v[b]);
     if (na != nb) return nb;
     return v[a] != v[b] && !na ? v[a] < v[b] : a < b;
   };
@@ -140,7 +141,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
     cols = target->predict_columns(shortlist);
   }
 
-  auto accepted = apply_budgets(final_model, shortlist, cols, o.budgets, o.confidence, &r.unbounded);
+  auto accepted = apply_budgets(final_model, shortlist, cols, o.budgets, o.confidence, &r.unbounded, &r.nonpositive);
   r.within_budget = accepted.size();
   r.stages.push_back({"within_budget", r.within_budget});
   pareto_of(std::move(accepted), o.capacity, r);
@@ -167,6 +168,7 @@ nlohmann::json ScreenResult::to_json() const {
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
   if (confidence) j["unbounded_at_confidence"] = unbounded;
+  j["nonpositive_predictions"] = nonpositive;
   // Only when a model is drift-corrected, as predict writes it (thirtieth hostile pass: only stderr said it).
   if (source_drift_reference_ms || target_drift_reference_ms)
     j["drift_reference_ms"] = {

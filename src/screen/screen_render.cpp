@@ -44,8 +44,12 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
     out << "note: " << r.unbounded << " configuration" << (r.unbounded == 1 ? "" : "s")
         << " within budget by the point prediction cannot pass: the model has no bounded "
         << fmt_num(*r.confidence * 100, 3)
-        << "% interval for them (too few training rows per batch regime for that level, or a precision, "
-           "family or pairing of the two it never trained); a lower --confidence may bound them\n";
+        << "% interval for them: too few training rows per batch regime for that level (a lower --confidence "
+           "may bound them), or a precision, family or pairing of the two it never trained (no level will)\n";
+  if (r.nonpositive > 0)
+    out << "note: " << r.nonpositive << " configuration" << (r.nonpositive == 1 ? " was" : "s were")
+        << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")
+        << " (a raw-target model's answer past its data), which no budget or Pareto front can use\n";
   if (r.pareto.empty()) {
     out << "no configuration meets the budgets\n";
     return;

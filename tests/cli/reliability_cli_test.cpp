@@ -101,6 +101,9 @@ TEST(CliReliability, TrainNeverSwapsInABundleReadersRefuse) {
   const CliRun bad = carb("train --data " + data + " --out rel_raw" + opts, "rel_raw1");
   if (bad.status == 0) GTEST_SKIP() << "this build's seed-6 model passes the checks; nothing to refuse";
   EXPECT_NE(bad.err.find("fails the checks every reader applies"), std::string::npos) << bad.err;
+  // Thirty-fifth hostile pass: it said what a reader says of such a bundle, "it was altered".
+  EXPECT_EQ(bad.err.find("altered"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("a --raw-target model can predict costs below zero"), std::string::npos) << bad.err;
   const CliRun p = carb("predict --model rel_raw --family basic --depth 18 --width 1 --resolution 64 --batch 1 "
                         "--precision fp16", "rel_raw2");
   EXPECT_EQ(p.status, 0) << p.err;  // the earlier bundle is still there and loads

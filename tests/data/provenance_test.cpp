@@ -75,6 +75,25 @@ TEST(DataProvenance, ASidecarThatFailsSaysItsCsvWasWritten) {
   fs::remove_all(dir);
 }
 
+// Thirty-fifth hostile pass: a file put at the sidecar's name while the command ran is kept, and
+// the advice was to "rerun the same command", which then refused the CSV without its provenance.
+TEST(DataProvenance, AFilePutAtTheSidecarsNameIsKeptAndTheAdviceWorks) {
+  const fs::path dir = fs::temp_directory_path() / ("carb_provenance_side_race_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  try {
+    write_csv_with_provenance(dir / "d.csv", "a,b\n1,2\n", nlohmann::json::object(),
+                              [&] { std::ofstream(dir / "d.json") << "my notes\n"; });
+    ADD_FAILURE() << "the sidecar was written over a file put there during the run";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("move that file away and rerun the same command with --force"),
+              std::string::npos) << e.what();
+  }
+  std::ifstream in(dir / "d.json");
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "my notes\n");
+  fs::remove_all(dir);
+}
+
 // Thirty-third hostile pass: what is at --out is checked before the work and again just before the
 // write (the files there may change while a command runs); a refusal then writes nothing.
 TEST(DataProvenance, TheRecheckRunsBeforeAnythingIsWritten) {

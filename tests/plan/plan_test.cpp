@@ -15,6 +15,7 @@
 #include "carb/network_spec.hpp"
 #include "carb/training.hpp"
 #include "plan/config_space.hpp"
+#include "screen/screen_test_util.hpp"
 
 namespace carb {
 namespace {
@@ -95,27 +96,8 @@ TEST(Plan, KeepsToTheBudgetAndLeavesNoAffordableRowBehind) {
 // NaN; `spent + NaN > budget` is false, the row was planned, and every later check passed: 2,241 rows
 // planned for a 60 s budget, 6,979 s of them. Such rows are passed over under a budget, and counted.
 TEST(Plan, ARowWhoseTimeCannotBePredictedIsNotPlannedUnderABudget) {
-  Dataset d;
-  for (int depth : {10, 14, 18, 22, 26})
-    for (int batch : {1, 2, 4, 8}) {
-      Record r;
-      r.platform = "synthetic";
-      r.config = {Family::basic, depth, 0.5, 32, batch, Precision::fp32};
-      r.status = Status::ok;
-      r.latency_ms = 60.0 - 2 * depth + batch;  // falls with depth: a line crosses zero past depth 34
-      const NetworkSpec net = network_totals(r.config);
-      r.peak_memory_mb = static_cast<double>(net.param_bytes() + net.input_bytes()) / 1e6 + 5;
-      d.rows.push_back(r);
-    }
-  TrainOptions o;
-  o.learners = {"linear"};
-  o.log_target = false;
-  o.normalize = "off";
-  o.correctors = false;
-  o.folds = 2;
-  const CarbModel m = CarbModel::train(d, o);
-  std::vector<Config> cands;
-  for (int depth : {12, 16, 50, 66, 82}) cands.push_back({Family::basic, depth, 0.5, 32, 4, Precision::fp32});
+  const CarbModel& m = testing::falling_linear_model();
+  const std::vector<Config> cands = testing::falling_model_configs();
   const auto lat = m.predict_columns(cands).at("latency_ms");
   ASSERT_LE(lat[2], 0) << "the test needs a non-positive prediction";
   const Plan p = make_plan(cands, {}, &m, options(PlanStrategy::uncertainty, std::nullopt, 1e6));

@@ -409,5 +409,40 @@ TEST_F(Study, NeverReplacesAFileThatIsNotAStudy) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "other.csv"));
 }
 
+// Thirty-fifth hostile pass: --force replaced a file at the sidecar's name that was no provenance
+// at all. --force is for --out; at the sidecar's name only carb's own provenance is replaced.
+TEST_F(Study, ForceReplacesOnlyCarbsOwnProvenanceAtTheSidecarsName) {
+  auto o = options();
+  o.force = true;
+  for (const std::string mine : {"my notes\n", "{\"kind\": \"carbon emissions\"}\n"}) {
+    std::ofstream(dir_ / "study.csv.json") << mine;
+    try {
+      (void)run_window_study(configs, o);
+      ADD_FAILURE() << "--force replaced " << mine;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--force replaces only carb's own provenance there"), std::string::npos)
+          << e.what();
+    }
+    std::ifstream in(dir_ / "study.csv.json");
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), mine);
+    EXPECT_EQ(g_traces, 0);
+  }
+  std::filesystem::remove(dir_ / "study.csv.json");
+  EXPECT_EQ(run_window_study(configs, o).traces, 4u);
+}
+
+// Thirty-fifth hostile pass: a study's refusal of a user's file at its lock's name said "choose
+// another --db", a flag meter --study does not have.
+TEST_F(Study, ALockRefusalNamesTheStudysOwnFlag) {
+  std::ofstream(dir_ / "study.csv.lock") << "my notes\n";
+  try {
+    (void)run_window_study(configs, options());
+    ADD_FAILURE() << "the study overwrote a user's file at its lock's name";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find("choose another --out"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("--db"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace carb

@@ -817,6 +817,21 @@ TEST_F(StoreTest, AStoreWithTwoNamesIsRefusedToWriters) {
   EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 1u);  // reading is harmless
 }
 
+// Thirty-fifth hostile pass: a directory as --db was refused for having "2 names (hard links)".
+TEST_F(StoreTest, ADirectoryIsRefusedAsOne) {
+  fs::create_directory(dir_ / "runs");
+  for (const StoreAccess a : {StoreAccess::sole_writer, StoreAccess::read_only}) {
+    try {
+      Store s(dir_ / "runs", a);
+      ADD_FAILURE() << "a directory opened as a store";
+    } catch (const MeasureError& e) {
+      EXPECT_NE(std::string(e.what()).find("runs is a directory; give the store's file"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("hard link"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(fs::is_empty(dir_ / "runs"));
+}
+
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
 // instead of travelling on into an exported dataset that every reader would refuse.
 TEST_F(StoreTest, AStatusCarbNeverWritesIsRefusedOnRead) {

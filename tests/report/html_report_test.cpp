@@ -109,6 +109,27 @@ TEST(Report, ScreenSectionShowsFunnelAndParetoFront) {
   EXPECT_NE(html.find("<td>bottleneck</td>"), std::string::npos);
 }
 
+// Thirty-fifth hostile pass: screen's count of configurations it could not judge at the confidence
+// was left out of the report; so were the two counts added since.
+TEST(Report, ScreenSectionStatesWhatScreenCouldNotJudge) {
+  ReportInputs in = synthetic_inputs(true);
+  in.screen = nlohmann::json{{"stages", {{{"name", "candidates"}, {"count", 30}}}},
+                             {"unbounded_at_confidence", 4},
+                             {"source_guesses", 2},
+                             {"nonpositive_predictions", 1},
+                             {"pareto", nlohmann::json::array()}};
+  const std::string html = render_report_html(in);
+  EXPECT_NE(html.find("4 configurations within budget by the point prediction cannot pass"), std::string::npos);
+  EXPECT_NE(html.find("2 candidates lie outside what the source model trained on"), std::string::npos);
+  EXPECT_NE(html.find("1 configuration was left out: the model predicts a cost at or below zero"), std::string::npos);
+  (*in.screen)["unbounded_at_confidence"] = 0;
+  in.screen->erase("source_guesses");
+  in.screen->erase("nonpositive_predictions");
+  const std::string none = render_report_html(in);
+  EXPECT_EQ(none.find("cannot pass"), std::string::npos);
+  EXPECT_EQ(none.find("left out"), std::string::npos);
+}
+
 TEST(Report, EmptyScreenDocumentSaysSo) {
   ReportInputs in = synthetic_inputs(true);
   in.screen = nlohmann::json::object();
@@ -416,6 +437,13 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
   nlohmann::json neg = good;
   neg["stages"][0]["count"] = -1;
   EXPECT_NE(error_of(neg).find("stages[0].count is negative"), std::string::npos);
+  for (const char* k : {"unbounded_at_confidence", "source_guesses", "nonpositive_predictions"}) {
+    nlohmann::json bad = good;
+    bad[k] = -2;
+    EXPECT_NE(error_of(bad).find(std::string(k) + " is negative"), std::string::npos) << k;
+    bad[k] = 1.5;
+    EXPECT_NE(error_of(bad).find(std::string(k) + " is 1.5, not a whole number"), std::string::npos) << k;
+  }
   nlohmann::json other = good;
   other["targets"] = {"accuracy"};
   EXPECT_NE(error_of(other).find("\"accuracy\" is not a target carb predicts"), std::string::npos);

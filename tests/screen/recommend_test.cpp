@@ -240,5 +240,27 @@ TEST(Recommend, RejectsInvalidInput) {
   for (const auto& [name, o] : cases) EXPECT_THROW(recommend(synthetic_model_b(), o), InputError) << name;
 }
 
+// Thirty-fifth hostile pass: a negative predicted latency would have been the best per image.
+// Such candidates are left out and counted, and when nothing else is left the message says why.
+TEST(Recommend, APredictedCostAtOrBelowZeroIsLeftOutAndCounted) {
+  const CarbModel& m = testing::falling_linear_model();
+  RecommendOptions o;
+  o.family = Family::basic, o.depth = 82, o.width = 0.5, o.resolution = 32, o.batches = {1, 2, 4};
+  const auto r = recommend(m, o);
+  ASSERT_EQ(r.evaluated, 3u);
+  EXPECT_EQ(r.nonpositive, 3u);
+  EXPECT_FALSE(r.best);
+  EXPECT_NE(r.message.find("3 of them have a predicted cost at or below zero"), std::string::npos) << r.message;
+  EXPECT_EQ(r.to_json()["nonpositive_predictions"], 3);
+  o.latency_max_ms = 100;
+  const auto b = recommend(m, o);
+  EXPECT_NE(b.message.find("no candidate has a predicted latency_ms above zero"), std::string::npos) << b.message;
+  o.depth = 12;
+  const auto fine = recommend(m, o);
+  EXPECT_EQ(fine.nonpositive, 0u);
+  ASSERT_TRUE(fine.best) << fine.message;
+  EXPECT_GT(fine.best->objective, 0);
+}
+
 }  // namespace
 }  // namespace carb

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <optional>
 #include <sstream>
 
 #include <algorithm>
@@ -391,6 +393,45 @@ TEST(Screen, CostNamesMapToTargetColumns) {
   EXPECT_EQ(target_column("latency_ms"), "latency_ms");
   EXPECT_THROW(target_column("Energy"), InputError);
   EXPECT_THROW(target_column(""), InputError);
+}
+
+// Thirty-fifth hostile pass: a raw-target linear model's -1,600 ms past its data had the interval
+// [0, -1593], which passed every budget on its upper end; on the point it passed every budget and
+// topped the Pareto front. A cost at or below zero meets no budget, its interval is unbounded, and
+// the configurations left out for it are counted.
+TEST(Screen, APredictedCostAtOrBelowZeroMeetsNoBudgetAndIsCounted) {
+  const CarbModel& m = testing::falling_linear_model();
+  const auto cs = testing::falling_model_configs();
+  const auto lat = m.predict_columns(cs).at("latency_ms");
+  ASSERT_GT(lat[0], 0);
+  ASSERT_GT(lat[1], 0);
+  for (std::size_t i = 2; i < cs.size(); ++i) ASSERT_LE(lat[i], 0) << "the test needs non-positive predictions";
+  for (const auto& p : m.predict(cs, {}, 0.9)) {
+    const auto& [lo, hi] = p.interval.at("latency_ms");
+    EXPECT_LE(lo, hi) << config_key(p.config);
+    if (!(p.value.at("latency_ms") > 0)) {
+      EXPECT_TRUE(std::isinf(hi)) << config_key(p.config);
+      EXPECT_TRUE(std::isnan(budgeted_value(p, "latency_ms", false)));
+    }
+  }
+  for (const std::optional<double> confidence : {std::optional<double>(), std::optional<double>(0.9)})
+    for (const bool budget : {false, true}) {
+      ScreenOptions o;
+      o.confidence = confidence;
+      if (budget) o.budgets = {{"latency_ms", 1e4}};
+      else if (confidence) continue;  // a confidence needs a budget
+      const auto r = screen(cs, m, nullptr, o);
+      EXPECT_EQ(r.nonpositive, 3u);
+      EXPECT_LE(r.within_budget, 2u);
+      EXPECT_FALSE(r.pareto.empty());
+      for (const auto& p : r.pareto) EXPECT_GT(p.value.at("latency_ms"), 0) << config_key(p.config);
+      EXPECT_EQ(r.to_json()["nonpositive_predictions"], 3);
+      std::ostringstream text;
+      print_screen_table(r, text);
+      EXPECT_NE(text.str().find("3 configurations were left out: the model predicts a cost at or below zero"),
+                std::string::npos)
+          << text.str();
+    }
 }
 
 }  // namespace

@@ -80,4 +80,40 @@ inline const CarbModel& synthetic_model_no_energy() {
   return *m;
 }
 
+/// A raw-target linear model whose latency falls with depth (a line that crosses zero past depth
+/// 34 at batch 4): past its data it predicts costs at or below zero, as a --raw-target linear model
+/// can (thirty-fifth hostile pass). Memory is a plain sum of the network's bytes.
+inline const CarbModel& falling_linear_model() {
+  static const CarbModel* m = [] {
+    Dataset d;
+    for (int depth : {10, 14, 18, 22, 26})
+      for (int batch : {1, 2, 4, 8}) {
+        Record r;
+        r.platform = "synthetic";
+        r.config = {Family::basic, depth, 0.5, 32, batch, Precision::fp32};
+        r.status = Status::ok;
+        r.latency_ms = 60.0 - 2 * depth + batch;
+        const NetworkSpec net = network_totals(r.config);
+        r.peak_memory_mb = static_cast<double>(net.param_bytes() + net.input_bytes()) / 1e6 + 5;
+        d.rows.push_back(r);
+      }
+    TrainOptions o;
+    o.learners = {"linear"};
+    o.log_target = false;
+    o.normalize = "off";
+    o.correctors = false;
+    o.folds = 2;
+    return new CarbModel(CarbModel::train(d, o));
+  }();
+  return *m;
+}
+
+/// Batch 4 of basic networks at depths 12 and 16 (inside the falling model's data, a positive
+/// latency) and 50, 66 and 82 (past it, at or below zero).
+inline std::vector<Config> falling_model_configs() {
+  std::vector<Config> out;
+  for (int depth : {12, 16, 50, 66, 82}) out.push_back({Family::basic, depth, 0.5, 32, 4, Precision::fp32});
+  return out;
+}
+
 }  // namespace carb::testing
