@@ -176,11 +176,18 @@ class Model:
         the model's rows cannot bound) comes with a RuntimeWarning, as the CLI's note."""
         level = _confidence(confidence)
         out = self._m.predict(_configs(configs), level)
+        # Thirty-fifth hostile pass: a raw-target model's cost at or below zero, which no budget
+        # accepts and no interval bounds, was returned without a word.
+        nonpositive = [any(not out[t][i] > 0 for t in self.targets) for i in range(len(out["outside"]))]
+        if any(nonpositive):
+            warnings.warn(f"carb: the model predicts a cost at or below zero for {sum(nonpositive)} configuration(s) "
+                          "(a raw-target model's answer past its data): no budget accepts them and their intervals "
+                          "are unbounded", RuntimeWarning, stacklevel=2)
         if level is not None:
             # Thirtieth hostile pass: the CLI says why an upper bound is missing; Python said nothing.
             inside = [not o for o in out["outside"]]
             unbounded = sum(1 for i, ok in enumerate(inside)
-                            if ok and any(math.isinf(out[t + "_upper"][i]) for t in self.targets))
+                            if ok and not nonpositive[i] and any(math.isinf(out[t + "_upper"][i]) for t in self.targets))
             if unbounded:
                 warnings.warn(f"carb: {unbounded} prediction(s) have no upper bound at {level:g}: the model has too "
                               "few training rows per batch regime to bound that level; a lower confidence may bound "
