@@ -87,8 +87,15 @@ void run(PlanCmd& c, CLI::App& app) {
     throw InputError(p.excluded == p.candidates
                          ? "nothing to plan: all " + std::to_string(p.candidates) +
                                " candidates are excluded or trained on; " + c.out + " was not written"
-                         : "nothing to plan: no candidate fits within --budget-s " + fmt_num(c.budget_s) + " s; " +
-                               c.out + " was not written");
+                         // Thirty-sixth hostile pass: when no candidate's time could be predicted at all, the
+                         // budget was blamed.
+                         : p.unknown_cost + p.excluded == p.candidates
+                             ? "nothing to plan: the measuring time of none of the " +
+                                   std::to_string(p.unknown_cost) + " candidates can be predicted (the model's "
+                                   "latency is at or below zero, or not a number, for each), so none fits a --budget-s; " +
+                                   c.out + " was not written"
+                             : "nothing to plan: no candidate fits within --budget-s " + fmt_num(c.budget_s) + " s; " +
+                                   c.out + " was not written");
   write_plan_csv(p, std::filesystem::path(c.out), command_line(), [&] { check_plan_output(c.out, inputs, c.force); });
   if (c.format == "json") {
     nlohmann::json j = p.to_json();

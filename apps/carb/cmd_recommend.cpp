@@ -74,7 +74,7 @@ Registrar reg({"recommend",
                                                  "comma-separated batch sizes (default 1,2,4,8,16,32,64)");
                  c->precisions_opt = app.add_option("--precisions", c->precisions,
                                                     "comma-separated precisions (default: those the model was "
-                                                    "trained on)");
+                                                    "trained on with this family)");
                  c->latency_opt =
                      app.add_option("--latency-max", c->latency_max, "latency budget, ms per batch")->check(in_range(1e-9, 1e15));
                  c->memory_opt = app.add_option("--memory-max", c->memory_max, "peak memory budget, MB")->check(in_range(1e-9, 1e15));

@@ -65,6 +65,9 @@ struct LobtoResult {
   std::string split;   // "train on batch > 8, test on batch <= 8"
   std::size_t train_rows = 0, test_rows = 0;
   std::map<std::string, FitMetrics> targets;
+  /// Where the retrained model's test rows lie past its own trained ranges, and its predictions
+  /// at or below zero (eval::prediction_notes).
+  std::vector<std::string> warnings;
   nlohmann::json to_json() const;
 };
 

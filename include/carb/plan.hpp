@@ -102,8 +102,11 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
 /// members (the trees of forest learners and the blended learners), each target's in units of the
 /// spread of that target's predictions over `configs`, combined as a root sum of squares. Also gives
 /// the predicted latency per configuration in `latency_ms` when the model has that target (else NaN).
+/// `members_disagree`, when given, says whether the model has members that can disagree at all (two
+/// or more learners, or a forest): with one learner and no forest every spread is 0. Throws
+/// InputError for `SpreadSpace::log` when a member predicts a cost at or below zero (no log).
 std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<Config>& configs, SpreadSpace space,
-                                      std::vector<double>* latency_ms = nullptr);
+                                      std::vector<double>* latency_ms = nullptr, bool* members_disagree = nullptr);
 
 /// The plan CSV: family, depth, width, resolution, batch, precision, then rank, strategy, score,
 /// uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance (empty where unknown).

@@ -21,7 +21,7 @@ struct RecommendOptions {
   double width = 1.0;
   int resolution = 224;
   std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64};
-  std::vector<Precision> precisions;     // empty = default_precisions(model)
+  std::vector<Precision> precisions;     // empty = default_precisions(model, family)
   std::optional<double> latency_max_ms;  // per batch
   std::optional<double> memory_max_mb;
   /// Judge the budgets on the upper bound of the split-conformal interval at this coverage
@@ -36,6 +36,9 @@ std::vector<Precision> default_precisions(const std::string& platform);
 /// The precisions `m` was trained on (seventeenth hostile pass: the H200 model, trained on fp32
 /// and fp16, recommended a bf16 guess by default); the platform's for a model that does not record them.
 std::vector<Precision> default_precisions(const CarbModel& m);
+/// Of those, the ones `m` trained together with `family` (its envelope's pairings); all of them
+/// for a bundle that records no pairings, or when it trained none with this family.
+std::vector<Precision> default_precisions(const CarbModel& m, Family family);
 
 struct RecommendCandidate {
   Config config;

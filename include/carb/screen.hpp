@@ -45,8 +45,8 @@ bool accepted(const Prediction& p, const Budgets& b, bool use_upper);
 /// those that pass on the point prediction, since the upper bound is never below it. `unbounded`,
 /// when given, counts those that passed on the point but whose interval at `confidence` has no
 /// upper bound on a budgeted target (they cannot pass, whatever the budget). `nonpositive`, when
-/// given, counts those left out only for a predicted cost, on any target of `cols`, budgeted or
-/// not, that fails within_any_budget.
+/// given, counts those with a predicted cost, on any target of `cols`, budgeted or not, that fails
+/// within_any_budget: they are left out whatever the budgets.
 std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
                                       const std::map<std::string, std::vector<double>>& cols,
                                       const Budgets& b, std::optional<double> confidence,
@@ -165,9 +165,13 @@ struct ScreenResult {
   /// has no upper bound (a level too few training rows can bound, or an untrained precision), so
   /// none of them can pass (seventeenth hostile pass: h200 at 0.99 said only "no configuration meets").
   std::size_t unbounded = 0;
-  /// Configurations left out because a predicted cost is at or below zero (within_any_budget), on
-  /// any target: a raw-target model's answer past its data (thirty-fifth hostile pass).
+  /// Configurations the deciding model predicts a cost at or below zero for (within_any_budget), on
+  /// any target, over every candidate it scores: they meet no budget and are on no Pareto front (a
+  /// raw-target model's sums can dip below zero; thirty-fifth hostile pass).
   std::size_t nonpositive = 0;
+  /// Two-stage: candidates whose source rank-target prediction is at or below zero; the first
+  /// stage ranks them last (thirty-sixth hostile pass: they fell off the shortlist without a word).
+  std::size_t source_nonpositive = 0;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
   Capacity capacity = Capacity::none;    // the maximized capacity measure
   std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)

@@ -6,7 +6,7 @@
 // transfer() returns a TransferResult; its to_json() is the `carb transfer --format json` document:
 //   targets.<t>        {slope, intercept, r2, spearman, n}
 //   few_shot.<t>       [{k, mae, mape, repeats, nonpositive_share}, ...]   affine map applied to A's measurements
-//   zero_shot.<t>      {mae, mape, r2, n}               model given only
+//   zero_shot.<t>      {mae, mape, r2, n, nonpositive_share}  model given only
 //   few_shot_model.<t> [{k, mae, mape, repeats, nonpositive_share}, ...]   the same on the model's predictions
 #pragma once
 #include <cstddef>
@@ -75,6 +75,9 @@ struct ZeroShot {
   std::string reason;
   double mae = 0, mape = 0, r2 = 0;
   std::size_t n = 0;
+  /// Share of the model's predictions at or below zero, scored as they are (thirty-sixth hostile
+  /// pass: only the few-shot tables said it).
+  double nonpositive_share = 0;
 };
 
 /// The source-platform model transfer() was given.

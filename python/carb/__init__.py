@@ -181,7 +181,7 @@ class Model:
         nonpositive = [any(not out[t][i] > 0 for t in self.targets) for i in range(len(out["outside"]))]
         if any(nonpositive):
             warnings.warn(f"carb: the model predicts a cost at or below zero for {sum(nonpositive)} configuration(s) "
-                          "(a raw-target model's answer past its data): no budget accepts them and their intervals "
+                          "(a raw-target model's sums can dip below zero): no budget accepts them and their intervals "
                           "are unbounded", RuntimeWarning, stacklevel=2)
         if level is not None:
             # Thirtieth hostile pass: the CLI says why an upper bound is missing; Python said nothing.
@@ -267,7 +267,8 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     "stratified", the default without one, as in `carb plan`; "space-filling"; "random"), at most
     `count` rows or `budget_s`
     predicted seconds of measuring. Returns {"configs": [...], "score", "uncertainty",
-    "latency_ms", "cost_s": numpy arrays, "total_cost_s", ...}."""
+    "latency_ms", "cost_s": numpy arrays, "total_cost_s", "unknown_cost" (candidates passed over under
+    budget_s because their measuring time cannot be predicted, with a RuntimeWarning), ...}."""
     count = None if count is None else _whole_arg(count, "count")
     budget_s = None if budget_s is None else _scalar(budget_s, "budget_s")
     diversity = _scalar(diversity, "diversity")
@@ -278,7 +279,12 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     p = _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
                    model._m if model is not None else None, strategy, count, budget_s, diversity, seed)
     if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing)
-        raise InputError("nothing to plan: every candidate is measured, trained on or over the budget")
+        raise InputError("nothing to plan: every candidate is measured, trained on, over the budget or of a "
+                         "measuring time the model cannot predict")
+    if p["unknown_cost"]:
+        warnings.warn(f"carb: {p['unknown_cost']} candidate(s) were passed over: the model cannot predict their "
+                      "measuring time (latency at or below zero, or not a number), so they fit no budget_s",
+                      RuntimeWarning, stacklevel=2)
     return p
 
 
@@ -297,7 +303,7 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
 def recommend(model, arch, batches=None, precisions=None, latency_max=None, memory_max=None, confidence=None):
     """Best batch size and precision for an architecture (a carb.Config; its batch and precision
     are ignored), as a dict (the same document as `carb recommend --format json`). batches=None is
-    1..64 in powers of two, precisions=None those the model was trained on; an empty list is refused.
+    1..64 in powers of two, precisions=None those the model was trained on with this family; an empty list is refused.
     confidence (0.8, 0.9, 0.95 or 0.99) judges the budgets on the interval's upper bound. `model`
     is a carb.Model or a bundle's path."""
     model = _model(model)

@@ -2,6 +2,7 @@
 # (real measurements; few trees, so the suite stays quick).
 import os
 import pathlib
+import subprocess
 
 import pytest
 
@@ -28,3 +29,20 @@ def model_dir(rows_csv, tmp_path_factory):
 @pytest.fixture(scope="session")
 def model(model_dir):
     return carb.Model.load(model_dir)
+
+
+@pytest.fixture(scope="session")
+def falling_model(tmp_path_factory):
+    """A raw-target linear model whose latency falls with depth: past depth 34 it predicts costs at or
+    below zero, as such a model can (test data made by formula, never measured)."""
+    d = tmp_path_factory.mktemp("falling")
+    rows = ["platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
+            "avg_sm_util,avg_mem_util"]
+    for depth in (10, 14, 18, 22, 26):
+        for batch in (1, 2, 4, 8):
+            rows.append(f"synthetic,basic,{depth},0.5,32,{batch},fp32,ok,{60 - 2 * depth + batch},,{20 + depth / 10},,")
+    (d / "falling.csv").write_text("\n".join(rows) + "\n")
+    subprocess.run([os.environ.get("CARB_BINARY", "carb"), "train", "--data", str(d / "falling.csv"), "--out",
+                    str(d / "model"), "--learners", "linear", "--raw-target", "--normalize", "off", "--folds", "2"],
+                   check=True, capture_output=True)
+    return carb.Model.load(d / "model")

@@ -220,21 +220,10 @@ def test_paths_may_be_bytes_and_nothing_else_passes_for_one(model, tmp_path):
             carb.Model.load(bad)
 
 
-def test_a_cost_at_or_below_zero_warns(tmp_path):
+def test_a_cost_at_or_below_zero_warns(falling_model):
     # Thirty-fifth hostile pass: a raw-target linear model's negative latency past its data came back
     # without a word (the CLI's screen and recommend leave such rows out and count them).
-    data = tmp_path / "falling.csv"
-    rows = ["platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
-            "avg_sm_util,avg_mem_util"]
-    for depth in (10, 14, 18, 22, 26):
-        for batch in (1, 2, 4, 8):
-            rows.append(f"synthetic,basic,{depth},0.5,32,{batch},fp32,ok,{60 - 2 * depth + batch},,{20 + depth / 10},,")
-    data.write_text("\n".join(rows) + "\n")
-    out = tmp_path / "falling"
-    subprocess.run([os.environ.get("CARB_BINARY", "carb"), "train", "--data", str(data), "--out", str(out),
-                    "--learners", "linear", "--raw-target", "--normalize", "off", "--folds", "2"],
-                   check=True, capture_output=True)
-    m = carb.Model.load(out)
+    m = falling_model
     far = carb.Config("basic", 82, 0.5, 32, 4, "fp32")
     with pytest.warns(RuntimeWarning, match="at or below zero for 1 configuration"):
         p = m.predict([far], confidence=0.9)

@@ -29,3 +29,12 @@ def test_a_budget_is_kept_and_space_filling_needs_no_model(model):
         carb.plan("screen", count=0)
     with pytest.raises(carb.InputError):
         carb.plan("screen", budget_s=10.0)  # a budget in seconds needs a model to predict them
+
+
+def test_candidates_whose_measuring_time_cannot_be_predicted_are_counted(falling_model):
+    # Thirty-sixth hostile pass: under budget_s they were passed over silently (the CLI counts them).
+    cands = [carb.Config("basic", d, 0.5, 32, 4, "fp32") for d in (12, 16, 50, 66, 82)]
+    with pytest.warns(RuntimeWarning, match="3 candidate"):
+        p = carb.plan(cands, model=falling_model, budget_s=1e6, strategy="random")
+    assert p["unknown_cost"] == 3
+    assert len(p["configs"]) == 2

@@ -29,6 +29,11 @@ std::vector<double> target_column(const Dataset& d, const std::string& target);
 
 /// Held-out metrics of a model per target.
 std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Dataset& test);
+/// What a user must know of a model's predictions of `test` before reading its scores: where the
+/// configurations lie past its trained ranges (guesses_note), and how many predictions are at or
+/// below zero (a raw-target model's), scored as they are. Empty strings are left out.
+std::vector<std::string> prediction_notes(const CarbModel& m, const Dataset& test,
+                                          const std::map<std::string, std::vector<double>>& pred);
 /// {target: {r2, mae, rmse, mape, n}}: the one JSON form of per-target metrics.
 nlohmann::json metrics_json(const std::map<std::string, FitMetrics>& m);
 

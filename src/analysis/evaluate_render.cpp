@@ -86,6 +86,7 @@ void render_lobto_ablation(const Evaluation& e, std::ostream& out) {
   const LobtoResult& l = e.lobto;
   if (!heading(out, "leave-one-batch-tier-out", l.available, l.reason)) {
     out << l.split << " (" << l.train_rows << " / " << l.test_rows << " rows)\n";
+    for (const auto& w : l.warnings) out << "warning: " << w << '\n';
     TextTable t({"target", "R2", "MAE", "RMSE", "MAPE %"});
     for (const auto& name : e.targets_predicted) {
       const auto it = l.targets.find(name);

@@ -30,7 +30,7 @@ json fit_json(const TransferFit& f) {
 
 json zero_shot_json(const ZeroShot& z) {
   if (!z.available) return {{"available", false}, {"reason", z.reason}};
-  return {{"mae", z.mae}, {"mape", z.mape}, {"r2", z.r2}, {"n", z.n}};
+  return {{"mae", z.mae}, {"mape", z.mape}, {"r2", z.r2}, {"n", z.n}, {"nonpositive_share", z.nonpositive_share}};
 }
 
 void few_shot_table(const std::map<std::string, std::vector<FewShotPoint>>& sec, const std::string& what,
@@ -87,9 +87,12 @@ void render_transfer_table(const TransferResult& r, std::ostream& out) {
   if (r.model) {
     out << "\nzero-shot (model trained on " << r.model->platform << ")\n";
     if (!r.model->note.empty()) out << "note: " << r.model->note << '\n';
-    TextTable z({"target", "mae", "mape %", "r2"});
+    TextTable z({"target", "mae", "mape %", "r2", "note"});
     for (const auto& [t, v] : r.zero_shot)
-      if (v.available) z.add({t, fmt_num(v.mae), fmt_num(v.mape), fmt_num(v.r2)});
+      if (v.available)
+        z.add({t, fmt_num(v.mae), fmt_num(v.mape), fmt_num(v.r2),
+               v.nonpositive_share > 0 ? fmt_num(100 * v.nonpositive_share, 3) + "% of predictions <= 0, scored as they are"
+                                       : ""});
     z.print(out);
     for (const auto& [t, v] : r.zero_shot)
       if (!v.available) out << t << ": no zero-shot score (" << v.reason << ")\n";

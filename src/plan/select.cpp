@@ -104,7 +104,16 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   const std::size_t n = pool.size();
   std::vector<double> unc(n, kNaN), lat(n, kNaN), cost(n, kNaN);
   if (model) {
-    unc = model_uncertainty(*model, pool, o.spread, &lat);
+    bool members_disagree = true;
+    unc = model_uncertainty(*model, pool, o.spread, &lat, &members_disagree);
+    // Thirty-sixth hostile pass: with one learner and no forest nothing can disagree; every score
+    // was 0 and the plan "by uncertainty" was the random order.
+    const bool by_uncertainty =
+        o.strategy == PlanStrategy::uncertainty || o.strategy == PlanStrategy::uncertainty_per_cost;
+    if (by_uncertainty && !members_disagree && n > 0)
+      throw InputError("the model's learners cannot disagree (one learner and no forest of trees), so it has no "
+                       "uncertainty to rank by; train with more learners (the default three), or plan with "
+                       "--strategy random, stratified or space-filling");
     if (!model->has_target("latency_ms") && o.budget_s)
       throw InputError("a budget in seconds needs a model that predicts latency_ms");
     double ref_ms = 0;

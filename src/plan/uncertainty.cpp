@@ -42,22 +42,41 @@ SpreadSpace parse_spread_space(const std::string& s) {
 }
 
 std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<Config>& configs, SpreadSpace space,
-                                      std::vector<double>* latency_ms) {
+                                      std::vector<double>* latency_ms, bool* members_disagree) {
   std::vector<double> total(configs.size(), 0.0);
   if (latency_ms) latency_ms->assign(configs.size(), std::numeric_limits<double>::quiet_NaN());
   if (configs.empty()) return total;
   const auto predicted = model.predict_columns(configs);
+  bool members_can_disagree = false;
   for (const std::string& target : model.targets()) {
     const auto& pred = predicted.at(target);
     if (latency_ms && target == "latency_ms") *latency_ms = pred;
+    const MemberPredictions m = model.member_predictions(configs, target);
+    members_can_disagree = members_can_disagree || m.trees.size() >= 2 || m.learners.size() >= 2;
+    // Thirty-sixth hostile pass: a member's cost at or below zero (a raw-target model) has no log;
+    // clamped to 1e-300 it gave every such row the same huge spread, and the plan was that artefact.
+    if (space == SpreadSpace::log) {
+      std::size_t nonpositive = 0;
+      for (std::size_t i = 0; i < configs.size(); ++i) {
+        bool bad = !(pred[i] > 0);
+        for (const auto* set : {&m.trees, &m.learners})
+          for (const auto& member : *set) bad = bad || !(member[i] > 0);
+        nonpositive += bad;
+      }
+      if (nonpositive)
+        throw InputError("--spread log needs positive predictions, but the model or one of its members predicts " +
+                         target + " at or below zero for " + std::to_string(nonpositive) + " of " +
+                         std::to_string(configs.size()) + " candidates (a raw-target model's sums can dip below "
+                         "zero); use --spread units");
+    }
     // Each target's spread in units of how much its predictions vary over the candidates: the
     // squared ratio is the share of that variance a wrong prediction of this row would cost in R².
     const double scale = variance_of(pred, space);
     if (!(scale > 0)) continue;
-    const MemberPredictions m = model.member_predictions(configs, target);
     for (std::size_t i = 0; i < configs.size(); ++i)
       total[i] += (member_variance(m.trees, i, space) + member_variance(m.learners, i, space)) / scale;
   }
+  if (members_disagree) *members_disagree = members_can_disagree;
   for (double& t : total) t = std::sqrt(t);
   return total;
 }

@@ -81,7 +81,11 @@ std::string screen_section(const json& screen) {
   } else {
     NamedTable t{"Pareto front (" + std::to_string(pareto.size()) + " configurations)", {}, {}, ""};
     for (const char* c : kConfigColumns) t.header.emplace_back(c);
-    for (const auto& target : targets) t.header.push_back(target);
+    // Thirty-sixth hostile pass: screen --confidence printed each row's interval; the report dropped it.
+    for (const auto& target : targets) {
+      t.header.push_back(target);
+      if (pareto[0].contains(target + "_upper")) t.header.push_back(target + " interval");
+    }
     if (!pareto.empty() && pareto[0].contains("capacity")) t.header.emplace_back("capacity");
     // Twenty-fifth hostile pass: rows screen flags as guesses (past the trained ranges) were shown
     // unflagged here.
@@ -89,7 +93,17 @@ std::string screen_section(const json& screen) {
     for (const auto& r : pareto) guesses += r.contains("outside") && r["outside"].is_array() && !r["outside"].empty();
     for (const auto& r : pareto) {
       std::vector<std::string> row;
-      for (const auto& h : t.header) row.push_back(r.contains(h) ? cell(r[h]) : "-");
+      for (const auto& h : t.header) {
+        const auto at = h.rfind(" interval");
+        if (at != std::string::npos && at + 9 == h.size()) {
+          const std::string target = h.substr(0, at);
+          row.push_back(r.contains(target + "_lower") && r.contains(target + "_upper")
+                            ? "[" + cell(r[target + "_lower"]) + ", " + cell(r[target + "_upper"]) + "]"
+                            : "-");
+          continue;
+        }
+        row.push_back(r.contains(h) ? cell(r[h]) : "-");
+      }
       if (guesses) {
         std::string where;
         if (r.contains("outside") && r["outside"].is_array())
@@ -121,6 +135,11 @@ std::string screen_section(const json& screen) {
     cards.push_back(card("Left out", warning(std::to_string(n) + " configuration" + (n == 1 ? " was" : "s were") +
                                              " left out: the model predicts a cost at or below zero for " +
                                              (n == 1 ? "it" : "them")),
+                         true));
+  if (const long long n = count("source_nonpositive_predictions"); n > 0)
+    cards.push_back(card("First stage", warning("the source model predicts a cost at or below zero for " +
+                                                std::to_string(n) + " candidate" + (n == 1 ? "" : "s") +
+                                                ": its first stage ranks them last"),
                          true));
   if (const long long n = count("source_guesses"); n > 0)
     cards.push_back(card("First stage", warning(std::to_string(n) + " candidate" + (n == 1 ? " lies" : "s lie") +

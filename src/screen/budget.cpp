@@ -60,8 +60,7 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
     bool impossible = false, over = false;
     for (const auto& [t, v] : cols) impossible = impossible || !within_any_budget(v[i]);
     for (const auto& [t, limit] : b) over = over || (within_any_budget(cols.at(t)[i]) && !(cols.at(t)[i] <= limit));
-    // Counted only where nothing else fails it: a cost over its budget fails it anyway.
-    if (nonpositive && impossible && !over) ++*nonpositive;
+    if (nonpositive && impossible) ++*nonpositive;
     if (!impossible && !over) pass.push_back(configs[i]), idx.push_back(i);
   }
   std::vector<Prediction> out;

@@ -29,6 +29,16 @@ std::vector<Precision> default_precisions(const CarbModel& m) {
   return out.empty() ? default_precisions(m.platform()) : out;
 }
 
+std::vector<Precision> default_precisions(const CarbModel& m, Family family) {
+  const auto all = default_precisions(m);
+  const auto& cells = m.envelope().cells;
+  if (cells.empty()) return all;  // an older bundle records no pairings
+  std::vector<Precision> out;
+  for (Precision p : all)
+    if (cells.count(to_string(family) + " " + to_string(p))) out.push_back(p);
+  return out.empty() ? all : out;
+}
+
 namespace {
 
 Budgets constraints_of(const RecommendOptions& o) {
@@ -40,7 +50,9 @@ Budgets constraints_of(const RecommendOptions& o) {
 
 std::vector<Config> candidates(const RecommendOptions& o, const CarbModel& m) {
   if (o.batches.empty()) throw InputError("no batch sizes to evaluate");
-  const auto precisions = o.precisions.empty() ? default_precisions(m) : o.precisions;
+  // Thirty-sixth hostile pass: a precision the model trained, but never with this family, was
+  // asked by default and recommended as best, a guess (flagged, but chosen unasked).
+  const auto precisions = o.precisions.empty() ? default_precisions(m, o.family) : o.precisions;
   const std::set<int> batches(o.batches.begin(), o.batches.end());
   const std::set<Precision> precs(precisions.begin(), precisions.end());
   // A list with a repeat was evaluated once and counted as given ("4 of 4 candidates").
@@ -193,7 +205,7 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
   if (r.nonpositive > 0)
     out << "note: " << r.nonpositive << " candidate" << (r.nonpositive == 1 ? " was" : "s were")
         << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")
-        << " (a raw-target model's answer past its data), which no budget or ranking can use\n";
+        << " (a raw-target model's sums can dip below zero), which no budget or ranking can use\n";
   if (r.drift_reference_ms)
     out << "drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "
            "reference network takes "

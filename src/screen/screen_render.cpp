@@ -28,6 +28,10 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
         << (r.rank_spearman ? fmt_num(*r.rank_spearman, 3)
                             : std::string("n/a (target model lacks the rank target)"))
         << '\n';
+  if (r.two_stage && r.source_nonpositive > 0)
+    out << "  note: the source model predicts " << r.rank_target << " at or below zero for " << r.source_nonpositive
+        << " of " << r.stages.front().count << " candidates: its first stage ranks them last"
+        << (r.rank_spearman ? ", and so does rho" : "") << '\n';
   if (r.two_stage && r.source_guesses > 0)
     out << "  note: " << r.source_guesses << " of " << r.stages.front().count
         << " candidates lie outside what the source model trained on: its first-stage ranking of them is a guess"
@@ -49,7 +53,7 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
   if (r.nonpositive > 0)
     out << "note: " << r.nonpositive << " configuration" << (r.nonpositive == 1 ? " was" : "s were")
         << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")
-        << " (a raw-target model's answer past its data), which no budget or Pareto front can use\n";
+        << " (a raw-target model's sums can dip below zero), which no budget or Pareto front can use\n";
   if (r.pareto.empty()) {
     out << "no configuration meets the budgets\n";
     return;

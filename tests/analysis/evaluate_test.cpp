@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "analysis/evaluate_internal.hpp"
+#include "screen/screen_test_util.hpp"
 #include "carb/error.hpp"
 #include "learn/checksum_file.hpp"
 #include "carb/features.hpp"
@@ -522,6 +523,31 @@ TEST(EvaluateErrors, TheUnspoiledDataEvaluates) {
 
 TEST(EvaluateErrors, MissingModelDirIsAModelError) {
   EXPECT_THROW(run_evaluate("/nonexistent/carb-model", {"/nonexistent/data.csv"}), ModelError);
+}
+
+// Thirty-sixth hostile pass: leave-one-batch-tier-out scored bf16 rows that its batch > 8 tier never
+// had (R² 0.65 on them against 0.97 on fp32) without the warning evaluate gives the bundle's own.
+TEST(EvaluateLobto, APrecisionTheHighTierNeverHadIsSaid) {
+  const CarbModel& m = testing::synthetic_model_partial_bf16();
+  Dataset d;
+  for (const Record& r : testing::synthetic_cost_dataset(0, true).rows)
+    if (r.config.precision == Precision::fp32 || (r.config.family == Family::basic && r.config.batch <= 8))
+      d.rows.push_back(r);
+  EvaluateOptions o;
+  o.quick = false;
+  o.test_fraction = 0.2;
+  const Evaluation e = evaluate_model(m, d, o);
+  ASSERT_TRUE(e.lobto.available) << e.lobto.reason;
+  std::size_t bf16 = 0;
+  for (const Record& r : d.rows) bf16 += r.config.batch <= 8 && r.config.precision == Precision::bf16;
+  ASSERT_GT(bf16, 0u);
+  ASSERT_EQ(e.lobto.warnings.size(), 1u);
+  EXPECT_EQ(e.lobto.warnings[0].rfind(std::to_string(bf16) + " of " + std::to_string(e.lobto.test_rows) +
+                                          " test configurations are at a family, precision or pairing",
+                                      0),
+            0u)
+      << e.lobto.warnings[0];
+  EXPECT_EQ(e.lobto.to_json()["warnings"].size(), 1u);
 }
 
 }  // namespace

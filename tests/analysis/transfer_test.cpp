@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/synthetic_datasets.hpp"
+#include "screen/screen_test_util.hpp"
 #include "carb/error.hpp"
 
 namespace carb {
@@ -285,6 +286,29 @@ TEST(Transfer, ScoresOfGuessesAreNoted) {
                       " scored configurations lie outside the ranges the model trained on"),
             std::string::npos) << note;
   EXPECT_NE(note.find("at a family, precision or pairing of the two it never trained"), std::string::npos) << note;
+}
+
+// Thirty-sixth hostile pass: a model's zero-shot predictions at or below zero were scored without a
+// word, while the few-shot tables state their share.
+TEST(Transfer, ZeroShotStatesItsPredictionsAtOrBelowZero) {
+  const CarbModel& m = testing::falling_linear_model();
+  Dataset a;
+  for (const Config& c : testing::falling_model_configs()) {
+    Record r;
+    r.platform = "synthetic";
+    r.config = c;
+    r.status = Status::ok;
+    r.latency_ms = 5.0 + c.depth / 10.0;  // test data, never measured
+    r.peak_memory_mb = 200.0;
+    a.rows.push_back(r);
+  }
+  const TransferResult res = transfer(a, synthetic_affine_copy(a, 2, 1, "synthetic-b"), {}, &m);
+  ASSERT_TRUE(res.zero_shot.count("latency_ms"));
+  EXPECT_DOUBLE_EQ(res.zero_shot.at("latency_ms").nonpositive_share, 3.0 / 5.0);
+  EXPECT_DOUBLE_EQ(res.to_json()["zero_shot"]["latency_ms"]["nonpositive_share"].get<double>(), 0.6);
+  std::ostringstream text;
+  render_transfer_table(res, text);
+  EXPECT_NE(text.str().find("60% of predictions <= 0, scored as they are"), std::string::npos) << text.str();
 }
 
 }  // namespace

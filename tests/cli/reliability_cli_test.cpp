@@ -109,6 +109,44 @@ TEST(CliReliability, TrainNeverSwapsInABundleReadersRefuse) {
   EXPECT_EQ(p.status, 0) << p.err;  // the earlier bundle is still there and loads
 }
 
+// Thirty-sixth hostile pass: a raw-target linear model's latency at or below zero was printed by
+// predict unflagged (inside the trained ranges too) and its unbounded interval blamed on too few
+// rows; evaluate scored such predictions without a word; a plan --budget-s of candidates whose
+// measuring time none could be predicted blamed the budget.
+TEST(CliReliability, APredictedCostAtOrBelowZeroIsSaidByEveryCommand) {
+  std::string csv = "platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
+                    "avg_sm_util,avg_mem_util\n";
+  for (int depth : {10, 14, 18, 22, 26})
+    for (int batch : {1, 2, 4, 8})
+      csv += "synthetic,basic," + std::to_string(depth) + ",0.5,32," + std::to_string(batch) + ",fp32,ok," +
+             std::to_string(60 - 2 * depth + batch) + ",," + std::to_string(20 + depth / 10.0) + ",,\n";
+  write_file("falling.csv", csv);
+  ASSERT_EQ(carb("train --data falling.csv --out falling --learners linear --raw-target --normalize off --folds 2",
+                 "fall_train").status, 0);
+  const CliRun p = carb("predict --model falling --depth 82 --width 0.5 --resolution 32 --batch 4 --confidence 0.8",
+                        "fall_predict");
+  EXPECT_EQ(p.status, 0) << p.err;
+  EXPECT_NE(p.err.find("1 prediction is at or below zero, which is no cost"), std::string::npos) << p.err;
+  EXPECT_EQ(p.err.find("too few training rows"), std::string::npos) << p.err;
+  write_file("falling_far.csv", "family,depth,width,resolution,batch,precision\nbasic,66,0.5,32,4,fp32\n"
+                                "basic,82,0.5,32,4,fp32\n");
+  std::string far = "platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
+                    "avg_sm_util,avg_mem_util\n";
+  for (int depth : {50, 66, 82}) far += "synthetic,basic," + std::to_string(depth) + ",0.5,32,4,fp32,ok,5,,200,,\n";
+  write_file("falling_far_measured.csv", far);  // test data: costs made up for the check, never measured
+  const CliRun e = carb("evaluate --model falling --external --data falling_far_measured.csv", "fall_eval");
+  EXPECT_EQ(e.status, 0) << e.err;
+  EXPECT_NE((e.out + e.err).find("predictions at or below zero, which no configuration costs"), std::string::npos)
+      << e.out << e.err;
+  EXPECT_NE((e.out + e.err).find("3 of latency_ms among 3 rows"), std::string::npos) << e.out << e.err;
+  const CliRun plan = carb("plan --model falling --configs falling_far.csv --strategy random --budget-s 100 --out fp.csv",
+                           "fall_plan");
+  EXPECT_EQ(plan.status, 1);
+  EXPECT_NE(plan.err.find("the measuring time of none of the 2 candidates can be predicted"), std::string::npos)
+      << plan.err;
+  EXPECT_FALSE(fs::exists(scratch().dir() / "fp.csv"));
+}
+
 // train once trained on conflicting duplicates (latency R2 -0.30, exit 0) and on 1e308 latencies.
 // Twenty-eighth hostile pass: evaluate warned that 1 of 131 held-out cpu-1t rows is a guess past the
 // trained ranges; train's summary showed the same scores without it.

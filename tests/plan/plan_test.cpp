@@ -100,11 +100,42 @@ TEST(Plan, ARowWhoseTimeCannotBePredictedIsNotPlannedUnderABudget) {
   const std::vector<Config> cands = testing::falling_model_configs();
   const auto lat = m.predict_columns(cands).at("latency_ms");
   ASSERT_LE(lat[2], 0) << "the test needs a non-positive prediction";
-  const Plan p = make_plan(cands, {}, &m, options(PlanStrategy::uncertainty, std::nullopt, 1e6));
+  const Plan p = make_plan(cands, {}, &m, options(PlanStrategy::random, std::nullopt, 1e6));
   EXPECT_EQ(p.rows.size(), 2u);
   EXPECT_EQ(p.unknown_cost, 3u);
   EXPECT_TRUE(std::isfinite(p.total_cost_s));
   for (const auto& r : p.rows) EXPECT_GT(r.latency_ms, 0);
+}
+
+// Thirty-sixth hostile pass: a plan "by uncertainty" from a one-learner model scored every row 0 and
+// was the random order; under --spread log a member's cost at or below zero (no log) was clamped to
+// 1e-300 and every such row got the same huge spread.
+TEST(Plan, AnUncertaintyPlanNeedsMembersThatCanDisagreeAndLogsOfPositiveCosts) {
+  const CarbModel& one = testing::falling_linear_model();  // one learner, no forest
+  const auto cands = testing::falling_model_configs();
+  for (PlanStrategy s : {PlanStrategy::uncertainty, PlanStrategy::uncertainty_per_cost}) {
+    try {
+      (void)make_plan(cands, {}, &one, options(s, 2));
+      ADD_FAILURE() << to_string(s) << " planned from a model with nothing to disagree";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("learners cannot disagree"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(make_plan(cands, {}, &one, options(PlanStrategy::random, 2)).rows.size(), 2u);
+  PlanOptions log = options(PlanStrategy::uncertainty, 3);
+  log.spread = SpreadSpace::log;
+  try {
+    (void)model_uncertainty(one, cands, SpreadSpace::log);
+    ADD_FAILURE() << "a log spread of costs at or below zero";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--spread log needs positive predictions"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("for 3 of 5 candidates"), std::string::npos) << e.what();
+  }
+  bool disagree = true;
+  (void)model_uncertainty(one, cands, SpreadSpace::units, nullptr, &disagree);
+  EXPECT_FALSE(disagree);
+  (void)model_uncertainty(model(), candidates(), SpreadSpace::units, nullptr, &disagree);
+  EXPECT_TRUE(disagree);
 }
 
 TEST(Plan, SameSeedSamePlanAndTheSeedMatters) {

@@ -262,5 +262,23 @@ TEST(Recommend, APredictedCostAtOrBelowZeroIsLeftOutAndCounted) {
   EXPECT_GT(fine.best->objective, 0);
 }
 
+// Thirty-sixth hostile pass: by default recommend asked a precision the model trained, but never
+// with the family asked about, and chose that guess as best.
+TEST(Recommend, DefaultPrecisionsAreThoseTrainedWithTheFamily) {
+  const CarbModel& m = testing::synthetic_model_partial_bf16();
+  EXPECT_EQ(default_precisions(m, Family::basic), (std::vector<Precision>{Precision::fp32, Precision::bf16}));
+  EXPECT_EQ(default_precisions(m, Family::bottleneck), (std::vector<Precision>{Precision::fp32}));
+  RecommendOptions o;
+  o.family = Family::bottleneck, o.depth = 50, o.width = 0.5, o.resolution = 64;
+  const auto r = recommend(m, o);
+  EXPECT_EQ(r.evaluated, 7u);
+  ASSERT_TRUE(r.best) << r.message;
+  EXPECT_EQ(r.best->config.precision, Precision::fp32);
+  o.precisions = {Precision::bf16};  // asked for, it is still answered, as a flagged guess
+  const auto asked = recommend(m, o);
+  ASSERT_TRUE(asked.best) << asked.message;
+  EXPECT_FALSE(asked.best->outside.empty());
+}
+
 }  // namespace
 }  // namespace carb

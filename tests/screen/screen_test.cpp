@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <sstream>
 
 #include <algorithm>
 
 #include "carb/error.hpp"
+#include "carb/metrics.hpp"
 #include "carb/space.hpp"
 #include "screen/screen_test_util.hpp"
 
@@ -432,6 +434,36 @@ TEST(Screen, APredictedCostAtOrBelowZeroMeetsNoBudgetAndIsCounted) {
                 std::string::npos)
           << text.str();
     }
+}
+
+// Thirty-sixth hostile pass: a two-stage screen's first stage ranked the source model's costs at or
+// below zero last and cut them off the shortlist without a word; rho counted them cheapest.
+TEST(Screen, TheSourceModelsCostsAtOrBelowZeroAreCountedAndRankedLast) {
+  const CarbModel& src = testing::falling_linear_model();
+  const auto cs = testing::falling_model_configs();
+  ScreenOptions o;
+  o.top_k = 2;
+  o.rank_by = "latency";
+  const auto r = screen(cs, src, &synthetic_model_b(), o);
+  EXPECT_EQ(r.source_nonpositive, 3u);
+  EXPECT_EQ(r.to_json()["source_nonpositive_predictions"], 3);
+  ASSERT_EQ(r.stages[1].count, 2u);
+  for (const auto& p : r.pareto) EXPECT_LE(p.config.depth, 16) << config_key(p.config);
+  auto s = src.predict_columns(cs).at("latency_ms");
+  const auto t = synthetic_model_b().predict_columns(cs).at("latency_ms");
+  for (double& v : s)
+    if (!(v > 0)) v = std::numeric_limits<double>::infinity();
+  ASSERT_TRUE(r.rank_spearman);
+  EXPECT_DOUBLE_EQ(*r.rank_spearman, spearman(s, t));
+  std::ostringstream text;
+  print_screen_table(r, text);
+  EXPECT_NE(text.str().find("the source model predicts latency_ms at or below zero for 3 of 5 candidates"),
+            std::string::npos)
+      << text.str();
+  // One model: counted over every candidate, not only the shortlist it keeps.
+  ScreenOptions one;
+  one.top_k = 2;
+  EXPECT_EQ(screen(cs, src, nullptr, one).nonpositive, 3u);
 }
 
 }  // namespace
