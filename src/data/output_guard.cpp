@@ -194,6 +194,14 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
   // Thirtieth hostile pass: `merge --out results.csv --force` replaced results.json, a measurement
   // store, with the merge's provenance; its rows were gone. --force is for --out, which the user
   // named: at the sidecar's name, which they did not, it replaces only a provenance carb wrote.
+  // Thirty-sixth hostile pass: nor another file's provenance. A window study names its sidecar by
+  // adding ".json" to its --out, so study `h200`'s h200.json sits where h200.csv's goes; --force
+  // replaced it, that study's only record of its meter check and GPU.
+  if (const fs::path side = provenance_path(csv); fs::exists(side, ec) && provenance_kind(side) == kWindowStudyKind)
+    throw InputError(side.string() + ", where the provenance of " + csv.filename().string() +
+                     " goes, holds the provenance of the window study " + (csv.parent_path() / csv.stem()).string() +
+                     ", another file's (--force replaces only this output's own provenance there); move it away, or "
+                     "choose another --out");
   if (const fs::path side = provenance_path(csv); force && fs::exists(side, ec) && !looks_like_provenance(side))
     throw InputError(side.string() + ", where the provenance of " + csv.filename().string() + " goes, holds " +
                      (bundle_manifest(side).empty() ? std::string("a file carb did not write") : bundle_manifest(side)) +

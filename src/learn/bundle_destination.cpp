@@ -164,18 +164,29 @@ bool exists_with_mode(const fs::path& dir, struct stat& st) {
 
 // The platform a bundle's manifest names, verified or not: a damaged manifest (a byte changed) still
 // says whose model the directory holds (thirty-fifth hostile pass: another platform's bundle with
-// one edited byte was replaced without --force, its 11 files deleted). "" when it names none.
+// one edited byte was replaced without --force, its 11 files deleted). "" when there is no carb
+// manifest; kUnknownPlatform when a damaged one no longer says (thirty-sixth hostile pass: with the
+// key itself damaged, or truncated away, another platform's bundle was replaced without --force).
+constexpr const char* kUnknownPlatform = "\x01unknown";
 std::string manifest_platform(const fs::path& dir) {
   const std::string text = read_text(dir / "manifest.json");
   nlohmann::json man;
-  if (verified_manifest(text, &man) || (man = nlohmann::json::parse(text, nullptr, false)).is_object())
-    return man.is_object() && man.contains("platform") && man["platform"].is_string()
-               ? man["platform"].get<std::string>()
-               : "";
+  const bool verified = verified_manifest(text, &man);
+  if (verified || (man = nlohmann::json::parse(text, nullptr, false)).is_object()) {
+    if (man.contains("platform") && man["platform"].is_string()) return man["platform"].get<std::string>();
+    return !verified && man.contains("format") && man["format"] == "carb-model" ? kUnknownPlatform : "";
+  }
   // Unparseable (truncated): the first "platform": "..." in the text.
   static const std::regex named("\"platform\"\\s*:\\s*\"([^\"]*)\"");
   std::smatch m;
-  return std::regex_search(text, m, named) ? m[1].str() : "";
+  if (std::regex_search(text, m, named)) return m[1].str();
+  return text.find("\"carb-model\"") != std::string::npos ? kUnknownPlatform : "";
+}
+
+// "of platform 'x'", or what is known of a damaged manifest that does not say.
+std::string platform_phrase(const std::string& there) {
+  return there == kUnknownPlatform ? std::string("of a platform its damaged manifest no longer names")
+                                   : "of platform '" + there + "'";
 }
 
 }  // namespace
@@ -228,7 +239,7 @@ bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool 
   if (force) return false;
   std::string why;
   if (const std::string there = platform.empty() ? "" : manifest_platform(old); !there.empty() && there != platform)
-    why = "was replaced by the model of platform '" + there + "'";
+    why = "was replaced by the model " + platform_phrase(there);
   else if (!bundle_replace_refusal(old).empty())
     why = "gained files";
   if (why.empty()) return false;
@@ -295,7 +306,7 @@ void BundleDestination::check_platform(const std::string& platform) {
   platform_ = platform;  // checked again at commit(): the directory may change during the work
   if (force_) return;
   if (const std::string there = manifest_platform(dir_); !there.empty() && there != platform)
-    throw InputError(dir_.string() + " holds the model of platform '" + there + "', and this one is of '" + platform +
+    throw InputError(dir_.string() + " holds the model " + platform_phrase(there) + ", and this one is of '" + platform +
                      "'; choose another --out, or pass --force (force=True in Python) to replace it");
 }
 

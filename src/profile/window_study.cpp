@@ -138,21 +138,24 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
     return j.is_object() && j.contains("kind") && j["kind"].is_string() ? j["kind"].get<std::string>() : std::string();
   };
-  // Thirty-fifth hostile pass: --force replaced a sidecar that was no provenance at all. --force is
-  // for --out, which the user named; at the sidecar's name it replaces only carb's own provenance.
-  if (o.force && fs::exists(side, ec) &&
-      std::find(kProvenanceKinds.begin(), kProvenanceKinds.end(), side_kind()) == kProvenanceKinds.end())
-    throw InputError(side.string() + ", where the provenance of " + o.out.filename().string() +
-                     " goes, holds a file carb did not write (--force replaces only carb's own provenance there); "
-                     "move it away, or choose another --out");
-  if (fs::exists(side, ec) && !o.force) {
-    if (side_kind() != kWindowStudyKind)
-      throw InputError(side.string() + " exists and is not a window study's provenance carb wrote; choose another "
-                       "--out, or pass --force to replace it");
+  // Thirty-fifth hostile pass: --force replaced a sidecar that was no provenance at all. Thirty-sixth:
+  // nor another file's provenance. A study's sidecar is its --out with ".json" added, a dataset's or
+  // plan's its CSV's name with ".csv" replaced, so `--out h200` meets h200.csv's sidecar. --force is
+  // for --out, which the user named; at the sidecar's name it replaces only a study's provenance.
+  if (fs::exists(side, ec)) {
+    const std::string kind = side_kind();
+    const bool carbs = std::find(kProvenanceKinds.begin(), kProvenanceKinds.end(), kind) != kProvenanceKinds.end();
+    if (kind != kWindowStudyKind)
+      throw InputError(side.string() + ", where the provenance of " + o.out.filename().string() + " goes, holds " +
+                       (carbs ? "the provenance of a " + kind + " (" + side.stem().string() +
+                                    ".csv's), another file's"
+                              : std::string("a file carb did not write")) +
+                       " (--force replaces only a window study's own provenance there); move it away, or choose "
+                       "another --out");
     // Twenty-second hostile pass: with its CSV moved away (archived), the sidecar of an earlier study
     // was replaced, its only provenance. (A study writes its sidecar only once its CSV exists, so a
     // killed run leaves no sidecar without a CSV.)
-    if (!exists)
+    if (!exists && !o.force)
       throw InputError(side.string() + " describes a " + o.out.filename().string() + " that is no longer beside it "
                        "(moved or deleted?), and is its only provenance; move it with its CSV, choose another --out, "
                        "or pass --force to replace it");

@@ -538,6 +538,20 @@ TEST_F(DataOps, ForceNeverReplacesAFileCarbDidNotWriteAtTheSidecarsName) {
   const std::string notes = slurp(emissions);
   EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "emissions.csv", "", true), InputError);
   EXPECT_EQ(slurp(emissions), notes);
+  // Thirty-sixth hostile pass: a window study's sidecar is its --out with ".json" added, so study
+  // `ws`'s ws.json sits where ws.csv's goes: another file's provenance, never replaced.
+  const fs::path study = dir_ / "ws.json";
+  { std::ofstream(study) << R"({"kind": "carb window study", "meter_check": {"period_ms": 100}})" << '\n'; }
+  const std::string study_text = slurp(study);
+  for (const bool force : {false, true}) {
+    try {
+      merge_datasets({dir_ / "a.csv"}, dir_ / "ws.csv", "", force);
+      ADD_FAILURE() << "a window study's provenance was replaced, force " << force;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("holds the provenance of the window study"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(slurp(study), study_text);
+  }
   // Another command's provenance there is carb's own: --force replaces it, as before.
   merge_datasets({dir_ / "a.csv"}, dir_ / "other.csv", "");
   fs::remove(dir_ / "other.csv");

@@ -146,6 +146,39 @@ TEST_F(BundleDestinationTest, ABundlesFilesAndAnotherPlatformsDamagedBundleAreKe
   EXPECT_EQ(model_text(dir_ / "b.earlier" / "m.0.x.model"), "h200's");
 }
 
+// Thirty-sixth hostile pass: with the platform key itself damaged ("plqtform", "platform"; "h200")
+// or truncated away, the damaged bundle named no platform and another platform's was replaced
+// without --force. A carb manifest that no longer says its platform may be anyone's.
+TEST_F(BundleDestinationTest, ADamagedManifestThatNoLongerNamesItsPlatformNeedsForce) {
+  fake_bundle(dir_ / "model", "old", "h200");
+  const std::string man = read(dir_ / "model" / "manifest.json");
+  const auto key = man.find("\"platform\"");
+  ASSERT_NE(key, std::string::npos);
+  std::string renamed = man, semicolon = man;
+  renamed[key + 3] = 'q';
+  semicolon[man.find(':', key)] = ';';
+  for (const std::string& damaged : {renamed, semicolon, man.substr(0, key)}) {
+    ASSERT_NE(damaged.find("carb-model"), std::string::npos) << "the test needs a manifest that still says carb's";
+    std::ofstream(dir_ / "model" / "manifest.json", std::ios::trunc) << damaged;
+    BundleDestination d(dir_ / "model", false);
+    try {
+      d.check_platform("cpu-1t");
+      ADD_FAILURE() << "a bundle of a platform its manifest no longer names was replaceable: " << damaged.size();
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("of a platform its damaged manifest no longer names"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "old");
+    fs::remove_all(dir_ / "swapped");
+    fs::copy(dir_ / "model", dir_ / "swapped");
+    fs::remove_all(dir_ / "b.earlier");
+    EXPECT_TRUE(detail::keep_changed_bundle(dir_ / "swapped", dir_ / "b", false, "cpu-1t"));
+    EXPECT_EQ(model_text(dir_ / "b.earlier" / "m.0.x.model"), "old");
+  }
+  BundleDestination forced(dir_ / "model", true);
+  EXPECT_NO_THROW(forced.check_platform("cpu-1t"));
+}
+
 TEST_F(BundleDestinationTest, AnotherPlatformsBundleNeedsForce) {
   const fs::path out = dir_ / "model";
   fake_bundle(out, "old", "h200");

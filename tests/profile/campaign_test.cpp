@@ -414,13 +414,15 @@ TEST_F(Study, NeverReplacesAFileThatIsNotAStudy) {
 TEST_F(Study, ForceReplacesOnlyCarbsOwnProvenanceAtTheSidecarsName) {
   auto o = options();
   o.force = true;
-  for (const std::string mine : {"my notes\n", "{\"kind\": \"carbon emissions\"}\n"}) {
+  // Thirty-sixth: nor a dataset's provenance, which `--out h200` meets at h200.json (h200.csv's).
+  for (const std::string mine : {"my notes\n", "{\"kind\": \"carbon emissions\"}\n", "{\"kind\": \"carb dataset\"}\n"}) {
     std::ofstream(dir_ / "study.csv.json") << mine;
     try {
       (void)run_window_study(configs, o);
       ADD_FAILURE() << "--force replaced " << mine;
     } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("--force replaces only carb's own provenance there"), std::string::npos)
+      EXPECT_NE(std::string(e.what()).find("--force replaces only a window study's own provenance there"),
+                std::string::npos)
           << e.what();
     }
     std::ifstream in(dir_ / "study.csv.json");

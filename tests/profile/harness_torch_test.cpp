@@ -140,15 +140,24 @@ TEST(Harness, LatencyIsRepeatableWithinItsSpread) {
   Protocol p = light_protocol();
   p.warmup = 2;
   p.min_passes = p.max_passes = 10;  // a std over 3 passes says little on a loaded machine
-  const Measurement a = b->measure(c, p), z = b->measure(c, p);
-  ASSERT_EQ(a.status, Status::ok) << a.error;
-  ASSERT_EQ(z.status, Status::ok) << z.error;
-  const double std_a = std::stod(a.extra.at("latency_std_ms")),
-               std_z = std::stod(z.extra.at("latency_std_ms"));
-  const double mean = (*a.latency_ms + *z.latency_ms) / 2;
-  EXPECT_LE(std::abs(*a.latency_ms - *z.latency_ms), 3 * (std_a + std_z) + 0.2 * mean)
-      << *a.latency_ms << " +- " << std_a << " vs " << *z.latency_ms << " +- " << std_z;
-  EXPECT_EQ(*a.peak_memory_mb, *z.peak_memory_mb) << "peak memory is deterministic";
+  // Up to three pairs: a test running beside the suite's heaviest ones on two cores once saw one
+  // pair 768 ms apart (a burst of load between the two). Latency that is repeatable at all agrees
+  // in one of three; a harness whose passes drift never does.
+  std::string tried;
+  bool agreed = false;
+  for (int attempt = 0; attempt < 3 && !agreed; ++attempt) {
+    const Measurement a = b->measure(c, p), z = b->measure(c, p);
+    ASSERT_EQ(a.status, Status::ok) << a.error;
+    ASSERT_EQ(z.status, Status::ok) << z.error;
+    EXPECT_EQ(*a.peak_memory_mb, *z.peak_memory_mb) << "peak memory is deterministic";
+    const double std_a = std::stod(a.extra.at("latency_std_ms")),
+                 std_z = std::stod(z.extra.at("latency_std_ms"));
+    const double mean = (*a.latency_ms + *z.latency_ms) / 2;
+    agreed = std::abs(*a.latency_ms - *z.latency_ms) <= 3 * (std_a + std_z) + 0.2 * mean;
+    tried += std::to_string(*a.latency_ms) + " +- " + std::to_string(std_a) + " vs " + std::to_string(*z.latency_ms) +
+             " +- " + std::to_string(std_z) + "; ";
+  }
+  EXPECT_TRUE(agreed) << tried;
 }
 
 }  // namespace
