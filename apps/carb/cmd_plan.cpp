@@ -106,7 +106,9 @@ void run(PlanCmd& c, CLI::App& app) {
   std::cout << "planned " << p.rows.size() << " of " << p.candidates << " configurations (" << p.excluded
             << " already measured) by " << to_string(p.strategy);
   if (std::isfinite(p.total_cost_s)) std::cout << ", predicted measuring time " << fmt_num(p.total_cost_s, 4) << " s";
-  else if (c.model.empty() == false) std::cout << ", predicted measuring time unknown (some rows' latency is not positive)";
+  else if (c.model.empty() == false)
+    std::cout << ", predicted measuring time unknown (" << p.planned_unknown_cost() << " of the planned rows' latency is not "
+              << "positive)";
   std::cout << " -> " << printable(c.out) << '\n';
   if (p.unknown_cost)
     std::cout << "note: " << p.unknown_cost << " candidate" << (p.unknown_cost == 1 ? " was" : "s were")

@@ -80,6 +80,8 @@ struct AblationResult {
   std::size_t train_without_telemetry = 0, test_without_telemetry = 0;  // left out
   std::map<std::string, FitMetrics> all_features, architecture_only;
   std::map<std::string, double> delta_r2;  // architecture_only - all_features
+  /// Either variant's predictions at or below zero, scored as they are (nonpositive_note).
+  std::vector<std::string> warnings;
   nlohmann::json to_json() const;
 };
 

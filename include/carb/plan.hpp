@@ -84,7 +84,11 @@ struct Plan {
   std::size_t unknown_cost = 0;
   /// How many planned rows lie outside what the model trained on.
   std::size_t rows_outside() const;
-  /// {strategy, candidates, excluded, planned, planned_outside, predicted_cost_s, rows: [{family..precision,
+  /// How many planned rows have no predicted measuring time (a model predicting no positive latency
+  /// for them; without a budget they are planned). Thirty-seventh hostile pass: counted nowhere.
+  std::size_t planned_unknown_cost() const;
+  /// {strategy, candidates, excluded, planned, unknown_cost, planned_unknown_cost, planned_outside,
+  /// predicted_cost_s, rows: [{family..precision,
   /// rank, score, uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance, outside}]},
   /// null where unknown (as the plan CSV's empty cells).
   nlohmann::json to_json() const;

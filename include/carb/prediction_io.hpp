@@ -22,6 +22,11 @@ nlohmann::json outside_json(const std::vector<Excursion>& outside);
 /// precision never trained; empty when none does. (Twenty-fourth hostile pass: `evaluate --external`
 /// and `screen --validate` scored four guesses, one of them bf16, as "held-out accuracy".)
 std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs);
+/// "predictions at or below zero, which no configuration costs (...): 3 of latency_ms among 40
+/// rows, scored as they are" for per-target prediction columns, or "" when every one is positive
+/// (a raw-target model's sums can dip below zero; thirty-sixth and thirty-seventh hostile passes:
+/// evaluate, its retrained sections and screen --validate scored them without a word).
+std::string nonpositive_note(const std::map<std::string, std::vector<double>>& predicted);
 
 /// With an "outside" column last (the excursions from the trained ranges; empty inside them).
 /// `extra`, when given, is one more named column (one value per prediction) before it. With bounds,

@@ -281,6 +281,10 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing)
         raise InputError("nothing to plan: every candidate is measured, trained on, over the budget or of a "
                          "measuring time the model cannot predict")
+    if p["planned_unknown_cost"]:
+        # Thirty-seventh hostile pass: planned by count, they came back with NaN costs and no word.
+        warnings.warn(f"carb: {p['planned_unknown_cost']} planned row(s) have a predicted latency at or below zero: "
+                      "their measuring time (cost_s) is unknown, and so is total_cost_s", RuntimeWarning, stacklevel=2)
     if p["unknown_cost"]:
         warnings.warn(f"carb: {p['unknown_cost']} candidate(s) were passed over: the model cannot predict their "
                       "measuring time (latency at or below zero, or not a number), so they fit no budget_s",

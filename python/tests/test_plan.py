@@ -38,3 +38,11 @@ def test_candidates_whose_measuring_time_cannot_be_predicted_are_counted(falling
         p = carb.plan(cands, model=falling_model, budget_s=1e6, strategy="random")
     assert p["unknown_cost"] == 3
     assert len(p["configs"]) == 2
+
+
+def test_planned_rows_whose_measuring_time_cannot_be_predicted_are_said(falling_model):
+    # Thirty-seventh hostile pass: planned by count, they came back with NaN costs and no word.
+    cands = [carb.Config("basic", d, 0.5, 32, 4, "fp32") for d in (12, 16, 50, 66, 82)]
+    with pytest.warns(RuntimeWarning, match="3 planned row"):
+        p = carb.plan(cands, model=falling_model, count=5, strategy="random")
+    assert p["planned_unknown_cost"] == 3

@@ -33,9 +33,12 @@ std::vector<double> target_column(const Dataset& d, const std::string& target) {
   return y;
 }
 
-std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Dataset& test) {
+std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Dataset& test,
+                                                std::vector<std::string>* notes, const std::string& what) {
   std::map<std::string, FitMetrics> out;
   const auto pred = m.predict_columns(configs_of(test), telemetry_of(test));
+  if (notes)
+    if (const auto note = nonpositive_note(pred); !note.empty()) notes->push_back(what + note);
   for (const auto& t : m.targets()) out[t] = fit_metrics(target_column(test, t), pred.at(t));
   return out;
 }
@@ -46,16 +49,7 @@ std::vector<std::string> prediction_notes(const CarbModel& m, const Dataset& tes
   if (auto note = guesses_note(m, configs_of(test)); !note.empty()) out.push_back(std::move(note));
   // Thirty-sixth hostile pass: a raw-target model's predictions at or below zero were scored
   // without a word (transfer's few-shot tables state their share).
-  std::string which;
-  std::size_t rows = 0;
-  for (const auto& [t, v] : pred) {
-    const auto n = static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](double x) { return !(x > 0); }));
-    if (n) which += (which.empty() ? "" : ", ") + std::to_string(n) + " of " + t;
-    rows = std::max(rows, v.size());
-  }
-  if (!which.empty())
-    out.push_back("predictions at or below zero, which no configuration costs (a raw-target model's sums can dip "
-                  "below zero): " + which + " among " + std::to_string(rows) + " rows, scored as they are");
+  if (auto note = nonpositive_note(pred); !note.empty()) out.push_back(std::move(note));
   return out;
 }
 
@@ -205,7 +199,7 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
   e.baselines = timed("baselines", o, e.seconds, [&] { return eval::baselines_section(c); });
   e.importance = timed("importance", o, e.seconds, [&] { return eval::importance_section(c); });
   e.residuals = timed("residuals", o, e.seconds, [&] { return eval::residuals_section(c); });
-  e.components = timed("components", o, e.seconds, [&] { return eval::components_section(c); });
+  e.components = timed("components", o, e.seconds, [&] { return eval::components_section(c, &e.warnings); });
   e.lobto = timed("lobto", o, e.seconds, [&] { return eval::lobto_section(c); });
   e.ablation = timed("ablation", o, e.seconds, [&] { return eval::ablation_section(c); });
   if (reference) e.drift_correction = drift_section(model, subset(raw, te), c.test_pred, *reference);

@@ -25,7 +25,7 @@ void score_parts(const Context& c, const TargetSummary& tm, const Matrix& base, 
 
 }  // namespace
 
-std::map<std::string, TargetComponents> components_section(const Context& c) {
+std::map<std::string, TargetComponents> components_section(const Context& c, std::vector<std::string>* warnings) {
   const Matrix base = build_features(c.model.schema(), configs_of(c.test), telemetry_of(c.test));
   std::string reason;
   std::map<std::string, FitMetrics> no_cascade;
@@ -36,7 +36,7 @@ std::map<std::string, TargetComponents> components_section(const Context& c) {
   else if (!c.model.options().cascade)
     reason = "the model was trained without the cascade";
   else
-    no_cascade = no_cascade_scores(c);
+    no_cascade = no_cascade_scores(c, warnings);
   std::map<std::string, TargetComponents> out;
   for (const auto& tm : c.model.target_summaries()) {
     TargetComponents& t = out[tm.target];

@@ -28,7 +28,9 @@ nlohmann::json unavailable(const std::string& reason);
 std::vector<double> target_column(const Dataset& d, const std::string& target);
 
 /// Held-out metrics of a model per target.
-std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Dataset& test);
+/// `notes`, when given, receives nonpositive_note of the predictions, prefixed by `what`.
+std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Dataset& test,
+                                                std::vector<std::string>* notes = nullptr, const std::string& what = "");
 /// What a user must know of a model's predictions of `test` before reading its scores: where the
 /// configurations lie past its trained ranges (guesses_note), and how many predictions are at or
 /// below zero (a raw-target model's), scored as they are. Empty strings are left out.
@@ -41,12 +43,13 @@ nlohmann::json metrics_json(const std::map<std::string, FitMetrics>& m);
 /// the evaluate options); the retraining sections share it.
 CarbModel retrain(const Context& c, const Dataset& train, TrainOptions o);
 /// Held-out metrics of the model retrained without the cascade (every target from x alone).
-std::map<std::string, FitMetrics> no_cascade_scores(const Context& c);
+std::map<std::string, FitMetrics> no_cascade_scores(const Context& c, std::vector<std::string>* notes = nullptr);
 
 /// The sections, one per file.
 Baselines baselines_section(const Context& c);
 std::map<std::string, std::vector<FeatureImportance>> importance_section(const Context& c);
-std::map<std::string, TargetComponents> components_section(const Context& c);
+/// `warnings` receives what the no-cascade variant's predictions need said (its costs at or below zero).
+std::map<std::string, TargetComponents> components_section(const Context& c, std::vector<std::string>* warnings = nullptr);
 ResidualStudy residuals_section(const Context& c);
 LobtoResult lobto_section(const Context& c);
 AblationResult ablation_section(const Context& c);

@@ -103,6 +103,7 @@ void render_lobto_ablation(const Evaluation& e, std::ostream& out) {
   if (a.train_without_telemetry + a.test_without_telemetry > 0)
     out << " (left out without it: " << a.train_without_telemetry << " / " << a.test_without_telemetry << ")";
   out << "\n";
+  for (const auto& w : a.warnings) out << "warning: " << w << '\n';
   TextTable t({"target", "all features", "architecture only", "architecture only - all"});
   for (const auto& n : e.targets_predicted) {
     const auto d = a.delta_r2.find(n);

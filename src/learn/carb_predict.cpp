@@ -128,7 +128,10 @@ std::vector<double> predict_target_model(const TargetModel& tm, const TrainOptio
     if (tm.estimate) raw[i] *= (*tm.estimate)(configs[i]);  // the learners predicted the ratio y / estimate
     // No pass peaks below its weights and input (fifteenth hostile pass: cpu-1t answered 46.57 MB
     // for basic-18 at 32 px, whose weights and input take 46.77 MB; 6 of the paper preset's 4,320).
-    if (memory && std::isfinite(raw[i])) raw[i] = std::max(raw[i], network_totals(configs[i]).memory_floor_mb());
+    // A cost at or below zero (a raw-target model's) stays what it is, said as such downstream:
+    // lifted to the floor it passed memory budgets as a bounded answer (thirty-seventh hostile pass).
+    if (memory && std::isfinite(raw[i]) && raw[i] > 0)
+      raw[i] = std::max(raw[i], network_totals(configs[i]).memory_floor_mb());
   }
   return raw;
 }

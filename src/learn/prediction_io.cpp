@@ -1,4 +1,5 @@
 // CSV and JSON output of predictions.
+#include <algorithm>
 #include "carb/prediction_io.hpp"
 
 #include <cmath>
@@ -52,6 +53,19 @@ std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs)
          " scored configurations lie outside the ranges the model trained on" +
          (never ? " (" + std::to_string(never) + " at a family, precision or pairing of the two it never trained)" : std::string()) +
          ": its answers there are guesses, and these scores include them";
+}
+
+std::string nonpositive_note(const std::map<std::string, std::vector<double>>& predicted) {
+  std::string which;
+  std::size_t rows = 0;
+  for (const auto& [t, v] : predicted) {
+    const auto n = static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](double x) { return !(x > 0); }));
+    if (n) which += (which.empty() ? "" : ", ") + std::to_string(n) + " of " + t;
+    rows = std::max(rows, v.size());
+  }
+  if (which.empty()) return "";
+  return "predictions at or below zero, which no configuration costs (a raw-target model's sums can dip below "
+         "zero): " + which + " among " + std::to_string(rows) + " rows, scored as they are";
 }
 
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,

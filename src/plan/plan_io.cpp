@@ -49,11 +49,18 @@ std::size_t Plan::rows_outside() const {
       std::count_if(rows.begin(), rows.end(), [](const PlannedRow& r) { return !r.outside.empty(); }));
 }
 
+std::size_t Plan::planned_unknown_cost() const {
+  if (rows.empty() || std::all_of(rows.begin(), rows.end(), [](const PlannedRow& r) { return std::isnan(r.latency_ms); }))
+    return 0;  // no model: no row has a predicted cost to be unknown
+  return static_cast<std::size_t>(
+      std::count_if(rows.begin(), rows.end(), [](const PlannedRow& r) { return !std::isfinite(r.cost_s); }));
+}
+
 nlohmann::json Plan::to_json() const {
   const auto value = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   nlohmann::json j = {{"strategy", to_string(strategy)}, {"candidates", candidates},
                       {"excluded", excluded},            {"planned", rows.size()},
-                      {"unknown_cost", unknown_cost},
+                      {"unknown_cost", unknown_cost},    {"planned_unknown_cost", planned_unknown_cost()},
                       {"planned_outside", rows_outside()},
                       {"predicted_cost_s", value(total_cost_s)}, {"rows", nlohmann::json::array()}};
   double cumulative = 0;

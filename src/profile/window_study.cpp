@@ -120,6 +120,12 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
     if (!(w > 0 && w < o.trace_s))
       throw InputError("every window must be longer than 0 and shorter than the trace (" + extra_number(o.trace_s) +
                        " s), not " + extra_number(w));
+  // What is at both names before the checks: each write replaces only that, then only what the
+  // previous write left, so a file moved onto --out or its sidecar during the checks or the study is
+  // kept (with an error). Thirty-seventh hostile pass: taken after the checks and the lock, it took
+  // in a file moved there in between, which the first write then replaced (exit 0).
+  const fs::path side(o.out.string() + ".json");
+  std::optional<csv::FileId> out_was = csv::file_id(o.out), side_was = csv::file_id(side);
   std::error_code ec;
   const auto st = fs::status(o.out, ec);
   const bool exists = st.type() != fs::file_type::not_found;
@@ -132,7 +138,9 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
     throw InputError(o.out.string() + " exists and is not a window study carb wrote; choose another --out, or pass "
                      "--force to replace it");
   // The provenance sidecar beside it is replaced too: only one that carb wrote, unless forced.
-  const fs::path side(o.out.string() + ".json");
+  if (fs::is_directory(side, ec))
+    throw InputError(side.string() + ", where the provenance of " + o.out.filename().string() +
+                     " goes, is a directory; move it away, or choose another --out");
   const auto side_kind = [&] {
     std::ifstream in(side);
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
@@ -162,9 +170,6 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   }
   // One study per file at a time (twenty-first hostile pass: two resumed on one file kept only one's rows).
   const StoreLock lock(o.out, "window study " + o.out.string(), "carb meter --study", "--out");
-  // What the checks found: each write replaces only that, then only what the previous write left,
-  // so a file moved onto --out or its sidecar while the study runs is kept (with an error).
-  std::optional<csv::FileId> out_was = csv::file_id(o.out), side_was = csv::file_id(side);
   std::string text = std::string(kHeader) + "\n";
   std::set<std::string> done;
   if (resume) {

@@ -132,9 +132,10 @@ std::string screen_section(const json& screen) {
                                                "no bounded interval for them at this confidence"),
                          true));
   if (const long long n = count("nonpositive_predictions"); n > 0)
-    cards.push_back(card("Left out", warning(std::to_string(n) + " configuration" + (n == 1 ? " was" : "s were") +
-                                             " left out: the model predicts a cost at or below zero for " +
-                                             (n == 1 ? "it" : "them")),
+    cards.push_back(card("Left out", warning("the model predicts a cost at or below zero for " + std::to_string(n) +
+                                             " candidate" + (n == 1 ? "" : "s") +
+                                             ": none of them can meet a budget or be on the Pareto front, "
+                                             "shortlisted or not"),
                          true));
   if (const long long n = count("source_nonpositive_predictions"); n > 0)
     cards.push_back(card("First stage", warning("the source model predicts a cost at or below zero for " +

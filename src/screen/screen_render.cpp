@@ -51,9 +51,12 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
         << "% interval for them: too few training rows per batch regime for that level (a lower --confidence "
            "may bound them), or a precision, family or pairing of the two it never trained (no level will)\n";
   if (r.nonpositive > 0)
-    out << "note: " << r.nonpositive << " configuration" << (r.nonpositive == 1 ? " was" : "s were")
-        << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")
-        << " (a raw-target model's sums can dip below zero), which no budget or Pareto front can use\n";
+    // Thirty-seventh hostile pass: "left out" read as the budget stage's doing where the shortlist
+    // had cut them; counted over every candidate, they are out either way.
+    out << "note: the " << (r.two_stage ? "target " : "") << "model predicts a cost at or below zero for "
+        << r.nonpositive << " of the " << (r.stages.empty() ? 0 : r.stages.front().count)
+        << " candidates (a raw-target model's sums can dip below zero): none of them can meet a budget or be on the "
+           "Pareto front, shortlisted or not\n";
   if (r.pareto.empty()) {
     out << "no configuration meets the budgets\n";
     return;

@@ -176,6 +176,14 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
                          " left out: no cost to compare");
 
   const auto point = m.predict(cs);
+  // Thirty-seventh hostile pass: costs at or below zero were scored, and decided on, without a word.
+  {
+    std::map<std::string, std::vector<double>> cols;
+    for (const auto& p : point)
+      for (const auto& [t, x] : p.value) cols[t].push_back(x);
+    if (auto note = nonpositive_note(cols); !note.empty())
+      v.warnings.push_back(note + "; none of them can be accepted, so each counts as a reject");
+  }
   for (const auto& t : m.targets()) {
     std::vector<double> y, p;
     for (std::size_t i = 0; i < rows.size(); ++i)

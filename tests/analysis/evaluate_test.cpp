@@ -550,5 +550,26 @@ TEST(EvaluateLobto, APrecisionTheHighTierNeverHadIsSaid) {
   EXPECT_EQ(e.lobto.to_json()["warnings"].size(), 1u);
 }
 
+// Thirty-seventh hostile pass: the retrained sections (ablation, no-cascade) scored costs at or
+// below zero without the warning; they go through score_targets, which says it when asked.
+TEST(EvaluateLobto, ScoringSaysWhenPredictionsAreAtOrBelowZero) {
+  const CarbModel& m = testing::falling_linear_model();
+  Dataset far;
+  for (const Config& c : testing::falling_model_configs()) {
+    Record r;
+    r.platform = "synthetic";
+    r.config = c;
+    r.status = Status::ok;
+    r.latency_ms = 5;
+    r.peak_memory_mb = 200;
+    far.rows.push_back(r);
+  }
+  std::vector<std::string> notes;
+  (void)eval::score_targets(m, far, &notes, "the variant: ");
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_EQ(notes[0].rfind("the variant: predictions at or below zero", 0), 0u) << notes[0];
+  EXPECT_NE(notes[0].find("3 of latency_ms among 5 rows"), std::string::npos) << notes[0];
+}
+
 }  // namespace
 }  // namespace carb

@@ -122,6 +122,11 @@ TEST(Plan, AnUncertaintyPlanNeedsMembersThatCanDisagreeAndLogsOfPositiveCosts) {
     }
   }
   EXPECT_EQ(make_plan(cands, {}, &one, options(PlanStrategy::random, 2)).rows.size(), 2u);
+  // Thirty-seventh hostile pass: planned by count, rows without a measuring time were counted nowhere.
+  const Plan all = make_plan(cands, {}, &one, options(PlanStrategy::random, 5));
+  EXPECT_EQ(all.planned_unknown_cost(), 3u);
+  EXPECT_EQ(all.to_json()["planned_unknown_cost"], 3);
+  EXPECT_EQ(make_plan(cands, {}, nullptr, options(PlanStrategy::random, 5)).planned_unknown_cost(), 0u);
   PlanOptions log = options(PlanStrategy::uncertainty, 3);
   log.spread = SpreadSpace::log;
   try {

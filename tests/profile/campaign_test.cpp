@@ -446,5 +446,30 @@ TEST_F(Study, ALockRefusalNamesTheStudysOwnFlag) {
   }
 }
 
+// Thirty-seventh hostile pass: what is at --out and its sidecar was recorded only after the checks
+// and the lock, so a file moved there in between was taken in and replaced by the first write (exit
+// 0). It is recorded before the checks now; a file moved onto either name any time after is kept.
+TEST_F(Study, AFileMovedOntoTheOutputOrItsSidecarAfterTheChecksIsKept) {
+  for (const std::string name : {"study.csv", "study.csv.json"}) {
+    std::filesystem::remove(dir_ / "study.csv");
+    std::filesystem::remove(dir_ / "study.csv.json");
+    register_backend("fake-study-mover", [&](const Protocol&) {
+      std::ofstream(dir_ / "mine.txt") << "my notes\n";
+      std::filesystem::rename(dir_ / "mine.txt", dir_ / name);  // after the checks and the lock
+      return std::make_unique<StudyBackend>();
+    });
+    auto o = options();
+    o.backend = "fake-study-mover";
+    try {
+      (void)run_window_study(configs, o);
+      ADD_FAILURE() << "the study wrote over a file moved onto " << name;
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("a file appeared at this name"), std::string::npos) << e.what();
+    }
+    std::ifstream in(dir_ / name);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), "my notes\n") << name;
+  }
+}
+
 }  // namespace
 }  // namespace carb

@@ -430,7 +430,7 @@ TEST(Screen, APredictedCostAtOrBelowZeroMeetsNoBudgetAndIsCounted) {
       EXPECT_EQ(r.to_json()["nonpositive_predictions"], 3);
       std::ostringstream text;
       print_screen_table(r, text);
-      EXPECT_NE(text.str().find("3 configurations were left out: the model predicts a cost at or below zero"),
+      EXPECT_NE(text.str().find("the model predicts a cost at or below zero for 3 of the 5 candidates"),
                 std::string::npos)
           << text.str();
     }
@@ -464,6 +464,56 @@ TEST(Screen, TheSourceModelsCostsAtOrBelowZeroAreCountedAndRankedLast) {
   ScreenOptions one;
   one.top_k = 2;
   EXPECT_EQ(screen(cs, src, nullptr, one).nonpositive, 3u);
+}
+
+// Thirty-seventh hostile pass: a raw-target model's negative memory was lifted to the weights and
+// input and passed memory budgets as a bounded answer; screen --validate scored such predictions,
+// and decided on them, without a word.
+TEST(Screen, ANegativeMemoryIsNotLiftedToItsFloorAndValidationSaysSo) {
+  Dataset d;
+  for (int depth : {10, 14, 18, 22, 26})
+    for (int batch : {1, 2, 4, 8}) {
+      Record r;
+      r.platform = "synthetic";
+      r.config = {Family::basic, depth, 0.5, 32, batch, Precision::fp32};
+      r.status = Status::ok;
+      r.latency_ms = 1.0 + depth * 0.1 + batch;
+      r.peak_memory_mb = 200.0 - 5 * depth + batch;  // falls with depth: test data, never measured
+      d.rows.push_back(r);
+    }
+  TrainOptions o;
+  o.learners = {"linear"};
+  o.log_target = false;
+  o.normalize = "off";
+  o.correctors = false;
+  o.folds = 2;
+  const CarbModel m = CarbModel::train(d, o);
+  const std::vector<Config> cs = {{Family::basic, 14, 0.5, 32, 1, Precision::fp32},
+                                  {Family::basic, 42, 0.5, 32, 1, Precision::fp32},
+                                  {Family::basic, 50, 0.5, 32, 1, Precision::fp32}};
+  const auto mem = m.predict_columns(cs).at("peak_memory_mb");
+  EXPECT_GT(mem[0], 0);
+  EXPECT_LE(mem[1], 0) << "lifted to its floor";
+  EXPECT_LE(mem[2], 0) << "lifted to its floor";
+  ScreenOptions so;
+  so.budgets = {{"peak_memory_mb", 1e4}};
+  const auto r = screen(cs, m, nullptr, so);
+  EXPECT_EQ(r.nonpositive, 2u);
+  EXPECT_EQ(r.within_budget, 1u);
+  Dataset measured;
+  for (const Config& c : cs) {
+    Record x;
+    x.platform = "synthetic";
+    x.config = c;
+    x.status = Status::ok;
+    x.latency_ms = 5;
+    x.peak_memory_mb = 300;
+    measured.rows.push_back(x);
+  }
+  const ScreenValidation v = validate_screen(cs, measured, m, so.budgets, std::nullopt, false);
+  EXPECT_TRUE(std::any_of(v.warnings.begin(), v.warnings.end(), [](const std::string& w) {
+    return w.find("predictions at or below zero") != std::string::npos && w.find("2 of peak_memory_mb") != std::string::npos;
+  })) << ::testing::PrintToString(v.warnings);
 }
 
 }  // namespace
