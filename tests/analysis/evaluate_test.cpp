@@ -554,16 +554,7 @@ TEST(EvaluateLobto, APrecisionTheHighTierNeverHadIsSaid) {
 // below zero without the warning; they go through score_targets, which says it when asked.
 TEST(EvaluateLobto, ScoringSaysWhenPredictionsAreAtOrBelowZero) {
   const CarbModel& m = testing::falling_linear_model();
-  Dataset far;
-  for (const Config& c : testing::falling_model_configs()) {
-    Record r;
-    r.platform = "synthetic";
-    r.config = c;
-    r.status = Status::ok;
-    r.latency_ms = 5;
-    r.peak_memory_mb = 200;
-    far.rows.push_back(r);
-  }
+  const Dataset far = testing::constant_cost_rows(testing::falling_model_configs(), 5, 200);
   std::vector<std::string> notes;
   (void)eval::score_targets(m, far, &notes, "the variant: ");
   ASSERT_EQ(notes.size(), 1u);

@@ -292,16 +292,8 @@ TEST(Transfer, ScoresOfGuessesAreNoted) {
 // word, while the few-shot tables state their share.
 TEST(Transfer, ZeroShotStatesItsPredictionsAtOrBelowZero) {
   const CarbModel& m = testing::falling_linear_model();
-  Dataset a;
-  for (const Config& c : testing::falling_model_configs()) {
-    Record r;
-    r.platform = "synthetic";
-    r.config = c;
-    r.status = Status::ok;
-    r.latency_ms = 5.0 + c.depth / 10.0;  // test data, never measured
-    r.peak_memory_mb = 200.0;
-    a.rows.push_back(r);
-  }
+  Dataset a = testing::constant_cost_rows(testing::falling_model_configs(), 5, 200);
+  for (Record& r : a.rows) r.latency_ms = 5.0 + r.config.depth / 10.0;  // test data, never measured
   const TransferResult res = transfer(a, synthetic_affine_copy(a, 2, 1, "synthetic-b"), {}, &m);
   ASSERT_TRUE(res.zero_shot.count("latency_ms"));
   EXPECT_DOUBLE_EQ(res.zero_shot.at("latency_ms").nonpositive_share, 3.0 / 5.0);

@@ -481,13 +481,7 @@ TEST(Screen, ANegativeMemoryIsNotLiftedToItsFloorAndValidationSaysSo) {
       r.peak_memory_mb = 200.0 - 5 * depth + batch;  // falls with depth: test data, never measured
       d.rows.push_back(r);
     }
-  TrainOptions o;
-  o.learners = {"linear"};
-  o.log_target = false;
-  o.normalize = "off";
-  o.correctors = false;
-  o.folds = 2;
-  const CarbModel m = CarbModel::train(d, o);
+  const CarbModel m = CarbModel::train(d, testing::raw_linear_options());
   const std::vector<Config> cs = {{Family::basic, 14, 0.5, 32, 1, Precision::fp32},
                                   {Family::basic, 42, 0.5, 32, 1, Precision::fp32},
                                   {Family::basic, 50, 0.5, 32, 1, Precision::fp32}};
@@ -500,16 +494,7 @@ TEST(Screen, ANegativeMemoryIsNotLiftedToItsFloorAndValidationSaysSo) {
   const auto r = screen(cs, m, nullptr, so);
   EXPECT_EQ(r.nonpositive, 2u);
   EXPECT_EQ(r.within_budget, 1u);
-  Dataset measured;
-  for (const Config& c : cs) {
-    Record x;
-    x.platform = "synthetic";
-    x.config = c;
-    x.status = Status::ok;
-    x.latency_ms = 5;
-    x.peak_memory_mb = 300;
-    measured.rows.push_back(x);
-  }
+  const Dataset measured = testing::constant_cost_rows(cs, 5, 300);
   const ScreenValidation v = validate_screen(cs, measured, m, so.budgets, std::nullopt, false);
   EXPECT_TRUE(std::any_of(v.warnings.begin(), v.warnings.end(), [](const std::string& w) {
     return w.find("predictions at or below zero") != std::string::npos && w.find("2 of peak_memory_mb") != std::string::npos;

@@ -93,6 +93,18 @@ inline const CarbModel& synthetic_model_partial_bf16() {
   return *m;
 }
 
+/// What `train --learners linear --raw-target --normalize off --folds 2` trains: a model whose
+/// answers can dip below zero past its data.
+inline TrainOptions raw_linear_options() {
+  TrainOptions o;
+  o.learners = {"linear"};
+  o.log_target = false;
+  o.normalize = "off";
+  o.correctors = false;
+  o.folds = 2;
+  return o;
+}
+
 /// A raw-target linear model whose latency falls with depth (a line that crosses zero past depth
 /// 34 at batch 4): past its data it predicts costs at or below zero, as a --raw-target linear model
 /// can (thirty-fifth hostile pass). Memory is a plain sum of the network's bytes.
@@ -110,15 +122,25 @@ inline const CarbModel& falling_linear_model() {
         r.peak_memory_mb = static_cast<double>(net.param_bytes() + net.input_bytes()) / 1e6 + 5;
         d.rows.push_back(r);
       }
-    TrainOptions o;
-    o.learners = {"linear"};
-    o.log_target = false;
-    o.normalize = "off";
-    o.correctors = false;
-    o.folds = 2;
-    return new CarbModel(CarbModel::train(d, o));
+    return new CarbModel(CarbModel::train(d, raw_linear_options()));
   }();
   return *m;
+}
+
+/// Measured-like rows of `configs` with one latency and one memory each (test data, never
+/// measured): positive costs to score predictions at or below zero against.
+inline Dataset constant_cost_rows(const std::vector<Config>& configs, double latency_ms, double memory_mb) {
+  Dataset d;
+  for (const Config& c : configs) {
+    Record r;
+    r.platform = "synthetic";
+    r.config = c;
+    r.status = Status::ok;
+    r.latency_ms = latency_ms;
+    r.peak_memory_mb = memory_mb;
+    d.rows.push_back(r);
+  }
+  return d;
 }
 
 /// Batch 4 of basic networks at depths 12 and 16 (inside the falling model's data, a positive
