@@ -1,6 +1,7 @@
 // The one-writer lock of a measurement store; see store_lock.hpp for why a lock file and flock.
 #include "store_lock.hpp"
 
+#include <fstream>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -25,6 +26,19 @@ std::string holder_of(int fd) {
   const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
   const long pid = n > 0 ? std::strtol(buf, nullptr, 10) : 0;
   return pid > 0 ? "pid " + std::to_string(pid) : "pid unknown";
+}
+
+// The holder's own command ("carb profile", "carb meter"), read from /proc: a study refused by a
+// profile writing to the same file was told "another carb meter --study" (thirty-eighth hostile
+// pass). Empty when it cannot be read or is not carb.
+std::string command_of(const std::string& holder) {
+  if (holder.rfind("pid ", 0) != 0 || holder == "pid unknown") return "";
+  std::ifstream in("/proc/" + holder.substr(4) + "/cmdline", std::ios::binary);
+  std::string argv0, sub;
+  if (!std::getline(in, argv0, '\0') || !std::getline(in, sub, '\0')) return "";
+  const std::string base = argv0.substr(argv0.find_last_of('/') + 1);
+  if (base != "carb" || sub.empty() || sub[0] == '-') return "";
+  return "carb " + sub;
 }
 
 // The whole lock file, up to a bound no record of a real store reaches; nullopt when unreadable or larger.
@@ -103,8 +117,9 @@ StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, c
       const std::string pid = holder_of(fd);
       ::close(fd);
       if (err == EWOULDBLOCK)
-        throw MeasureError((what.empty() ? "store " + db.string() : what) + " is in use by another " + holder + " (" +
-                           pid + "); wait for it to finish or stop it");
+        throw MeasureError((what.empty() ? "store " + db.string() : what) + " is in use by another " +
+                           (command_of(pid).empty() ? holder : command_of(pid)) + " (" + pid +
+                           "); wait for it to finish or stop it");
       throw MeasureError(path_.string() + ": cannot lock the store's lock file: " + std::strerror(err));
     }
     if (!still_named(fd, path_)) {

@@ -14,6 +14,7 @@
 #include "energy_window.hpp"
 #include "progress.hpp"
 #include "store_lock.hpp"
+#include "util/temp_owner.hpp"
 
 namespace carb {
 namespace {
@@ -168,6 +169,10 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
                        "(moved or deleted?), and is its only provenance; move it with its CSV, choose another --out, "
                        "or pass --force to replace it");
   }
+  // Thirty-eighth hostile pass: a name too long for the temporary beside it failed after the first
+  // trace, and every resume the same way; checked before any work, as the dataset writers do.
+  detail::check_temp_name_fits(o.out, ".carb-");
+  detail::check_temp_name_fits(side, ".carb-");
   // One study per file at a time (twenty-first hostile pass: two resumed on one file kept only one's rows).
   const StoreLock lock(o.out, "window study " + o.out.string(), "carb meter --study", "--out");
   std::string text = std::string(kHeader) + "\n";

@@ -471,5 +471,15 @@ TEST_F(Study, AFileMovedOntoTheOutputOrItsSidecarAfterTheChecksIsKept) {
   }
 }
 
+// Thirty-eighth hostile pass: an --out name too long for the temporary beside it (or its sidecar's)
+// failed after the first trace, and every resume the same way before measuring anything.
+TEST_F(Study, ANameTooLongForItsTemporaryIsRefusedBeforeAnyWork) {
+  auto o = options();
+  o.out = dir_ / std::string(240, 's');
+  EXPECT_THROW(run_window_study(configs, o), InputError);
+  EXPECT_EQ(g_traces, 0);
+  EXPECT_FALSE(std::filesystem::exists(o.out));
+}
+
 }  // namespace
 }  // namespace carb
