@@ -49,7 +49,7 @@ void run(const ScreenCmd& c) {
   if (c.format == "json")
     std::cout << r.to_json().dump(1) << '\n';
   else if (c.format == "csv")
-    write_screen_csv(r, std::cout);
+    write_screen_csv(r, std::cout), print_screen_summary(r, std::cerr);
   else
     print_screen_table(r, std::cout);
 }

@@ -172,6 +172,11 @@ struct ScreenResult {
   /// Two-stage: candidates whose source rank-target prediction is at or below zero; the first
   /// stage ranks them last (thirty-sixth hostile pass: they fell off the shortlist without a word).
   std::size_t source_nonpositive = 0;
+  /// Two-stage, when the target scored the whole space: candidates outside what the target model
+  /// trained on (rho includes its guesses for them).
+  std::size_t target_guesses = 0;
+  /// Of the configurations within budget, those outside what the deciding model trained on.
+  std::size_t within_budget_guesses = 0;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
   Capacity capacity = Capacity::none;    // the maximized capacity measure
   std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)
@@ -193,6 +198,9 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
 
 /// Human-readable: the stage funnel, rho, budgets, the Pareto table and the validation summary.
 void print_screen_table(const ScreenResult& r, std::ostream& out);
+/// Everything of the table but the Pareto rows: the funnel, the notes and the validation summary
+/// (what `screen --format csv` prints on stderr; thirty-eighth hostile pass: the CSV dropped them).
+void print_screen_summary(const ScreenResult& r, std::ostream& out);
 /// The Pareto configurations as a predictions CSV (with _lower/_upper columns under a confidence).
 void write_screen_csv(const ScreenResult& r, std::ostream& out);
 

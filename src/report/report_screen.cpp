@@ -142,6 +142,10 @@ std::string screen_section(const json& screen) {
                                                 std::to_string(n) + " candidate" + (n == 1 ? "" : "s") +
                                                 ": its first stage ranks them last"),
                          true));
+  if (const long long n = count("within_budget_guesses"); n > 0)
+    cards.push_back(card("Within budget", warning(std::to_string(n) + " of the configurations within budget lie outside "
+                                                  "what the deciding model trained on: their costs are guesses"),
+                         true));
   if (const long long n = count("source_guesses"); n > 0)
     cards.push_back(card("First stage", warning(std::to_string(n) + " candidate" + (n == 1 ? " lies" : "s lie") +
                                                 " outside what the source model trained on: its first-stage "

@@ -82,7 +82,7 @@ void check_screen_document(const json& doc, const std::string& file) {
   }
   // Counts the report states (thirty-fifth hostile pass: the unbounded count was left out).
   for (const char* k : {"unbounded_at_confidence", "source_guesses", "nonpositive_predictions",
-                        "source_nonpositive_predictions"})
+                        "source_nonpositive_predictions", "within_budget_guesses", "target_guesses"})
     if (doc.contains(k) && whole_number(doc[k], k, file) < 0) refuse(file, std::string(k) + " is negative");
   const json& pareto = member(doc, "pareto", "the document", file);
   if (!pareto.is_array()) refuse(file, "\"pareto\" is not a list");

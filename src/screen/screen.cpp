@@ -147,6 +147,8 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   // Thirty-sixth hostile pass: the first stage ranked such configurations last and cut them off the
   // shortlist without a word, and the count covered only the shortlist. Counted over every candidate
   // a model scores: the source's rank target in a two-stage screen, every target of the deciding model.
+  if (target && !tgt_all.empty())
+    for (const Config& c : configs) r.target_guesses += !target->envelope().outside(target->as_trained(c)).empty();
   if (target) {
     for (double v : src_cols.at(r.rank_target)) r.source_nonpositive += !within_any_budget(v);
     if (!tgt_all.empty()) r.nonpositive = count_nonpositive(tgt_all);
@@ -172,6 +174,8 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   auto accepted = apply_budgets(final_model, shortlist, cols, o.budgets, o.confidence, &r.unbounded,
                                 target && tgt_all.empty() ? &r.nonpositive : nullptr);
   r.within_budget = accepted.size();
+  r.within_budget_guesses = static_cast<std::size_t>(
+      std::count_if(accepted.begin(), accepted.end(), [](const Prediction& p) { return !p.outside.empty(); }));
   r.stages.push_back({"within_budget", r.within_budget});
   pareto_of(std::move(accepted), o.capacity, r);
   r.stages.push_back({"pareto", r.pareto.size()});
@@ -196,6 +200,8 @@ nlohmann::json ScreenResult::to_json() const {
   for (const auto& [t, v] : budgets) j["budgets"][t] = v;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
+  j["within_budget_guesses"] = within_budget_guesses;
+  if (two_stage) j["target_guesses"] = target_guesses;
   if (confidence) j["unbounded_at_confidence"] = unbounded;
   j["nonpositive_predictions"] = nonpositive;
   if (two_stage) j["source_nonpositive_predictions"] = source_nonpositive;

@@ -117,11 +117,13 @@ TEST(Report, ScreenSectionStatesWhatScreenCouldNotJudge) {
                              {"unbounded_at_confidence", 4},
                              {"source_guesses", 2},
                              {"nonpositive_predictions", 1},
+                             {"within_budget_guesses", 7},
                              {"pareto", nlohmann::json::array()}};
   const std::string html = render_report_html(in);
   EXPECT_NE(html.find("4 configurations within budget by the point prediction cannot pass"), std::string::npos);
   EXPECT_NE(html.find("2 candidates lie outside what the source model trained on"), std::string::npos);
   EXPECT_NE(html.find("the model predicts a cost at or below zero for 1 candidate:"), std::string::npos);
+  EXPECT_NE(html.find("7 of the configurations within budget lie outside"), std::string::npos);
   (*in.screen)["unbounded_at_confidence"] = 0;
   in.screen->erase("source_guesses");
   in.screen->erase("nonpositive_predictions");

@@ -501,5 +501,38 @@ TEST(Screen, ANegativeMemoryIsNotLiftedToItsFloorAndValidationSaysSo) {
   })) << ::testing::PrintToString(v.warnings);
 }
 
+// Thirty-eighth hostile pass: the deciding model's guesses were flagged on the Pareto rows only (of
+// 2,665 within budget, 1,183 were guesses), and screen --format csv printed neither the notes nor
+// the validation.
+TEST(Screen, GuessesWithinBudgetAreCountedAndTheCsvSummaryKeepsTheNotes) {
+  const CarbModel& m = testing::synthetic_model_partial_bf16();
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.budgets = {{"latency_ms", 1e4}};
+  const auto r = screen(cs, m, nullptr, o);
+  std::size_t guesses = 0;
+  for (const Config& c : cs) guesses += !m.envelope().outside(m.as_trained(c)).empty();
+  ASSERT_GT(guesses, 0u);
+  EXPECT_EQ(r.within_budget, cs.size());
+  EXPECT_EQ(r.within_budget_guesses, guesses);
+  EXPECT_EQ(r.to_json()["within_budget_guesses"], guesses);
+  std::ostringstream summary;
+  print_screen_summary(r, summary);
+  EXPECT_NE(summary.str().find(std::to_string(guesses) + " of the " + std::to_string(cs.size()) +
+                               " within budget lie outside what the model trained on"),
+            std::string::npos)
+      << summary.str();
+  EXPECT_NE(summary.str().find("candidates -> "), std::string::npos) << summary.str();
+  // Two-stage: the target's guesses are in rho, and said.
+  const auto two = screen(cs, synthetic_model_b(), &m, o);
+  EXPECT_EQ(two.target_guesses, guesses);
+  std::ostringstream text;
+  print_screen_summary(two, text);
+  EXPECT_NE(text.str().find(std::to_string(guesses) + " of " + std::to_string(cs.size()) +
+                            " candidates lie outside what the target model trained on: rho includes"),
+            std::string::npos)
+      << text.str();
+}
+
 }  // namespace
 }  // namespace carb
