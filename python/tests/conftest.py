@@ -40,7 +40,7 @@ def falling_model(tmp_path_factory):
             "avg_sm_util,avg_mem_util"]
     for depth in (10, 14, 18, 22, 26):
         for batch in (1, 2, 4, 8):
-            rows.append(f"synthetic,basic,{depth},0.5,32,{batch},fp32,ok,{60 - 2 * depth + batch},,{20 + depth / 10},,")
+            rows.append(f"synthetic,basic,{depth},0.5,32,{batch},fp32,ok,{60 - 2 * depth + batch},,{40 + 2 * depth},,")
     (d / "falling.csv").write_text("\n".join(rows) + "\n")
     subprocess.run([os.environ.get("CARB_BINARY", "carb"), "train", "--data", str(d / "falling.csv"), "--out",
                     str(d / "model"), "--learners", "linear", "--raw-target", "--normalize", "off", "--folds", "2"],

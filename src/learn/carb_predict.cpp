@@ -130,8 +130,14 @@ std::vector<double> predict_target_model(const TargetModel& tm, const TrainOptio
     // for basic-18 at 32 px, whose weights and input take 46.77 MB; 6 of the paper preset's 4,320).
     // A cost at or below zero (a raw-target model's) stays what it is, said as such downstream:
     // lifted to the floor it passed memory budgets as a bounded answer (thirty-seventh hostile pass).
-    if (memory && std::isfinite(raw[i]) && raw[i] > 0)
-      raw[i] = std::max(raw[i], network_totals(configs[i]).memory_floor_mb());
+    // Thirty-eighth: nor one between zero and the floor: a raw-target sum there is as impossible as
+    // one below zero (6.45 MB, the weights and input exactly, passed a 10 MB budget while its
+    // neighbour at -2.4 MB counted as unknown). It is 0, an impossible cost said as such everywhere.
+    // A log-target model's answer just under the floor (46.57 for 46.77 MB) is lifted, as before.
+    if (memory && std::isfinite(raw[i]) && raw[i] > 0) {
+      const double floor = network_totals(configs[i]).memory_floor_mb();
+      raw[i] = raw[i] >= floor || opts_.log_target ? std::max(raw[i], floor) : 0.0;
+    }
   }
   return raw;
 }
@@ -251,7 +257,7 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
         iv = {v * std::exp(-h - widen), v * std::exp(h + widen)};
       else
         iv = {(v - h) * std::exp(-widen), (v + h) * std::exp(widen)};
-      if (tm.target == "peak_memory_mb")  // nor can its interval reach below, bounded or not
+      if (tm.target == "peak_memory_mb" && v > 0)  // nor can its interval reach below, bounded or not
         iv.first = std::max(iv.first, network_totals(configs[i]).memory_floor_mb());
       // No cost is below zero: a raw-target interval (a fixed width around the point) reached -27 ms
       // for a 0.5 ms network (twenty-sixth hostile pass). Clamping keeps the coverage: no measured

@@ -13,6 +13,7 @@
 
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
+#include "carb/network_spec.hpp"
 #include "carb/space.hpp"
 #include "screen/screen_test_util.hpp"
 
@@ -482,22 +483,27 @@ TEST(Screen, ANegativeMemoryIsNotLiftedToItsFloorAndValidationSaysSo) {
       d.rows.push_back(r);
     }
   const CarbModel m = CarbModel::train(d, testing::raw_linear_options());
+  // Raw sums: 200 - 5 x depth + 1, so 11 MB at depth 38 (under its weights and input: thirty-eighth
+  // pass, lifted to that floor it passed budgets) and below zero at 42 and 50.
   const std::vector<Config> cs = {{Family::basic, 14, 0.5, 32, 1, Precision::fp32},
                                   {Family::basic, 42, 0.5, 32, 1, Precision::fp32},
-                                  {Family::basic, 50, 0.5, 32, 1, Precision::fp32}};
+                                  {Family::basic, 50, 0.5, 32, 1, Precision::fp32},
+                                  {Family::basic, 38, 0.5, 32, 1, Precision::fp32}};
+  ASSERT_GT(network_totals(cs[3]).memory_floor_mb(), 12.0) << "the test needs a raw sum under the floor";
   const auto mem = m.predict_columns(cs).at("peak_memory_mb");
   EXPECT_GT(mem[0], 0);
   EXPECT_LE(mem[1], 0) << "lifted to its floor";
   EXPECT_LE(mem[2], 0) << "lifted to its floor";
+  EXPECT_EQ(mem[3], 0) << "lifted to its floor";
   ScreenOptions so;
   so.budgets = {{"peak_memory_mb", 1e4}};
   const auto r = screen(cs, m, nullptr, so);
-  EXPECT_EQ(r.nonpositive, 2u);
+  EXPECT_EQ(r.nonpositive, 3u);
   EXPECT_EQ(r.within_budget, 1u);
   const Dataset measured = testing::constant_cost_rows(cs, 5, 300);
   const ScreenValidation v = validate_screen(cs, measured, m, so.budgets, std::nullopt, false);
   EXPECT_TRUE(std::any_of(v.warnings.begin(), v.warnings.end(), [](const std::string& w) {
-    return w.find("predictions at or below zero") != std::string::npos && w.find("2 of peak_memory_mb") != std::string::npos;
+    return w.find("predictions at or below zero") != std::string::npos && w.find("3 of peak_memory_mb") != std::string::npos;
   })) << ::testing::PrintToString(v.warnings);
 }
 
