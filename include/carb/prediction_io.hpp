@@ -27,6 +27,8 @@ std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs)
 /// (a raw-target model's sums can dip below zero; thirty-sixth and thirty-seventh hostile passes:
 /// evaluate, its retrained sections and screen --validate scored them without a word).
 std::string nonpositive_note(const std::map<std::string, std::vector<double>>& predicted);
+/// How many of `predicted` are no cost a configuration has: at or below zero, or NaN.
+std::size_t count_nonpositive(const std::vector<double>& predicted);
 
 /// With an "outside" column last (the excursions from the trained ranges; empty inside them).
 /// `extra`, when given, is one more named column (one value per prediction) before it. With bounds,

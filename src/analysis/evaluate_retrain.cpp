@@ -67,7 +67,6 @@ LobtoResult lobto_section(const Context& c) {
   r.train_rows = hi.size(), r.test_rows = lo.size();
   const CarbModel m = retrain(c, subset(c.all, hi), c.model.options());
   const Dataset test = subset(c.all, lo);
-  r.targets = score_targets(m, test);
   // Thirty-sixth hostile pass: the retrained model's guesses at a precision the high tier never had
   // were scored without the warning evaluate gives the bundle's own. Every test row lies past the
   // tier's batches (that is the section's question); a family, precision or pairing never trained
@@ -80,8 +79,7 @@ LobtoResult lobto_section(const Context& c) {
                          " test configurations are at a family, precision or pairing of the two that the batch > " +
                          std::to_string(b) + " rows never had: the retrained model's answers there are guesses, "
                          "and these scores include them");
-  for (auto& note : prediction_notes(m, test, m.predict_columns(configs_of(test), telemetry_of(test))))
-    if (note.rfind("predictions at or below zero", 0) == 0) r.warnings.push_back(std::move(note));
+  r.targets = score_targets(m, test, &r.warnings);  // with its predictions at or below zero, said
   return r;
 }
 

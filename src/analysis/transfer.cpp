@@ -103,7 +103,7 @@ void add_model_sections(const JoinedTarget& j, const CarbModel& model, const std
       model.predict_columns(j.configs, model.schema().telemetry ? tel : std::vector<Telemetry>{});
   const std::vector<double>& pred = cols.at(j.target);
   const FitMetrics m = fit_metrics(j.dest, pred);
-  const double nonpositive = static_cast<double>(std::count_if(pred.begin(), pred.end(), [](double v) { return !(v > 0); }));
+  const double nonpositive = static_cast<double>(count_nonpositive(pred));
   res.zero_shot[j.target] = {true, "", m.mae, m.mape, m.r2, m.n, pred.empty() ? 0.0 : nonpositive / pred.size()};
   res.few_shot_model[j.target] = few_shot(pred, j.dest, o, j.target);
 }

@@ -55,11 +55,15 @@ std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs)
          ": its answers there are guesses, and these scores include them";
 }
 
+std::size_t count_nonpositive(const std::vector<double>& predicted) {
+  return static_cast<std::size_t>(std::count_if(predicted.begin(), predicted.end(), [](double x) { return !(x > 0); }));
+}
+
 std::string nonpositive_note(const std::map<std::string, std::vector<double>>& predicted) {
   std::string which;
   std::size_t rows = 0;
   for (const auto& [t, v] : predicted) {
-    const auto n = static_cast<std::size_t>(std::count_if(v.begin(), v.end(), [](double x) { return !(x > 0); }));
+    const std::size_t n = count_nonpositive(v);
     if (n) which += (which.empty() ? "" : ", ") + std::to_string(n) + " of " + t;
     rows = std::max(rows, v.size());
   }

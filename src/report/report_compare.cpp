@@ -35,7 +35,7 @@ std::string parity_chart(const std::string& target, const std::vector<double>& m
   c.series.push_back({"", meas, pred, svg::Series::Style::points, target_color(target)});
   c.lines.push_back({*lo, *lo, *hi, *hi, "y = x", "#6b7280", true});
   // Thirty-sixth hostile pass: predictions at or below zero vanished from the log axes without a word.
-  const auto off_axis = std::count_if(pred.begin(), pred.end(), [](double v) { return !(v > 0); });
+  const std::size_t off_axis = count_nonpositive(pred);
   return card(c.title, (off_axis ? warning(std::to_string(off_axis) + " of " + std::to_string(pred.size()) +
                                            " predictions are at or below zero and cannot be drawn on these log axes")
                                  : std::string()) +

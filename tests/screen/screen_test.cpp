@@ -471,17 +471,9 @@ TEST(Screen, TheSourceModelsCostsAtOrBelowZeroAreCountedAndRankedLast) {
 // input and passed memory budgets as a bounded answer; screen --validate scored such predictions,
 // and decided on them, without a word.
 TEST(Screen, ANegativeMemoryIsNotLiftedToItsFloorAndValidationSaysSo) {
-  Dataset d;
-  for (int depth : {10, 14, 18, 22, 26})
-    for (int batch : {1, 2, 4, 8}) {
-      Record r;
-      r.platform = "synthetic";
-      r.config = {Family::basic, depth, 0.5, 32, batch, Precision::fp32};
-      r.status = Status::ok;
-      r.latency_ms = 1.0 + depth * 0.1 + batch;
-      r.peak_memory_mb = 200.0 - 5 * depth + batch;  // falls with depth: test data, never measured
-      d.rows.push_back(r);
-    }
+  const Dataset d = testing::depth_batch_grid([](const Config& c) { return 1.0 + c.depth * 0.1 + c.batch; },
+                                              // falls with depth
+                                              [](const Config& c) { return 200.0 - 5 * c.depth + c.batch; });
   const CarbModel m = CarbModel::train(d, testing::raw_linear_options());
   // Raw sums: 200 - 5 x depth + 1, so 11 MB at depth 38 (under its weights and input: thirty-eighth
   // pass, lifted to that floor it passed budgets) and below zero at 42 and 50.
