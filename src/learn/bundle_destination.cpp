@@ -173,13 +173,21 @@ std::string manifest_platform(const fs::path& dir) {
   nlohmann::json man;
   const bool verified = verified_manifest(text, &man);
   if (verified || (man = nlohmann::json::parse(text, nullptr, false)).is_object()) {
-    if (man.contains("platform") && man["platform"].is_string()) return man["platform"].get<std::string>();
-    return !verified && man.contains("format") && man["format"] == "carb-model" ? kUnknownPlatform : "";
+    // carb writes a non-empty platform into every manifest (the datasets' check refuses an empty
+    // one), so a carb-model manifest whose platform is empty or not a string no longer names it,
+    // verified or not (thirty-ninth hostile pass: "platform": "" was replaced without --force).
+    const bool says_carb = verified || (man.contains("format") && man["format"] == "carb-model");
+    if (man.contains("platform")) {
+      const auto& p = man["platform"];
+      if (p.is_string() && !p.get<std::string>().empty()) return p.get<std::string>();
+      return says_carb ? kUnknownPlatform : "";
+    }
+    return !verified && says_carb ? kUnknownPlatform : "";
   }
   // Unparseable (truncated): the first "platform": "..." in the text.
   static const std::regex named("\"platform\"\\s*:\\s*\"([^\"]*)\"");
   std::smatch m;
-  if (std::regex_search(text, m, named)) return m[1].str();
+  if (std::regex_search(text, m, named) && !m[1].str().empty()) return m[1].str();
   return text.find("\"carb-model\"") != std::string::npos ? kUnknownPlatform : "";
 }
 

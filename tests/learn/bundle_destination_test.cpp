@@ -157,7 +157,14 @@ TEST_F(BundleDestinationTest, ADamagedManifestThatNoLongerNamesItsPlatformNeedsF
   std::string renamed = man, semicolon = man;
   renamed[key + 3] = 'q';
   semicolon[man.find(':', key)] = ';';
-  for (const std::string& damaged : {renamed, semicolon, man.substr(0, key)}) {
+  // Thirty-ninth hostile pass: a platform emptied, or made a number or null, names none either.
+  const auto value = man.find('"', man.find(':', key));
+  const auto value_end = man.find('"', value + 1);
+  const std::string emptied = man.substr(0, value) + "\"\"" + man.substr(value_end + 1);
+  const std::string number = man.substr(0, value) + "5" + man.substr(value_end + 1);
+  const std::string null = man.substr(0, value) + "null" + man.substr(value_end + 1);
+  for (const std::string& damaged : {renamed, semicolon, man.substr(0, key), emptied, number, null,
+                                     emptied.substr(0, emptied.find("\"\"") + 2)}) {
     ASSERT_NE(damaged.find("carb-model"), std::string::npos) << "the test needs a manifest that still says carb's";
     std::ofstream(dir_ / "model" / "manifest.json", std::ios::trunc) << damaged;
     BundleDestination d(dir_ / "model", false);
