@@ -60,6 +60,31 @@ std::string bundle_manifest(const fs::path& f) {
   return "the manifest of the carb model bundle " + (f.has_parent_path() ? f.parent_path() : fs::path(".")).string();
 }
 
+// The sidecars of every other name of `in`'s file in its directory (hard links, which resolve to
+// themselves): with hl.csv a link to h200.csv, h200.json is hl.csv's provenance as much as hl.json.
+std::vector<fs::path> sibling_sidecars(const fs::path& in) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!fs::is_regular_file(in, ec) || fs::hard_link_count(in, ec) < 2 || ec) return out;
+  const fs::path dir = in.has_parent_path() ? in.parent_path() : fs::path(".");
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    if (it->is_regular_file(e2) && fs::equivalent(it->path(), in, e2) && !e2) out.push_back(provenance_path(it->path()));
+  }
+  return out;
+}
+
+// The CSV a provenance sidecar at `f` says it describes ("csv", a name beside it), or "".
+fs::path described_csv(const fs::path& f) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return {};
+  std::ifstream in(f, std::ios::binary);
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (carb_kind(j).empty() || !j.contains("csv") || !j["csv"].is_string()) return {};
+  const fs::path name = fs::path(j["csv"].get<std::string>()).filename();
+  return name.empty() ? fs::path() : (f.has_parent_path() ? f.parent_path() / name : name);
+}
+
 void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* what, bool force) {
   std::error_code ec;
   check_not_a_link(f, force);
@@ -96,9 +121,17 @@ void check_not_an_input(const fs::path& out, const std::vector<fs::path>& inputs
       continue;
     }
     if (kind != InputKind::datasets) continue;
-    for (const fs::path& sidecar : {provenance_path(in), provenance_path(i)})
+    // Thirty-ninth hostile pass: an input named through a hard link (hl.csv for h200.csv) had its
+    // real sidecar, h200.json, replaced by --out h200.json --force.
+    std::vector<fs::path> sidecars = sibling_sidecars(in);
+    sidecars.push_back(provenance_path(in));
+    sidecars.push_back(provenance_path(i));
+    for (const fs::path& sidecar : sidecars)
       if (resolved_path(sidecar) == o || (fs::equivalent(sidecar, out, ec) && !ec))
         refuse(in, "the provenance file of an input");
+    // And a sidecar that says it describes the input, wherever the link that names it lives.
+    if (const fs::path csv = described_csv(out); !csv.empty() && fs::equivalent(csv, in, ec) && !ec)
+      refuse(in, "the provenance file of an input");
   }
 }
 

@@ -672,6 +672,26 @@ TEST_F(DataOps, AMergeNeverDropsTheConfigurationsOfTheMergeItReplaces) {
   EXPECT_NO_THROW(check_not_an_input(dir_ / "other.csv", {dir_ / "link.csv"}));
 }
 
+// Thirty-ninth hostile pass: an input named through a hard link had its real sidecar replaced by
+// --out h200.json --force (report, train, meter --study).
+TEST_F(DataOps, AnInputsSidecarIsRefusedThroughItsHardLinks) {
+  Dataset d;
+  d.rows.push_back(row("gpu", 1, 1.5));
+  write_dataset_csv(d, dir_ / "in.csv");
+  merge_datasets({dir_ / "in.csv"}, dir_ / "h200.csv", "");  // h200.json: {"csv": "h200.csv", ...}
+  ASSERT_TRUE(fs::exists(dir_ / "h200.json"));
+  fs::create_hard_link(dir_ / "h200.csv", dir_ / "hl.csv");
+  EXPECT_THROW(check_not_an_input(dir_ / "h200.json", {dir_ / "hl.csv"}), InputError);
+  // A link in another directory: the sidecar names the CSV it describes.
+  fs::create_directories(dir_ / "sub");
+  fs::create_hard_link(dir_ / "h200.csv", dir_ / "sub" / "far.csv");
+  EXPECT_THROW(check_not_an_input(dir_ / "h200.json", {dir_ / "sub" / "far.csv"}), InputError);
+  // Still free: the sidecar of another file, and a sidecar name that belongs to no link.
+  EXPECT_NO_THROW(check_not_an_input(dir_ / "in.json", {dir_ / "hl.csv"}));
+  EXPECT_NO_THROW(check_not_an_input(dir_ / "other.json", {dir_ / "sub" / "far.csv"}));
+  EXPECT_EQ(read_dataset_csv(dir_ / "hl.csv").rows.size(), 1u);
+}
+
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
   std::ofstream(dir_ / "bad.csv") << "platform,family\n";
   EXPECT_THROW(merge_datasets({dir_ / "bad.csv"}, dir_ / "m.csv", ""), DataError);
