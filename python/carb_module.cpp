@@ -185,6 +185,8 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
   // Thirty-sixth hostile pass: the rows passed over under a budget were counted by the CLI only.
   out["unknown_cost"] = p.unknown_cost;
   out["planned_unknown_cost"] = p.planned_unknown_cost();
+  out["nonpositive_predictions"] = p.nonpositive_predictions;
+  out["planned_nonpositive"] = p.planned_nonpositive();
   out["total_cost_s"] = p.total_cost_s;
   return out;
 }

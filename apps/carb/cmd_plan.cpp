@@ -114,6 +114,10 @@ void run(PlanCmd& c, CLI::App& app) {
     std::cout << "note: " << p.unknown_cost << " candidate" << (p.unknown_cost == 1 ? " was" : "s were")
               << " passed over: the model predicts no positive latency for them, so their measuring time is unknown "
                  "and cannot be counted against --budget-s\n";
+  if (p.nonpositive_predictions)
+    std::cout << "note: the model predicts a cost at or below zero for " << p.nonpositive_predictions << " of the "
+              << p.candidates - p.excluded << " candidates (" << p.planned_nonpositive() << " of them planned): an "
+              << "impossible value, so there their score says where the model is wrong, not how unsure it is\n";
   if (const std::size_t n = p.rows_outside())
     std::cout << "note: " << n << " of the " << p.rows.size() << " planned rows " << (n == 1 ? "lies" : "lie")
               << " outside the ranges the model trained on (its "

@@ -55,7 +55,7 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                               "profiled with --reference");
                  app.add_option("--test-fraction", c->job.test_fraction, "held-out share of rows")
                      ->capture_default_str()->check(in_range(0.0, 0.9));
-                 app.add_option("--learners", o.learners, "learners to blend")->capture_default_str()
+                 app.add_option("--learners", o.learners, "learners to blend (space- or comma-separated)")->delimiter(',')->capture_default_str()
                      ->check(CLI::IsMember(learner_kinds()));
                  auto* trees = app.add_option("--trees", o.params.n_trees, "trees per learner (0 = paper defaults: 800/800/400)")
                      ->capture_default_str()->check(in_range(0, 100000));

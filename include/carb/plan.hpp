@@ -70,6 +70,8 @@ struct PlannedRow {
   double distance = 0;       // to the nearest measured or earlier planned row, normalised space (inf: none)
   /// Where it lies outside what the model trained on: its predicted latency and cost are guesses there.
   std::vector<Excursion> outside;
+  /// The model predicts a cost at or below zero for one of its targets here (an impossible value).
+  bool nonpositive = false;
 };
 
 struct Plan {
@@ -82,14 +84,21 @@ struct Plan {
   /// model predicts no positive latency for them). Thirty-fifth hostile pass: one such cost, NaN,
   /// turned the budget check off for every later row.
   std::size_t unknown_cost = 0;
+  /// Candidates (not excluded) for which the model predicts some target at or below zero: an
+  /// impossible cost, so the spread there says where the model is wrong, not how unsure a sane
+  /// prediction is (thirty-ninth hostile pass: memory at or below zero was neither counted nor said).
+  std::size_t nonpositive_predictions = 0;
+  /// Of them, how many were planned.
+  std::size_t planned_nonpositive() const;
   /// How many planned rows lie outside what the model trained on.
   std::size_t rows_outside() const;
   /// How many planned rows have no predicted measuring time (a model predicting no positive latency
   /// for them; without a budget they are planned). Thirty-seventh hostile pass: counted nowhere.
   std::size_t planned_unknown_cost() const;
-  /// {strategy, candidates, excluded, planned, unknown_cost, planned_unknown_cost, planned_outside,
-  /// predicted_cost_s, rows: [{family..precision,
-  /// rank, score, uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance, outside}]},
+  /// {strategy, candidates, excluded, planned, unknown_cost, planned_unknown_cost, nonpositive_predictions,
+  /// planned_nonpositive, planned_outside, predicted_cost_s, rows: [{family..precision,
+  /// rank, score, uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance, outside,
+  /// nonpositive}]},
   /// null where unknown (as the plan CSV's empty cells).
   nlohmann::json to_json() const;
 };
@@ -109,8 +118,11 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
 /// `members_disagree`, when given, says whether the model has members that can disagree at all (two
 /// or more learners, or a forest): with one learner and no forest every spread is 0. Throws
 /// InputError for `SpreadSpace::log` when a member predicts a cost at or below zero (no log).
+/// `nonpositive`, when given, marks per configuration whether the model predicts any target at or
+/// below zero (or not a number): an impossible cost.
 std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<Config>& configs, SpreadSpace space,
-                                      std::vector<double>* latency_ms = nullptr, bool* members_disagree = nullptr);
+                                      std::vector<double>* latency_ms = nullptr, bool* members_disagree = nullptr,
+                                      std::vector<char>* nonpositive = nullptr);
 
 /// The plan CSV: family, depth, width, resolution, batch, precision, then rank, strategy, score,
 /// uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance (empty where unknown).

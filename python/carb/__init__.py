@@ -268,7 +268,9 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     `count` rows or `budget_s`
     predicted seconds of measuring. Returns {"configs": [...], "score", "uncertainty",
     "latency_ms", "cost_s": numpy arrays, "total_cost_s", "unknown_cost" (candidates passed over under
-    budget_s because their measuring time cannot be predicted, with a RuntimeWarning), ...}."""
+    budget_s because their measuring time cannot be predicted, with a RuntimeWarning),
+    "nonpositive_predictions" and "planned_nonpositive" (candidates, and planned rows, for which the
+    model predicts a cost at or below zero, with a RuntimeWarning), ...}."""
     count = None if count is None else _whole_arg(count, "count")
     budget_s = None if budget_s is None else _scalar(budget_s, "budget_s")
     diversity = _scalar(diversity, "diversity")
@@ -285,6 +287,11 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
         # Thirty-seventh hostile pass: planned by count, they came back with NaN costs and no word.
         warnings.warn(f"carb: {p['planned_unknown_cost']} planned row(s) have a predicted latency at or below zero: "
                       "their measuring time (cost_s) is unknown, and so is total_cost_s", RuntimeWarning, stacklevel=2)
+    if p["nonpositive_predictions"]:
+        # Thirty-ninth hostile pass: a memory (or any cost) at or below zero was neither counted nor said.
+        warnings.warn(f"carb: the model predicts a cost at or below zero for {p['nonpositive_predictions']} "
+                      f"candidate(s) ({p['planned_nonpositive']} planned): an impossible value, so there the "
+                      "score says where the model is wrong, not how unsure it is", RuntimeWarning, stacklevel=2)
     if p["unknown_cost"]:
         warnings.warn(f"carb: {p['unknown_cost']} candidate(s) were passed over: the model cannot predict their "
                       "measuring time (latency at or below zero, or not a number), so they fit no budget_s",

@@ -46,3 +46,12 @@ def test_planned_rows_whose_measuring_time_cannot_be_predicted_are_said(falling_
     with pytest.warns(RuntimeWarning, match="3 planned row"):
         p = carb.plan(cands, model=falling_model, count=5, strategy="random")
     assert p["planned_unknown_cost"] == 3
+
+
+def test_candidates_with_impossible_costs_are_counted_and_said(falling_model):
+    # Thirty-ninth hostile pass: costs at or below zero among the candidates were neither counted nor said.
+    cands = [carb.Config("basic", d, 0.5, 32, 4, "fp32") for d in (12, 16, 50, 66, 82)]
+    with pytest.warns(RuntimeWarning, match=r"cost at or below zero for 3 candidate\(s\) \(\d planned\)"):
+        p = carb.plan(cands, model=falling_model, count=3, strategy="space-filling")
+    assert p["nonpositive_predictions"] == 3
+    assert p["planned_nonpositive"] == sum(not lat > 0 for lat in p["latency_ms"])

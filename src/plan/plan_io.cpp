@@ -56,11 +56,17 @@ std::size_t Plan::planned_unknown_cost() const {
       std::count_if(rows.begin(), rows.end(), [](const PlannedRow& r) { return !std::isfinite(r.cost_s); }));
 }
 
+std::size_t Plan::planned_nonpositive() const {
+  return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const PlannedRow& r) { return r.nonpositive; }));
+}
+
 nlohmann::json Plan::to_json() const {
   const auto value = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
   nlohmann::json j = {{"strategy", to_string(strategy)}, {"candidates", candidates},
                       {"excluded", excluded},            {"planned", rows.size()},
                       {"unknown_cost", unknown_cost},    {"planned_unknown_cost", planned_unknown_cost()},
+                      {"nonpositive_predictions", nonpositive_predictions},
+                      {"planned_nonpositive", planned_nonpositive()},
                       {"planned_outside", rows_outside()},
                       {"predicted_cost_s", value(total_cost_s)}, {"rows", nlohmann::json::array()}};
   double cumulative = 0;
@@ -76,6 +82,7 @@ nlohmann::json Plan::to_json() const {
     row["cumulative_cost_s"] = value(cumulative);
     row["distance"] = value(r.distance);
     row["outside"] = outside_json(r.outside);
+    row["nonpositive"] = r.nonpositive;
     j["rows"].push_back(std::move(row));
   }
   return j;

@@ -103,9 +103,11 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
 
   const std::size_t n = pool.size();
   std::vector<double> unc(n, kNaN), lat(n, kNaN), cost(n, kNaN);
+  std::vector<char> impossible(n, 0);
   if (model) {
     bool members_disagree = true;
-    unc = model_uncertainty(*model, pool, o.spread, &lat, &members_disagree);
+    unc = model_uncertainty(*model, pool, o.spread, &lat, &members_disagree, &impossible);
+    plan.nonpositive_predictions = static_cast<std::size_t>(std::count(impossible.begin(), impossible.end(), 1));
     // Thirty-sixth hostile pass: with one learner and no forest nothing can disagree; every score
     // was 0 and the plan "by uncertainty" was the random order.
     const bool by_uncertainty =
@@ -178,7 +180,8 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
     if (strata) strata->take(best);
     spent += cost[best];  // NaN once a planned row's time is unknown: so is the plan's
     plan.rows.push_back({pool[best], best_score, unc[best], lat[best], cost[best], dist[best],
-                         model ? model->envelope().outside(model->as_trained(pool[best])) : std::vector<Excursion>{}});
+                         model ? model->envelope().outside(model->as_trained(pool[best])) : std::vector<Excursion>{},
+                         impossible[best] != 0});
     for (std::size_t i = 0; i < n; ++i)
       if (open[i]) dist[i] = std::min(dist[i], ConfigSpace::distance(pts[i], pts[best]));
   }

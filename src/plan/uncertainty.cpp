@@ -42,15 +42,19 @@ SpreadSpace parse_spread_space(const std::string& s) {
 }
 
 std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<Config>& configs, SpreadSpace space,
-                                      std::vector<double>* latency_ms, bool* members_disagree) {
+                                      std::vector<double>* latency_ms, bool* members_disagree,
+                                      std::vector<char>* nonpositive) {
   std::vector<double> total(configs.size(), 0.0);
   if (latency_ms) latency_ms->assign(configs.size(), std::numeric_limits<double>::quiet_NaN());
+  if (nonpositive) nonpositive->assign(configs.size(), 0);
   if (configs.empty()) return total;
   const auto predicted = model.predict_columns(configs);
   bool members_can_disagree = false;
   for (const std::string& target : model.targets()) {
     const auto& pred = predicted.at(target);
     if (latency_ms && target == "latency_ms") *latency_ms = pred;
+    if (nonpositive)
+      for (std::size_t i = 0; i < configs.size(); ++i) (*nonpositive)[i] |= !(pred[i] > 0);
     const MemberPredictions m = model.member_predictions(configs, target);
     members_can_disagree = members_can_disagree || m.trees.size() >= 2 || m.learners.size() >= 2;
     // Thirty-sixth hostile pass: a member's cost at or below zero (a raw-target model) has no log;

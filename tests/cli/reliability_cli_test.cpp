@@ -145,6 +145,15 @@ TEST(CliReliability, APredictedCostAtOrBelowZeroIsSaidByEveryCommand) {
   EXPECT_NE(plan.err.find("the measuring time of none of the 2 candidates can be predicted"), std::string::npos)
       << plan.err;
   EXPECT_FALSE(fs::exists(scratch().dir() / "fp.csv"));
+  // Thirty-ninth hostile pass: planned by uncertainty, candidates of an impossible cost were neither
+  // counted nor said. (--learners takes a comma-separated list too.)
+  ASSERT_EQ(carb("train --data falling.csv --out falling2 --learners linear,extra_trees --trees 10 --raw-target "
+                 "--normalize off --folds 2", "fall_train2").status, 0);
+  const CliRun u = carb("plan --model falling2 --configs falling_far.csv --count 2 --spread units --out fu.csv",
+                        "fall_plan_u");
+  EXPECT_EQ(u.status, 0) << u.err;
+  EXPECT_NE(u.out.find("the model predicts a cost at or below zero for 2 of the 2 candidates (2 of them planned)"),
+            std::string::npos) << u.out;
 }
 
 // train once trained on conflicting duplicates (latency R2 -0.30, exit 0) and on 1e308 latencies.

@@ -107,6 +107,40 @@ TEST(Plan, ARowWhoseTimeCannotBePredictedIsNotPlannedUnderABudget) {
   for (const auto& r : p.rows) EXPECT_GT(r.latency_ms, 0);
 }
 
+// Thirty-ninth hostile pass: planned by uncertainty (--spread units), candidates whose memory the
+// model predicts at or below zero were neither counted nor said; their spread is that of an
+// impossible value.
+TEST(Plan, CandidatesWithImpossibleCostsAreCounted) {
+  static const CarbModel m = [] {
+    const Dataset d = testing::depth_batch_grid([](const Config& c) { return 1.0 + c.depth + c.batch; },
+                                                [](const Config& c) { return 100.0 - 3 * c.depth + c.batch; });
+    TrainOptions o = testing::raw_linear_options();
+    o.learners = {"linear", "extra_trees"};
+    o.params.n_trees = 10;
+    return CarbModel::train(d, o);
+  }();
+  const auto cands = testing::falling_model_configs();  // depths 12 and 16 in the data, 50 to 82 past it
+  const auto mem = m.predict_columns(cands).at("peak_memory_mb");
+  std::size_t impossible = 0;
+  for (double v : mem) impossible += !(v > 0);
+  ASSERT_GE(impossible, 1u) << "the test needs memory predicted at or below zero";
+  ASSERT_LT(impossible, cands.size());
+  PlanOptions o = options(PlanStrategy::uncertainty, 2);
+  const Plan p = make_plan(cands, {}, &m, o);
+  EXPECT_EQ(p.nonpositive_predictions, impossible);
+  std::size_t planned = 0;
+  for (const auto& r : p.rows) {
+    const double v = m.predict_columns({r.config}).at("peak_memory_mb").at(0);
+    EXPECT_EQ(r.nonpositive, !(v > 0));
+    planned += !(v > 0);
+  }
+  EXPECT_EQ(p.planned_nonpositive(), planned);
+  EXPECT_EQ(p.to_json()["nonpositive_predictions"], impossible);
+  EXPECT_EQ(p.to_json()["planned_nonpositive"], planned);
+  // A model whose every cost is positive counts none.
+  EXPECT_EQ(make_plan(candidates(), {}, &model(), options(PlanStrategy::uncertainty, 5)).nonpositive_predictions, 0u);
+}
+
 // Thirty-sixth hostile pass: a plan "by uncertainty" from a one-learner model scored every row 0 and
 // was the random order; under --spread log a member's cost at or below zero (no log) was clamped to
 // 1e-300 and every such row got the same huge spread.
