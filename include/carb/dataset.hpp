@@ -62,6 +62,17 @@ inline const ColumnBounds* plausible_bounds(std::string_view column) {
 /// any one device (an H200 draws at most about 700 W).
 inline constexpr double kMaxAveragePowerW = 1e5;
 
+/// How far a measured row's own figures may disagree (fortieth hostile pass: a row implying 0.66 W on
+/// an H200 passed every bound). energy_j is avg_power_w x energy_window_s / energy_passes, the same
+/// window's figures, to rounding (every shipped row: within 5e-6), except in a row combined over
+/// rounds, whose columns are each their own median; a pass in the energy window takes
+/// energy_window_s / energy_passes, which no steady device makes this many times longer or shorter
+/// than latency_ms (shipped: 0.79-1.27x); and latency_ms, a mean of positive passes, is never below
+/// half their median, latency_median_ms.
+inline constexpr double kEnergyIdentityTolerance = 0.01;
+inline constexpr double kMaxEnergyPassOverLatency = 3;
+inline constexpr double kMinMeanOverMedianLatency = 0.5;
+
 /// The least peak memory a row may have, as a share of its network's weights plus input (which are
 /// in memory throughout the pass the peak is taken over). 0.999, not 1: rounding in a CSV.
 inline constexpr double kMinMemoryOverNetwork = 0.999;
@@ -188,6 +199,12 @@ enum class KeepRule { measurements, same_rows };
 /// would lose what `rule` keeps: an earlier output may be the only copy left.
 void check_output_keeps_rows(const std::filesystem::path& csv, const Dataset& next, bool force,
                              KeepRule rule = KeepRule::measurements);
+/// Refuses (InputError, unless `force`) a merge or combine output at `csv` that would change
+/// measured values of the earlier output there when one of the files that output was made from
+/// (its sidecar's inputs or rounds) is not among `inputs`, by path or by hash: the new values
+/// would be other measurements, and the earlier ones may be kept nowhere else.
+void check_output_keeps_sources(const std::filesystem::path& csv, const Dataset& next,
+                                const std::vector<std::filesystem::path>& inputs, bool force);
 /// Writes atomically (temp file + rename), so a crash never leaves a half-written file.
 void write_dataset_csv(const Dataset& d, const std::filesystem::path& file);
 /// Writes the CSV text (header + rows) to a stream; numbers round-trip exactly, nullopt is empty.

@@ -186,7 +186,8 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
     const nlohmann::json prov = read_provenance(f);
     if (prov.is_object() && prov.contains("protocols") && prov["protocols"].is_object())
       protocols.update(prov["protocols"]);
-    sources.push_back({{"file", f.string()}, {"rows", rounds.back().rows.size()}, {"provenance", prov}});
+    sources.push_back({{"file", f.string()}, {"rows", rounds.back().rows.size()},
+                     {kCsvHashKey, file_fnv1a64(f).value_or("")}, {"provenance", prov}});
   }
   check_one_protocol(rounds, files);
   check_rounds_are_measurements(rounds, files);
@@ -229,6 +230,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   const auto check_out = [&] {
     check_dataset_output(out, force, kCombinedKind);
     check_output_keeps_rows(out, combined, force);
+    check_output_keeps_sources(out, combined, files, force);
   };
   write_dataset_with_provenance(combined, out, {{"kind", kCombinedKind},
                          {"csv", out.filename().string()},

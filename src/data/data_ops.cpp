@@ -105,7 +105,8 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
     Dataset d = read_dataset_csv(in);  // everything is read before `out` is written: out may be an input
     const nlohmann::json prov = read_provenance(in);
     merge_protocols(prov, in.string(), protocols, protocol_source, s.conflicts);
-    sources.push_back({{"file", in.string()}, {"rows", d.rows.size()}, {"provenance", prov}});
+    sources.push_back({{"file", in.string()}, {"rows", d.rows.size()}, {kCsvHashKey, file_fnv1a64(in).value_or("")},
+                       {"provenance", prov}});
     s.rows_in += d.rows.size();
     merged.add_extra_columns(d.extra_columns);
     for (Record& r : d.rows) {
@@ -140,6 +141,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   const auto check_out = [&] {
     check_dataset_output(out, force, kMergedKind);
     check_output_keeps_rows(out, merged, force);
+    check_output_keeps_sources(out, merged, inputs, force);
   };
   write_dataset_with_provenance(merged, out, {{"kind", kMergedKind},
                          {"csv", out.filename().string()},

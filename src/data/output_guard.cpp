@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <set>
 #include <unordered_map>
 
 #include "carb/dataset.hpp"
@@ -203,6 +204,82 @@ void check_output_keeps_rows(const fs::path& csv, const Dataset& next, bool forc
     throw InputError(csv.string() + " holds " + std::to_string(lost) + " measured configuration" + (lost == 1 ? "" : "s") +
                      " that this output would lose (first: " + first +
                      "); choose another --out, or pass --force to replace it");
+}
+
+namespace {
+
+// The identities of the files an output was made from, as its sidecar records them (merge's
+// "inputs", combine's "rounds"): each one's path and the hashes known for it.
+struct Source {
+  fs::path file;
+  std::vector<std::string> hashes;
+};
+
+std::vector<Source> recorded_sources(const nlohmann::json& prov) {
+  std::vector<Source> out;
+  if (!prov.is_object()) return out;
+  for (const char* key : {"inputs", "rounds"}) {
+    if (!prov.contains(key) || !prov[key].is_array()) continue;
+    for (const nlohmann::json& e : prov[key]) {
+      if (!e.is_object()) continue;
+      Source s;
+      if (e.contains("file") && e["file"].is_string()) s.file = e["file"].get<std::string>();
+      if (e.contains(kCsvHashKey) && e[kCsvHashKey].is_string()) s.hashes.push_back(e[kCsvHashKey]);
+      if (e.contains("provenance") && e["provenance"].is_object() && e["provenance"].contains(kCsvHashKey) &&
+          e["provenance"][kCsvHashKey].is_string())
+        s.hashes.push_back(e["provenance"][kCsvHashKey]);
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const std::vector<fs::path>& inputs,
+                                bool force) {
+  std::error_code ec;
+  if (force || !fs::exists(csv, ec) || !fs::exists(provenance_path(csv), ec)) return;
+  // Fortieth hostile pass: `merge cpu-1t.csv --out all.csv`, the input deleted, then `merge
+  // extra/cpu-1t-ref.csv --out all.csv` replaced every value of all.csv (the same configurations,
+  // other measurements) with exit 0. A re-merge or re-combine may change values only when it is
+  // made from what the earlier output was made from (more rounds, an input that grew): each of its
+  // recorded inputs, found among these by path or by hash.
+  std::vector<std::string> problems;
+  const Dataset before = read_dataset_csv(csv, problems);
+  if (!problems.empty()) return;  // check_output_keeps_rows refuses it
+  std::unordered_map<std::string, const Record*> now;
+  for (const Record& r : next.rows) now.emplace(r.platform + '\n' + config_key(r.config), &r);
+  std::size_t changed = 0;
+  std::string first;
+  for (const Record& r : before.rows) {
+    const auto it = now.find(r.platform + '\n' + config_key(r.config));
+    if (it == now.end()) continue;
+    for (const ColumnBounds& b : kPlausibleBounds) {
+      const auto was = r.value(b.column), is = it->second->value(b.column);
+      if (!was || !is || *was == *is) continue;
+      if (changed++ == 0) first = r.platform + " " + config_key(r.config) + " " + b.column;
+      break;
+    }
+  }
+  if (!changed) return;
+  std::set<std::string> hashes;
+  std::set<fs::path> paths;
+  for (const fs::path& in : inputs) {
+    paths.insert(resolved_path(in));
+    if (const auto h = file_fnv1a64(in)) hashes.insert(*h);
+    const nlohmann::json prov = read_provenance(in);
+    if (prov.is_object() && prov.contains(kCsvHashKey) && prov[kCsvHashKey].is_string()) hashes.insert(prov[kCsvHashKey]);
+  }
+  for (const Source& s : recorded_sources(read_provenance(csv))) {
+    bool found = !s.file.empty() && paths.count(resolved_path(s.file));
+    for (const std::string& h : s.hashes) found = found || hashes.count(h);
+    if (found) continue;
+    throw InputError(csv.string() + " was made from " + (s.file.empty() ? std::string("an input") : s.file.string()) +
+                     ", which is not among these inputs, and the measured values of " + std::to_string(changed) +
+                     " of its rows would be replaced by other measurements (first: " + first +
+                     "); choose another --out, or pass --force to replace it");
+  }
 }
 
 void check_dataset_output(const fs::path& csv, bool force, const std::string& kind) {

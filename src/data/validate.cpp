@@ -67,6 +67,38 @@ std::optional<double> extra_number(const std::string& text) {
   return v;
 }
 
+// A row's figures that one measurement made together must agree (constants in carb/dataset.hpp).
+// Only where each is a plausible number: a broken one is check_bounds's to name.
+void check_consistency(const Record& r, const std::string& where, std::vector<std::string>& problems) {
+  const auto extra = [&](const char* col) -> std::optional<double> {
+    const auto it = r.extra.find(col);
+    if (it == r.extra.end()) return std::nullopt;
+    const auto v = extra_number(it->second);
+    return v && *v > 0 ? v : std::nullopt;
+  };
+  const auto fmt = [](double v) { return csv::format_number(std::optional<double>(v)); };
+  const bool lat = r.latency_ms && plausible_bounds("latency_ms")->contains(*r.latency_ms);
+  const bool energy = r.energy_j && plausible_bounds("energy_j")->contains(*r.energy_j);
+  const auto power = extra("avg_power_w"), window = extra("energy_window_s"), passes = extra("energy_passes");
+  if (energy && power && window && passes && !r.extra.count("rounds")) {
+    const double implied = *power * *window / *passes;
+    if (std::fabs(*r.energy_j / implied - 1) > kEnergyIdentityTolerance)
+      problems.push_back(at(where) + "energy_j " + fmt(*r.energy_j) + " J disagrees with its own window: avg_power_w " +
+                         fmt(*power) + " W x energy_window_s " + fmt(*window) + " s / energy_passes " + fmt(*passes) +
+                         " is " + fmt(implied) + " J");
+  }
+  if (lat && window && passes) {
+    const double pass_ms = *window / *passes * 1000.0, ratio = pass_ms / *r.latency_ms;
+    if (ratio > kMaxEnergyPassOverLatency || ratio < 1 / kMaxEnergyPassOverLatency)
+      problems.push_back(at(where) + "latency_ms " + fmt(*r.latency_ms) + " ms disagrees with the energy window, " +
+                         fmt(pass_ms) + " ms a pass (energy_window_s / energy_passes), by more than " +
+                         fmt(kMaxEnergyPassOverLatency) + "x");
+  }
+  if (const auto median = extra("latency_median_ms"); lat && median && *r.latency_ms < kMinMeanOverMedianLatency * *median)
+    problems.push_back(at(where) + "latency_ms " + fmt(*r.latency_ms) + " ms, a mean of passes, is below half their "
+                       "median, latency_median_ms " + fmt(*median) + " ms, which no mean of positive times can be");
+}
+
 // A value outside its column's plausibility bounds is a broken meter or a damaged file, never data.
 void check_bounds(const Record& r, const std::string& where, std::vector<std::string>& problems) {
   for (const ColumnBounds& b : kPlausibleBounds) {
@@ -84,6 +116,7 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
                        csv::format_number(r.latency_ms) + " ms is an average power of " +
                        csv::format_number(*r.energy_j / (*r.latency_ms / 1000.0)) + " W, above the plausible " +
                        csv::format_number(kMaxAveragePowerW) + " W");
+  check_consistency(r, where, problems);
   for (const ColumnBounds& b : kExtraColumnBounds) {
     const auto it = r.extra.find(b.column);
     if (it == r.extra.end() || it->second.empty()) continue;

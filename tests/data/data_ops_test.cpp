@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "carb/combine.hpp"
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/store.hpp"
@@ -690,6 +691,51 @@ TEST_F(DataOps, AnInputsSidecarIsRefusedThroughItsHardLinks) {
   EXPECT_NO_THROW(check_not_an_input(dir_ / "in.json", {dir_ / "hl.csv"}));
   EXPECT_NO_THROW(check_not_an_input(dir_ / "other.json", {dir_ / "sub" / "far.csv"}));
   EXPECT_EQ(read_dataset_csv(dir_ / "hl.csv").rows.size(), 1u);
+}
+
+// Fortieth hostile pass: `merge a.csv --out all.csv`, a.csv deleted, then `merge b.csv --out all.csv`
+// with the same configurations measured again replaced every value of all.csv, exit 0.
+TEST_F(DataOps, AMergeOfOtherMeasurementsNeverReplacesTheValuesOfAnEarlierOne) {
+  Dataset a, b;
+  for (int batch : {1, 2}) a.rows.push_back(row("gpu", batch, 1.5 * batch)), b.rows.push_back(row("gpu", batch, 2.0 * batch));
+  write_dataset_csv(a, dir_ / "a.csv");
+  write_dataset_csv(b, dir_ / "b.csv");
+  merge_datasets({dir_ / "a.csv"}, dir_ / "all.csv", "");
+  fs::remove(dir_ / "a.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "b.csv"}, dir_ / "all.csv", ""), InputError);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 1.5);
+  // What it was made from, again (by hash, under another name), may change nothing or grow it.
+  write_dataset_csv(a, dir_ / "a-again.csv");
+  EXPECT_NO_THROW(merge_datasets({dir_ / "a-again.csv", dir_ / "b.csv"}, dir_ / "all.csv", ""));
+  // The same input path that grew (a store's re-export) is the same input: its values may change.
+  Dataset grown = a;
+  grown.rows.push_back(row("gpu", 4, 6.0));
+  grown.rows[0].latency_ms = 1.6;
+  write_dataset_csv(grown, dir_ / "a-again.csv");
+  EXPECT_NO_THROW(merge_datasets({dir_ / "a-again.csv", dir_ / "b.csv"}, dir_ / "all.csv", ""));
+  EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 1.6);
+  // --force replaces it.
+  EXPECT_NO_THROW(merge_datasets({dir_ / "b.csv"}, dir_ / "all.csv", "", /*force=*/true));
+  EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 2.0);
+}
+
+TEST_F(DataOps, ACombineOfOtherRoundsNeverReplacesTheValuesOfAnEarlierOne) {
+  Dataset r1, r2, r3, r4;
+  for (int batch : {1, 2}) {
+    r1.rows.push_back(row("gpu", batch, 1.0 * batch));
+    r2.rows.push_back(row("gpu", batch, 1.2 * batch));
+    r3.rows.push_back(row("gpu", batch, 3.0 * batch));
+    r4.rows.push_back(row("gpu", batch, 3.4 * batch));
+  }
+  int n = 0;
+  for (const Dataset* d : {&r1, &r2, &r3, &r4}) write_dataset_csv(*d, dir_ / ("r" + std::to_string(++n) + ".csv"));
+  combine_rounds({dir_ / "r1.csv", dir_ / "r2.csv"}, dir_ / "c.csv", "");
+  const double before = *read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms;
+  EXPECT_THROW(combine_rounds({dir_ / "r3.csv", dir_ / "r4.csv"}, dir_ / "c.csv", ""), InputError);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms, before);
+  // Another round added to the same rounds changes the medians, as it should.
+  EXPECT_NO_THROW(combine_rounds({dir_ / "r1.csv", dir_ / "r2.csv", dir_ / "r3.csv"}, dir_ / "c.csv", ""));
+  EXPECT_NE(*read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms, before);
 }
 
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {

@@ -122,6 +122,35 @@ TEST_F(DataValidate, AnAveragePowerNoDeviceDrawsIsRefused) {
   EXPECT_EQ(p[0], file() + ":2: energy_j 1000 J in latency_ms 1 ms is an average power of 1e+06 W, above the plausible 1e+05 W");
 }
 
+// Fortieth hostile pass: a row implying 0.66 W on an H200 (energy_j divided by 1000) passed every
+// bound. A row's own figures must agree: energy with its window's power x time / passes, latency
+// with the time a pass took in the energy window, the mean latency with the median's half.
+TEST_F(DataValidate, ARowsOwnFiguresMustAgree) {
+  const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) +
+                             ",avg_power_w,energy_window_s,energy_passes,latency_median_ms,rounds\n";
+  const auto p = validate_text(header +
+                               // 1 ms a pass, 500 W: 0.5 J a pass. Consistent.
+                               "gpu,basic,18,1,224,1,fp32,ok,1,0.5,120,,,500,0.5,500,1,\n"
+                               // energy_j divided by 1000
+                               "gpu,basic,18,1,224,2,fp32,ok,1,0.0005,120,,,500,0.5,500,1,\n"
+                               // a pass in the energy window took 10 ms, the latency says 1 ms
+                               "gpu,basic,18,1,224,4,fp32,ok,1,5,120,,,500,0.5,50,1,\n"
+                               // a mean of 1 ms over passes whose median is 3 ms
+                               "gpu,basic,18,1,224,8,fp32,ok,1,0.5,120,,,500,0.5,500,3,\n"
+                               // combined over rounds: each column its own median, energy not checked against them
+                               "gpu,basic,18,1,224,16,fp32,ok,1,0.55,120,,,500,0.5,500,1,3\n"
+                               // within the shipped spread (1.27x) and without the window's columns: fine
+                               "gpu,basic,18,1,224,32,fp32,ok,1,0.635,120,,,500,0.635,500,1.2,\n"
+                               "gpu,basic,18,1,224,64,fp32,ok,1,0.5,120,,,,,,,\n");
+  ASSERT_EQ(p.size(), 3u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":3: energy_j 5e-04 J disagrees with its own window: avg_power_w 500 W x energy_window_s "
+                           "0.5 s / energy_passes 500 is 0.5 J");
+  EXPECT_EQ(p[1], file() + ":4: latency_ms 1 ms disagrees with the energy window, 10 ms a pass (energy_window_s / "
+                           "energy_passes), by more than 3x");
+  EXPECT_EQ(p[2], file() + ":5: latency_ms 1 ms, a mean of passes, is below half their median, latency_median_ms 3 "
+                           "ms, which no mean of positive times can be");
+}
+
 // The extra columns carb reads (the protocol, combine's rounds, drift's reference) are checked
 // too; other extra columns and empty cells are carried as they are.
 TEST_F(DataValidate, ExtraColumnsCarbReadsAreChecked) {
