@@ -17,6 +17,7 @@
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
+#include "data/provenance.hpp"
 #include "learn/checksum_file.hpp"
 #include "learn/model_internal.hpp"
 #include "util/special_file.hpp"
@@ -136,6 +137,33 @@ void restore_moved_aside(const fs::path& dir) {
   }
 }
 
+// Fortieth hostile pass: with train.csv a hard link to runs/h200.csv, `train --data train.csv --out
+// runs --force` deleted runs/h200.json, the data's provenance; with h2.json a link to prov/h200.json,
+// `--out prov --force` deleted it. Paths alone do not say what a directory holds: a file in `dir`
+// that is the training data or its sidecar (the same file, by any name; a name of the data there
+// brings its own sidecar beside it) is refused even with --force.
+void refuse_holding_links(const fs::path& dir, const std::vector<fs::path>& keep) {
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(dir, ec)) || keep.empty()) return;
+  std::size_t seen = 0;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end && seen++ < 100000; it.increment(ec)) {
+    std::error_code e;
+    if (!it->is_regular_file(e) || it->is_symlink(e)) continue;
+    for (const fs::path& k : keep) {
+      std::error_code e2, e3;
+      const bool data = fs::equivalent(it->path(), k, e2) && !e2;
+      const bool sidecar = fs::equivalent(it->path(), provenance_path(k), e3) && !e3;
+      if (data)
+        throw InputError(dir.string() + " holds the training data " + k.string() + " under another name (" +
+                         it->path().string() + "); write the model bundle elsewhere");
+      if (sidecar)
+        throw InputError(dir.string() + " holds the provenance file of the training data " + k.string() + " (" +
+                         it->path().string() + "); write the model bundle elsewhere");
+    }
+  }
+}
+
 void refuse_holding(const fs::path& dir, const std::vector<fs::path>& keep) {
   const auto out = resolved_path(dir);
   std::error_code ec;
@@ -154,6 +182,7 @@ void refuse_holding(const fs::path& dir, const std::vector<fs::path>& keep) {
       throw InputError(dir.string() + " is the provenance file of an input (the training data " + k.string() +
                        "); write the model bundle elsewhere");
   }
+  refuse_holding_links(dir, keep);
 }
 
 // The stat of an existing directory at `dir` (not through a link).

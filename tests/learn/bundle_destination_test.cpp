@@ -357,6 +357,33 @@ TEST_F(BundleDestinationTest, ADirectoryHoldingARelativelyRecordedTrainingFileIs
   EXPECT_NO_THROW(BundleDestination(dir_ / "model", true, {fs::path("data/x.csv")}));
 }
 
+// Fortieth hostile pass: with train.csv a hard link to runs/h200.csv, `train --data train.csv --out
+// runs --force` deleted runs/h200.json; with h2.json a link to prov/h200.json, `--out prov --force`
+// deleted that. A directory holding the data or its sidecar, under any name, is refused even with
+// --force.
+TEST_F(BundleDestinationTest, ADirectoryHoldingTheTrainingDataUnderAnotherNameIsRefusedEvenWithForce) {
+  fs::create_directories(dir_ / "runs");
+  std::ofstream(dir_ / "runs" / "h200.csv") << "platform,family\n";
+  std::ofstream(dir_ / "runs" / "h200.json") << "{}";
+  fs::create_hard_link(dir_ / "runs" / "h200.csv", dir_ / "train.csv");
+  EXPECT_THROW(BundleDestination(dir_ / "runs", true, {dir_ / "train.csv"}), InputError);
+  fs::remove(dir_ / "runs" / "h200.csv");  // left: only the sidecar of a name the data had
+  fs::create_hard_link(dir_ / "train.csv", dir_ / "runs" / "h200.csv");
+  EXPECT_TRUE(fs::exists(dir_ / "runs" / "h200.json"));
+
+  fs::create_directories(dir_ / "prov" / "sub");
+  std::ofstream(dir_ / "h2.csv") << "platform,family\n";
+  std::ofstream(dir_ / "prov" / "sub" / "h200.json") << "{}";
+  fs::create_symlink(dir_ / "prov" / "sub" / "h200.json", dir_ / "h2.json");
+  EXPECT_THROW(BundleDestination(dir_ / "prov", true, {dir_ / "h2.csv"}), InputError);
+  EXPECT_TRUE(fs::exists(dir_ / "prov" / "sub" / "h200.json"));
+
+  // A directory holding only a symbolic link to the data loses the link, not the data: allowed.
+  fs::create_directories(dir_ / "links");
+  fs::create_symlink(dir_ / "h2.csv", dir_ / "links" / "d.csv");
+  EXPECT_NO_THROW(BundleDestination(dir_ / "links", true, {dir_ / "h2.csv"}));
+}
+
 // Eighteenth hostile pass: a private (0700) bundle became world-readable when retrained.
 TEST_F(BundleDestinationTest, AReplacedBundleKeepsItsDirectorysMode) {
   {
