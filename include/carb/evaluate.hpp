@@ -52,9 +52,11 @@ struct EvaluationSplit {
   std::string source;         // split only: "flags" | "bundle" | "default"
   std::size_t train_rows = 0, test_rows = 0;
   bool matches_training = false;  // split only: the train rows are exactly the bundle's training data
-  /// External only: how many rows are configurations the model trained on (nullopt: the bundle
-  /// does not record them).
+  /// How many scored rows are configurations the model trained on (nullopt: the bundle does not
+  /// record them, or, split only, the data is another platform's).
   std::optional<std::size_t> rows_in_training;
+  /// Of those, the rows measured on the model's own platform: scored in-sample, not held-out.
+  std::size_t in_sample_rows = 0;
   nlohmann::json to_json() const;
 };
 

@@ -152,6 +152,15 @@ def test_evaluate_is_the_clis_document(model, model_dir, rows_csv):
         carb.evaluate(model, rows_csv, test_fraction=1.5)
 
 
+def test_evaluate_says_when_the_test_rows_trained_the_model(model, rows_csv):
+    # Fortieth hostile pass: Model.train trains on every row; evaluate with a split called its
+    # in-sample errors "held-out accuracy" without a word.
+    with pytest.warns(RuntimeWarning, match="in-sample"):
+        doc = carb.evaluate(model, rows_csv, test_fraction=0.2)
+    assert doc["split"]["test_rows"] > 0
+    assert doc["split"]["in_sample_rows"] == doc["split"]["test_rows"]
+
+
 def test_train_checks_its_arguments(rows_csv):
     # Twentieth hostile pass: trees=True trained one tree per learner, trees=False the defaults.
     for kwargs in ({"trees": True}, {"trees": False}, {"seed": True}, {"threads": 0}, {"correctors": 2},

@@ -132,6 +132,7 @@ Evaluation evaluate_external(eval::Context& c) {
   e.split.external = true;
   e.split.test_rows = c.test.rows.size();
   if (model.knows_trained_configs()) e.split.rows_in_training = seen;
+  if (model.knows_trained_configs() && c.all.rows.front().platform == model.platform()) e.split.in_sample_rows = seen;
   if (!model.knows_trained_configs())
     e.warnings.push_back("the bundle does not record its training configurations: some rows may have been "
                          "seen in training");
@@ -186,7 +187,18 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
   e.split.train_rows = tr.size(), e.split.test_rows = te.size();
   e.split.matches_training = c.split_matches_training;
   c.test_pred = model.predict_columns(configs_of(c.test), telemetry_of(c.test));
-  if (!c.split_matches_training)
+  // Fortieth hostile pass: a model trained on every row (Python Model.train, train --test-fraction 0
+  // then evaluate --test-fraction) was scored as "held-out accuracy" on rows it had trained on, with
+  // only "may have been seen". The bundle records what it trained on: count them and say it.
+  std::size_t seen = 0;
+  const bool same_platform = c.all.rows.front().platform == model.platform();
+  for (const auto& r : c.test.rows) seen += model.trained_on(r.config);
+  if (model.knows_trained_configs() && same_platform) e.split.rows_in_training = e.split.in_sample_rows = seen;
+  if (model.knows_trained_configs() && same_platform && seen > 0)
+    e.warnings.push_back(std::to_string(seen) + " of " + std::to_string(c.test.rows.size()) +
+                         " test rows are configurations the model trained on: their errors are in-sample, not "
+                         "held-out, and optimistic (train with a held-out split to score it honestly)");
+  else if (!c.split_matches_training)
     e.warnings.push_back(
         "the train split of this data is not the data the model was trained on: held-out "
         "rows may have been seen in training (other data, seed or test fraction)");
@@ -229,9 +241,16 @@ nlohmann::json EvaluationSplit::to_json() const {
   if (external)
     return {{"external", true},
             {"test_rows", test_rows},
-            {"rows_in_training", rows_in_training ? nlohmann::json(*rows_in_training) : nlohmann::json()}};
-  return {{"seed", seed},           {"test_fraction", test_fraction}, {"source", source},
-          {"train_rows", train_rows}, {"test_rows", test_rows},       {"matches_training", matches_training}};
+            {"rows_in_training", rows_in_training ? nlohmann::json(*rows_in_training) : nlohmann::json()},
+            {"in_sample_rows", in_sample_rows}};
+  return {{"seed", seed},
+          {"test_fraction", test_fraction},
+          {"source", source},
+          {"train_rows", train_rows},
+          {"test_rows", test_rows},
+          {"matches_training", matches_training},
+          {"rows_in_training", rows_in_training ? nlohmann::json(*rows_in_training) : nlohmann::json()},
+          {"in_sample_rows", in_sample_rows}};
 }
 
 namespace {

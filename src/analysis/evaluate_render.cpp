@@ -24,7 +24,11 @@ void render_header(const Evaluation& e, std::ostream& out) {
     out << "held-out split seed " << s.seed << ", test fraction " << nlohmann::json(s.test_fraction).dump() << " (" << s.source
         << "): " << s.train_rows << " train / " << s.test_rows << " test rows\n";
   for (const auto& w : e.warnings) out << "warning: " << w << '\n';
-  out << "\n== held-out accuracy ==\n";
+  if (s.in_sample_rows > 0)
+    out << "\n== accuracy on the test rows (" << s.in_sample_rows << " of " << s.test_rows
+        << " trained the model: in-sample, not held-out) ==\n";
+  else
+    out << "\n== held-out accuracy ==\n";
   TextTable t({"target", "n", "R2", "MAE", "RMSE", "MAPE %"});
   for (const auto& name : e.targets_predicted) {
     const auto it = e.targets.find(name);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <cmath>
 #include <random>
+#include <set>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -43,11 +44,13 @@ Dataset synthetic_cost_dataset(std::size_t rows, bool telemetry, unsigned seed) 
   const double widths[] = {0.25, 0.5, 1.0};
   const int resolutions[] = {32, 64, 96}, batches[] = {1, 2, 4, 8, 16, 32, 64, 128};
   Dataset d;
-  for (std::size_t i = 0; i < rows; ++i) {
+  std::set<std::string> drawn;  // each configuration once, as a valid dataset holds it (up to 432)
+  while (d.rows.size() < rows) {
     Config c;
     std::tie(c.family, c.depth) = shapes[g() % 3];
     c.width = widths[g() % 3], c.resolution = resolutions[g() % 3], c.batch = batches[g() % 8];
     c.precision = g() % 2 ? Precision::fp16 : Precision::fp32;
+    if (!drawn.insert(network_key(c)).second) continue;
     const NetworkSpec s = build_network_spec(c);
     const double occupancy = std::min(1.0, std::sqrt(c.batch / 32.0));
     Record r;
@@ -198,7 +201,9 @@ TEST_F(Evaluate, ReproducesTheBundlesSplit) {
   const auto doc = evaluate_model(*model_, *data_, other).to_json();
   EXPECT_FALSE(doc["split"]["matches_training"].get<bool>());
   EXPECT_EQ(doc["split"]["source"], "flags");
-  EXPECT_NE(doc["warnings"].dump().find("not the data the model was trained on"), std::string::npos);
+  // The bundle records what it trained on, so the rows of another split it saw are counted, not guessed at.
+  EXPECT_GT(doc["split"]["in_sample_rows"].get<std::size_t>(), 0u);
+  EXPECT_NE(doc["warnings"].dump().find("test rows are configurations the model trained on"), std::string::npos);
 }
 
 TEST_F(Evaluate, CarbBeatsTheFlopsOnlyBaseline) {
@@ -433,6 +438,35 @@ struct BadInput {
   void (*spoil)(Dataset&, EvaluateOptions&);
   const char* message;  // a word the one-line error has to name
 };
+
+// Fortieth hostile pass: a model trained on every row (Python Model.train; train --test-fraction 0,
+// then evaluate --test-fraction) was scored as "held-out accuracy" on rows it trained on, with only
+// "may have been seen". They are counted, said, and the heading says in-sample.
+TEST(EvaluateInSample, TestRowsTheModelTrainedOnAreCountedAndSaid) {
+  const Dataset d = synthetic_cost_dataset(200, false, 7);
+  const CarbModel all = CarbModel::train(d, small_options());  // every row, as Model.train does
+  EvaluateOptions o;
+  o.quick = true;
+  o.test_fraction = 0.2;
+  const Evaluation e = evaluate_model(all, d, o);
+  ASSERT_GT(e.split.test_rows, 0u);
+  EXPECT_EQ(e.split.in_sample_rows, e.split.test_rows);
+  const auto doc = e.to_json();
+  EXPECT_EQ(doc["split"]["in_sample_rows"], e.split.test_rows);
+  bool said = false;
+  for (const auto& w : doc["warnings"]) said = said || w.get<std::string>().find("in-sample") != std::string::npos;
+  EXPECT_TRUE(said) << doc["warnings"].dump();
+  std::ostringstream table;
+  render_evaluation_table(e, table);
+  EXPECT_EQ(table.str().find("== held-out accuracy =="), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("trained the model: in-sample, not held-out"), std::string::npos) << table.str();
+  // A model trained the way carb train does holds its test rows out: none in-sample, heading unchanged.
+  const Evaluation held = evaluate_model(train_like_carb_train(d, small_options()), d, o);
+  EXPECT_EQ(held.split.in_sample_rows, 0u);
+  std::ostringstream held_table;
+  render_evaluation_table(held, held_table);
+  EXPECT_NE(held_table.str().find("== held-out accuracy =="), std::string::npos);
+}
 
 // An external held-out file is scored whole (it was re-split before), and rows the model trained
 // on are counted and warned about.
