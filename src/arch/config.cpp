@@ -168,10 +168,13 @@ int scaled_channels(int base, double width) {
 void validate(const Config& c) {
   auto range = [](const char* what, double v, double lo, double hi) {
     if (!(v >= lo && v <= hi)) {
-      // The shortest text that reads back as the value (a batch 99999999 was shown as 1e+08).
+      // The shortest text that reads back as the value (a batch 99999999 was shown as 1e+08), whole
+      // numbers written out (fortieth hostile pass: a batch 100000 was shown as 1e+05).
       const auto text = [](double x) {
-        char buf[64];
-        return std::string(buf, std::to_chars(buf, buf + sizeof buf, x).ptr);
+        char buf[400];
+        const bool whole = std::isfinite(x) && x == std::trunc(x) && std::fabs(x) < 1e15;
+        return std::string(buf, (whole ? std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed)
+                                       : std::to_chars(buf, buf + sizeof buf, x)).ptr);
       };
       std::ostringstream o;
       o << what << " " << text(v) << " is out of range " << text(lo) << ".." << text(hi);

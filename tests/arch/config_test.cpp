@@ -262,6 +262,10 @@ TEST(ConfigValidate, RejectsBadFieldsNamingThem) {
   EXPECT_NE(input_error_of([&] { validate(with([](Config& c) { c.batch = 99999999; })); })
                 .find("batch 99999999 is out of range 1..4096"),
             std::string::npos);
+  // Fortieth: a batch of 100000 was shown as 1e+05.
+  EXPECT_NE(input_error_of([&] { validate(with([](Config& c) { c.batch = 100000; })); })
+                .find("batch 100000 is out of range 1..4096"),
+            std::string::npos);
   EXPECT_NE(input_error_of([&] { validate(with([](Config& c) { c.width = 0.01; })); }).find("width 0.01 "),
             std::string::npos);
 }
