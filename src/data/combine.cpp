@@ -186,7 +186,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
     const nlohmann::json prov = read_provenance(f);
     if (prov.is_object() && prov.contains("protocols") && prov["protocols"].is_object())
       protocols.update(prov["protocols"]);
-    sources.push_back({{"file", f.string()}, {"rows", rounds.back().rows.size()},
+    sources.push_back({{"file", f.string()}, {kResolvedPathKey, resolved_path(f).string()}, {"rows", rounds.back().rows.size()},
                      {kCsvHashKey, file_fnv1a64(f).value_or("")}, {"provenance", prov}});
   }
   check_one_protocol(rounds, files);

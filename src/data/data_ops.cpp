@@ -105,7 +105,8 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
     Dataset d = read_dataset_csv(in);  // everything is read before `out` is written: out may be an input
     const nlohmann::json prov = read_provenance(in);
     merge_protocols(prov, in.string(), protocols, protocol_source, s.conflicts);
-    sources.push_back({{"file", in.string()}, {"rows", d.rows.size()}, {kCsvHashKey, file_fnv1a64(in).value_or("")},
+    sources.push_back({{"file", in.string()}, {kResolvedPathKey, resolved_path(in).string()}, {"rows", d.rows.size()},
+                       {kCsvHashKey, file_fnv1a64(in).value_or("")},
                        {"provenance", prov}});
     s.rows_in += d.rows.size();
     merged.add_extra_columns(d.extra_columns);

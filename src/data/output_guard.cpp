@@ -209,9 +209,10 @@ void check_output_keeps_rows(const fs::path& csv, const Dataset& next, bool forc
 namespace {
 
 // The identities of the files an output was made from, as its sidecar records them (merge's
-// "inputs", combine's "rounds"): each one's path and the hashes known for it.
+// "inputs", combine's "rounds"): where each one was and the hashes known for it.
 struct Source {
-  fs::path file;
+  fs::path name;      // as typed, for messages
+  fs::path resolved;  // absolute; empty when only a relative name was recorded
   std::vector<std::string> hashes;
 };
 
@@ -223,15 +224,27 @@ std::vector<Source> recorded_sources(const nlohmann::json& prov) {
     for (const nlohmann::json& e : prov[key]) {
       if (!e.is_object()) continue;
       Source s;
-      if (e.contains("file") && e["file"].is_string()) s.file = e["file"].get<std::string>();
-      if (e.contains(kCsvHashKey) && e[kCsvHashKey].is_string()) s.hashes.push_back(e[kCsvHashKey]);
-      if (e.contains("provenance") && e["provenance"].is_object() && e["provenance"].contains(kCsvHashKey) &&
-          e["provenance"][kCsvHashKey].is_string())
-        s.hashes.push_back(e["provenance"][kCsvHashKey]);
+      if (e.contains("file") && e["file"].is_string()) s.name = e["file"].get<std::string>();
+      // Forty-first hostile pass: a relative name recorded as typed ("r.csv") matched any r.csv
+      // in the directory the next merge ran from. An older sidecar's relative name says nothing
+      // about where the file was, so only its hash can find it.
+      if (e.contains(kResolvedPathKey) && e[kResolvedPathKey].is_string())
+        s.resolved = e[kResolvedPathKey].get<std::string>();
+      else if (s.name.is_absolute())
+        s.resolved = s.name;
+      for (const nlohmann::json* h : {&e, e.contains("provenance") ? &e["provenance"] : nullptr})
+        if (h && h->is_object() && h->contains(kCsvHashKey) && (*h)[kCsvHashKey].is_string() &&
+            !(*h)[kCsvHashKey].get<std::string>().empty())
+          s.hashes.push_back((*h)[kCsvHashKey]);
       out.push_back(std::move(s));
     }
   }
   return out;
+}
+
+long rounds_of(const Record& r) {
+  const auto it = r.extra.find("rounds");
+  return it == r.extra.end() ? 0 : std::strtol(it->second.c_str(), nullptr, 10);
 }
 
 }  // namespace
@@ -250,15 +263,19 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
   if (!problems.empty()) return;  // check_output_keeps_rows refuses it
   std::unordered_map<std::string, const Record*> now;
   for (const Record& r : next.rows) now.emplace(r.platform + '\n' + config_key(r.config), &r);
-  std::size_t changed = 0;
-  std::string first;
+  std::size_t changed = 0, unexplained = 0;
+  std::string first, first_unexplained;
   for (const Record& r : before.rows) {
     const auto it = now.find(r.platform + '\n' + config_key(r.config));
     if (it == now.end()) continue;
     for (const ColumnBounds& b : kPlausibleBounds) {
       const auto was = r.value(b.column), is = it->second->value(b.column);
       if (!was || !is || *was == *is) continue;
-      if (changed++ == 0) first = r.platform + " " + config_key(r.config) + " " + b.column;
+      const std::string what = r.platform + " " + config_key(r.config) + " " + b.column;
+      if (changed++ == 0) first = what;
+      // A file that grew changes a value only by adding a round to its configuration (combine's
+      // median over more rounds); a store never rewrites a committed row, so merge never does.
+      if (rounds_of(*it->second) <= rounds_of(r) && unexplained++ == 0) first_unexplained = what;
       break;
     }
   }
@@ -272,13 +289,21 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
     if (prov.is_object() && prov.contains(kCsvHashKey) && prov[kCsvHashKey].is_string()) hashes.insert(prov[kCsvHashKey]);
   }
   for (const Source& s : recorded_sources(read_provenance(csv))) {
-    bool found = !s.file.empty() && paths.count(resolved_path(s.file));
-    for (const std::string& h : s.hashes) found = found || hashes.count(h);
-    if (found) continue;
-    throw InputError(csv.string() + " was made from " + (s.file.empty() ? std::string("an input") : s.file.string()) +
-                     ", which is not among these inputs, and the measured values of " + std::to_string(changed) +
-                     " of its rows would be replaced by other measurements (first: " + first +
-                     "); choose another --out, or pass --force to replace it");
+    bool same_bytes = false;
+    for (const std::string& h : s.hashes) same_bytes = same_bytes || hashes.count(h);
+    const bool same_place = !s.resolved.empty() && paths.count(resolved_path(s.resolved));
+    const std::string name = s.name.empty() ? std::string("an input") : s.name.string();
+    if (!same_bytes && !same_place)
+      throw InputError(csv.string() + " was made from " + name +
+                       ", which is not among these inputs, and the measured values of " + std::to_string(changed) +
+                       " of its rows would be replaced by other measurements (first: " + first +
+                       "); choose another --out, or pass --force to replace it");
+    // Forty-first hostile pass: the same path with other contents (overwritten with cp, exported
+    // again from another store, a symlink pointed elsewhere) passed as the same input.
+    if (!same_bytes && unexplained)
+      throw InputError(csv.string() + " was made from " + name + ", which has changed since, and the measured values of " +
+                       std::to_string(unexplained) + " of its rows would be replaced without a new round (first: " +
+                       first_unexplained + "); choose another --out, or pass --force to replace it");
   }
 }
 

@@ -28,6 +28,9 @@ std::filesystem::path provenance_path(const std::filesystem::path& csv);
 
 /// The sidecar key holding the hash of the CSV as carb wrote it (carb's FNV-1a, 16 hex digits).
 inline constexpr const char* kCsvHashKey = "csv_fnv1a64";
+/// A merge's or combine's record of where an input was, absolute and with symlinks followed: the
+/// "file" beside it is as typed, and a relative one names another file from another directory.
+inline constexpr const char* kResolvedPathKey = "resolved_path";
 /// The sidecar key holding the hash of the sidecar itself (its JSON without this key, dumped
 /// compactly): a sidecar the user annotated is told from one carb wrote (seventeenth hostile pass:
 /// notes added to e.json were lost on the next export).

@@ -707,13 +707,18 @@ TEST_F(DataOps, AMergeOfOtherMeasurementsNeverReplacesTheValuesOfAnEarlierOne) {
   // What it was made from, again (by hash, under another name), may change nothing or grow it.
   write_dataset_csv(a, dir_ / "a-again.csv");
   EXPECT_NO_THROW(merge_datasets({dir_ / "a-again.csv", dir_ / "b.csv"}, dir_ / "all.csv", ""));
-  // The same input path that grew (a store's re-export) is the same input: its values may change.
+  // The same input path that grew (a store's re-export) is the same input: it adds rows.
   Dataset grown = a;
   grown.rows.push_back(row("gpu", 4, 6.0));
-  grown.rows[0].latency_ms = 1.6;
   write_dataset_csv(grown, dir_ / "a-again.csv");
   EXPECT_NO_THROW(merge_datasets({dir_ / "a-again.csv", dir_ / "b.csv"}, dir_ / "all.csv", ""));
-  EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 1.6);
+  EXPECT_EQ(read_dataset_csv(dir_ / "all.csv").rows.size(), 3u);
+  // Forty-first hostile pass: the same path with other values in it (overwritten with cp, exported
+  // again from another store) is not the same input: a store never rewrites a committed row.
+  grown.rows[0].latency_ms = 1.6;
+  write_dataset_csv(grown, dir_ / "a-again.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "a-again.csv", dir_ / "b.csv"}, dir_ / "all.csv", ""), InputError);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 1.5);
   // --force replaces it.
   EXPECT_NO_THROW(merge_datasets({dir_ / "b.csv"}, dir_ / "all.csv", "", /*force=*/true));
   EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 2.0);
@@ -735,7 +740,56 @@ TEST_F(DataOps, ACombineOfOtherRoundsNeverReplacesTheValuesOfAnEarlierOne) {
   EXPECT_EQ(*read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms, before);
   // Another round added to the same rounds changes the medians, as it should.
   EXPECT_NO_THROW(combine_rounds({dir_ / "r1.csv", dir_ / "r2.csv", dir_ / "r3.csv"}, dir_ / "c.csv", ""));
-  EXPECT_NE(*read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms, before);
+  const double three = *read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms;
+  EXPECT_NE(three, before);
+  // Forty-first hostile pass: a round file overwritten with another round's values kept its path
+  // and passed as the same round; only a configuration that gains a round may change.
+  Dataset low;
+  for (int batch : {1, 2}) low.rows.push_back(row("gpu", batch, 0.5 * batch));
+  write_dataset_csv(low, dir_ / "low.csv");
+  fs::copy_file(dir_ / "low.csv", dir_ / "r3.csv", fs::copy_options::overwrite_existing);
+  EXPECT_THROW(combine_rounds({dir_ / "r1.csv", dir_ / "r2.csv", dir_ / "r3.csv"}, dir_ / "c.csv", ""), InputError);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms, three);
+  // A round that grew (a configuration measured later in it) is the same round.
+  Dataset r2_grown = r2, r1_grown = r1;
+  r2_grown.rows.push_back(row("gpu", 4, 4.8));
+  r1_grown.rows.push_back(row("gpu", 4, 4.0));
+  write_dataset_csv(r1_grown, dir_ / "r1.csv");
+  write_dataset_csv(r2_grown, dir_ / "r2.csv");
+  write_dataset_csv(r3, dir_ / "r3.csv");
+  EXPECT_NO_THROW(combine_rounds({dir_ / "r1.csv", dir_ / "r2.csv", dir_ / "r3.csv"}, dir_ / "c.csv", ""));
+  EXPECT_EQ(read_dataset_csv(dir_ / "c.csv").rows.size(), 3u);
+}
+
+// Forty-first hostile pass: the sidecar recorded "a.csv" as typed, and a merge run from another
+// directory with its own a.csv was taken for the same input (the original deleted): every value
+// replaced, exit 0. So is a symlink pointed at another file.
+TEST_F(DataOps, AnInputIsKnownByWhereItWasNotByTheNameTyped) {
+  Dataset a, b;
+  for (int batch : {1, 2}) a.rows.push_back(row("gpu", batch, 1.5 * batch)), b.rows.push_back(row("gpu", batch, 2.0 * batch));
+  fs::create_directories(dir_ / "x");
+  fs::create_directories(dir_ / "y");
+  write_dataset_csv(a, dir_ / "x" / "a.csv");
+  write_dataset_csv(b, dir_ / "y" / "a.csv");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_ / "x");
+  merge_datasets({"a.csv"}, dir_ / "all.csv", "");
+  fs::remove(dir_ / "x" / "a.csv");
+  fs::current_path(dir_ / "y");
+  EXPECT_THROW(merge_datasets({"a.csv"}, dir_ / "all.csv", ""), InputError);
+  fs::current_path(cwd);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 1.5);
+  const nlohmann::json prov = read_provenance(dir_ / "all.csv");
+  EXPECT_EQ(prov["inputs"][0]["file"], "a.csv");
+  EXPECT_EQ(fs::path(prov["inputs"][0]["resolved_path"].get<std::string>()), resolved_path(dir_ / "x" / "a.csv"));
+
+  write_dataset_csv(a, dir_ / "x" / "a.csv");
+  fs::create_symlink(dir_ / "x" / "a.csv", dir_ / "link.csv");
+  merge_datasets({dir_ / "link.csv"}, dir_ / "l.csv", "");
+  fs::remove(dir_ / "link.csv");
+  fs::create_symlink(dir_ / "y" / "a.csv", dir_ / "link.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "link.csv"}, dir_ / "l.csv", ""), InputError);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "l.csv").rows.front().latency_ms, 1.5);
 }
 
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
