@@ -57,8 +57,8 @@ void run(const PredictCmd& c) {
            std::any_of(x.interval.begin(), x.interval.end(), [](const auto& iv) { return std::isinf(iv.second.second); });
   });
   if (unbounded_inside > 0)
-    std::cerr << "note: " << unbounded_inside << " prediction" << (unbounded_inside == 1 ? " has" : "s have")
-              << " no upper bound at " << fmt_num(c.confidence * 100, 3)
+    std::cerr << "note: " << unbounded_inside << " prediction" << (unbounded_inside == 1 ? "" : "s")
+              << " inside the trained ranges " << (unbounded_inside == 1 ? "has" : "have") << " no upper bound at " << fmt_num(c.confidence * 100, 3)
               << "%: the model has too few training rows per batch regime to bound that level (a "
               << fmt_num(c.confidence * 100, 3) << "% interval needs "
               << static_cast<int>(std::ceil(c.confidence / (1 - c.confidence) - 1e-9))

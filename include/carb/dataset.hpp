@@ -61,6 +61,15 @@ inline const ColumnBounds* plausible_bounds(std::string_view column) {
 /// The highest average power (energy_j / latency) a row may imply, in W: a rack's worth, far above
 /// any one device (an H200 draws at most about 700 W).
 inline constexpr double kMaxAveragePowerW = 1e5;
+/// The lowest: no device carb measures energy on draws under half a watt while it computes (an
+/// NVML GPU's board power, a CPU package's RAPL; shipped H200 rows: 115-705 W, a Jetson Nano idles
+/// at about 1.25 W). Forty-first hostile pass: energy divided by 1e4 validated at 0.01 W on an H200.
+inline constexpr double kMinAveragePowerW = 0.5;
+/// The highest compute rate a row may imply, analytic FLOPs of the batch over latency_ms, in
+/// FLOP/s: 10 PFLOP/s, five times an H200's peak sparse fp16 (shipped: at most 0.32 PFLOP/s on
+/// the H200, 0.0004 on CPU). Forty-first hostile pass: latency and energy divided by 1000 kept
+/// every other rule and implied 85 PFLOP/s.
+inline constexpr double kMaxFlopsPerSecond = 1e16;
 
 /// How far a measured row's own figures may disagree (fortieth hostile pass: a row implying 0.66 W on
 /// an H200 passed every bound). energy_j is avg_power_w x energy_window_s / energy_passes, the same

@@ -193,7 +193,7 @@ class Model:
             unbounded = sum(1 for i, ok in enumerate(inside)
                             if ok and not nonpositive[i] and any(math.isinf(out[t + "_upper"][i]) for t in self.targets))
             if unbounded:
-                warnings.warn(f"carb: {unbounded} prediction(s) have no upper bound at {level:g}: the model has too "
+                warnings.warn(f"carb: {unbounded} prediction(s) inside the trained ranges have no upper bound at {level:g}: the model has too "
                               "few training rows per batch regime to bound that level; a lower confidence may bound "
                               "them", RuntimeWarning, stacklevel=2)
         return out

@@ -116,6 +116,12 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
                        csv::format_number(r.latency_ms) + " ms is an average power of " +
                        csv::format_number(*r.energy_j / (*r.latency_ms / 1000.0)) + " W, above the plausible " +
                        csv::format_number(kMaxAveragePowerW) + " W");
+  if (r.energy_j && r.latency_ms && plausible_bounds("latency_ms")->contains(*r.latency_ms) &&
+      plausible_bounds("energy_j")->contains(*r.energy_j) && *r.energy_j / (*r.latency_ms / 1000.0) < kMinAveragePowerW)
+    problems.push_back(at(where) + "energy_j " + csv::format_number(r.energy_j) + " J in latency_ms " +
+                       csv::format_number(r.latency_ms) + " ms is an average power of " +
+                       csv::format_number(*r.energy_j / (*r.latency_ms / 1000.0)) + " W, below the plausible " +
+                       csv::format_number(kMinAveragePowerW) + " W");
   check_consistency(r, where, problems);
   for (const ColumnBounds& b : kExtraColumnBounds) {
     const auto it = r.extra.find(b.column);
@@ -133,16 +139,29 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
 // Peak memory is the allocator's peak over the forward pass with the network and its input
 // already in memory: it cannot be below the weights plus the input (every shipped row is at
 // least 1.003x that). Twelfth hostile pass: a peak below the weights trained without a word.
-void check_memory_holds_the_network(const Record& r, const std::string& where, std::vector<std::string>& problems) {
+void check_memory_holds_the_network(const Record& r, const NetworkSpec& s, const std::string& where,
+                                    std::vector<std::string>& problems) {
   // A run that ran out of memory may have failed while its weights were still loading.
   if (r.status != Status::ok || !r.peak_memory_mb || !plausible_bounds("peak_memory_mb")->contains(*r.peak_memory_mb))
     return;
-  const NetworkSpec s = network_totals(r.config);
   const double floor_mb = s.memory_floor_mb();
   if (*r.peak_memory_mb < kMinMemoryOverNetwork * floor_mb)
     problems.push_back(at(where) + "peak_memory_mb " + csv::format_number(r.peak_memory_mb) +
                        " MB is below the " + csv::format_number(floor_mb) + " MB that the weights and input of " +
                        config_key(r.config) + " take");
+}
+
+// A latency is the time the batch's FLOPs took: no device computes them faster than
+// kMaxFlopsPerSecond, so a shorter one is a unit slip or a damaged file, whatever else agrees.
+void check_compute_rate(const Record& r, const NetworkSpec& s, const std::string& where,
+                        std::vector<std::string>& problems) {
+  if (!r.latency_ms || !plausible_bounds("latency_ms")->contains(*r.latency_ms)) return;
+  const double rate = s.flops() / (*r.latency_ms / 1000.0);
+  if (rate > kMaxFlopsPerSecond)
+    problems.push_back(at(where) + "latency_ms " + csv::format_number(r.latency_ms) + " ms for the " +
+                       csv::format_number(s.flops() / 1e9) + " GFLOPs of " + config_key(r.config) + " is " +
+                       csv::format_number(rate / 1e15) + " PFLOP/s, above the plausible " +
+                       csv::format_number(kMaxFlopsPerSecond / 1e15) + " PFLOP/s");
 }
 
 // A row's values must fit its status: a failed run has no latency or energy to report.
@@ -151,7 +170,9 @@ void check_row(const Record& r, const std::string& where, std::vector<std::strin
   // that accepted it would train on, or export, something no profile produced.
   try {
     validate(r.config);
-    check_memory_holds_the_network(r, where, problems);
+    const NetworkSpec s = network_totals(r.config);
+    check_memory_holds_the_network(r, s, where, problems);
+    check_compute_rate(r, s, where, problems);
   } catch (const InputError& e) {
     problems.push_back(at(where) + e.what());
   }

@@ -122,6 +122,22 @@ TEST_F(DataValidate, AnAveragePowerNoDeviceDrawsIsRefused) {
   EXPECT_EQ(p[0], file() + ":2: energy_j 1000 J in latency_ms 1 ms is an average power of 1e+06 W, above the plausible 1e+05 W");
 }
 
+// Forty-first hostile pass: energy divided by 1e4 validated at 0.01 W on an H200, and latency and
+// energy both divided by 1000 kept every rule and implied 85 PFLOP/s. No device draws under
+// kMinAveragePowerW while it computes, and none computes faster than kMaxFlopsPerSecond.
+TEST_F(DataValidate, APowerOrAComputeRateNoDeviceHasIsRefused) {
+  // basic-18 at width 1 and 224 pixels: 3.64 GFLOPs a sample.
+  const auto p = validate_text(std::string(kHeader) +
+                               "gpu,basic,18,1,224,1,fp32,ok,1,1e-05,120,,\n"       // 0.01 W
+                               "gpu,basic,18,1,224,2,fp32,ok,1,5e-04,120,,\n"       // 0.5 W: the least
+                               "gpu,basic,18,1,224,256,fp32,ok,0.01,0.002,12000,,\n"  // 93 PFLOP/s
+                               "gpu,basic,18,1,224,128,fp32,ok,0.05,0.01,6000,,\n");  // 9.3 PFLOP/s: under 10
+  ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":2: energy_j 1e-05 J in latency_ms 1 ms is an average power of 0.01 W, below the plausible 0.5 W");
+  EXPECT_EQ(p[1].rfind(file() + ":4: latency_ms 0.01 ms for the ", 0), 0u) << p[1];
+  EXPECT_NE(p[1].find("PFLOP/s, above the plausible 10 PFLOP/s"), std::string::npos) << p[1];
+}
+
 // Fortieth hostile pass: a row implying 0.66 W on an H200 (energy_j divided by 1000) passed every
 // bound. A row's own figures must agree: energy with its window's power x time / passes, latency
 // with the time a pass took in the energy window, the mean latency with the median's half.

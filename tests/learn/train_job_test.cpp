@@ -17,8 +17,9 @@ class TrainJobTest : public TempDirTest {
 
   // Costs that are a formula of the configuration (test data, never a measurement), at the given
   // batch sizes only.
-  std::filesystem::path write_data(const std::vector<int>& batches) const {
+  std::filesystem::path write_data(const std::vector<int>& batches, const std::vector<Record>& more = {}) const {
     Dataset d;
+    d.rows = more;
     for (int depth : {10, 18, 26})
       for (double width : {0.25, 0.5, 1.0})
         for (int res : {32, 64})
@@ -38,9 +39,10 @@ class TrainJobTest : public TempDirTest {
     return f;
   }
 
-  TrainSummary train(const std::vector<int>& batches, bool correctors, double lambda = 0.5) const {
+  TrainSummary train(const std::vector<int>& batches, bool correctors, double lambda = 0.5,
+                     const std::vector<Record>& more = {}) const {
     TrainJob job;
-    job.data = {write_data(batches)};
+    job.data = {write_data(batches, more)};
     job.out = dir_ / "model";
     job.force = true;
     job.options.params.n_trees = 8;
@@ -68,6 +70,28 @@ TEST_F(TrainJobTest, SaysWhenNoTargetKeptACorrector) {
   // Asked for no correctors, or no corrector setting: nothing to warn of.
   EXPECT_FALSE(warns_of(train({16, 32}, false), "corrector"));
   EXPECT_FALSE(warns_of(train({16, 32}, true, TrainOptions{}.lambda), "corrector"));
+}
+
+// Forty-first hostile pass: an oom row at batch 1 beside the same network ok at batch 16 was dropped
+// without a word; failed rows are not trained on, and that is said, with any such contradiction.
+TEST_F(TrainJobTest, SaysWhichRowsItDidNotTrainOnAndWhichFailuresAreContradicted) {
+  const auto failed = [](int batch, Status st) {
+    Record r;
+    r.platform = "synthetic";
+    r.config = {Family::basic, 10, 0.25, 32, batch, Precision::fp32};
+    r.status = st;
+    return r;
+  };
+  const TrainSummary s = train({1, 4}, false, 0.5, {failed(2, Status::oom), failed(8, Status::oom), failed(16, Status::error)});
+  EXPECT_TRUE(warns_of(s, "3 rows measured as oom or error are not trained on (no cost to learn); 1 of them ran out "
+                          "of memory where a larger batch of the same network ran ok (first: basic-10-w0.25-r32-b2-fp32 "
+                          "oom, batch 4 ok)"))
+      << nlohmann::json(s.warnings).dump();
+  // Failures a larger batch does not contradict are only counted.
+  const TrainSummary t = train({1, 4}, false, 0.5, {failed(8, Status::oom)});
+  EXPECT_TRUE(warns_of(t, "1 row measured as oom or error is not trained on (no cost to learn)"));
+  EXPECT_FALSE(warns_of(t, "ran out of memory where"));
+  EXPECT_FALSE(warns_of(train({1, 4}, false), "not trained on"));
 }
 
 }  // namespace
