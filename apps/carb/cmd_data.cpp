@@ -62,6 +62,7 @@ void add_combine(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
     else
       std::cout << "combined " << s.rounds << " rounds into " << s.rows_out << " rows in " << printable(s.csv.string()) << " ("
                 << s.combined << " measured ok in two or more rounds)\n";
+    for (const auto& w : s.warnings) std::cerr << "warning: " << printable(w) << '\n';
   });
 }
 

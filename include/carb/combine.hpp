@@ -15,9 +15,16 @@ struct CombineSummary {
   std::size_t rows_out = 0;      // one per platform + configuration
   std::size_t combined = 0;      // rows with ok measurements from two or more rounds
   std::filesystem::path csv, provenance;
+  /// Rows whose rounds disagree by more than kMaxRoundSpread, said (their median means little).
+  std::vector<std::string> warnings;
 
   nlohmann::json to_json() const;
 };
+
+/// The latency_round_spread (max / min - 1) above which a combined row's rounds are said to
+/// disagree: 10, rounds 11 times apart (shipped data/cpu-2t.csv: at most 1.22). Forty-second hostile
+/// pass: one round in microseconds written as ms was combined with another in ms without a word.
+inline constexpr double kMaxRoundSpread = 10;
 
 /// Writes one row per platform + configuration found in any round. For a configuration with ok
 /// rows, each target, telemetry column and numeric extra column is the median over the rounds

@@ -15,6 +15,11 @@
 namespace carb {
 
 inline constexpr const char* kReferenceColumn = "reference_ms";
+/// The most a row's reference time may differ from the typical one, either way, for its latency to
+/// be corrected: a host ten times slower or faster than usual is a damaged cell, not drift
+/// (shipped: at most 4.2x the median, on a deliberately busy host). Forty-second hostile pass: one
+/// reference_ms of 0.00296 ms scaled its row's latency 1000x into a model without a word.
+inline constexpr double kMaxReferenceDrift = 10;
 
 /// The reference time of an ok row; throws DataError naming the row when it is missing or not a
 /// positive number.
@@ -25,7 +30,8 @@ double row_reference_ms(const Record& r);
 double median_reference_ms(const Dataset& d);
 
 /// The dataset with every ok row's latency_ms scaled by reference_ms_typical / row reference_ms.
-/// Other columns (and non-ok rows) are unchanged. Throws like row_reference_ms.
+/// Other columns (and non-ok rows) are unchanged. Throws like row_reference_ms, and DataError for a
+/// row whose reference time is more than kMaxReferenceDrift times from the typical one.
 Dataset drift_corrected(const Dataset& d, double reference_ms_typical);
 
 }  // namespace carb

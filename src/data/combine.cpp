@@ -3,8 +3,8 @@
 #include "carb/combine.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdlib>
+#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <map>
@@ -168,8 +168,8 @@ void check_rounds_are_measurements(const std::vector<Dataset>& rounds, const std
 }  // namespace
 
 nlohmann::json CombineSummary::to_json() const {
-  return {{"rounds", rounds},     {"rows_out", rows_out}, {"combined", combined},
-          {"csv", csv.string()}, {"provenance", provenance.string()}};
+  return {{"rounds", rounds},     {"rows_out", rows_out},           {"combined", combined},
+          {"csv", csv.string()}, {"provenance", provenance.string()}, {"warnings", warnings}};
 }
 
 CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path& out,
@@ -208,6 +208,8 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   combined.add_extra_columns({"rounds", "latency_round_spread"});
 
   CombineSummary s;
+  std::size_t disagreeing = 0;
+  std::string first_disagreeing;
   for (const auto& key : order) {
     std::vector<const Record*> ok;
     for (const Record* r : rows[key])
@@ -219,7 +221,17 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
     }
     if (ok.size() >= 2) ++s.combined;
     combined.rows.push_back(combine_ok_rounds(ok));
+    const auto spread = combined.rows.back().extra.find("latency_round_spread");
+    if (spread != combined.rows.back().extra.end() && std::strtod(spread->second.c_str(), nullptr) > kMaxRoundSpread &&
+        disagreeing++ == 0)
+      first_disagreeing = combined.rows.back().platform + " " + config_key(combined.rows.back().config) +
+                          ", latency_round_spread " + spread->second;
   }
+  if (disagreeing)
+    s.warnings.push_back(std::to_string(disagreeing) + " row" + (disagreeing == 1 ? "" : "s") +
+                         " combine rounds whose latencies are more than " +
+                         extra_number(kMaxRoundSpread + 1) + " times apart (first: " + first_disagreeing +
+                         "): their median means little; look for a round measured in other units or on a loaded host");
   // The result must be one valid dataset like any other (rounds of two platforms would not be).
   std::vector<std::string> where;
   for (const Record& r : combined.rows) where.push_back(out.string() + " (" + r.platform + " " + config_key(r.config) + ")");

@@ -3,12 +3,28 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
+#include "data/csv.hpp"
 
 namespace carb {
+namespace {
+
+std::string three_digits(double v) {
+  std::ostringstream o;
+  if (v >= 100)
+    o << std::fixed << std::setprecision(0) << v;
+  else
+    o << std::setprecision(3) << v;
+  return o.str();
+}
+
+}  // namespace
 
 double row_reference_ms(const Record& r) {
   auto it = r.extra.find(kReferenceColumn);
@@ -43,7 +59,16 @@ Dataset drift_corrected(const Dataset& d, double reference_ms_typical) {
   Dataset out = d;
   for (auto& r : out.rows) {
     if (r.status != Status::ok || !r.latency_ms) continue;
-    r.latency_ms = *r.latency_ms * reference_ms_typical / row_reference_ms(r);
+    const double ref = row_reference_ms(r), factor = reference_ms_typical / ref;
+    if (factor > kMaxReferenceDrift || factor < 1 / kMaxReferenceDrift)
+      throw DataError("row " + r.platform + " " + config_key(r.config) + ": reference_ms " +
+                      csv::format_number(std::optional<double>(ref)) + " ms is " +
+                      three_digits(factor >= 1 ? factor : 1 / factor) + "x " +
+                      (factor >= 1 ? "below" : "above") + " the typical " +
+                      csv::format_number(std::optional<double>(reference_ms_typical)) +
+                      " ms, more than the " + csv::format_number(std::optional<double>(kMaxReferenceDrift)) +
+                      "x drift correction trusts (a damaged cell, or a host too loaded to measure on)");
+    r.latency_ms = *r.latency_ms * factor;
   }
   return out;
 }

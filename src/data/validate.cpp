@@ -74,18 +74,28 @@ void check_consistency(const Record& r, const std::string& where, std::vector<st
     const auto it = r.extra.find(col);
     if (it == r.extra.end()) return std::nullopt;
     const auto v = extra_number(it->second);
-    return v && *v > 0 ? v : std::nullopt;
+    return v && *v > 0 ? v : std::nullopt;  // a cell out of its bounds is check_bounds's problem
   };
   const auto fmt = [](double v) { return csv::format_number(std::optional<double>(v)); };
+  // One measurement, or a median of each column over rounds (forty-second hostile pass: any
+  // `rounds` column, even of 1, switched the energy identity off).
+  const auto rounds = r.extra.find("rounds");
+  const bool combined = rounds != r.extra.end() && extra_number(rounds->second).value_or(0) > 1;
+  const double tolerance = combined ? kMaxEnergyPassOverLatency - 1 : kEnergyIdentityTolerance;
+  const auto disagrees = [&](double value, double implied) {
+    return combined ? value / implied > kMaxEnergyPassOverLatency || implied / value > kMaxEnergyPassOverLatency
+                    : std::fabs(value / implied - 1) > tolerance;
+  };
+  const char* within = combined ? " by more than 3x (a row combined over rounds)" : "";
   const bool lat = r.latency_ms && plausible_bounds("latency_ms")->contains(*r.latency_ms);
   const bool energy = r.energy_j && plausible_bounds("energy_j")->contains(*r.energy_j);
   const auto power = extra("avg_power_w"), window = extra("energy_window_s"), passes = extra("energy_passes");
-  if (energy && power && window && passes && !r.extra.count("rounds")) {
+  if (energy && power && window && passes) {
     const double implied = *power * *window / *passes;
-    if (std::fabs(*r.energy_j / implied - 1) > kEnergyIdentityTolerance)
-      problems.push_back(at(where) + "energy_j " + fmt(*r.energy_j) + " J disagrees with its own window: avg_power_w " +
-                         fmt(*power) + " W x energy_window_s " + fmt(*window) + " s / energy_passes " + fmt(*passes) +
-                         " is " + fmt(implied) + " J");
+    if (disagrees(*r.energy_j, implied))
+      problems.push_back(at(where) + "energy_j " + fmt(*r.energy_j) + " J disagrees with its own window" + within +
+                         ": avg_power_w " + fmt(*power) + " W x energy_window_s " + fmt(*window) +
+                         " s / energy_passes " + fmt(*passes) + " is " + fmt(implied) + " J");
   }
   if (lat && window && passes) {
     const double pass_ms = *window / *passes * 1000.0, ratio = pass_ms / *r.latency_ms;
@@ -94,9 +104,34 @@ void check_consistency(const Record& r, const std::string& where, std::vector<st
                          fmt(pass_ms) + " ms a pass (energy_window_s / energy_passes), by more than " +
                          fmt(kMaxEnergyPassOverLatency) + "x");
   }
-  if (const auto median = extra("latency_median_ms"); lat && median && *r.latency_ms < kMinMeanOverMedianLatency * *median)
+  if (const auto timed = extra("timed_s"), n = extra("passes"); lat && timed && n) {
+    const double pass_ms = *timed * 1000.0 / *n;
+    if (disagrees(*r.latency_ms, pass_ms))
+      problems.push_back(at(where) + "latency_ms " + fmt(*r.latency_ms) + " ms disagrees with its timed window" + within +
+                         ": timed_s " + fmt(*timed) + " s / passes " + fmt(*n) + " is " + fmt(pass_ms) + " ms a pass");
+  }
+  const auto median = extra("latency_median_ms");
+  if (lat && median && *r.latency_ms < kMinMeanOverMedianLatency * *median)
     problems.push_back(at(where) + "latency_ms " + fmt(*r.latency_ms) + " ms, a mean of passes, is below half their "
                        "median, latency_median_ms " + fmt(*median) + " ms, which no mean of positive times can be");
+  // The allocator's peak of what was allocated lies within what it reserved (shipped: at most 0.98).
+  if (const auto reserved = extra("peak_reserved_mb");
+      !combined && reserved && r.peak_memory_mb && *r.peak_memory_mb > *reserved * (1 + 1e-3))
+    problems.push_back(at(where) + "peak_memory_mb " + fmt(*r.peak_memory_mb) + " MB is above peak_reserved_mb " +
+                       fmt(*reserved) + " MB, the memory its allocator held, which the allocated peak lies within");
+  if (combined || !lat) return;
+  const auto std_it = r.extra.find("latency_std_ms");
+  const auto sd = std_it == r.extra.end() ? std::nullopt : extra_number(std_it->second);
+  if (median && sd && *sd >= 0 && std::fabs(*r.latency_ms - *median) > *sd * (1 + kEnergyIdentityTolerance) + 1e-6 * *median)
+    problems.push_back(at(where) + "latency_ms " + fmt(*r.latency_ms) + " ms, a mean of passes, is " +
+                       fmt(std::fabs(*r.latency_ms - *median)) + " ms from their median, latency_median_ms " + fmt(*median) +
+                       " ms, more than their standard deviation, latency_std_ms " + fmt(*sd) +
+                       " ms, which no sample's mean can be");
+  const auto cv_it = r.extra.find("latency_cv");
+  const auto cv = cv_it == r.extra.end() ? std::nullopt : extra_number(cv_it->second);
+  if (sd && cv && *sd >= 0 && *cv >= 0 && std::fabs(*sd / *r.latency_ms - *cv) > kEnergyIdentityTolerance * *cv + 1e-9)
+    problems.push_back(at(where) + "latency_cv " + fmt(*cv) + " disagrees with latency_std_ms " + fmt(*sd) +
+                       " ms / latency_ms " + fmt(*r.latency_ms) + " ms, which is " + fmt(*sd / *r.latency_ms));
 }
 
 // A value outside its column's plausibility bounds is a broken meter or a damaged file, never data.

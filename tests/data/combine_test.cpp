@@ -82,6 +82,23 @@ TEST_F(Combine, TakesTheMedianOfEachQuantityOverTheRounds) {
   EXPECT_FALSE(b2.energy_j) << "a quantity no round measured stays empty";
 }
 
+// Forty-second hostile pass: a round in microseconds written as ms, combined with one in ms,
+// gave medians 500x one round and half the other, without a word.
+TEST_F(Combine, SaysWhenRoundsDisagreeMoreThanTenfold) {
+  const auto a = write("a.csv", {row(1, 10, 5), row(2, 20, 8)});
+  const auto b = write("b.csv", {row(1, 10000, 5), row(2, 21, 8)});
+  const CombineSummary s = combine_rounds({a, b}, dir_ / "out.csv", "test");
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_EQ(s.warnings[0].rfind("1 row combine rounds whose latencies are more than 11 times apart (first: cpu-2t "
+                                "basic-18-w0.1-r32-b1-fp32, latency_round_spread 999",
+                                0),
+            0u)
+      << s.warnings[0];
+  EXPECT_EQ(s.to_json()["warnings"].size(), 1u);
+  const auto c = write("c.csv", {row(1, 12, 5), row(2, 22, 8)});
+  EXPECT_TRUE(combine_rounds({a, c}, dir_ / "out2.csv", "test").warnings.empty());
+}
+
 // Twenty-first hostile pass: with one round's reference_ms empty, the first round's stood beside the
 // median latency, so the answer depended on the order of the files. A column is the median of the
 // rounds that hold a number in it, whatever the order.

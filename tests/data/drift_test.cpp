@@ -66,6 +66,24 @@ TEST(Drift, CorrectsLatencyOnlyOfOkRows) {
   EXPECT_THROW(drift_corrected(missing, 1.0), DataError);
 }
 
+// Forty-second hostile pass: one damaged reference_ms (0.00296 ms beside 2.4-8.2) scaled its row's
+// latency 1000x into a drift-corrected model without a word.
+TEST(Drift, AReferenceTenTimesFromTheTypicalIsRefused) {
+  Dataset d;
+  d.rows = {row(10, "2"), row(30, "6"), row(5, "1")};
+  EXPECT_NO_THROW(drift_corrected(d, 2.0));  // 3x either way: drift
+  d.rows.push_back(row(4, "0.002"));
+  try {
+    drift_corrected(d, 2.0);
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("reference_ms 0.002 ms is 1000x below the typical 2 ms"), std::string::npos)
+        << e.what();
+  }
+  d.rows.back() = row(4, "25");
+  EXPECT_THROW(drift_corrected(d, 2.0), DataError);
+}
+
 class DriftTrain : public TempDirTest {
  protected:
   DriftTrain() : TempDirTest("carb_drift_") {}

@@ -138,6 +138,51 @@ TEST_F(DataValidate, APowerOrAComputeRateNoDeviceHasIsRefused) {
   EXPECT_NE(p[1].find("PFLOP/s, above the plausible 10 PFLOP/s"), std::string::npos) << p[1];
 }
 
+// Forty-second hostile pass: a latency 1000x its own median, std and timed window validated; a
+// negative avg_power_w, or any `rounds` column, switched the energy identity off; a peak of 1.3 TB
+// beside 1.6 GB reserved validated. A row of one measurement must agree with itself throughout.
+TEST_F(DataValidate, ARowOfOneMeasurementAgreesWithItselfThroughout) {
+  const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) +
+                             ",timed_s,passes,latency_median_ms,latency_std_ms,latency_cv,avg_power_w,energy_window_s,"
+                             "energy_passes,peak_reserved_mb,rounds\n";
+  const auto p = validate_text(header +
+                               // 10 passes of 4 ms in 0.04 s, median 4.1, std 0.2, cv 0.05: consistent
+                               "gpu,basic,18,1,224,1,fp32,ok,4,1,120,,,0.04,10,4.1,0.2,0.05,250,0.4,100,130,\n"
+                               // latency x1000 (the rest as measured)
+                               "gpu,basic,18,1,224,2,fp32,ok,4000,1000,120,,,0.04,10,4.1,0.2,0.05,250,0.4,100,130,\n"
+                               // the mean further from the median than the std: no sample's
+                               "gpu,basic,18,1,224,4,fp32,ok,4,1,120,,,0.04,10,3,0.2,0.05,250,0.4,100,130,\n"
+                               // cv not std / mean
+                               "gpu,basic,18,1,224,8,fp32,ok,4,1,120,,,0.04,10,4.1,0.2,0.5,250,0.4,100,130,\n"
+                               // a negative power is refused, not read as absent
+                               "gpu,basic,18,1,224,16,fp32,ok,4,1,120,,,0.04,10,4.1,0.2,0.05,-250,0.4,100,130,\n"
+                               // energy x50 in a row of 1 round: still one measurement
+                               "gpu,basic,18,1,224,32,fp32,ok,4,50,120,,,0.04,10,4.1,0.2,0.05,250,0.4,100,130,1\n"
+                               // energy x50 in a row of 3 rounds: beyond even the medians' 3x
+                               "gpu,basic,18,1,224,64,fp32,ok,4,50,120,,,0.04,10,4.1,0.2,0.05,250,0.4,100,130,3\n"
+                               // energy x1.5 over 3 rounds: medians of their own may differ that much
+                               "gpu,basic,18,1,224,128,fp32,ok,4,1.5,600,,,0.05,10,3,0.2,0.5,250,0.4,100,700,3\n"
+                               // the allocated peak above the reserved pool
+                               "gpu,basic,18,1,224,3,fp32,ok,4,1,1300000,,,0.04,10,4.1,0.2,0.05,250,0.4,100,1600,\n");
+  ASSERT_EQ(p.size(), 11u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":3: energy_j 1000 J disagrees with its own window: avg_power_w 250 W x energy_window_s 0.4 s / "
+                           "energy_passes 100 is 1 J");
+  EXPECT_EQ(p[1], file() + ":3: latency_ms 4000 ms disagrees with the energy window, 4 ms a pass (energy_window_s / "
+                           "energy_passes), by more than 3x");
+  EXPECT_EQ(p[2], file() + ":3: latency_ms 4000 ms disagrees with its timed window: timed_s 0.04 s / passes 10 is 4 ms a pass");
+  EXPECT_EQ(p[3], file() + ":3: latency_ms 4000 ms, a mean of passes, is 3995.9 ms from their median, latency_median_ms "
+                           "4.1 ms, more than their standard deviation, latency_std_ms 0.2 ms, which no sample's mean can be");
+  EXPECT_EQ(p[4].rfind(file() + ":3: latency_cv 0.05 disagrees with latency_std_ms 0.2 ms / latency_ms 4000 ms", 0), 0u);
+  EXPECT_EQ(p[5].rfind(file() + ":4: latency_ms 4 ms, a mean of passes, is 1 ms from their median", 0), 0u) << p[5];
+  EXPECT_EQ(p[6], file() + ":5: latency_cv 0.5 disagrees with latency_std_ms 0.2 ms / latency_ms 4 ms, which is 0.05");
+  EXPECT_EQ(p[7], file() + ":6: avg_power_w is -250, outside the plausible range (0, 1e+05] W");
+  EXPECT_EQ(p[8].rfind(file() + ":7: energy_j 50 J disagrees with its own window: ", 0), 0u) << p[8];
+  EXPECT_EQ(p[9].rfind(file() + ":8: energy_j 50 J disagrees with its own window by more than 3x (a row combined over "
+                                "rounds)", 0), 0u) << p[9];
+  EXPECT_EQ(p[10], file() + ":10: peak_memory_mb 1300000 MB is above peak_reserved_mb 1600 MB, the memory its allocator "
+                            "held, which the allocated peak lies within");
+}
+
 // Fortieth hostile pass: a row implying 0.66 W on an H200 (energy_j divided by 1000) passed every
 // bound. A row's own figures must agree: energy with its window's power x time / passes, latency
 // with the time a pass took in the energy window, the mean latency with the median's half.
