@@ -242,10 +242,6 @@ std::vector<Source> recorded_sources(const nlohmann::json& prov) {
   return out;
 }
 
-long rounds_of(const Record& r) {
-  const auto it = r.extra.find("rounds");
-  return it == r.extra.end() ? 0 : std::strtol(it->second.c_str(), nullptr, 10);
-}
 
 }  // namespace
 
@@ -273,10 +269,17 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
       if (!was || !is || *was == *is) continue;
       const std::string what = r.platform + " " + config_key(r.config) + " " + b.column;
       if (changed++ == 0) first = what;
-      // A file that grew changes a value only by adding a round to its configuration (combine's
-      // median over more rounds); a store never rewrites a committed row, so merge never does.
-      if (rounds_of(*it->second) <= rounds_of(r) && unexplained++ == 0) first_unexplained = what;
+      // A file that grew only adds configurations: a store never rewrites a committed row, and a
+      // new round is a new file (forty-second hostile pass: a round overwritten while another was
+      // added, or a plain input replaced by a combined one, passed as "more rounds").
+      if (unexplained++ == 0) first_unexplained = what;
       break;
+    }
+    // A measured failure is a result too (forty-second pass: an oom row became another input's error).
+    if (r.status != it->second->status) {
+      const std::string what = r.platform + " " + config_key(r.config) + " status";
+      if (changed++ == 0) first = what;
+      if (unexplained++ == 0) first_unexplained = what;
     }
   }
   if (!changed) return;
@@ -284,9 +287,9 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
   std::set<fs::path> paths;
   for (const fs::path& in : inputs) {
     paths.insert(resolved_path(in));
+    // Only the bytes there now (forty-second hostile pass: a stale sidecar's hash vouched for
+    // another CSV copied over its file).
     if (const auto h = file_fnv1a64(in)) hashes.insert(*h);
-    const nlohmann::json prov = read_provenance(in);
-    if (prov.is_object() && prov.contains(kCsvHashKey) && prov[kCsvHashKey].is_string()) hashes.insert(prov[kCsvHashKey]);
   }
   for (const Source& s : recorded_sources(read_provenance(csv))) {
     bool same_bytes = false;
@@ -302,7 +305,7 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
     // again from another store, a symlink pointed elsewhere) passed as the same input.
     if (!same_bytes && unexplained)
       throw InputError(csv.string() + " was made from " + name + ", which has changed since, and the measured values of " +
-                       std::to_string(unexplained) + " of its rows would be replaced without a new round (first: " +
+                       std::to_string(unexplained) + " of its rows would be replaced (first: " +
                        first_unexplained + "); choose another --out, or pass --force to replace it");
   }
 }

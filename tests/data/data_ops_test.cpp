@@ -759,6 +759,13 @@ TEST_F(DataOps, ACombineOfOtherRoundsNeverReplacesTheValuesOfAnEarlierOne) {
   write_dataset_csv(r3, dir_ / "r3.csv");
   EXPECT_NO_THROW(combine_rounds({dir_ / "r1.csv", dir_ / "r2.csv", dir_ / "r3.csv"}, dir_ / "c.csv", ""));
   EXPECT_EQ(read_dataset_csv(dir_ / "c.csv").rows.size(), 3u);
+  // Forty-second hostile pass: a round overwritten while another round was added passed as "more
+  // rounds"; a changed round never excuses a changed value.
+  const double kept = *read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms;
+  fs::copy_file(dir_ / "low.csv", dir_ / "r1.csv", fs::copy_options::overwrite_existing);
+  EXPECT_THROW(combine_rounds({dir_ / "r1.csv", dir_ / "r2.csv", dir_ / "r3.csv", dir_ / "r4.csv"}, dir_ / "c.csv", ""),
+               InputError);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms, kept);
 }
 
 // Forty-first hostile pass: the sidecar recorded "a.csv" as typed, and a merge run from another
