@@ -3,28 +3,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iomanip>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
+#include "carb/text_table.hpp"
 #include "data/csv.hpp"
 
 namespace carb {
-namespace {
-
-std::string three_digits(double v) {
-  std::ostringstream o;
-  if (v >= 100)
-    o << std::fixed << std::setprecision(0) << v;
-  else
-    o << std::setprecision(3) << v;
-  return o.str();
-}
-
-}  // namespace
 
 double row_reference_ms(const Record& r) {
   auto it = r.extra.find(kReferenceColumn);
@@ -63,7 +50,7 @@ Dataset drift_corrected(const Dataset& d, double reference_ms_typical) {
     if (factor > kMaxReferenceDrift || factor < 1 / kMaxReferenceDrift)
       throw DataError("row " + r.platform + " " + config_key(r.config) + ": reference_ms " +
                       csv::format_number(std::optional<double>(ref)) + " ms is " +
-                      three_digits(factor >= 1 ? factor : 1 / factor) + "x " +
+                      fmt_num(factor >= 1 ? factor : 1 / factor) + "x " +
                       (factor >= 1 ? "below" : "above") + " the typical " +
                       csv::format_number(std::optional<double>(reference_ms_typical)) +
                       " ms, more than the " + csv::format_number(std::optional<double>(kMaxReferenceDrift)) +

@@ -242,7 +242,6 @@ std::vector<Source> recorded_sources(const nlohmann::json& prov) {
   return out;
 }
 
-
 }  // namespace
 
 void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const std::vector<fs::path>& inputs,
@@ -259,28 +258,21 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
   if (!problems.empty()) return;  // check_output_keeps_rows refuses it
   std::unordered_map<std::string, const Record*> now;
   for (const Record& r : next.rows) now.emplace(r.platform + '\n' + config_key(r.config), &r);
-  std::size_t changed = 0, unexplained = 0;
-  std::string first, first_unexplained;
+  // A file that grew only adds configurations: a store never rewrites a committed row, and a new
+  // round is a new file (forty-second hostile pass: a round overwritten while another was added, or
+  // a plain input replaced by a combined one, passed as "more rounds"). So any changed value, or
+  // status (a measured failure is a result too: an oom row became another input's error), counts.
+  std::size_t changed = 0;
+  std::string first;
   for (const Record& r : before.rows) {
     const auto it = now.find(r.platform + '\n' + config_key(r.config));
     if (it == now.end()) continue;
+    std::string what = r.status != it->second->status ? "status" : "";
     for (const ColumnBounds& b : kPlausibleBounds) {
       const auto was = r.value(b.column), is = it->second->value(b.column);
-      if (!was || !is || *was == *is) continue;
-      const std::string what = r.platform + " " + config_key(r.config) + " " + b.column;
-      if (changed++ == 0) first = what;
-      // A file that grew only adds configurations: a store never rewrites a committed row, and a
-      // new round is a new file (forty-second hostile pass: a round overwritten while another was
-      // added, or a plain input replaced by a combined one, passed as "more rounds").
-      if (unexplained++ == 0) first_unexplained = what;
-      break;
+      if (what.empty() && was && is && *was != *is) what = b.column;
     }
-    // A measured failure is a result too (forty-second pass: an oom row became another input's error).
-    if (r.status != it->second->status) {
-      const std::string what = r.platform + " " + config_key(r.config) + " status";
-      if (changed++ == 0) first = what;
-      if (unexplained++ == 0) first_unexplained = what;
-    }
+    if (!what.empty() && changed++ == 0) first = r.platform + " " + config_key(r.config) + " " + what;
   }
   if (!changed) return;
   std::set<std::string> hashes;
@@ -303,10 +295,10 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
                        "); choose another --out, or pass --force to replace it");
     // Forty-first hostile pass: the same path with other contents (overwritten with cp, exported
     // again from another store, a symlink pointed elsewhere) passed as the same input.
-    if (!same_bytes && unexplained)
+    if (!same_bytes)
       throw InputError(csv.string() + " was made from " + name + ", which has changed since, and the measured values of " +
-                       std::to_string(unexplained) + " of its rows would be replaced (first: " +
-                       first_unexplained + "); choose another --out, or pass --force to replace it");
+                       std::to_string(changed) + " of its rows would be replaced (first: " + first +
+                       "); choose another --out, or pass --force to replace it");
   }
 }
 

@@ -1,6 +1,6 @@
 // `carb train` as a library function.
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <map>
 
@@ -14,16 +14,20 @@
 
 namespace carb {
 
-Dataset read_datasets(const std::vector<std::filesystem::path>& files) {
+namespace {
+
+// Every row of the --data files, failed ones too (said, not trained on).
+Dataset read_all_rows(const std::vector<std::filesystem::path>& files) {
   if (files.empty()) throw InputError("no dataset given (--data CSV)");
-  Dataset all = read_dataset_csvs(files).ok_only();
-  if (all.rows.empty()) {
-    throw InputError(join(files, [](const auto& f) { return f.string(); }) + ": no ok rows to train on");
-  }
-  return all;
+  return read_dataset_csvs(files);
 }
 
-namespace {
+Dataset ok_rows_of(const Dataset& all, const std::vector<std::filesystem::path>& files) {
+  Dataset ok = all.ok_only();
+  if (ok.rows.empty())
+    throw InputError(join(files, [](const auto& f) { return f.string(); }) + ": no ok rows to train on");
+  return ok;
+}
 
 // Forty-first hostile pass: an oom row at batch 1 beside the same network ok at batch 16 was
 // dropped without a word. Failed rows are no costs to learn from, but they are said, and so is a
@@ -57,6 +61,8 @@ std::string failed_rows_note(const Dataset& all) {
 
 }  // namespace
 
+Dataset read_datasets(const std::vector<std::filesystem::path>& files) { return ok_rows_of(read_all_rows(files), files); }
+
 TrainSummary run_train_job(const TrainJob& job) {
   if (job.out.empty()) throw InputError("--out DIR is required");
   // Checked and staged before the work: an occupied or unwritable --out fails now, not after training.
@@ -68,12 +74,9 @@ TrainSummary run_train_job(const TrainJob& job) {
   // SIGINT/SIGTERM stop the fits at the next one and remove the staging directory (dest's
   // destructor); main exits 128 + signal. A second signal ends the process at once.
   detail::StopOnSignals signals;
-  if (job.data.empty()) throw InputError("no dataset given (--data CSV)");
-  const Dataset all = read_dataset_csvs(job.data);
+  const Dataset all = read_all_rows(job.data);
   const std::string failed_note = failed_rows_note(all);
-  const Dataset d = all.ok_only();
-  if (d.rows.empty())
-    throw InputError(join(job.data, [](const auto& f) { return f.string(); }) + ": no ok rows to train on");
+  const Dataset d = ok_rows_of(all, job.data);
   if (!d.rows.empty()) dest.check_platform(d.rows.front().platform);
   std::vector<std::size_t> tr, te;
   split_indices(d.rows.size(), job.test_fraction, job.options.seed, tr, te);
