@@ -232,8 +232,11 @@ std::vector<Source> recorded_sources(const nlohmann::json& prov) {
         s.resolved = e[kResolvedPathKey].get<std::string>();
       else if (s.name.is_absolute())
         s.resolved = s.name;
+      // The input's own bytes when they were read; only a sidecar written before carb recorded
+      // those has just the hash the input's sidecar claimed, which may have been stale then
+      // (forty-third hostile pass: the bytes it named were never merged, yet vouched for a file).
       for (const nlohmann::json* h : {&e, e.contains("provenance") ? &e["provenance"] : nullptr})
-        if (h && h->is_object() && h->contains(kCsvHashKey) && (*h)[kCsvHashKey].is_string() &&
+        if (s.hashes.empty() && h && h->is_object() && h->contains(kCsvHashKey) && (*h)[kCsvHashKey].is_string() &&
             !(*h)[kCsvHashKey].get<std::string>().empty())
           s.hashes.push_back((*h)[kCsvHashKey]);
       out.push_back(std::move(s));

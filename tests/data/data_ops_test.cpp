@@ -799,6 +799,44 @@ TEST_F(DataOps, AnInputIsKnownByWhereItWasNotByTheNameTyped) {
   EXPECT_EQ(*read_dataset_csv(dir_ / "l.csv").rows.front().latency_ms, 1.5);
 }
 
+// Forty-second hostile pass: an input overwritten with another CSV (cp, its sidecar left as it
+// was) counted as unchanged by the hash its stale sidecar claimed, and an oom row that became
+// another input's error counted as no change at all. Forty-third: an input whose sidecar was
+// already stale when it was merged was vouched for by the bytes that sidecar named.
+TEST_F(DataOps, AnInputIsKnownByItsOwnBytesAndAChangedStatusIsAChange) {
+  Dataset a, b;
+  for (int batch : {1, 2}) a.rows.push_back(row("gpu", batch, 1.5 * batch)), b.rows.push_back(row("gpu", batch, 2.0 * batch));
+  write_dataset_csv(a, dir_ / "a.csv");
+  write_dataset_csv(b, dir_ / "b.csv");
+  merge_datasets({dir_ / "a.csv"}, dir_ / "in.csv", "");  // in.csv has a sidecar naming its hash
+  merge_datasets({dir_ / "in.csv"}, dir_ / "all.csv", "");
+  fs::copy_file(dir_ / "in.csv", dir_ / "in-a.csv");
+  fs::copy_file(dir_ / "b.csv", dir_ / "in.csv", fs::copy_options::overwrite_existing);  // in.json stays
+  EXPECT_THROW(merge_datasets({dir_ / "in.csv"}, dir_ / "all.csv", ""), InputError);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 1.5);
+
+  // Merged while stale (in.csv holds b, in.json names a's bytes); a's bytes put back later are
+  // not what was merged.
+  merge_datasets({dir_ / "in.csv"}, dir_ / "stale.csv", "");
+  EXPECT_EQ(*read_dataset_csv(dir_ / "stale.csv").rows.front().latency_ms, 2.0);
+  fs::copy_file(dir_ / "in-a.csv", dir_ / "in.csv", fs::copy_options::overwrite_existing);
+  EXPECT_THROW(merge_datasets({dir_ / "in.csv"}, dir_ / "stale.csv", ""), InputError);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "stale.csv").rows.front().latency_ms, 2.0);
+
+  Dataset failed;
+  failed.rows.push_back(row("gpu", 1, 1.5));
+  failed.rows.push_back(row("gpu", 2, 0));
+  failed.rows.back().status = Status::oom;
+  failed.rows.back().latency_ms.reset();
+  failed.rows.back().energy_j.reset();
+  write_dataset_csv(failed, dir_ / "f.csv");
+  merge_datasets({dir_ / "f.csv"}, dir_ / "fall.csv", "");
+  failed.rows.back().status = Status::error;
+  write_dataset_csv(failed, dir_ / "f.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "f.csv"}, dir_ / "fall.csv", ""), InputError);
+  EXPECT_EQ(read_dataset_csv(dir_ / "fall.csv").rows.back().status, Status::oom);
+}
+
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
   std::ofstream(dir_ / "bad.csv") << "platform,family\n";
   EXPECT_THROW(merge_datasets({dir_ / "bad.csv"}, dir_ / "m.csv", ""), DataError);
