@@ -70,6 +70,14 @@ inline constexpr double kMinAveragePowerW = 0.5;
 /// the H200, 0.0004 on CPU). Forty-first hostile pass: latency and energy divided by 1000 kept
 /// every other rule and implied 85 PFLOP/s.
 inline constexpr double kMaxFlopsPerSecond = 1e16;
+/// The highest compute rate per CPU thread a row with a `threads` column may imply: 10 TFLOP/s,
+/// above an AMX core's bf16 peak (shipped: at most 0.24 TFLOP/s per thread). Forty-third hostile
+/// pass: a cpu-1t row 1000x too fast, self-consistent throughout, implied 81 TFLOP/s on one thread.
+inline constexpr double kMaxCpuFlopsPerThread = 1e13;
+/// The most a row's compute rate may exceed the rate its host showed on the reference network
+/// (`reference_ms`, timed beside each pass): 100x (shipped: at most 19.8x, a large batch against
+/// the batch-1 reference).
+inline constexpr double kMaxRateOverReference = 100;
 
 /// How far a measured row's own figures may disagree (fortieth hostile pass: a row implying 0.66 W on
 /// an H200 passed every bound). energy_j is avg_power_w x energy_window_s / energy_passes, the same

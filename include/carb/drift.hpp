@@ -10,11 +10,15 @@
 #pragma once
 #include <string>
 
+#include "carb/config.hpp"
 #include "carb/dataset.hpp"
 
 namespace carb {
 
 inline constexpr const char* kReferenceColumn = "reference_ms";
+/// The reference network of Protocol::reference (`carb profile --reference`): small enough to add
+/// little time, large enough to run the same convolution kernels as the profiled networks.
+inline constexpr Config kReferenceConfig{Family::basic, 18, 0.5, 64, 1, Precision::fp32};
 /// The most a row's reference time may differ from the typical one, either way, for its latency to
 /// be corrected: a host ten times slower or faster than usual is a damaged cell, not drift
 /// (shipped: at most 4.2x the median, on a deliberately busy host). Forty-second hostile pass: one

@@ -42,8 +42,12 @@ struct NetworkSpec {
   int64_t activation_bytes_total() const { return act_elements_total * element_bytes(config.precision); }
   int64_t activation_bytes_max() const { return act_elements_max * element_bytes(config.precision); }
   /// The least peak memory a forward pass can have, in MB: the weights and the input, which are in
-  /// memory throughout it. A measured row below it is refused; a prediction below it is raised to it.
-  double memory_floor_mb() const { return static_cast<double>(param_bytes() + input_bytes()) / 1e6; }
+  /// memory throughout it, and the largest layer output, which exists beside them when it is made.
+  /// A measured row below it is refused; a prediction below it is raised to it (a log-target model's)
+  /// or said to be impossible (a raw-target model's).
+  double memory_floor_mb() const {
+    return static_cast<double>(param_bytes() + input_bytes() + activation_bytes_max()) / 1e6;
+  }
 };
 
 /// Network constants (torchvision ResNet defaults).

@@ -13,6 +13,7 @@
 
 #include "carb/config.hpp"
 #include "carb/dataset.hpp"
+#include "carb/drift.hpp"  // kReferenceConfig
 #include "carb/meter.hpp"
 
 namespace carb {
@@ -74,10 +75,6 @@ std::string architecture_key(const Config& c);
 /// configurations in their given order: a campaign stopped anywhere has measured every resolution
 /// and batch of a uniform sample of architectures, and each network is built once.
 std::vector<Config> order_by_architecture(const std::vector<Config>& configs, uint64_t seed);
-
-/// The reference network of Protocol::reference: small enough to add little time, large enough
-/// to run the same convolution kernels as the profiled networks.
-inline constexpr Config kReferenceConfig{Family::basic, 18, 0.5, 64, 1, Precision::fp32};
 
 /// What one backend measured for one configuration.
 struct Measurement {

@@ -14,6 +14,7 @@
 
 #include "carb/config.hpp"
 #include "carb/error.hpp"
+#include "carb/drift.hpp"
 #include "carb/network_spec.hpp"
 #include "data/csv.hpp"
 #include "data/provenance.hpp"
@@ -168,8 +169,10 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
 }
 
 // Peak memory is the allocator's peak over the forward pass with the network and its input
-// already in memory: it cannot be below the weights plus the input (every shipped row is at
-// least 1.003x that). Twelfth hostile pass: a peak below the weights trained without a word.
+// already in memory: it cannot be below the weights plus the input plus the largest layer output,
+// made beside them (every shipped row is at least 1.002x that). Twelfth hostile pass: a peak below
+// the weights trained without a word; forty-third: the floor without the largest output let a model
+// answer 379.7 MB for a network whose weights, input and largest output take 714.7 MB.
 void check_memory_holds_the_network(const Record& r, const NetworkSpec& s, const std::string& where,
                                     std::vector<std::string>& problems) {
   // A run that ran out of memory may have failed while its weights were still loading.
@@ -178,21 +181,46 @@ void check_memory_holds_the_network(const Record& r, const NetworkSpec& s, const
   const double floor_mb = s.memory_floor_mb();
   if (*r.peak_memory_mb < kMinMemoryOverNetwork * floor_mb)
     problems.push_back(at(where) + "peak_memory_mb " + csv::format_number(r.peak_memory_mb) +
-                       " MB is below the " + csv::format_number(floor_mb) + " MB that the weights and input of " +
+                       " MB is below the " + csv::format_number(floor_mb) + " MB that the weights, input and largest layer output of " +
                        config_key(r.config) + " take");
 }
 
 // A latency is the time the batch's FLOPs took: no device computes them faster than
 // kMaxFlopsPerSecond, so a shorter one is a unit slip or a damaged file, whatever else agrees.
+// A CPU row (it says how many threads computed it) is held to kMaxCpuFlopsPerThread per thread,
+// and where it timed the reference network beside it, to kMaxRateOverReference times the rate
+// the host showed on that network at the same moment (forty-third hostile pass: a cpu-1t row made
+// 1000x faster, with its median, std and timed window to match, implied 81 TFLOP/s on one thread).
 void check_compute_rate(const Record& r, const NetworkSpec& s, const std::string& where,
                         std::vector<std::string>& problems) {
   if (!r.latency_ms || !plausible_bounds("latency_ms")->contains(*r.latency_ms)) return;
   const double rate = s.flops() / (*r.latency_ms / 1000.0);
-  if (rate > kMaxFlopsPerSecond)
+  const auto say = [&](const std::string& what) {
     problems.push_back(at(where) + "latency_ms " + csv::format_number(r.latency_ms) + " ms for the " +
                        csv::format_number(s.flops() / 1e9) + " GFLOPs of " + config_key(r.config) + " is " +
-                       csv::format_number(rate / 1e15) + " PFLOP/s, above the plausible " +
-                       csv::format_number(kMaxFlopsPerSecond / 1e15) + " PFLOP/s");
+                       csv::format_number(rate / 1e12) + " TFLOP/s, " + what);
+  };
+  if (rate > kMaxFlopsPerSecond) {
+    say("above the plausible " + csv::format_number(kMaxFlopsPerSecond / 1e12) + " TFLOP/s of any device");
+    return;
+  }
+  const auto number = [&](const char* col) -> std::optional<double> {
+    const auto it = r.extra.find(col);
+    const auto v = it == r.extra.end() ? std::nullopt : extra_number(it->second);
+    return v && *v > 0 ? v : std::nullopt;  // a broken cell is check_bounds's to name
+  };
+  if (const auto threads = number("threads"); threads && rate > kMaxCpuFlopsPerThread * *threads) {
+    say("above the plausible " + csv::format_number(kMaxCpuFlopsPerThread * *threads / 1e12) + " TFLOP/s of " +
+        csv::format_number(threads) + " CPU thread(s)");
+    return;
+  }
+  if (const auto ref_ms = number(kReferenceColumn)) {
+    const double host_rate = network_totals(kReferenceConfig).flops() / (*ref_ms / 1000.0);
+    if (rate > kMaxRateOverReference * host_rate)
+      say(csv::format_number(rate / host_rate) + "x the " + csv::format_number(host_rate / 1e12) +
+          " TFLOP/s the host showed on the reference network beside it (at most " +
+          csv::format_number(kMaxRateOverReference) + "x is plausible)");
+  }
 }
 
 // A row's values must fit its status: a failed run has no latency or energy to report.

@@ -39,9 +39,10 @@ std::string synthetic_dataset_csv(const std::string& extra_row = "") {
         for (int batch : {1, 4, 16}) {
           const double w = std::stod(width);
           const double latency = 0.1 * depth * w * res * res / 1024.0 * (1 + 0.3 * batch);
-          // Above the weights and input, which every measured peak holds (data validate checks it).
+          // Above the weights, input and largest layer output, which every measured peak holds
+          // (data validate checks it).
           const NetworkSpec net = network_totals({Family::basic, depth, w, res, batch, Precision::fp32});
-          const double memory = 1.2 * static_cast<double>(net.param_bytes() + net.input_bytes()) / 1e6 +
+          const double memory = 1.2 * net.memory_floor_mb() +
                                 0.01 * batch * res * res / 1024.0 * w;
           csv += "synthetic,basic," + std::to_string(depth) + "," + width + "," + std::to_string(res) + "," +
                  std::to_string(batch) + ",fp32,ok," + std::to_string(latency) + ",," + std::to_string(memory) +
