@@ -78,6 +78,30 @@ inline constexpr double kMaxCpuFlopsPerThread = 1e13;
 /// (`reference_ms`, timed beside each pass): 100x (shipped: at most 19.8x, a large batch against
 /// the batch-1 reference).
 inline constexpr double kMaxRateOverReference = 100;
+/// The most FLOPs a row may imply per joule, analytic FLOPs of the batch over energy_j: 5 TFLOP/J,
+/// twice the dense fp16 efficiency of any GPU made (a B200: about 2.25; an H200 1.4; shipped H200
+/// rows at most 0.48). Forty-fourth hostile pass: an H200 fp32 row 60x faster, with energy and
+/// every timing column to match, implied 8,917 TFLOP/s and validated.
+inline constexpr double kMaxFlopsPerJoule = 5e12;
+/// How far a row's average power (energy_j over latency_ms) may lie from the instant power the
+/// device read before and after it (gpu_power_w_start/end): at most 5x the higher reading and at
+/// least a tenth of the lower (shipped H200 rows: 0.22-1.75x the higher, 0.42-5.5x the lower).
+/// Forty-fourth hostile pass: an H200 row at 13.2 kW beside readings of 130 and 436 W validated,
+/// and one at 6 W beside 156 and 445 W.
+inline constexpr double kMaxPowerOverInstant = 5;
+inline constexpr double kMinPowerOverInstant = 0.1;
+/// The most a row's average power may exceed its device's power limit, where the dataset's
+/// provenance records one (platform_info.power_limit_w of the row's protocol): 1.5x (shipped H200
+/// rows: at most 1.007x the 700 W limit; the limit holds over about a second, a window may be shorter).
+inline constexpr double kMaxPowerOverLimit = 1.5;
+/// The most a peak may exceed every tensor a forward pass makes (weights, input and each layer's
+/// output, all held at once): 4x, plus a fixed allowance for the library's own buffers, 64 MB on a
+/// CPU row (a row with `threads`), 1 GB elsewhere (cuDNN workspaces). Shipped: CPU at most 1.41x
+/// and 8.6 MB over; H200 at most 142 MB over. Forty-fourth hostile pass: a cpu-1t peak x1000,
+/// 1,821 MB for a network whose every tensor takes 1.9 MB, validated.
+inline constexpr double kMaxMemoryOverTensors = 4;
+inline constexpr double kCpuMemoryAllowanceMb = 64;
+inline constexpr double kDeviceMemoryAllowanceMb = 1024;
 
 /// How far a measured row's own figures may disagree (fortieth hostile pass: a row implying 0.66 W on
 /// an H200 passed every bound). energy_j is avg_power_w x energy_window_s / energy_passes, the same
@@ -104,7 +128,7 @@ inline constexpr double kMinMemoryOverNetwork = 0.999;
 /// combine and drift correction use); other extra columns are carried as text. An empty cell is
 /// "not recorded"; anything else must be a number within these. `passes` and `warmup` may be
 /// fractional: `carb data combine` writes the median over rounds (74.5 in data/cpu-2t.csv).
-inline constexpr std::array<ColumnBounds, 16> kExtraColumnBounds = {{
+inline constexpr std::array<ColumnBounds, 18> kExtraColumnBounds = {{
     {"threads", 1, 4096, true, "threads", true},
     {"warmup", 0, 1e9, true, "passes"},
     {"passes", 1, 1e9, true, "passes"},
@@ -125,6 +149,10 @@ inline constexpr std::array<ColumnBounds, 16> kExtraColumnBounds = {{
     {"energy_window_s", 0, 1e7, false, "s"},
     {"energy_passes", 0, 1e9, false, "passes"},
     {"peak_reserved_mb", 0, 1e8, false, "MB"},
+    // The device's instant power before and after the row (forty-fourth hostile pass: read by the
+    // check of the average power against them, so a broken one is refused, not skipped).
+    {"gpu_power_w_start", 0, kMaxAveragePowerW, false, "W"},
+    {"gpu_power_w_end", 0, kMaxAveragePowerW, false, "W"},
 }};
 
 /// How one measurement ended: measured, out of memory, or failed otherwise.

@@ -98,6 +98,20 @@ void check_consistency(const Record& r, const std::string& where, std::vector<st
                          ": avg_power_w " + fmt(*power) + " W x energy_window_s " + fmt(*window) +
                          " s / energy_passes " + fmt(*passes) + " is " + fmt(implied) + " J");
   }
+  // The average power lies near what the device read before and after the row.
+  const auto start = extra("gpu_power_w_start"), end = extra("gpu_power_w_end");
+  if (energy && lat && start && end) {
+    const double watts = *r.energy_j / (*r.latency_ms / 1000.0);
+    const double hi = std::max(*start, *end) * kMaxPowerOverInstant * (combined ? kMaxEnergyPassOverLatency : 1);
+    const double lo = std::min(*start, *end) * kMinPowerOverInstant / (combined ? kMaxEnergyPassOverLatency : 1);
+    if (watts > hi || watts < lo)
+      problems.push_back(at(where) + "energy_j " + fmt(*r.energy_j) + " J in latency_ms " + fmt(*r.latency_ms) +
+                         " ms is an average power of " + fmt(watts) + " W, " + (watts > hi ? "above " : "below ") +
+                         fmt(watts > hi ? hi : lo) + " W, " +
+                         (watts > hi ? fmt(kMaxPowerOverInstant) + "x the higher" : fmt(kMinPowerOverInstant) + "x the lower") +
+                         " of the device's readings before and after it (gpu_power_w_start " + fmt(*start) +
+                         " W, gpu_power_w_end " + fmt(*end) + " W)" + within);
+  }
   if (lat && window && passes) {
     const double pass_ms = *window / *passes * 1000.0, ratio = pass_ms / *r.latency_ms;
     if (ratio > kMaxEnergyPassOverLatency || ratio < 1 / kMaxEnergyPassOverLatency)
@@ -183,6 +197,17 @@ void check_memory_holds_the_network(const Record& r, const NetworkSpec& s, const
     problems.push_back(at(where) + "peak_memory_mb " + csv::format_number(r.peak_memory_mb) +
                        " MB is below the " + csv::format_number(floor_mb) + " MB that the weights, input and largest layer output of " +
                        config_key(r.config) + " take");
+  // Nor far above every tensor the pass makes, all held at once (constants in carb/dataset.hpp).
+  const double tensors_mb = static_cast<double>(s.param_bytes() + s.input_bytes() + s.activation_bytes_total()) / 1e6;
+  const bool cpu = r.extra.count("threads") > 0;
+  const double ceiling_mb = kMaxMemoryOverTensors * tensors_mb + (cpu ? kCpuMemoryAllowanceMb : kDeviceMemoryAllowanceMb);
+  if (*r.peak_memory_mb > ceiling_mb)
+    problems.push_back(at(where) + "peak_memory_mb " + csv::format_number(r.peak_memory_mb) + " MB is above the " +
+                       csv::format_number(ceiling_mb) + " MB a forward pass of " + config_key(r.config) +
+                       " can hold: " + csv::format_number(kMaxMemoryOverTensors) + "x its weights, input and every layer output (" +
+                       csv::format_number(tensors_mb) + " MB) and " +
+                       csv::format_number(cpu ? kCpuMemoryAllowanceMb : kDeviceMemoryAllowanceMb) + " MB of " +
+                       (cpu ? "the CPU" : "a device") + " library's buffers");
 }
 
 // A latency is the time the batch's FLOPs took: no device computes them faster than
@@ -202,6 +227,14 @@ void check_compute_rate(const Record& r, const NetworkSpec& s, const std::string
   };
   if (rate > kMaxFlopsPerSecond) {
     say("above the plausible " + csv::format_number(kMaxFlopsPerSecond / 1e12) + " TFLOP/s of any device");
+    return;
+  }
+  if (r.energy_j && plausible_bounds("energy_j")->contains(*r.energy_j) &&
+      s.flops() / *r.energy_j > kMaxFlopsPerJoule) {
+    problems.push_back(at(where) + "energy_j " + csv::format_number(r.energy_j) + " J for the " +
+                       csv::format_number(s.flops() / 1e9) + " GFLOPs of " + config_key(r.config) + " is " +
+                       csv::format_number(s.flops() / *r.energy_j / 1e12) + " TFLOP/J, above the plausible " +
+                       csv::format_number(kMaxFlopsPerJoule / 1e12) + " TFLOP/J of any device");
     return;
   }
   const auto number = [&](const char* col) -> std::optional<double> {
@@ -322,11 +355,52 @@ std::string ColumnBounds::describe() const {
          csv::format_number(hi) + "] " + unit;
 }
 
-std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where) {
+PowerLimits power_limits_of(const nlohmann::json& protocols) {
+  PowerLimits out;
+  if (!protocols.is_object()) return out;
+  for (const auto& [id, settings] : protocols.items()) {
+    if (!settings.is_object() || !settings.contains("platform_info")) continue;
+    const nlohmann::json& info = settings["platform_info"];
+    if (!info.is_object() || !info.contains("power_limit_w") || !info["power_limit_w"].is_number()) continue;
+    const double w = info["power_limit_w"].get<double>();
+    if (std::isfinite(w) && w > 0) out[id] = w;
+  }
+  return out;
+}
+
+PowerLimits recorded_power_limits(const std::filesystem::path& csv) {
+  try {
+    const nlohmann::json prov = read_provenance(csv);
+    return prov.is_object() && prov.contains("protocols") ? power_limits_of(prov["protocols"]) : PowerLimits{};
+  } catch (const Error&) {
+    return {};  // a damaged sidecar is the commands that use it to refuse; the CSV is checked as it stands
+  }
+}
+
+// A row's average power within its device's power limit, where the provenance records one.
+void check_power_limit(const Record& r, const PowerLimits& limits, const std::string& where,
+                       std::vector<std::string>& problems) {
+  const auto id = r.extra.find("protocol_id");
+  if (id == r.extra.end() || !r.energy_j || !r.latency_ms || !(*r.latency_ms > 0)) return;
+  const auto limit = limits.find(id->second);
+  if (limit == limits.end()) return;
+  const double watts = *r.energy_j / (*r.latency_ms / 1000.0);
+  if (watts > kMaxPowerOverLimit * limit->second)
+    problems.push_back(at(where) + "energy_j " + csv::format_number(r.energy_j) + " J in latency_ms " +
+                       csv::format_number(r.latency_ms) + " ms is an average power of " + csv::format_number(watts) +
+                       " W, above " + csv::format_number(kMaxPowerOverLimit) + "x the " +
+                       csv::format_number(limit->second) + " W power limit its provenance records for protocol " +
+                       id->second);
+}
+
+std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where, const PowerLimits& limits) {
   std::vector<std::string> problems;
   check_duplicates(d, where, problems);
   check_one_platform_and_protocol(d, where, problems);
-  for (std::size_t i = 0; i < d.rows.size(); ++i) check_row(d.rows[i], where[i], problems);
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    check_row(d.rows[i], where[i], problems);
+    check_power_limit(d.rows[i], limits, where[i], problems);
+  }
   check_partial_targets(d, where, problems);
   return problems;
 }
@@ -335,7 +409,7 @@ std::vector<std::string> validate_dataset_csv(const std::filesystem::path& path)
   std::vector<std::string> problems;
   std::vector<std::size_t> lines;
   const Dataset d = read_dataset_csv(path, problems, &lines);
-  const std::vector<std::string> more = check_dataset(d, row_places(path.string(), lines));
+  const std::vector<std::string> more = check_dataset(d, row_places(path.string(), lines), recorded_power_limits(path));
   problems.insert(problems.end(), more.begin(), more.end());
   // Row problems come from two passes; report them in file order.
   std::stable_sort(problems.begin(), problems.end(), [&](const std::string& a, const std::string& b) {
@@ -350,7 +424,9 @@ Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files) {
   if (files.empty()) throw InputError("no dataset given");
   Dataset all;
   std::vector<std::string> where, names;
+  PowerLimits limits;
   for (const auto& f : files) {
+    limits.merge(recorded_power_limits(f));
     std::vector<std::string> problems;
     std::vector<std::size_t> lines;
     Dataset d = read_dataset_csv(f, problems, &lines);
@@ -362,7 +438,7 @@ Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files) {
     names.push_back(f.string());
   }
   // Problems across files (the same configuration in two of them): no one command lists them.
-  throw_dataset_problems(check_dataset(all, where), files.size() == 1 ? names.front() : "");
+  throw_dataset_problems(check_dataset(all, where, limits), files.size() == 1 ? names.front() : "");
   return all;
 }
 

@@ -2,6 +2,8 @@
 // its file and line, instead of the first one only (which is what read_dataset_csv gives).
 #pragma once
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,7 +16,14 @@ namespace carb {
 /// configuration twice, more than one platform or protocol, an ok row without latency, latency or
 /// energy on a failed row, a value outside kPlausibleBounds, a target measured on only some ok
 /// rows of a platform. `where` names each row ("file:line", same order as d.rows) for messages.
-std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where);
+/// The power limit (W) of the device each protocol ran on, by protocol id, from a provenance
+/// document's `protocols` object (<id>.platform_info.power_limit_w); protocols without one are absent.
+using PowerLimits = std::map<std::string, double>;
+PowerLimits power_limits_of(const nlohmann::json& protocols);
+/// The power limits a dataset CSV's sidecar records; none when it has no readable sidecar.
+PowerLimits recorded_power_limits(const std::filesystem::path& csv);
+std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where,
+                                       const PowerLimits& limits = {});
 
 /// Throws DataError with the first problem and how many more there are, with the command that
 /// lists them (`carb data validate FILE`) when `file` names one file that exists; pass "" for an

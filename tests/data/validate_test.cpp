@@ -136,12 +136,12 @@ TEST_F(DataValidate, AnAveragePowerNoDeviceDrawsIsRefused) {
 TEST_F(DataValidate, APowerOrAComputeRateNoDeviceHasIsRefused) {
   // basic-18 at width 1 and 224 pixels: 3.64 GFLOPs a sample.
   const auto p = validate_text(std::string(kHeader) +
-                               "gpu,basic,18,1,224,1,fp32,ok,1,1e-05,120,,\n"       // 0.01 W
-                               "gpu,basic,18,1,224,2,fp32,ok,1,5e-04,120,,\n"       // 0.5 W: the least
+                               "gpu,basic,18,1,224,1,fp32,ok,100,0.001,120,,\n"     // 0.01 W
+                               "gpu,basic,18,1,224,2,fp32,ok,100,0.05,120,,\n"      // 0.5 W: the least
                                "gpu,basic,18,1,224,256,fp32,ok,0.01,0.002,12000,,\n"  // 93 PFLOP/s
-                               "gpu,basic,18,1,224,128,fp32,ok,0.05,0.01,6000,,\n");  // 9.3 PFLOP/s: under 10
+                               "gpu,basic,18,1,224,128,fp32,ok,0.05,0.5,6000,,\n");  // 9.3 PFLOP/s: under 10
   ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
-  EXPECT_EQ(p[0], file() + ":2: energy_j 1e-05 J in latency_ms 1 ms is an average power of 0.01 W, below the plausible 0.5 W");
+  EXPECT_EQ(p[0], file() + ":2: energy_j 0.001 J in latency_ms 100 ms is an average power of 0.01 W, below the plausible 0.5 W");
   EXPECT_EQ(p[1].rfind(file() + ":4: latency_ms 0.01 ms for the ", 0), 0u) << p[1];
   EXPECT_NE(p[1].find("TFLOP/s, above the plausible 10000 TFLOP/s of any device"), std::string::npos) << p[1];
 }
@@ -172,6 +172,53 @@ TEST_F(DataValidate, ACpuRowFasterThanItsThreadsOrItsHostIsRefused) {
             std::string::npos) << p[1];
 }
 
+// Forty-fourth hostile pass: H200 rows at 13.2 kW and at 6 W, each beside the device's own power
+// readings of 130-445 W, and one 60x faster with its energy to match (8,917 TFLOP/s, 14 TFLOP/J),
+// kept every identity and validated. A row's power lies near the device's readings and within its
+// recorded power limit, and no device does more than 5 TFLOP per joule.
+TEST_F(DataValidate, APowerOrEfficiencyItsDeviceCannotHaveIsRefused) {
+  std::ofstream(dir_ / "v.json") << R"({"protocols": {"p1": {"platform_info": {"power_limit_w": 600}}}})";
+  const std::string header =
+      std::string(kHeader.substr(0, kHeader.size() - 1)) + ",protocol_id,gpu_power_w_start,gpu_power_w_end\n";
+  const auto p = validate_text(header +
+                               "gpu,basic,18,1,224,1,fp32,ok,5,1,120,,,p1,100,300\n"       // 200 W: fine
+                               "gpu,basic,18,1,224,2,fp32,ok,5,1,120,,,p1,10,20\n"        // 200 W beside 10-20 W
+                               "gpu,basic,18,1,224,4,fp32,ok,5,0.02,120,,,p1,100,300\n"    // 4 W
+                               "gpu,basic,18,1,224,8,fp32,ok,10,0.005,120,,,p1,,\n"        // 5.8 TFLOP/J
+                               "gpu,basic,18,1,224,16,fp32,ok,20,20,300,,,p1,400,400\n"    // 1 kW, limit 600 W
+                               "gpu,basic,18,1,224,32,fp32,ok,20,17,600,,,p1,400,400\n"    // 850 W: within 1.5x
+                               "gpu,basic,18,1,224,64,fp32,ok,40,20,900,,,p1,-1,400\n");   // a broken reading
+  ASSERT_EQ(p.size(), 5u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":3: energy_j 1 J in latency_ms 5 ms is an average power of 200 W, above 100 W, 5x the "
+                           "higher of the device's readings before and after it (gpu_power_w_start 10 W, "
+                           "gpu_power_w_end 20 W)");
+  EXPECT_EQ(p[1], file() + ":4: energy_j 0.02 J in latency_ms 5 ms is an average power of 4 W, below 10 W, 0.1x the "
+                           "lower of the device's readings before and after it (gpu_power_w_start 100 W, "
+                           "gpu_power_w_end 300 W)");
+  EXPECT_EQ(p[2], file() + ":5: energy_j 0.005 J for the 29.025173504 GFLOPs of basic-18-w1-r224-b8-fp32 is "
+                           "5.8050347008 TFLOP/J, above the plausible 5 TFLOP/J of any device");
+  EXPECT_EQ(p[3], file() + ":6: energy_j 20 J in latency_ms 20 ms is an average power of 1000 W, above 1.5x the 600 W "
+                           "power limit its provenance records for protocol p1");
+  EXPECT_EQ(p[4], file() + ":8: gpu_power_w_start is -1, outside the plausible range (0, 1e+05] W");
+}
+
+// Forty-fourth hostile pass: a cpu-1t peak x1000, 1,821 MB for a network whose every tensor takes
+// 1.9 MB, validated. A peak is at most 4x every tensor of the pass and the library's buffers.
+TEST_F(DataValidate, APeakFarAboveEveryTensorOfThePassIsRefused) {
+  const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",threads\n";
+  const auto p = validate_text(header +
+                               "cpu,basic,18,1,224,1,fp32,ok,500,,400,,,2\n"   // 80.3 MB of tensors: 385 at most
+                               "cpu,basic,18,1,224,2,fp32,ok,900,,200,,,2\n"   // fine
+                               "cpu,basic,18,1,224,4,fp32,ok,900,,1300,,,\n"   // no threads: a device's 1 GB more
+                               "cpu,basic,18,1,224,8,fp32,ok,900,,3000,,,\n");  // 2,288 at most
+  ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":2: peak_memory_mb 400 MB is above the 385.126656 MB a forward pass of "
+                           "basic-18-w1-r224-b1-fp32 can hold: 4x its weights, input and every layer output "
+                           "(80.281664 MB) and 64 MB of the CPU library's buffers");
+  EXPECT_EQ(p[1].rfind(file() + ":5: peak_memory_mb 3000 MB is above the ", 0), 0u) << p[1];
+  EXPECT_NE(p[1].find("and 1024 MB of a device library's buffers"), std::string::npos) << p[1];
+}
+
 // Forty-second hostile pass: a latency 1000x its own median, std and timed window validated; a
 // negative avg_power_w, or any `rounds` column, switched the energy identity off; a peak of 1.3 TB
 // beside 1.6 GB reserved validated. A row of one measurement must agree with itself throughout.
@@ -197,7 +244,7 @@ TEST_F(DataValidate, ARowOfOneMeasurementAgreesWithItselfThroughout) {
                                // energy x1.5 over 3 rounds: medians of their own may differ that much
                                "gpu,basic,18,1,224,128,fp32,ok,4,1.5,600,,,0.05,10,3,0.2,0.5,250,0.4,100,700,3\n"
                                // the allocated peak above the reserved pool
-                               "gpu,basic,18,1,224,3,fp32,ok,4,1,1300000,,,0.04,10,4.1,0.2,0.05,250,0.4,100,1600,\n");
+                               "gpu,basic,18,1,224,3,fp32,ok,4,1,1610,,,0.04,10,4.1,0.2,0.05,250,0.4,100,1600,\n");
   ASSERT_EQ(p.size(), 11u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":3: energy_j 1000 J disagrees with its own window: avg_power_w 250 W x energy_window_s 0.4 s / "
                            "energy_passes 100 is 1 J");
@@ -213,7 +260,7 @@ TEST_F(DataValidate, ARowOfOneMeasurementAgreesWithItselfThroughout) {
   EXPECT_EQ(p[8].rfind(file() + ":7: energy_j 50 J disagrees with its own window: ", 0), 0u) << p[8];
   EXPECT_EQ(p[9].rfind(file() + ":8: energy_j 50 J disagrees with its own window by more than 3x (a row combined over "
                                 "rounds)", 0), 0u) << p[9];
-  EXPECT_EQ(p[10], file() + ":10: peak_memory_mb 1300000 MB is above peak_reserved_mb 1600 MB, the memory its allocator "
+  EXPECT_EQ(p[10], file() + ":10: peak_memory_mb 1610 MB is above peak_reserved_mb 1600 MB, the memory its allocator "
                             "held, which the allocated peak lies within");
 }
 
@@ -226,8 +273,8 @@ TEST_F(DataValidate, ARowsOwnFiguresMustAgree) {
   const auto p = validate_text(header +
                                // 1 ms a pass, 500 W: 0.5 J a pass. Consistent.
                                "gpu,basic,18,1,224,1,fp32,ok,1,0.5,120,,,500,0.5,500,1,\n"
-                               // energy_j divided by 1000
-                               "gpu,basic,18,1,224,2,fp32,ok,1,0.0005,120,,,500,0.5,500,1,\n"
+                               // energy_j divided by 10
+                               "gpu,basic,18,1,224,2,fp32,ok,1,0.05,120,,,500,0.5,500,1,\n"
                                // a pass in the energy window took 10 ms, the latency says 1 ms
                                "gpu,basic,18,1,224,4,fp32,ok,1,5,120,,,500,0.5,50,1,\n"
                                // a mean of 1 ms over passes whose median is 3 ms
@@ -238,7 +285,7 @@ TEST_F(DataValidate, ARowsOwnFiguresMustAgree) {
                                "gpu,basic,18,1,224,32,fp32,ok,1,0.635,600,,,500,0.635,500,1.2,\n"
                                "gpu,basic,18,1,224,64,fp32,ok,1,0.5,600,,,,,,,\n");
   ASSERT_EQ(p.size(), 3u) << ::testing::PrintToString(p);
-  EXPECT_EQ(p[0], file() + ":3: energy_j 5e-04 J disagrees with its own window: avg_power_w 500 W x energy_window_s "
+  EXPECT_EQ(p[0], file() + ":3: energy_j 0.05 J disagrees with its own window: avg_power_w 500 W x energy_window_s "
                            "0.5 s / energy_passes 500 is 0.5 J");
   EXPECT_EQ(p[1], file() + ":4: latency_ms 1 ms disagrees with the energy window, 10 ms a pass (energy_window_s / "
                            "energy_passes), by more than 3x");
@@ -251,11 +298,11 @@ TEST_F(DataValidate, ARowsOwnFiguresMustAgree) {
 TEST_F(DataValidate, ExtraColumnsCarbReadsAreChecked) {
   const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",threads,passes,reference_ms,note\n";
   const auto p = validate_text(header +
-                               "cpu,basic,18,1,224,1,fp32,ok,500,,600,,,2,100,3.5,anything\n"
-                               "cpu,basic,18,1,224,2,fp32,ok,500,,600,,,0,100,3.5,\n"
-                               "cpu,basic,18,1,224,4,fp32,ok,500,,600,,,2,many,,\n"
-                               "cpu,basic,18,1,224,8,fp32,ok,500,,600,,,2,100,-1,\n"
-                               "cpu,basic,18,1,224,16,fp32,ok,500,,600,,,2.5,100,3.5,\n"
+                               "cpu,basic,18,1,224,1,fp32,ok,500,,200,,,2,100,3.5,anything\n"
+                               "cpu,basic,18,1,224,2,fp32,ok,500,,200,,,0,100,3.5,\n"
+                               "cpu,basic,18,1,224,4,fp32,ok,500,,200,,,2,many,,\n"
+                               "cpu,basic,18,1,224,8,fp32,ok,500,,200,,,2,100,-1,\n"
+                               "cpu,basic,18,1,224,16,fp32,ok,500,,200,,,2.5,100,3.5,\n"
                                // combine's median over rounds: a fractional pass count is data
                                "cpu,basic,18,1,224,32,fp32,ok,500,,600,,,2,74.5,3.5,\n");
   ASSERT_EQ(p.size(), 4u) << ::testing::PrintToString(p);
