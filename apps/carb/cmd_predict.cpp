@@ -50,7 +50,8 @@ void run(const PredictCmd& c) {
   if (n_nonpositive > 0)
     std::cerr << "note: " << n_nonpositive << " prediction" << (n_nonpositive == 1 ? " is" : "s are")
               << " at or below zero, which is no cost a configuration has (a raw-target model's sums can dip below "
-                 "zero): read them as unknown; no budget accepts them"
+                 "zero; an answer no device could measure, past 10 PFLOP/s or 5 TFLOP/J, is shown as 0): read them as "
+                 "unknown; no budget accepts them"
               << (level ? " and their intervals are unbounded" : "") << "\n";
   const auto unbounded_inside = std::count_if(p.begin(), p.end(), [&](const Prediction& x) {
     return x.outside.empty() && !nonpositive(x) &&

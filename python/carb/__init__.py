@@ -185,8 +185,9 @@ class Model:
         nonpositive = [any(not out[t][i] > 0 for t in self.targets) for i in range(len(out["outside"]))]
         if any(nonpositive):
             warnings.warn(f"carb: the model predicts a cost at or below zero for {sum(nonpositive)} configuration(s) "
-                          "(a raw-target model's sums can dip below zero): no budget accepts them and their intervals "
-                          "are unbounded", RuntimeWarning, stacklevel=2)
+                          "(a raw-target model's sums can dip below zero; an answer no device could measure, past "
+                          "10 PFLOP/s or 5 TFLOP/J, is 0): no budget accepts them and their intervals are unbounded",
+                          RuntimeWarning, stacklevel=2)
         if level is not None:
             # Thirtieth hostile pass: the CLI says why an upper bound is missing; Python said nothing.
             inside = [not o for o in out["outside"]]

@@ -209,6 +209,20 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
                          ", beyond any plausible cost: the bundle is damaged; retrain it");
     z[tm.target] = to_training_space(raw, opts_.log_target);
   }
+  // Nor is a latency or an energy that no device could measure an answer: one implying more than
+  // kMaxFlopsPerSecond or kMaxFlopsPerJoule (the bounds data validate holds every row to) is 0, an
+  // impossible cost said as such everywhere, like a raw-target answer below the memory floor
+  // (forty-fourth hostile pass: a model answered 9,260 TFLOP/s and 10.8 kW on an H200, exit 0).
+  const auto impossible = [&](const char* target, double per_unit, double ceiling) {
+    const auto col = out.find(target);
+    if (col == out.end()) return;
+    for (std::size_t i = 0; i < col->second.size(); ++i) {
+      double& v = col->second[i];
+      if (v > 0 && network_totals(configs[i]).flops() / (v * per_unit) > ceiling) v = 0.0;
+    }
+  };
+  impossible("latency_ms", 1e-3, kMaxFlopsPerSecond);
+  impossible("energy_j", 1.0, kMaxFlopsPerJoule);
   return out;
 }
 

@@ -224,6 +224,26 @@ TEST(CarbModel, NoIntervalReachesBelowZero) {
   EXPECT_GT(would_be_negative, 0u) << "the check is only meaningful where the width exceeds the point";
 }
 
+// Forty-fourth hostile pass: a model trained on rows no device could have measured answered 9,260
+// TFLOP/s and 10.8 kW on an H200 with exit 0. A latency or energy past the bounds data validate
+// holds rows to (kMaxFlopsPerSecond, kMaxFlopsPerJoule) is 0, an impossible cost, said as such.
+TEST(CarbModel, APredictionNoDeviceCouldMeasureIsAnImpossibleCost) {
+  Dataset d = make_synthetic_cost_dataset(120, 3);
+  for (Record& r : d.rows) {
+    const double flops = network_totals(r.config).flops();
+    r.latency_ms = flops / (3 * kMaxFlopsPerSecond) * 1e3;  // 3x too fast
+    r.energy_j = flops / (3 * kMaxFlopsPerJoule);            // 3x too efficient
+  }
+  const CarbModel m = CarbModel::train(d, fast_options());
+  const Dataset test = make_synthetic_cost_dataset(30, 4);
+  const auto cols = m.predict_columns(configs_of(test));
+  for (const char* t : {"latency_ms", "energy_j"}) {
+    ASSERT_TRUE(cols.count(t)) << t;
+    for (double v : cols.at(t)) EXPECT_EQ(v, 0.0) << t;
+  }
+  EXPECT_GT(cols.at("peak_memory_mb").front(), 0.0);
+}
+
 TEST(CarbModel, PredictedMemoryIsNeverBelowTheWeightsAndInput) {
   Dataset d = make_synthetic_cost_dataset(120, 3);
   for (Record& r : d.rows) r.peak_memory_mb = 0.5 * network_totals(r.config).memory_floor_mb();
