@@ -88,6 +88,10 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
                 << "kept (the first input's; first: " << printable(s.first_disagreeing)
                 << "); give the inputs in the order to prefer, or combine them as rounds with `carb data combine`\n";
     for (const auto& c : s.conflicts) std::cerr << "carb: warning: " << c << '\n';
+    if (!s.replaced.empty())
+      std::cerr << "carb: warning: the earlier " << printable(s.csv.string()) << " was made from these inputs, and "
+                << printable(s.replaced) << " now hold another input's values: which duplicate is kept follows the "
+                << "inputs' order\n";
   });
 }
 

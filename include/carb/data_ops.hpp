@@ -23,6 +23,11 @@ struct MergeSummary {
   /// Protocol disagreements: one protocol id with different settings in two inputs, or one
   /// platform measured under several protocols. The merge still happens; these are warnings.
   std::vector<std::string> conflicts;
+  /// The rows of an earlier output at `out`, made from these same inputs, whose values or status
+  /// this merge changes (the inputs' order, or an input put first): "N rows (first: ...)"; empty
+  /// when none (forty-fourth hostile pass: inputs given in the other order replaced every value
+  /// of the earlier output, said only as disagreeing duplicates).
+  std::string replaced;
   std::filesystem::path csv, provenance;
 
   nlohmann::json to_json() const;

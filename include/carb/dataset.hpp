@@ -259,9 +259,11 @@ void check_output_keeps_rows(const std::filesystem::path& csv, const Dataset& ne
 /// Refuses (InputError, unless `force`) a merge or combine output at `csv` that would change
 /// measured values of the earlier output there when one of the files that output was made from
 /// (its sidecar's inputs or rounds) is not among `inputs`, by path or by hash: the new values
-/// would be other measurements, and the earlier ones may be kept nowhere else.
-void check_output_keeps_sources(const std::filesystem::path& csv, const Dataset& next,
-                                const std::vector<std::filesystem::path>& inputs, bool force);
+/// would be other measurements, and the earlier ones may be kept nowhere else. Returns, when it
+/// allows a change (every source is among `inputs`), how many rows change and the first
+/// ("3 rows (first: ...)"); empty when none does.
+std::string check_output_keeps_sources(const std::filesystem::path& csv, const Dataset& next,
+                                       const std::vector<std::filesystem::path>& inputs, bool force);
 /// Writes atomically (temp file + rename), so a crash never leaves a half-written file.
 void write_dataset_csv(const Dataset& d, const std::filesystem::path& file);
 /// Writes the CSV text (header + rows) to a stream; numbers round-trip exactly, nullopt is empty.

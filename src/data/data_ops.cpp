@@ -86,7 +86,7 @@ PlatformRows platform_rows(const Dataset& d, const std::string& platform) {
 nlohmann::json MergeSummary::to_json() const {
   return {{"rows_in", rows_in},     {"rows_out", rows_out}, {"dropped_duplicates", dropped},
           {"disagreeing_duplicates", disagreeing},
-          {"conflicts", conflicts}, {"csv", csv.string()},  {"provenance", provenance.string()}};
+          {"conflicts", conflicts}, {"replaced_in_earlier_output", replaced}, {"csv", csv.string()},  {"provenance", provenance.string()}};
 }
 
 MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path& out,
@@ -142,7 +142,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   const auto check_out = [&] {
     check_dataset_output(out, force, kMergedKind);
     check_output_keeps_rows(out, merged, force);
-    check_output_keeps_sources(out, merged, inputs, force);
+    s.replaced = check_output_keeps_sources(out, merged, inputs, force);
   };
   write_dataset_with_provenance(merged, out, {{"kind", kMergedKind},
                          {"csv", out.filename().string()},

@@ -247,10 +247,10 @@ std::vector<Source> recorded_sources(const nlohmann::json& prov) {
 
 }  // namespace
 
-void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const std::vector<fs::path>& inputs,
-                                bool force) {
+std::string check_output_keeps_sources(const fs::path& csv, const Dataset& next, const std::vector<fs::path>& inputs,
+                                       bool force) {
   std::error_code ec;
-  if (force || !fs::exists(csv, ec) || !fs::exists(provenance_path(csv), ec)) return;
+  if (force || !fs::exists(csv, ec) || !fs::exists(provenance_path(csv), ec)) return "";
   // Fortieth hostile pass: `merge cpu-1t.csv --out all.csv`, the input deleted, then `merge
   // extra/cpu-1t-ref.csv --out all.csv` replaced every value of all.csv (the same configurations,
   // other measurements) with exit 0. A re-merge or re-combine may change values only when it is
@@ -258,7 +258,7 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
   // recorded inputs, found among these by path or by hash.
   std::vector<std::string> problems;
   const Dataset before = read_dataset_csv(csv, problems);
-  if (!problems.empty()) return;  // check_output_keeps_rows refuses it
+  if (!problems.empty()) return "";  // check_output_keeps_rows refuses it
   std::unordered_map<std::string, const Record*> now;
   for (const Record& r : next.rows) now.emplace(r.platform + '\n' + config_key(r.config), &r);
   // A file that grew only adds configurations: a store never rewrites a committed row, and a new
@@ -277,7 +277,7 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
     }
     if (!what.empty() && changed++ == 0) first = r.platform + " " + config_key(r.config) + " " + what;
   }
-  if (!changed) return;
+  if (!changed) return "";
   std::set<std::string> hashes;
   std::set<fs::path> paths;
   for (const fs::path& in : inputs) {
@@ -303,6 +303,7 @@ void check_output_keeps_sources(const fs::path& csv, const Dataset& next, const 
                        std::to_string(changed) + " of its rows would be replaced (first: " + first +
                        "); choose another --out, or pass --force to replace it");
   }
+  return std::to_string(changed) + " row" + (changed == 1 ? "" : "s") + " (first: " + first + ")";
 }
 
 void check_dataset_output(const fs::path& csv, bool force, const std::string& kind) {

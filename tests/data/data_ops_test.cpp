@@ -837,6 +837,22 @@ TEST_F(DataOps, AnInputIsKnownByItsOwnBytesAndAChangedStatusIsAChange) {
   EXPECT_EQ(read_dataset_csv(dir_ / "fall.csv").rows.back().status, Status::oom);
 }
 
+// Forty-fourth hostile pass: the same inputs in the other order replaced every value of the
+// earlier output, said only as "duplicates measured differently". Allowed (every source is there),
+// but said: which rows of the earlier output now hold another input's values.
+TEST_F(DataOps, AMergeSaysWhichValuesOfTheEarlierOutputItReplaces) {
+  Dataset a, b;
+  for (int batch : {1, 2}) a.rows.push_back(row("gpu", batch, 1.5 * batch)), b.rows.push_back(row("gpu", batch, 2.0 * batch));
+  write_dataset_csv(a, dir_ / "a.csv");
+  write_dataset_csv(b, dir_ / "b.csv");
+  EXPECT_EQ(merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "all.csv", "").replaced, "");
+  EXPECT_EQ(merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "all.csv", "").replaced, "");  // nothing changes
+  const MergeSummary s = merge_datasets({dir_ / "b.csv", dir_ / "a.csv"}, dir_ / "all.csv", "");
+  EXPECT_EQ(s.replaced, "2 rows (first: gpu basic-18-w1-r64-b1-fp32 latency_ms)");
+  EXPECT_EQ(s.to_json()["replaced_in_earlier_output"], s.replaced);
+  EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 2.0);
+}
+
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
   std::ofstream(dir_ / "bad.csv") << "platform,family\n";
   EXPECT_THROW(merge_datasets({dir_ / "bad.csv"}, dir_ / "m.csv", ""), DataError);
