@@ -293,10 +293,24 @@ TEST_F(StoreTest, AUsersFileWhereSqliteKeepsItsOwnIsRefusedNotDeleted) {
   // What a writer killed while SQLite set up or grew the shared-memory index leaves: its 3-byte lock
   // stub, or 4 KiB pages short of 32 KiB (a flaky kill -9 property test found the resume refused).
   { Store init(db()); }
-  for (const std::string& left : {std::string(3, '\0'), std::string(3 * 4096, '\0')}) {
+  for (const std::string& left : {std::string(3, '\0'), std::string(3 * 4096, '\0'), std::string("\x18\xe2\x2d", 3)}) {
     { std::ofstream(db().string() + "-shm", std::ios::binary) << left; }
     EXPECT_NO_THROW(Store(db(), StoreAccess::sole_writer)) << left.size() << " bytes";
     fs::remove(db().string() + "-shm");
+  }
+  // Forty-fifth hostile pass: any file of 4096·k bytes, or one starting with 8 zero bytes, passed
+  // as SQLite's index, and SQLite reset a user's text there (export) or deleted it (profile).
+  std::string text;
+  while (text.size() < 8192) text += "my notes, kept beside the store by name\n";
+  text.resize(8192);
+  for (const std::string& mine : {text, std::string(8, '\0') + "my notes\n"}) {
+    const fs::path side = db().string() + "-shm";
+    { std::ofstream(side, std::ios::binary) << mine; }
+    EXPECT_THROW(Store(db(), StoreAccess::sole_writer), MeasureError) << mine.size() << " bytes";
+    EXPECT_THROW(Store(db(), StoreAccess::read_only), MeasureError) << mine.size() << " bytes";
+    std::ifstream in(side, std::ios::binary);
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in)), {}), mine) << mine.size() << " bytes";
+    fs::remove(side);
   }
   {  // what SQLite itself leaves beside a store in use is fine
     Store writer(db());
