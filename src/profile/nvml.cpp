@@ -263,15 +263,19 @@ void UtilSampler::start() {
 }
 
 void UtilSampler::loop() {
-  while (running_) {
+  // At least one sample, even when stop() came before this thread first ran (a window shorter than
+  // the scheduler's delay on a loaded machine had none; NVML's utilization covers its own recent
+  // past, so a sample taken as the window ends still describes it).
+  do {
     NvmlUtilization u;
     if (lib_->sym.get_utilization(handle_, &u) == NvmlCode::kSuccess) {
       sum_sm_ += u.gpu;
       sum_mem_ += u.memory;
       ++samples_;
     }
+    if (!running_) break;
     std::this_thread::sleep_for(period_);
-  }
+  } while (running_);
 }
 
 UtilSampler::Result UtilSampler::stop() {
