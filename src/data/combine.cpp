@@ -235,7 +235,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   // The result must be one valid dataset like any other (rounds of two platforms would not be).
   std::vector<std::string> where;
   for (const Record& r : combined.rows) where.push_back(out.string() + " (" + r.platform + " " + config_key(r.config) + ")");
-  throw_dataset_problems(check_dataset(combined, where, power_limits_of(protocols)), "");  // out is not written
+  throw_dataset_problems(check_dataset(combined, where, protocol_facts_of(protocols)), "");  // out is not written
   s.rounds = files.size();
   s.rows_out = combined.rows.size();
   // Checked at the write, again: what is at `out` may have changed while the rounds were read.

@@ -135,7 +135,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   }
   // The result must be one valid dataset like any other: rows of two protocols or platforms would
   // be refused by every reader, so refuse them here, where the user can still choose.
-  throw_dataset_problems(check_dataset(merged, where, power_limits_of(protocols)), "");  // out is not written
+  throw_dataset_problems(check_dataset(merged, where, protocol_facts_of(protocols)), "");  // out is not written
 
   s.rows_out = merged.rows.size();
   // Checked at the write, again: what is at `out` may have changed while the inputs were read.

@@ -187,7 +187,7 @@ void check_bounds(const Record& r, const std::string& where, std::vector<std::st
 // made beside them (every shipped row is at least 1.002x that). Twelfth hostile pass: a peak below
 // the weights trained without a word; forty-third: the floor without the largest output let a model
 // answer 379.7 MB for a network whose weights, input and largest output take 714.7 MB.
-void check_memory_holds_the_network(const Record& r, const NetworkSpec& s, const std::string& where,
+void check_memory_holds_the_network(const Record& r, const NetworkSpec& s, const ProtocolFacts* facts, const std::string& where,
                                     std::vector<std::string>& problems) {
   // A run that ran out of memory may have failed while its weights were still loading.
   if (r.status != Status::ok || !r.peak_memory_mb || !plausible_bounds("peak_memory_mb")->contains(*r.peak_memory_mb))
@@ -199,7 +199,7 @@ void check_memory_holds_the_network(const Record& r, const NetworkSpec& s, const
                        config_key(r.config) + " take");
   // Nor far above every tensor the pass makes, all held at once (constants in carb/dataset.hpp).
   const double tensors_mb = static_cast<double>(s.param_bytes() + s.input_bytes() + s.activation_bytes_total()) / 1e6;
-  const bool cpu = r.extra.count("threads") > 0;
+  const bool cpu = r.extra.count("threads") > 0 || (facts && facts->cpu);
   const double ceiling_mb = kMaxMemoryOverTensors * tensors_mb + (cpu ? kCpuMemoryAllowanceMb : kDeviceMemoryAllowanceMb);
   if (*r.peak_memory_mb > ceiling_mb)
     problems.push_back(at(where) + "peak_memory_mb " + csv::format_number(r.peak_memory_mb) + " MB is above the " +
@@ -216,7 +216,7 @@ void check_memory_holds_the_network(const Record& r, const NetworkSpec& s, const
 // and where it timed the reference network beside it, to kMaxRateOverReference times the rate
 // the host showed on that network at the same moment (forty-third hostile pass: a cpu-1t row made
 // 1000x faster, with its median, std and timed window to match, implied 81 TFLOP/s on one thread).
-void check_compute_rate(const Record& r, const NetworkSpec& s, const std::string& where,
+void check_compute_rate(const Record& r, const NetworkSpec& s, const ProtocolFacts* facts, const std::string& where,
                         std::vector<std::string>& problems) {
   if (!r.latency_ms || !plausible_bounds("latency_ms")->contains(*r.latency_ms)) return;
   const double rate = s.flops() / (*r.latency_ms / 1000.0);
@@ -242,7 +242,9 @@ void check_compute_rate(const Record& r, const NetworkSpec& s, const std::string
     const auto v = it == r.extra.end() ? std::nullopt : extra_number(it->second);
     return v && *v > 0 ? v : std::nullopt;  // a broken cell is check_bounds's to name
   };
-  if (const auto threads = number("threads"); threads && rate > kMaxCpuFlopsPerThread * *threads) {
+  // The row's own count, or its protocol's on a CPU whose rows do not carry one.
+  const auto threads = number("threads") ? number("threads") : facts && facts->cpu ? facts->threads : std::nullopt;
+  if (threads && rate > kMaxCpuFlopsPerThread * *threads) {
     say("above the plausible " + csv::format_number(kMaxCpuFlopsPerThread * *threads / 1e12) + " TFLOP/s of " +
         csv::format_number(threads) + " CPU thread(s)");
     return;
@@ -257,14 +259,14 @@ void check_compute_rate(const Record& r, const NetworkSpec& s, const std::string
 }
 
 // A row's values must fit its status: a failed run has no latency or energy to report.
-void check_row(const Record& r, const std::string& where, std::vector<std::string>& problems) {
+void check_row(const Record& r, const ProtocolFacts* facts, const std::string& where, std::vector<std::string>& problems) {
   // A configuration carb cannot build (bottleneck depth 8, batch 0) was never measured: a reader
   // that accepted it would train on, or export, something no profile produced.
   try {
     validate(r.config);
     const NetworkSpec s = network_totals(r.config);
-    check_memory_holds_the_network(r, s, where, problems);
-    check_compute_rate(r, s, where, problems);
+    check_memory_holds_the_network(r, s, facts, where, problems);
+    check_compute_rate(r, s, facts, where, problems);
   } catch (const InputError& e) {
     problems.push_back(at(where) + e.what());
   }
@@ -355,52 +357,98 @@ std::string ColumnBounds::describe() const {
          csv::format_number(hi) + "] " + unit;
 }
 
-PowerLimits power_limits_of(const nlohmann::json& protocols) {
-  PowerLimits out;
+ProtocolFactsById protocol_facts_of(const nlohmann::json& protocols) {
+  ProtocolFactsById out;
   if (!protocols.is_object()) return out;
+  const auto positive = [](const nlohmann::json& j, const char* key) -> std::optional<double> {
+    if (!j.is_object() || !j.contains(key) || !j[key].is_number()) return std::nullopt;
+    const double v = j[key].get<double>();
+    return std::isfinite(v) && v > 0 ? std::optional<double>(v) : std::nullopt;
+  };
   for (const auto& [id, settings] : protocols.items()) {
-    if (!settings.is_object() || !settings.contains("platform_info")) continue;
-    const nlohmann::json& info = settings["platform_info"];
-    if (!info.is_object() || !info.contains("power_limit_w") || !info["power_limit_w"].is_number()) continue;
-    const double w = info["power_limit_w"].get<double>();
-    if (std::isfinite(w) && w > 0) out[id] = w;
+    if (!settings.is_object()) continue;
+    ProtocolFacts f;
+    const nlohmann::json info = settings.contains("platform_info") ? settings["platform_info"] : nlohmann::json();
+    f.power_limit_w = positive(info, "power_limit_w");
+    for (const nlohmann::json* j : {&settings, &info})
+      if (j->is_object() && j->contains("backend") && (*j)["backend"] == "cpu") f.cpu = true;
+    if (f.cpu) f.threads = positive(settings, "threads");
+    out[id] = f;
   }
   return out;
 }
 
-PowerLimits recorded_power_limits(const std::filesystem::path& csv) {
+ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv) {
   try {
     const nlohmann::json prov = read_provenance(csv);
-    return prov.is_object() && prov.contains("protocols") ? power_limits_of(prov["protocols"]) : PowerLimits{};
+    return prov.is_object() && prov.contains("protocols") ? protocol_facts_of(prov["protocols"]) : ProtocolFactsById{};
   } catch (const Error&) {
     return {};  // a damaged sidecar is the commands that use it to refuse; the CSV is checked as it stands
   }
 }
 
 // A row's average power within its device's power limit, where the provenance records one.
-void check_power_limit(const Record& r, const PowerLimits& limits, const std::string& where,
+void check_power_limit(const Record& r, const ProtocolFacts* facts, const std::string& where,
                        std::vector<std::string>& problems) {
-  const auto id = r.extra.find("protocol_id");
-  if (id == r.extra.end() || !r.energy_j || !r.latency_ms || !(*r.latency_ms > 0)) return;
-  const auto limit = limits.find(id->second);
-  if (limit == limits.end()) return;
+  if (!facts || !facts->power_limit_w || !r.energy_j || !r.latency_ms || !(*r.latency_ms > 0)) return;
   const double watts = *r.energy_j / (*r.latency_ms / 1000.0);
-  if (watts > kMaxPowerOverLimit * limit->second)
+  if (watts > kMaxPowerOverLimit * *facts->power_limit_w)
     problems.push_back(at(where) + "energy_j " + csv::format_number(r.energy_j) + " J in latency_ms " +
                        csv::format_number(r.latency_ms) + " ms is an average power of " + csv::format_number(watts) +
                        " W, above " + csv::format_number(kMaxPowerOverLimit) + "x the " +
-                       csv::format_number(limit->second) + " W power limit its provenance records for protocol " +
-                       id->second);
+                       csv::format_number(facts->power_limit_w) + " W power limit its provenance records for protocol " +
+                       r.extra.at("protocol_id"));
 }
 
-std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where, const PowerLimits& limits) {
+// Every row of one platform and protocol timed the same reference network on the same host: a
+// reference far from the others' is a damaged cell (forty-fifth hostile pass: a row 40x too fast
+// with its reference 40x too fast to match kept its rate over the host's, and trained; only
+// --drift-correct refused it).
+void check_references(const Dataset& d, const std::vector<std::string>& where, std::vector<std::string>& problems) {
+  std::map<std::string, std::vector<double>> refs;
+  const auto key = [](const Record& r) {
+    const auto id = r.extra.find("protocol_id");
+    return r.platform + '\n' + (id == r.extra.end() ? std::string() : id->second);
+  };
+  const auto reference = [](const Record& r) -> std::optional<double> {
+    const auto it = r.extra.find(kReferenceColumn);
+    const auto v = it == r.extra.end() ? std::nullopt : extra_number(it->second);
+    return r.status == Status::ok && v && *v > 0 ? v : std::nullopt;
+  };
+  for (const Record& r : d.rows)
+    if (const auto v = reference(r)) refs[key(r)].push_back(*v);
+  std::map<std::string, double> typical;
+  for (auto& [k, v] : refs) {
+    if (v.size() < 3) continue;  // too few to say which one is off
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    typical[k] = v[v.size() / 2];
+  }
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    const auto v = reference(d.rows[i]);
+    const auto t = typical.find(key(d.rows[i]));
+    if (!v || t == typical.end()) continue;
+    const double ratio = std::max(*v / t->second, t->second / *v);
+    if (ratio > kMaxReferenceDrift)
+      problems.push_back(at(where[i]) + "reference_ms " + csv::format_number(v) + " ms is " + csv::format_number(ratio) +
+                         "x " + (*v < t->second ? "below" : "above") + " the typical " + csv::format_number(t->second) +
+                         " ms of the rows measured with it, more than " + csv::format_number(kMaxReferenceDrift) +
+                         "x: a damaged cell, or a host too loaded to measure on");
+  }
+}
+
+std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where,
+                                       const ProtocolFactsById& facts) {
   std::vector<std::string> problems;
   check_duplicates(d, where, problems);
   check_one_platform_and_protocol(d, where, problems);
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
-    check_row(d.rows[i], where[i], problems);
-    check_power_limit(d.rows[i], limits, where[i], problems);
+    const auto id = d.rows[i].extra.find("protocol_id");
+    const auto f = id == d.rows[i].extra.end() ? facts.end() : facts.find(id->second);
+    const ProtocolFacts* known = f == facts.end() ? nullptr : &f->second;
+    check_row(d.rows[i], known, where[i], problems);
+    check_power_limit(d.rows[i], known, where[i], problems);
   }
+  check_references(d, where, problems);
   check_partial_targets(d, where, problems);
   return problems;
 }
@@ -409,7 +457,7 @@ std::vector<std::string> validate_dataset_csv(const std::filesystem::path& path)
   std::vector<std::string> problems;
   std::vector<std::size_t> lines;
   const Dataset d = read_dataset_csv(path, problems, &lines);
-  const std::vector<std::string> more = check_dataset(d, row_places(path.string(), lines), recorded_power_limits(path));
+  const std::vector<std::string> more = check_dataset(d, row_places(path.string(), lines), recorded_protocol_facts(path));
   problems.insert(problems.end(), more.begin(), more.end());
   // Row problems come from two passes; report them in file order.
   std::stable_sort(problems.begin(), problems.end(), [&](const std::string& a, const std::string& b) {
@@ -424,9 +472,9 @@ Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files) {
   if (files.empty()) throw InputError("no dataset given");
   Dataset all;
   std::vector<std::string> where, names;
-  PowerLimits limits;
+  ProtocolFactsById facts;
   for (const auto& f : files) {
-    limits.merge(recorded_power_limits(f));
+    facts.merge(recorded_protocol_facts(f));
     std::vector<std::string> problems;
     std::vector<std::size_t> lines;
     Dataset d = read_dataset_csv(f, problems, &lines);
@@ -438,7 +486,7 @@ Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files) {
     names.push_back(f.string());
   }
   // Problems across files (the same configuration in two of them): no one command lists them.
-  throw_dataset_problems(check_dataset(all, where, limits), files.size() == 1 ? names.front() : "");
+  throw_dataset_problems(check_dataset(all, where, facts), files.size() == 1 ? names.front() : "");
   return all;
 }
 

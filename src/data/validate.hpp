@@ -3,6 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -16,14 +17,21 @@ namespace carb {
 /// configuration twice, more than one platform or protocol, an ok row without latency, latency or
 /// energy on a failed row, a value outside kPlausibleBounds, a target measured on only some ok
 /// rows of a platform. `where` names each row ("file:line", same order as d.rows) for messages.
-/// The power limit (W) of the device each protocol ran on, by protocol id, from a provenance
-/// document's `protocols` object (<id>.platform_info.power_limit_w); protocols without one are absent.
-using PowerLimits = std::map<std::string, double>;
-PowerLimits power_limits_of(const nlohmann::json& protocols);
-/// The power limits a dataset CSV's sidecar records; none when it has no readable sidecar.
-PowerLimits recorded_power_limits(const std::filesystem::path& csv);
+/// What a dataset's provenance says of the device each protocol ran on, by protocol id (its
+/// `protocols` object): the power limit (platform_info.power_limit_w), whether the backend is the
+/// CPU, and the threads it ran with. Rows of a protocol not named here are checked by their own
+/// columns alone.
+struct ProtocolFacts {
+  std::optional<double> power_limit_w;
+  bool cpu = false;
+  std::optional<double> threads;
+};
+using ProtocolFactsById = std::map<std::string, ProtocolFacts>;
+ProtocolFactsById protocol_facts_of(const nlohmann::json& protocols);
+/// The facts a dataset CSV's sidecar records; none when it has no readable sidecar.
+ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv);
 std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where,
-                                       const PowerLimits& limits = {});
+                                       const ProtocolFactsById& facts = {});
 
 /// Throws DataError with the first problem and how many more there are, with the command that
 /// lists them (`carb data validate FILE`) when `file` names one file that exists; pass "" for an

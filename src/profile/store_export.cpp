@@ -71,7 +71,7 @@ ExportSummary export_store(const ExportOptions& o) {
         (seen_platforms.empty() ? "" : " (platforms in the store: " + join(seen_platforms) + ")"));
   std::vector<std::string> where;
   for (const Record& r : d.rows) where.push_back(o.db.string() + " (" + r.platform + " " + config_key(r.config) + ")");
-  const auto problems = check_dataset(d, where, power_limits_of(store.protocols()));
+  const auto problems = check_dataset(d, where, protocol_facts_of(store.protocols()));
   if (!problems.empty() && platforms.size() > 1)
     throw InputError(o.db.string() + " holds rows of " + std::to_string(platforms.size()) + " platforms (" +
                      join(platforms) + "): export one at a time with --platform NAME");

@@ -219,6 +219,31 @@ TEST_F(DataValidate, APeakFarAboveEveryTensorOfThePassIsRefused) {
   EXPECT_NE(p[1].find("and 1024 MB of a device library's buffers"), std::string::npos) << p[1];
 }
 
+// Forty-fifth hostile pass: a cpu-1t row 40x too fast with its reference_ms 40x too fast to match
+// kept its rate over the host's and trained; only --drift-correct refused the reference. A row's
+// reference far from the others' of its platform and protocol is a damaged cell for every reader.
+// And a CPU file without a `threads` column is known as one by its provenance.
+TEST_F(DataValidate, AReferenceFarFromTheOthersAndACpuKnownByItsProvenance) {
+  const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",protocol_id,reference_ms\n";
+  std::string rows;
+  for (int b : {1, 2, 4, 8}) rows += "cpu,basic,18,1,224," + std::to_string(b) + ",fp32,ok,900,,200,,,p1,3\n";
+  rows += "cpu,basic,18,1,224,16,fp32,ok,900,,200,,,p1,0.075\n";  // 40x below
+  rows += "cpu,basic,18,1,224,32,fp32,ok,900,,700,,,p1,12\n";     // 4x above: a busy host
+  auto p = validate_text(header + rows);
+  ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":6: reference_ms 0.075 ms is 40x below the typical 3 ms of the rows measured with it, more "
+                           "than 10x: a damaged cell, or a host too loaded to measure on");
+
+  // Its provenance says p1 ran on the CPU with 2 threads: 30 TFLOP/s is not theirs, nor a peak of
+  // 1,200 MB a device's cuDNN workspace.
+  std::ofstream(dir_ / "v.json") << R"({"protocols": {"p1": {"backend": "cpu", "threads": 2}}})";
+  p = validate_text(header + "cpu,basic,18,1,224,8,fp32,ok,0.97,,400,,,p1,\n"   // 29.9 TFLOP/s
+                             "cpu,basic,18,1,224,1,fp32,ok,900,,1200,,,p1,\n");  // 385 MB at most on a CPU
+  ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
+  EXPECT_NE(p[0].find("above the plausible 20 TFLOP/s of 2 CPU thread(s)"), std::string::npos) << p[0];
+  EXPECT_NE(p[1].find("and 64 MB of the CPU library's buffers"), std::string::npos) << p[1];
+}
+
 // Forty-second hostile pass: a latency 1000x its own median, std and timed window validated; a
 // negative avg_power_w, or any `rounds` column, switched the energy identity off; a peak of 1.3 TB
 // beside 1.6 GB reserved validated. A row of one measurement must agree with itself throughout.
