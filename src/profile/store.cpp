@@ -207,33 +207,40 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
     bool sqlites = false;
     if (st.type() == fs::file_type::regular) {
       const auto size = fs::file_size(f, ec);
+      const bool shm = std::string(suffix) == "-shm";
+      // The whole file, read through the held descriptor for the index (SQLite locks it), but
+      // only as much as it takes to decide: its first bytes, and whether all of it is zeros.
+      const int fd = shm ? detail::held_descriptor(f) : ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
       unsigned char head[8] = {};
-      unsigned char page[4096] = {};  // the index's first page (-shm only)
-      if (std::string(suffix) == "-shm") {  // SQLite locks the index: read it through the held descriptor
-        const int fd = detail::held_descriptor(f);
-        if (fd >= 0 && ::pread(fd, page, sizeof page, 0) < 0) std::fill(page, page + sizeof page, 0);
-        std::copy(page, page + sizeof head, head);
-      } else {
-        std::ifstream in(f, std::ios::binary);
-        in.read(reinterpret_cast<char*>(head), sizeof head);
+      bool zeros = true;
+      if (fd >= 0) {
+        unsigned char buf[65536];
+        off_t at = 0;
+        for (ssize_t n; (n = ::pread(fd, buf, sizeof buf, at)) > 0 && zeros; at += n) {
+          if (at == 0) std::copy(buf, buf + std::min<ssize_t>(n, sizeof head), head);
+          zeros = std::all_of(buf, buf + n, [](unsigned char c) { return c == 0; });
+        }
+        if (!shm) ::close(fd);
       }
       const bool wal = head[0] == 0x37 && head[1] == 0x7f && head[2] == 0x06 && (head[3] == 0x82 || head[3] == 0x83);
+      // A rollback journal starts with its magic, or is zeros throughout (forty-sixth hostile pass:
+      // a user's file that only began with 8 zero bytes passed, and SQLite deleted it beside a new
+      // store; carb's stores run in WAL mode, so no journal of theirs is zeroed only in its header).
       const unsigned char journal[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
-      const bool is_journal = std::equal(head, head + 8, journal) ||
-                              std::all_of(head, head + 8, [](unsigned char c) { return c == 0; });
+      const bool is_journal = std::equal(head, head + 8, journal) || zeros;
       // The shared-memory index grows a whole 4 KiB page at a time (SQLite writes each page's last
-      // byte), so it is 4096·k bytes; its header starts with the WAL-index version 3007000,
-      // or, while a kill -9 interrupted its first initialisation, its first page is still zeros
-      // (that resume was refused once). Forty-fifth hostile pass: any file of 4096·k bytes, or one
-      // starting with 8 zero bytes, passed as the index, and SQLite reset a user's text there.
+      // byte), so it is 4096·k bytes; its header starts with the WAL-index version 3007000, or,
+      // while a kill -9 interrupted its first initialisation, it is still zeros throughout (that
+      // resume was refused once). Forty-fifth hostile pass: any file of 4096·k bytes, or one
+      // starting with 8 zero bytes, passed as the index, and SQLite reset a user's text there;
+      // forty-sixth: one whose first page only was zeros.
       const bool version = head[0] == 0x18 && head[1] == 0xe2 && head[2] == 0x2d && head[3] == 0x00;
-      const bool blank = std::all_of(page, page + sizeof page, [](unsigned char c) { return c == 0; });
       // Before it grows, SQLite truncates the index to a 3-byte lock stub (zeros, or the first
       // bytes of the version of the index it cut short).
-      const bool stub = size == 3 && (blank || (head[0] == 0x18 && head[1] == 0xe2 && head[2] == 0x2d));
-      const bool index = stub || (size % 4096 == 0 && (version || blank));
+      const bool stub = size == 3 && (zeros || (head[0] == 0x18 && head[1] == 0xe2 && head[2] == 0x2d));
+      const bool index = stub || (size % 4096 == 0 && (version || zeros));
       sqlites = size == 0 || (std::string(suffix) == "-wal" && wal) ||
-                (std::string(suffix) == "-journal" && is_journal) || (std::string(suffix) == "-shm" && index);
+                (std::string(suffix) == "-journal" && is_journal) || (shm && index);
     }
     if (!sqlites)
       throw MeasureError(f.string() + " is not SQLite's own file, and SQLite would overwrite or delete it; move it "
