@@ -151,6 +151,37 @@ std::string screen_section(const json& screen) {
                                                 " outside what the source model trained on: its first-stage "
                                                 "ranking of them is a guess"),
                          true));
+  // Forty-sixth hostile pass: screen said its latencies and budgets hold at a drift-corrected
+  // model's reference host speed, and gave a two-stage screen's rank agreement; the report dropped both.
+  const bool two_stage = screen.value("two_stage", false);
+  if (screen.contains("drift_reference_ms") && screen["drift_reference_ms"].is_object()) {
+    const json& d = screen["drift_reference_ms"];
+    const auto at_speed = [&](const json& ms) {
+      return "at the host speed where the reference network takes " + cell(ms) + " ms";
+    };
+    if (two_stage && d.contains("source") && d["source"].is_number())
+      cards.push_back(card("Drift-corrected", warning("the source model is drift-corrected: its first-stage latencies "
+                                                      "are " + at_speed(d["source"])), true));
+    if (d.contains("target") && d["target"].is_number())
+      cards.push_back(card("Drift-corrected", warning(std::string(two_stage ? "the target model" : "the model") +
+                                                      " is drift-corrected: latency is predicted, and budgets judged, " +
+                                                      at_speed(d["target"])), true));
+  }
+  if (two_stage && screen.contains("rank_spearman")) {
+    const json& rho = screen["rank_spearman"];
+    const long long target_guesses = count("target_guesses");
+    cards.push_back(card("Rank agreement",
+                         rho.is_number()
+                             ? "<p>rank Spearman ρ of the two models over the whole space: " + cell(rho) + "</p>" +
+                                   (target_guesses > 0
+                                        ? warning(std::to_string(target_guesses) + " candidate" +
+                                                  (target_guesses == 1 ? " lies" : "s lie") +
+                                                  " outside what the target model trained on: ρ includes its guesses "
+                                                  "for them")
+                                        : std::string())
+                             : warning("no rank agreement: the target model lacks the rank target"),
+                         true));
+  }
   // How the set was chosen, and how well the decisions held, as screen printed them.
   std::vector<std::string> how;
   if (screen.contains("budgets") && screen["budgets"].is_object() && !screen["budgets"].empty()) {

@@ -132,6 +132,34 @@ TEST(Report, ScreenSectionStatesWhatScreenCouldNotJudge) {
   EXPECT_EQ(none.find("at or below zero"), std::string::npos);
 }
 
+// Forty-sixth hostile pass: screen said a drift-corrected model's latencies and budgets hold at a
+// reference host speed, and gave a two-stage screen's rank agreement; the report dropped both.
+TEST(Report, ScreenSectionStatesDriftCorrectionAndRankAgreement) {
+  ReportInputs in = synthetic_inputs(true);
+  in.screen = nlohmann::json{{"stages", {{{"name", "candidates"}, {"count", 30}}}},
+                             {"pareto", nlohmann::json::array()},
+                             {"two_stage", false},
+                             {"drift_reference_ms", {{"source", 3.14}, {"target", 3.14}}}};
+  std::string html = render_report_html(in);
+  EXPECT_NE(html.find("the model is drift-corrected: latency is predicted, and budgets judged, at the host speed "
+                      "where the reference network takes 3.14 ms"), std::string::npos);
+  EXPECT_EQ(html.find("source model is drift-corrected"), std::string::npos);  // one model: said once
+  EXPECT_EQ(html.find("Spearman"), std::string::npos);
+  (*in.screen)["two_stage"] = true;
+  (*in.screen)["drift_reference_ms"] = {{"source", nullptr}, {"target", 2.5}};
+  (*in.screen)["rank_spearman"] = 0.9877;
+  (*in.screen)["target_guesses"] = 357;
+  html = render_report_html(in);
+  EXPECT_NE(html.find("the target model is drift-corrected: latency is predicted, and budgets judged, at the host "
+                      "speed where the reference network takes 2.5 ms"), std::string::npos);
+  EXPECT_EQ(html.find("source model is drift-corrected"), std::string::npos);
+  EXPECT_NE(html.find("rank Spearman ρ of the two models over the whole space: 0.9877"), std::string::npos);
+  EXPECT_NE(html.find("357 candidates lie outside what the target model trained on: ρ includes its guesses"),
+            std::string::npos);
+  in.screen->erase("drift_reference_ms");
+  EXPECT_EQ(render_report_html(in).find("drift-corrected"), std::string::npos);
+}
+
 TEST(Report, EmptyScreenDocumentSaysSo) {
   ReportInputs in = synthetic_inputs(true);
   in.screen = nlohmann::json::object();
