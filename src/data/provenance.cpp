@@ -99,14 +99,23 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
   // What is at both names before the check is what the writes may replace (the sidecar's too, though
   // it is written after the CSV): anything that differs from it at the write was not checked.
   const auto csv_before = csv::file_id(csv), side_before = csv::file_id(provenance_path(csv));
-  if (recheck) recheck();
-  csv::write_text_atomic(csv, text, csv_before);
+  // The sidecar's text is made before either file is written: whatever cannot be made must fail
+  // with nothing written (forty-seventh hostile pass: a Latin-1 byte in an input's name made the
+  // JSON dump throw after the CSV had replaced an earlier one, leaving it beside a stale sidecar).
+  // A path or argument that is not UTF-8 is recorded with U+FFFD for each invalid byte; the inputs'
+  // hashes, which is what later runs match them by, are exact.
+  const auto dump = [](const nlohmann::json& j, int indent) {
+    return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  };
   nlohmann::json p = provenance;
   p.erase(kSidecarHashKey);
   p[kCsvHashKey] = text_fnv1a64(text);
-  p[kSidecarHashKey] = text_fnv1a64(p.dump());
+  p[kSidecarHashKey] = text_fnv1a64(dump(p, -1));
+  const std::string side_text = dump(p, 2) + "\n";
+  if (recheck) recheck();
+  csv::write_text_atomic(csv, text, csv_before);
   try {
-    csv::write_text_atomic(provenance_path(csv), p.dump(2) + "\n", side_before);
+    csv::write_text_atomic(provenance_path(csv), side_text, side_before);
   } catch (const csv::OutputChanged& e) {
     // Thirty-fourth hostile pass: "nothing was written", then "--force", which refuses a file that
     // is not carb's. The CSV is written; the file at the sidecar's name is someone else's.

@@ -853,6 +853,26 @@ TEST_F(DataOps, AMergeSaysWhichValuesOfTheEarlierOutputItReplaces) {
   EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 2.0);
 }
 
+// Forty-seventh hostile pass: a Latin-1 byte in an input's name made the sidecar's JSON throw after
+// the CSV had replaced an earlier output (exit 3, a stale sidecar, and carb refusing its own file).
+// The name is recorded with U+FFFD; the output and its sidecar are written together, and agree.
+TEST_F(DataOps, AnInputNamedInAnotherEncodingIsRecordedNotHalfWritten) {
+  Dataset a, b;
+  for (int batch : {1, 2}) a.rows.push_back(row("gpu", batch, 1.5 * batch)), b.rows.push_back(row("gpu", batch, 1.5 * batch));
+  b.rows.push_back(row("gpu", 4, 6.0));
+  write_dataset_csv(a, dir_ / "a.csv");
+  const fs::path latin1 = dir_ / "b-\xe9.csv";
+  write_dataset_csv(b, latin1);
+  merge_datasets({dir_ / "a.csv"}, dir_ / "all.csv", "");
+  const MergeSummary s = merge_datasets({dir_ / "a.csv", latin1}, dir_ / "all.csv", "");
+  EXPECT_EQ(s.rows_out, 3u);
+  EXPECT_EQ(read_dataset_csv(dir_ / "all.csv").rows.size(), 3u);
+  const nlohmann::json prov = read_provenance(dir_ / "all.csv");
+  EXPECT_EQ(prov["inputs"][1]["file"], (dir_ / "b-\xef\xbf\xbd.csv").string());
+  // Its sidecar agrees with it: the same merge again is carb's own output, not "changed since".
+  EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv", latin1}, dir_ / "all.csv", ""));
+}
+
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
   std::ofstream(dir_ / "bad.csv") << "platform,family\n";
   EXPECT_THROW(merge_datasets({dir_ / "bad.csv"}, dir_ / "m.csv", ""), DataError);
