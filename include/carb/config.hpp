@@ -75,4 +75,9 @@ std::array<int, 4> stage_blocks(Family f, int depth);
 /// round(base*w) to the nearest multiple of 8, at least 8.
 int scaled_channels(int base, double width);
 
+/// One width for each network: the middle of the range of width multipliers whose stem and stage
+/// channels all equal `width`'s (within ConfigLimits). Widths that build the same network (0.37,
+/// 0.375 and 0.38 all build 24/24/48/96/192) have the same canonical width.
+double canonical_width(double width);
+
 }  // namespace carb

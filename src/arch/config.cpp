@@ -165,6 +165,23 @@ int scaled_channels(int base, double width) {
   return std::max(8, c);
 }
 
+double canonical_width(double width) {
+  // scaled_channels(b, w) is n*8 for n = lround(b*w/8) >= 2, i.e. b*w/8 in [n - 0.5, n + 0.5), and
+  // 8 for b*w/8 < 1.5: the widths of one network are the intersection of those ranges.
+  double lo = ConfigLimits::kMinWidth, hi = ConfigLimits::kMaxWidth;
+  const auto narrow = [&](int base) {
+    const long n = std::lround(base * width / 8.0);
+    const double step = 8.0 / base;
+    if (n >= 2) lo = std::max(lo, (n - 0.5) * step);
+    hi = std::min(hi, (std::max(n, 1L) + 0.5) * step);
+  };
+  narrow(NetworkDefaults::kStemChannels);
+  for (int base : NetworkDefaults::kStageChannels) narrow(base);
+  const double mid = 0.5 * (lo + hi);
+  // The half-open ends and float rounding: the middle builds the same channels, or `width` stays.
+  return width_channels(mid) == width_channels(width) ? mid : width;
+}
+
 void validate(const Config& c) {
   auto range = [](const char* what, double v, double lo, double hi) {
     if (!(v >= lo && v <= hi)) {

@@ -294,3 +294,20 @@ TEST(NetworkKey, NamesTheChannelsAWidthBuilds) {
 
 }  // namespace
 }  // namespace carb
+
+namespace carb {
+namespace {
+// Forty-seventh hostile pass: one network, one width for the model to see.
+TEST(CanonicalWidth, OneWidthForEachNetwork) {
+  const double w = canonical_width(0.37);
+  EXPECT_EQ(canonical_width(0.375), w);
+  EXPECT_EQ(canonical_width(0.38), w);
+  EXPECT_EQ(width_channels(w), width_channels(0.37));  // it builds the same network
+  EXPECT_NE(canonical_width(0.30), w);                 // another network, another width
+  for (double x = ConfigLimits::kMinWidth; x <= 4.0; x += 0.0137) {
+    EXPECT_EQ(width_channels(canonical_width(x)), width_channels(x)) << x;
+    EXPECT_EQ(canonical_width(canonical_width(x)), canonical_width(x)) << x;
+  }
+}
+}  // namespace
+}  // namespace carb

@@ -448,6 +448,22 @@ TEST(CarbModel, RecordsTheConfigurationsItTrainedOn) {
   below.width = 0.245;  // 0.25's channels, below the smallest trained width
   ASSERT_EQ(network_key(below), network_key(quarter->config));
   EXPECT_TRUE(m.predict({below})[0].outside.empty());
+  // Forty-seventh hostile pass: widths the model never trained on that build one network (0.37,
+  // 0.375, 0.38: 24/24/48/96/192 channels) got disjoint 90% intervals; one network, one answer.
+  std::vector<Config> same;
+  for (double w : {0.37, 0.375, 0.38}) {
+    Config c{Family::basic, 18, w, 32, 8, Precision::fp32};
+    ASSERT_FALSE(m.trained_on(c));
+    same.push_back(c);
+  }
+  ASSERT_EQ(network_key(same[0]), network_key(same[2]));
+  const auto ps = m.predict(same, {}, 0.9);
+  for (const auto& t : m.targets())
+    for (std::size_t i = 1; i < ps.size(); ++i) {
+      EXPECT_EQ(ps[i].value.at(t), ps[0].value.at(t)) << t << " at width " << same[i].width;
+      EXPECT_EQ(ps[i].interval.at(t), ps[0].interval.at(t)) << t << " at width " << same[i].width;
+      EXPECT_EQ(ps[i].config.width, same[i].width) << "the answer names the width asked";
+    }
 
   const fs::path dir = fs::temp_directory_path() / ("carb_trained_" + std::to_string(::getpid()));
   m.save(dir);
