@@ -142,8 +142,11 @@ void CarbModel::save(BundleDestination& dest) const {
   }
   // The checksum covers the manifest's content (its canonical dump without this key): blend
   // weights, conformal widths and options change predictions as much as any learner file does.
-  man[kChecksumKey] = text_hash(man.dump());
-  write_file(tmp / "manifest.json", man.dump(1) + '\n');
+  // A training file named in another encoding is recorded with U+FFFD (forty-seventh hostile pass:
+  // a Latin-1 byte ended `train` as an internal error).
+  constexpr auto replace = nlohmann::json::error_handler_t::replace;
+  man[kChecksumKey] = text_hash(man.dump(-1, ' ', false, replace));
+  write_file(tmp / "manifest.json", man.dump(1, ' ', false, replace) + '\n');
   // Every reader loads a bundle through the same checks: one they would refuse is never swapped in
   // over a working one (twenty-first hostile pass: a --raw-target model predicting negative energy
   // at a trained configuration was saved, exit 0, and every reader then called it "altered").

@@ -218,7 +218,10 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   // The sidecar goes down with the CSV (after it, so it never describes a CSV that is not there).
   bool side_written = false;
   const auto write_side = [&] {
-    if (!side_written) (void)csv::write_text_atomic(side, prov.dump(2) + "\n", side_was);
+    // A path that is not UTF-8 is recorded with U+FFFD, not thrown on after the CSV is written.
+    if (!side_written)
+      (void)csv::write_text_atomic(side, prov.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                                   side_was);
     side_written = true;
   };
   if (resume) write_side();
