@@ -460,12 +460,20 @@ TEST(EvaluateInSample, TestRowsTheModelTrainedOnAreCountedAndSaid) {
   render_evaluation_table(e, table);
   EXPECT_EQ(table.str().find("== held-out accuracy =="), std::string::npos) << table.str();
   EXPECT_NE(table.str().find("trained the model: in-sample, not held-out"), std::string::npos) << table.str();
+  // Forty-eighth hostile pass: the sections scored on those rows still said "held-out".
+  const std::string n = std::to_string(e.split.in_sample_rows) + " of " + std::to_string(e.split.test_rows);
+  EXPECT_NE(table.str().find("components (out-of-fold on train / test rows, " + n + " in-sample)"), std::string::npos);
+  EXPECT_NE(table.str().find("residual spread per batch regime (test rows, " + n + " in-sample rows)"), std::string::npos);
+  EXPECT_NE(table.str().find("the reduction overstates CARB"), std::string::npos);
+  EXPECT_EQ(table.str().find("held-out test"), std::string::npos) << table.str();
   // A model trained the way carb train does holds its test rows out: none in-sample, heading unchanged.
   const Evaluation held = evaluate_model(train_like_carb_train(d, small_options()), d, o);
   EXPECT_EQ(held.split.in_sample_rows, 0u);
   std::ostringstream held_table;
   render_evaluation_table(held, held_table);
   EXPECT_NE(held_table.str().find("== held-out accuracy =="), std::string::npos);
+  EXPECT_NE(held_table.str().find("components (out-of-fold on train / held-out test)"), std::string::npos);
+  EXPECT_EQ(held_table.str().find("in-sample"), std::string::npos);
 }
 
 // An external held-out file is scored whole (it was re-split before), and rows the model trained
