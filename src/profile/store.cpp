@@ -715,20 +715,39 @@ std::optional<std::filesystem::path> Store::rescue_if_unnamed() const {
   if (const auto cwd = fs::current_path(ec); !ec) dirs.push_back(cwd);
   if (const auto tmp = fs::temp_directory_path(ec); !ec) dirs.push_back(tmp);
   std::string why;
+  // SQLite deletes a -journal or -wal it finds beside a new database: a user's files of those names
+  // were lost (twenty-eighth hostile pass). Only a name with none of them is taken. A name the file
+  // system cannot hold (too long with its suffixes, a directory it may not read) is no name at all:
+  // forty-eighth hostile pass, a 240-byte store name made every candidate "taken" and the search
+  // never ended, deaf to SIGTERM, until a kill -9 lost the rows it was to save. So the search is
+  // bounded, and a short name (carb-rescued-<pid>) is tried where the long one cannot be.
+  enum class Name { free, taken, unusable };
+  const auto name_state = [](const fs::path& p) {
+    std::error_code e;
+    const auto type = fs::symlink_status(p, e).type();
+    return type == fs::file_type::not_found ? Name::free : type == fs::file_type::none ? Name::unusable : Name::taken;
+  };
+  const std::string stems[] = {path_.filename().string() + ".rescued", "carb-rescued-" + std::to_string(::getpid())};
   for (const auto& dir : dirs) {
-    fs::path to;
-    for (int k = 0;; ++k) {
-      to = dir / (path_.filename().string() + ".rescued" + (k ? "-" + std::to_string(k) : std::string()) + ".db");
-      // SQLite deletes a -journal or -wal it finds beside a new database: a user's files of those
-      // names were lost (twenty-eighth hostile pass). Only a name with none of them is taken.
-      const auto free = [&](const char* suffix) {
-        return fs::symlink_status(to.string() + suffix, ec).type() == fs::file_type::not_found;
-      };
-      if (free("") && free("-journal") && free("-wal") && free("-shm")) break;
+    std::optional<fs::path> to;
+    for (const std::string& stem : stems) {
+      for (int k = 0; k < 1000 && !to; ++k) {
+        const fs::path candidate = dir / (stem + (k ? "-" + std::to_string(k) : std::string()) + ".db");
+        Name worst = Name::free;
+        for (const char* suffix : {"", "-journal", "-wal", "-shm"})
+          worst = std::max(worst, name_state(candidate.string() + suffix));
+        if (worst == Name::unusable) break;  // no numbering makes this stem fit here
+        if (worst == Name::free) to = candidate;
+      }
+      if (to) break;
     }
-    const std::string failed = back_up(db_, to);
-    if (failed.empty()) return to;
-    why += (why.empty() ? "" : "; ") + to.string() + ": " + failed;
+    if (!to) {
+      why += (why.empty() ? "" : "; ") + dir.string() + ": no free name for a rescued store";
+      continue;
+    }
+    const std::string failed = back_up(db_, *to);
+    if (failed.empty()) return *to;
+    why += (why.empty() ? "" : "; ") + to->string() + ": " + failed;
   }
   throw MeasureError(path_.string() + " lost its name while carb wrote to it (moved to another file system, "
                      "deleted, or replaced by a rename), and its rows could not be saved anywhere (" + why +

@@ -719,6 +719,26 @@ TEST_F(StoreTest, AStoreThatLostItsNameMidRunIsSavedAndTheRunStops) {
   EXPECT_EQ(Store(dir_ / "moved.db", StoreAccess::read_only).count(), 1u);
 }
 
+// Forty-eighth hostile pass: with a 240-byte store name, <name>.rescued.db-journal is past NAME_MAX,
+// every candidate counted as taken, and the rescue searched forever, deaf to SIGTERM, until a
+// kill -9 lost the rows. A name the file system cannot hold is skipped for a short one.
+TEST_F(StoreTest, AStoreWithALongNameThatLostItIsRescuedUnderAShortOne) {
+  const fs::path longdb = dir_ / (std::string(237, 's') + ".db");
+  Store s(longdb, StoreAccess::sole_writer);
+  s.put(sample(1));
+  fs::copy_file(longdb, dir_ / "moved.db");
+  fs::remove(longdb);
+  const fs::path rescued = dir_ / ("carb-rescued-" + std::to_string(::getpid()) + ".db");
+  try {
+    s.put(sample(2));
+    FAIL() << "a commit into a file without a name went on";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find("saved in " + rescued.string()), std::string::npos) << e.what();
+  }
+  ASSERT_TRUE(fs::exists(rescued));
+  EXPECT_EQ(Store(rescued, StoreAccess::read_only).count(), 2u);
+}
+
 // Twenty-eighth hostile pass: a store moved away to free a full disk failed its next commit, and the
 // rescue ran only after commits that succeeded: the rows since the copy went with the deleted file.
 // Here the failing commit is one the file-size limit stops (the -wal may not grow past its size).
