@@ -28,7 +28,8 @@ struct ProtocolFacts {
 };
 using ProtocolFactsById = std::map<std::string, ProtocolFacts>;
 ProtocolFactsById protocol_facts_of(const nlohmann::json& protocols);
-/// The facts a dataset CSV's sidecar records; none when it has no readable sidecar.
+/// The facts a dataset CSV's sidecar records; none when it has no sidecar. Throws DataError for a
+/// sidecar that is not a regular file of JSON.
 ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv);
 std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where,
                                        const ProtocolFactsById& facts = {});
