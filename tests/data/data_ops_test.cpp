@@ -873,6 +873,26 @@ TEST_F(DataOps, AnInputNamedInAnotherEncodingIsRecordedNotHalfWritten) {
   EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv", latin1}, dir_ / "all.csv", ""));
 }
 
+// Forty-ninth hostile pass: an input of other measurements that matched the earlier output only in
+// the measured columns replaced every row's reference_ms with its own, exit 0.
+TEST_F(DataOps, AMergeOfOtherMeasurementsNeverReplacesTheirOtherColumnsEither) {
+  Dataset a, b;
+  for (int batch : {1, 2}) {
+    a.rows.push_back(row("gpu", batch, 1.5 * batch));
+    a.rows.back().extra["reference_ms"] = "3";
+    b.rows.push_back(a.rows.back());
+    b.rows.back().extra["reference_ms"] = "4.5";
+  }
+  a.add_extra_columns({"reference_ms"});
+  b.add_extra_columns({"reference_ms"});
+  write_dataset_csv(a, dir_ / "a.csv");
+  write_dataset_csv(b, dir_ / "b.csv");
+  merge_datasets({dir_ / "a.csv"}, dir_ / "all.csv", "");
+  fs::remove(dir_ / "a.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "b.csv"}, dir_ / "all.csv", ""), InputError);
+  EXPECT_EQ(read_dataset_csv(dir_ / "all.csv").rows.front().extra.at("reference_ms"), "3");
+}
+
 TEST_F(DataOps, MergeOfMalformedInputFailsWithoutWriting) {
   std::ofstream(dir_ / "bad.csv") << "platform,family\n";
   EXPECT_THROW(merge_datasets({dir_ / "bad.csv"}, dir_ / "m.csv", ""), DataError);
