@@ -68,17 +68,23 @@ std::optional<double> extra_number(const std::string& text) {
   return v;
 }
 
+// An extra column of `r` as a finite number; nullopt when absent or not one.
+std::optional<double> extra_value(const Record& r, const char* col) {
+  const auto it = r.extra.find(col);
+  return it == r.extra.end() ? std::nullopt : extra_number(it->second);
+}
+
+// The same, only when positive: a cell out of its bounds is check_bounds's to name.
+std::optional<double> positive_extra(const Record& r, const char* col) {
+  const auto v = extra_value(r, col);
+  return v && *v > 0 ? v : std::nullopt;
+}
+
 // A row's figures that one measurement made together must agree (constants in carb/dataset.hpp).
 // Only where each is a plausible number: a broken one is check_bounds's to name.
 void check_consistency(const Record& r, const std::string& where, std::vector<std::string>& problems) {
-  const auto number = [&](const char* col) -> std::optional<double> {
-    const auto it = r.extra.find(col);
-    return it == r.extra.end() ? std::nullopt : extra_number(it->second);
-  };
-  const auto extra = [&](const char* col) -> std::optional<double> {
-    const auto v = number(col);
-    return v && *v > 0 ? v : std::nullopt;  // a cell out of its bounds is check_bounds's problem
-  };
+  const auto number = [&](const char* col) { return extra_value(r, col); };
+  const auto extra = [&](const char* col) { return positive_extra(r, col); };
   const auto fmt = [](double v) { return csv::format_number(std::optional<double>(v)); };
   // One measurement, or a median of each column over rounds (forty-second hostile pass: any
   // `rounds` column, even of 1, switched the energy identity off).
@@ -237,20 +243,17 @@ void check_compute_rate(const Record& r, const NetworkSpec& s, const ProtocolFac
                        csv::format_number(kMaxFlopsPerJoule / 1e12) + " TFLOP/J of any device");
     return;
   }
-  const auto number = [&](const char* col) -> std::optional<double> {
-    const auto it = r.extra.find(col);
-    const auto v = it == r.extra.end() ? std::nullopt : extra_number(it->second);
-    return v && *v > 0 ? v : std::nullopt;  // a broken cell is check_bounds's to name
-  };
   // The row's own count, or its protocol's on a CPU whose rows do not carry one.
-  const auto threads = number("threads") ? number("threads") : facts && facts->cpu ? facts->threads : std::nullopt;
+  const auto own = positive_extra(r, "threads");
+  const auto threads = own ? own : facts && facts->cpu ? facts->threads : std::nullopt;
   if (threads && rate > kMaxCpuFlopsPerThread * *threads) {
     say("above the plausible " + csv::format_number(kMaxCpuFlopsPerThread * *threads / 1e12) + " TFLOP/s of " +
         csv::format_number(threads) + " CPU thread(s)");
     return;
   }
-  if (const auto ref_ms = number(kReferenceColumn)) {
-    const double host_rate = network_totals(kReferenceConfig).flops() / (*ref_ms / 1000.0);
+  if (const auto ref_ms = positive_extra(r, kReferenceColumn)) {
+    static const double reference_flops = network_totals(kReferenceConfig).flops();
+    const double host_rate = reference_flops / (*ref_ms / 1000.0);
     if (rate > kMaxRateOverReference * host_rate)
       say(csv::format_number(rate / host_rate) + "x the " + csv::format_number(host_rate / 1e12) +
           " TFLOP/s the host showed on the reference network beside it (at most " +
@@ -409,10 +412,8 @@ void check_references(const Dataset& d, const std::vector<std::string>& where, s
     const auto id = r.extra.find("protocol_id");
     return r.platform + '\n' + (id == r.extra.end() ? std::string() : id->second);
   };
-  const auto reference = [](const Record& r) -> std::optional<double> {
-    const auto it = r.extra.find(kReferenceColumn);
-    const auto v = it == r.extra.end() ? std::nullopt : extra_number(it->second);
-    return r.status == Status::ok && v && *v > 0 ? v : std::nullopt;
+  const auto reference = [](const Record& r) {
+    return r.status == Status::ok ? positive_extra(r, kReferenceColumn) : std::nullopt;
   };
   for (const Record& r : d.rows)
     if (const auto v = reference(r)) refs[key(r)].push_back(*v);

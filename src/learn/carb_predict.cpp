@@ -215,16 +215,15 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
   // kMaxFlopsPerSecond or kMaxFlopsPerJoule (the bounds data validate holds every row to) is 0, an
   // impossible cost said as such everywhere, like a raw-target answer below the memory floor
   // (forty-fourth hostile pass: a model answered 9,260 TFLOP/s and 10.8 kW on an H200, exit 0).
-  const auto impossible = [&](const char* target, double per_unit, double ceiling) {
-    const auto col = out.find(target);
-    if (col == out.end()) return;
-    for (std::size_t i = 0; i < col->second.size(); ++i) {
-      double& v = col->second[i];
-      if (v > 0 && network_totals(configs[i]).flops() / (v * per_unit) > ceiling) v = 0.0;
-    }
-  };
-  impossible("latency_ms", 1e-3, kMaxFlopsPerSecond);
-  impossible("energy_j", 1.0, kMaxFlopsPerJoule);
+  const auto latency = out.find("latency_ms"), energy = out.find("energy_j");
+  if (latency == out.end() && energy == out.end()) return out;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const double flops = network_totals(configs[i]).flops();
+    if (latency != out.end() && latency->second[i] > 0 && flops / (latency->second[i] * 1e-3) > kMaxFlopsPerSecond)
+      latency->second[i] = 0.0;
+    if (energy != out.end() && energy->second[i] > 0 && flops / energy->second[i] > kMaxFlopsPerJoule)
+      energy->second[i] = 0.0;
+  }
   return out;
 }
 
