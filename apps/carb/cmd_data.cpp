@@ -40,7 +40,7 @@ void add_export(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
       std::cout << s.to_json().dump(2) << '\n';
     else
       std::cout << "exported " << s.rows << " rows to " << printable(s.csv.string()) << " (provenance "
-                << s.provenance.string() << ")\n";
+                << printable(s.provenance.string()) << ")\n";
   });
 }
 

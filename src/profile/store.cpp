@@ -417,6 +417,10 @@ std::string immutable_uri(const std::filesystem::path& p) {
 }  // namespace
 
 Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), file_(StoreLock::store_file(db)) {
+  // Fiftieth hostile pass: "new/" made a directory `new`, then refused it for its hard links.
+  if (!db.has_filename())
+    throw MeasureError(db.string() + " ends in '/', which names a directory; give the store's file (for example " +
+                       (db / "cpu.db").string() + ")");
   // Thirty-fifth hostile pass: a directory was refused for its "2 names (hard links)".
   if (std::error_code ec; std::filesystem::is_directory(file_, ec))
     throw MeasureError(db.string() + " is a directory; give the store's file (for example " +

@@ -60,6 +60,28 @@ std::string unescape_mount_path(const std::string& s) {
   return out;
 }
 
+// True when `f` (through links) is a regular file that starts with SQLite's 16-byte header.
+bool is_sqlite_file(const fs::path& f) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return false;
+  std::ifstream in(f, std::ios::binary);
+  char head[16] = {};
+  return in.read(head, sizeof head) && std::string(head, sizeof head) == std::string("SQLite format 3\0", 16);
+}
+
+// The SQLite database `out` is, or whose companion file (-wal, -shm, -journal, or carb's .lock) it
+// is; empty when neither.
+fs::path sqlite_database_at(const fs::path& out) {
+  if (is_sqlite_file(out)) return out;
+  const std::string name = out.filename().string();
+  for (const std::string suffix : {"-wal", "-shm", "-journal", ".lock"})
+    if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      const fs::path base = out.parent_path() / name.substr(0, name.size() - suffix.size());
+      if (is_sqlite_file(base)) return base;
+    }
+  return {};
+}
+
 }  // namespace
 
 bool is_mount_point(const fs::path& p, const std::string& mountinfo) {
@@ -112,6 +134,15 @@ void refuse_special_file(const fs::path& out) {
   if (system_tree(out) || system_tree(out.has_parent_path() ? out.parent_path() : fs::path(".")))
     throw InputError(out.string() + " is in /dev, /proc or /sys (or links there), where carb writes no output; give "
                      "the path of a regular file (--force does not change this)");
+  // Fiftieth hostile pass: `report`, `plan`, `data merge` and `train` replaced a measurement store
+  // named as --out under --force, the advice their refusal gave; its rows were gone. A store (any
+  // SQLite database) may be the only copy of its measurements, and a store's -wal, -shm, -journal
+  // or lock file is part of it: no output replaces them.
+  if (const fs::path db = sqlite_database_at(out); !db.empty())
+    throw InputError(out.string() + (db == out ? std::string(" is an SQLite database (a measurement store?)")
+                                               : " belongs to the SQLite database " + db.string() +
+                                                     " (a measurement store?)") +
+                     ", which no carb output replaces (--force does not change this); choose another --out");
   // Twenty-seventh hostile pass: `train --out` at a mount point trained for minutes and then failed
   // at the swap (rename cannot replace a mount point).
   if (is_mount_point(out))

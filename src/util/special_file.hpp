@@ -14,6 +14,8 @@ namespace carb::detail {
 /// directory (a character or block device, a FIFO, a socket), or lies in /proc, /sys or directly in
 /// /dev (by its path, its directory or a link's target; /dev/shm is an ordinary tmpfs). Nothing
 /// there, a regular file, a directory or a dangling link elsewhere pass (other checks decide).
+/// Also refuses an SQLite database (a measurement store, which may be the only copy of its rows) and
+/// its -wal, -shm, -journal or .lock file beside it.
 void refuse_special_file(const std::filesystem::path& out);
 
 /// True when `p` (through links) is a mount point: carb's atomic replace renames over an output,

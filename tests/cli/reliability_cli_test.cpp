@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "carb/network_spec.hpp"
+#include "carb/store.hpp"
 #include "cli/cli_run.hpp"
 
 extern char** environ;
@@ -413,6 +414,66 @@ void interrupt_train_once(int sig) {
 TEST(CliReliability, InterruptedTrainExitsWithTheSignalsCodeAndLeavesNothing) {
   interrupt_train_once(SIGINT);
   interrupt_train_once(SIGTERM);
+}
+
+
+// Fiftieth hostile pass: `report`, `plan`, `data merge` and `train` refused a measurement store at
+// --out and advised --force, which then replaced it (1,958 rows gone). No output replaces a store
+// or the -wal, -shm, -journal or lock file beside one, with or without --force.
+TEST(CliReliability, NoOutputReplacesAMeasurementStoreEvenWithForce) {
+  const fs::path db = scratch().dir() / "st.db";
+  {
+    ::carb::Store s(db);
+    ::carb::StoredMeasurement m;
+    m.record.platform = "cpu2t";
+    m.record.config = {Family::basic, 18, 0.5, 64, 1, Precision::fp32};
+    m.record.latency_ms = 12.5;
+    m.record.peak_memory_mb = 100;
+    m.protocol_id = "p1";
+    s.put_protocol("p1", {{"warmup", 10}, {"backend", "cpu"}});
+    s.put(m);
+  }
+  const std::string before = slurp(db);
+  ASSERT_EQ(before.rfind(std::string("SQLite format 3\0", 16), 0), 0u);
+  write_file("st_data.csv", synthetic_dataset_csv());
+  fs::copy_file(db, scratch().dir() / "st.csv");  // a store by another name
+  fs::copy_file(db, scratch().dir() / "st2.db");
+  write_file("st2.db-shm", "not SQLite's, but beside a store");
+  for (const std::string out : {"st.db", "st.csv", "st2.db-shm", "st.db.lock"}) {
+    const std::vector<std::string> commands = {
+        "report --data st_data.csv --out " + out + " --force",
+        "plan --preset tiny --count 2 --out " + out + " --force",
+        "data merge st_data.csv --out " + out + " --force",
+        "train --data st_data.csv --out " + out + " --force " + kFastTrain};
+    for (const std::string& c : commands) {
+      const CliRun r = carb(c, "st_force");
+      EXPECT_EQ(r.status, 1) << c << ": " << r.err;
+      EXPECT_TRUE(one_line(r.err)) << r.err;
+      // plan and merge write only a .csv: other names are refused for that first.
+      const bool csv_only = c.rfind("plan", 0) == 0 || c.rfind("data merge", 0) == 0;
+      if (csv_only && fs::path(out).extension() != ".csv") {
+        EXPECT_NE(r.err.find("must end in .csv"), std::string::npos) << c << ": " << r.err;
+        continue;
+      }
+      EXPECT_NE(r.err.find("SQLite database"), std::string::npos) << c << ": " << r.err;
+      EXPECT_NE(r.err.find("--force does not change this"), std::string::npos) << r.err;
+    }
+  }
+  EXPECT_TRUE(slurp(db) == before);
+  EXPECT_TRUE(slurp(scratch().dir() / "st.csv") == before);
+  EXPECT_EQ(slurp(scratch().dir() / "st2.db-shm"), "not SQLite's, but beside a store");
+  EXPECT_FALSE(fs::exists(scratch().dir() / "st.db.lock") && fs::is_directory(scratch().dir() / "st.db.lock"));
+  // Without --force the refusal says what the file is instead of advising --force.
+  const CliRun r = carb("report --data st_data.csv --out st.db", "st_plain");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.find("pass --force"), std::string::npos) << r.err;
+  const CliRun e = carb("data export --db st.db --out st_export.csv", "st_export");
+  EXPECT_EQ(e.status, 0) << e.err;  // the store still reads
+  // Fiftieth hostile pass: export's success line escaped the CSV's name but not its provenance's.
+  const CliRun nl = carb("data export --db st.db --out \"$(printf 'st\nexp.csv')\"", "st_export_nl");
+  ASSERT_EQ(nl.status, 0) << nl.err;
+  EXPECT_TRUE(one_line(nl.out)) << nl.out;
+  EXPECT_NE(nl.out.find("(provenance st\\x0aexp.json)"), std::string::npos) << nl.out;
 }
 
 }  // namespace

@@ -868,6 +868,16 @@ TEST_F(StoreTest, ADirectoryIsRefusedAsOne) {
     }
   }
   EXPECT_TRUE(fs::is_empty(dir_ / "runs"));
+  // Fiftieth hostile pass: "new/", not there yet, was made a directory and refused for its links.
+  for (const StoreAccess a : {StoreAccess::sole_writer, StoreAccess::shared}) {
+    try {
+      Store s(dir_ / "new" / "", a);
+      ADD_FAILURE() << "a name ending in '/' opened as a store";
+    } catch (const MeasureError& e) {
+      EXPECT_NE(std::string(e.what()).find("new/ ends in '/', which names a directory"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(fs::exists(dir_ / "new"));
+  }
 }
 
 // A status carb never writes (a store edited by another tool) is refused when read, naming the row,
