@@ -309,6 +309,55 @@ void check_one_platform_and_protocol(const Dataset& d, const std::vector<std::st
   }
 }
 
+// Rows of one network at several batches, under one platform and protocol, must not say that a
+// larger batch costs much less than a smaller one (kMinCostOverSmallerBatch): each row can be
+// consistent on its own while the two contradict each other. Each row is held to the costliest
+// smaller batch of its network, so one damaged row is reported once per target. A row refused on
+// its own (`refused`) judges no other.
+void check_batch_order(const Dataset& d, const std::vector<std::string>& where, const std::vector<bool>& refused,
+                       std::vector<std::string>& problems) {
+  std::map<std::string, std::vector<std::size_t>> networks;  // platform, protocol, network at batch 1
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    const Record& r = d.rows[i];
+    if (r.status != Status::ok || refused[i]) continue;
+    Config c = r.config;
+    c.batch = 1;
+    networks[r.platform + '\n' + protocol_of(r) + '\n' + network_key(c)].push_back(i);
+  }
+  for (auto& [key, rows] : networks) {
+    if (rows.size() < 2) continue;
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](std::size_t a, std::size_t b) { return d.rows[a].config.batch < d.rows[b].config.batch; });
+    for (const char* target : {"latency_ms", "energy_j"}) {
+      std::optional<std::size_t> costliest;  // among the smaller batches seen so far
+      for (std::size_t k = 0; k < rows.size();) {
+        std::size_t end = k;  // rows [k, end) share a batch (duplicates are reported elsewhere)
+        while (end < rows.size() && d.rows[rows[end]].config.batch == d.rows[rows[k]].config.batch) ++end;
+        for (std::size_t m = k; m < end; ++m) {
+          const std::size_t i = rows[m];
+          const auto v = d.rows[i].value(target);
+          const auto c = costliest ? d.rows[*costliest].value(target) : std::nullopt;
+          if (!v || !c || !(*v > 0) || *v >= kMinCostOverSmallerBatch * *c) continue;
+          problems.push_back(at(where[i]) + target + " " + csv::format_number(v) + " at batch " +
+                             std::to_string(d.rows[i].config.batch) + " is " + csv::format_number(*v / *c) + "x the " +
+                             csv::format_number(c) + " of batch " + std::to_string(d.rows[*costliest].config.batch) +
+                             " at " + refer(where[i], where[*costliest]) +
+                             ", the same network: a larger batch cannot cost under " +
+                             csv::format_number(kMinCostOverSmallerBatch) +
+                             "x a smaller one (a damaged or swapped cell, or a measurement disturbed that much; "
+                             "re-measure both)");
+        }
+        for (std::size_t m = k; m < end; ++m) {
+          const auto v = d.rows[rows[m]].value(target);
+          if (v && (!costliest || !d.rows[*costliest].value(target) || *v > *d.rows[*costliest].value(target)))
+            costliest = rows[m];
+        }
+        k = end;
+      }
+    }
+  }
+}
+
 // A target measured on some ok rows of a platform but not others means a meter failed
 // part-way: learners would silently train on a biased subset.
 void check_partial_targets(const Dataset& d, const std::vector<std::string>& where,
@@ -406,7 +455,8 @@ void check_power_limit(const Record& r, const ProtocolFacts* facts, const std::s
 // reference far from the others' is a damaged cell (forty-fifth hostile pass: a row 40x too fast
 // with its reference 40x too fast to match kept its rate over the host's, and trained; only
 // --drift-correct refused it).
-void check_references(const Dataset& d, const std::vector<std::string>& where, std::vector<std::string>& problems) {
+void check_references(const Dataset& d, const std::vector<std::string>& where, std::vector<std::string>& problems,
+                      std::vector<bool>& refused) {
   std::map<std::string, std::vector<double>> refs;
   const auto key = [](const Record& r) {
     const auto id = r.extra.find("protocol_id");
@@ -429,7 +479,7 @@ void check_references(const Dataset& d, const std::vector<std::string>& where, s
     if (!v || t == typical.end()) continue;
     const double ratio = std::max(*v / t->second, t->second / *v);
     if (ratio > kMaxReferenceDrift)
-      problems.push_back(at(where[i]) + "reference_ms " + csv::format_number(v) + " ms is " + csv::format_number(ratio) +
+      refused[i] = true, problems.push_back(at(where[i]) + "reference_ms " + csv::format_number(v) + " ms is " + csv::format_number(ratio) +
                          "x " + (*v < t->second ? "below" : "above") + " the typical " + csv::format_number(t->second) +
                          " ms of the rows measured with it, more than " + csv::format_number(kMaxReferenceDrift) +
                          "x: a damaged cell, or a host too loaded to measure on");
@@ -441,14 +491,18 @@ std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::
   std::vector<std::string> problems;
   check_duplicates(d, where, problems);
   check_one_platform_and_protocol(d, where, problems);
+  std::vector<bool> refused(d.rows.size(), false);  // rows with a problem of their own
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const auto id = d.rows[i].extra.find("protocol_id");
     const auto f = id == d.rows[i].extra.end() ? facts.end() : facts.find(id->second);
     const ProtocolFacts* known = f == facts.end() ? nullptr : &f->second;
+    const std::size_t before = problems.size();
     check_row(d.rows[i], known, where[i], problems);
     check_power_limit(d.rows[i], known, where[i], problems);
+    refused[i] = problems.size() > before;
   }
-  check_references(d, where, problems);
+  check_references(d, where, problems, refused);
+  check_batch_order(d, where, refused, problems);
   check_partial_targets(d, where, problems);
   return problems;
 }
