@@ -16,7 +16,8 @@ namespace carb {
 /// Problems of rows that did parse but break the dataset contract: the same platform and
 /// configuration twice, more than one platform or protocol, an ok row without latency, latency or
 /// energy on a failed row, a value outside kPlausibleBounds, a target measured on only some ok
-/// rows of a platform. `where` names each row ("file:line", same order as d.rows) for messages.
+/// rows of a platform, a larger batch of a network costing under kMinCostOverSmallerBatch of a
+/// smaller one's latency or energy. `where` names each row ("file:line", same order as d.rows) for messages.
 /// What a dataset's provenance says of the device each protocol ran on, by protocol id (its
 /// `protocols` object): the power limit (platform_info.power_limit_w), whether the backend is the
 /// CPU, and the threads it ran with. Rows of a protocol not named here are checked by their own
