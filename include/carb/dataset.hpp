@@ -111,6 +111,22 @@ inline constexpr double kDeviceMemoryAllowanceMb = 1024;
 /// networks validated, and the model trained on them answered 32 images in a sixth of one's time.
 inline constexpr double kMinCostOverSmallerBatch = 0.4;
 
+/// Across networks: a configuration at least as large as another in every dimension (depth, width,
+/// resolution, batch; same family, precision, platform and protocol) with at least
+/// kMinFlopsOverDominated times its FLOPs costs at least kMinCostOverDominated of its latency and
+/// energy. Looser than the batch rule, because honest data breaks it more: a network can be slower
+/// than a deeper one where the allocator struggles (data/extra, measured without --keep-memory:
+/// basic-10 at width 0.25 and batch 64 took 4.4x basic-18's time; with at least 4x the FLOPs, every
+/// shipped dataset is at 0.45x or more, the main ones at 0.9x, the H200 at 0.71x). Fifty-first
+/// hostile pass: resolutions 32 and 128 (or widths 0.25 and 1) swapped in whole networks validated
+/// and trained into resolution 128 predicted 8x faster than 32.
+inline constexpr double kMinFlopsOverDominated = 4;
+inline constexpr double kMinCostOverDominated = 0.3;
+/// On a CPU (no cuDNN workspace chosen per shape) a peak never falls when the configuration grows
+/// in any dimension: at least 0.8x that of any configuration it outdoes (shipped: 1.000x or more).
+/// Fifty-first hostile pass: resolution 32's peaks raised to 1.5x resolution 128's validated.
+inline constexpr double kMinCpuMemoryOverDominated = 0.8;
+
 /// How far a measured row's own figures may disagree (fortieth hostile pass: a row implying 0.66 W on
 /// an H200 passed every bound). energy_j is avg_power_w x energy_window_s / energy_passes, the same
 /// window's figures, to rounding (every shipped row: within 5e-6), except in a row combined over
@@ -254,6 +270,11 @@ void check_not_a_link(const std::filesystem::path& out, bool force);
 /// Refuses (InputError), whatever the flags, an output at a carb model bundle's own file: its
 /// manifest (even a damaged one), a learner's .model file or trained_configs.txt.
 void check_not_a_bundle_file(const std::filesystem::path& out);
+/// Refuses (InputError), whatever the flags, an output that is not a provenance at a carb provenance
+/// sidecar (a dataset's, merge's, combine's, plan's or window study's JSON): it is its file's only
+/// record of how it was measured, and only that file's own output replaces it. For outputs other
+/// than CSVs with sidecars: reports, model bundles, a window study's --out.
+void check_not_a_provenance(const std::filesystem::path& out);
 /// The path as it resolves (absolute, symlinks followed as far as they exist), for comparing paths.
 std::filesystem::path resolved_path(const std::filesystem::path& p);
 /// What replacing an earlier output must keep: every configuration with its ok status, each of its

@@ -406,6 +406,23 @@ void check_not_a_link(const fs::path& out, bool force) {
   check_not_a_bundle_file(out);
 }
 
+void check_not_a_provenance(const fs::path& out) {
+  // Fifty-first hostile pass: `report --out cpu-1t.json --force` made cpu-1t.csv's sidecar an HTML
+  // page (every reader then refused the dataset, and its meter and host records were gone), and
+  // `train --out cpu-1t.json --force` made it a bundle directory.
+  fs::path p = out;
+  if (!p.has_filename()) p = p.parent_path();
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return;
+  const std::string kind = provenance_kind(p);
+  if (kind.empty()) return;
+  const fs::path csv = described_csv(p);
+  throw InputError(out.string() + " is the provenance of " +
+                   (csv.empty() ? "a " + kind : "the " + kind + " " + csv.string()) +
+                   ", its only record of how it was made, which only that file's own output replaces (--force "
+                   "does not change this); choose another --out");
+}
+
 void check_not_a_bundle_file(const fs::path& out) {
   // Thirty-fourth hostile pass: `report --out model/manifest.json --force` broke the bundle;
   // thirty-fifth: `train --out model/manifest.json --force` made the manifest a directory.

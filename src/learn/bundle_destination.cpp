@@ -164,6 +164,36 @@ void refuse_holding_links(const fs::path& dir, const std::vector<fs::path>& keep
   }
 }
 
+// Fifty-first hostile pass: `train --out runs --force` deleted runs/cpu.db, a measurement store, as
+// the refusal without --force had advised; and a file system mounted inside --out was emptied. What
+// may be the only copy of measurements, or lies on another file system, is never removed with a
+// directory carb replaces, --force or not. Empty when `dir` holds neither (not through links).
+std::string precious_inside(const fs::path& dir) {
+  std::error_code ec;
+  struct stat top {};
+  if (::lstat(dir.c_str(), &top) != 0 || !S_ISDIR(top.st_mode)) return "";
+  std::size_t seen = 0;
+  for (fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end && seen++ < 100000; it.increment(ec)) {
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0) continue;
+    if (st.st_dev != top.st_dev || (S_ISDIR(st.st_mode) && detail::is_mount_point(it->path()))) {
+      it.disable_recursion_pending();
+      return dir.string() + " holds " + it->path().string() +
+             ", a mount point (another file system, whose files would be deleted with it)";
+    }
+    if (S_ISREG(st.st_mode) && detail::is_sqlite_file(it->path()))
+      return dir.string() + " holds the SQLite database " + it->path().string() + " (a measurement store?)";
+  }
+  return "";
+}
+
+void refuse_precious_inside(const fs::path& dir) {
+  if (const std::string why = precious_inside(dir); !why.empty())
+    throw InputError(why + ", which no model bundle replaces (--force does not change this); move it out, or choose "
+                     "another --out");
+}
+
 void refuse_holding(const fs::path& dir, const std::vector<fs::path>& keep) {
   const auto out = resolved_path(dir);
   std::error_code ec;
@@ -273,9 +303,12 @@ bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool 
   // and the swap was deleted with the old bundle; thirty-fifth: so was another platform's bundle
   // moved there then. The swapped-out directory is checked once more; holding anything carb did not
   // write, or another platform's model, it is kept under a name of its own, and carb says where.
-  if (force) return false;
   std::string why;
-  if (const std::string there = platform.empty() ? "" : manifest_platform(old); !there.empty() && there != platform)
+  if (!precious_inside(old).empty())
+    why = "gained a measurement store or a mount point";
+  else if (force)
+    return false;
+  else if (const std::string there = platform.empty() ? "" : manifest_platform(old); !there.empty() && there != platform)
     why = "was replaced by the model " + platform_phrase(there);
   else if (!bundle_replace_refusal(old).empty())
     why = "gained files";
@@ -314,12 +347,14 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
   }
   detail::refuse_special_file(dir_);
   check_not_a_bundle_file(dir_);  // even with --force: a bundle's manifest made a directory broke it
+  check_not_a_provenance(dir_);
   const fs::path parent = parent_of(dir_);
   std::error_code ec;
   if (!fs::is_directory(parent, ec))
     throw InputError("cannot write model bundle " + dir_.string() + ": directory " + parent.string() +
                      " does not exist");
   restore_moved_aside(dir_);
+  refuse_precious_inside(dir_);
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
       throw InputError(why + "; choose another --out, or pass --force (force=True in Python) to replace it");
@@ -379,6 +414,9 @@ void BundleDestination::commit() {
       for (const auto& e : fs::directory_iterator(staging_, ec)) (void)::chown(e.path().c_str(), old.st_uid, old.st_gid);
     }
   }
+  if (const std::string why = precious_inside(dir_); !why.empty())
+    throw InputError(why + " (it changed while carb worked), which no model bundle replaces; the new bundle was not "
+                     "written");
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
       throw InputError(why + " (it changed while carb worked); the new bundle was not written");

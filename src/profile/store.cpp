@@ -203,6 +203,12 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
     const fs::path f = db.string() + suffix;
     std::error_code ec;
     const auto st = fs::symlink_status(f, ec);
+    // Fifty-first hostile pass: a 245-character store name was refused as if a user's file sat at
+    // its -journal's name; that name is past what the file system allows, so nothing can be there.
+    if (ec == std::errc::filename_too_long)
+      throw MeasureError("the store name " + db.filename().string() + " is too long: SQLite keeps its " + suffix +
+                         " file beside it, at a name of " + std::to_string(f.filename().string().size()) +
+                         " characters, more than the file system allows; choose a shorter name");
     if (st.type() == fs::file_type::not_found) continue;
     bool sqlites = false;
     if (st.type() == fs::file_type::regular) {
@@ -271,8 +277,9 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
                            " (replaced or restored since), and SQLite would apply them to it. Keep " + f.string() +
                            " and " + db.string() + "-shm: they may be those rows' only copy. Put the database file "
                            "they belong to back at " + db.string() + ", or move all three aside together before using " +
-                           db.string() + " (if carb saved that file as " + db.filename().string() +
-                           ".rescued.db, every row is in it, and these are not needed)");
+                           db.string() + " (if carb rescued that file's rows into a copy of its own, " +
+                           db.filename().string() + ".rescued*.db or carb-rescued-*.db as its message named, every "
+                           "row is in it, and these are not needed)");
     }
   }
 }

@@ -133,6 +133,7 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   if (exists && st.type() == fs::file_type::directory) throw InputError(o.out.string() + " is a directory; give a file");
   check_not_an_input(o.out, o.inputs);
   check_not_a_link(o.out, o.force);  // a link would be replaced, its target left stale
+  check_not_a_provenance(o.out);
   check_not_a_link(o.out.string() + ".json", o.force);
   const bool resume = exists && looks_like_window_study(o.out);
   if (exists && !resume && !o.force)

@@ -181,6 +181,7 @@ void check_report_output(const ReportOptions& o) {
     if (in) inputs.push_back(*in);
   check_not_an_input(o.out, inputs);
   check_not_a_link(o.out, o.force);
+  check_not_a_provenance(o.out);
   std::error_code ec;
   const auto st = std::filesystem::status(o.out, ec);
   if (st.type() == std::filesystem::file_type::not_found || o.force) return;

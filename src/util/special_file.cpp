@@ -60,7 +60,8 @@ std::string unescape_mount_path(const std::string& s) {
   return out;
 }
 
-// True when `f` (through links) is a regular file that starts with SQLite's 16-byte header.
+}  // namespace
+
 bool is_sqlite_file(const fs::path& f) {
   std::error_code ec;
   if (!fs::is_regular_file(f, ec)) return false;
@@ -68,6 +69,8 @@ bool is_sqlite_file(const fs::path& f) {
   char head[16] = {};
   return in.read(head, sizeof head) && std::string(head, sizeof head) == std::string("SQLite format 3\0", 16);
 }
+
+namespace {
 
 // The SQLite database `out` is, or whose companion file (-wal, -shm, -journal, or carb's .lock) it
 // is; empty when neither.

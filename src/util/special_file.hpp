@@ -18,6 +18,10 @@ namespace carb::detail {
 /// its -wal, -shm, -journal or .lock file beside it.
 void refuse_special_file(const std::filesystem::path& out);
 
+/// True when `f` (through links) is a regular file that starts with SQLite's 16-byte header: a
+/// measurement store, or another application's database.
+bool is_sqlite_file(const std::filesystem::path& f);
+
 /// True when `p` (through links) is a mount point: carb's atomic replace renames over an output,
 /// which the kernel refuses there (EBUSY). By the mount table in `mountinfo` (the text of
 /// /proc/self/mountinfo, read when empty) and, where that is unreadable, by `p` lying on another

@@ -476,4 +476,27 @@ TEST(CliReliability, NoOutputReplacesAMeasurementStoreEvenWithForce) {
   EXPECT_NE(nl.out.find("(provenance st\\x0aexp.json)"), std::string::npos) << nl.out;
 }
 
+
+// Fifty-first hostile pass: `report --out cpu-1t.json --force` made another dataset's sidecar an
+// HTML page, and `train --out cpu-1t.json --force` a bundle directory: its record of how it was
+// measured was gone and every reader refused it. A provenance is replaced only by its own output.
+TEST(CliReliability, NoOutputButItsOwnReplacesADatasetsProvenance) {
+  const std::string src = std::string(CARB_SOURCE_DIR) + "/data/";
+  fs::copy_file(src + "cpu-1t.csv", scratch().dir() / "pv.csv", fs::copy_options::overwrite_existing);
+  const std::string prov = slurp(src + "cpu-1t.json");
+  write_file("pv.json", prov);
+  write_file("pv_other.csv", synthetic_dataset_csv());
+  for (const std::string& c : std::vector<std::string>{
+           "report --data pv_other.csv --out pv.json --force",
+           std::string("train --data pv_other.csv --out pv.json --force ") + kFastTrain}) {
+    const CliRun r = carb(c, "pv");
+    EXPECT_EQ(r.status, 1) << c << ": " << r.err;
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find("pv.json is the provenance of the "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--force does not change this"), std::string::npos) << r.err;
+  }
+  EXPECT_TRUE(slurp(scratch().dir() / "pv.json") == prov);
+  EXPECT_EQ(carb("data validate pv.csv", "pv_validate").status, 0);
+}
+
 }  // namespace

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <set>
 
@@ -510,5 +511,60 @@ TEST_F(BundleDestinationTest, OtherToolsModelFilesAreNeverCarbs) {
   EXPECT_EQ(read(out / "churn.model"), "my xgboost model");
 }
 
+
+// Fifty-first hostile pass: `train --out runs --force` deleted runs/cpu.db, a measurement store, as
+// the refusal without --force advised, and a file system mounted inside --out was emptied. Neither
+// goes with a replaced directory, --force or not; a swapped-out bundle that gained one is kept.
+TEST_F(BundleDestinationTest, AMeasurementStoreInsideIsNeverRemovedEvenWithForce) {
+  const std::string sqlite("SQLite format 3\0rest of the header", 35);
+  fs::create_directories(dir_ / "runs" / "round1");
+  std::ofstream(dir_ / "runs" / "round1" / "cpu.db", std::ios::binary) << sqlite;
+  for (const bool force : {false, true}) {
+    try {
+      BundleDestination d(dir_ / "runs", force);
+      ADD_FAILURE() << "a directory holding a store was taken, force " << force;
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("holds the SQLite database"), std::string::npos) << what;
+      EXPECT_NE(what.find("round1/cpu.db"), std::string::npos) << what;
+      EXPECT_EQ(what.find("pass --force"), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(read(dir_ / "runs" / "round1" / "cpu.db"), sqlite);
+  EXPECT_EQ(entries(), std::set<std::string>{"runs"});  // no staging directory left behind
+
+  // A store put into the bundle while training ran: the swap is refused, the store kept.
+  fake_bundle(dir_ / "model", "old");
+  {
+    BundleDestination d(dir_ / "model", true);
+    stage(d, "new");
+    std::ofstream(dir_ / "model" / "late.db", std::ios::binary) << sqlite;
+    EXPECT_THROW(d.commit(), InputError);
+  }
+  EXPECT_EQ(read(dir_ / "model" / "late.db"), sqlite);
+  EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "old");
+  // And one that arrives after that check, in the swapped-out bundle, keeps it under a name of its own.
+  fake_bundle(dir_ / "old", "old");
+  std::ofstream(dir_ / "old" / "late.db", std::ios::binary) << sqlite;
+  EXPECT_TRUE(detail::keep_changed_bundle(dir_ / "old", dir_ / "kept", true));
+  EXPECT_EQ(read(dir_ / "kept.earlier" / "late.db"), sqlite);
+}
+
+TEST_F(BundleDestinationTest, AMountInsideIsNeverRemovedEvenWithForce) {
+  fs::create_directories(dir_ / "ws" / "vol");
+  if (::geteuid() != 0 || std::system(("mount -t tmpfs -o size=64k tmpfs '" + (dir_ / "ws" / "vol").string() +
+                                       "' 2>/dev/null").c_str()) != 0)
+    GTEST_SKIP() << "mounting a tmpfs needs root";
+  std::ofstream(dir_ / "ws" / "vol" / "data.txt") << "important";
+  std::string what;
+  try {
+    BundleDestination d(dir_ / "ws", true);
+  } catch (const InputError& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("a mount point"), std::string::npos) << what;
+  EXPECT_EQ(read(dir_ / "ws" / "vol" / "data.txt"), "important");
+  EXPECT_EQ(std::system(("umount '" + (dir_ / "ws" / "vol").string() + "'").c_str()), 0);
+}
 }  // namespace
 }  // namespace carb

@@ -855,6 +855,21 @@ TEST_F(StoreTest, AStoreWithTwoNamesIsRefusedToWriters) {
   EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 1u);  // reading is harmless
 }
 
+// Fifty-first hostile pass: a 245-character store name was refused as if a user's file sat at its
+// -journal's name, which no file can have.
+TEST_F(StoreTest, AStoreNameTooLongForItsSideFilesSaysSo) {
+  const fs::path db = dir_ / (std::string(245, 'x') + ".db");
+  try {
+    Store s(db, StoreAccess::sole_writer);
+    ADD_FAILURE() << "a store whose -journal cannot be named opened";
+  } catch (const MeasureError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("is too long: SQLite keeps its -journal file beside it"), std::string::npos) << what;
+    EXPECT_EQ(what.find("is not SQLite's own file"), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(db));
+}
+
 // Thirty-fifth hostile pass: a directory as --db was refused for having "2 names (hard links)".
 TEST_F(StoreTest, ADirectoryIsRefusedAsOne) {
   fs::create_directory(dir_ / "runs");
