@@ -117,7 +117,7 @@ inline constexpr double kMinCostOverSmallerBatch = 0.4;
 /// energy. Looser than the batch rule, because honest data breaks it more: a network can be slower
 /// than a deeper one where the allocator struggles (data/extra, measured without --keep-memory:
 /// basic-10 at width 0.25 and batch 64 took 4.4x basic-18's time; with at least 4x the FLOPs, every
-/// shipped dataset is at 0.45x or more, the main ones at 0.9x, the H200 at 0.71x). Fifty-first
+/// shipped dataset is at 0.43x or more, cpu-2t and cpu-1t at 1.0x, the H200 at 0.59x). Fifty-first
 /// hostile pass: resolutions 32 and 128 (or widths 0.25 and 1) swapped in whole networks validated
 /// and trained into resolution 128 predicted 8x faster than 32.
 inline constexpr double kMinFlopsOverDominated = 4;
@@ -126,6 +126,10 @@ inline constexpr double kMinCostOverDominated = 0.3;
 /// in any dimension: at least 0.8x that of any configuration it outdoes (shipped: 1.000x or more).
 /// Fifty-first hostile pass: resolution 32's peaks raised to 1.5x resolution 128's validated.
 inline constexpr double kMinCpuMemoryOverDominated = 0.8;
+
+/// How far past its protocol's max_timed_s a row's passes before the last may have run: 1.5x (the
+/// loop stops at the first pass past it; shipped rows at most 0.997x, combined rows are medians).
+inline constexpr double kMaxTimedOverProtocol = 1.5;
 
 /// How far a measured row's own figures may disagree (fortieth hostile pass: a row implying 0.66 W on
 /// an H200 passed every bound). energy_j is avg_power_w x energy_window_s / energy_passes, the same

@@ -339,7 +339,7 @@ void check_batch_order(const Dataset& d, const std::vector<std::string>& where, 
           const auto c = costliest ? d.rows[*costliest].value(target) : std::nullopt;
           if (!v || !c || !(*v > 0) || *v >= kMinCostOverSmallerBatch * *c) continue;
           problems.push_back(at(where[i]) + target + " " + csv::format_number(v) + " at batch " +
-                             std::to_string(d.rows[i].config.batch) + " is " + csv::format_number(*v / *c) + "x the " +
+                             std::to_string(d.rows[i].config.batch) + " is " + csv::format_number(std::round(*v / *c * 1000) / 1000) + "x the " +
                              csv::format_number(c) + " of batch " + std::to_string(d.rows[*costliest].config.batch) +
                              " at " + refer(where[i], where[*costliest]) +
                              ", the same network: a larger batch cannot cost under " +
@@ -356,6 +356,67 @@ void check_batch_order(const Dataset& d, const std::vector<std::string>& where, 
       }
     }
   }
+}
+
+// Rows of different networks under one platform and protocol, where one outdoes the other in every
+// dimension (kMinFlopsOverDominated, kMinCostOverDominated, kMinCpuMemoryOverDominated): each row is
+// held to the costliest row it outdoes, so one damaged row is reported once per target. Pairs of one
+// network at two batches are check_batch_order's (latency, energy); a CPU peak is held here for them too.
+void check_dominance(const Dataset& d, const std::vector<std::string>& where, const std::vector<bool>& refused,
+                     const ProtocolFactsById& facts, std::vector<std::string>& problems) {
+  struct Row {
+    std::size_t i;
+    double flops;
+    bool cpu;
+    std::string network;  // network_key at batch 1: rows of one network share it
+  };
+  std::map<std::string, std::vector<Row>> groups;  // platform, protocol, family, precision
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    const Record& r = d.rows[i];
+    if (r.status != Status::ok || refused[i]) continue;
+    const std::string id = protocol_of(r);
+    const auto f = facts.find(id);
+    const bool cpu = r.extra.count("threads") > 0 || (f != facts.end() && f->second.cpu);
+    Config one = r.config;
+    one.batch = 1;
+    groups[r.platform + '\n' + id + '\n' + to_string(r.config.family) + '\n' + to_string(r.config.precision)].push_back(
+        {i, network_totals(r.config).flops(), cpu, network_key(one)});
+  }
+  const auto outdoes = [](const Config& a, const Config& b) {
+    return a.depth >= b.depth && a.width >= b.width && a.resolution >= b.resolution && a.batch >= b.batch;
+  };
+  for (const auto& [key, rows] : groups)
+    for (const char* target : {"latency_ms", "energy_j", "peak_memory_mb"}) {
+      const bool memory = std::string_view(target) == "peak_memory_mb";
+      for (const Row& a : rows) {
+        const Record& ra = d.rows[a.i];
+        const auto va = ra.value(target);
+        if (!va || !(*va > 0) || (memory && !a.cpu)) continue;
+        std::optional<std::size_t> worst;  // the costliest row `a` outdoes that it is held to
+        double worst_value = 0;
+        for (const Row& b : rows) {
+          const Record& rb = d.rows[b.i];
+          if (a.i == b.i || !outdoes(ra.config, rb.config)) continue;
+          if (a.network == b.network ? !memory || ra.config.batch == rb.config.batch
+                                     : !memory && a.flops < kMinFlopsOverDominated * b.flops)
+            continue;
+          const auto vb = rb.value(target);
+          if (vb && *vb > worst_value) worst = b.i, worst_value = *vb;
+        }
+        const double least = memory ? kMinCpuMemoryOverDominated : kMinCostOverDominated;
+        if (!worst || *va >= least * worst_value) continue;
+        const Record& rb = d.rows[*worst];
+        problems.push_back(at(where[a.i]) + target + " " + csv::format_number(va) + " for " + config_key(ra.config) +
+                           " is " + csv::format_number(std::round(*va / worst_value * 1000) / 1000) + "x the " + csv::format_number(worst_value) +
+                           " of " + config_key(rb.config) + " at " + refer(where[a.i], where[*worst]) +
+                           ", which it outdoes in every dimension" +
+                           (memory ? std::string(" on a CPU")
+                                   : " with " + csv::format_number(std::round(a.flops / network_totals(rb.config).flops() * 10) / 10) +
+                                         "x its FLOPs") +
+                           ": it cannot cost under " + csv::format_number(least) +
+                           "x that (a damaged or swapped cell, or a disturbed measurement; re-measure both)");
+      }
+    }
 }
 
 // A target measured on some ok rows of a platform but not others means a meter failed
@@ -425,6 +486,9 @@ ProtocolFactsById protocol_facts_of(const nlohmann::json& protocols) {
     for (const nlohmann::json* j : {&settings, &info})
       if (j->is_object() && j->contains("backend") && (*j)["backend"] == "cpu") f.cpu = true;
     if (f.cpu) f.threads = positive(settings, "threads");
+    f.max_timed_s = positive(settings, "max_timed_s");
+    f.min_passes = positive(settings, "min_passes");
+    f.max_passes = positive(settings, "max_passes");
     out[id] = f;
   }
   return out;
@@ -449,6 +513,32 @@ void check_power_limit(const Record& r, const ProtocolFacts* facts, const std::s
                        " W, above " + csv::format_number(kMaxPowerOverLimit) + "x the " +
                        csv::format_number(facts->power_limit_w) + " W power limit its provenance records for protocol " +
                        r.extra.at("protocol_id"));
+}
+
+// A row's passes and timed window as its protocol's timing loop makes them (profile/timing.cpp):
+// at most max(max_passes, min_passes) passes, and past max(min_passes, 2) passes the loop stops at
+// the first pass that ends after max_timed_s, so every pass before the last ended within it. The
+// last pass is at most the mean plus sqrt(passes - 1) standard deviations. Shipped rows: the passes
+// before the last took at most 0.997x max_timed_s. Fifty-first hostile pass: cpu-1t with every time
+// x1000 (a unit slip, microseconds read as milliseconds) validated beside a sidecar whose protocol
+// stops timing at 2 s, its rows claiming 2,275 s.
+void check_timing_loop(const Record& r, const ProtocolFacts* facts, const std::string& where,
+                       std::vector<std::string>& problems) {
+  const auto passes = extra_value(r, "passes"), timed_s = extra_value(r, "timed_s");
+  if (!facts || r.status != Status::ok || !passes || !timed_s || !r.latency_ms) return;
+  const double least = facts->min_passes.value_or(0);
+  if (facts->max_passes && *passes > std::max(*facts->max_passes, least))
+    problems.push_back(at(where) + "passes " + csv::format_number(passes) + " is more than the " +
+                       csv::format_number(std::max(*facts->max_passes, least)) +
+                       " its protocol's timing loop runs (max_passes " + csv::format_number(facts->max_passes) + ")");
+  if (!facts->max_timed_s || *passes <= std::max(least, 2.0)) return;
+  const double last_s = (*r.latency_ms + std::sqrt(*passes - 1) * extra_value(r, "latency_std_ms").value_or(0)) / 1000;
+  if (*timed_s - last_s > kMaxTimedOverProtocol * *facts->max_timed_s)
+    problems.push_back(at(where) + "timed_s " + csv::format_number(timed_s) + " s over " + csv::format_number(passes) +
+                       " passes of latency_ms " + csv::format_number(r.latency_ms) +
+                       " ms: its protocol stops timing at the first pass that ends after max_timed_s " +
+                       csv::format_number(facts->max_timed_s) +
+                       " s, so the passes before the last cannot take longer (a time in another unit?)");
 }
 
 // Every row of one platform and protocol timed the same reference network on the same host: a
@@ -499,10 +589,12 @@ std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::
     const std::size_t before = problems.size();
     check_row(d.rows[i], known, where[i], problems);
     check_power_limit(d.rows[i], known, where[i], problems);
+    check_timing_loop(d.rows[i], known, where[i], problems);
     refused[i] = problems.size() > before;
   }
   check_references(d, where, problems, refused);
   check_batch_order(d, where, refused, problems);
+  check_dominance(d, where, refused, facts, problems);
   check_partial_targets(d, where, problems);
   return problems;
 }

@@ -20,12 +20,15 @@ namespace carb {
 /// smaller one's latency or energy. `where` names each row ("file:line", same order as d.rows) for messages.
 /// What a dataset's provenance says of the device each protocol ran on, by protocol id (its
 /// `protocols` object): the power limit (platform_info.power_limit_w), whether the backend is the
-/// CPU, and the threads it ran with. Rows of a protocol not named here are checked by their own
+/// CPU, the threads it ran with, and its timing loop's limits. Rows of a protocol not named here are checked by their own
 /// columns alone.
 struct ProtocolFacts {
   std::optional<double> power_limit_w;
   bool cpu = false;
   std::optional<double> threads;
+  /// The timing loop's limits (max_timed_s, min_passes, max_passes): a row's passes and timed
+  /// window must be what that loop can have produced.
+  std::optional<double> max_timed_s, min_passes, max_passes;
 };
 using ProtocolFactsById = std::map<std::string, ProtocolFacts>;
 ProtocolFactsById protocol_facts_of(const nlohmann::json& protocols);

@@ -121,7 +121,7 @@ TEST(CliReliability, APredictedCostAtOrBelowZeroIsSaidByEveryCommand) {
   for (int depth : {10, 14, 18, 22, 26})
     for (int batch : {1, 2, 4, 8})
       csv += "synthetic,basic," + std::to_string(depth) + ",0.5,32," + std::to_string(batch) + ",fp32,ok," +
-             std::to_string(60 - 2 * depth + batch) + ",," + std::to_string(40 + 2 * depth) + ",,\n";
+             std::to_string(60 - 1.5 * depth + batch) + ",," + std::to_string(40 + 2 * depth) + ",,\n";
   write_file("falling.csv", csv);
   ASSERT_EQ(carb("train --data falling.csv --out falling --learners linear --raw-target --normalize off --folds 2",
                  "fall_train").status, 0);

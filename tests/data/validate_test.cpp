@@ -136,8 +136,8 @@ TEST_F(DataValidate, AnAveragePowerNoDeviceDrawsIsRefused) {
 TEST_F(DataValidate, APowerOrAComputeRateNoDeviceHasIsRefused) {
   // basic-18 at width 1 and 224 pixels: 3.64 GFLOPs a sample.
   const auto p = validate_text(std::string(kHeader) +
-                               "gpu,basic,18,1,112,1,fp32,ok,100,0.001,120,,\n"     // 0.01 W
-                               "gpu,basic,18,1,112,2,fp32,ok,100,0.05,120,,\n"      // 0.5 W: the least
+                               "gpu,basic,18,1,112,1,fp16,ok,100,0.001,120,,\n"     // 0.01 W
+                               "gpu,basic,18,1,112,2,fp16,ok,100,0.05,120,,\n"      // 0.5 W: the least
                                "gpu,basic,18,1,224,256,fp32,ok,0.01,0.002,12000,,\n"  // 93 PFLOP/s
                                "gpu,basic,18,1,224,128,fp32,ok,0.05,0.5,6000,,\n");  // 9.3 PFLOP/s: under 10
   ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
@@ -422,6 +422,63 @@ TEST_F(DataValidate, ALargerBatchCheaperThanASmallerOneIsRefused) {
                              "cpu,basic,18,1,224,4,fp32,ok,9,,115,,,p1\n");
   ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
   EXPECT_NE(p[0].find(":2: latency_ms 3 at batch 8 is 0.3x the 10 of batch 1 at line 3"), std::string::npos) << p[0];
+}
+
+// Fifty-first hostile pass: resolutions 32 and 128 (or widths 0.25 and 1) swapped in whole networks
+// validated, each batch set consistent, and trained into resolution 128 predicted 8x faster than 32;
+// a CPU's resolution-32 peaks raised to 1.5x resolution 128's validated too. A configuration that
+// outdoes another in every dimension, with 4x its FLOPs or more, costs at least 0.3x its latency and
+// energy; on a CPU its peak is at least 0.8x.
+TEST_F(DataValidate, AConfigurationCheaperThanOneItOutdoesIsRefused) {
+  const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",protocol_id\n";
+  auto p = validate_text(header +
+                         "gpu,basic,18,1,32,8,fp32,ok,10,2,100,,,p1\n"    // line 2
+                         "gpu,basic,18,1,128,8,fp32,ok,2,0.3,400,,,p1\n"  // 16x the FLOPs, 0.2x the time
+                         "gpu,basic,18,1,64,8,fp32,ok,4,1,200,,,p1\n"     // 4x the FLOPs at 0.4x: kept
+                         "gpu,basic,34,1,32,8,fp32,ok,3,0.5,150,,,p1\n"   // 2x the FLOPs: not compared
+                         "gpu,basic,18,1,32,8,fp16,ok,1,0.2,60,,,p1\n");  // another precision
+  ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
+  EXPECT_TRUE(p[0] == file() + ":3: latency_ms 2 for basic-18-w1-r128-b8-fp32 is 0.2x the 10 of basic-18-w1-r32-b8-fp32 "
+                               "at line 2, which it outdoes in every dimension with 15.8x its FLOPs: it cannot cost under "
+                               "0.3x that (a damaged or swapped cell, or a disturbed measurement; re-measure both)")
+      << p[0];
+  EXPECT_NE(p[1].find(":3: energy_j 0.3 for basic-18-w1-r128-b8-fp32 is 0.15x the 2 of"), std::string::npos) << p[1];
+
+  // A CPU row's peak against a smaller configuration's, at any FLOPs; a device's is not compared
+  // (cuDNN picks a workspace per shape: the H200 holds a 35 MB peak at r32 beside 1.1 MB at r64).
+  const std::string cpu = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",threads\n";
+  p = validate_text(cpu + "cpu,basic,18,0.5,32,1,fp32,ok,1,,50,,,2\n"
+                          "cpu,basic,18,0.5,64,1,fp32,ok,3,,30,,,2\n"     // 0.6x the peak of a smaller one
+                          "cpu,basic,18,0.5,32,2,fp32,ok,1.5,,45,,,2\n"); // 0.9x: kept
+  ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
+  EXPECT_NE(p[0].find(":3: peak_memory_mb 30 for basic-18-w0.5-r64-b1-fp32 is 0.6x the 50 of basic-18-w0.5-r32-b1-fp32 "
+                      "at line 2, which it outdoes in every dimension on a CPU: it cannot cost under 0.8x that"),
+            std::string::npos) << p[0];
+  EXPECT_TRUE(validate_text(std::string(kHeader) + "gpu,basic,18,0.5,32,1,fp32,ok,1,,50,,\n"
+                                                   "gpu,basic,18,0.5,64,1,fp32,ok,3,,30,,\n")
+                  .empty());
+}
+
+// Fifty-first hostile pass: cpu-1t with every time x1000 (microseconds read as milliseconds)
+// validated beside a sidecar whose protocol stops timing at 2 s, its rows claiming 2,275 s. A
+// row's passes and timed window are what its protocol's timing loop can make.
+TEST_F(DataValidate, PassesAndTimedWindowsItsProtocolsLoopCannotMakeAreRefused) {
+  std::ofstream(dir_ / "v.json")
+      << R"({"protocols": {"p1": {"backend": "cpu", "threads": 2, "max_timed_s": 2, "min_passes": 10, "max_passes": 100}}})";
+  const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) +
+                             ",protocol_id,passes,timed_s,latency_std_ms\n";
+  const auto p = validate_text(header +
+                               "cpu,basic,18,1,224,1,fp32,ok,40,,200,,,p1,50,2.01,1\n"      // stopped just past 2 s
+                               "cpu,basic,18,1,224,2,fp32,ok,40000,,300,,,p1,50,2000,1000\n"  // x1000
+                               "cpu,basic,18,1,224,4,fp32,ok,400,,400,,,p1,10,4,10\n"        // the minimum passes: any time
+                               "cpu,basic,18,1,112,8,fp32,ok,10,,100,,,p1,120,1.2,1\n");       // past max_passes
+  ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
+  EXPECT_TRUE(p[0] == file() + ":3: timed_s 2000 s over 50 passes of latency_ms 40000 ms: its protocol stops timing at "
+                               "the first pass that ends after max_timed_s 2 s, so the passes before the last cannot "
+                               "take longer (a time in another unit?)")
+      << p[0];
+  EXPECT_TRUE(p[1] == file() + ":5: passes 120 is more than the 100 its protocol's timing loop runs (max_passes 100)")
+      << p[1];
 }
 
 }  // namespace
