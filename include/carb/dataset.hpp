@@ -94,6 +94,11 @@ inline constexpr double kMinPowerOverInstant = 0.1;
 /// provenance records one (platform_info.power_limit_w of the row's protocol): 1.5x (shipped H200
 /// rows: at most 1.007x the 700 W limit; the limit holds over about a second, a window may be shorter).
 inline constexpr double kMaxPowerOverLimit = 1.5;
+/// The least a row's average power may be of that limit: 0.05x (35 W on the H200, below its idle
+/// draw; shipped H200 rows at least 0.16x; a consumer GPU idles near 0.05x of its limit and draws
+/// more while it computes). Fifty-second hostile pass: the H200's energy and every power column
+/// scaled to 0.2x validated beside the 700 W limit, and the model answered an H200 at 60 W.
+inline constexpr double kMinPowerOverLimit = 0.05;
 /// The most a peak may exceed every tensor a forward pass makes (weights, input and each layer's
 /// output, all held at once): 4x, plus a fixed allowance for the library's own buffers, 64 MB on a
 /// CPU row (a row with `threads`), 1 GB elsewhere (cuDNN workspaces). Shipped: CPU at most 1.41x

@@ -502,7 +502,8 @@ ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv) {
   return prov.is_object() && prov.contains("protocols") ? protocol_facts_of(prov["protocols"]) : ProtocolFactsById{};
 }
 
-// A row's average power within its device's power limit, where the provenance records one.
+// A row's average power within its device's power limit, and above a twentieth of it, where the
+// provenance records one.
 void check_power_limit(const Record& r, const ProtocolFacts* facts, const std::string& where,
                        std::vector<std::string>& problems) {
   if (!facts || !facts->power_limit_w || !r.energy_j || !r.latency_ms || !(*r.latency_ms > 0)) return;
@@ -513,6 +514,12 @@ void check_power_limit(const Record& r, const ProtocolFacts* facts, const std::s
                        " W, above " + csv::format_number(kMaxPowerOverLimit) + "x the " +
                        csv::format_number(facts->power_limit_w) + " W power limit its provenance records for protocol " +
                        r.extra.at("protocol_id"));
+  if (watts < kMinPowerOverLimit * *facts->power_limit_w)
+    problems.push_back(at(where) + "energy_j " + csv::format_number(r.energy_j) + " J in latency_ms " +
+                       csv::format_number(r.latency_ms) + " ms is an average power of " + csv::format_number(watts) +
+                       " W, below " + csv::format_number(kMinPowerOverLimit) + "x the " +
+                       csv::format_number(facts->power_limit_w) + " W power limit its provenance records for protocol " +
+                       r.extra.at("protocol_id") + ", less than such a device draws idle (an energy in another unit?)");
 }
 
 // A row's passes and timed window as its protocol's timing loop makes them (profile/timing.cpp):

@@ -1,6 +1,7 @@
 // The check of a `carb screen --format json` document before the report draws it. Fifteenth
 // hostile pass: `{}`, negative or 1e308 latencies and a latency "n/a" (which made the whole column
 // vanish) were drawn as a screening result with exit 0.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -84,6 +85,17 @@ void check_screen_document(const json& doc, const std::string& file) {
   for (const char* k : {"unbounded_at_confidence", "source_guesses", "nonpositive_predictions",
                         "source_nonpositive_predictions", "within_budget_guesses", "target_guesses"})
     if (doc.contains(k) && whole_number(doc[k], k, file) < 0) refuse(file, std::string(k) + " is negative");
+  // Fifty-second hostile pass: a Pareto row edited to 999 ms was drawn beside "budgets latency_ms <=
+  // 20". Every row the screen passed meets its budgets: on the upper bound where it has an interval.
+  std::vector<std::pair<std::string, double>> budgets;
+  if (doc.contains("budgets")) {
+    if (!doc["budgets"].is_object()) refuse(file, "\"budgets\" is not an object");
+    for (const auto& [t, limit] : doc["budgets"].items()) {
+      if (std::find(names.begin(), names.end(), t) == names.end())
+        refuse(file, "a budget on " + t + ", which is not among the document's targets");
+      budgets.emplace_back(t, finite_number(limit, "budgets." + t, file));
+    }
+  }
   const json& pareto = member(doc, "pareto", "the document", file);
   if (!pareto.is_array()) refuse(file, "\"pareto\" is not a list");
   for (std::size_t i = 0; i < pareto.size(); ++i) {
@@ -100,6 +112,13 @@ void check_screen_document(const json& doc, const std::string& file) {
         const double h = finite_number(member(pareto[i], hi.c_str(), where, file), where + "." + hi, file);
         if (!(l <= v && v <= h)) refuse(file, where + ": the interval of " + t + " does not hold its prediction");
       }
+    }
+    for (const auto& [t, limit] : budgets) {
+      const std::string judged = pareto[i].contains(t + "_upper") ? t + "_upper" : t;
+      const double v = pareto[i][judged].get<double>();  // checked finite above
+      if (!(v <= limit))
+        refuse(file, where + "." + judged + " is " + fmt_num(v) + ", over the document's own budget " + t + " <= " +
+                         fmt_num(limit) + " (edited since carb screen wrote it?)");
     }
     if (pareto[i].contains("capacity") && finite_number(pareto[i]["capacity"], where + ".capacity", file) < 0)
       refuse(file, where + ".capacity is negative");

@@ -183,8 +183,8 @@ TEST_F(DataValidate, APowerOrEfficiencyItsDeviceCannotHaveIsRefused) {
   const auto p = validate_text(header +
                                "gpu,basic,18,1,224,1,fp32,ok,5,1,120,,,p1,100,300\n"       // 200 W: fine
                                "gpu,basic,18,1,224,2,fp32,ok,5,1,120,,,p1,10,20\n"        // 200 W beside 10-20 W
-                               "gpu,basic,18,1,224,4,fp32,ok,5,0.02,120,,,p1,100,300\n"    // 4 W
-                               "gpu,basic,18,1,224,8,fp32,ok,10,0.005,120,,,p1,,\n"        // 5.8 TFLOP/J
+                               "gpu,basic,18,1,224,4,fp32,ok,5,0.175,120,,,p1,400,500\n"  // 35 W beside 400-500 W
+                               "gpu,basic,18,1,224,8,fp32,ok,0.15,0.005,120,,,p1,,\n"      // 5.8 TFLOP/J
                                "gpu,basic,18,1,224,16,fp32,ok,20,20,300,,,p1,400,400\n"    // 1 kW, limit 600 W
                                "gpu,basic,18,1,224,32,fp32,ok,20,17,600,,,p1,400,400\n"    // 850 W: within 1.5x
                                "gpu,basic,18,1,224,64,fp32,ok,40,20,900,,,p1,-1,400\n");   // a broken reading
@@ -192,9 +192,9 @@ TEST_F(DataValidate, APowerOrEfficiencyItsDeviceCannotHaveIsRefused) {
   EXPECT_EQ(p[0], file() + ":3: energy_j 1 J in latency_ms 5 ms is an average power of 200 W, above 100 W, 5x the "
                            "higher of the device's readings before and after it (gpu_power_w_start 10 W, "
                            "gpu_power_w_end 20 W)");
-  EXPECT_EQ(p[1], file() + ":4: energy_j 0.02 J in latency_ms 5 ms is an average power of 4 W, below 10 W, 0.1x the "
-                           "lower of the device's readings before and after it (gpu_power_w_start 100 W, "
-                           "gpu_power_w_end 300 W)");
+  EXPECT_EQ(p[1], file() + ":4: energy_j 0.175 J in latency_ms 5 ms is an average power of 35 W, below 40 W, 0.1x the "
+                           "lower of the device's readings before and after it (gpu_power_w_start 400 W, "
+                           "gpu_power_w_end 500 W)");
   EXPECT_EQ(p[2], file() + ":5: energy_j 0.005 J for the 29.025173504 GFLOPs of basic-18-w1-r224-b8-fp32 is "
                            "5.8050347008 TFLOP/J, above the plausible 5 TFLOP/J of any device");
   EXPECT_EQ(p[3], file() + ":6: energy_j 20 J in latency_ms 20 ms is an average power of 1000 W, above 1.5x the 600 W "
@@ -479,6 +479,21 @@ TEST_F(DataValidate, PassesAndTimedWindowsItsProtocolsLoopCannotMakeAreRefused) 
       << p[0];
   EXPECT_TRUE(p[1] == file() + ":5: passes 120 is more than the 100 its protocol's timing loop runs (max_passes 100)")
       << p[1];
+}
+
+// Fifty-second hostile pass: the H200's energy and every power column scaled to 0.2x (rows of
+// 24-141 W) validated beside its 700 W limit, and the model answered an H200 computing at 60 W. A
+// row's average power is at least 0.05x the power limit its provenance records.
+TEST_F(DataValidate, AnAveragePowerBelowWhatItsDeviceDrawsIdleIsRefused) {
+  std::ofstream(dir_ / "v.json") << R"({"protocols": {"p1": {"platform_info": {"power_limit_w": 700}}}})";
+  const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",protocol_id\n";
+  const auto p = validate_text(header + "gpu,basic,18,1,224,1,fp32,ok,5,0.12,120,,,p1\n"    // 24 W
+                                        "gpu,basic,18,1,224,2,fp32,ok,6,0.21,130,,,p1\n");  // 35 W: the least
+  ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
+  EXPECT_TRUE(p[0] == file() + ":2: energy_j 0.12 J in latency_ms 5 ms is an average power of 24 W, below 0.05x the "
+                               "700 W power limit its provenance records for protocol p1, less than such a device "
+                               "draws idle (an energy in another unit?)")
+      << p[0];
 }
 
 }  // namespace

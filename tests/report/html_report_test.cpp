@@ -464,6 +464,19 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
             std::string::npos);
   EXPECT_NE(error_of(with("depth", 19)).find("pareto[0]: "), std::string::npos) << error_of(with("depth", 19));
   EXPECT_NE(error_of(with("precision", 16)).find("pareto[0].precision is 16, not a string"), std::string::npos);
+  // Fifty-second hostile pass: a Pareto row edited to 999 ms was drawn beside its 20 ms budget. A
+  // row's interval is what the budget judged, where it has one.
+  nlohmann::json budgeted = good;
+  budgeted["budgets"] = {{"latency_ms", 5.0}};
+  EXPECT_EQ(error_of(budgeted), "");
+  budgeted["budgets"]["latency_ms"] = 4.5;
+  EXPECT_NE(error_of(budgeted).find("pareto[0].latency_ms_upper is 5, over the document's own budget latency_ms <= 4.5 "
+                                    "(edited since carb screen wrote it?)"),
+            std::string::npos)
+      << error_of(budgeted);
+  budgeted["budgets"] = {{"energy_j", 1.0}};
+  EXPECT_NE(error_of(budgeted).find("a budget on energy_j, which is not among the document's targets"),
+            std::string::npos);
   nlohmann::json neg = good;
   neg["stages"][0]["count"] = -1;
   EXPECT_NE(error_of(neg).find("stages[0].count is negative"), std::string::npos);
