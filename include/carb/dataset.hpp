@@ -284,6 +284,8 @@ void check_not_a_bundle_file(const std::filesystem::path& out);
 /// record of how it was measured, and only that file's own output replaces it. For outputs other
 /// than CSVs with sidecars: reports, model bundles, a window study's --out.
 void check_not_a_provenance(const std::filesystem::path& out);
+/// True when `f` is a carb provenance document (a dataset's, plan's or window study's sidecar).
+bool is_carb_provenance(const std::filesystem::path& f);
 /// The path as it resolves (absolute, symlinks followed as far as they exist), for comparing paths.
 std::filesystem::path resolved_path(const std::filesystem::path& p);
 /// What replacing an earlier output must keep: every configuration with its ok status, each of its

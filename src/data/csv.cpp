@@ -297,6 +297,16 @@ void write_text_atomic(const std::filesystem::path& file, std::string_view conte
 
 FileId write_text_atomic(const std::filesystem::path& file, std::string_view content,
                          const std::optional<FileId>& before) {
+  StagedText staged(file, content);
+  return staged.commit(before);
+}
+
+StagedText::~StagedText() {
+  std::error_code ec;
+  if (!tmp_.empty()) std::filesystem::remove(tmp_, ec);
+}
+
+StagedText::StagedText(const std::filesystem::path& file, std::string_view content) : file_(file) {
   std::error_code ec;
   detail::refuse_special_file(file);
   if (std::filesystem::is_directory(file, ec))
@@ -356,6 +366,15 @@ FileId write_text_atomic(const std::filesystem::path& file, std::string_view con
     fail("fsync failed");
   }
   if (::close(fd) != 0) fail("close failed");
+  tmp_ = tmp;
+  dev_ = written.st_dev;
+  ino_ = written.st_ino;
+}
+
+FileId StagedText::commit(const std::optional<FileId>& before) {
+  const std::filesystem::path file = file_, tmp = tmp_;
+  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+  tmp_.clear();  // commit_temp removes it on failure, and it is `file` on success
   commit_temp(tmp, file, before);
   // And the directory after it, so that the rename itself survives a power cut (twenty-sixth hostile
   // pass). The file is complete under its name by now: a directory that cannot be synced (some
@@ -366,8 +385,8 @@ FileId write_text_atomic(const std::filesystem::path& file, std::string_view con
   }
   // As it is under its name now (a rename or link changes the change time): what a later write of
   // this output may replace. Another file there already is nothing a later write may replace.
-  if (const auto now = file_id(file); now && now->ino == written.st_ino && now->dev == written.st_dev) return *now;
-  return FileId{written.st_dev, written.st_ino, -1, 0, 0, 0, 0};
+  if (const auto now = file_id(file); now && now->ino == ino_ && now->dev == dev_) return *now;
+  return FileId{dev_, ino_, -1, 0, 0, 0, 0};
 }
 
 }  // namespace carb::csv

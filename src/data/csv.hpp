@@ -98,4 +98,22 @@ void commit_temp(const std::filesystem::path& tmp, const std::filesystem::path& 
 FileId write_text_atomic(const std::filesystem::path& file, std::string_view content,
                        const std::optional<FileId>& before);
 
+/// write_text_atomic in two steps, for outputs written as a pair: `stage_text` writes and flushes
+/// the content to a temp file of our own beside `file` (a full disk fails here, with nothing at
+/// `file` touched); `commit` renames it over `file` as write_text_atomic does. A staged file that
+/// is never committed is removed when it goes out of scope.
+class StagedText {
+ public:
+  StagedText(const std::filesystem::path& file, std::string_view content);
+  ~StagedText();
+  StagedText(const StagedText&) = delete;
+  StagedText& operator=(const StagedText&) = delete;
+  FileId commit(const std::optional<FileId>& before);
+
+ private:
+  std::filesystem::path file_, tmp_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+};
+
 }  // namespace carb::csv

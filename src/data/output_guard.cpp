@@ -44,6 +44,11 @@ std::string provenance_kind(const fs::path& f) {
 }
 
 bool looks_like_provenance(const fs::path& f) { return !provenance_kind(f).empty(); }
+}  // namespace
+
+bool is_carb_provenance(const fs::path& f) { return looks_like_provenance(f); }
+
+namespace {
 
 // "the manifest of the carb model bundle DIR" for a bundle's manifest, else "": carb wrote it, but
 // it is no provenance (thirty-third hostile pass: refusals called one "a file carb did not write").
@@ -332,6 +337,15 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
                                                    " does not exist");
   check_one(csv, ours, what, force);
   check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force);
+  // Fifty-second hostile pass: `plan --out cpu-2t.csv --force` replaced a measured dataset and its
+  // provenance with a plan, as the refusal without --force advised. Only a dataset's own kinds of
+  // output (export, merge, combine, each with its checks of what it keeps) replace one.
+  const auto measured = [](const std::string& k) { return k == kExportedKind || k == kCombinedKind || k == kMergedKind; };
+  if (std::error_code e; !measured(kind) && fs::is_regular_file(provenance_path(csv), e))
+    if (const std::string there = provenance_kind(provenance_path(csv)); measured(there))
+      throw InputError(provenance_path(csv).string() + " is the provenance of a " + there +
+                       ", measurements that a " + kind + " never replaces (--force does not change this); choose "
+                       "another --out");
   // Thirtieth hostile pass: `merge --out results.csv --force` replaced results.json, a measurement
   // store, with the merge's provenance; its rows were gone. --force is for --out, which the user
   // named: at the sidecar's name, which they did not, it replaces only a provenance carb wrote.
@@ -414,6 +428,16 @@ void check_not_a_provenance(const fs::path& out) {
   if (!p.has_filename()) p = p.parent_path();
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return;
+  // Fifty-second hostile pass: nor the file such a provenance describes (`report --out y/cpu-2t.csv
+  // --force` made a measured dataset an HTML page beside its now stale sidecar).
+  if (const fs::path side = provenance_path(p); p.extension() == ".csv" && fs::is_regular_file(side, ec)) {
+    // By its place beside the CSV, whatever name the sidecar records (a dataset copied under
+    // another name keeps its sidecar's record of the first).
+    if (const std::string kind = provenance_kind(side); !kind.empty())
+      throw InputError(out.string() + " is the " + kind + " its provenance " + side.string() +
+                       " describes, which only that file's own output replaces (--force does not change this); "
+                       "choose another --out");
+  }
   const std::string kind = provenance_kind(p);
   if (kind.empty()) return;
   const fs::path csv = described_csv(p);

@@ -113,9 +113,12 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
   p[kSidecarHashKey] = text_fnv1a64(dump(p, -1));
   const std::string side_text = dump(p, 2) + "\n";
   if (recheck) recheck();
-  csv::write_text_atomic(csv, text, csv_before);
+  // Both written in full before either replaces anything (fifty-second hostile pass: a disk that
+  // filled while the sidecar was written left the new CSV beside the old sidecar, which readers took).
+  csv::StagedText side_staged(provenance_path(csv), side_text), csv_staged(csv, text);
+  csv_staged.commit(csv_before);
   try {
-    csv::write_text_atomic(provenance_path(csv), side_text, side_before);
+    side_staged.commit(side_before);
   } catch (const csv::OutputChanged& e) {
     // Thirty-fourth hostile pass: "nothing was written", then "--force", which refuses a file that
     // is not carb's. The CSV is written; the file at the sidecar's name is someone else's.

@@ -184,6 +184,9 @@ std::string precious_inside(const fs::path& dir) {
     }
     if (S_ISREG(st.st_mode) && detail::is_sqlite_file(it->path()))
       return dir.string() + " holds the SQLite database " + it->path().string() + " (a measurement store?)";
+    // Fifty-second hostile pass: `train --out t4 --force` deleted t4/cpu-1t.csv and its provenance.
+    if (S_ISREG(st.st_mode) && it->path().extension() == ".json" && is_carb_provenance(it->path()))
+      return dir.string() + " holds " + it->path().string() + ", the provenance of measured data";
   }
   return "";
 }

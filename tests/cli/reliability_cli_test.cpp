@@ -497,6 +497,30 @@ TEST(CliReliability, NoOutputButItsOwnReplacesADatasetsProvenance) {
   }
   EXPECT_TRUE(slurp(scratch().dir() / "pv.json") == prov);
   EXPECT_EQ(carb("data validate pv.csv", "pv_validate").status, 0);
+
+  // Fifty-second hostile pass: nor the dataset itself, by a report, a plan or a bundle, nor a
+  // directory holding it given to train --force (its CSV and provenance were deleted).
+  const std::string csv = slurp(scratch().dir() / "pv.csv");
+  fs::create_directories(scratch().dir() / "pvdir" / "runs");
+  fs::copy_file(scratch().dir() / "pv.csv", scratch().dir() / "pvdir" / "runs" / "pv.csv");
+  write_file("pvdir/runs/pv.json", prov);
+  for (const std::string& c : std::vector<std::string>{
+           "report --data pv_other.csv --out pv.csv --force",
+           "plan --preset tiny --count 2 --out pv.csv --force",
+           std::string("train --data pv_other.csv --out pv.csv --force ") + kFastTrain,
+           std::string("train --data pv_other.csv --out pvdir --force ") + kFastTrain}) {
+    const CliRun r = carb(c, "pv_csv");
+    EXPECT_EQ(r.status, 1) << c << ": " << r.err;
+    EXPECT_TRUE(one_line(r.err)) << r.err;
+    EXPECT_NE(r.err.find("provenance"), std::string::npos) << c << ": " << r.err;
+    EXPECT_NE(r.err.find("does not change this"), std::string::npos) << c << ": " << r.err;
+  }
+  EXPECT_TRUE(slurp(scratch().dir() / "pv.csv") == csv);
+  EXPECT_TRUE(slurp(scratch().dir() / "pv.json") == prov);
+  EXPECT_TRUE(slurp(scratch().dir() / "pvdir" / "runs" / "pv.csv") == csv);
+  EXPECT_TRUE(slurp(scratch().dir() / "pvdir" / "runs" / "pv.json") == prov);
+  // A merge may still replace it under --force: that is a dataset's own kind of output.
+  EXPECT_EQ(carb("data merge pv_other.csv --out pv.csv --force", "pv_merge").status, 0);
 }
 
 }  // namespace
