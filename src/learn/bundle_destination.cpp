@@ -184,6 +184,11 @@ std::string precious_inside(const fs::path& dir) {
     }
     if (S_ISREG(st.st_mode) && detail::is_sqlite_file(it->path()))
       return dir.string() + " holds the SQLite database " + it->path().string() + " (a measurement store?)";
+    // Fifty-third hostile pass: `train --out models --force` deleted models/cpu-2t and models/h200,
+    // carb bundles of their own, as the refusal advised. A bundle below --out is never replaced.
+    if (S_ISREG(st.st_mode) && it->path().filename() == "manifest.json" && it->path().parent_path() != dir &&
+        verified_manifest(read_text(it->path())))
+      return dir.string() + " holds the model bundle " + it->path().parent_path().string();
     // Fifty-second hostile pass: `train --out t4 --force` deleted t4/cpu-1t.csv and its provenance.
     if (S_ISREG(st.st_mode) && it->path().extension() == ".json" && is_carb_provenance(it->path()))
       return dir.string() + " holds " + it->path().string() + ", the provenance of measured data";

@@ -550,6 +550,26 @@ TEST_F(BundleDestinationTest, AMeasurementStoreInsideIsNeverRemovedEvenWithForce
   EXPECT_EQ(read(dir_ / "kept.earlier" / "late.db"), sqlite);
 }
 
+// Fifty-third hostile pass: `train --out models --force` deleted models/cpu-2t and models/h200.
+TEST_F(BundleDestinationTest, ABundleInsideIsNeverRemovedEvenWithForce) {
+  fake_bundle(dir_ / "models" / "cpu-2t", "a");
+  fake_bundle(dir_ / "models" / "team" / "h200", "b");
+  try {
+    BundleDestination d(dir_ / "models", true);
+    ADD_FAILURE() << "a directory of bundles was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds the model bundle"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(model_text(dir_ / "models" / "cpu-2t" / "m.0.x.model"), "a");
+  EXPECT_EQ(model_text(dir_ / "models" / "team" / "h200" / "m.0.x.model"), "b");
+  // A bundle's own manifest, at the top, is what --out replaces as always.
+  fake_bundle(dir_ / "model", "old");
+  BundleDestination d(dir_ / "model", false);
+  stage(d, "new");
+  d.commit();
+  EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "new");
+}
+
 TEST_F(BundleDestinationTest, AMountInsideIsNeverRemovedEvenWithForce) {
   fs::create_directories(dir_ / "ws" / "vol");
   if (::geteuid() != 0 || std::system(("mount -t tmpfs -o size=64k tmpfs '" + (dir_ / "ws" / "vol").string() +
