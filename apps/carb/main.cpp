@@ -12,6 +12,7 @@
 
 #include "carb/error.hpp"
 #include "carb/version.hpp"
+#include "carb/warning.hpp"
 #include "util/utf8.hpp"
 #include "cli.hpp"
 
@@ -101,6 +102,9 @@ int main(int argc, char** argv) {
     std::cerr << "carb: error: unknown subcommand '" << carb::cli::printable(argv[1]) << "' (known: " << known << ")\n";
     return 2;
   }
+  // The library's warnings, as one printable line each (a path may hold control bytes).
+  carb::set_warning_handler(
+      [](const std::string& w) { std::cerr << "carb: warning: " << carb::cli::printable(w) << '\n'; });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

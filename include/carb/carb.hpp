@@ -11,6 +11,7 @@
 
 #include "carb/version.hpp"
 #include "carb/error.hpp"
+#include "carb/warning.hpp"
 #include "carb/config.hpp"
 #include "carb/space.hpp"
 #include "carb/network_spec.hpp"

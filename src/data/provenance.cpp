@@ -81,6 +81,33 @@ std::optional<std::string> file_fnv1a64(const std::filesystem::path& f) {
   return detail::hex64(h);
 }
 
+std::optional<std::string> provenance_mismatch(const std::filesystem::path& csv, const nlohmann::json& sidecar) {
+  if (!sidecar.is_object() || !sidecar.contains(kCsvHashKey) || !sidecar[kCsvHashKey].is_string()) return std::nullopt;
+  const auto now = file_fnv1a64(csv);
+  if (!now || *now == sidecar[kCsvHashKey].get<std::string>()) return std::nullopt;
+  const std::filesystem::path side = provenance_path(csv);
+  std::string text = csv.string() + " is not the CSV its provenance " + side.filename().string() +
+                     " was written with (its hash differs): it was edited since carb wrote it, or a run writing "
+                     "both was killed between them, so the protocol facts its rows are checked against may not be theirs";
+  // A run killed between its two renames left the sidecar it was writing staged beside it
+  // (csv::StagedText's ".<name>.carb-<pid>-..."), and that one records the CSV's hash.
+  const std::filesystem::path dir = side.has_parent_path() ? side.parent_path() : ".";
+  const std::string prefix = "." + side.filename().string() + ".carb-";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind(prefix, 0) != 0 || !it->is_regular_file(ec)) continue;
+    std::ifstream in(it->path());
+    const nlohmann::json staged = nlohmann::json::parse(in, nullptr, false);
+    if (staged.is_object() && staged.value(kCsvHashKey, std::string()) == *now && !sidecar_edited(staged)) {
+      text += "; the provenance a killed run wrote for it is " + it->path().string() + " (move it to " + side.string() +
+              " to pair them again)";
+      break;
+    }
+  }
+  return text;
+}
+
 namespace {
 std::string text_fnv1a64(std::string_view text) {
   return detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(text.data()), text.size()));

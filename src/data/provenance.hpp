@@ -38,6 +38,13 @@ inline constexpr const char* kSidecarHashKey = "provenance_fnv1a64";
 /// True when `sidecar` records kSidecarHashKey and its content no longer matches it.
 bool sidecar_edited(const nlohmann::json& sidecar);
 
+/// When `sidecar` (read from `csv`'s provenance) records a CSV hash that `csv`'s bytes no longer
+/// have, one line saying so: the CSV was edited since carb wrote it, or a run writing the pair was
+/// killed between the two renames (fifty-fourth hostile pass), and the protocol facts its rows are
+/// checked against may not be theirs. Names the sidecar such a killed run left staged when its
+/// hash is the CSV's. nullopt when they agree or nothing can be told.
+std::optional<std::string> provenance_mismatch(const std::filesystem::path& csv, const nlohmann::json& sidecar);
+
 /// carb's FNV-1a hash of a file's bytes as 16 hex digits; nullopt when it cannot be read.
 std::optional<std::string> file_fnv1a64(const std::filesystem::path& f);
 

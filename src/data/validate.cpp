@@ -10,12 +10,15 @@
 #include <optional>
 #include <cmath>
 #include <map>
+#include <mutex>
+#include <set>
 #include <utility>
 
 #include "carb/config.hpp"
 #include "carb/error.hpp"
 #include "carb/drift.hpp"
 #include "carb/network_spec.hpp"
+#include "carb/warning.hpp"
 #include "data/csv.hpp"
 #include "data/provenance.hpp"
 
@@ -499,6 +502,15 @@ ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv) {
   // pass: a sidecar of "{" switched the power-limit check off and a 3,000 W H200 row trained).
   // Without any sidecar a row is checked by its own columns.
   const nlohmann::json prov = read_provenance(csv);
+  // A CSV that is no longer the one its sidecar was written with is read, as an edited dataset may
+  // be, but not without a word (fifty-fourth hostile pass: a merge killed between its two renames
+  // left a new CSV beside the old sidecar, and every reader took the pair). Once per file and content.
+  if (auto mismatch = provenance_mismatch(csv, prov)) {
+    static std::mutex m;
+    static std::set<std::string> told;
+    const std::lock_guard<std::mutex> g(m);
+    if (told.insert(csv.string() + '\n' + file_fnv1a64(csv).value_or("")).second) warn(*mismatch);
+  }
   return prov.is_object() && prov.contains("protocols") ? protocol_facts_of(prov["protocols"]) : ProtocolFactsById{};
 }
 

@@ -15,6 +15,7 @@
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
+#include "carb/warning.hpp"
 
 namespace carb {
 namespace {
@@ -217,6 +218,46 @@ namespace {
 
 // Every shipped dataset's sidecar records the hash of its CSV as it is committed: a re-run of its
 // recorded command replaces it (an unedited output), and an edit to the CSV is told apart.
+// Fifty-fourth hostile pass: a merge killed between its two renames left the new CSV beside the
+// old sidecar (the new one staged as ".mg.json.carb-<pid>-..."), and every reader took the pair
+// without a word. Readers now warn, once per file and content, and name the staged sidecar.
+TEST(DataProvenance, ACsvThatIsNotItsSidecarsIsReadWithAWarningNamingTheStagedOne) {
+  const fs::path dir = fs::temp_directory_path() / "carb_provenance_mismatch_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::vector<std::string> warnings;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { warnings.push_back(w); });
+  const fs::path csv = dir / "mg.csv";
+  std::ifstream shipped(fs::path(CARB_SOURCE_DIR) / "data" / "cpu-2t.csv");
+  std::string head, row1, row2;
+  std::getline(shipped, head), std::getline(shipped, row1), std::getline(shipped, row2);
+  const std::string old_text = head + "\n" + row1 + "\n", new_text = head + "\n" + row2 + "\n";
+  write_csv_with_provenance(csv, old_text, {{"kind", "carb dataset"}});
+  EXPECT_FALSE(provenance_mismatch(csv, read_provenance(csv)));
+  (void)read_dataset_csv(csv);
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  // What the killed run left: its CSV renamed into place, its sidecar still staged.
+  write_csv_with_provenance(dir / "staged.csv", new_text, {{"kind", "carb dataset"}});
+  fs::rename(dir / "staged.json", dir / ".mg.json.carb-4242-abcdef");
+  fs::rename(dir / "staged.csv", csv);
+  const auto said = provenance_mismatch(csv, read_provenance(csv));
+  ASSERT_TRUE(said);
+  EXPECT_NE(said->find("mg.csv is not the CSV its provenance mg.json was written with"), std::string::npos) << *said;
+  EXPECT_NE(said->find(".mg.json.carb-4242-abcdef (move it to"), std::string::npos) << *said;
+  (void)read_dataset_csv(csv);
+  (void)read_dataset_csv(csv);  // once per file and content
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings.front(), *said);
+  // A staged sidecar of other content is not offered; the mismatch is still told.
+  fs::remove(dir / ".mg.json.carb-4242-abcdef");
+  std::ofstream(dir / ".mg.json.carb-99-zzzzzz") << R"({"csv_fnv1a64": "0000000000000000"})";
+  const auto alone = provenance_mismatch(csv, read_provenance(csv));
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(alone->find("carb-99"), std::string::npos) << *alone;
+  set_warning_handler(before);
+  fs::remove_all(dir);
+}
+
 TEST(ShippedProvenance, EverySidecarHoldsTheHashOfItsCsv) {
   int checked = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(CARB_SOURCE_DIR) / "data")) {
