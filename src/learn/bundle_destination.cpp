@@ -17,6 +17,7 @@
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
+#include "carb/warning.hpp"
 #include "data/provenance.hpp"
 #include "learn/checksum_file.hpp"
 #include "learn/model_internal.hpp"
@@ -270,6 +271,12 @@ std::string bundle_replace_refusal(const fs::path& dir) {
   std::error_code ec;
   const auto st = fs::symlink_status(dir, ec);
   if (ec || st.type() == fs::file_type::not_found) return "";
+  // Fifty-fourth hostile pass: a link to a bundle was called "not a model bundle directory".
+  if (st.type() == fs::file_type::symlink)
+    return dir.string() + " is a symbolic link" +
+           (fs::is_directory(dir, ec) ? " (to " + fs::read_symlink(dir, ec).string() + "; give that path to retrain what is there)"
+                                      : std::string()) +
+           ", not a model bundle directory (replacing it replaces the link, never what it points to)";
   if (st.type() != fs::file_type::directory) return dir.string() + " exists and is not a model bundle directory";
   const std::string text = read_text(dir / "manifest.json");
   // A manifest counts only when its own checksum verifies: a hand-written one naming the user's
@@ -336,8 +343,8 @@ bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool 
     }
     if (errno != EEXIST && errno != EINVAL && errno != ENOSYS) break;  // left where it is, which the message names
   }
-  std::fprintf(stderr, "carb: %s %s while carb worked; the earlier bundle is kept at %s\n", dir.c_str(), why.c_str(),
-               kept.c_str());
+  // What was there may be the user's directory, not a bundle (fifty-fourth hostile pass).
+  warn(dir.string() + " " + why + " while carb worked; what was there is kept at " + kept.string());
   return true;
 }
 

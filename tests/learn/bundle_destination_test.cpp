@@ -14,6 +14,7 @@
 #include <set>
 
 #include "carb/error.hpp"
+#include "carb/warning.hpp"
 #include "learn/checksum_file.hpp"
 #include "carb/model.hpp"
 #include "temp_dir_test.hpp"
@@ -124,6 +125,35 @@ TEST_F(BundleDestinationTest, ASwappedOutBundleThatGainedFilesIsKept) {
   std::ofstream(dir_ / "again" / "notes.txt") << "more notes";
   EXPECT_TRUE(detail::keep_changed_bundle(dir_ / "again", dir_ / "model", false));
   EXPECT_EQ(read(dir_ / "model.earlier-1" / "notes.txt"), "more notes");  // never over the first
+  // Said as a warning, and of what was there, which may be the user's directory and no bundle
+  // (fifty-fourth hostile pass: "the earlier bundle is kept" of a directory of notes).
+  std::vector<std::string> said;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  fs::create_directories(dir_ / "users");
+  std::ofstream(dir_ / "users" / "notes.txt") << "notes";
+  EXPECT_TRUE(detail::keep_changed_bundle(dir_ / "users", dir_ / "model", false));
+  set_warning_handler(before);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("what was there is kept at " + (dir_ / "model.earlier-2").string()), std::string::npos) << said[0];
+  EXPECT_EQ(said[0].find("earlier bundle"), std::string::npos) << said[0];
+}
+
+// Fifty-fourth hostile pass: --out naming a link to a bundle was "not a model bundle directory".
+TEST_F(BundleDestinationTest, ALinkToABundleIsNamedAsALinkAndOnlyTheLinkIsReplaced) {
+  fake_bundle(dir_ / "real", "real");
+  fs::create_directory_symlink("real", dir_ / "link");
+  try {
+    BundleDestination d(dir_ / "link", false);
+    ADD_FAILURE() << "a link was taken for a bundle";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a symbolic link (to real; give that path"), std::string::npos) << e.what();
+  }
+  BundleDestination d(dir_ / "link", true);
+  stage(d, "new");
+  d.commit();
+  EXPECT_EQ(model_text(dir_ / "link" / "m.0.x.model"), "new");
+  EXPECT_FALSE(fs::is_symlink(dir_ / "link"));
+  EXPECT_EQ(model_text(dir_ / "real" / "m.0.x.model"), "real");
 }
 
 // Thirty-fifth hostile pass: `train --out model/manifest.json --force` made the manifest a directory;
