@@ -74,6 +74,12 @@ inline constexpr double kMaxFlopsPerSecond = 1e16;
 /// above an AMX core's bf16 peak (shipped: at most 0.24 TFLOP/s per thread). Forty-third hostile
 /// pass: a cpu-1t row 1000x too fast, self-consistent throughout, implied 81 TFLOP/s on one thread.
 inline constexpr double kMaxCpuFlopsPerThread = 1e13;
+/// The same for an fp32 row, which no CPU computes on a matrix engine: 1 TFLOP/s per thread, above
+/// a 5.7 GHz AVX-512 core's fp32 peak (two FMA units, 0.36 TFLOP/s) times the 2.25x fewer
+/// multiplies of a Winograd convolution (shipped: at most 0.14 TFLOP/s per thread, 0.25 in bf16).
+/// Fifty-fourth hostile pass: every cpu-2t timing column x0.025 kept under the 10 TFLOP/s of AMX
+/// bf16 and trained into 8.9 TFLOP/s of fp32 on two EPYC threads.
+inline constexpr double kMaxCpuFp32FlopsPerThread = 1e12;
 /// The most a row's compute rate may exceed the rate its host showed on the reference network
 /// (`reference_ms`, timed beside each pass): 100x (shipped: at most 19.8x, a large batch against
 /// the batch-1 reference).

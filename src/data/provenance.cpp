@@ -7,6 +7,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstdio>
 #include <ctime>
 #include <fstream>
 #include <sstream>
@@ -79,6 +80,13 @@ std::optional<std::string> file_fnv1a64(const std::filesystem::path& f) {
     h = detail::fnv1a64(reinterpret_cast<const unsigned char*>(buf.data()), static_cast<std::size_t>(in.gcount()), h);
   if (in.bad()) return std::nullopt;
   return detail::hex64(h);
+}
+
+std::string protocol_id_of(nlohmann::json settings) {
+  for (const char* k : kProtocolRecordOnlyKeys) settings.erase(k);
+  char buf[20];
+  std::snprintf(buf, sizeof buf, "p%012llx", static_cast<unsigned long long>(detail::fnv1a64(settings.dump()) & 0xffffffffffffull));
+  return buf;
 }
 
 std::optional<std::string> provenance_mismatch(const std::filesystem::path& csv, const nlohmann::json& sidecar) {

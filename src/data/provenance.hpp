@@ -1,6 +1,7 @@
 // Provenance sidecars: every dataset CSV travels with a JSON file saying where, when and
 // how it was measured (docs/ARCHITECTURE.md, "Contracts").
 #pragma once
+#include <array>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -37,6 +38,14 @@ inline constexpr const char* kResolvedPathKey = "resolved_path";
 inline constexpr const char* kSidecarHashKey = "provenance_fnv1a64";
 /// True when `sidecar` records kSidecarHashKey and its content no longer matches it.
 bool sidecar_edited(const nlohmann::json& sidecar);
+
+/// The keys a protocol's recorded settings carry beside those its id is made from (profile/profiler.cpp
+/// adds them to Protocol::to_json()): what ran it, not how it measured.
+inline constexpr std::array<const char*, 4> kProtocolRecordOnlyKeys = {"backend", "platform_info", "command",
+                                                                       "meter_check"};
+/// The id a protocol's settings make, "p" and 12 hex digits of carb's FNV-1a of their canonical JSON
+/// without kProtocolRecordOnlyKeys: Protocol::id(), and what recorded settings are checked against.
+std::string protocol_id_of(nlohmann::json settings);
 
 /// When `sidecar` (read from `csv`'s provenance) records a CSV hash that `csv`'s bytes no longer
 /// have, one line saying so: the CSV was edited since carb wrote it, or a run writing the pair was

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <optional>
+#include <regex>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -221,7 +222,8 @@ void check_memory_holds_the_network(const Record& r, const NetworkSpec& s, const
 
 // A latency is the time the batch's FLOPs took: no device computes them faster than
 // kMaxFlopsPerSecond, so a shorter one is a unit slip or a damaged file, whatever else agrees.
-// A CPU row (it says how many threads computed it) is held to kMaxCpuFlopsPerThread per thread,
+// A CPU row (it says how many threads computed it) is held to kMaxCpuFlopsPerThread per thread
+// (kMaxCpuFp32FlopsPerThread in fp32),
 // and where it timed the reference network beside it, to kMaxRateOverReference times the rate
 // the host showed on that network at the same moment (forty-third hostile pass: a cpu-1t row made
 // 1000x faster, with its median, std and timed window to match, implied 81 TFLOP/s on one thread).
@@ -249,9 +251,11 @@ void check_compute_rate(const Record& r, const NetworkSpec& s, const ProtocolFac
   // The row's own count, or its protocol's on a CPU whose rows do not carry one.
   const auto own = positive_extra(r, "threads");
   const auto threads = own ? own : facts && facts->cpu ? facts->threads : std::nullopt;
-  if (threads && rate > kMaxCpuFlopsPerThread * *threads) {
-    say("above the plausible " + csv::format_number(kMaxCpuFlopsPerThread * *threads / 1e12) + " TFLOP/s of " +
-        csv::format_number(threads) + " CPU thread(s)");
+  const bool fp32 = r.config.precision == Precision::fp32;
+  const double per_thread = fp32 ? kMaxCpuFp32FlopsPerThread : kMaxCpuFlopsPerThread;
+  if (threads && rate > per_thread * *threads) {
+    say("above the plausible " + csv::format_number(per_thread * *threads / 1e12) + " TFLOP/s of " +
+        csv::format_number(threads) + " CPU thread(s)" + (fp32 ? " in fp32" : ""));
     return;
   }
   if (const auto ref_ms = positive_extra(r, kReferenceColumn)) {
@@ -277,6 +281,12 @@ void check_row(const Record& r, const ProtocolFacts* facts, const std::string& w
     problems.push_back(at(where) + e.what());
   }
   if (r.status == Status::ok && !r.latency_ms) problems.push_back(at(where) + "status ok but latency_ms is empty");
+  // A row's thread count is its protocol's (fifty-fourth hostile pass: threads 64 in every row let
+  // timings 500x too fast pass as 64 threads' beside a provenance that ran them on 2).
+  if (const auto own = positive_extra(r, "threads"); own && facts && facts->cpu && facts->threads && *own != *facts->threads)
+    problems.push_back(at(where) + "threads " + csv::format_number(own) + " is not the " +
+                       csv::format_number(facts->threads) + " its protocol " + r.extra.at("protocol_id") +
+                       " ran with, as its provenance records");
   // `rounds` counts the ok rounds a combined row is the median of: an ok row of none is no median.
   // (By value: "0.0" and "-0" are 0 rounds too; a text that is no number is check_bounds's.)
   if (const auto it = r.extra.find("rounds"); r.status == Status::ok && it != r.extra.end() && extra_number(it->second) == 0.0)
@@ -481,8 +491,16 @@ ProtocolFactsById protocol_facts_of(const nlohmann::json& protocols) {
     const double v = j[key].get<double>();
     return std::isfinite(v) && v > 0 ? std::optional<double>(v) : std::nullopt;
   };
+  static const std::regex made_id("p[0-9a-f]{12}");
   for (const auto& [id, settings] : protocols.items()) {
     if (!settings.is_object()) continue;
+    // Settings that do not make their own id were edited after carb recorded them (fifty-fourth
+    // hostile pass: threads 2 -> 64 in cpu-2t's sidecar let rows 500x too fast pass as 64 threads').
+    // Ids of another form were not made by carb's profiler (hand-written provenances).
+    if (std::regex_match(id, made_id) && protocol_id_of(settings) != id)
+      throw DataError("protocol " + id + "'s recorded settings are not the ones its id was made from (it would be " +
+                      protocol_id_of(settings) + "): they were edited since carb recorded them, and its rows " +
+                      "cannot be checked against them");
     ProtocolFacts f;
     const nlohmann::json info = settings.contains("platform_info") ? settings["platform_info"] : nlohmann::json();
     f.power_limit_w = positive(info, "power_limit_w");
@@ -502,16 +520,29 @@ ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv) {
   // pass: a sidecar of "{" switched the power-limit check off and a 3,000 W H200 row trained).
   // Without any sidecar a row is checked by its own columns.
   const nlohmann::json prov = read_provenance(csv);
-  // A CSV that is no longer the one its sidecar was written with is read, as an edited dataset may
-  // be, but not without a word (fifty-fourth hostile pass: a merge killed between its two renames
-  // left a new CSV beside the old sidecar, and every reader took the pair). Once per file and content.
-  if (auto mismatch = provenance_mismatch(csv, prov)) {
+  // Each said once per file and content: commands read a dataset more than once.
+  const auto warn_once = [](const std::filesystem::path& file, const std::string& text) {
     static std::mutex m;
     static std::set<std::string> told;
     const std::lock_guard<std::mutex> g(m);
-    if (told.insert(csv.string() + '\n' + file_fnv1a64(csv).value_or("")).second) warn(*mismatch);
+    if (told.insert(file.string() + '\n' + file_fnv1a64(file).value_or("") + '\n' + text).second) warn(text);
+  };
+  // A sidecar edited since carb wrote it (notes added, which is allowed) is read, but not without a
+  // word: the power limit it records is part of no id (fifty-fourth hostile pass: 700 -> 3000 W let
+  // an H200 file with every energy x4 validate at 2.8 kW).
+  if (sidecar_edited(prov))
+    warn_once(provenance_path(csv), provenance_path(csv).string() + " was edited since carb wrote it (its own hash "
+              "differs): the device facts " + csv.string() + "'s rows are checked against (power limit, threads, "
+              "timing loop) are read as edited");
+  // A CSV that is no longer the one its sidecar was written with is read, as an edited dataset may
+  // be, but not without a word (fifty-fourth hostile pass: a merge killed between its two renames
+  // left a new CSV beside the old sidecar, and every reader took the pair).
+  if (auto mismatch = provenance_mismatch(csv, prov)) warn_once(csv, *mismatch);
+  try {
+    return prov.is_object() && prov.contains("protocols") ? protocol_facts_of(prov["protocols"]) : ProtocolFactsById{};
+  } catch (const DataError& e) {
+    throw DataError(provenance_path(csv).string() + ": " + e.what());
   }
-  return prov.is_object() && prov.contains("protocols") ? protocol_facts_of(prov["protocols"]) : ProtocolFactsById{};
 }
 
 // A row's average power within its device's power limit, and above a twentieth of it, where the

@@ -7,6 +7,7 @@
 
 #include "carb/error.hpp"
 #include "carb/profiler.hpp"
+#include "data/provenance.hpp"
 #include "util/fnv.hpp"
 
 namespace carb {
@@ -118,11 +119,9 @@ nlohmann::json Protocol::to_json() const {
 }
 
 std::string Protocol::id() const {
-  // carb's FNV-1a over the canonical JSON (keys sorted by nlohmann::json).
-  const uint64_t h = detail::fnv1a64(to_json().dump());
-  char buf[20];
-  std::snprintf(buf, sizeof buf, "p%012llx", static_cast<unsigned long long>(h & 0xffffffffffffull));
-  return buf;
+  // carb's FNV-1a over the canonical JSON (keys sorted by nlohmann::json), made where a dataset's
+  // recorded settings are checked against their id (data/provenance.hpp).
+  return protocol_id_of(to_json());
 }
 
 nlohmann::json ProfileSummary::to_json() const {

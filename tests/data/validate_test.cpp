@@ -13,6 +13,8 @@
 
 #include "carb/drift.hpp"
 #include "carb/network_spec.hpp"
+#include "carb/warning.hpp"
+#include "carb/error.hpp"
 
 namespace carb {
 namespace {
@@ -160,16 +162,21 @@ TEST_F(DataValidate, ACpuRowFasterThanItsThreadsOrItsHostIsRefused) {
   const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",threads,reference_ms\n";
   const auto p = validate_text(header +
                                "cpu,basic,18,1,224,1,fp32,ok,0.1,,120,,,1,\n"    // 36 TFLOP/s on one thread
-                               "cpu,basic,18,1,224,2,fp32,ok,0.2,,120,,,4,\n"    // 36 on four: under 4 x 10
+                               "cpu,basic,18,1,224,2,bf16,ok,0.2,,120,,,4,\n"    // 36 on four: under 4 x 10
                                "cpu,basic,18,1,224,4,fp32,ok," + latency_at(4, 150) + ",,120,,,64,1\n"
-                               "cpu,basic,18,1,224,8,fp32,ok," + latency_at(8, 50) + ",,120,,,64,1\n");
-  ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
+                               "cpu,basic,18,1,224,8,fp32,ok," + latency_at(8, 50) + ",,120,,,64,1\n"
+                               // Fifty-fourth hostile pass: fp32 runs on no matrix engine, 1 TFLOP/s a thread.
+                               "cpu,basic,18,1,224,16,bf16,ok,40,,300,,,8,\n"    // 1.45 TFLOP/s on eight
+                               "cpu,basic,18,1,224,16,fp32,ok,40,,300,,,1,\n");  // 1.45 on one, in fp32
+  ASSERT_EQ(p.size(), 3u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":2: latency_ms 0.1 ms for the 3.628146688 GFLOPs of basic-18-w1-r224-b1-fp32 is "
-                           "36.28146688 TFLOP/s, above the plausible 10 TFLOP/s of 1 CPU thread(s)");
+                           "36.28146688 TFLOP/s, above the plausible 1 TFLOP/s of 1 CPU thread(s) in fp32");
   EXPECT_EQ(p[1].rfind(file() + ":4: latency_ms ", 0), 0u) << p[1];
   EXPECT_NE(p[1].find("150x the "), std::string::npos) << p[1];
   EXPECT_NE(p[1].find("the host showed on the reference network beside it (at most 100x is plausible)"),
             std::string::npos) << p[1];
+  EXPECT_EQ(p[2].rfind(file() + ":7: latency_ms 40 ms ", 0), 0u) << p[2];
+  EXPECT_NE(p[2].find("above the plausible 1 TFLOP/s of 1 CPU thread(s) in fp32"), std::string::npos) << p[2];
 }
 
 // Forty-fourth hostile pass: H200 rows at 13.2 kW and at 6 W, each beside the device's own power
@@ -240,7 +247,7 @@ TEST_F(DataValidate, AReferenceFarFromTheOthersAndACpuKnownByItsProvenance) {
   p = validate_text(header + "cpu,basic,18,1,224,8,fp32,ok,0.97,,400,,,p1,\n"   // 29.9 TFLOP/s
                              "cpu,basic,18,1,224,1,fp32,ok,900,,1200,,,p1,\n");  // 385 MB at most on a CPU
   ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
-  EXPECT_NE(p[0].find("above the plausible 20 TFLOP/s of 2 CPU thread(s)"), std::string::npos) << p[0];
+  EXPECT_NE(p[0].find("above the plausible 2 TFLOP/s of 2 CPU thread(s) in fp32"), std::string::npos) << p[0];
   EXPECT_NE(p[1].find("and 64 MB of the CPU library's buffers"), std::string::npos) << p[1];
 }
 
@@ -494,6 +501,75 @@ TEST_F(DataValidate, AnAveragePowerBelowWhatItsDeviceDrawsIdleIsRefused) {
                                "700 W power limit its provenance records for protocol p1, less than such a device "
                                "draws idle (an energy in another unit?)")
       << p[0];
+}
+
+// Fifty-fourth hostile pass: cpu-2t's sidecar with threads 2 -> 64 let every timing x0.002 validate
+// as 64 threads' work; an H200 sidecar's power limit 700 -> 3000 W let every energy x4 validate. A
+// protocol's recorded settings must make its id; a row's thread count is its protocol's; a sidecar
+// edited since carb wrote it (its power limit is part of no id) is read with a warning.
+TEST_F(DataValidate, EditedProtocolSettingsAreRefusedAndAnEditedSidecarIsToldOf) {
+  const fs::path data = fs::path(CARB_SOURCE_DIR) / "data";
+  fs::copy_file(data / "cpu-2t.csv", dir_ / "c.csv");
+  std::ifstream in(data / "cpu-2t.json");
+  const std::string side((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto write_side = [&](const std::string& from, const std::string& to) {
+    std::string text = side;
+    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+    std::ofstream(dir_ / "c.json") << text;
+  };
+  std::vector<std::string> said;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  write_side("\"threads\": 2,", "\"threads\": 64,");
+  try {
+    (void)validate_dataset_csv(dir_ / "c.csv");
+    ADD_FAILURE() << "edited settings were read";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("c.json: protocol pd75bfe0230d1's recorded settings are not the ones its id "
+                                         "was made from"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("c.json was edited since carb wrote it"), std::string::npos) << said[0];
+
+  // Notes added to the sidecar: read, with the same warning (once per content), and nothing refused.
+  said.clear();
+  write_side("\"kind\": \"carb dataset", "\"notes\": \"mine\", \"kind\": \"carb dataset");
+  EXPECT_TRUE(validate_dataset_csv(dir_ / "c.csv").empty());
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("the device facts"), std::string::npos) << said[0];
+
+  // The sidecar as carb wrote it: no word; rows that claim other threads than their protocol's.
+  said.clear();
+  write_side("\"threads\": 2,", "\"threads\": 2,");
+  std::ifstream rows(dir_ / "c.csv");
+  std::string head, first;
+  std::getline(rows, head), std::getline(rows, first);
+  EXPECT_TRUE(validate_dataset_csv(dir_ / "c.csv").empty());
+  EXPECT_TRUE(said.empty()) << said.front();
+  const auto threads_at = [&] {
+    std::size_t col = 0;
+    for (std::size_t i = 0, start = 0; i <= head.size(); ++i)
+      if (i == head.size() || head[i] == ',') {
+        if (head.substr(start, i - start) == "threads") return col;
+        ++col, start = i + 1;
+      }
+    return std::string::npos;
+  }();
+  ASSERT_NE(threads_at, std::string::npos);
+  std::vector<std::string> cells;
+  for (std::size_t i = 0, start = 0; i <= first.size(); ++i)
+    if (i == first.size() || first[i] == ',') cells.push_back(first.substr(start, i - start)), start = i + 1;
+  cells[threads_at] = "64";
+  std::string row;
+  for (const auto& c : cells) row += (row.empty() ? "" : ",") + c;
+  std::ofstream(dir_ / "c.csv") << head << '\n' << row << '\n';
+  const auto p = validate_dataset_csv(dir_ / "c.csv");
+  set_warning_handler(before);
+  ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], (dir_ / "c.csv").string() + ":2: threads 64 is not the 2 its protocol pd75bfe0230d1 ran with, as its "
+                                             "provenance records");
+  ASSERT_EQ(said.size(), 1u);  // and the CSV is not the one the sidecar was written with
+  EXPECT_NE(said[0].find("its hash differs"), std::string::npos) << said[0];
 }
 
 }  // namespace

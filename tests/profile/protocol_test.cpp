@@ -9,6 +9,7 @@
 
 #include "carb/error.hpp"
 #include "carb/profiler.hpp"
+#include "data/provenance.hpp"
 
 namespace carb {
 namespace {
@@ -31,6 +32,21 @@ TEST(Protocol, LaterOptionsChangeTheIdOnlyWhenOn) {
   const std::string ids[] = {plain.id(), ref.id(), keep.id(), both.id()};
   for (int i = 0; i < 4; ++i)
     for (int j = i + 1; j < 4; ++j) EXPECT_NE(ids[i], ids[j]) << i << " vs " << j;
+}
+
+// A dataset's recorded settings are checked against their id (fifty-fourth hostile pass): what the
+// profiler records beside Protocol::to_json() must be all of kProtocolRecordOnlyKeys, or every
+// honest provenance would be refused.
+TEST(Protocol, TheRecordedSettingsMakeTheId) {
+  Protocol p;
+  p.threads = 2, p.reference = true, p.max_timed_s = 2;
+  nlohmann::json settings = p.to_json();
+  EXPECT_EQ(protocol_id_of(settings), p.id());
+  settings["backend"] = "cpu", settings["platform_info"] = {{"cores", 2}}, settings["command"] = "carb profile";
+  settings["meter_check"] = {{"meter", "none"}};
+  EXPECT_EQ(protocol_id_of(settings), p.id());
+  settings["threads"] = 64;
+  EXPECT_NE(protocol_id_of(settings), p.id());
 }
 
 TEST(Protocol, ReferenceNetworkIsAValidConfiguration) {
