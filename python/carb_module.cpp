@@ -219,6 +219,13 @@ PYBIND11_MODULE(_carb, m) {
     }
   });
 
+  // The library's warnings become Python's (RuntimeWarning, filterable with the warnings module),
+  // from whatever thread and GIL state they are raised in; a filter that makes them errors raises.
+  carb::set_warning_handler([](const std::string& w) {
+    py::gil_scoped_acquire gil;
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, w.c_str(), 1) < 0) throw py::error_already_set();
+  });
+
   py::class_<carb::Config>(m, "Config", "One point of the configuration space (validated on construction).")
       .def(py::init(&make_config), py::arg("family") = "basic", py::arg("depth") = py::int_(18),
            py::arg("width") = py::float_(1.0), py::arg("resolution") = py::int_(224), py::arg("batch") = py::int_(1),

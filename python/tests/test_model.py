@@ -241,3 +241,19 @@ def test_a_cost_at_or_below_zero_warns(falling_model):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         m.predict([carb.Config("basic", 14, 0.5, 32, 4, "fp32")])  # a positive cost: no warning
+
+
+def test_library_warnings_are_python_warnings(tmp_path):
+    # A CSV that is not the one its sidecar was written with (a head of cpu-2t beside cpu-2t's sidecar)
+    # is read with a warning: in Python, a RuntimeWarning that filters can silence or make an error.
+    from conftest import SOURCE
+    lines = (SOURCE / "data" / "cpu-2t.csv").read_text().splitlines()
+    (tmp_path / "head.csv").write_text("\n".join(lines[:300]) + "\n")
+    (tmp_path / "head.json").write_text((SOURCE / "data" / "cpu-2t.json").read_text())
+    with pytest.warns(RuntimeWarning, match="is not the CSV its provenance head.json was written with"):
+        carb.Model.train(tmp_path / "head.csv", trees=5)
+    (tmp_path / "head.csv").write_text("\n".join(lines[:301]) + "\n")  # other content: told again
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(RuntimeWarning, match="its hash differs"):
+            carb.Model.train(tmp_path / "head.csv", trees=5)
