@@ -3,11 +3,13 @@
 // vanish) were drawn as a screening result with exit 0.
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "carb/config.hpp"
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
+#include "carb/network_spec.hpp"
 #include "carb/text_table.hpp"
 #include "report_html.hpp"
 
@@ -74,17 +76,51 @@ void check_screen_document(const json& doc, const std::string& file) {
   }
   const json& stages = member(doc, "stages", "the document", file);
   if (!stages.is_array()) refuse(file, "\"stages\" is not a list");
+  // Each stage keeps some of the one before it (fifty-fifth hostile pass: a "within_budget" stage of
+  // 3,000 after a shortlist of 5 was drawn as a bar of 3,000).
+  std::map<std::string, int> stage_count;
+  int before = -1;
+  std::string before_name;
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const std::string where = "stages[" + std::to_string(i) + "]";
     if (!stages[i].is_object()) refuse(file, where + " is not an object");
-    text(member(stages[i], "name", where, file), where + ".name", file);
-    if (whole_number(member(stages[i], "count", where, file), where + ".count", file) < 0)
-      refuse(file, where + ".count is negative");
+    const std::string name = text(member(stages[i], "name", where, file), where + ".name", file);
+    const int count = whole_number(member(stages[i], "count", where, file), where + ".count", file);
+    if (count < 0) refuse(file, where + ".count is negative");
+    if (before >= 0 && count > before)
+      refuse(file, where + " (" + name + ") keeps " + std::to_string(count) + " of the " + std::to_string(before) + " " +
+                       before_name + " before it: a stage only keeps some of what it is given");
+    stage_count.emplace(name, count);
+    before = count, before_name = name;
   }
-  // Counts the report states (thirty-fifth hostile pass: the unbounded count was left out).
+  const int candidates = stages.empty() ? -1 : stages.front()["count"].get<int>();
+  // Counts the report states (thirty-fifth hostile pass: the unbounded count was left out), each at
+  // most what it counts among.
   for (const char* k : {"unbounded_at_confidence", "source_guesses", "nonpositive_predictions",
-                        "source_nonpositive_predictions", "within_budget_guesses", "target_guesses"})
-    if (doc.contains(k) && whole_number(doc[k], k, file) < 0) refuse(file, std::string(k) + " is negative");
+                        "source_nonpositive_predictions", "within_budget_guesses", "target_guesses", "within_budget"})
+    if (doc.contains(k)) {
+      const int n = whole_number(doc[k], k, file);
+      if (n < 0) refuse(file, std::string(k) + " is negative");
+      if (candidates >= 0 && n > candidates)
+        refuse(file, std::string(k) + " is " + std::to_string(n) + ", more than the " + std::to_string(candidates) +
+                         " candidates");
+    }
+  if (doc.contains("within_budget") && stage_count.count("within_budget") &&
+      doc["within_budget"].get<int>() != stage_count["within_budget"])
+    refuse(file, "within_budget is " + doc["within_budget"].dump() + " but its stage counts " +
+                     std::to_string(stage_count["within_budget"]));
+  if (doc.contains("within_budget_guesses") && doc.contains("within_budget") &&
+      doc["within_budget_guesses"].get<int>() > doc["within_budget"].get<int>())
+    refuse(file, "within_budget_guesses is more than within_budget");
+  // A rank correlation is in [-1, 1] (fifty-fifth hostile pass: -7 was drawn as rho).
+  if (doc.contains("rank_spearman") && !doc["rank_spearman"].is_null()) {
+    const double rho = finite_number(doc["rank_spearman"], "rank_spearman", file);
+    if (rho < -1 || rho > 1) refuse(file, "rank_spearman is " + fmt_num(rho) + ", outside [-1, 1]");
+  }
+  if (doc.contains("confidence") && !doc["confidence"].is_null()) {
+    const double c = finite_number(doc["confidence"], "confidence", file);
+    if (!(c > 0 && c < 1)) refuse(file, "confidence is " + fmt_num(c) + ", not a level between 0 and 1");
+  }
   // Fifty-second hostile pass: a Pareto row edited to 999 ms was drawn beside "budgets latency_ms <=
   // 20". Every row the screen passed meets its budgets: on the upper bound where it has an interval.
   std::vector<std::pair<std::string, double>> budgets;
@@ -98,14 +134,31 @@ void check_screen_document(const json& doc, const std::string& file) {
   }
   const json& pareto = member(doc, "pareto", "the document", file);
   if (!pareto.is_array()) refuse(file, "\"pareto\" is not a list");
+  if (stage_count.count("pareto") && static_cast<int>(pareto.size()) != stage_count["pareto"])
+    refuse(file, "\"pareto\" lists " + std::to_string(pareto.size()) + " rows but its stage counts " +
+                     std::to_string(stage_count["pareto"]));
   for (std::size_t i = 0; i < pareto.size(); ++i) {
     const std::string where = "pareto[" + std::to_string(i) + "]";
     if (!pareto[i].is_object()) refuse(file, where + " is not an object");
-    config_of(pareto[i], where, file);
+    const Config c = config_of(pareto[i], where, file);
+    const NetworkSpec spec = network_totals(c);
     for (const auto& t : names) {
       const double v = finite_number(member(pareto[i], t.c_str(), where, file), where + "." + t, file);
       const ColumnBounds& b = *plausible_bounds(t);
       if (!b.contains(v)) refuse(file, where + "." + t + " is " + fmt_num(v) + ", outside the plausible range " + b.describe());
+      // No prediction carb writes is a cost no forward pass can have (fifty-fifth hostile pass: a
+      // peak of 1e-6 MB was drawn for a network whose weights alone take more): the memory floor
+      // predict raises to, and the compute rate and efficiency no device exceeds.
+      const auto impossible = [&](const std::string& why) {
+        refuse(file, where + "." + t + " is " + fmt_num(v) + " for " + config_key(c) + ", " + why +
+                         " (edited since carb screen wrote it?)");
+      };
+      if (t == "peak_memory_mb" && v < spec.memory_floor_mb() * (1 - 1e-9))
+        impossible("under the " + fmt_num(spec.memory_floor_mb()) + " MB its weights, input and largest layer output take");
+      if (t == "latency_ms" && v / 1000 < spec.flops() / kMaxFlopsPerSecond)
+        impossible("faster than the " + fmt_num(kMaxFlopsPerSecond / 1e15) + " PFLOP/s any device computes");
+      if (t == "energy_j" && v < spec.flops() / kMaxFlopsPerJoule)
+        impossible("under what its FLOPs take at the " + fmt_num(kMaxFlopsPerJoule / 1e12) + " TFLOP/J of any device");
       const std::string lo = t + "_lower", hi = t + "_upper";
       if (pareto[i].contains(lo) || pareto[i].contains(hi)) {
         const double l = finite_number(member(pareto[i], lo.c_str(), where, file), where + "." + lo, file);

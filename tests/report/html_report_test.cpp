@@ -5,11 +5,16 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
+#include <optional>
 
 #include "analysis/synthetic_datasets.hpp"
 #include "carb/error.hpp"
 #include "carb/model.hpp"
 #include "carb/report.hpp"
+#include "carb/screen.hpp"
+#include "report/report_html.hpp"
+#include "screen/screen_test_util.hpp"
 #include "report/markup_check.hpp"
 
 namespace carb {
@@ -490,6 +495,60 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
   nlohmann::json other = good;
   other["targets"] = {"accuracy"};
   EXPECT_NE(error_of(other).find("\"accuracy\" is not a target carb predicts"), std::string::npos);
+
+  // Fifty-fifth hostile pass: rho -7, a within_budget stage of 3,000 after a shortlist of 5, and a
+  // peak of 1e-6 MB were drawn with exit 0. Figures the screen cannot have written are refused.
+  nlohmann::json full = good;
+  full["targets"] = {"latency_ms", "peak_memory_mb"};
+  full["pareto"][0]["peak_memory_mb"] = 40.0;
+  full["stages"] = {{{"name", "candidates"}, {"count", 3072}}, {{"name", "shortlist"}, {"count", 5}},
+                    {{"name", "within_budget"}, {"count", 3}}, {{"name", "pareto"}, {"count", 1}}};
+  full["within_budget"] = 3, full["within_budget_guesses"] = 1, full["rank_spearman"] = -0.5;
+  full["confidence"] = 0.9;
+  EXPECT_EQ(error_of(full), "");
+  const auto edited = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json d = full;
+    edit(d);
+    return error_of(d);
+  };
+  EXPECT_NE(edited([](auto& d) { d["rank_spearman"] = -7; }).find("rank_spearman is -7, outside [-1, 1]"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["stages"][2]["count"] = 3000, d["within_budget"] = 3000; })
+                .find("stages[2] (within_budget) keeps 3000 of the 5 shortlist before it"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["within_budget"] = 4; }).find("within_budget is 4 but its stage counts 3"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["within_budget_guesses"] = 4; }).find("within_budget_guesses is more than"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["source_guesses"] = 4000; }).find("source_guesses is 4000, more than the 3072"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["stages"][3]["count"] = 2; }).find("\"pareto\" lists 1 rows but its stage counts 2"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["confidence"] = 1.5; }).find("confidence is 1.5, not a level"), std::string::npos);
+  const std::string floor = edited([](auto& d) { d["pareto"][0]["peak_memory_mb"] = 1e-6; });
+  EXPECT_NE(floor.find("pareto[0].peak_memory_mb is 1e-06 for basic-18-w1-r64-b8-fp16, under the "), std::string::npos)
+      << floor;
+  const std::string fast = edited([](auto& d) {
+    d["pareto"][0]["latency_ms"] = 1e-6, d["pareto"][0]["latency_ms_lower"] = 1e-6;
+  });
+  EXPECT_NE(fast.find("pareto[0].latency_ms is 1e-06 for basic-18-w1-r64-b8-fp16, faster than the 10 PFLOP/s"),
+            std::string::npos) << fast;
+}
+
+// The check refuses what a screen cannot write, never what it does: one- and two-stage screens, with
+// and without a confidence level, pass it as they come.
+TEST(Report, EveryScreenDocumentCarbWritesPassesTheCheck) {
+  const auto cs = testing::synthetic_screen_configs();
+  for (const bool two : {false, true})
+    for (const std::optional<double> confidence : {std::optional<double>(), std::optional<double>(0.9)}) {
+      ScreenOptions o;
+      o.top_k = 40;
+      o.budgets = {{"latency_ms", 6.0}};
+      o.confidence = confidence;
+      const auto r = screen(cs, testing::synthetic_model_a(), two ? &testing::synthetic_model_b() : nullptr, o);
+      ASSERT_FALSE(r.pareto.empty());
+      EXPECT_NO_THROW(report::check_screen_document(r.to_json(), "s.json")) << two << ' ' << confidence.has_value();
+    }
 }
 
 // `report --out` once overwrote whatever was there, the input CSV included. Now it replaces only a
