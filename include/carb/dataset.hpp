@@ -4,6 +4,7 @@
 #include <array>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -255,6 +256,14 @@ void check_dataset_output(const std::filesystem::path& csv, bool force, const st
 /// file whether it is one (its header), `what` names it in errors ("a plan CSV").
 void check_sealed_csv_output(const std::filesystem::path& csv, bool force, const std::string& kind,
                              bool (*ours)(const std::filesystem::path&), const char* what);
+/// Runs `checks(force)`, the rules for what a dataset output may replace at `csv`. Without --force
+/// that is all. With it, where the same checks without it would have refused (rows the output loses,
+/// another kind of dataset, an edit) and `csv` holds a dataset, the dataset and its sidecar are kept,
+/// hard-linked (or copied) to `<stem>.earlier.csv` and its `.json` (`.earlier-1`, ... when taken), and
+/// a warning says where: --force replaces measurements, never destroys them (fifty-fifth hostile pass:
+/// `data combine --out cpu-2t-round3.csv --force` replaced a measuring round, as the refusal advised).
+/// Meant to run as write_dataset_with_provenance's recheck, just before the replacing write.
+void keep_what_force_replaces(const std::filesystem::path& csv, bool force, const std::function<void(bool)>& checks);
 /// The provenance kinds of carb's dataset outputs.
 inline constexpr const char* kExportedKind = "carb dataset";
 inline constexpr const char* kCombinedKind = "carb dataset (combined measuring rounds)";
@@ -292,6 +301,10 @@ void check_not_a_bundle_file(const std::filesystem::path& out);
 void check_not_a_provenance(const std::filesystem::path& out);
 /// True when `f` is a carb provenance document (a dataset's, plan's or window study's sidecar).
 bool is_carb_provenance(const std::filesystem::path& f);
+/// True when `f`'s first line is a dataset CSV's header (the core columns in order), sidecar or not:
+/// measurements, which only a dataset's own kinds of output replace (fifty-fifth hostile pass: a
+/// dataset whose sidecar was lost was replaced by a plan, a report and a bundle, with --force).
+bool is_dataset_csv(const std::filesystem::path& f);
 /// The path as it resolves (absolute, symlinks followed as far as they exist), for comparing paths.
 std::filesystem::path resolved_path(const std::filesystem::path& p);
 /// What replacing an earlier output must keep: every configuration with its ok status, each of its

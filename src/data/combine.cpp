@@ -240,9 +240,11 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   s.rows_out = combined.rows.size();
   // Checked at the write, again: what is at `out` may have changed while the rounds were read.
   const auto check_out = [&] {
-    check_dataset_output(out, force, kCombinedKind);
-    check_output_keeps_rows(out, combined, force);
-    check_output_keeps_sources(out, combined, files, force);
+    keep_what_force_replaces(out, force, [&](bool f) {
+      check_dataset_output(out, f, kCombinedKind);
+      check_output_keeps_rows(out, combined, f);
+      check_output_keeps_sources(out, combined, files, f);
+    });
   };
   write_dataset_with_provenance(combined, out, {{"kind", kCombinedKind},
                          {"csv", out.filename().string()},

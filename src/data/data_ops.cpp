@@ -140,9 +140,12 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   s.rows_out = merged.rows.size();
   // Checked at the write, again: what is at `out` may have changed while the inputs were read.
   const auto check_out = [&] {
-    check_dataset_output(out, force, kMergedKind);
-    check_output_keeps_rows(out, merged, force);
-    s.replaced = check_output_keeps_sources(out, merged, inputs, force);
+    keep_what_force_replaces(out, force, [&](bool f) {
+      check_dataset_output(out, f, kMergedKind);
+      check_output_keeps_rows(out, merged, f);
+      const auto replaced = check_output_keeps_sources(out, merged, inputs, f);
+      if (f == force) s.replaced = replaced;
+    });
   };
   write_dataset_with_provenance(merged, out, {{"kind", kMergedKind},
                          {"csv", out.filename().string()},

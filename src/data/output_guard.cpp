@@ -1,7 +1,11 @@
 // The rule for dataset outputs (`data export | combine | merge --out`, and `plan --out`): carb
 // replaces a CSV and its provenance sidecar that it wrote, and refuses to replace anything else unless told to
 // with --force. Checked before any work, so a wrong --out costs nothing and destroys nothing.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +14,7 @@
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
+#include "carb/warning.hpp"
 #include "data/provenance.hpp"
 #include "util/special_file.hpp"
 #include "util/temp_owner.hpp"
@@ -21,12 +26,14 @@ namespace fs = std::filesystem;
 
 // The first line of every dataset CSV carb writes: the core columns in order.
 bool looks_like_dataset(const fs::path& f) {
-  std::ifstream in(f, std::ios::binary);
-  std::string first;
-  std::getline(in, first);
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return false;
   std::string header;
   for (const char* c : kDatasetColumns) header += (header.empty() ? "" : ",") + std::string(c);
-  return first.rfind(header, 0) == 0;
+  std::ifstream in(f, std::ios::binary);
+  std::string start(header.size(), '\0');
+  in.read(start.data(), static_cast<std::streamsize>(start.size()));
+  return static_cast<std::size_t>(in.gcount()) == header.size() && start == header;
 }
 
 // The kind a carb provenance document states, or "" for anything else.
@@ -47,6 +54,7 @@ bool looks_like_provenance(const fs::path& f) { return !provenance_kind(f).empty
 }  // namespace
 
 bool is_carb_provenance(const fs::path& f) { return looks_like_provenance(f); }
+bool is_dataset_csv(const fs::path& f) { return looks_like_dataset(f); }
 
 namespace {
 
@@ -341,6 +349,11 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
   // provenance with a plan, as the refusal without --force advised. Only a dataset's own kinds of
   // output (export, merge, combine, each with its checks of what it keeps) replace one.
   const auto measured = [](const std::string& k) { return k == kExportedKind || k == kCombinedKind || k == kMergedKind; };
+  if (!measured(kind) && looks_like_dataset(csv))
+    throw InputError(csv.string() + " holds a dataset CSV (measurements; its provenance " +
+                     provenance_path(csv).filename().string() + " is " +
+                     (fs::exists(provenance_path(csv), ec) ? "beside it" : "gone") + "), which a " + kind +
+                     " never replaces (--force does not change this); choose another --out");
   if (std::error_code e; !measured(kind) && fs::is_regular_file(provenance_path(csv), e))
     if (const std::string there = provenance_kind(provenance_path(csv)); measured(there))
       throw InputError(provenance_path(csv).string() + " is the provenance of a " + there +
@@ -438,6 +451,9 @@ void check_not_a_provenance(const fs::path& out) {
                        " describes, which only that file's own output replaces (--force does not change this); "
                        "choose another --out");
   }
+  if (looks_like_dataset(p))
+    throw InputError(out.string() + " holds a dataset CSV without its provenance, measurements that only a dataset's "
+                     "own kinds of output replace (--force does not change this); choose another --out");
   const std::string kind = provenance_kind(p);
   if (kind.empty()) return;
   const fs::path csv = described_csv(p);
@@ -459,6 +475,63 @@ void check_not_a_bundle_file(const fs::path& out) {
   if (bundle_name && fs::exists(fs::symlink_status(p, ec)) && !bundle_manifest(dir / "manifest.json").empty())
     throw InputError(out.string() + " is a file of the carb model bundle " + dir.string() +
                      ", which replacing it would break (--force does not take a bundle apart); choose another --out");
+}
+
+void keep_what_force_replaces(const fs::path& csv, bool force, const std::function<void(bool)>& checks) {
+  checks(force);  // what --force does not change
+  if (!force) return;
+  std::string why;
+  try {
+    checks(false);
+    return;
+  } catch (const InputError& e) {
+    why = e.what();
+    why = why.substr(0, why.find("; choose another --out"));
+  }
+  if (!looks_like_dataset(csv)) return;  // not measurements: --force replaces it as asked
+  const fs::path side = provenance_path(csv);
+  const fs::path dir = csv.has_parent_path() ? csv.parent_path() : fs::path(".");
+  std::error_code ec;
+  const bool has_side = fs::is_regular_file(side, ec);
+  // A copy, written in full under a name of its own and then linked to a free name (never over
+  // another file). Not a hard link to the file itself: that changes its change time, and the write
+  // that follows would take it for a file changed while carb worked, and refuse.
+  const auto keep = [&](const fs::path& from, const fs::path& to) {
+    std::ifstream in(from, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (in.bad()) throw InputError(from.string() + ": cannot read it to keep it; nothing was replaced");
+    std::string tmpl = (dir / ("." + to.filename().string() + ".carb-keep-XXXXXX")).string();
+    const int fd = ::mkstemp(tmpl.data());
+    if (fd < 0) throw InputError("cannot keep " + from.string() + " in " + dir.string() + ": " + std::strerror(errno));
+    bool ok = true;
+    for (std::size_t done = 0; ok && done < bytes.size();) {
+      const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      ok = n > 0, done += n > 0 ? static_cast<std::size_t>(n) : 0;
+    }
+    ok = ok && ::fsync(fd) == 0;
+    ::close(fd);
+    const int linked = ok ? ::link(tmpl.c_str(), to.c_str()) : -1;
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    if (!ok) throw InputError("cannot keep " + from.string() + " in " + dir.string() + ": " + std::strerror(err));
+    if (linked == 0) return true;
+    if (err == EEXIST) return false;
+    throw InputError("cannot keep " + from.string() + " as " + to.string() + ": " + std::strerror(err));
+  };
+  for (int n = 0; n < 1000; ++n) {
+    const fs::path kept = dir / (csv.stem().string() + ".earlier" + (n ? "-" + std::to_string(n) : std::string()) + ".csv");
+    if (fs::exists(fs::symlink_status(provenance_path(kept), ec)) || !keep(csv, kept)) continue;
+    if (has_side && !keep(side, provenance_path(kept))) {
+      fs::remove(kept, ec);
+      continue;
+    }
+    warn(csv.string() + " held measurements that --force replaces (without it: " + why + "); they are kept as " +
+         kept.string() + (has_side ? " with " + provenance_path(kept).filename().string() : std::string()));
+    return;
+  }
+  throw InputError(csv.string() + " holds measurements that --force would replace, and no name beside it was free to "
+                   "keep them under; move it away first");
 }
 
 }  // namespace carb

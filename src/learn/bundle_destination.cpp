@@ -193,6 +193,9 @@ std::string precious_inside(const fs::path& dir) {
     // Fifty-second hostile pass: `train --out t4 --force` deleted t4/cpu-1t.csv and its provenance.
     if (S_ISREG(st.st_mode) && it->path().extension() == ".json" && is_carb_provenance(it->path()))
       return dir.string() + " holds " + it->path().string() + ", the provenance of measured data";
+    // Fifty-fifth hostile pass: nor a dataset whose provenance is gone (train --force deleted one).
+    if (S_ISREG(st.st_mode) && is_dataset_csv(it->path()))
+      return dir.string() + " holds " + it->path().string() + ", a dataset CSV (measurements)";
   }
   return "";
 }

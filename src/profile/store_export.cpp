@@ -87,8 +87,12 @@ ExportSummary export_store(const ExportOptions& o) {
       throw MeasureError(o.db.string() + ": rows name protocol '" + id + "', whose settings the store does not hold");
   // Checked at the write, again: what is at --out may have changed while the store was read.
   const auto check_out = [&] {
-    check_export_destination(o);
-    check_output_keeps_rows(o.out, d, o.force, KeepRule::same_rows);
+    keep_what_force_replaces(o.out, o.force, [&](bool f) {
+      ExportOptions as = o;
+      as.force = f;
+      check_export_destination(as);
+      check_output_keeps_rows(o.out, d, f, KeepRule::same_rows);
+    });
   };
 
   const nlohmann::json stored = store.protocols();
