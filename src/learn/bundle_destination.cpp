@@ -324,8 +324,13 @@ bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool 
   std::string why;
   if (!precious_inside(old).empty())
     why = "gained a measurement store or a mount point";
-  else if (force)
-    return false;
+  else if (force) {
+    // Fifty-fifth hostile pass: `train --force` deleted a directory of the user's notes, as the
+    // refusal said it would. --force puts the bundle there; what it replaces that carb did not
+    // write (the user's files, a file of theirs) is kept, not deleted.
+    if (bundle_replace_refusal(old).empty()) return false;
+    why = "held what carb did not write, which --force replaced";
+  }
   else if (const std::string there = platform.empty() ? "" : manifest_platform(old); !there.empty() && there != platform)
     why = "was replaced by the model " + platform_phrase(there);
   else if (!bundle_replace_refusal(old).empty())
@@ -347,7 +352,7 @@ bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool 
     if (errno != EEXIST && errno != EINVAL && errno != ENOSYS) break;  // left where it is, which the message names
   }
   // What was there may be the user's directory, not a bundle (fifty-fourth hostile pass).
-  warn(dir.string() + " " + why + " while carb worked; what was there is kept at " + kept.string());
+  warn(dir.string() + " " + why + (force ? "" : " while carb worked") + "; what was there is kept at " + kept.string());
   return true;
 }
 
@@ -375,7 +380,8 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
   refuse_precious_inside(dir_);
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
-      throw InputError(why + "; choose another --out, or pass --force (force=True in Python) to replace it");
+      throw InputError(why + "; choose another --out, or pass --force (force=True in Python) to put the bundle there "
+                       "(what is there now is then kept beside it as " + dir_.filename().string() + ".earlier)");
   detail::remove_stale_temps(dir_, kStagingTag, [](const fs::path& p) { return staging_leftover(p); });
   std::string tmpl = detail::owned_temp_template(dir_, kStagingTag);
   if (!::mkdtemp(tmpl.data()))

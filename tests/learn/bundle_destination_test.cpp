@@ -69,6 +69,8 @@ TEST_F(BundleDestinationTest, RefusesADirectoryHoldingTheUsersFiles) {
   EXPECT_EQ(entries(), std::set<std::string>{"work"});  // no staging directory left behind
 }
 
+// With --force the bundle goes there, and what it replaces that carb did not write is kept beside
+// it, not deleted (fifty-fifth hostile pass: train --force deleted a directory of the user's notes).
 TEST_F(BundleDestinationTest, RefusesARegularFileUnlessForced) {
   const fs::path out = dir_ / "model";
   std::ofstream(out) << "not a bundle";
@@ -78,6 +80,37 @@ TEST_F(BundleDestinationTest, RefusesARegularFileUnlessForced) {
   stage(d, "new");
   d.commit();
   EXPECT_EQ(model_text(out / "m.0.x.model"), "new");
+  EXPECT_EQ(read(dir_ / "model.earlier"), "not a bundle");
+}
+
+TEST_F(BundleDestinationTest, ForceKeepsTheUsersFilesItReplacesButNotAnEarlierBundle) {
+  const fs::path out = dir_ / "model";
+  fs::create_directories(out / "sub");
+  std::ofstream(out / "notes.txt") << "my notes";
+  std::ofstream(out / "sub" / "more.txt") << "more";
+  std::vector<std::string> said;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  {
+    BundleDestination d(out, true);
+    stage(d, "new");
+    d.commit();
+  }
+  EXPECT_EQ(model_text(out / "m.0.x.model"), "new");
+  EXPECT_EQ(read(dir_ / "model.earlier" / "notes.txt"), "my notes");
+  EXPECT_EQ(read(dir_ / "model.earlier" / "sub" / "more.txt"), "more");
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("held what carb did not write, which --force replaced; what was there is kept at"),
+            std::string::npos) << said[0];
+  // Replacing carb's own bundle keeps nothing, with or without --force.
+  {
+    BundleDestination d(out, true);
+    stage(d, "newer");
+    d.commit();
+  }
+  set_warning_handler(before);
+  EXPECT_EQ(model_text(out / "m.0.x.model"), "newer");
+  EXPECT_FALSE(fs::exists(dir_ / "model.earlier-1"));
+  EXPECT_EQ(said.size(), 1u);
 }
 
 TEST_F(BundleDestinationTest, RefusesABundleIntoWhichTheUserPutFiles) {
@@ -117,7 +150,6 @@ TEST_F(BundleDestinationTest, ASwappedOutBundleThatGainedFilesIsKept) {
   EXPECT_FALSE(detail::keep_changed_bundle(dir_ / "old", dir_ / "model", false));
   EXPECT_TRUE(fs::exists(dir_ / "old" / "manifest.json"));
   std::ofstream(dir_ / "old" / "notes.txt") << "my notes";
-  EXPECT_FALSE(detail::keep_changed_bundle(dir_ / "old", dir_ / "model", true));  // --force: replace anything
   EXPECT_TRUE(detail::keep_changed_bundle(dir_ / "old", dir_ / "model", false));
   EXPECT_EQ(read(dir_ / "model.earlier" / "notes.txt"), "my notes");
   EXPECT_FALSE(fs::exists(dir_ / "old"));
