@@ -24,6 +24,7 @@ std::vector<CurvePoint> read_curves_csv(const std::filesystem::path& file) {
     if (!col.count(n))
       throw DataError(file.string() + ": missing column '" + n + "' (expected the --csv of bench/active_learning_bench)");
   std::vector<CurvePoint> out;
+  std::vector<std::size_t> lines;  // each point's line in the file
   std::set<std::string> seen;
   for (std::size_t k = 1; k < rows.size(); ++k) {
     const auto& f = rows[k].fields;
@@ -63,8 +64,40 @@ std::vector<CurvePoint> read_curves_csv(const std::filesystem::path& file) {
                       ", seed " + std::to_string(p.seed) + ", round " + std::to_string(p.round) + ", " + p.target +
                       " appears twice");
     out.push_back(p);
+    lines.push_back(rows[k].line);
   }
   if (out.empty()) throw DataError(file.string() + ": no curve rows");
+  // Across rows (fifty-sixth hostile pass: rows and costs that fell from round to round, and one
+  // round's targets at 7x each other's rows, were drawn as curves): a round's targets are scored on
+  // the same rows at the same cost, and a later round has measured at least what an earlier one had.
+  std::map<std::string, std::map<int, std::pair<std::size_t, std::size_t>>> by_run;  // run -> round -> (point, line)
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const CurvePoint& p = out[i];
+    auto& rounds = by_run[p.strategy + "\x1f" + std::to_string(p.seed)];
+    const auto [it, fresh] = rounds.emplace(p.round, std::make_pair(i, lines[i]));
+    if (!fresh) {
+      const CurvePoint& q = out[it->second.first];
+      if (q.rows != p.rows || q.cost_s != p.cost_s)
+        throw DataError(file.string() + ":" + std::to_string(lines[i]) + ": strategy " + csv::show(p.strategy) + ", seed " +
+                        std::to_string(p.seed) + ", round " + std::to_string(p.round) + " has " + std::to_string(p.rows) +
+                        " rows and " + csv::format_number(p.cost_s) + " s for " + p.target + " but " +
+                        std::to_string(q.rows) + " rows and " + csv::format_number(q.cost_s) + " s for " + q.target +
+                        " (line " + std::to_string(it->second.second) + "): a round's targets are scored on the same rows");
+    }
+  }
+  for (const auto& [run, rounds] : by_run) {
+    const CurvePoint* before = nullptr;
+    for (const auto& [round, at] : rounds) {
+      const CurvePoint& p = out[at.first];
+      if (before && (p.rows < before->rows || p.cost_s < before->cost_s))
+        throw DataError(file.string() + ":" + std::to_string(at.second) + ": strategy " + csv::show(p.strategy) +
+                        ", seed " + std::to_string(p.seed) + ", round " + std::to_string(round) + " has measured " +
+                        std::to_string(p.rows) + " rows for " + csv::format_number(p.cost_s) + " s, less than round " +
+                        std::to_string(before->round) + "'s " + std::to_string(before->rows) + " rows for " +
+                        csv::format_number(before->cost_s) + " s: rows and cost only grow from round to round");
+      before = &p;
+    }
+  }
   return out;
 }
 

@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 
 #include "carb/config.hpp"
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
+#include "carb/model.hpp"
 #include "carb/network_spec.hpp"
+#include "carb/screen.hpp"
 #include "carb/text_table.hpp"
 #include "report_html.hpp"
 
@@ -117,9 +120,22 @@ void check_screen_document(const json& doc, const std::string& file) {
     const double rho = finite_number(doc["rank_spearman"], "rank_spearman", file);
     if (rho < -1 || rho > 1) refuse(file, "rank_spearman is " + fmt_num(rho) + ", outside [-1, 1]");
   }
+  bool confident = false;
   if (doc.contains("confidence") && !doc["confidence"].is_null()) {
     const double c = finite_number(doc["confidence"], "confidence", file);
-    if (!(c > 0 && c < 1)) refuse(file, "confidence is " + fmt_num(c) + ", not a level between 0 and 1");
+    if (std::find(kConfidenceLevels.begin(), kConfidenceLevels.end(), c) == kConfidenceLevels.end())
+      refuse(file, "confidence is " + fmt_num(c) + ", not a level carb screen judges at (0.8, 0.9, 0.95 or 0.99)");
+    confident = true;
+  }
+  // What it ranked by is a target carb predicts; one the final model lacks only in a two-stage screen,
+  // whose source ranked (fifty-sixth hostile pass: "ranked by foo" was drawn).
+  if (doc.contains("rank_by")) {
+    const std::string by = text(doc["rank_by"], "rank_by", file);
+    if (std::find(std::begin(kTargets), std::end(kTargets), by) == std::end(kTargets))
+      refuse(file, "rank_by \"" + by + "\" is not a target carb predicts");
+    const bool two = doc.contains("two_stage") && doc["two_stage"].is_boolean() && doc["two_stage"].get<bool>();
+    if (std::find(names.begin(), names.end(), by) == names.end() && !two)
+      refuse(file, "rank_by " + by + " is not among the document's targets, which a one-stage screen ranks by");
   }
   // Fifty-second hostile pass: a Pareto row edited to 999 ms was drawn beside "budgets latency_ms <=
   // 20". Every row the screen passed meets its budgets: on the upper bound where it has an interval.
@@ -175,6 +191,34 @@ void check_screen_document(const json& doc, const std::string& file) {
     }
     if (pareto[i].contains("capacity") && finite_number(pareto[i]["capacity"], where + ".capacity", file) < 0)
       refuse(file, where + ".capacity is negative");
+    // A budget judged at a confidence level judged the row's interval, which it then has.
+    if (confident)
+      for (const auto& [t, limit] : budgets)
+        if (!pareto[i].contains(t + "_upper"))
+          refuse(file, where + " has no interval of " + t + ", though its budget was judged at the document's confidence");
+  }
+  // A Pareto set holds each configuration once, and none that another of its rows beats on every
+  // cost (and capacity, where it was taken against one) (fifty-sixth hostile pass: a dominated row,
+  // and a duplicate, were drawn as part of the front).
+  std::set<std::string> keys;
+  std::vector<std::vector<double>> objectives(names.size());
+  const bool capacity = doc.contains("capacity") && !doc["capacity"].is_null();
+  if (capacity) objectives.emplace_back();
+  for (std::size_t i = 0; i < pareto.size(); ++i) {
+    if (!keys.insert(config_key(config_of(pareto[i], "pareto[" + std::to_string(i) + "]", file))).second)
+      refuse(file, "pareto[" + std::to_string(i) + "] is a configuration listed before it");
+    for (std::size_t k = 0; k < names.size(); ++k) objectives[k].push_back(pareto[i][names[k]].get<double>());
+    if (capacity)
+      objectives.back().push_back(-finite_number(member(pareto[i], "capacity", "pareto[" + std::to_string(i) + "]", file),
+                                                 "pareto[" + std::to_string(i) + "].capacity", file));
+  }
+  const std::vector<std::size_t> front = pareto_front(objectives);
+  if (front.size() != pareto.size()) {
+    std::vector<bool> on(pareto.size(), false);
+    for (std::size_t i : front) on[i] = true;
+    const std::size_t off = static_cast<std::size_t>(std::find(on.begin(), on.end(), false) - on.begin());
+    refuse(file, "pareto[" + std::to_string(off) + "] is beaten on every cost by another row of the set, so it is no "
+                 "Pareto row (edited since carb screen wrote it?)");
   }
 }
 

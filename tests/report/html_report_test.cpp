@@ -374,6 +374,30 @@ TEST(Report, CurvesCsvIsReadAndCheckedLikeEveryCsv) {
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("dup.csv:3"), std::string::npos) << e.what();
   }
+  // Fifty-sixth hostile pass: rows and cost falling from round to round, and a round's targets on
+  // different rows, were drawn. The shipped curves pass.
+  const auto refusal = [&](const std::string& rows) -> std::string {
+    std::ofstream(dir / "x.csv") << head << rows;
+    try {
+      read_curves_csv(dir / "x.csv");
+    } catch (const DataError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string two = "random,1,0,50,58,latency_ms,0.97,9.8\nrandom,1,0,50,58,peak_memory_mb,0.99,2\n";
+  EXPECT_EQ(refusal(two + "random,1,1,100,120,latency_ms,0.98,8\n"), "");
+  EXPECT_NE(refusal(two + "random,1,1,40,120,latency_ms,0.98,8\n")
+                .find("x.csv:4: strategy \"random\", seed 1, round 1 has measured 40 rows for 120 s, less than round 0's 50"),
+            std::string::npos)
+      << refusal(two + "random,1,1,40,120,latency_ms,0.98,8\n");
+  EXPECT_NE(refusal(two + "random,1,1,100,50,latency_ms,0.98,8\n").find("only grow from round to round"), std::string::npos);
+  EXPECT_NE(refusal("random,1,0,50,58,latency_ms,0.97,9.8\nrandom,1,0,350,58,peak_memory_mb,0.99,2\n")
+                .find("x.csv:3: strategy \"random\", seed 1, round 0 has 350 rows and 58 s for peak_memory_mb but 50 rows"),
+            std::string::npos);
+  EXPECT_EQ(refusal("random,1,0,50,58,latency_ms,0.97,9.8\nrandom,2,0,60,70,latency_ms,0.97,9.8\n"), "");  // other seed
+  EXPECT_NO_THROW(read_curves_csv(std::filesystem::path(CARB_SOURCE_DIR) / "bench" / "results" /
+                                  "active_learning_cpu-2t-1000.csv"));
   std::filesystem::remove_all(dir);
 }
 
@@ -525,6 +549,36 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
   EXPECT_NE(edited([](auto& d) { d["stages"][3]["count"] = 2; }).find("\"pareto\" lists 1 rows but its stage counts 2"),
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["confidence"] = 1.5; }).find("confidence is 1.5, not a level"), std::string::npos);
+  // Fifty-sixth hostile pass: a dominated row and a duplicate drawn as part of the front, "ranked by
+  // foo", and a confidence screen never judges at.
+  EXPECT_NE(edited([](auto& d) { d["confidence"] = 0.7; }).find("confidence is 0.7, not a level carb screen judges at"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["rank_by"] = "foo"; }).find("rank_by \"foo\" is not a target carb predicts"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["rank_by"] = "energy_j"; }).find("rank_by energy_j is not among the document's targets"),
+            std::string::npos);
+  EXPECT_EQ(edited([](auto& d) { d["rank_by"] = "energy_j", d["two_stage"] = true; }), "");
+  EXPECT_EQ(edited([](auto& d) { d["rank_by"] = "latency_ms"; }), "");
+  nlohmann::json budgeted_full = full;
+  budgeted_full["budgets"] = {{"latency_ms", 6.0}};
+  EXPECT_EQ(error_of(budgeted_full), "");
+  budgeted_full["pareto"][0].erase("latency_ms_upper");
+  budgeted_full["pareto"][0].erase("latency_ms_lower");
+  EXPECT_NE(error_of(budgeted_full).find("pareto[0] has no interval of latency_ms, though its budget was judged"),
+            std::string::npos) << error_of(budgeted_full);
+  const auto with_second = [&](double latency, double memory, int batch) {
+    nlohmann::json d = full;
+    nlohmann::json second = d["pareto"][0];
+    second["batch"] = batch, second["latency_ms"] = latency, second["latency_ms_lower"] = latency * 0.9;
+    second["latency_ms_upper"] = latency * 1.1, second["peak_memory_mb"] = memory;
+    d["pareto"].push_back(second);
+    d["stages"][3]["count"] = 2;
+    return error_of(d);
+  };
+  EXPECT_EQ(with_second(3.0, 60.0, 16), "");  // faster, larger: a trade-off
+  EXPECT_NE(with_second(5.0, 60.0, 16).find("pareto[1] is beaten on every cost by another row"), std::string::npos)
+      << with_second(5.0, 60.0, 16);
+  EXPECT_NE(with_second(3.0, 60.0, 8).find("pareto[1] is a configuration listed before it"), std::string::npos);
   const std::string floor = edited([](auto& d) { d["pareto"][0]["peak_memory_mb"] = 1e-6; });
   EXPECT_NE(floor.find("pareto[0].peak_memory_mb is 1e-06 for basic-18-w1-r64-b8-fp16, under the "), std::string::npos)
       << floor;
@@ -545,9 +599,13 @@ TEST(Report, EveryScreenDocumentCarbWritesPassesTheCheck) {
       o.top_k = 40;
       o.budgets = {{"latency_ms", 6.0}};
       o.confidence = confidence;
-      const auto r = screen(cs, testing::synthetic_model_a(), two ? &testing::synthetic_model_b() : nullptr, o);
-      ASSERT_FALSE(r.pareto.empty());
-      EXPECT_NO_THROW(report::check_screen_document(r.to_json(), "s.json")) << two << ' ' << confidence.has_value();
+      for (const Capacity capacity : {Capacity::none, Capacity::gflops}) {
+        o.capacity = capacity;
+        const auto r = screen(cs, testing::synthetic_model_a(), two ? &testing::synthetic_model_b() : nullptr, o);
+        ASSERT_FALSE(r.pareto.empty());
+        EXPECT_NO_THROW(report::check_screen_document(r.to_json(), "s.json"))
+            << two << ' ' << confidence.has_value() << ' ' << to_string(capacity);
+      }
     }
 }
 
