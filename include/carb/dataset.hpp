@@ -168,7 +168,7 @@ inline constexpr double kMinMemoryOverNetwork = 0.999;
 /// combine and drift correction use); other extra columns are carried as text. An empty cell is
 /// "not recorded"; anything else must be a number within these. `passes` and `warmup` may be
 /// fractional: `carb data combine` writes the median over rounds (74.5 in data/cpu-2t.csv).
-inline constexpr std::array<ColumnBounds, 18> kExtraColumnBounds = {{
+inline constexpr std::array<ColumnBounds, 22> kExtraColumnBounds = {{
     {"threads", 1, 4096, true, "threads", true},
     {"warmup", 0, 1e9, true, "passes"},
     {"passes", 1, 1e9, true, "passes"},
@@ -193,6 +193,13 @@ inline constexpr std::array<ColumnBounds, 18> kExtraColumnBounds = {{
     // check of the average power against them, so a broken one is refused, not skipped).
     {"gpu_power_w_start", 0, kMaxAveragePowerW, false, "W"},
     {"gpu_power_w_end", 0, kMaxAveragePowerW, false, "W"},
+    // The device's state the profiler records (fifty-sixth hostile pass: 900 C and 99,999 MHz
+    // validated). A GPU throttles near 90 C and shuts down before 150; shipped H200 rows: 38-55 C,
+    // SM clocks 1,965-1,980 MHz, memory 3,201 MHz; no chip clocks at 10 GHz.
+    {"gpu_temp_c_start", -40, 150, true, "C"},
+    {"gpu_temp_c_end", -40, 150, true, "C"},
+    {"sm_clock_mhz", 0, 1e4, false, "MHz"},
+    {"mem_clock_mhz", 0, 1e4, false, "MHz"},
 }};
 
 /// How one measurement ended: measured, out of memory, or failed otherwise.

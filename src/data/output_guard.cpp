@@ -1,6 +1,7 @@
 // The rule for dataset outputs (`data export | combine | merge --out`, and `plan --out`): carb
 // replaces a CSV and its provenance sidecar that it wrote, and refuses to replace anything else unless told to
 // with --force. Checked before any work, so a wrong --out costs nothing and destroys nothing.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/warning.hpp"
+#include "data/csv.hpp"
 #include "data/provenance.hpp"
 #include "util/special_file.hpp"
 #include "util/temp_owner.hpp"
@@ -24,16 +26,35 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The first line of every dataset CSV carb writes: the core columns in order.
+// A dataset CSV as the dataset reader takes one: its header (after a BOM and blank lines, quoted or
+// not, CRLF or LF, in any order) names every core column. Fifty-sixth hostile pass: the exact header
+// at byte 0 was asked for, and a round re-saved by a spreadsheet (BOM, CRLF) was destroyed by
+// merge --force with nothing kept, and replaced by plan and report --force.
 bool looks_like_dataset(const fs::path& f) {
   std::error_code ec;
   if (!fs::is_regular_file(f, ec)) return false;
-  std::string header;
-  for (const char* c : kDatasetColumns) header += (header.empty() ? "" : ",") + std::string(c);
   std::ifstream in(f, std::ios::binary);
-  std::string start(header.size(), '\0');
-  in.read(start.data(), static_cast<std::streamsize>(start.size()));
-  return static_cast<std::size_t>(in.gcount()) == header.size() && start == header;
+  std::string head(64 * 1024, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t start = head.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+  while (start < head.size() && (head[start] == '\n' || head[start] == '\r')) ++start;
+  bool quoted = false;
+  std::size_t end = start;
+  for (; end < head.size(); ++end) {
+    if (head[end] == '"') quoted = !quoted;
+    if (!quoted && (head[end] == '\n' || head[end] == '\r')) break;
+  }
+  try {
+    const auto rows = csv::parse(std::string_view(head).substr(start, end - start), f.string());
+    if (rows.empty()) return false;
+    const std::set<std::string> names(rows.front().fields.begin(), rows.front().fields.end());
+    for (const char* c : kDatasetColumns)
+      if (!names.count(c)) return false;
+    return true;
+  } catch (const DataError&) {
+    return false;
+  }
 }
 
 // The kind a carb provenance document states, or "" for anything else.
@@ -488,11 +509,13 @@ void keep_what_force_replaces(const fs::path& csv, bool force, const std::functi
     why = e.what();
     why = why.substr(0, why.find("; choose another --out"));
   }
-  if (!looks_like_dataset(csv)) return;  // not measurements: --force replaces it as asked
   const fs::path side = provenance_path(csv);
   const fs::path dir = csv.has_parent_path() ? csv.parent_path() : fs::path(".");
   std::error_code ec;
-  const bool has_side = fs::is_regular_file(side, ec);
+  const bool has_side = fs::is_regular_file(side, ec) && looks_like_provenance(side);
+  const bool has_csv = looks_like_dataset(csv);
+  // Measurements, or the only provenance of a dataset moved away: else --force replaces it as asked.
+  if (!has_csv && !(has_side && !fs::exists(csv, ec))) return;
   // A copy, written in full under a name of its own and then linked to a free name (never over
   // another file). Not a hard link to the file itself: that changes its change time, and the write
   // that follows would take it for a file changed while carb worked, and refuse.
@@ -500,9 +523,15 @@ void keep_what_force_replaces(const fs::path& csv, bool force, const std::functi
     std::ifstream in(from, std::ios::binary);
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (in.bad()) throw InputError(from.string() + ": cannot read it to keep it; nothing was replaced");
-    std::string tmpl = (dir / ("." + to.filename().string() + ".carb-keep-XXXXXX")).string();
+    // A name with our pid: what a killed run left is removed by the next (util/temp_owner.hpp).
+    detail::remove_stale_temps(to, ".carb-", [](const fs::path& p) {
+      return p.filename().string().find("-keep-") != std::string::npos && fs::is_regular_file(p);
+    });
+    std::string tmpl = detail::owned_temp_template(to, ".carb-", "keep-");
     const int fd = ::mkstemp(tmpl.data());
     if (fd < 0) throw InputError("cannot keep " + from.string() + " in " + dir.string() + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::stat(from.c_str(), &st) == 0) (void)::fchmod(fd, st.st_mode & 07777);  // as the original was
     bool ok = true;
     for (std::size_t done = 0; ok && done < bytes.size();) {
       const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -521,13 +550,17 @@ void keep_what_force_replaces(const fs::path& csv, bool force, const std::functi
   };
   for (int n = 0; n < 1000; ++n) {
     const fs::path kept = dir / (csv.stem().string() + ".earlier" + (n ? "-" + std::to_string(n) : std::string()) + ".csv");
-    if (fs::exists(fs::symlink_status(provenance_path(kept), ec)) || !keep(csv, kept)) continue;
+    // Both names free first: a user's file at either is never written over.
+    if (fs::exists(fs::symlink_status(kept, ec)) || fs::exists(fs::symlink_status(provenance_path(kept), ec))) continue;
+    if (has_csv && !keep(csv, kept)) continue;
     if (has_side && !keep(side, provenance_path(kept))) {
-      fs::remove(kept, ec);
+      if (has_csv) fs::remove(kept, ec);
       continue;
     }
-    warn(csv.string() + " held measurements that --force replaces (without it: " + why + "); they are kept as " +
-         kept.string() + (has_side ? " with " + provenance_path(kept).filename().string() : std::string()));
+    warn((has_csv ? csv.string() + " held measurements" : side.string() + " held the only provenance of a dataset") +
+         " that --force replaces (without it: " + why + "); " + (has_csv ? "they are" : "it is") + " kept as " +
+         (has_csv ? kept.string() + (has_side ? " with " + provenance_path(kept).filename().string() : std::string())
+                  : provenance_path(kept).string()));
     return;
   }
   throw InputError(csv.string() + " holds measurements that --force would replace, and no name beside it was free to "

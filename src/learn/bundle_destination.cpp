@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -194,7 +195,10 @@ std::string precious_inside(const fs::path& dir) {
     if (S_ISREG(st.st_mode) && it->path().extension() == ".json" && is_carb_provenance(it->path()))
       return dir.string() + " holds " + it->path().string() + ", the provenance of measured data";
     // Fifty-fifth hostile pass: nor a dataset whose provenance is gone (train --force deleted one).
-    if (S_ISREG(st.st_mode) && is_dataset_csv(it->path()))
+    // (Files named *.csv, any case: reading the head of every file of a large tree would be slow.)
+    std::string ext = it->path().extension().string();
+    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (S_ISREG(st.st_mode) && ext == ".csv" && is_dataset_csv(it->path()))
       return dir.string() + " holds " + it->path().string() + ", a dataset CSV (measurements)";
   }
   return "";

@@ -558,6 +558,28 @@ TEST(CliReliability, NoOutputButItsOwnReplacesADatasetsProvenance) {
   EXPECT_EQ(over_lost.status, 0) << over_lost.err;
   EXPECT_TRUE(slurp(scratch().dir() / "lost.earlier.csv") == csv);
   EXPECT_FALSE(fs::exists(scratch().dir() / "lost.earlier.json"));
+
+  // Fifty-sixth hostile pass: a dataset is known as the reader knows one, not by its exact header at
+  // byte 0: a round re-saved by a spreadsheet (BOM, CRLF, quoted names, columns reordered) was
+  // destroyed by merge --force and replaced by plan --force. And a sidecar whose CSV was moved away,
+  // its only provenance, is kept too.
+  std::string spreadsheet = "\xEF\xBB\xBF";
+  for (char ch : csv) spreadsheet += ch == '\n' ? std::string("\r\n") : std::string(1, ch);
+  spreadsheet.replace(spreadsheet.find("family"), 6, "\"family\"");
+  write_file("sheet.csv", spreadsheet);
+  write_file("sheet.json", prov);
+  EXPECT_EQ(carb("data validate sheet.csv", "sheet_valid").status, 0);
+  const CliRun planned = carb("plan --preset tiny --count 2 --out sheet.csv --force", "sheet_plan");
+  EXPECT_EQ(planned.status, 1) << planned.err;
+  const CliRun over_sheet = carb("data merge pv_other.csv --out sheet.csv --force", "sheet_merge");
+  EXPECT_EQ(over_sheet.status, 0) << over_sheet.err;
+  EXPECT_TRUE(slurp(scratch().dir() / "sheet.earlier.csv") == spreadsheet);
+  EXPECT_TRUE(slurp(scratch().dir() / "sheet.earlier.json") == prov);
+  write_file("orphan.json", prov);
+  const CliRun orphan = carb("data merge pv_other.csv --out orphan.csv --force", "orphan_merge");
+  EXPECT_EQ(orphan.status, 0) << orphan.err;
+  EXPECT_NE(orphan.err.find("orphan.json held the only provenance of a dataset"), std::string::npos) << orphan.err;
+  EXPECT_TRUE(slurp(scratch().dir() / "orphan.earlier.json") == prov);
 }
 
 }  // namespace
