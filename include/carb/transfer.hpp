@@ -43,7 +43,7 @@ struct JoinedTarget {
 std::vector<JoinedTarget> join_targets(const Dataset& source, const Dataset& dest);
 
 /// The line y_B = a*y_A + b of one target over the configurations both platforms measured.
-/// Unavailable (no fit, `reason` says why) when only one configuration was measured on both.
+/// Unavailable (no fit, `reason` says why) when fewer than three configurations were measured on both.
 struct TransferFit {
   std::size_t n = 0;
   bool available = true;

@@ -177,11 +177,16 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
       res.model->note += std::string(res.model->note.empty() ? "" : "; ") + note;
   }
   for (const auto& j : joined) {
-    if (j.configs.size() < 2) {
+    // Fifty-seventh hostile pass: two configurations were "r2 1, spearman 1", which any two points
+    // give: a line through them says nothing of how the platforms relate.
+    if (j.configs.size() < 3) {
       TransferFit f;
-      f.n = 1;
+      f.n = j.configs.size();
       f.available = false;
-      f.reason = "only one configuration measured on both";
+      f.reason = j.configs.size() == 1
+                     ? "only one configuration measured on both"
+                     : "only two configurations measured on both: a line fits any two exactly (R² 1, rank "
+                       "correlation ±1), so it would say nothing; measure a third";
       res.targets[j.target] = f;
       continue;
     }

@@ -173,6 +173,18 @@ TEST(Transfer, TheTableSaysWhyATargetHasNoFit) {
   std::ostringstream out;
   render_transfer_table(transfer(a, b), out);
   EXPECT_NE(out.str().find("no fit (only one configuration measured on both)"), std::string::npos) << out.str();
+  // Fifty-seventh hostile pass: two were "r2 1, spearman 1", which any two points give.
+  Dataset a2 = a, b2 = b;
+  const Config c2{Family::basic, 18, 1.0, 32, 2, Precision::fp32};
+  a2.rows.push_back(synthetic_record("a", c2, 1.5, {}, {}));
+  b2.rows.push_back(synthetic_record("b", c2, 2.5, {}, {}));
+  const auto two = transfer(a2, b2);
+  EXPECT_FALSE(two.targets.at("latency_ms").available);
+  EXPECT_EQ(two.targets.at("latency_ms").n, 2u);
+  std::ostringstream out2;
+  render_transfer_table(two, out2);
+  EXPECT_NE(out2.str().find("no fit (only two configurations measured on both: a line fits any two exactly"),
+            std::string::npos) << out2.str();
   // Tenth hostile pass: every few-shot k printed "-" without saying why.
   Dataset a3, b3;
   for (int batch : {1, 2, 4}) {
