@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "carb/dataset.hpp"
 #include "carb/model.hpp"
 #include "carb/plan.hpp"
 #include "carb/text_table.hpp"
@@ -96,7 +97,10 @@ void run(PlanCmd& c, CLI::App& app) {
                                    c.out + " was not written"
                              : "nothing to plan: no candidate fits within --budget-s " + fmt_num(c.budget_s) + " s; " +
                                    c.out + " was not written");
-  write_plan_csv(p, std::filesystem::path(c.out), command_line(), [&] { check_plan_output(c.out, inputs, c.force); });
+  // What --force replaces that the checks without it refused is kept beside it (fifty-seventh hostile pass).
+  write_plan_csv(p, std::filesystem::path(c.out), command_line(), [&] {
+    keep_what_force_replaces(c.out, c.force, [&](bool f) { check_plan_output(c.out, inputs, f); });
+  });
   if (c.format == "json") {
     nlohmann::json j = p.to_json();
     j["out"] = c.out;

@@ -263,13 +263,14 @@ void check_dataset_output(const std::filesystem::path& csv, bool force, const st
 /// file whether it is one (its header), `what` names it in errors ("a plan CSV").
 void check_sealed_csv_output(const std::filesystem::path& csv, bool force, const std::string& kind,
                              bool (*ours)(const std::filesystem::path&), const char* what);
-/// Runs `checks(force)`, the rules for what a dataset output may replace at `csv`. Without --force
-/// that is all. With it, where the same checks without it would have refused (rows the output loses,
-/// another kind of dataset, an edit) and `csv` holds a dataset, the dataset and its sidecar are kept,
-/// hard-linked (or copied) to `<stem>.earlier.csv` and its `.json` (`.earlier-1`, ... when taken), and
-/// a warning says where: --force replaces measurements, never destroys them (fifty-fifth hostile pass:
-/// `data combine --out cpu-2t-round3.csv --force` replaced a measuring round, as the refusal advised).
-/// Meant to run as write_dataset_with_provenance's recheck, just before the replacing write.
+/// Runs `checks(force)`, the rules for what a CSV output with a sidecar may replace at `csv`. Without
+/// --force that is all. With it, where the same checks without it would have refused (rows the output
+/// loses, another kind of dataset, an edit, a file carb did not write), what is there is kept first:
+/// the file and its provenance copied to `<stem>.earlier.csv` and its `.json` (`.earlier-1`, ... when
+/// taken; an orphaned provenance alone), and a warning says where: --force replaces, never destroys
+/// (fifty-fifth hostile pass: `data combine --out cpu-2t-round3.csv --force` replaced a measuring
+/// round, as the refusal advised). Meant to run as write_csv_with_provenance's recheck, just before
+/// the replacing write.
 void keep_what_force_replaces(const std::filesystem::path& csv, bool force, const std::function<void(bool)>& checks);
 /// The provenance kinds of carb's dataset outputs.
 inline constexpr const char* kExportedKind = "carb dataset";

@@ -513,9 +513,12 @@ void keep_what_force_replaces(const fs::path& csv, bool force, const std::functi
   const fs::path dir = csv.has_parent_path() ? csv.parent_path() : fs::path(".");
   std::error_code ec;
   const bool has_side = fs::is_regular_file(side, ec) && looks_like_provenance(side);
-  const bool has_csv = looks_like_dataset(csv);
-  // Measurements, or the only provenance of a dataset moved away: else --force replaces it as asked.
-  if (!has_csv && !(has_side && !fs::exists(csv, ec))) return;
+  // Whatever file the refusal was about, dataset or not (fifty-seventh hostile pass: a dataset with a
+  // comment line first, capitalised names or pandas' dropped empty columns is no dataset to the
+  // reader, and merge/export/plan --force replaced it with nothing kept), or the only provenance of
+  // a dataset moved away.
+  const bool has_csv = fs::is_regular_file(fs::symlink_status(csv, ec));
+  if (!has_csv && !(has_side && !fs::exists(fs::symlink_status(csv, ec)))) return;
   // A copy, written in full under a name of its own and then linked to a free name (never over
   // another file). Not a hard link to the file itself: that changes its change time, and the write
   // that follows would take it for a file changed while carb worked, and refuse.
@@ -557,8 +560,9 @@ void keep_what_force_replaces(const fs::path& csv, bool force, const std::functi
       if (has_csv) fs::remove(kept, ec);
       continue;
     }
-    warn((has_csv ? csv.string() + " held measurements" : side.string() + " held the only provenance of a dataset") +
-         " that --force replaces (without it: " + why + "); " + (has_csv ? "they are" : "it is") + " kept as " +
+    warn((has_csv ? csv.string() + (looks_like_dataset(csv) ? " held measurements" : " held a file carb did not write")
+                  : side.string() + " held the only provenance of a dataset") +
+         " that --force replaces (without it: " + why + "); " + (has_csv && has_side ? "they are" : "it is") + " kept as " +
          (has_csv ? kept.string() + (has_side ? " with " + provenance_path(kept).filename().string() : std::string())
                   : provenance_path(kept).string()));
     return;

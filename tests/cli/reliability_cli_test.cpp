@@ -580,6 +580,23 @@ TEST(CliReliability, NoOutputButItsOwnReplacesADatasetsProvenance) {
   EXPECT_EQ(orphan.status, 0) << orphan.err;
   EXPECT_NE(orphan.err.find("orphan.json held the only provenance of a dataset"), std::string::npos) << orphan.err;
   EXPECT_TRUE(slurp(scratch().dir() / "orphan.earlier.json") == prov);
+
+  // Fifty-seventh hostile pass: a dataset with a comment line first is no dataset to the reader, and
+  // merge and plan --force replaced it with nothing kept. What --force overrides a refusal for is kept.
+  const std::string commented = "# lab run 3 - keep\n" + csv;
+  write_file("mine.csv", commented);
+  write_file("notes.csv", "my notes\n");
+  const CliRun over_mine = carb("data merge pv_other.csv --out mine.csv --force", "mine_merge");
+  EXPECT_EQ(over_mine.status, 0) << over_mine.err;
+  EXPECT_NE(over_mine.err.find("mine.csv held a file carb did not write that --force replaces"), std::string::npos)
+      << over_mine.err;
+  EXPECT_TRUE(slurp(scratch().dir() / "mine.earlier.csv") == commented);
+  const CliRun over_notes = carb("plan --preset tiny --count 2 --out notes.csv --force", "notes_plan");
+  EXPECT_EQ(over_notes.status, 0) << over_notes.err;
+  EXPECT_TRUE(slurp(scratch().dir() / "notes.earlier.csv") == "my notes\n");
+  // A plan replacing its own earlier plan keeps nothing.
+  EXPECT_EQ(carb("plan --preset tiny --count 2 --out notes.csv --force", "notes_plan2").status, 0);
+  EXPECT_FALSE(fs::exists(scratch().dir() / "notes.earlier-1.csv"));
 }
 
 }  // namespace
