@@ -153,10 +153,18 @@ void check_screen_document(const json& doc, const std::string& file) {
   if (stage_count.count("pareto") && static_cast<int>(pareto.size()) != stage_count["pareto"])
     refuse(file, "\"pareto\" lists " + std::to_string(pareto.size()) + " rows but its stage counts " +
                      std::to_string(stage_count["pareto"]));
+  // A Pareto set holds each configuration once, and none that another of its rows beats on every
+  // cost (and capacity, where it was taken against one) (fifty-sixth hostile pass: a dominated row,
+  // and a duplicate, were drawn as part of the front). Gathered row by row, judged after the loop.
+  std::set<std::string> keys;
+  std::vector<std::vector<double>> objectives(names.size());
+  const bool capacity = doc.contains("capacity") && !doc["capacity"].is_null();
+  if (capacity) objectives.emplace_back();
   for (std::size_t i = 0; i < pareto.size(); ++i) {
     const std::string where = "pareto[" + std::to_string(i) + "]";
     if (!pareto[i].is_object()) refuse(file, where + " is not an object");
     const Config c = config_of(pareto[i], where, file);
+    if (!keys.insert(config_key(c)).second) refuse(file, where + " is a configuration listed before it");
     const NetworkSpec spec = network_totals(c);
     for (const auto& t : names) {
       const double v = finite_number(member(pareto[i], t.c_str(), where, file), where + "." + t, file);
@@ -196,21 +204,9 @@ void check_screen_document(const json& doc, const std::string& file) {
       for (const auto& [t, limit] : budgets)
         if (!pareto[i].contains(t + "_upper"))
           refuse(file, where + " has no interval of " + t + ", though its budget was judged at the document's confidence");
-  }
-  // A Pareto set holds each configuration once, and none that another of its rows beats on every
-  // cost (and capacity, where it was taken against one) (fifty-sixth hostile pass: a dominated row,
-  // and a duplicate, were drawn as part of the front).
-  std::set<std::string> keys;
-  std::vector<std::vector<double>> objectives(names.size());
-  const bool capacity = doc.contains("capacity") && !doc["capacity"].is_null();
-  if (capacity) objectives.emplace_back();
-  for (std::size_t i = 0; i < pareto.size(); ++i) {
-    if (!keys.insert(config_key(config_of(pareto[i], "pareto[" + std::to_string(i) + "]", file))).second)
-      refuse(file, "pareto[" + std::to_string(i) + "] is a configuration listed before it");
     for (std::size_t k = 0; k < names.size(); ++k) objectives[k].push_back(pareto[i][names[k]].get<double>());
     if (capacity)
-      objectives.back().push_back(-finite_number(member(pareto[i], "capacity", "pareto[" + std::to_string(i) + "]", file),
-                                                 "pareto[" + std::to_string(i) + "].capacity", file));
+      objectives.back().push_back(-finite_number(member(pareto[i], "capacity", where, file), where + ".capacity", file));
   }
   const std::vector<std::size_t> front = pareto_front(objectives);
   if (front.size() != pareto.size()) {
