@@ -63,7 +63,7 @@ Registrar reg({"meter", "Check the energy meter (update period, jitter, power re
                  app.add_option("--windows", c->w.windows_s, "window lengths to evaluate (s), each shorter than --trace-s")->delimiter(',')->capture_default_str()->needs(study);
                  app.add_option("--repeats", c->w.repeats, "traces per configuration")->capture_default_str()->check(in_range(1, 100))->needs(study);
                  app.add_option("--warmup", c->w.warmup, "untimed passes before each trace")->capture_default_str()->check(in_range(0, 100000))->needs(study);
-                 app.add_flag("--force", c->w.force, "replace an --out (and its .json) that is not a window study")->needs(study);
+                 app.add_flag("--force", c->w.force, "replace an --out (and its .json) that is not a window study; what was there is kept first as NAME.earlier.EXT")->needs(study);
                  add_format(app, c->format, {"table", "json"});
                  study->excludes(seconds);
                  app.callback([c] { run(*c, command_line()); });

@@ -27,7 +27,9 @@ Registrar reg(
            ->check(CLI::ExistingFile);
        app.add_option("--out", o->out, "HTML file to write; an earlier carb report there is replaced, anything else refused")
            ->required();
-       app.add_flag("--force", o->force, "replace --out even if it is not a report carb wrote (never one of the inputs)");
+       app.add_flag("--force", o->force,
+                    "replace --out even if it is not a report carb wrote (never one of the inputs); what was "
+                    "there is kept first as NAME.earlier.EXT");
        app.add_option("--title", o->title, "report title")->capture_default_str();
        app.add_option("--seed", o->seed, "seed of the transfer few-shot draws")->capture_default_str();
        add_format(app, *format, {"table", "json"});

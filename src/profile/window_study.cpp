@@ -11,6 +11,8 @@
 #include "data/csv.hpp"
 #include "carb/error.hpp"
 #include "carb/profiler.hpp"
+#include "carb/warning.hpp"
+#include "data/keep_earlier.hpp"
 #include "energy_window.hpp"
 #include "progress.hpp"
 #include "store_lock.hpp"
@@ -176,6 +178,22 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   detail::check_temp_name_fits(side, ".carb-");
   // One study per file at a time (twenty-first hostile pass: two resumed on one file kept only one's rows).
   const StoreLock lock(o.out, "window study " + o.out.string(), "carb meter --study", "--out");
+  // Fifty-eighth hostile pass: --force replaced a file that was no study, or a study's only
+  // provenance with its CSV moved away, with nothing kept. It keeps them first, as the dataset
+  // outputs do (data/keep_earlier.hpp).
+  if (o.force && ((exists && !resume) || (!exists && fs::is_regular_file(side, ec)))) {
+    const auto study_side = [](const fs::path& k) { return fs::path(k.string() + ".json"); };
+    if (exists) {
+      detail::keep_file_force_replaces(o.out, o.out.filename().string() + " is not a window study carb wrote", side,
+                                       study_side);
+    } else {
+      const fs::path kept = detail::keep_earlier_copies({}, side, [&](int n) {
+        return std::make_pair(fs::path(), study_side(detail::earlier_name(o.out, o.out.extension().string(), n)));
+      }).second;
+      warn(side.string() + " held the only provenance of a window study whose CSV is gone, which --force replaces; "
+           "it is kept as " + kept.string());
+    }
+  }
   std::string text = std::string(kHeader) + "\n";
   std::set<std::string> done;
   if (resume) {

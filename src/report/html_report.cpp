@@ -5,6 +5,7 @@
 
 #include "carb/error.hpp"
 #include "data/csv.hpp"
+#include "data/keep_earlier.hpp"
 #include "data/provenance.hpp"
 #include "report_html.hpp"
 #include "svg.hpp"
@@ -173,7 +174,10 @@ std::string report_replace_refusal(const std::filesystem::path& out, const std::
 
 // carb replaces only a report it wrote and nobody changed since, and never one of the report's
 // inputs: `report --out` once overwrote the input CSV, a user's notes and a bundle's manifest.
-void check_report_output(const ReportOptions& o) {
+// At the write (`at_write`), what --force overrides a refusal for is kept first as
+// "<stem>.earlier<ext>" (fifty-eighth: `report --force` was the one output that destroyed a file
+// carb did not write, notes or another tool's page, as its refusal said it would).
+void check_report_output(const ReportOptions& o, bool at_write = false) {
   // Inputs, their provenance sidecars and anything inside an input bundle, however spelled.
   std::vector<std::filesystem::path> inputs(o.data.begin(), o.data.end());
   inputs.insert(inputs.end(), o.models.begin(), o.models.end());
@@ -184,9 +188,11 @@ void check_report_output(const ReportOptions& o) {
   check_not_a_provenance(o.out);
   std::error_code ec;
   const auto st = std::filesystem::status(o.out, ec);
-  if (st.type() == std::filesystem::file_type::not_found || o.force) return;
-  if (const std::string why = report_replace_refusal(o.out, st); !why.empty())
-    throw InputError(o.out.string() + why + "; choose another --out, or pass --force to replace it");
+  if (st.type() == std::filesystem::file_type::not_found) return;
+  const std::string why = report_replace_refusal(o.out, st);
+  if (why.empty()) return;
+  if (!o.force) throw InputError(o.out.string() + why + "; choose another --out, or pass --force to replace it");
+  if (at_write) detail::keep_file_force_replaces(o.out, o.out.filename().string() + why);
 }
 
 }  // namespace
@@ -227,7 +233,7 @@ void write_report(const ReportOptions& o) {
   // write replaces only what this check found (thirty-fourth hostile pass: a file moved there
   // during the rendering was replaced).
   const auto before = csv::file_id(o.out);
-  check_report_output(o);
+  check_report_output(o, true);
   (void)csv::write_text_atomic(o.out, html + seal(html), before);
 }
 

@@ -362,12 +362,14 @@ TEST_F(Study, ASidecarWhoseCsvMovedAwayIsNotReplacedAndNotesSurviveAResume) {
   side = nlohmann::json::parse(std::ifstream(dir_ / "study.csv.json"));
   EXPECT_EQ(side["note"], "GPU at 43 C");
   EXPECT_EQ(side["resumed"].size(), 1u);
-  // --force replaces a sidecar whose CSV is gone.
+  // --force replaces a sidecar whose CSV is gone, and (fifty-eighth hostile pass) keeps it first.
   std::filesystem::remove(dir_ / "study.csv");
   auto o = options();
   o.force = true;
   (void)run_window_study(configs, o);
   EXPECT_FALSE(nlohmann::json::parse(std::ifstream(dir_ / "study.csv.json")).contains("note"));
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(dir_ / "study.earlier.csv.json"))["note"], "GPU at 43 C");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "study.earlier.csv"));
 }
 
 // Twenty-first hostile pass: two studies resumed on one file at once kept only one's rows. A study
@@ -402,6 +404,17 @@ TEST_F(Study, NeverReplacesAFileThatIsNotAStudy) {
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(line, "my notes");
+  // Fifty-eighth hostile pass: --force replaced it with nothing kept. It is kept first.
+  auto forced = options();
+  forced.force = true;
+  EXPECT_EQ(run_window_study(configs, forced).traces, 4u);
+  EXPECT_TRUE(looks_like_window_study(dir_ / "study.csv"));
+  std::ifstream earlier(dir_ / "study.earlier.csv");
+  std::getline(earlier, line);
+  EXPECT_EQ(line, "my notes");
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "study.earlier.csv.json"));  // it had no provenance
+  (void)run_window_study(configs, forced);  // a study now: resumed, nothing more kept
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "study.earlier-1.csv"));
   auto o = options();
   o.windows_s = {2.0};  // longer than the trace
   o.out = dir_ / "other.csv";

@@ -10,6 +10,7 @@
 
 #include "analysis/synthetic_datasets.hpp"
 #include "carb/error.hpp"
+#include "carb/warning.hpp"
 #include "carb/model.hpp"
 #include "carb/report.hpp"
 #include "carb/screen.hpp"
@@ -654,8 +655,21 @@ TEST(Report, NeverOverwritesAnInputOrAUsersFile) {
   std::ifstream kept(o.out);
   EXPECT_EQ(std::string((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>()),
             "<html>my notes</html>");
+  // Fifty-eighth hostile pass: --force replaced it with nothing kept. It is kept first, with a warning.
+  std::vector<std::string> warnings;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { warnings.push_back(w); });
   o.force = true;
   EXPECT_NO_THROW(write_report(o));
+  {
+    std::ifstream earlier(tmp.path / "notes.earlier.html");
+    EXPECT_EQ(std::string((std::istreambuf_iterator<char>(earlier)), std::istreambuf_iterator<char>()),
+              "<html>my notes</html>");
+  }
+  EXPECT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings.at(0).find("kept as " + (tmp.path / "notes.earlier.html").string()), std::string::npos) << warnings.at(0);
+  EXPECT_NO_THROW(write_report(o));  // its own report now: replaced, nothing more kept
+  EXPECT_EQ(warnings.size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(tmp.path / "notes.earlier-1.html"));
 
   o.out = tmp.path / "report.html";
   o.force = false;
@@ -682,6 +696,8 @@ TEST(Report, NeverOverwritesAnInputOrAUsersFile) {
   o.force = true;
   EXPECT_NO_THROW(write_report(o));
   EXPECT_EQ(read(o.out).find("my note"), std::string::npos);
+  EXPECT_EQ(read(tmp.path / "report.earlier.html"), annotated);  // kept, as what --force replaces always is
+  set_warning_handler(before);
   // Thirteenth hostile pass: a link at --out was replaced by a file, leaving its target stale.
   std::filesystem::create_symlink(o.out, tmp.path / "link.html");
   ReportOptions via_link = o;

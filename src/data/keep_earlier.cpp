@@ -1,0 +1,130 @@
+// Keeping what --force replaces (see keep_earlier.hpp).
+#include "data/keep_earlier.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
+#include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "carb/warning.hpp"
+#include "data/provenance.hpp"
+#include "util/temp_owner.hpp"
+
+namespace carb {
+namespace fs = std::filesystem;
+
+namespace detail {
+namespace {
+
+// A copy, written in full under a name of its own and then linked to a free name (never over
+// another file); false when `to` is taken. Not a hard link to the file itself: that changes its
+// change time, and the write that follows would take it for a file changed while carb worked.
+bool keep_copy(const fs::path& from, const fs::path& to) {
+  const fs::path dir = to.has_parent_path() ? to.parent_path() : fs::path(".");
+  std::ifstream in(from, std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.is_open() || in.bad()) throw InputError(from.string() + ": cannot read it to keep it; nothing was replaced");
+  // A name with our pid: what a killed run left is removed by the next (util/temp_owner.hpp).
+  remove_stale_temps(to, ".carb-", [](const fs::path& p) {
+    return p.filename().string().find("-keep-") != std::string::npos && fs::is_regular_file(p);
+  });
+  std::string tmpl = owned_temp_template(to, ".carb-", "keep-");
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw InputError("cannot keep " + from.string() + " in " + dir.string() + ": " + std::strerror(errno));
+  struct stat st {};
+  if (::stat(from.c_str(), &st) == 0) (void)::fchmod(fd, st.st_mode & 07777);  // as the original was
+  bool ok = true;
+  for (std::size_t done = 0; ok && done < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    ok = n > 0, done += n > 0 ? static_cast<std::size_t>(n) : 0;
+  }
+  ok = ok && ::fsync(fd) == 0;
+  ::close(fd);
+  const int linked = ok ? ::link(tmpl.c_str(), to.c_str()) : -1;
+  const int err = errno;
+  ::unlink(tmpl.c_str());
+  if (!ok) throw InputError("cannot keep " + from.string() + " in " + dir.string() + ": " + std::strerror(err));
+  if (linked == 0) return true;
+  if (err == EEXIST) return false;
+  throw InputError("cannot keep " + from.string() + " as " + to.string() + ": " + std::strerror(err));
+}
+
+}  // namespace
+
+fs::path earlier_name(const fs::path& file, const std::string& ext, int n) {
+  const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  return dir / (file.stem().string() + ".earlier" + (n ? "-" + std::to_string(n) : std::string()) + ext);
+}
+
+std::pair<fs::path, fs::path> keep_earlier_copies(const fs::path& file, const fs::path& side, const EarlierNames& names) {
+  std::error_code ec;
+  for (int n = 0; n < 1000; ++n) {
+    const auto [kept, kept_side] = names(n);
+    // Both names free first: a user's file at either is never written over.
+    if (fs::exists(fs::symlink_status(kept, ec)) || fs::exists(fs::symlink_status(kept_side, ec))) continue;
+    if (!file.empty() && !keep_copy(file, kept)) continue;
+    if (!side.empty() && !keep_copy(side, kept_side)) {
+      if (!file.empty()) fs::remove(kept, ec);
+      continue;
+    }
+    return {kept, kept_side};
+  }
+  throw InputError((file.empty() ? side : file).string() + " holds what --force would replace, and no name beside "
+                   "it was free to keep it under; move it away first");
+}
+
+void keep_file_force_replaces(const fs::path& out, const std::string& why, const fs::path& side,
+                              const std::function<fs::path(const fs::path&)>& side_name) {
+  std::error_code ec;
+  if (!fs::is_regular_file(fs::symlink_status(out, ec))) return;
+  const bool has_side = !side.empty() && side_name && fs::is_regular_file(fs::symlink_status(side, ec));
+  const auto [kept, kept_side] = keep_earlier_copies(out, has_side ? side : fs::path(), [&](int n) {
+    const fs::path k = earlier_name(out, out.extension().string(), n);
+    return std::make_pair(k, has_side ? side_name(k) : fs::path());
+  });
+  warn(out.string() + " held a file that --force replaces (without it: " + why + "); it is kept as " + kept.string() +
+       (has_side ? " with " + kept_side.filename().string() : std::string()));
+}
+
+}  // namespace detail
+
+void keep_what_force_replaces(const fs::path& csv, bool force, const std::function<void(bool)>& checks) {
+  checks(force);  // what --force does not change
+  if (!force) return;
+  std::string why;
+  try {
+    checks(false);
+    return;
+  } catch (const InputError& e) {
+    why = e.what();
+    why = why.substr(0, why.find("; choose another --out"));
+  }
+  const fs::path side = provenance_path(csv);
+  std::error_code ec;
+  const bool has_side = fs::is_regular_file(side, ec) && is_carb_provenance(side);
+  // Whatever file the refusal was about, dataset or not (fifty-seventh hostile pass: a dataset with a
+  // comment line first, capitalised names or pandas' dropped empty columns is no dataset to the
+  // reader, and merge/export/plan --force replaced it with nothing kept), or the only provenance of
+  // a dataset moved away.
+  const bool has_csv = fs::is_regular_file(fs::symlink_status(csv, ec));
+  if (!has_csv && !(has_side && !fs::exists(fs::symlink_status(csv, ec)))) return;
+  const auto [kept, kept_side] =
+      detail::keep_earlier_copies(has_csv ? csv : fs::path(), has_side ? side : fs::path(), [&](int n) {
+        const fs::path k = detail::earlier_name(csv, ".csv", n);
+        return std::make_pair(k, provenance_path(k));
+      });
+  warn((has_csv ? csv.string() + (is_dataset_csv(csv) ? " held measurements" : " held a file carb did not write")
+                : side.string() + " held the only provenance of a dataset") +
+       " that --force replaces (without it: " + why + "); " + (has_csv && has_side ? "they are" : "it is") + " kept as " +
+       (has_csv ? kept.string() + (has_side ? " with " + kept_side.filename().string() : std::string())
+                : kept_side.string()));
+}
+
+}  // namespace carb
