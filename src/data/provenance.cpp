@@ -147,10 +147,13 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
   p[kCsvHashKey] = text_fnv1a64(text);
   p[kSidecarHashKey] = text_fnv1a64(dump(p, -1));
   const std::string side_text = dump(p, 2) + "\n";
-  if (recheck) recheck();
   // Both written in full before either replaces anything (fifty-second hostile pass: a disk that
   // filled while the sidecar was written left the new CSV beside the old sidecar, which readers took).
   csv::StagedText side_staged(provenance_path(csv), side_text), csv_staged(csv, text);
+  // The recheck (which may keep what --force replaces) once both are staged: a write that cannot be
+  // staged (a full disk) fails before it, and leaves no kept copy of a file it did not replace, nor a
+  // warning that it did (fifty-eighth hostile pass).
+  if (recheck) recheck();
   csv_staged.commit(csv_before);
   try {
     side_staged.commit(side_before);

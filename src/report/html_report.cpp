@@ -232,9 +232,12 @@ void write_report(const ReportOptions& o) {
   // Again at the write: what is at --out may have changed while the report was rendered, and the
   // write replaces only what this check found (thirty-fourth hostile pass: a file moved there
   // during the rendering was replaced).
+  // Staged in full first: a write that cannot be made (a full disk) fails before --force keeps a copy
+  // of what it would have replaced (fifty-eighth hostile pass, for the dataset outputs).
   const auto before = csv::file_id(o.out);
+  csv::StagedText staged(o.out, html + seal(html));
   check_report_output(o, true);
-  (void)csv::write_text_atomic(o.out, html + seal(html), before);
+  (void)staged.commit(before);
 }
 
 }  // namespace carb

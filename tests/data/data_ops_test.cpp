@@ -3,10 +3,12 @@
 #include "carb/data_ops.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "temp_dir_test.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +18,7 @@
 #include "carb/error.hpp"
 #include "carb/store.hpp"
 #include "carb/store_export.hpp"
+#include "carb/warning.hpp"
 #include "data/provenance.hpp"
 
 namespace carb {
@@ -510,6 +513,36 @@ TEST_F(DataOps, MergeReplacesOnlyAnEarlierMerge) {
   fs::remove(dir_ / "merged.json");  // a dataset whose provenance is gone: nobody knows what it holds
   EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "merged.csv", ""), InputError);
   EXPECT_NO_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "round.csv", "", true));
+}
+
+// Fifty-eighth hostile pass: on a full disk, `merge --force` onto a user's file failed (the file was
+// left as it was) after it had kept a copy of it and said it replaced it. The write is staged in full
+// before anything is kept: a write that cannot be made keeps nothing and says nothing.
+TEST_F(DataOps, AForcedWriteThatCannotBeMadeKeepsNothingAndSaysNothing) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  { std::ofstream(dir_ / "mine.csv") << "user,data\n"; }
+  std::vector<std::string> said;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  // A file-size limit stands in for a full disk: writes past 64 bytes fail (EFBIG), the user's
+  // 10-byte file could still be copied.
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  rlimit small = old;
+  small.rlim_cur = 64;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "mine.csv", "", true), Error);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &old), 0);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_EQ(slurp(dir_ / "mine.csv"), "user,data\n");
+  EXPECT_FALSE(fs::exists(dir_ / "mine.earlier.csv"));
+  EXPECT_TRUE(said.empty()) << said.front();
+  // With room, it is replaced and kept.
+  merge_datasets({dir_ / "a.csv"}, dir_ / "mine.csv", "", true);
+  EXPECT_EQ(slurp(dir_ / "mine.earlier.csv"), "user,data\n");
+  EXPECT_EQ(said.size(), 1u);
+  set_warning_handler(before);
 }
 
 // Thirtieth hostile pass: `merge --out results.csv --force` replaced results.json, a measurement
