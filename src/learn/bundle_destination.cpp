@@ -333,7 +333,7 @@ bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool 
     // refusal said it would. --force puts the bundle there; what it replaces that carb did not
     // write (the user's files, a file of theirs) is kept, not deleted.
     if (bundle_replace_refusal(old).empty()) return false;
-    why = "held what carb did not write, which --force replaced";
+    why = "held what is not a carb model bundle's own files, which --force replaced";
   }
   else if (const std::string there = platform.empty() ? "" : manifest_platform(old); !there.empty() && there != platform)
     why = "was replaced by the model " + platform_phrase(there);
