@@ -53,10 +53,21 @@ void run(const PredictCmd& c) {
                  "zero; an answer no device could measure, past 10 PFLOP/s or 5 TFLOP/J, is shown as 0): read them as "
                  "unknown; no budget accepts them"
               << (level ? " and their intervals are unbounded" : "") << "\n";
-  const auto unbounded_inside = std::count_if(p.begin(), p.end(), [&](const Prediction& x) {
-    return x.outside.empty() && !nonpositive(x) &&
+  const auto unbounded = [&](const Prediction& x) {
+    return !nonpositive(x) &&
            std::any_of(x.interval.begin(), x.interval.end(), [](const auto& iv) { return std::isinf(iv.second.second); });
-  });
+  };
+  const auto unbounded_inside =
+      std::count_if(p.begin(), p.end(), [&](const Prediction& x) { return x.outside.empty() && unbounded(x); });
+  // Fifty-eighth hostile pass: outside the trained ranges, [0, inf] was printed without a word.
+  const auto unbounded_outside =
+      std::count_if(p.begin(), p.end(), [&](const Prediction& x) { return !x.outside.empty() && unbounded(x); });
+  if (unbounded_outside > 0)
+    std::cerr << "note: " << unbounded_outside << " prediction" << (unbounded_outside == 1 ? "" : "s")
+              << " outside the trained ranges " << (unbounded_outside == 1 ? "has" : "have") << " no upper bound at "
+              << fmt_num(c.confidence * 100, 3)
+              << "%: a family, precision or pairing of the two the model never trained, or too few training rows "
+                 "for that level; read such an interval as unknown\n";
   if (unbounded_inside > 0)
     std::cerr << "note: " << unbounded_inside << " prediction" << (unbounded_inside == 1 ? "" : "s")
               << " inside the trained ranges " << (unbounded_inside == 1 ? "has" : "have") << " no upper bound at " << fmt_num(c.confidence * 100, 3)

@@ -135,4 +135,19 @@ TEST_F(CliExtrapolation, AnUnboundedLevelInsideTheRangesIsExplained) {
   EXPECT_EQ(bounded.err.find("too few training rows"), std::string::npos) << bounded.err;
 }
 
+// Fifty-eighth hostile pass: outside the trained ranges an interval of [0, inf] was printed with no
+// word of why (the outside column named the dimension, not the missing bound).
+TEST_F(CliExtrapolation, AnUnboundedIntervalOutsideTheRangesIsExplained) {
+  const CliRun r = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --precision bf16 "
+                        "--confidence 0.9",
+                        "ex_unbounded_outside");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("inf]"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("1 prediction outside the trained ranges has no upper bound at 90%"), std::string::npos)
+      << r.err;
+  const CliRun bounded = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 "
+                              "--confidence 0.8", "ex_bounded_outside");
+  EXPECT_EQ(bounded.err.find("outside the trained ranges"), std::string::npos) << bounded.err;
+}
+
 }  // namespace
