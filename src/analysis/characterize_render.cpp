@@ -1,5 +1,6 @@
 // Human renderings of a Characterization: one set of tables built from the struct, printed as
 // markdown (headings + pipe tables) or as aligned text tables.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -24,18 +25,31 @@ std::string name_list(const Names& names) {
   return nlohmann::json(names).dump();
 }
 
+// Fewer rows than this behind a mean, and a ratio of means is flagged as resting on a row or two.
+constexpr int kFewRows = 3;
+
 void scaling_tables(const ScalingSection& sec, std::vector<NamedTable>& out) {
   if (!sec.available) return out.push_back(unavailable_table("Scaling ratio per knob", sec));
   for (const auto& [fam, per_target] : sec.families) {
     NamedTable t{"Scaling ratio per knob (" + to_string(fam) + ")", {"target"}, {}, sec.definition};
+    int thin_cells = 0;
     for (Knob k : kKnobs) t.header.push_back(to_string(k));
     for (const char* target : kTargets) {  // cascade order, not the map's alphabetical one
       const auto it = per_target.find(target);
       if (it == per_target.end()) continue;
       std::vector<std::string> row{target};
-      for (const KnobScaling& ks : it->second) row.push_back(ks.available ? num(ks.ratio, "x") : "-");
+      for (const KnobScaling& ks : it->second) {
+        // Fifty-eighth hostile pass: a ratio of two single rows (which differed in every other
+        // knob) read like any other; only the JSON had the counts.
+        const bool thin = ks.available && std::min(ks.min.n, ks.max.n) < kFewRows;
+        thin_cells += thin;
+        row.push_back(ks.available ? num(ks.ratio, "x") + (thin ? "*" : "") : "-");
+      }
       t.rows.push_back(row);
     }
+    if (thin_cells > 0)
+      t.note += "; * = its lowest or highest mean is of fewer than " + std::to_string(kFewRows) +
+                " rows (the counts: --format json)";
     out.push_back(t);
   }
 }
@@ -75,6 +89,23 @@ void efficiency_table(const EfficiencySection& sec, std::vector<NamedTable>& out
     t.note += (t.note.empty() ? "" : "; ") + rows_past_tiers_note(sec.rows_outside_tiers);
   for (const auto& b : kBatchTiers) t.header.push_back("batch " + b.label());
   t.header.push_back("spread");
+  // Fifty-eighth hostile pass: a tier's figure from one row read like one from hundreds.
+  // One "rows" line when every metric has the same rows per tier, else one per metric.
+  std::vector<std::pair<std::string, std::vector<std::string>>> counts;
+  for (const EfficiencyMetric& m : sec.metrics) {
+    if (!m.available) continue;
+    std::vector<std::string> n;
+    for (const auto& tier : m.tiers) n.push_back(std::to_string(tier.n));
+    counts.emplace_back(m.name, n);
+  }
+  const bool same = std::all_of(counts.begin(), counts.end(), [&](const auto& c) { return c.second == counts[0].second; });
+  for (const auto& [name, n] : counts) {
+    std::vector<std::string> row{same ? std::string("rows") : "rows (" + name + ")"};
+    row.insert(row.end(), n.begin(), n.end());
+    row.push_back("-");
+    t.rows.push_back(row);
+    if (same) break;
+  }
   for (const EfficiencyMetric& m : sec.metrics) {
     std::vector<std::string> row{m.name};
     if (!m.available) {

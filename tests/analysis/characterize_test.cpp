@@ -249,6 +249,25 @@ TEST(Characterize, MarkdownHasHeadingsTablesAndReasons) {
   EXPECT_NE(txt.str().find("row_mean (in --format json) ="), std::string::npos);
 }
 
+// Fifty-eighth hostile pass: four rows, one per batch tier, gave scaling ratios of two single rows
+// (differing in every knob) and per-tier efficiencies of one row each, read like any others; only
+// the JSON had the counts. The tables show them now.
+TEST(Characterize, TablesSayWhenAFigureRestsOnARowOrTwo) {
+  Dataset d;
+  d.rows.push_back(synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 2, Precision::fp32}, 1.0, {}, {}));
+  d.rows.push_back(synthetic_record("p", Config{Family::basic, 34, 1.0, 32, 100, Precision::fp32}, 9.0, {}, {}));
+  std::ostringstream txt;
+  render_characterization_table(characterize(d), txt);
+  EXPECT_NE(txt.str().find("9x*"), std::string::npos) << txt.str();
+  EXPECT_NE(txt.str().find("* = its lowest or highest mean is of fewer than 3 rows"), std::string::npos);
+  EXPECT_NE(txt.str().find("rows          1          0           0            1"), std::string::npos) << txt.str();
+  // The grid's levels have many rows each: no mark.
+  std::ostringstream grid;
+  render_characterization_table(characterize(synthetic_grid(false, true)), grid);
+  EXPECT_EQ(grid.str().find("x*"), std::string::npos) << grid.str();
+  EXPECT_EQ(grid.str().find("fewer than 3 rows"), std::string::npos);
+}
+
 TEST(Characterize, KnobAndRegimeNamesRoundTrip) {
   for (Knob k : kKnobs) EXPECT_EQ(parse_knob(to_string(k)), k);
   for (SmRegime r : {SmRegime::low, SmRegime::high}) EXPECT_EQ(parse_sm_regime(to_string(r)), r);
