@@ -121,6 +121,16 @@ Evaluation header(const CarbModel& model, const eval::Context& c) {
   return e;
 }
 
+// Fifty-eighth hostile pass: a 10/2 split reported R2 0.93 with the n column its only sign. A score
+// from fewer rows than this is said to be one.
+constexpr std::size_t kFewTestRows = 10;
+
+void note_few_test_rows(const Dataset& test, std::vector<std::string>& warnings) {
+  if (test.rows.size() < kFewTestRows)
+    warnings.push_back("only " + std::to_string(test.rows.size()) + " test rows: R2, MAE and MAPE from so few say " +
+                       "little (one row more or less can move them a long way)");
+}
+
 // Every ok row is a test row; nothing to fit baselines or retrained models on.
 Evaluation evaluate_external(eval::Context& c) {
   const CarbModel& model = c.model;
@@ -149,6 +159,7 @@ Evaluation evaluate_external(eval::Context& c) {
     e.warnings.push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
                          model.platform() + "'");
   for (auto& note : eval::prediction_notes(model, c.test, c.test_pred)) e.warnings.push_back(std::move(note));
+  note_few_test_rows(c.test, e.warnings);
   const nlohmann::json no_split = eval::unavailable("--external: no training split to fit on");
   e.targets = timed("targets", c.opts, e.seconds, [&] { return eval::score_targets(model, c.test); });
   for (Baseline* b : {&e.baselines.flops_linear, &e.baselines.flops_loglinear, &e.baselines.latency_proxy})
@@ -206,6 +217,7 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
     e.warnings.push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
                          model.platform() + "'");
   for (auto& note : eval::prediction_notes(model, c.test, c.test_pred)) e.warnings.push_back(std::move(note));
+  note_few_test_rows(c.test, e.warnings);
   if (o.quick) e.warnings.push_back("--quick: leave-one-batch-tier-out, ablation and no-cascade were skipped");
   e.targets = timed("targets", o, e.seconds, [&] { return eval::score_targets(model, c.test); });
   e.baselines = timed("baselines", o, e.seconds, [&] { return eval::baselines_section(c); });

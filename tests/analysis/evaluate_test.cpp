@@ -505,6 +505,19 @@ TEST(EvaluateExternal, ScoresEveryRowAndCountsTheTrainedOnes) {
   std::ostringstream table;
   render_evaluation_table(evaluate_model(m, d, o), table);
   EXPECT_NE(table.str().find("every row held out (--external)"), std::string::npos) << table.str();
+  // Fifty-eighth hostile pass: "the reduction overstates CARB" stood over baselines with no figures.
+  EXPECT_EQ(table.str().find("overstates CARB"), std::string::npos) << table.str();
+  // Fifty-eighth hostile pass: a score from two rows was given like any other. Fewer than ten are said.
+  const auto said_few = [](const nlohmann::json& j) {
+    for (const auto& w : j["warnings"])
+      if (w.get<std::string>().find("test rows: R2, MAE and MAPE from so few say little") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_FALSE(said_few(doc)) << doc["warnings"].dump();
+  Dataset few = d;
+  few.rows.resize(5);
+  const auto few_doc = evaluate_model(m, few, o).to_json();
+  EXPECT_TRUE(said_few(few_doc)) << few_doc["warnings"].dump();
   const Dataset fresh = synthetic_cost_dataset(40, false, 99);  // other draws: mostly unseen
   const auto other = evaluate_model(m, fresh, o).to_json();
   EXPECT_EQ(other["split"]["test_rows"], 40);
