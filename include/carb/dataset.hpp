@@ -278,6 +278,11 @@ inline constexpr const char* kCombinedKind = "carb dataset (combined measuring r
 inline constexpr const char* kMergedKind = "carb dataset (merged)";
 inline constexpr const char* kPlanKind = "carb plan";
 inline constexpr const char* kWindowStudyKind = "carb window study";
+/// The first line of a window study's CSV (`carb meter --study --out`), whose provenance is its
+/// name with ".json" added, not replaced.
+inline constexpr const char* kWindowStudyHeader =
+    "family,depth,width,resolution,batch,precision,repeat,window_s,reference,method,start_s,seconds,passes,ticks,"
+    "energy_per_pass_j";
 /// Every kind of provenance document carb writes: a sidecar is carb's own only when its "kind" is
 /// one of these exactly (thirty-first hostile pass: a user's {"kind": "carbon emissions"} passed a
 /// prefix test, and --force replaced it).
@@ -305,8 +310,10 @@ void check_not_a_bundle_file(const std::filesystem::path& out);
 /// Refuses (InputError), whatever the flags, an output that is not a provenance at a carb provenance
 /// sidecar (a dataset's, merge's, combine's, plan's or window study's JSON): it is its file's only
 /// record of how it was measured, and only that file's own output replaces it. For outputs other
-/// than CSVs with sidecars: reports, model bundles, a window study's --out.
-void check_not_a_provenance(const std::filesystem::path& out);
+/// than CSVs with sidecars: reports, model bundles, a window study's --out. Nor a window study
+/// (its header, or its provenance beside it as `<out>.json`), measurements only `meter --study`
+/// adds to, unless `study_output` (the study's own --out, which it resumes).
+void check_not_a_provenance(const std::filesystem::path& out, bool study_output = false);
 /// True when `f` is a carb provenance document (a dataset's, plan's or window study's sidecar).
 bool is_carb_provenance(const std::filesystem::path& f);
 /// True when `f`'s first line is a dataset CSV's header (the core columns in order), sidecar or not:

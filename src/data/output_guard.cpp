@@ -57,6 +57,33 @@ bool looks_like_dataset(const fs::path& f) {
   }
 }
 
+// What makes `f` a window study, or "" when it is none: its header, or its provenance beside it
+// (`<f>.json`, the name with ".json" added). Fifty-ninth hostile pass: `report --force` and
+// `plan --force` onto a study kept its rows as <stem>.earlier.csv without its provenance, which
+// stayed beside the new file and described it (only `<stem>.json` was looked at).
+std::string window_study_sign(const fs::path& f) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return "";
+  const fs::path side(f.string() + ".json");
+  if (fs::is_regular_file(side, ec)) {
+    std::ifstream in(side);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_object() && j.value("kind", "") == kWindowStudyKind) return "its provenance " + side.filename().string();
+  }
+  std::ifstream in(f, std::ios::binary);
+  std::string head(512, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string first = head.substr(0, head.find_first_of("\r\n"));
+  return first == kWindowStudyHeader ? "its header" : "";
+}
+
+void refuse_a_window_study(const fs::path& out) {
+  if (const std::string sign = window_study_sign(out); !sign.empty())
+    throw InputError(out.string() + " holds a window study (" + sign + " says so), measurements that only `carb meter "
+                     "--study` adds to (--force does not change this); choose another --out");
+}
+
 // The kind a carb provenance document states, or "" for anything else.
 std::string carb_kind(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) return "";
@@ -364,6 +391,7 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw InputError("cannot write " + csv.string() + ": directory " + dir.string() +
                                                    " does not exist");
+  refuse_a_window_study(csv);
   check_one(csv, ours, what, force);
   check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force);
   // Fifty-second hostile pass: `plan --out cpu-2t.csv --force` replaced a measured dataset and its
@@ -454,7 +482,7 @@ void check_not_a_link(const fs::path& out, bool force) {
   check_not_a_bundle_file(out);
 }
 
-void check_not_a_provenance(const fs::path& out) {
+void check_not_a_provenance(const fs::path& out, bool study_output) {
   // Fifty-first hostile pass: `report --out cpu-1t.json --force` made cpu-1t.csv's sidecar an HTML
   // page (every reader then refused the dataset, and its meter and host records were gone), and
   // `train --out cpu-1t.json --force` made it a bundle directory.
@@ -462,6 +490,7 @@ void check_not_a_provenance(const fs::path& out) {
   if (!p.has_filename()) p = p.parent_path();
   std::error_code ec;
   if (!fs::is_regular_file(p, ec)) return;
+  if (!study_output) refuse_a_window_study(p);
   // Fifty-second hostile pass: nor the file such a provenance describes (`report --out y/cpu-2t.csv
   // --force` made a measured dataset an HTML page beside its now stale sidecar).
   if (const fs::path side = provenance_path(p); p.extension() == ".csv" && fs::is_regular_file(side, ec)) {

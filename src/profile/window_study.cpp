@@ -21,9 +21,7 @@
 namespace carb {
 namespace {
 
-constexpr const char* kHeader =
-    "family,depth,width,resolution,batch,precision,repeat,window_s,reference,method,start_s,seconds,passes,ticks,"
-    "energy_per_pass_j";
+constexpr const char* kHeader = kWindowStudyHeader;
 
 std::vector<CounterChange> counter_of(const EnergyTrace& t) {
   std::vector<CounterChange> c;
@@ -135,7 +133,7 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   if (exists && st.type() == fs::file_type::directory) throw InputError(o.out.string() + " is a directory; give a file");
   check_not_an_input(o.out, o.inputs);
   check_not_a_link(o.out, o.force);  // a link would be replaced, its target left stale
-  check_not_a_provenance(o.out);
+  check_not_a_provenance(o.out, /*study_output=*/true);
   check_not_a_link(o.out.string() + ".json", o.force);
   const bool resume = exists && looks_like_window_study(o.out);
   if (exists && !resume && !o.force)
@@ -178,22 +176,6 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   detail::check_temp_name_fits(side, ".carb-");
   // One study per file at a time (twenty-first hostile pass: two resumed on one file kept only one's rows).
   const StoreLock lock(o.out, "window study " + o.out.string(), "carb meter --study", "--out");
-  // Fifty-eighth hostile pass: --force replaced a file that was no study, or a study's only
-  // provenance with its CSV moved away, with nothing kept. It keeps them first, as the dataset
-  // outputs do (data/keep_earlier.hpp).
-  if (o.force && ((exists && !resume) || (!exists && fs::is_regular_file(side, ec)))) {
-    const auto study_side = [](const fs::path& k) { return fs::path(k.string() + ".json"); };
-    if (exists) {
-      detail::keep_file_force_replaces(o.out, o.out.filename().string() + " is not a window study carb wrote", side,
-                                       study_side);
-    } else {
-      const fs::path kept = detail::keep_earlier_copies({}, side, [&](int n) {
-        return std::make_pair(fs::path(), study_side(detail::earlier_name(o.out, o.out.extension().string(), n)));
-      }).second;
-      warn(side.string() + " held the only provenance of a window study whose CSV is gone, which --force replaces; "
-           "it is kept as " + kept.string());
-    }
-  }
   std::string text = std::string(kHeader) + "\n";
   std::set<std::string> done;
   if (resume) {
@@ -243,6 +225,23 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
                                    side_was);
     side_written = true;
   };
+  // Fifty-eighth hostile pass: --force replaced a file that was no study, or a study's only
+  // provenance with its CSV moved away, with nothing kept. It keeps them first, as the dataset
+  // outputs do (data/keep_earlier.hpp); once the backend and its meter are known to work
+  // (fifty-ninth: a run refused for want of an energy counter had kept a needless copy).
+  if (o.force && ((exists && !resume) || (!exists && fs::is_regular_file(side, ec)))) {
+    const auto study_side = [](const fs::path& k) { return fs::path(k.string() + ".json"); };
+    if (exists) {
+      detail::keep_file_force_replaces(o.out, o.out.filename().string() + " is not a window study carb wrote", side,
+                                       study_side);
+    } else {
+      const fs::path kept = detail::keep_earlier_copies({}, side, [&](int n) {
+        return std::make_pair(fs::path(), study_side(detail::earlier_name(o.out, o.out.extension().string(), n)));
+      }).second;
+      warn(side.string() + " held the only provenance of a window study whose CSV is gone, which --force replaces; "
+           "it is kept as " + kept.string());
+    }
+  }
   if (resume) write_side();
   WindowStudySummary s;
   Progress bar("window study", configs.size() * o.repeats, o.progress);

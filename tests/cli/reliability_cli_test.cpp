@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "carb/dataset.hpp"
 #include "carb/network_spec.hpp"
 #include "carb/store.hpp"
 #include "cli/cli_run.hpp"
@@ -597,6 +598,37 @@ TEST(CliReliability, NoOutputButItsOwnReplacesADatasetsProvenance) {
   // A plan replacing its own earlier plan keeps nothing.
   EXPECT_EQ(carb("plan --preset tiny --count 2 --out notes.csv --force", "notes_plan2").status, 0);
   EXPECT_FALSE(fs::exists(scratch().dir() / "notes.earlier-1.csv"));
+}
+
+// Fifty-ninth hostile pass: a window study's provenance is its name with ".json" added, and only
+// `<stem>.json` was looked at: `report --force` and `plan --force` onto a study kept its rows as
+// <stem>.earlier.csv without its provenance, which stayed beside the new file describing it. A study
+// is known by its provenance or its header, and no other output replaces it, --force or not.
+TEST(CliReliability, NoOutputButTheStudysOwnReplacesAWindowStudy) {
+  const std::string header = carb::kWindowStudyHeader;
+  const std::string rows = header + "\nbasic,18,1,64,8,fp16,1,0.1,1,ticks,0,0.1,3,2,0.5\n";
+  const std::string prov = "{\"kind\": \"carb window study\", \"backend\": \"cuda\"}\n";
+  write_file("ws.csv", rows);
+  write_file("ws.csv.json", prov);
+  write_file("ws_bare.csv", rows);  // its provenance gone: the header says what it is
+  write_file("ws_other.csv", synthetic_dataset_csv());
+  for (const std::string out : {"ws.csv", "ws_bare.csv"})
+    for (const std::string& c : std::vector<std::string>{
+             "report --data ws_other.csv --out " + out + " --force",
+             "plan --preset tiny --count 2 --out " + out + " --force",
+             "data merge ws_other.csv --out " + out + " --force",
+             std::string("train --data ws_other.csv --out ") + out + " --force " + kFastTrain}) {
+      const CliRun r = carb(c, "ws");
+      EXPECT_EQ(r.status, 1) << c << ": " << r.err;
+      EXPECT_TRUE(one_line(r.err)) << r.err;
+      EXPECT_NE(r.err.find(out + " holds a window study"), std::string::npos) << c << ": " << r.err;
+      EXPECT_NE(r.err.find("--force does not change this"), std::string::npos) << c << ": " << r.err;
+    }
+  EXPECT_EQ(slurp(scratch().dir() / "ws.csv"), rows);
+  EXPECT_EQ(slurp(scratch().dir() / "ws.csv.json"), prov);
+  EXPECT_EQ(slurp(scratch().dir() / "ws_bare.csv"), rows);
+  EXPECT_FALSE(fs::exists(scratch().dir() / "ws.earlier.csv"));
+  EXPECT_FALSE(fs::exists(scratch().dir() / "ws.json"));
 }
 
 }  // namespace
