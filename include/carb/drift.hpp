@@ -24,6 +24,13 @@ inline constexpr Config kReferenceConfig{Family::basic, 18, 0.5, 64, 1, Precisio
 /// (shipped: at most 4.2x the median, on a deliberately busy host). Forty-second hostile pass: one
 /// reference_ms of 0.00296 ms scaled its row's latency 1000x into a model without a word.
 inline constexpr double kMaxReferenceDrift = 10;
+/// The most a row's reference time may differ from the typical one for its latency to be corrected
+/// at all: a row further off (but within kMaxReferenceDrift) is left out of the drift-corrected data.
+/// A reading that far off is more often a stall of the reference alone than the host's speed during
+/// the pass: on data/extra/cpu-2t-ref.csv 99.5% of rows lie within 0.55-1.7x of the median and 6 of
+/// 1,958 beyond 2x, and one at 4.2x whose own latency sat between its batch neighbours' was corrected
+/// 4.2x too fast, which made the model rank it best by far (fifty-ninth hostile pass).
+inline constexpr double kMaxTrustedReferenceDrift = 2;
 
 /// The reference time of an ok row; throws DataError naming the row when it is missing or not a
 /// positive number.
@@ -34,8 +41,14 @@ double row_reference_ms(const Record& r);
 double median_reference_ms(const Dataset& d);
 
 /// The dataset with every ok row's latency_ms scaled by reference_ms_typical / row reference_ms.
-/// Other columns (and non-ok rows) are unchanged. Throws like row_reference_ms, and DataError for a
-/// row whose reference time is more than kMaxReferenceDrift times from the typical one.
+/// Other columns (and non-ok rows) are unchanged; an ok row whose reference time is more than
+/// kMaxTrustedReferenceDrift times from the typical one is left out (drift_left_out_note says so).
+/// Throws like row_reference_ms, and DataError for a row whose reference time is more than
+/// kMaxReferenceDrift times from the typical one.
 Dataset drift_corrected(const Dataset& d, double reference_ms_typical);
+
+/// What drift_corrected(d, reference_ms_typical) leaves out, in words for a command's warnings
+/// ("" when it leaves out nothing).
+std::string drift_left_out_note(const Dataset& d, double reference_ms_typical);
 
 }  // namespace carb

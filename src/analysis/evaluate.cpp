@@ -180,8 +180,13 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
   const auto reference = model.drift_reference_ms();
   eval::Context c{model, reference ? drift_corrected(raw, *reference) : raw, {}, {}, o, false, {}};
   if (c.all.rows.empty()) throw InputError("the data has no ok rows to evaluate on");
+  const std::string left_out = reference ? drift_left_out_note(raw, *reference) : "";
   for (const auto& t : model.targets()) eval::target_column(c.all, t);  // fail early, naming the row
-  if (o.external) return evaluate_external(c);
+  if (o.external) {
+    Evaluation e = evaluate_external(c);
+    if (!left_out.empty()) e.warnings.insert(e.warnings.begin(), left_out);
+    return e;
+  }
   Evaluation e = header(model, c);
   e.split = resolve_split(model, o);
   if (e.split.test_fraction <= 0)
@@ -189,13 +194,17 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
         "the model was trained with test fraction 0, so no rows were held out: pass --test-fraction "
         "(the metrics will then include rows the model was trained on)");
   std::vector<std::size_t> tr, te;
-  split_indices(c.all.rows.size(), e.split.test_fraction, e.split.seed, tr, te);
+  split_indices(raw.rows.size(), e.split.test_fraction, e.split.seed, tr, te);
   if (te.size() < 2 || tr.size() < 2)
-    throw InputError("too few ok rows (" + std::to_string(c.all.rows.size()) +
+    throw InputError("too few ok rows (" + std::to_string(raw.rows.size()) +
                      ") for a held-out split at test fraction " + std::to_string(e.split.test_fraction));
-  c.train = subset(c.all, tr), c.test = subset(c.all, te);
+  // Split as train split, then corrected as train corrected: a drift correction that leaves rows out
+  // must leave them out of the same split (fifty-ninth hostile pass).
+  const auto corrected = [&](const Dataset& part) { return reference ? drift_corrected(part, *reference) : part; };
+  c.train = corrected(subset(raw, tr)), c.test = corrected(subset(raw, te));
+  if (c.test.rows.empty()) throw InputError("every test row was left out of the drift-corrected data");
   c.split_matches_training = dataset_hash(c.train) == model.data_hash();
-  e.split.train_rows = tr.size(), e.split.test_rows = te.size();
+  e.split.train_rows = c.train.rows.size(), e.split.test_rows = c.test.rows.size();
   e.split.matches_training = c.split_matches_training;
   c.test_pred = model.predict_columns(configs_of(c.test), telemetry_of(c.test));
   // Fortieth hostile pass: a model trained on every row (Python Model.train, train --test-fraction 0
@@ -218,6 +227,7 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
                          model.platform() + "'");
   for (auto& note : eval::prediction_notes(model, c.test, c.test_pred)) e.warnings.push_back(std::move(note));
   note_few_test_rows(c.test, e.warnings);
+  if (!left_out.empty()) e.warnings.push_back(left_out);
   if (o.quick) e.warnings.push_back("--quick: leave-one-batch-tier-out, ablation and no-cascade were skipped");
   e.targets = timed("targets", o, e.seconds, [&] { return eval::score_targets(model, c.test); });
   e.baselines = timed("baselines", o, e.seconds, [&] { return eval::baselines_section(c); });

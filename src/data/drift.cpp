@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,23 +42,60 @@ double median_reference_ms(const Dataset& d) {
   return median(std::move(v));
 }
 
+namespace {
+
+// The factor drift correction scales an ok row's latency by, or nullopt for a row it leaves out.
+// Throws for a row it cannot correct at all.
+std::optional<double> correction_factor(const Record& r, double reference_ms_typical) {
+  if (!(reference_ms_typical > 0)) throw InputError("the typical reference time must be positive");
+  const double ref = row_reference_ms(r), factor = reference_ms_typical / ref;
+  if (factor > kMaxReferenceDrift || factor < 1 / kMaxReferenceDrift)
+    throw DataError("row " + r.platform + " " + config_key(r.config) + ": reference_ms " +
+                    csv::format_number(std::optional<double>(ref)) + " ms is " +
+                    fmt_num(factor >= 1 ? factor : 1 / factor) + "x " +
+                    (factor >= 1 ? "below" : "above") + " the typical " +
+                    csv::format_number(std::optional<double>(reference_ms_typical)) +
+                    " ms, more than the " + csv::format_number(std::optional<double>(kMaxReferenceDrift)) +
+                    "x any drift can explain (a damaged cell, or a host too loaded to measure on)");
+  if (factor > kMaxTrustedReferenceDrift || factor < 1 / kMaxTrustedReferenceDrift) return std::nullopt;
+  return factor;
+}
+
+bool corrected(const Record& r) { return r.status == Status::ok && r.latency_ms; }
+
+}  // namespace
+
 Dataset drift_corrected(const Dataset& d, double reference_ms_typical) {
   if (!(reference_ms_typical > 0)) throw InputError("the typical reference time must be positive");
   Dataset out = d;
-  for (auto& r : out.rows) {
-    if (r.status != Status::ok || !r.latency_ms) continue;
-    const double ref = row_reference_ms(r), factor = reference_ms_typical / ref;
-    if (factor > kMaxReferenceDrift || factor < 1 / kMaxReferenceDrift)
-      throw DataError("row " + r.platform + " " + config_key(r.config) + ": reference_ms " +
-                      csv::format_number(std::optional<double>(ref)) + " ms is " +
-                      fmt_num(factor >= 1 ? factor : 1 / factor) + "x " +
-                      (factor >= 1 ? "below" : "above") + " the typical " +
-                      csv::format_number(std::optional<double>(reference_ms_typical)) +
-                      " ms, more than the " + csv::format_number(std::optional<double>(kMaxReferenceDrift)) +
-                      "x drift correction trusts (a damaged cell, or a host too loaded to measure on)");
-    r.latency_ms = *r.latency_ms * factor;
+  out.rows.clear();
+  for (const auto& r : d.rows) {
+    if (!corrected(r)) {
+      out.rows.push_back(r);
+      continue;
+    }
+    const auto factor = correction_factor(r, reference_ms_typical);
+    if (!factor) continue;
+    out.rows.push_back(r);
+    out.rows.back().latency_ms = *r.latency_ms * *factor;
   }
   return out;
+}
+
+std::string drift_left_out_note(const Dataset& d, double reference_ms_typical) {
+  std::size_t n = 0;
+  std::string first;
+  for (const auto& r : d.rows)
+    if (corrected(r) && !correction_factor(r, reference_ms_typical)) {
+      if (n++ == 0) first = config_key(r.config) + " at " + csv::format_number(std::optional<double>(row_reference_ms(r))) + " ms";
+    }
+  if (n == 0) return "";
+  return std::to_string(n) + " ok row" + (n == 1 ? "" : "s") + " left out of the drift-corrected data (" + first +
+         (n > 1 ? ", ..." : "") + "): a reference time more than " +
+         csv::format_number(std::optional<double>(kMaxTrustedReferenceDrift)) + "x from the typical " +
+         csv::format_number(std::optional<double>(reference_ms_typical)) +
+         " ms is more often a stall of the reference alone than the host's speed during the pass, and would scale "
+         "the row's latency by as much";
 }
 
 }  // namespace carb

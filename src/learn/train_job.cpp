@@ -92,6 +92,8 @@ TrainSummary run_train_job(const TrainJob& job) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   TrainSummary s;
   if (!failed_note.empty()) s.warnings.push_back(failed_note);
+  if (reference)
+    if (const std::string note = drift_left_out_note(d, *reference); !note.empty()) s.warnings.push_back(note);
   if (!test.rows.empty()) {
     auto pred = m.predict_columns(configs_of(test), telemetry_of(test));
     for (const auto& t : m.targets()) {
@@ -126,7 +128,8 @@ TrainSummary run_train_job(const TrainJob& job) {
         "), so --lambda changes nothing");
   }
   TrainingRecord record;
-  record.split = TrainingSplit{job.options.seed, job.test_fraction, tr.size(), te.size()};
+  // The rows trained on and scored: a drift correction leaves out rows it cannot trust.
+  record.split = TrainingSplit{job.options.seed, job.test_fraction, train.rows.size(), test.rows.size()};
   record.test_metrics = s.test_metrics;
   record.train_seconds = secs;
   // Absolute: a bundle loaded elsewhere must still know which files it was trained from (eighteenth
@@ -139,7 +142,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   s.model = job.out;
   s.platform = m.platform();
   s.targets = m.targets();
-  s.train_rows = tr.size(), s.test_rows = te.size();
+  s.train_rows = train.rows.size(), s.test_rows = test.rows.size();
   s.train_seconds = secs;
   s.data_hash = m.data_hash();
   s.drift_reference_ms = reference;

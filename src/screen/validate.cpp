@@ -148,6 +148,8 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
   // Said, not only done (twenty-fifth hostile pass: 0 false accepts against corrected latencies were
   // 3 of 47 against the raw measurements, and nothing told them apart).
   if (reference)
+    if (const std::string note = drift_left_out_note(measured, *reference); !note.empty()) v.warnings.push_back(note);
+  if (reference)
     v.warnings.push_back("the model learned latency corrected for host drift: the measured latencies were "
                          "corrected the same way (to the host speed where the reference network takes " +
                          fmt_num(*reference) + " ms) before comparing; against the raw measurements the "

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 
@@ -50,12 +51,13 @@ TEST(Drift, ReadsTheReferenceOrNamesTheProblem) {
 
 TEST(Drift, CorrectsLatencyOnlyOfOkRows) {
   Dataset d;
-  d.rows = {row(10, "2"), row(30, "6"), row(5, "1"), row(7, "", Status::oom)};
+  d.rows = {row(10, "2"), row(15, "3"), row(6.25, "1.25"), row(7, "", Status::oom)};
   d.rows[3].latency_ms.reset();
   EXPECT_DOUBLE_EQ(median_reference_ms(d), 2.0);  // over the three ok rows
   const Dataset c = drift_corrected(d, 2.0);
+  ASSERT_EQ(c.rows.size(), 4u);
   EXPECT_DOUBLE_EQ(*c.rows[0].latency_ms, 10.0);
-  EXPECT_DOUBLE_EQ(*c.rows[1].latency_ms, 10.0);  // measured 3x slower, at a host 3x slower
+  EXPECT_DOUBLE_EQ(*c.rows[1].latency_ms, 10.0);  // measured 1.5x slower, at a host 1.5x slower
   EXPECT_DOUBLE_EQ(*c.rows[2].latency_ms, 10.0);
   EXPECT_DOUBLE_EQ(*c.rows[1].peak_memory_mb, 10.0);
   EXPECT_EQ(c.rows[3].status, Status::oom);
@@ -71,7 +73,7 @@ TEST(Drift, CorrectsLatencyOnlyOfOkRows) {
 TEST(Drift, AReferenceTenTimesFromTheTypicalIsRefused) {
   Dataset d;
   d.rows = {row(10, "2"), row(30, "6"), row(5, "1")};
-  EXPECT_NO_THROW(drift_corrected(d, 2.0));  // 3x either way: drift
+  EXPECT_NO_THROW(drift_corrected(d, 2.0));  // 3x either way: left out, not refused
   d.rows.push_back(row(4, "0.002"));
   try {
     drift_corrected(d, 2.0);
@@ -84,13 +86,31 @@ TEST(Drift, AReferenceTenTimesFromTheTypicalIsRefused) {
   EXPECT_THROW(drift_corrected(d, 2.0), DataError);
 }
 
+// Fifty-ninth hostile pass: a row whose reference alone stalled (4.2x the median, its own latency
+// between its batch neighbours') was corrected 4.2x too fast, and the model ranked it best by far.
+// A row more than kMaxTrustedReferenceDrift from the typical is left out, and the note says so.
+TEST(Drift, ARowFarFromTheTypicalReferenceIsLeftOutAndSaid) {
+  Dataset d;
+  d.rows = {row(10, "2"), row(10, "4.2"), row(10, "0.9"), row(10, "3.9"), row(7, "9", Status::oom)};
+  d.rows[4].latency_ms.reset();
+  const Dataset c = drift_corrected(d, 2.0);
+  ASSERT_EQ(c.rows.size(), 3u);  // 4.2 (2.1x) and 0.9 (2.2x) left out; 3.9 (1.95x) and the oom row kept
+  EXPECT_DOUBLE_EQ(*c.rows[0].latency_ms, 10.0);
+  EXPECT_NEAR(*c.rows[1].latency_ms, 10.0 * 2 / 3.9, 1e-12);
+  EXPECT_EQ(c.rows[2].status, Status::oom);
+  const std::string note = drift_left_out_note(d, 2.0);
+  EXPECT_EQ(note.rfind("2 ok rows left out of the drift-corrected data (", 0), 0u) << note;
+  EXPECT_NE(note.find("more than 2x from the typical 2 ms"), std::string::npos) << note;
+  EXPECT_EQ(drift_left_out_note(c, 2.0), "");
+}
+
 class DriftTrain : public TempDirTest {
  protected:
   DriftTrain() : TempDirTest("carb_drift_") {}
 
   // Latency = smooth function of FLOPs times a host speed drawn from [0.6, 1.6]; the reference
   // network's time is 2 ms times the same speed. Memory does not drift.
-  std::filesystem::path write_data() {
+  std::filesystem::path write_data(const std::function<void(Dataset&)>& edit = {}) {
     std::mt19937 g(7);
     std::uniform_real_distribution<double> speed(0.6, 1.6);
     Dataset d;
@@ -110,14 +130,15 @@ class DriftTrain : public TempDirTest {
             d.extra_columns = {kReferenceColumn};
             d.rows.push_back(r);
           }
+    if (edit) edit(d);
     const auto f = dir_ / "drift.csv";
     write_dataset_csv(d, f);
     return f;
   }
 
-  nlohmann::json train(bool drift, const std::string& out) {
+  nlohmann::json train(bool drift, const std::string& out, const std::function<void(Dataset&)>& edit = {}) {
     TrainJob job;
-    job.data = {write_data()};
+    job.data = {write_data(edit)};
     job.out = dir_ / out;
     job.drift_correct = drift;
     job.options.params.n_trees = 40;
@@ -233,6 +254,39 @@ TEST_F(DriftTrain, AnOutThatHoldsTheTrainingDataIsRefusedEvenWithForce) {
   }
   EXPECT_TRUE(std::filesystem::exists(data));
   EXPECT_TRUE(std::filesystem::exists(dir_ / "notes.txt"));
+}
+
+// Fifty-ninth hostile pass: a row whose reference alone stalled (4.2x the median; its latency as
+// its neighbours') was corrected 4.2x too fast, and recommend ranked it best by far. It is left out
+// of training and scoring, and train and evaluate say so.
+TEST_F(DriftTrain, ARowWhoseReferenceAloneStalledIsLeftOutAndSaid) {
+  const Config stalled{Family::basic, 10, 0.25, 32, 2, Precision::fp32};
+  double base = 0;  // its latency at speed 1 (the reference's 2 ms)
+  const auto j = train(true, "stalled", [&](Dataset& d) {
+    for (auto& r : d.rows)
+      if (r.config == stalled) {
+        const double ref = std::stod(r.extra[kReferenceColumn]);
+        base = *r.latency_ms / (ref / 2.0);
+        r.extra[kReferenceColumn] = std::to_string(ref * 4.2);
+      }
+  });
+  ASSERT_GT(base, 0);
+  std::string said;
+  for (const auto& w : j["warnings"]) said += w.get<std::string>() + "\n";
+  EXPECT_NE(said.find("1 ok row left out of the drift-corrected data (basic-10-w0.25-r32-b2-fp32 at "), std::string::npos)
+      << said;
+  const CarbModel m = CarbModel::load(dir_ / "stalled");
+  // At the typical host speed; corrected by the stall, the row said a quarter of it.
+  const double expected = base * *m.drift_reference_ms() / 2.0;
+  const double predicted = m.predict({stalled}).front().value.at("latency_ms");
+  EXPECT_GT(predicted, 0.7 * expected) << "expected " << expected;
+  EvaluateOptions o;
+  o.quick = true;
+  const auto doc = evaluate_model(m, read_dataset_csv(dir_ / "drift.csv"), o).to_json();
+  bool told = false;
+  for (const auto& w : doc["warnings"])
+    told = told || w.get<std::string>().find("left out of the drift-corrected data") != std::string::npos;
+  EXPECT_TRUE(told) << doc["warnings"].dump();
 }
 
 }  // namespace
