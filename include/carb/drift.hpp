@@ -47,6 +47,9 @@ double median_reference_ms(const Dataset& d);
 /// kMaxReferenceDrift times from the typical one.
 Dataset drift_corrected(const Dataset& d, double reference_ms_typical);
 
+/// Whether drift_corrected keeps `r` (every row but an ok one whose reference time it does not trust).
+bool drift_keeps(const Record& r, double reference_ms_typical);
+
 /// What drift_corrected(d, reference_ms_typical) leaves out, in words for a command's warnings
 /// ("" when it leaves out nothing).
 std::string drift_left_out_note(const Dataset& d, double reference_ms_typical);

@@ -82,6 +82,10 @@ Dataset drift_corrected(const Dataset& d, double reference_ms_typical) {
   return out;
 }
 
+bool drift_keeps(const Record& r, double reference_ms_typical) {
+  return !corrected(r) || correction_factor(r, reference_ms_typical).has_value();
+}
+
 std::string drift_left_out_note(const Dataset& d, double reference_ms_typical) {
   std::size_t n = 0;
   std::string first;
@@ -93,8 +97,7 @@ std::string drift_left_out_note(const Dataset& d, double reference_ms_typical) {
   return std::to_string(n) + " ok row" + (n == 1 ? "" : "s") + " left out of the drift-corrected data (" + first +
          (n > 1 ? ", ..." : "") + "): a reference time more than " +
          csv::format_number(std::optional<double>(kMaxTrustedReferenceDrift)) + "x from the typical " +
-         csv::format_number(std::optional<double>(reference_ms_typical)) +
-         " ms is more often a stall of the reference alone than the host's speed during the pass, and would scale "
+         fmt_num(reference_ms_typical) + " ms is more often a stall of the reference alone than the host's speed during the pass, and would scale "
          "the row's latency by as much";
 }
 
