@@ -6,6 +6,7 @@
 #include <array>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -165,7 +166,12 @@ class CarbModel {
                                        const std::vector<Telemetry>& telemetry = {}) const;
   /// The ranges the model trained on (empty for a model that does not know them).
   const TrainedEnvelope& envelope() const { return envelope_; }
-  /// Same, column-wise: target -> values (fast path for screening).
+  /// Same, column-wise: target -> values (fast path for screening). A configuration between the
+  /// trained levels of resolution, width or batch (resolution 48 where 32 and 64 were measured) is
+  /// held between the answers at the trained levels around it: trees split between levels they
+  /// saw, and a ratio learned at one level times the estimate at another overshot both (sixtieth
+  /// hostile pass: bottleneck-50 at resolution 48 answered 4.34 ms, measured 2.20 ms at 32 and
+  /// 3.21 ms at 64).
   std::map<std::string, std::vector<double>> predict_columns(const std::vector<Config>& configs,
                                                              const std::vector<Telemetry>& telemetry = {}) const;
   /// Gain importance per target, as (feature, share) sorted descending (blend-weighted).
@@ -185,6 +191,11 @@ class CarbModel {
   std::vector<std::string> trained_configs_;
   std::vector<std::string> trained_networks_;  // network_key of each, sorted (set by index_trained)
   std::map<std::string, double> trained_width_of_channels_;  // channels a trained width builds -> that width
+  std::set<int> trained_resolutions_, trained_batches_;      // the levels trained (set by index_trained)
+  std::set<double> trained_widths_;
+  /// predict_columns without holding answers between trained levels.
+  std::map<std::string, std::vector<double>> raw_columns(const std::vector<Config>& configs,
+                                                         const std::vector<Telemetry>& telemetry) const;
   bool knows_trained_ = false;
   std::optional<double> drift_reference_ms_;
   TrainedEnvelope envelope_;

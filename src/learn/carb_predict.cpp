@@ -66,11 +66,14 @@ bool CarbModel::trained_on(const Config& c) const {
 void CarbModel::index_trained() {
   trained_networks_.clear();
   trained_width_of_channels_.clear();
+  trained_resolutions_.clear(), trained_batches_.clear(), trained_widths_.clear();
   for (const auto& k : trained_configs_)
     if (const auto c = parse_config_key(k)) {
       trained_networks_.push_back(network_key(*c));
       trained_width_of_channels_.emplace(width_channels(c->width), c->width);  // the first in key order
+      trained_resolutions_.insert(c->resolution), trained_batches_.insert(c->batch);
     }
+  for (const auto& [channels, width] : trained_width_of_channels_) trained_widths_.insert(width);
   std::sort(trained_networks_.begin(), trained_networks_.end());
 }
 
@@ -184,9 +187,81 @@ std::string shown_number(double v) {  // "1.2e+300", not 301 digits
 }
 }  // namespace
 
+namespace {
+
+// The trained levels around `v` when it lies strictly between two of them; nothing otherwise (a
+// trained level itself, or outside the trained range, which the envelope flags).
+template <class T>
+std::optional<std::pair<T, T>> levels_around(const std::set<T>& levels, T v) {
+  const auto hi = levels.upper_bound(v);
+  if (hi == levels.begin() || hi == levels.end()) return std::nullopt;
+  const auto lo = std::prev(hi);
+  if (*lo == v) return std::nullopt;
+  return std::make_pair(*lo, *hi);
+}
+
+}  // namespace
+
 std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std::vector<Config>& asked,
                                                                       const std::vector<Telemetry>& tel) const {
-  const std::vector<Config> configs = as_trained(asked);  // a respelled trained width is that width
+  const std::vector<Config> configs = as_trained(asked);
+  auto out = raw_columns(configs, tel);
+  // The corners of the box of trained levels around each configuration between them, each with its
+  // weight in a multilinear interpolation over the logarithms of the levels (a cost follows a power
+  // of resolution, width and batch; trees answer there only what they learned at a level nearby).
+  std::vector<Config> corners;
+  std::vector<Telemetry> corner_tel;
+  std::vector<double> weight;
+  std::vector<std::pair<std::size_t, std::size_t>> span(configs.size(), {0, 0});  // [first, end) corners
+  const auto axis = [](auto around, double v) {  // (level, weight) pairs along one knob
+    std::vector<std::pair<double, double>> a;
+    if (!around) return std::vector<std::pair<double, double>>{{v, 1.0}};
+    const double lo = around->first, hi = around->second;
+    const double t = (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo));
+    return std::vector<std::pair<double, double>>{{lo, 1 - t}, {hi, t}};
+  };
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const Config& c = configs[i];
+    const auto r = levels_around(trained_resolutions_, c.resolution);
+    const auto w = levels_around(trained_widths_, c.width);
+    const auto b = levels_around(trained_batches_, c.batch);
+    if (!r && !w && !b) continue;
+    span[i].first = corners.size();
+    for (const auto& [rv, rw] : axis(r, c.resolution))
+      for (const auto& [wv, ww] : axis(w, c.width))
+        for (const auto& [bv, bw] : axis(b, c.batch)) {
+          Config k = c;
+          k.resolution = static_cast<int>(rv), k.width = wv, k.batch = static_cast<int>(bv);
+          corners.push_back(k);
+          weight.push_back(rw * ww * bw);
+          if (!tel.empty()) corner_tel.push_back(tel.at(i));  // a corner is measured as its configuration
+        }
+    span[i].second = corners.size();
+  }
+  if (corners.empty()) return out;
+  const auto at_corners = raw_columns(corners, corner_tel);
+  for (auto& [target, values] : out) {
+    const auto& around = at_corners.at(target);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      const auto [first, end] = span[i];
+      if (first == end || !(values[i] > 0)) continue;  // 0: no cost any device has, said as such
+      double log_v = 0;
+      bool all_positive = true;
+      for (std::size_t k = first; k < end; ++k) {
+        all_positive = all_positive && around[k] > 0;
+        log_v += weight[k] * std::log(std::max(around[k], 1e-300));
+      }
+      if (!all_positive) continue;
+      values[i] = std::exp(log_v);
+      // No pass peaks below its weights and input, between levels either.
+      if (target == "peak_memory_mb") values[i] = std::max(values[i], network_totals(configs[i]).memory_floor_mb());
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<double>> CarbModel::raw_columns(const std::vector<Config>& configs,
+                                                                  const std::vector<Telemetry>& tel) const {
   const Matrix base = build_features(schema_, configs, tel);
   std::map<std::string, std::vector<float>> z;  // upstream predictions in the training (log) space
   std::map<std::string, std::vector<double>> out;
