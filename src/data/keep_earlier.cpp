@@ -115,16 +115,22 @@ void keep_what_force_replaces(const fs::path& csv, bool force, const std::functi
   // a dataset moved away.
   const bool has_csv = fs::is_regular_file(fs::symlink_status(csv, ec));
   if (!has_csv && !(has_side && !fs::exists(fs::symlink_status(csv, ec)))) return;
+  // A CSV whose provenance a killed run left staged is kept with it (sixtieth hostile pass: the
+  // rerun's cleanup removed that staged provenance as a stale temporary, and the kept CSV had none).
+  const fs::path staged = has_csv && !fs::exists(fs::symlink_status(side, ec)) ? staged_provenance_of(csv) : fs::path();
+  const fs::path keep_side = has_side ? side : staged;
   const auto [kept, kept_side] =
-      detail::keep_earlier_copies(has_csv ? csv : fs::path(), has_side ? side : fs::path(), [&](int n) {
+      detail::keep_earlier_copies(has_csv ? csv : fs::path(), keep_side, [&](int n) {
         const fs::path k = detail::earlier_name(csv, ".csv", n);
         return std::make_pair(k, provenance_path(k));
       });
   warn((has_csv ? csv.string() + (is_dataset_csv(csv) ? " held measurements" : " held a file carb did not write")
                 : side.string() + " held the only provenance of a dataset") +
-       " that --force replaces (without it: " + why + "); " + (has_csv && has_side ? "they are" : "it is") + " kept as " +
-       (has_csv ? kept.string() + (has_side ? " with " + kept_side.filename().string() : std::string())
-                : kept_side.string()));
+       " that --force replaces (without it: " + why + "); " + (has_csv && !keep_side.empty() ? "they are" : "it is") + " kept as " +
+       (has_csv ? kept.string() + (!keep_side.empty() ? " with " + kept_side.filename().string() : std::string())
+                : kept_side.string()) +
+       (staged.empty() ? std::string() : " (its provenance from the staging file " + staged.filename().string() +
+                                             " a killed run left)"));
 }
 
 }  // namespace carb

@@ -89,16 +89,10 @@ std::string protocol_id_of(nlohmann::json settings) {
   return buf;
 }
 
-std::optional<std::string> provenance_mismatch(const std::filesystem::path& csv, const nlohmann::json& sidecar) {
-  if (!sidecar.is_object() || !sidecar.contains(kCsvHashKey) || !sidecar[kCsvHashKey].is_string()) return std::nullopt;
+std::filesystem::path staged_provenance_of(const std::filesystem::path& csv) {
   const auto now = file_fnv1a64(csv);
-  if (!now || *now == sidecar[kCsvHashKey].get<std::string>()) return std::nullopt;
+  if (!now) return {};
   const std::filesystem::path side = provenance_path(csv);
-  std::string text = csv.string() + " is not the CSV its provenance " + side.filename().string() +
-                     " was written with (its hash differs): it was edited since carb wrote it, or a run writing "
-                     "both was killed between them, so the protocol facts its rows are checked against may not be theirs";
-  // A run killed between its two renames left the sidecar it was writing staged beside it
-  // (csv::StagedText's ".<name>.carb-<pid>-..."), and that one records the CSV's hash.
   const std::filesystem::path dir = side.has_parent_path() ? side.parent_path() : ".";
   const std::string prefix = "." + side.filename().string() + ".carb-";
   std::error_code ec;
@@ -107,12 +101,24 @@ std::optional<std::string> provenance_mismatch(const std::filesystem::path& csv,
     if (name.rfind(prefix, 0) != 0 || !it->is_regular_file(ec)) continue;
     std::ifstream in(it->path());
     const nlohmann::json staged = nlohmann::json::parse(in, nullptr, false);
-    if (staged.is_object() && staged.value(kCsvHashKey, std::string()) == *now && !sidecar_edited(staged)) {
-      text += "; the provenance a killed run wrote for it is " + it->path().string() + " (move it to " + side.string() +
-              " to pair them again)";
-      break;
-    }
+    if (staged.is_object() && staged.value(kCsvHashKey, std::string()) == *now && !sidecar_edited(staged))
+      return it->path();
   }
+  return {};
+}
+
+std::optional<std::string> provenance_mismatch(const std::filesystem::path& csv, const nlohmann::json& sidecar) {
+  if (!sidecar.is_object() || !sidecar.contains(kCsvHashKey) || !sidecar[kCsvHashKey].is_string()) return std::nullopt;
+  const auto now = file_fnv1a64(csv);
+  if (!now || *now == sidecar[kCsvHashKey].get<std::string>()) return std::nullopt;
+  const std::filesystem::path side = provenance_path(csv);
+  std::string text = csv.string() + " is not the CSV its provenance " + side.filename().string() +
+                     " was written with (its hash differs): it was edited since carb wrote it, or a run writing "
+                     "both was killed between them, so the protocol facts its rows are checked against may not be theirs";
+  // A run killed between its two renames left the sidecar it was writing staged beside it.
+  if (const auto staged = staged_provenance_of(csv); !staged.empty())
+    text += "; the provenance a killed run wrote for it is " + staged.string() + " (move it to " + side.string() +
+            " to pair them again)";
   return text;
 }
 

@@ -54,6 +54,12 @@ std::string protocol_id_of(nlohmann::json settings);
 /// hash is the CSV's. nullopt when they agree or nothing can be told.
 std::optional<std::string> provenance_mismatch(const std::filesystem::path& csv, const nlohmann::json& sidecar);
 
+/// The provenance a run killed between its two renames left staged beside `csv` for `csv` as it is
+/// now (csv::StagedText's ".<name>.json.carb-<pid>-...", recording the CSV's hash, unedited); empty
+/// when there is none (sixtieth hostile pass: a kill after the CSV's rename left it without any
+/// provenance, and a --force rerun then removed the staged one as a stale temporary).
+std::filesystem::path staged_provenance_of(const std::filesystem::path& csv);
+
 /// carb's FNV-1a hash of a file's bytes as 16 hex digits; nullopt when it cannot be read.
 std::optional<std::string> file_fnv1a64(const std::filesystem::path& f);
 

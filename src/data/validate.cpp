@@ -538,6 +538,13 @@ ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv) {
   // be, but not without a word (fifty-fourth hostile pass: a merge killed between its two renames
   // left a new CSV beside the old sidecar, and every reader took the pair).
   if (auto mismatch = provenance_mismatch(csv, prov)) warn_once(csv, *mismatch);
+  // Sixtieth hostile pass: killed after the CSV's rename and before the sidecar's, a first write
+  // left the CSV with no provenance at all, read without a word.
+  if (std::error_code ec; !std::filesystem::exists(provenance_path(csv), ec))
+    if (const auto staged = staged_provenance_of(csv); !staged.empty())
+      warn_once(csv, csv.string() + " has no provenance beside it: a run writing both was killed between them; the "
+                "provenance it wrote for it is " + staged.string() + " (move it to " + provenance_path(csv).string() +
+                " to pair them again)");
   try {
     return prov.is_object() && prov.contains("protocols") ? protocol_facts_of(prov["protocols"]) : ProtocolFactsById{};
   } catch (const DataError& e) {

@@ -545,6 +545,32 @@ TEST_F(DataOps, AForcedWriteThatCannotBeMadeKeepsNothingAndSaysNothing) {
   set_warning_handler(before);
 }
 
+// Sixtieth hostile pass: a merge killed between its two renames (the CSV's, then the provenance's)
+// left the new CSV with no provenance, the one it wrote staged beside it: readers took the CSV
+// without a word, and a --force rerun removed the staged provenance as a stale temporary, keeping
+// the CSV without it. Readers now name it, and --force keeps it with the CSV.
+TEST_F(DataOps, AProvenanceAKilledRunLeftStagedIsNamedAndKept) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  merge_datasets({dir_ / "a.csv"}, dir_ / "out.csv", "");
+  const std::string prov = slurp(dir_ / "out.json");
+  const fs::path staged = dir_ / ".out.json.carb-4194303-AbCdEf";  // no process has that pid
+  fs::rename(dir_ / "out.json", staged);
+  std::vector<std::string> said;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  (void)read_dataset_csv(dir_ / "out.csv");
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("has no provenance beside it"), std::string::npos) << said[0];
+  EXPECT_NE(said[0].find(staged.string()), std::string::npos) << said[0];
+  const std::string csv = slurp(dir_ / "out.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "a.csv"}, dir_ / "out.csv", ""), InputError);
+  merge_datasets({dir_ / "a.csv"}, dir_ / "out.csv", "", true);
+  EXPECT_EQ(slurp(dir_ / "out.earlier.csv"), csv);
+  EXPECT_EQ(slurp(dir_ / "out.earlier.json"), prov);  // kept with its CSV, not removed
+  EXPECT_NE(said.back().find("its provenance from the staging file"), std::string::npos) << said.back();
+  set_warning_handler(before);
+}
+
 // Thirtieth hostile pass: `merge --out results.csv --force` replaced results.json, a measurement
 // store the user kept there, with the merge's provenance; the store's rows were gone, exit 0.
 // --force replaces --out; at the sidecar's name, which the user never named, only carb's provenance.
