@@ -48,6 +48,10 @@ void run(ProfileCmd& c, const std::string& cmdline) {
     std::cout << "profiled " << printable(c.o.platform) << " into " << printable(c.o.db.string()) << ": " << s.total << " configurations, "
               << s.skipped << " already done, " << s.ok << " ok, " << s.oom << " oom, " << s.error << " error"
               << (s.interrupted ? " (interrupted; rerun the same command to resume)" : "") << '\n';
+    if (s.skipped_errors > 0)
+      std::cout << "  " << s.skipped_errors << " of the " << s.skipped << " already done "
+                << (s.skipped_errors == 1 ? "is an error row" : "are error rows")
+                << ", not measured again; --retry-errors measures them again\n";
     if (s.measured() > 0)
       std::cout << "  " << s.measured() << " measured in " << extra_number(s.wall_s) << " s: "
                 << extra_number(s.configs_per_s()) << " configurations/s, compute share "
@@ -72,6 +76,9 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                  auto& p = c->o.protocol;
                  app.add_option("--backend", c->o.backend, "cpu | cuda")->capture_default_str();
                  app.add_option("--db", c->o.db, "SQLite store (created if missing; rerun to resume)");
+                 app.add_flag("--retry-errors", c->o.retry_errors,
+                              "measure again the configurations the store holds as error (a fault of the machine, "
+                              "not of the configuration); an oom row stays");
                  app.add_option("--platform", c->o.platform, "platform id stored with each row (default: <backend>-<threads>t)");
                  app.add_option("--warmup", p.warmup, "untimed warm-up passes")->capture_default_str()->check(in_range(0, 100000));
                  app.add_option("--min-passes", p.min_passes, "timed passes at least")->capture_default_str()->check(in_range(1, 1000000));

@@ -122,10 +122,15 @@ struct ProfileOptions {
   std::string command_line;  // recorded with the protocol
   /// Run the meter check before measuring and record it with the protocol (provenance).
   bool check_meter = true;
+  /// Measure again the configurations stored as error (a fault of the machine, such as too few file
+  /// descriptors, not of the configuration); their rows are replaced. An oom row stays.
+  bool retry_errors = false;
 };
 
 struct ProfileSummary {
   std::size_t total = 0, skipped = 0, ok = 0, oom = 0, error = 0;
+  /// Of the skipped, those stored as error (not measured again without retry_errors).
+  std::size_t skipped_errors = 0;
   /// A signal stopped the run with configurations left to measure; signal is its number.
   bool interrupted = false;
   int signal = 0;

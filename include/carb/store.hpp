@@ -56,9 +56,10 @@ class Store {
 
   /// True when a row exists for (platform, config_key(config), protocol_id), whatever its status.
   bool has(const std::string& platform, const Config& c, const std::string& protocol_id) const;
-  /// Config keys already stored for (platform, protocol_id), any status: what resume skips.
-  std::unordered_set<std::string> done_keys(const std::string& platform,
-                                            const std::string& protocol_id) const;
+  /// Config keys already stored for (platform, protocol_id), any status (`with_errors`) or any but
+  /// error: what resume skips.
+  std::unordered_set<std::string> done_keys(const std::string& platform, const std::string& protocol_id,
+                                            bool with_errors = true) const;
   /// Inserts one measurement in its own transaction, replacing any row with the same
   /// (platform, config key, protocol id); durable against a process kill once it returns.
   void put(const StoredMeasurement& m);

@@ -136,16 +136,30 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   store.put_protocol(pid, settings);
   // Done by network: a resume that spells a width otherwise (0.251 for 0.25, the same channels)
   // measured the network again, and the store could then not be exported (fourteenth hostile pass).
-  std::unordered_set<std::string> done;
-  for (const auto& k : store.done_keys(o.platform, pid)) {
-    const auto c = parse_config_key(k);
-    done.insert(c ? network_key(*c) : k);
-  }
+  // Sixtieth hostile pass: a machine fault (ulimit -n 8) stored every configuration as error, and
+  // a resume skipped them all, "already done". They are counted, and --retry-errors measures them.
+  const auto networks = [](const std::unordered_set<std::string>& keys) {
+    std::unordered_set<std::string> n;
+    for (const auto& k : keys) {
+      const auto c = parse_config_key(k);
+      n.insert(c ? network_key(*c) : k);
+    }
+    return n;
+  };
+  const std::unordered_set<std::string> not_errors = networks(store.done_keys(o.platform, pid, false));
+  std::unordered_set<std::string> done = o.retry_errors ? not_errors : networks(store.done_keys(o.platform, pid));
   ProfileSummary s;
   s.total = configs.size();
   std::vector<Config> todo;
-  for (const auto& c : configs)
-    if (done.insert(network_key(c)).second) todo.push_back(c);  // and each network once
+  for (const auto& c : configs) {
+    const std::string n = network_key(c);
+    if (done.insert(n).second)
+      todo.push_back(c);  // and each network once
+    else if (!o.retry_errors && !not_errors.count(n) && std::none_of(todo.begin(), todo.end(), [&](const Config& t) {
+               return network_key(t) == n;
+             }))
+      ++s.skipped_errors;
+  }
   s.skipped = configs.size() - todo.size();
   detail::StopOnSignals signals;  // the first signal lets the configuration in flight finish
   Progress bar("profile " + o.platform, todo.size(), o.progress);

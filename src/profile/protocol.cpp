@@ -127,6 +127,7 @@ std::string Protocol::id() const {
 nlohmann::json ProfileSummary::to_json() const {
   nlohmann::json j = {{"total", total},
                       {"skipped", skipped},
+                      {"skipped_errors", skipped_errors},
                       {"ok", ok},
                       {"oom", oom},
                       {"error", error},

@@ -590,9 +590,11 @@ bool Store::has(const std::string& platform, const Config& c, const std::string&
   return s.step();
 }
 
-std::unordered_set<std::string> Store::done_keys(const std::string& platform,
-                                                 const std::string& protocol_id) const {
-  Stmt s(db_, path_, "SELECT config_key FROM measurements WHERE platform = ?1 AND protocol_id = ?2");
+std::unordered_set<std::string> Store::done_keys(const std::string& platform, const std::string& protocol_id,
+                                                 bool with_errors) const {
+  Stmt s(db_, path_,
+         with_errors ? "SELECT config_key FROM measurements WHERE platform = ?1 AND protocol_id = ?2"
+                     : "SELECT config_key FROM measurements WHERE platform = ?1 AND protocol_id = ?2 AND status != 'error'");
   s.bind(1, platform).bind(2, protocol_id);
   std::unordered_set<std::string> keys;
   while (s.step()) keys.insert(s.text(0));

@@ -86,6 +86,7 @@ struct FakeState {
   std::vector<double> temps;  // answered in turn; the last one repeats
   std::size_t reads = 0;
   int measured = 0;
+  bool fail = false;  // every measurement an error, as on a machine out of file descriptors
 };
 FakeState fake;
 
@@ -96,6 +97,11 @@ class FakeBackend final : public Backend {
   Measurement measure(const Config&, const Protocol&) override {
     ++fake.measured;
     Measurement m;
+    if (fake.fail) {
+      m.status = Status::error;
+      m.error = "Unable to open /dev/urandom";
+      return m;
+    }
     m.latency_ms = 1.0, m.peak_memory_mb = 10.0;
     m.extra["timed_s"] = "0.01";
     m.extra["energy_window_s"] = "0.02";
@@ -200,6 +206,36 @@ TEST_F(Campaign, AResumeKnowsANetworkByItsChannelsNotItsSpelling) {
   EXPECT_EQ(s.skipped, 2u);  // the respelled network, and the repeat of the new one
   EXPECT_EQ(fake.measured, 1);
   EXPECT_EQ(Store(dir_ / "s.db").to_dataset().rows.size(), 2u);
+}
+
+// Sixtieth hostile pass: a machine fault (ulimit -n 8) stored every configuration as an error row,
+// and every resume skipped them as "already done". They are counted, and retry_errors
+// (--retry-errors) measures them again, replacing the rows.
+TEST_F(Campaign, ErrorRowsAreCountedAndMeasuredAgainWhenAsked) {
+  fake.temps = {40};
+  auto o = options();
+  o.protocol.cooldown_s = 0;
+  const std::vector<Config> cs = {{Family::basic, 10, 0.25, 32, 1, Precision::fp32},
+                                  {Family::basic, 10, 0.25, 32, 2, Precision::fp32}};
+  fake.fail = true;
+  EXPECT_EQ(run_profile(cs, o).error, 2u);
+  fake.fail = false, fake.measured = 0;
+  const auto again = run_profile(cs, o);
+  EXPECT_EQ(again.skipped, 2u);
+  EXPECT_EQ(again.skipped_errors, 2u);
+  EXPECT_EQ(fake.measured, 0);
+  EXPECT_EQ(again.to_json()["skipped_errors"], 2);
+  o.retry_errors = true;
+  const auto retried = run_profile(cs, o);
+  EXPECT_EQ(retried.ok, 2u);
+  EXPECT_EQ(retried.skipped, 0u);
+  const Dataset d = Store(dir_ / "s.db").to_dataset();
+  ASSERT_EQ(d.rows.size(), 2u);
+  for (const auto& r : d.rows) EXPECT_EQ(r.status, Status::ok);
+  // Nothing left to retry: an ok row is not measured again.
+  fake.measured = 0;
+  EXPECT_EQ(run_profile(cs, o).skipped, 2u);
+  EXPECT_EQ(fake.measured, 0);
 }
 
 TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {
