@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
@@ -117,8 +118,15 @@ void keep_what_force_replaces(const fs::path& csv, bool force, const std::functi
   if (!has_csv && !(has_side && !fs::exists(fs::symlink_status(csv, ec)))) return;
   // A CSV whose provenance a killed run left staged is kept with it (sixtieth hostile pass: the
   // rerun's cleanup removed that staged provenance as a stale temporary, and the kept CSV had none).
-  const fs::path staged = has_csv && !fs::exists(fs::symlink_status(side, ec)) ? staged_provenance_of(csv) : fs::path();
-  const fs::path keep_side = has_side ? side : staged;
+  // Sixty-first: nor when the sidecar there is the earlier run's, which the killed run's CSV replaced
+  // and its staged provenance was to: the staged one is what describes the CSV kept.
+  const bool side_is_csvs = has_side && has_csv && [&] {
+    std::ifstream in(side);
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    return j.is_object() && j.value(kCsvHashKey, std::string()) == file_fnv1a64(csv).value_or("");
+  }();
+  const fs::path staged = has_csv && !side_is_csvs ? staged_provenance_of(csv) : fs::path();
+  const fs::path keep_side = staged.empty() ? (has_side ? side : fs::path()) : staged;
   const auto [kept, kept_side] =
       detail::keep_earlier_copies(has_csv ? csv : fs::path(), keep_side, [&](int n) {
         const fs::path k = detail::earlier_name(csv, ".csv", n);

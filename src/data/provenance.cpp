@@ -155,11 +155,15 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
   const std::string side_text = dump(p, 2) + "\n";
   // Both written in full before either replaces anything (fifty-second hostile pass: a disk that
   // filled while the sidecar was written left the new CSV beside the old sidecar, which readers took).
-  csv::StagedText side_staged(provenance_path(csv), side_text), csv_staged(csv, text);
   // The recheck (which may keep what --force replaces) once both are staged: a write that cannot be
   // staged (a full disk) fails before it, and leaves no kept copy of a file it did not replace, nor a
-  // warning that it did (fifty-eighth hostile pass).
-  if (recheck) recheck();
+  // warning that it did (fifty-eighth hostile pass). But first when a killed run left the CSV's
+  // provenance staged: staging removes it as a dead run's temporary, and the keep needs it
+  // (sixty-first hostile pass).
+  const bool staged_first = recheck && !staged_provenance_of(csv).empty();
+  if (staged_first) recheck();
+  csv::StagedText side_staged(provenance_path(csv), side_text), csv_staged(csv, text);
+  if (recheck && !staged_first) recheck();
   csv_staged.commit(csv_before);
   try {
     side_staged.commit(side_before);

@@ -568,6 +568,18 @@ TEST_F(DataOps, AProvenanceAKilledRunLeftStagedIsNamedAndKept) {
   EXPECT_EQ(slurp(dir_ / "out.earlier.csv"), csv);
   EXPECT_EQ(slurp(dir_ / "out.earlier.json"), prov);  // kept with its CSV, not removed
   EXPECT_NE(said.back().find("its provenance from the staging file"), std::string::npos) << said.back();
+  // Sixty-first hostile pass: killed replacing its own earlier output, a run leaves the earlier
+  // provenance beside the new CSV and the new one staged; --force kept the CSV with the earlier one
+  // and removed the staged one. The staged one, the CSV's, is kept with it.
+  export_store({db, dir_ / "g.csv", "gpu", ""});
+  merge_datasets({dir_ / "g.csv"}, dir_ / "g_out.csv", "");
+  fs::copy_file(dir_ / "g_out.csv", dir_ / "out.csv", fs::copy_options::overwrite_existing);
+  const std::string g_prov = slurp(dir_ / "g_out.json");
+  fs::rename(dir_ / "g_out.json", dir_ / ".out.json.carb-4194303-GhIjKl");
+  const std::string g_csv = slurp(dir_ / "out.csv");
+  merge_datasets({dir_ / "a.csv"}, dir_ / "out.csv", "", true);
+  EXPECT_EQ(slurp(dir_ / "out.earlier-1.csv"), g_csv);
+  EXPECT_EQ(slurp(dir_ / "out.earlier-1.json"), g_prov);
   set_warning_handler(before);
 }
 

@@ -236,6 +236,18 @@ TEST_F(Campaign, ErrorRowsAreCountedAndMeasuredAgainWhenAsked) {
   fake.measured = 0;
   EXPECT_EQ(run_profile(cs, o).skipped, 2u);
   EXPECT_EQ(fake.measured, 0);
+  // Sixty-first hostile pass: a retry spelled otherwise (width 0.251 for 0.25, the same channels)
+  // added a second row for the network, and the store could not be exported. It replaces the row.
+  fake.fail = true;
+  const Config third{Family::basic, 10, 0.25, 32, 4, Precision::fp32};
+  EXPECT_EQ(run_profile({third}, o).error, 1u);
+  fake.fail = false;
+  Config respelled = third;
+  respelled.width = 0.251;
+  EXPECT_EQ(run_profile({respelled}, o).ok, 1u);
+  const Dataset after = Store(dir_ / "s.db").to_dataset();
+  EXPECT_EQ(after.rows.size(), 3u);
+  for (const auto& r : after.rows) EXPECT_EQ(r.status, Status::ok) << config_key(r.config);
 }
 
 TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {
