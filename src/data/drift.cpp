@@ -90,7 +90,7 @@ std::string drift_left_out_note(const Dataset& d, double reference_ms_typical) {
   std::size_t n = 0;
   std::string first;
   for (const auto& r : d.rows)
-    if (corrected(r) && !correction_factor(r, reference_ms_typical)) {
+    if (!drift_keeps(r, reference_ms_typical)) {
       if (n++ == 0) first = config_key(r.config) + " at " + csv::format_number(std::optional<double>(row_reference_ms(r))) + " ms";
     }
   if (n == 0) return "";

@@ -57,33 +57,6 @@ bool looks_like_dataset(const fs::path& f) {
   }
 }
 
-// What makes `f` a window study, or "" when it is none: its header, or its provenance beside it
-// (`<f>.json`, the name with ".json" added). Fifty-ninth hostile pass: `report --force` and
-// `plan --force` onto a study kept its rows as <stem>.earlier.csv without its provenance, which
-// stayed beside the new file and described it (only `<stem>.json` was looked at).
-std::string window_study_sign(const fs::path& f) {
-  std::error_code ec;
-  if (!fs::is_regular_file(f, ec)) return "";
-  const fs::path side(f.string() + ".json");
-  if (fs::is_regular_file(side, ec)) {
-    std::ifstream in(side);
-    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_object() && j.value("kind", "") == kWindowStudyKind) return "its provenance " + side.filename().string();
-  }
-  std::ifstream in(f, std::ios::binary);
-  std::string head(512, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(in.gcount()));
-  const std::string first = head.substr(0, head.find_first_of("\r\n"));
-  return first == kWindowStudyHeader ? "its header" : "";
-}
-
-void refuse_a_window_study(const fs::path& out) {
-  if (const std::string sign = window_study_sign(out); !sign.empty())
-    throw InputError(out.string() + " holds a window study (" + sign + " says so), measurements that only `carb meter "
-                     "--study` adds to (--force does not change this); choose another --out");
-}
-
 // The kind a carb provenance document states, or "" for anything else.
 std::string carb_kind(const nlohmann::json& j) {
   if (!j.is_object() || !j.contains("kind") || !j["kind"].is_string()) return "";
@@ -99,6 +72,30 @@ std::string provenance_kind(const fs::path& f) {
 }
 
 bool looks_like_provenance(const fs::path& f) { return !provenance_kind(f).empty(); }
+
+// What makes `f` a window study, or "" when it is none: its header, or its provenance beside it
+// (`<f>.json`, the name with ".json" added). Fifty-ninth hostile pass: `report --force` and
+// `plan --force` onto a study kept its rows as <stem>.earlier.csv without its provenance, which
+// stayed beside the new file and described it (only `<stem>.json` was looked at).
+std::string window_study_sign(const fs::path& f) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return "";
+  const fs::path side(f.string() + ".json");
+  if (fs::is_regular_file(side, ec) && provenance_kind(side) == kWindowStudyKind)
+    return "its provenance " + side.filename().string();
+  std::ifstream in(f, std::ios::binary);
+  std::string head(512, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const std::string first = head.substr(0, head.find_first_of("\r\n"));
+  return first == kWindowStudyHeader ? "its header" : "";
+}
+
+void refuse_a_window_study(const fs::path& out) {
+  if (const std::string sign = window_study_sign(out); !sign.empty())
+    throw InputError(out.string() + " holds a window study (" + sign + " says so), measurements that only `carb meter "
+                     "--study` adds to (--force does not change this); choose another --out");
+}
 }  // namespace
 
 bool is_carb_provenance(const fs::path& f) { return looks_like_provenance(f); }

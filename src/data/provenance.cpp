@@ -90,8 +90,9 @@ std::string protocol_id_of(nlohmann::json settings) {
 }
 
 std::filesystem::path staged_provenance_of(const std::filesystem::path& csv) {
-  const auto now = file_fnv1a64(csv);
-  if (!now) return {};
+  // The CSV is hashed only once a staged file is found: every dataset write asks, almost always of
+  // a directory holding none.
+  std::optional<std::optional<std::string>> now;
   const std::filesystem::path side = provenance_path(csv);
   const std::filesystem::path dir = side.has_parent_path() ? side.parent_path() : ".";
   const std::string prefix = "." + side.filename().string() + ".carb-";
@@ -99,9 +100,11 @@ std::filesystem::path staged_provenance_of(const std::filesystem::path& csv) {
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (name.rfind(prefix, 0) != 0 || !it->is_regular_file(ec)) continue;
+    if (!now) now = file_fnv1a64(csv);
+    if (!*now) return {};
     std::ifstream in(it->path());
     const nlohmann::json staged = nlohmann::json::parse(in, nullptr, false);
-    if (staged.is_object() && staged.value(kCsvHashKey, std::string()) == *now && !sidecar_edited(staged))
+    if (staged.is_object() && staged.value(kCsvHashKey, std::string()) == **now && !sidecar_edited(staged))
       return it->path();
   }
   return {};

@@ -214,7 +214,6 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
   std::vector<double> weight;
   std::vector<std::pair<std::size_t, std::size_t>> span(configs.size(), {0, 0});  // [first, end) corners
   const auto axis = [](auto around, double v) {  // (level, weight) pairs along one knob
-    std::vector<std::pair<double, double>> a;
     if (!around) return std::vector<std::pair<double, double>>{{v, 1.0}};
     const double lo = around->first, hi = around->second;
     const double t = (std::log(v) - std::log(lo)) / (std::log(hi) - std::log(lo));

@@ -150,26 +150,24 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   const std::unordered_set<std::string> not_errors = networks(store.done_keys(o.platform, pid, false));
   const auto all_done = store.done_keys(o.platform, pid);
   std::unordered_set<std::string> done = o.retry_errors ? not_errors : networks(all_done);
-  // A retried network is measured under the spelling its error row has, which the new row then
-  // replaces (sixty-first hostile pass: width 0.251 for a stored 0.25 added a duplicate row).
-  std::unordered_map<std::string, Config> stored_spelling;
-  if (o.retry_errors)
-    for (const auto& k : all_done)
-      if (const auto c = parse_config_key(k); c && !not_errors.count(network_key(*c)))
-        stored_spelling.emplace(network_key(*c), *c);
+  // The networks stored as error, each with its row's spelling: a retried network is measured under
+  // it, which the new row then replaces (sixty-first hostile pass: width 0.251 for a stored 0.25
+  // added a duplicate row).
+  std::unordered_map<std::string, Config> error_rows;
+  for (const auto& k : all_done)
+    if (const auto c = parse_config_key(k); c && !not_errors.count(network_key(*c)))
+      error_rows.emplace(network_key(*c), *c);
   ProfileSummary s;
   s.total = configs.size();
   std::vector<Config> todo;
   for (const auto& c : configs) {
     const std::string n = network_key(c);
     if (done.insert(n).second) {
-      const auto stored = stored_spelling.find(n);
-      todo.push_back(stored != stored_spelling.end() ? stored->second : c);  // and each network once
-    }
-    else if (!o.retry_errors && !not_errors.count(n) && std::none_of(todo.begin(), todo.end(), [&](const Config& t) {
-               return network_key(t) == n;
-             }))
+      const auto stored = error_rows.find(n);  // only when retrying: else an error row is done
+      todo.push_back(stored != error_rows.end() ? stored->second : c);  // and each network once
+    } else if (!o.retry_errors && error_rows.count(n)) {
       ++s.skipped_errors;
+    }
   }
   s.skipped = configs.size() - todo.size();
   detail::StopOnSignals signals;  // the first signal lets the configuration in flight finish
