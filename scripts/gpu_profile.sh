@@ -19,6 +19,9 @@
 # CARB_GPU_DEPLOY_S=S first spends S seconds on the `deploy` preset (resolutions 160-256, what
 # people run) into $OUT/h200-deploy.csv: rows that test how the model, trained on the paper
 # preset, holds past its grid (README, "Predicting past the grid").
+# CARB_GPU_REPEAT_N=N (with CARB_GPU_REPEAT_S, default 60 s, kept back from the campaign) measures
+# the first N ok configurations of the campaign again into $OUT/h200-repeat.csv, for the energy
+# repeatability R^2 (scripts/repeatability.py).
 # CARB_GPU_PLAN=plan.csv (from `carb plan --model models/h200 --preset paper --exclude data/h200.csv
 # --backend cuda --warmup 5 --min-passes 10 --max-passes 100 --max-timed-s 0.5 --min-energy-window 0.5
 # --util-window 0.5 --util sample:0.2 --cooldown 2 --budget-s ...`, priced as this script measures)
@@ -156,7 +159,9 @@ else
 fi
 # A store from an earlier lease (same protocol) resumes: its configurations are skipped.
 [ -n "${CARB_GPU_RESUME_DB:-}" ] && cp "$CARB_GPU_RESUME_DB" "$W/h200.db"
-LEFT=$((BUDGET - ($(date +%s) - T0) - 40))
+REPEAT_N=${CARB_GPU_REPEAT_N:-0}
+REPEAT_S=0; [ "$REPEAT_N" -gt 0 ] && REPEAT_S=${CARB_GPU_REPEAT_S:-60}
+LEFT=$((BUDGET - ($(date +%s) - T0) - 40 - REPEAT_S))
 [ "$LEFT" -gt 20 ] || die "no time left to profile"
 echo "profiling for at most $LEFT s"
 timeout -k 25 "$LEFT" $B profile --backend cuda --platform h200 --db "$W/h200.db" "${ORDER[@]}" $P $UTIL --format json |
@@ -166,6 +171,24 @@ step export
 $B data export --db "$W/h200.db" --out "$OUT/h200.csv" --platform h200 || die "export failed"
 cp "$W/h200.db" "$OUT/h200.db"
 $B data info "$OUT/h200.csv" 2>&1 | head -60 || true
+if [ "$REPEAT_N" -gt 0 ]; then
+  # Repeatability: the first REPEAT_N ok configurations measured again, in a store of their own
+  # (so nothing is resumed), same protocol, no utilization windows.
+  step "measure $REPEAT_N configurations again for repeatability (at most $REPEAT_S s)"
+  python3 - "$OUT/h200.csv" "$REPEAT_N" >"$W/repeat.csv" <<'PY'
+import csv, sys
+keys = ["family", "depth", "width", "resolution", "batch", "precision"]
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"][: int(sys.argv[2])]
+print(",".join(keys))
+for r in rows:
+    print(",".join(r[k] for k in keys))
+PY
+  timeout -k 10 "$REPEAT_S" $B profile --backend cuda --platform h200 --db "$W/h200-repeat.db" \
+    --configs "$W/repeat.csv" $P --util none
+  echo "repeat profile exit status $?"
+  $B data export --db "$W/h200-repeat.db" --out "$OUT/h200-repeat.csv" --platform h200 &&
+    python3 scripts/repeatability.py "$OUT/h200.csv" "$OUT/h200-repeat.csv" || echo "repeat export failed"
+fi
 nvidia-smi --query-gpu=power.limit,clocks.sm,clocks.mem,temperature.gpu --format=csv
 python3 - "$W/summary.json" "$OUT/h200.csv" "$(($(date +%s) - T0))" "$TICKS" >"$OUT/lease.md" <<'PY'
 import csv, datetime, json, subprocess, sys
