@@ -57,7 +57,7 @@ nproc; free -g | head -2
 step configure
 PREFIX=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCARB_BUILD_BENCH=OFF -DCARB_BUILD_TESTS=OFF -DCARB_WERROR=OFF \
+  -DCARB_BUILD_BENCH=OFF -DCARB_BUILD_TESTS=OFF -DCARB_WERROR=OFF -DCARB_PYTHON=OFF \
   -DCMAKE_PREFIX_PATH="$PREFIX;$DEPS" \
   -DXGBOOST_INCLUDE_DIR="$DEPS/include" -DXGBOOST_LIBRARY="$LIB/libxgboost.so" \
   -DSQLite3_INCLUDE_DIR="$DEPS/include" -DSQLite3_LIBRARY="$LIB/libsqlite3.so" \
