@@ -20,7 +20,7 @@
 # people run) into $OUT/h200-deploy.csv: rows that test how the model, trained on the paper
 # preset, holds past its grid (README, "Predicting past the grid").
 # CARB_GPU_REPEAT_N=N (with CARB_GPU_REPEAT_S, default 60 s, kept back from the campaign) measures
-# the first N ok configurations of the campaign again into $OUT/h200-repeat.csv, for the energy
+# N ok configurations of the campaign, drawn at random, again into $OUT/h200-repeat.csv, for the energy
 # repeatability R^2 (scripts/repeatability.py).
 # CARB_GPU_PLAN=plan.csv (from `carb plan --model models/h200 --preset paper --exclude data/h200.csv
 # --backend cuda --warmup 5 --min-passes 10 --max-passes 100 --max-timed-s 0.5 --min-energy-window 0.5
@@ -77,7 +77,9 @@ $B meter --backend cuda --seconds 3 --format json | tee "$OUT/h200-meter.json" |
 PERIOD_MS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("period_ms") or "")' "$OUT/h200-meter.json")
 
 STUDY=data/gpu/h200-window-study.csv
+# A study already shipped has its verdict: later leases add its repeats in 100 s slices.
 STUDY_S=${CARB_GPU_STUDY_S:-200}
+[ -z "${CARB_GPU_STUDY_S:-}" ] && [ -f "$STUDY" ] && STUDY_S=100
 # Leave the campaign and the export at least 150 s of the budget.
 LEFT_FOR_STUDY=$((BUDGET - ($(date +%s) - T0) - 150))
 [ "$STUDY_S" -gt "$LEFT_FOR_STUDY" ] && STUDY_S=$LEFT_FOR_STUDY
@@ -96,6 +98,10 @@ if [ -f "$W/h200-window-study.csv" ]; then
   python3 scripts/window_study.py "$OUT/h200-window-study.csv" | tee "$OUT/h200-window-study.txt"
 fi
 TICKS=${CARB_GPU_ENERGY_TICKS:-}
+# A campaign keeps its protocol across leases: the tick count of the rows already in data/h200.csv
+# (the protocol id includes it; rows of another id would be measured again, not resumed).
+[ -z "$TICKS" ] && [ -f data/h200.csv ] &&
+  TICKS=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1])), {}); print(r.get("energy_ticks") or "")' data/h200.csv)
 [ -z "$TICKS" ] && [ -f "$OUT/h200-window-study.csv" ] &&
   TICKS=$(python3 scripts/window_study.py --json "$OUT/h200-window-study.csv" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("energy_ticks") or "")')
 if [ -z "$TICKS" ] && [ -n "$PERIOD_MS" ]; then  # no study verdict yet: 1 s worth of counter periods
@@ -142,6 +148,7 @@ fi
 SEED=20261130
 
 if [ -n "${CARB_GPU_DEPLOY_S:-}" ]; then
+  [ -f data/gpu/h200-deploy.db ] && [ ! -f "$W/h200-deploy.db" ] && cp data/gpu/h200-deploy.db "$W/h200-deploy.db"
   step "profile the deploy preset in architecture order for $CARB_GPU_DEPLOY_S s"
   timeout -k 25 "$CARB_GPU_DEPLOY_S" $B profile --backend cuda --platform h200 --db "$W/h200-deploy.db" \
     --preset deploy --arch-order $SEED $P $UTIL
@@ -157,8 +164,11 @@ else
   step "profile the paper preset in architecture order until the budget"
   ORDER=(--preset paper --arch-order $SEED)
 fi
-# A store from an earlier lease (same protocol) resumes: its configurations are skipped.
-[ -n "${CARB_GPU_RESUME_DB:-}" ] && cp "$CARB_GPU_RESUME_DB" "$W/h200.db"
+# A store from an earlier lease (same protocol) resumes: its configurations are skipped. The shipped
+# one (data/gpu/h200-campaign.db) by default, unless this machine's own store is already there (a
+# second call of one lease).
+RESUME=${CARB_GPU_RESUME_DB:-data/gpu/h200-campaign.db}
+[ -f "$RESUME" ] && { [ -n "${CARB_GPU_RESUME_DB:-}" ] || [ ! -f "$W/h200.db" ]; } && cp "$RESUME" "$W/h200.db"
 REPEAT_N=${CARB_GPU_REPEAT_N:-0}
 REPEAT_S=0; [ "$REPEAT_N" -gt 0 ] && REPEAT_S=${CARB_GPU_REPEAT_S:-60}
 LEFT=$((BUDGET - ($(date +%s) - T0) - 40 - REPEAT_S))
@@ -172,13 +182,16 @@ $B data export --db "$W/h200.db" --out "$OUT/h200.csv" --platform h200 || die "e
 cp "$W/h200.db" "$OUT/h200.db"
 $B data info "$OUT/h200.csv" 2>&1 | head -60 || true
 if [ "$REPEAT_N" -gt 0 ]; then
-  # Repeatability: the first REPEAT_N ok configurations measured again, in a store of their own
-  # (so nothing is resumed), same protocol, no utilization windows.
+  # Repeatability: REPEAT_N ok configurations drawn at random (seeded; the first N of an
+  # architecture-ordered campaign would be one or two architectures) measured again, in a store of
+  # their own (so nothing is resumed), same protocol, no utilization windows.
   step "measure $REPEAT_N configurations again for repeatability (at most $REPEAT_S s)"
   python3 - "$OUT/h200.csv" "$REPEAT_N" >"$W/repeat.csv" <<'PY'
 import csv, sys
 keys = ["family", "depth", "width", "resolution", "batch", "precision"]
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"][: int(sys.argv[2])]
+import random
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
+rows = random.Random(20261204).sample(rows, min(int(sys.argv[2]), len(rows)))
 print(",".join(keys))
 for r in rows:
     print(",".join(r[k] for k in keys))

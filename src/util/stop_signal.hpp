@@ -6,9 +6,13 @@
 
 namespace carb::detail {
 
-/// While one is alive, the first SIGINT or SIGTERM is recorded instead of ending the process; the
-/// signal's default action is restored at once, so a second one ends the process (the user's way
-/// out of a step that does not poll). A signal the process was started ignoring (a shell's
+/// A second SIGINT/SIGTERM this many seconds or more after the first ends the process; one sooner is
+/// the same request delivered twice (`timeout` signals the command and its process group).
+inline constexpr double kSameStopRequestS = 1.0;
+
+/// While one is alive, the first SIGINT or SIGTERM is recorded instead of ending the process; a
+/// second one, kSameStopRequestS or more later, ends it (the user's way out of a step that does not
+/// poll). A signal the process was started ignoring (a shell's
 /// `carb ... &` under some shells) stays ignored. Scopes nest; the outermost one resets the record.
 class StopOnSignals {
  public:

@@ -371,6 +371,34 @@ TEST_F(Study, WritesEveryTraceResumesAndNamesFailures) {
   EXPECT_NEAR(a["repeat_cv_median"].get<double>(), 0.0, 1e-12);
 }
 
+// The H200 window study of 2026-12-04: launch-bound networks ran up to 20% faster or slower from
+// one second to the next, so energy per pass missed the 5 s reference by p90 10% in every window
+// while the power over whole counter periods was within 3% at 1 s. The script splits the two and
+// chooses the window by the meter's part, the power: here a 1 s window whose passes ran 10% faster
+// at the reference's power passes, a 0.5 s window with the power 10% off does not, and no window
+// passes by energy per pass.
+TEST_F(Study, TheWindowIsChosenByThePowerTheMeterReadNotByTheWorkloadsSpeed) {
+  {
+    std::ofstream f(dir_ / "synthetic.csv");
+    f << "family,depth,width,resolution,batch,precision,repeat,window_s,reference,method,start_s,seconds,"
+         "passes,ticks,energy_per_pass_j\n";
+    const std::string c = "basic,18,1,64,1,fp32,1,";
+    f << c << "5,1,ticks,0,5,1000,50,0.5\n";                    // 100 W, 5 ms per pass
+    f << c << "1,0,ticks,0,1,220,10," << 100.0 / 220 << "\n";     // 100 W, 4.55 ms per pass
+    f << c << "0.5,0,ticks,1,0.5,100,5," << 110.0 * 0.005 << "\n";  // 110 W, 5 ms per pass
+  }
+  const std::string cmd = "/usr/bin/python3 " CARB_SOURCE_DIR "/scripts/window_study.py --json " +
+                          (dir_ / "synthetic.csv").string() + " > " + (dir_ / "s.json").string();
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const auto a = nlohmann::json::parse(std::ifstream(dir_ / "s.json"));
+  EXPECT_EQ(a["shortest_ok_window_s"], 1.0);
+  EXPECT_TRUE(a["shortest_ok_energy_window_s"].is_null());
+  ASSERT_EQ(a["table"].size(), 2u);
+  EXPECT_NEAR(a["table"][1]["p90_dev"].get<double>(), 1 - 200.0 / 220, 1e-5);  // the 1 s window (6 digits in the file)
+  EXPECT_NEAR(a["table"][1]["p90_power_dev"].get<double>(), 0.0, 1e-5);
+  EXPECT_NEAR(a["table"][0]["p90_power_dev"].get<double>(), 0.10, 1e-5);
+}
+
 // Thirty-third hostile pass (the same for datasets and plans): a file moved onto --out while the
 // study ran was replaced by its next write. Each write replaces only what the checks found, then
 // what the previous write left; the user's file stays, and the study stops saying so.
