@@ -110,10 +110,11 @@ void h200_splits(const Options& opt) {
             rows_where(d, [](const Config& c) { return c.resolution == 128; }), opt);
   run_split("h200 batch <=64 -> 128-256", rows_where(d, [](const Config& c) { return c.batch <= 64; }),
             rows_where(d, [](const Config& c) { return c.batch >= 128; }), opt);
-  const fs::path probe = opt.data_dir / "gpu" / "h200-probe.csv";
-  if (fs::exists(probe))
-    run_split("h200 all -> probe rows (res 224)", d.ok_only(),
-              rows_where(read_dataset_csv(probe), [](const Config&) { return true; }), opt);
+  // The deploy slice (resolutions 160-224) measured under the same protocol as h200.csv.
+  const fs::path deploy = opt.data_dir / "gpu" / "h200-deploy.csv";
+  if (fs::exists(deploy))
+    run_split("h200 all -> deploy rows (res 160-224)", d.ok_only(),
+              rows_where(read_dataset_csv(deploy), [](const Config&) { return true; }), opt);
   Dataset tr, te;
   for (std::size_t i = 0; i < d.rows.size(); ++i) (i % 5 == 2 ? te : tr).rows.push_back(d.rows[i]);
   run_split("h200 in grid (every 5th row)", tr.ok_only(), te.ok_only(), opt);
