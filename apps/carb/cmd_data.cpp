@@ -48,7 +48,9 @@ void add_combine(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   auto* app = data.add_subcommand(
       "combine",
       "Combine measuring rounds of the same configurations: per configuration, the median over the rounds "
-      "that measured it ok, with `rounds` and `latency_round_spread` columns");
+      "that measured it ok, with `rounds` and `latency_round_spread` columns. Every numeric column is its own "
+      "median, so a row's latency_cv, latency_std_ms, timed_s and passes summarise the rounds and need not "
+      "agree with its latency_ms as one round's do");
   app->add_option("--out", o->out, "combined dataset CSV to write")->required();
   app->add_flag("--force", o->force, "replace --out even if it is not a dataset CSV carb wrote");
   app->add_option("rounds", o->inputs, "dataset CSVs of the same protocol, one per measuring round (two or more)")
@@ -85,8 +87,8 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
               << s.dropped << " duplicates dropped)\n";
     if (s.disagreeing)
       std::cerr << "carb: warning: " << s.disagreeing << " of the dropped duplicates measured differently from the row "
-                << "kept (the first input's; first: " << printable(s.first_disagreeing)
-                << "); give the inputs in the order to prefer, or combine them as rounds with `carb data combine`\n";
+                << "kept (each time the row of the input given first; the first such pair: "
+                << printable(s.first_disagreeing) << "); give the inputs in the order to prefer, or combine them as rounds with `carb data combine`\n";
     for (const auto& c : s.conflicts) std::cerr << "carb: warning: " << c << '\n';
     if (!s.replaced.empty())
       std::cerr << "carb: warning: the earlier " << printable(s.csv.string()) << " was made from these inputs, and "

@@ -63,6 +63,12 @@ struct KnobScaling : Availability {
   std::vector<LevelMean> levels;
   LevelMean min, max;
   std::optional<double> ratio;
+  /// The same two levels over only the configurations measured at both (every other knob equal):
+  /// where a space leaves some configurations out at some levels (the cpu space drops networks
+  /// over 12 GMACs at large batches), the pooled ratio compares different networks and the matched
+  /// one does not. Unset when no configuration was measured at both.
+  std::optional<double> matched_ratio;
+  int matched_pairs = 0;
 };
 
 struct ScalingSection : Availability {

@@ -67,7 +67,9 @@ json knob_json(const KnobScaling& k) {
           {"levels", levels},
           {"min", {{"level", level_json(k.knob, k.min.level)}, {"mean", k.min.mean}}},
           {"max", {{"level", level_json(k.knob, k.max.level)}, {"mean", k.max.mean}}},
-          {"ratio", opt(k.ratio)}};
+          {"ratio", opt(k.ratio)},
+          {"matched_ratio", opt(k.matched_ratio)},
+          {"matched_pairs", k.matched_pairs}};
 }
 
 json scaling_json(const ScalingSection& s) {

@@ -249,7 +249,9 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   write_dataset_with_provenance(combined, out, {{"kind", kCombinedKind},
                          {"csv", out.filename().string()},
                          {"rows", s.rows_out},
-                         {"rule", "per platform + configuration: median over the rounds that measured it ok"},
+                         {"rule", "per platform + configuration: median over the rounds that measured it ok, every numeric "
+                                  "column its own median (latency_cv, latency_std_ms, timed_s and passes summarise "
+                                  "the rounds and need not agree with latency_ms as one round's do)"},
                          {"command", command_line},
                          {"combined_at", utc_now_iso8601()},
                          {"protocols", protocols},

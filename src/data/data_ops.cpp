@@ -125,7 +125,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
       if (kept.status == Status::ok && r.status == Status::ok) {
         bool differs = false;
         for (const ColumnBounds& b : kPlausibleBounds) differs = differs || kept.value(b.column) != r.value(b.column);
-        if (differs && s.disagreeing++ == 0) s.first_disagreeing = source() + " differs from " + where[it->second];
+        if (differs && s.disagreeing++ == 0) s.first_disagreeing = "kept " + where[it->second] + ", dropped " + source();
       }
       if (kept.status != Status::ok && r.status == Status::ok) {
         where[it->second] = source();  // before r is moved from

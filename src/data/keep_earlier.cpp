@@ -84,6 +84,23 @@ std::pair<fs::path, fs::path> keep_earlier_copies(const fs::path& file, const fs
 void keep_file_force_replaces(const fs::path& out, const std::string& why, const fs::path& side,
                               const std::function<fs::path(const fs::path&)>& side_name) {
   std::error_code ec;
+  // Sixty-second hostile pass: a symbolic link at --out was replaced with no copy and no word (what
+  // it pointed to stayed). The link is kept as a link, under the earlier name.
+  if (fs::is_symlink(fs::symlink_status(out, ec))) {
+    const fs::path target = fs::read_symlink(out, ec);
+    if (ec) return;
+    for (int n = 0; n < 1000; ++n) {
+      const fs::path k = earlier_name(out, out.extension().string(), n);
+      if (::symlink(target.c_str(), k.c_str()) == 0) {
+        warn(out.string() + " was a symbolic link (to " + target.string() + ") that --force replaces with a file " +
+             "(without it: " + why + "); the link is kept as " + k.string() + ", and what it points to is untouched");
+        return;
+      }
+      if (errno != EEXIST) break;
+    }
+    throw InputError(out.string() + " is a symbolic link that --force would replace, and no name beside it was free "
+                     "to keep it under; move it away first");
+  }
   if (!fs::is_regular_file(fs::symlink_status(out, ec))) return;
   const bool has_side = !side.empty() && side_name && fs::is_regular_file(fs::symlink_status(side, ec));
   const auto [kept, kept_side] = keep_earlier_copies(out, has_side ? side : fs::path(), [&](int n) {
@@ -107,8 +124,9 @@ void keep_what_force_replaces(const fs::path& csv, bool force, const std::functi
     why = e.what();
     why = why.substr(0, why.find("; choose another --out"));
   }
-  const fs::path side = provenance_path(csv);
   std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(csv, ec))) return detail::keep_file_force_replaces(csv, why);
+  const fs::path side = provenance_path(csv);
   const bool has_side = fs::is_regular_file(side, ec) && is_carb_provenance(side);
   // Whatever file the refusal was about, dataset or not (fifty-seventh hostile pass: a dataset with a
   // comment line first, capitalised names or pandas' dropped empty columns is no dataset to the

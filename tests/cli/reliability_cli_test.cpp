@@ -98,7 +98,8 @@ TEST(CliReliability, TrainReplacesItsOwnBundleAndLeavesSiblingsAlone) {
 // it trained on was saved over a working bundle with exit 0, and every reader refused it. train now
 // loads what it wrote through the readers' checks before the swap.
 TEST(CliReliability, TrainNeverSwapsInABundleReadersRefuse) {
-  const std::string data = std::string(CARB_SOURCE_DIR) + "/data/h200.csv";
+  // The 150 H200 rows of 2026-11-30, where a seed-6 raw-target model predicts negative energy.
+  const std::string data = std::string(CARB_SOURCE_DIR) + "/data/gpu/h200-2026-11-30.csv";
   const std::string opts = " --learners gbdt_depthwise gbdt_leafwise --raw-target --trees 50 --seed 6";
   ASSERT_EQ(carb("train --data " + data + " --out rel_raw --fast", "rel_raw0").status, 0);
   const CliRun bad = carb("train --data " + data + " --out rel_raw" + opts, "rel_raw1");

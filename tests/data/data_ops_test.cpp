@@ -317,7 +317,11 @@ TEST_F(DataOps, MergeKeepsFirstAndCountsDuplicates) {
   const MergeSummary d = merge_datasets({dir_ / "a.csv", dir_ / "c.csv"}, dir_ / "m2.csv", "merge");
   EXPECT_EQ(d.dropped, 3u);
   EXPECT_EQ(d.disagreeing, 1u);
-  EXPECT_NE(d.first_disagreeing.find("c.csv"), std::string::npos) << d.first_disagreeing;
+  // Sixty-second hostile pass: it read "first: c.csv ... differs from a.csv", calling the dropped
+  // row's file first. It names the kept row's input, then the dropped one's.
+  EXPECT_EQ(d.first_disagreeing.rfind("kept " + (dir_ / "a.csv").string(), 0), 0u) << d.first_disagreeing;
+  EXPECT_NE(d.first_disagreeing.find(", dropped " + (dir_ / "c.csv").string()), std::string::npos)
+      << d.first_disagreeing;
   EXPECT_EQ(d.to_json().at("disagreeing_duplicates"), 1);
 }
 
@@ -518,6 +522,21 @@ TEST_F(DataOps, MergeReplacesOnlyAnEarlierMerge) {
 // Fifty-eighth hostile pass: on a full disk, `merge --force` onto a user's file failed (the file was
 // left as it was) after it had kept a copy of it and said it replaced it. The write is staged in full
 // before anything is kept: a write that cannot be made keeps nothing and says nothing.
+// Sixty-second hostile pass: a symbolic link at --out was replaced by merge --force with no copy
+// and no word (what it pointed to stayed). The link is kept, as a link, under the earlier name.
+TEST_F(DataOps, ForceKeepsASymbolicLinkAtTheOutputAsALink) {
+  export_store({make_store(), dir_ / "in.csv", "cpu2t", ""});
+  fs::create_directories(dir_ / "elsewhere");
+  std::ofstream(dir_ / "elsewhere" / "u.csv") << "precious\n";
+  fs::create_symlink("elsewhere/u.csv", dir_ / "o.csv");
+  EXPECT_THROW(merge_datasets({dir_ / "in.csv"}, dir_ / "o.csv", "merge"), InputError);
+  merge_datasets({dir_ / "in.csv"}, dir_ / "o.csv", "merge", true);
+  EXPECT_FALSE(fs::is_symlink(dir_ / "o.csv"));
+  ASSERT_TRUE(fs::is_symlink(dir_ / "o.earlier.csv"));
+  EXPECT_EQ(fs::read_symlink(dir_ / "o.earlier.csv"), fs::path("elsewhere/u.csv"));
+  EXPECT_EQ(slurp(dir_ / "elsewhere" / "u.csv"), "precious\n");
+}
+
 TEST_F(DataOps, AForcedWriteThatCannotBeMadeKeepsNothingAndSaysNothing) {
   const fs::path db = make_store();
   export_store({db, dir_ / "a.csv", "cpu2t", ""});

@@ -244,5 +244,23 @@ TEST_F(ProfileCli, SignalEndsTheRunWith128PlusSignalKeepingFinishedRows) {
   }
 }
 
+// The H200 lease of 2026-12-04: `timeout` sends its SIGTERM to the profiler and to its process
+// group, so the profiler got two at once, took the second as "end now" and printed no summary (the
+// lease's record said 0 configurations/s). Two signals at once are one request.
+TEST_F(ProfileCli, TheSameSignalTwiceAtOnceStillEndsWithTheSummary) {
+  const pid_t pid = test::spawn_carb(profile_args(db(), "0.3"), dir_ / "twice.out", dir_ / "twice.err");
+  ASSERT_GT(pid, 0);
+  ASSERT_GE(test::wait_for_rows(db(), 1, pid, std::chrono::seconds(120)), 1) << test::slurp(dir_ / "twice.err");
+  ::kill(pid, SIGTERM);
+  ::kill(pid, SIGTERM);
+  Finished r;
+  r.status = test::wait_status(pid);
+  r.out = test::slurp(dir_ / "twice.out");
+  r.err = test::slurp(dir_ / "twice.err");
+  EXPECT_EQ(r.exit_code(), 128 + SIGTERM) << r.status << "\n" << r.out << r.err;
+  EXPECT_NE(r.out.find("(interrupted; rerun the same command to resume)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "carb: interrupted by SIGTERM; rerun the same command to resume\n");
+}
+
 }  // namespace
 }  // namespace carb
