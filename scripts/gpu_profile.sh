@@ -168,7 +168,9 @@ fi
 # one (data/gpu/h200-campaign.db) by default, unless this machine's own store is already there (a
 # second call of one lease).
 RESUME=${CARB_GPU_RESUME_DB:-data/gpu/h200-campaign.db}
-[ -f "$RESUME" ] && { [ -n "${CARB_GPU_RESUME_DB:-}" ] || [ ! -f "$W/h200.db" ]; } && cp "$RESUME" "$W/h200.db"
+# A copied store must not meet the -wal/-shm of the one it replaces.
+[ -f "$RESUME" ] && { [ -n "${CARB_GPU_RESUME_DB:-}" ] || [ ! -f "$W/h200.db" ]; } &&
+  rm -f "$W/h200.db-wal" "$W/h200.db-shm" && cp "$RESUME" "$W/h200.db"
 REPEAT_N=${CARB_GPU_REPEAT_N:-0}
 REPEAT_S=0; [ "$REPEAT_N" -gt 0 ] && REPEAT_S=${CARB_GPU_REPEAT_S:-60}
 LEFT=$((BUDGET - ($(date +%s) - T0) - 40 - REPEAT_S))
@@ -186,21 +188,29 @@ if [ "$REPEAT_N" -gt 0 ]; then
   # architecture-ordered campaign would be one or two architectures) measured again, in a store of
   # their own (so nothing is resumed), same protocol, no utilization windows.
   step "measure $REPEAT_N configurations again for repeatability (at most $REPEAT_S s)"
-  python3 - "$OUT/h200.csv" "$REPEAT_N" >"$W/repeat.csv" <<'PY'
-import csv, sys
+  # Only rows measured in this lease (not in the shipped data/h200.csv): a repeat minutes later, not
+  # a lease-to-lease comparison.
+  python3 - "$OUT/h200.csv" "$REPEAT_N" data/h200.csv >"$W/repeat.csv" <<'PY'
+import csv, os, random, sys
 keys = ["family", "depth", "width", "resolution", "batch", "precision"]
-import random
-rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok"]
+shipped = set()
+if os.path.exists(sys.argv[3]):
+    shipped = {tuple(r[k] for k in keys) for r in csv.DictReader(open(sys.argv[3]))}
+rows = [r for r in csv.DictReader(open(sys.argv[1])) if r["status"] == "ok" and tuple(r[k] for k in keys) not in shipped]
 rows = random.Random(20261204).sample(rows, min(int(sys.argv[2]), len(rows)))
 print(",".join(keys))
 for r in rows:
     print(",".join(r[k] for k in keys))
 PY
+  rm -f "$W/h200-repeat.db" "$W/h200-repeat.db-wal" "$W/h200-repeat.db-shm"  # nothing resumed
   timeout -k 10 "$REPEAT_S" $B profile --backend cuda --platform h200 --db "$W/h200-repeat.db" \
     --configs "$W/repeat.csv" $P --util none
   echo "repeat profile exit status $?"
-  $B data export --db "$W/h200-repeat.db" --out "$OUT/h200-repeat.csv" --platform h200 &&
-    python3 scripts/repeatability.py "$OUT/h200.csv" "$OUT/h200-repeat.csv" || echo "repeat export failed"
+  if $B data export --db "$W/h200-repeat.db" --out "$OUT/h200-repeat.csv" --platform h200; then
+    python3 scripts/repeatability.py "$OUT/h200.csv" "$OUT/h200-repeat.csv" || echo "repeatability.py failed"
+  else
+    echo "repeat export failed"
+  fi
 fi
 nvidia-smi --query-gpu=power.limit,clocks.sm,clocks.mem,temperature.gpu --format=csv
 python3 - "$W/summary.json" "$OUT/h200.csv" "$(($(date +%s) - T0))" "$TICKS" >"$OUT/lease.md" <<'PY'

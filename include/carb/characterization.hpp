@@ -63,11 +63,13 @@ struct KnobScaling : Availability {
   std::vector<LevelMean> levels;
   LevelMean min, max;
   std::optional<double> ratio;
-  /// The same two levels over only the configurations measured at both (every other knob equal):
-  /// where a space leaves some configurations out at some levels (the cpu space drops networks
-  /// over 12 GMACs at large batches), the pooled ratio compares different networks and the matched
-  /// one does not. Unset when no configuration was measured at both.
+  /// The knob's highest level over its lowest (matched_high / matched_low, as `level`), over only
+  /// the configurations measured at both (every other knob equal), each one's rows there averaged:
+  /// where a space leaves some configurations out at some levels (the cpu space drops networks over
+  /// 12 GMACs at large batches), the pooled ratio compares different networks and the matched one
+  /// does not. May be below 1. Unset when no configuration was measured at both.
   std::optional<double> matched_ratio;
+  double matched_low = 0, matched_high = 0;
   int matched_pairs = 0;
 };
 

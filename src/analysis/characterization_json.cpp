@@ -69,6 +69,7 @@ json knob_json(const KnobScaling& k) {
           {"max", {{"level", level_json(k.knob, k.max.level)}, {"mean", k.max.mean}}},
           {"ratio", opt(k.ratio)},
           {"matched_ratio", opt(k.matched_ratio)},
+          {"matched_levels", {level_json(k.knob, k.matched_high), level_json(k.knob, k.matched_low)}},
           {"matched_pairs", k.matched_pairs}};
 }
 

@@ -54,8 +54,9 @@ void scaling_tables(const ScalingSection& sec, std::vector<NamedTable>& out) {
     // Sixty-second hostile pass: pooled means compare different networks where the space leaves
     // some out at some levels; the matched table compares each network with itself.
     NamedTable m{"Scaling ratio per knob, matched (" + to_string(fam) + ")", {"target"}, {},
-                 "the same two levels as above over only the configurations measured at both (every other "
-                 "knob equal): ratio of their means (configurations)"};
+                 "mean at the knob's highest level / at its lowest (precision: the lowest-precision type / "
+                 "fp32), over only the configurations measured at both (every other knob equal); "
+                 "(configurations)"};
     for (Knob k : kKnobs) m.header.push_back(to_string(k));
     for (const char* target : kTargets) {
       const auto it = per_target.find(target);

@@ -58,22 +58,28 @@ std::string key_without(const Record& r, Knob knob) {
 
 // Sixty-second hostile pass: on cpu-2t the pooled batch ratio of basic latency read 6.36x where the
 // 94 networks measured at both batch 1 and 64 scale 9.67x: the space keeps only small networks at
-// large batches, so the pooled means compare different networks.
+// large batches, so the pooled means compare different networks. The matched ratio takes the knob's
+// lowest and highest levels (not the pooled extremes, which that bias picks) and, per network
+// measured at both, the mean of its rows there.
 void matched_ratio(const Rows& rows, Knob knob, const std::string& target, KnobScaling& out) {
-  std::map<std::string, std::pair<std::optional<double>, std::optional<double>>> at;  // key -> (min, max)
+  const double lowest = out.levels.front().level, highest = out.levels.back().level;
+  std::map<std::string, std::pair<Acc, Acc>> at;  // network without the knob -> (lowest, highest)
   for (const Record* r : rows) {
     const double level = level_of(r->config, knob);
-    if (level != out.min.level && level != out.max.level) continue;
-    if (auto v = r->value(target)) (level == out.min.level ? at[key_without(*r, knob)].first : at[key_without(*r, knob)].second) = *v;
-  }
-  Acc lo, hi;
-  for (const auto& [key, v] : at)
-    if (v.first && v.second) {
-      lo.sum += *v.first, ++lo.n;
-      hi.sum += *v.second, ++hi.n;
+    if (level != lowest && level != highest) continue;
+    if (auto v = r->value(target)) {
+      Acc& a = level == lowest ? at[key_without(*r, knob)].first : at[key_without(*r, knob)].second;
+      a.sum += *v, ++a.n;
     }
-  out.matched_pairs = lo.n;
-  if (lo.n > 0 && lo.sum > 0) out.matched_ratio = hi.sum / lo.sum;
+  }
+  double lo = 0, hi = 0;
+  for (const auto& [key, v] : at)
+    if (v.first.n > 0 && v.second.n > 0) {
+      lo += v.first.sum / v.first.n, hi += v.second.sum / v.second.n;
+      ++out.matched_pairs;
+    }
+  out.matched_low = lowest, out.matched_high = highest;
+  if (out.matched_pairs > 0 && lo > 0) out.matched_ratio = hi / lo;
 }
 
 KnobScaling knob_scaling(const Rows& rows, Knob knob, const std::string& target) {

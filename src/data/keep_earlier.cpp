@@ -85,18 +85,28 @@ void keep_file_force_replaces(const fs::path& out, const std::string& why, const
                               const std::function<fs::path(const fs::path&)>& side_name) {
   std::error_code ec;
   // Sixty-second hostile pass: a symbolic link at --out was replaced with no copy and no word (what
-  // it pointed to stayed). The link is kept as a link, under the earlier name.
+  // it pointed to stayed). The link is kept as a link under the earlier name, its sidecar with it.
   if (fs::is_symlink(fs::symlink_status(out, ec))) {
     const fs::path target = fs::read_symlink(out, ec);
-    if (ec) return;
+    if (ec) throw InputError("cannot read the symbolic link " + out.string() + ": " + ec.message());
+    const bool has_side = !side.empty() && side_name && fs::is_regular_file(fs::symlink_status(side, ec));
     for (int n = 0; n < 1000; ++n) {
       const fs::path k = earlier_name(out, out.extension().string(), n);
-      if (::symlink(target.c_str(), k.c_str()) == 0) {
-        warn(out.string() + " was a symbolic link (to " + target.string() + ") that --force replaces with a file " +
-             "(without it: " + why + "); the link is kept as " + k.string() + ", and what it points to is untouched");
-        return;
+      const fs::path ks = has_side ? side_name(k) : fs::path();
+      if (has_side && fs::exists(fs::symlink_status(ks, ec))) continue;
+      if (::symlink(target.c_str(), k.c_str()) != 0) {
+        if (errno == EEXIST) continue;
+        throw InputError("cannot keep the symbolic link " + out.string() + " as " + k.string() + ": " +
+                         std::strerror(errno));
       }
-      if (errno != EEXIST) break;
+      if (has_side && !keep_copy(side, ks)) {
+        fs::remove(k, ec);
+        continue;
+      }
+      warn(out.string() + " was a symbolic link (to " + target.string() + ") that --force replaces with a file " +
+           "(without it: " + why + "); the link is kept as " + k.string() +
+           (has_side ? " with " + ks.filename().string() : std::string()) + ", and what it points to is untouched");
+      return;
     }
     throw InputError(out.string() + " is a symbolic link that --force would replace, and no name beside it was free "
                      "to keep it under; move it away first");
@@ -125,9 +135,11 @@ void keep_what_force_replaces(const fs::path& csv, bool force, const std::functi
     why = why.substr(0, why.find("; choose another --out"));
   }
   std::error_code ec;
-  if (fs::is_symlink(fs::symlink_status(csv, ec))) return detail::keep_file_force_replaces(csv, why);
   const fs::path side = provenance_path(csv);
   const bool has_side = fs::is_regular_file(side, ec) && is_carb_provenance(side);
+  if (fs::is_symlink(fs::symlink_status(csv, ec)))
+    return detail::keep_file_force_replaces(csv, why, has_side ? side : fs::path(),
+                                            [](const fs::path& k) { return provenance_path(k); });
   // Whatever file the refusal was about, dataset or not (fifty-seventh hostile pass: a dataset with a
   // comment line first, capitalised names or pandas' dropped empty columns is no dataset to the
   // reader, and merge/export/plan --force replaced it with nothing kept), or the only provenance of

@@ -187,6 +187,11 @@ void check_report_output(const ReportOptions& o, bool at_write = false) {
   check_not_a_link(o.out, o.force);
   check_not_a_provenance(o.out);
   std::error_code ec;
+  // A link (to a report or to nothing) under --force is kept as a link, whatever it points to.
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(o.out, ec))) {
+    if (at_write) detail::keep_file_force_replaces(o.out, o.out.filename().string() + " is a symbolic link");
+    return;
+  }
   const auto st = std::filesystem::status(o.out, ec);
   if (st.type() == std::filesystem::file_type::not_found) return;
   const std::string why = report_replace_refusal(o.out, st);

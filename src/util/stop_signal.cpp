@@ -2,6 +2,7 @@
 #include "util/stop_signal.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <ctime>
 #include <string>
 
@@ -12,47 +13,63 @@ namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
 std::atomic<int> g_scopes{0};
-timespec g_first{};  // when the first signal came (CLOCK_MONOTONIC)
+// When the first signal came (CLOCK_MONOTONIC, ns); 0 while none has. Lock-free, so that a signal
+// delivered to another thread (LibTorch's) reads it whole.
+std::atomic<int64_t> g_first_ns{0};
+static_assert(std::atomic<int64_t>::is_always_lock_free);
 
-double seconds_between(const timespec& a, const timespec& b) {
-  return static_cast<double>(b.tv_sec - a.tv_sec) + 1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
+int64_t now_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
-// Only async-signal-safe calls here (clock_gettime, signal, raise).
+// Only async-signal-safe calls here (clock_gettime, sigaction, raise).
 void on_signal(int sig) {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  if (g_signal == 0) {
+  const int64_t now = now_ns();
+  int64_t expected = 0;
+  if (g_first_ns.compare_exchange_strong(expected, now)) {
     g_signal = sig;
-    g_first = now;
     return;
   }
   // coreutils `timeout` sends its signal to the command and to its process group, so the command
   // gets it twice at once (the H200 campaign of 2026-12-04 ended that way with no summary): a
-  // second signal within a second of the first is the same request.
-  if (seconds_between(g_first, now) < kSameStopRequestS) return;
-  std::signal(sig, SIG_DFL);
-  std::raise(sig);
+  // second signal within kSameStopRequestS of the first is the same request.
+  if (static_cast<double>(now - expected) < kSameStopRequestS * 1e9) return;
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  raise(sig);  // delivered once this handler returns
 }
 
-using Handler = void (*)(int);
-Handler catch_signal(int sig) {
-  const Handler old = std::signal(sig, on_signal);
-  if (old == SIG_IGN) std::signal(sig, SIG_IGN);
+// Installs on_signal for `sig` (both signals blocked while it runs, and it stays installed after a
+// delivery), unless the process was started ignoring `sig`; returns what was there.
+struct sigaction catch_signal(int sig) {
+  struct sigaction old {};
+  sigaction(sig, nullptr, &old);
+  if (old.sa_handler == SIG_IGN) return old;
+  struct sigaction act {};
+  act.sa_handler = on_signal;
+  sigemptyset(&act.sa_mask);
+  sigaddset(&act.sa_mask, SIGINT);
+  sigaddset(&act.sa_mask, SIGTERM);
+  act.sa_flags = SA_RESTART;
+  sigaction(sig, &act, nullptr);
   return old;
 }
 
 }  // namespace
 
 StopOnSignals::StopOnSignals() : outer_(g_scopes.fetch_add(1) == 0) {
-  if (outer_) g_signal = 0;
+  if (outer_) g_signal = 0, g_first_ns = 0;
   old_int_ = catch_signal(SIGINT);
   old_term_ = catch_signal(SIGTERM);
 }
 
 StopOnSignals::~StopOnSignals() {
-  std::signal(SIGINT, old_int_);
-  std::signal(SIGTERM, old_term_);
+  sigaction(SIGINT, &old_int_, nullptr);
+  sigaction(SIGTERM, &old_term_, nullptr);
   g_scopes.fetch_sub(1);
 }
 

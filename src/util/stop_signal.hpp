@@ -1,6 +1,8 @@
 // SIGINT/SIGTERM as a request to stop: long work (profiling, training) polls stop_signal() at
 // points where stopping keeps everything it has finished, and says so with carb::Interrupted.
 #pragma once
+#include <signal.h>
+
 #include <csignal>
 #include <string>
 
@@ -22,8 +24,7 @@ class StopOnSignals {
   StopOnSignals& operator=(const StopOnSignals&) = delete;
 
  private:
-  using Handler = void (*)(int);
-  Handler old_int_, old_term_;
+  struct sigaction old_int_ {}, old_term_ {};
   bool outer_;
 };
 

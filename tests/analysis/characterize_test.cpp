@@ -271,23 +271,26 @@ TEST(Characterize, TablesSayWhenAFigureRestsOnARowOrTwo) {
 // Sixty-second hostile pass: on cpu-2t the pooled batch ratio of basic latency read 6.36x where the
 // 94 networks measured at both batch 1 and batch 64 scale 9.67x (the space keeps only small networks
 // at large batches). Here: two networks at batch 1 (1 and 100 ms), only the small one at batch 64
-// (4 ms): pooled 4 / 50.5, matched 4 / 1.
+// (4 and 6 ms, a duplicate row averaged): pooled 50.5 / 5, matched batch 64 over batch 1, 5 / 1.
 TEST(Characterize, TheMatchedRatioComparesEachNetworkWithItself) {
   Dataset d;
   d.rows.push_back(synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 1, Precision::fp32}, 1.0, {}, {}));
   d.rows.push_back(synthetic_record("p", Config{Family::basic, 50, 4.0, 32, 1, Precision::fp32}, 100.0, {}, {}));
   d.rows.push_back(synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 64, Precision::fp32}, 4.0, {}, {}));
+  d.rows.push_back(synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 64, Precision::fp32}, 6.0, {}, {}));
   const Characterization c = characterize(d);
   const auto& batch = c.scaling.families.at(Family::basic).at("latency_ms")[static_cast<int>(Knob::batch)];
   ASSERT_EQ(batch.knob, Knob::batch);
-  EXPECT_NEAR(*batch.ratio, 50.5 / 4.0, 1e-9);  // batch 1's mean over batch 64's
+  EXPECT_NEAR(*batch.ratio, 50.5 / 5.0, 1e-9);  // batch 1's mean over batch 64's
   ASSERT_TRUE(batch.matched_ratio);
-  EXPECT_NEAR(*batch.matched_ratio, 1.0 / 4.0, 1e-9);  // the one network at both: 4x slower at 64
+  EXPECT_NEAR(*batch.matched_ratio, 5.0, 1e-9);  // the one network at both: 5x slower at 64
   EXPECT_EQ(batch.matched_pairs, 1);
+  EXPECT_EQ(batch.matched_high, 64);
+  EXPECT_EQ(batch.matched_low, 1);
   std::ostringstream txt;
   render_characterization_table(c, txt);
   EXPECT_NE(txt.str().find("Scaling ratio per knob, matched (basic)"), std::string::npos) << txt.str();
-  EXPECT_NE(txt.str().find("0.25x (1)"), std::string::npos) << txt.str();
+  EXPECT_NE(txt.str().find("5x (1)"), std::string::npos) << txt.str();
 }
 
 // The same pass: a precision ratio of two pairs had no mark.

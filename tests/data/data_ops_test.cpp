@@ -528,9 +528,13 @@ TEST_F(DataOps, ForceKeepsASymbolicLinkAtTheOutputAsALink) {
   export_store({make_store(), dir_ / "in.csv", "cpu2t", ""});
   fs::create_directories(dir_ / "elsewhere");
   std::ofstream(dir_ / "elsewhere" / "u.csv") << "precious\n";
+  merge_datasets({dir_ / "in.csv"}, dir_ / "o.csv", "merge");  // carb's provenance at o.json
+  fs::remove(dir_ / "o.csv");
   fs::create_symlink("elsewhere/u.csv", dir_ / "o.csv");
+  const std::string side = slurp(dir_ / "o.json");
   EXPECT_THROW(merge_datasets({dir_ / "in.csv"}, dir_ / "o.csv", "merge"), InputError);
   merge_datasets({dir_ / "in.csv"}, dir_ / "o.csv", "merge", true);
+  EXPECT_EQ(slurp(dir_ / "o.earlier.json"), side);  // kept with the link
   EXPECT_FALSE(fs::is_symlink(dir_ / "o.csv"));
   ASSERT_TRUE(fs::is_symlink(dir_ / "o.earlier.csv"));
   EXPECT_EQ(fs::read_symlink(dir_ / "o.earlier.csv"), fs::path("elsewhere/u.csv"));

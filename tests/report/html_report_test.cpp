@@ -612,6 +612,24 @@ TEST(Report, EveryScreenDocumentCarbWritesPassesTheCheck) {
 
 // `report --out` once overwrote whatever was there, the input CSV included. Now it replaces only a
 // report carb wrote, refuses an input even with --force, and replaces anything else only with --force.
+// Sixty-second hostile pass (its review): a symbolic link at --out, to nothing or to an earlier
+// report, was replaced under --force with nothing kept. It is kept as a link.
+TEST(Report, ForceKeepsASymbolicLinkAtTheOutputAsALink) {
+  TempDir tmp;
+  const auto csv = tmp.path / "synthetic.csv";
+  write_dataset_csv(synthetic_grid(true, true), csv);
+  std::filesystem::create_symlink("nowhere/r.html", tmp.path / "r.html");
+  ReportOptions o;
+  o.data = {csv};
+  o.out = tmp.path / "r.html";
+  EXPECT_THROW(write_report(o), InputError);  // without --force: refused
+  o.force = true;
+  write_report(o);
+  EXPECT_FALSE(std::filesystem::is_symlink(tmp.path / "r.html"));
+  ASSERT_TRUE(std::filesystem::is_symlink(tmp.path / "r.earlier.html"));
+  EXPECT_EQ(std::filesystem::read_symlink(tmp.path / "r.earlier.html"), std::filesystem::path("nowhere/r.html"));
+}
+
 TEST(Report, NeverOverwritesAnInputOrAUsersFile) {
   TempDir tmp;
   const auto csv = tmp.path / "synthetic.csv";

@@ -31,13 +31,13 @@ TEST(StopSignalDeathTest, ASecondSignalLaterEndsTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
-        StopOnSignals signals;
-        std::raise(SIGINT);
+        StopOnSignals signals;  // SIGTERM: a shell's background job may start with SIGINT ignored
+        std::raise(SIGTERM);
         std::this_thread::sleep_for(std::chrono::duration<double>(kSameStopRequestS + 0.2));
-        std::raise(SIGINT);
-        std::exit(0);  // not reached: the second SIGINT ends the process
+        std::raise(SIGTERM);
+        std::exit(0);  // not reached: the second SIGTERM ends the process
       },
-      testing::KilledBySignal(SIGINT), "");
+      testing::KilledBySignal(SIGTERM), "");
 }
 
 }  // namespace
