@@ -56,6 +56,17 @@ def predict(model, rows):
     return model.predict(cols)
 
 
+def measured_vs_predicted(rows, p):
+    """target -> [(measured, predicted)] over the rows that measured it."""
+    return {t: [(float(r[t]), float(v)) for r, v in zip(rows, p[t]) if r[t] != ""] for t in TARGETS}
+
+
+def print_scores(pairs):
+    for t in TARGETS:
+        r2, mape = scores(pairs[t])
+        print(f"  {t:15} n={len(pairs[t]):4d}  R2 {r2:.4f}  MAPE {mape:.1f}%")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("data")
@@ -70,7 +81,7 @@ def main():
     archs = sorted({arch(r) for r in rows})
     if len(archs) < 2:
         sys.exit(f"{a.data}: {len(archs)} architecture(s); leaving one out needs two or more")
-    train_kw = {"trees": a.trees, "fast": a.fast} if a.fast else {"trees": a.trees}
+    train_kw = {"fast": True} if a.fast else {"trees": a.trees}
     pooled = {t: [] for t in TARGETS}
     print(f"{a.data}: {len(rows)} ok rows, {len(archs)} architectures")
     print(f"{'left out':34} {'rows':>4}  " + "  ".join(f"{t + ' MAPE':>20}" for t in TARGETS))
@@ -82,28 +93,21 @@ def main():
             path = os.path.join(d, "train.csv")
             write(path, header, train)
             model = carb.Model.train([path], **train_kw)
-            p = predict(model, test)
+            pairs = measured_vs_predicted(test, predict(model, test))
             line = []
             for t in TARGETS:
-                pairs = [(float(r[t]), float(v)) for r, v in zip(test, p[t]) if r[t] != ""]
-                pooled[t] += pairs
-                line.append(f"{scores(pairs)[1]:19.1f}%")
+                pooled[t] += pairs[t]
+                line.append(f"{scores(pairs[t])[1]:19.1f}%")
             print(f"{'-'.join(A):34} {len(test):4d}  " + "  ".join(line))
         print("pooled over every left-out row:")
-        for t in TARGETS:
-            r2, mape = scores(pooled[t])
-            print(f"  {t:15} n={len(pooled[t]):4d}  R2 {r2:.4f}  MAPE {mape:.1f}%")
+        print_scores(pooled)
         if a.also:
             model = carb.Model.train([a.data], **train_kw)
             with open(a.also, newline="") as f:
                 other = [r for r in csv.DictReader(f) if r["status"] == "ok"]
-            p = predict(model, other)
             print(f"trained on all of {a.data}, scored on {a.also} ({len(other)} rows, "
                   f"{len({arch(r) for r in other})} architectures):")
-            for t in TARGETS:
-                pairs = [(float(r[t]), float(v)) for r, v in zip(other, p[t]) if r[t] != ""]
-                r2, mape = scores(pairs)
-                print(f"  {t:15} n={len(pairs):4d}  R2 {r2:.4f}  MAPE {mape:.1f}%")
+            print_scores(measured_vs_predicted(other, predict(model, other)))
 
 
 if __name__ == "__main__":

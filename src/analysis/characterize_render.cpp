@@ -32,42 +32,35 @@ void scaling_tables(const ScalingSection& sec, std::vector<NamedTable>& out) {
   if (!sec.available) return out.push_back(unavailable_table("Scaling ratio per knob", sec));
   for (const auto& [fam, per_target] : sec.families) {
     NamedTable t{"Scaling ratio per knob (" + to_string(fam) + ")", {"target"}, {}, sec.definition};
-    int thin_cells = 0;
-    for (Knob k : kKnobs) t.header.push_back(to_string(k));
-    for (const char* target : kTargets) {  // cascade order, not the map's alphabetical one
-      const auto it = per_target.find(target);
-      if (it == per_target.end()) continue;
-      std::vector<std::string> row{target};
-      for (const KnobScaling& ks : it->second) {
-        // Fifty-eighth hostile pass: a ratio of two single rows (which differed in every other
-        // knob) read like any other; only the JSON had the counts.
-        const bool thin = ks.available && std::min(ks.min.n, ks.max.n) < kFewRows;
-        thin_cells += thin;
-        row.push_back(ks.available ? num(ks.ratio, "x") + (thin ? "*" : "") : "-");
-      }
-      t.rows.push_back(row);
-    }
-    if (thin_cells > 0)
-      t.note += "; * = its lowest or highest mean is of fewer than " + std::to_string(kFewRows) +
-                " rows (the counts: --format json)";
-    out.push_back(t);
     // Sixty-second hostile pass: pooled means compare different networks where the space leaves
     // some out at some levels; the matched table compares each network with itself.
     NamedTable m{"Scaling ratio per knob, matched (" + to_string(fam) + ")", {"target"}, {},
                  "mean at the knob's highest level / at its lowest (precision: the lowest-precision type / "
                  "fp32), over only the configurations measured at both (every other knob equal); "
                  "(configurations)"};
-    for (Knob k : kKnobs) m.header.push_back(to_string(k));
-    for (const char* target : kTargets) {
+    int thin_cells = 0;
+    for (Knob k : kKnobs) t.header.push_back(to_string(k)), m.header.push_back(to_string(k));
+    for (const char* target : kTargets) {  // cascade order, not the map's alphabetical one
       const auto it = per_target.find(target);
       if (it == per_target.end()) continue;
-      std::vector<std::string> row{target};
-      for (const KnobScaling& ks : it->second)
-        row.push_back(ks.available && ks.matched_ratio
-                          ? num(ks.matched_ratio, "x") + " (" + std::to_string(ks.matched_pairs) + ")"
-                          : "-");
-      m.rows.push_back(row);
+      std::vector<std::string> row{target}, matched{target};
+      for (const KnobScaling& ks : it->second) {
+        // Fifty-eighth hostile pass: a ratio of two single rows (which differed in every other
+        // knob) read like any other; only the JSON had the counts.
+        const bool thin = ks.available && std::min(ks.min.n, ks.max.n) < kFewRows;
+        thin_cells += thin;
+        row.push_back(ks.available ? num(ks.ratio, "x") + (thin ? "*" : "") : "-");
+        matched.push_back(ks.available && ks.matched_ratio
+                              ? num(ks.matched_ratio, "x") + " (" + std::to_string(ks.matched_pairs) + ")"
+                              : "-");
+      }
+      t.rows.push_back(row);
+      m.rows.push_back(matched);
     }
+    if (thin_cells > 0)
+      t.note += "; * = its lowest or highest mean is of fewer than " + std::to_string(kFewRows) +
+                " rows (the counts: --format json)";
+    out.push_back(t);
     out.push_back(m);
   }
 }

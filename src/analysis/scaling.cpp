@@ -3,8 +3,10 @@
 // (the paper's "depth spans 13.8x").
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
-#include "carb/config.hpp"
 #include "characterize_sections.hpp"
 
 namespace carb::detail {
@@ -33,27 +35,13 @@ struct Acc {
   int n = 0;
 };
 
-// The configuration with `knob` blanked: two rows with the same key differ in that knob alone.
-std::string key_without(const Record& r, Knob knob) {
-  Config c = r.config;
-  switch (knob) {
-    case Knob::depth:
-      c.depth = 0;
-      break;
-    case Knob::width:
-      c.width = 0;
-      break;
-    case Knob::resolution:
-      c.resolution = 0;
-      break;
-    case Knob::batch:
-      c.batch = 0;
-      break;
-    case Knob::precision:
-      c.precision = Precision::fp32;
-      break;
-  }
-  return r.platform + '\n' + config_key(c);
+// The network with `knob` left out: two rows with the same key differ in that knob alone.
+using NetworkKey = std::pair<std::string, std::vector<double>>;
+NetworkKey key_without(const Record& r, Knob knob) {
+  NetworkKey key{r.platform, {static_cast<double>(r.config.family)}};
+  for (Knob k : kKnobs)
+    if (k != knob) key.second.push_back(level_of(r.config, k));
+  return key;
 }
 
 // Sixty-second hostile pass: on cpu-2t the pooled batch ratio of basic latency read 6.36x where the
@@ -63,12 +51,13 @@ std::string key_without(const Record& r, Knob knob) {
 // measured at both, the mean of its rows there.
 void matched_ratio(const Rows& rows, Knob knob, const std::string& target, KnobScaling& out) {
   const double lowest = out.levels.front().level, highest = out.levels.back().level;
-  std::map<std::string, std::pair<Acc, Acc>> at;  // network without the knob -> (lowest, highest)
+  std::map<NetworkKey, std::pair<Acc, Acc>> at;  // network without the knob -> (lowest, highest)
   for (const Record* r : rows) {
     const double level = level_of(r->config, knob);
     if (level != lowest && level != highest) continue;
     if (auto v = r->value(target)) {
-      Acc& a = level == lowest ? at[key_without(*r, knob)].first : at[key_without(*r, knob)].second;
+      auto& both = at[key_without(*r, knob)];
+      Acc& a = level == lowest ? both.first : both.second;
       a.sum += *v, ++a.n;
     }
   }

@@ -26,7 +26,17 @@ namespace {
 // A copy, written in full under a name of its own and then linked to a free name (never over
 // another file); false when `to` is taken. Not a hard link to the file itself: that changes its
 // change time, and the write that follows would take it for a file changed while carb worked.
+// A symbolic link is copied as a link to the same target (sixty-second hostile pass: --force
+// replaced a link at --out with no copy and no word).
 bool keep_copy(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(from, ec))) {
+    const fs::path target = fs::read_symlink(from, ec);
+    if (ec) throw InputError("cannot read the symbolic link " + from.string() + ": " + ec.message());
+    if (::symlink(target.c_str(), to.c_str()) == 0) return true;
+    if (errno == EEXIST) return false;
+    throw InputError("cannot keep the symbolic link " + from.string() + " as " + to.string() + ": " + std::strerror(errno));
+  }
   const fs::path dir = to.has_parent_path() ? to.parent_path() : fs::path(".");
   std::ifstream in(from, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -84,41 +94,20 @@ std::pair<fs::path, fs::path> keep_earlier_copies(const fs::path& file, const fs
 void keep_file_force_replaces(const fs::path& out, const std::string& why, const fs::path& side,
                               const std::function<fs::path(const fs::path&)>& side_name) {
   std::error_code ec;
-  // Sixty-second hostile pass: a symbolic link at --out was replaced with no copy and no word (what
-  // it pointed to stayed). The link is kept as a link under the earlier name, its sidecar with it.
-  if (fs::is_symlink(fs::symlink_status(out, ec))) {
-    const fs::path target = fs::read_symlink(out, ec);
-    if (ec) throw InputError("cannot read the symbolic link " + out.string() + ": " + ec.message());
-    const bool has_side = !side.empty() && side_name && fs::is_regular_file(fs::symlink_status(side, ec));
-    for (int n = 0; n < 1000; ++n) {
-      const fs::path k = earlier_name(out, out.extension().string(), n);
-      const fs::path ks = has_side ? side_name(k) : fs::path();
-      if (has_side && fs::exists(fs::symlink_status(ks, ec))) continue;
-      if (::symlink(target.c_str(), k.c_str()) != 0) {
-        if (errno == EEXIST) continue;
-        throw InputError("cannot keep the symbolic link " + out.string() + " as " + k.string() + ": " +
-                         std::strerror(errno));
-      }
-      if (has_side && !keep_copy(side, ks)) {
-        fs::remove(k, ec);
-        continue;
-      }
-      warn(out.string() + " was a symbolic link (to " + target.string() + ") that --force replaces with a file " +
-           "(without it: " + why + "); the link is kept as " + k.string() +
-           (has_side ? " with " + ks.filename().string() : std::string()) + ", and what it points to is untouched");
-      return;
-    }
-    throw InputError(out.string() + " is a symbolic link that --force would replace, and no name beside it was free "
-                     "to keep it under; move it away first");
-  }
-  if (!fs::is_regular_file(fs::symlink_status(out, ec))) return;
+  const bool link = fs::is_symlink(fs::symlink_status(out, ec));
+  if (!link && !fs::is_regular_file(fs::symlink_status(out, ec))) return;
   const bool has_side = !side.empty() && side_name && fs::is_regular_file(fs::symlink_status(side, ec));
   const auto [kept, kept_side] = keep_earlier_copies(out, has_side ? side : fs::path(), [&](int n) {
     const fs::path k = earlier_name(out, out.extension().string(), n);
     return std::make_pair(k, has_side ? side_name(k) : fs::path());
   });
+  const std::string with = has_side ? " with " + kept_side.filename().string() : std::string();
+  if (link)
+    return warn(out.string() + " was a symbolic link (to " + fs::read_symlink(kept, ec).string() +
+                ") that --force replaces with a file (without it: " + why + "); the link is kept as " + kept.string() +
+                with + ", and what it points to is untouched");
   warn(out.string() + " held a file that --force replaces (without it: " + why + "); it is kept as " + kept.string() +
-       (has_side ? " with " + kept_side.filename().string() : std::string()));
+       with);
 }
 
 }  // namespace detail
