@@ -247,6 +247,8 @@ PYBIND11_MODULE(_carb, m) {
     return names;
   }, "Names of the configuration-space presets.");
   m.def("preset", &carb::enumerate_preset, py::arg("name"), "Every configuration of a preset, in a fixed order.");
+  m.def("campaign_order", &carb::order_by_architecture, py::arg("configs"), py::arg("seed"), py::arg("per_arch") = 0,
+        "The order `carb profile --arch-order SEED --per-arch K` measures configurations in.");
   m.def("evaluate",
         [](const carb::CarbModel& model, const std::vector<std::filesystem::path>& data, bool external, bool quick,
            std::optional<unsigned> seed, std::optional<double> test_fraction) {

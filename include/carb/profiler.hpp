@@ -71,10 +71,15 @@ bool samples_utilization(const Protocol& p, const Config& c);
 /// precision (resolution and batch only change the input).
 std::string architecture_key(const Config& c);
 
-/// Groups configurations by architecture, architectures in a seeded random order, each one's
-/// configurations in their given order: a campaign stopped anywhere has measured every resolution
-/// and batch of a uniform sample of architectures, and each network is built once.
-std::vector<Config> order_by_architecture(const std::vector<Config>& configs, uint64_t seed);
+/// Groups configurations by architecture, architectures in a seeded random order. With
+/// per_visit = 0, each architecture's configurations in their given order: a campaign stopped
+/// anywhere has measured every resolution and batch of a uniform sample of architectures, and each
+/// network is built once. With per_visit = K, the architectures are visited in rounds, K
+/// configurations of each per visit, spread over its resolutions and batches (round-robin over
+/// resolutions, batches in a seeded order): a campaign stopped anywhere has a few configurations
+/// of many more architectures, each network built once per visit (bench/arch_spread.py measures
+/// what that buys).
+std::vector<Config> order_by_architecture(const std::vector<Config>& configs, uint64_t seed, std::size_t per_visit = 0);
 
 /// What one backend measured for one configuration.
 struct Measurement {

@@ -45,7 +45,7 @@ from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelErr
 from ._carb import features as _features
 
 __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "configs_from_columns", "evaluate", "features", "plan", "preset", "preset_names", "recommend", "screen", "__version__"]
+           "campaign_order", "configs_from_columns", "evaluate", "features", "plan", "preset", "preset_names", "recommend", "screen", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 _COSTS = {"energy": "energy_j", "latency": "latency_ms", "memory": "peak_memory_mb"}
@@ -263,6 +263,17 @@ def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, c
     target = None if target is None else _model(target, "target")
     return _carb.screen(_configs(configs), source._m, target._m if target is not None else None, rank_by, top_k,
                         _budgets(budgets), _confidence(confidence), capacity)
+
+
+def campaign_order(configs, seed, per_arch=0):
+    """The order in which `carb profile --arch-order SEED --per-arch K` measures `configs` (a list,
+    a preset name or columns): architectures (family, depth, width, precision) in a seeded random
+    order, all of each one's configurations in one visit (per_arch 0) or per_arch of them per
+    visit, in rounds, spread over its resolutions and batches."""
+    seed, per_arch = _whole_arg(seed, "seed"), _whole_arg(per_arch, "per_arch")
+    if seed < 0 or per_arch < 0:
+        raise InputError(f"seed and per_arch must not be negative (seed {seed}, per_arch {per_arch})")
+    return _carb.campaign_order(_configs(configs), seed, per_arch)
 
 
 def plan(candidates, model=None, measured=(), count=None, budget_s=None, strategy=None, diversity=1.0, seed=42):

@@ -73,3 +73,32 @@ def test_config_takes_only_integers_for_integer_fields():
                 carb.Config("basic", **args)
     # Integers of any kind are taken, and a fraction is a width.
     assert carb.Config("basic", np.int32(18), Fraction(1, 2), np.uint16(64), np.int8(8)).key == "basic-18-w0.5-r64-b8-fp32"
+
+
+def test_campaign_order_is_the_profilers_and_visits_in_rounds():
+    paper = carb.preset("paper")
+    whole = carb.campaign_order(paper, 7)
+    rounds = carb.campaign_order(paper, 7, per_arch=6)
+    assert sorted(c.key for c in whole) == sorted(c.key for c in paper) == sorted(c.key for c in rounds)
+    assert carb.campaign_order(paper, 7, per_arch=6) == rounds  # seeded
+
+    def arch(c):
+        return (c.family, c.depth, c.width, c.precision)
+
+    def visits(order):
+        out = []
+        for c in order:
+            if not out or out[-1][0] != arch(c):
+                out.append((arch(c), []))
+            out[-1][1].append(c)
+        return out
+
+    archs = [a for a, _ in visits(whole)]
+    assert len(archs) == len(set(archs)) == 120  # one visit each
+    v = visits(rounds)
+    assert [a for a, _ in v] == archs * 6  # the same architecture order, six rounds
+    assert all(len(cs) == 6 and len({c.resolution for c in cs}) == 4 for _, cs in v)
+    with pytest.raises(carb.InputError, match="per_arch"):
+        carb.campaign_order(paper, 7, per_arch=-1)
+    with pytest.raises(carb.InputError, match="whole"):
+        carb.campaign_order(paper, 7, per_arch=1.5)

@@ -1,17 +1,49 @@
-// Campaign order: one architecture at a time, architectures in a seeded random order.
+// Campaign order: architectures in a seeded random order, one architecture at a time, either all
+// of its configurations at once or a few per visit in rounds.
+#include <algorithm>
 #include <map>
 #include <random>
 
 #include "carb/profiler.hpp"
 
 namespace carb {
+namespace {
+
+// Fisher-Yates with mt19937_64, whose output the standard fixes (std::shuffle's is not): the same
+// seed gives the same order with every compiler.
+template <class T>
+void seeded_shuffle(std::vector<T>& v, std::mt19937_64& rng) {
+  for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng() % i]);
+}
+
+// One architecture's configurations in the order visits take them: round-robin over its
+// resolutions (lanes in a shuffled order, each lane's batches shuffled), so every prefix spreads
+// over both knobs.
+std::vector<Config> spread(const std::vector<Config>& configs, std::mt19937_64& rng) {
+  std::map<int, std::vector<Config>> by_resolution;
+  for (const auto& c : configs) by_resolution[c.resolution].push_back(c);
+  std::vector<std::vector<Config>> lanes;
+  for (auto& [res, lane] : by_resolution) {
+    seeded_shuffle(lane, rng);
+    lanes.push_back(std::move(lane));
+  }
+  seeded_shuffle(lanes, rng);
+  std::vector<Config> out;
+  out.reserve(configs.size());
+  for (std::size_t i = 0; out.size() < configs.size(); ++i)
+    for (const auto& lane : lanes)
+      if (i < lane.size()) out.push_back(lane[i]);
+  return out;
+}
+
+}  // namespace
 
 std::string architecture_key(const Config& c) {
   return to_string(c.family) + "-" + std::to_string(c.depth) + "-w" + format_width(c.width) + "-" +
          to_string(c.precision);
 }
 
-std::vector<Config> order_by_architecture(const std::vector<Config>& configs, uint64_t seed) {
+std::vector<Config> order_by_architecture(const std::vector<Config>& configs, uint64_t seed, std::size_t per_visit) {
   std::vector<std::string> archs;  // in first-seen order, so the shuffle does not depend on map order
   std::map<std::string, std::vector<Config>> groups;
   for (const auto& c : configs) {
@@ -19,14 +51,21 @@ std::vector<Config> order_by_architecture(const std::vector<Config>& configs, ui
     if (g.empty()) archs.push_back(architecture_key(c));
     g.push_back(c);
   }
-  // Fisher-Yates with mt19937_64, whose output the standard fixes (std::shuffle's is not): the
-  // same seed gives the same order with every compiler.
   std::mt19937_64 rng(seed);
-  for (std::size_t i = archs.size(); i > 1; --i) std::swap(archs[i - 1], archs[rng() % i]);
+  seeded_shuffle(archs, rng);
   std::vector<Config> out;
   out.reserve(configs.size());
-  for (const auto& a : archs)
-    for (const auto& c : groups[a]) out.push_back(c);
+  if (per_visit == 0) {
+    for (const auto& a : archs)
+      for (const auto& c : groups[a]) out.push_back(c);
+    return out;
+  }
+  for (const auto& a : archs) groups[a] = spread(groups[a], rng);
+  for (std::size_t round = 0; out.size() < configs.size(); ++round)
+    for (const auto& a : archs) {
+      const auto& g = groups[a];
+      for (std::size_t i = round * per_visit; i < std::min(g.size(), (round + 1) * per_visit); ++i) out.push_back(g[i]);
+    }
   return out;
 }
 

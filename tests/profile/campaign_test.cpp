@@ -47,6 +47,59 @@ TEST(ArchitectureOrder, EachArchitectureOnceInASeededOrder) {
   EXPECT_EQ(architecture_key(Config{Family::bottleneck, 50, 0.75, 224, 64, Precision::bf16}), "bottleneck-50-w0.75-bf16");
 }
 
+// --per-arch K: the architectures in the same seeded order, visited in rounds of K configurations
+// each, every visit's configurations spread over the architecture's resolutions.
+TEST(ArchitectureOrder, VisitsInRoundsOfKSpreadOverResolutions) {
+  const auto configs = enumerate_preset("paper");  // 120 architectures x 4 resolutions x 9 batches
+  const auto whole = order_by_architecture(configs, 7);
+  const auto a = order_by_architecture(configs, 7, 6), b = order_by_architecture(configs, 7, 6);
+  ASSERT_EQ(a.size(), configs.size());
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, order_by_architecture(configs, 8, 6));
+  std::multiset<std::string> keys_in, keys_out;
+  for (const auto& x : configs) keys_in.insert(config_key(x));
+  for (const auto& x : a) keys_out.insert(config_key(x));
+  EXPECT_EQ(keys_in, keys_out);
+  std::vector<std::string> arch_order;  // of the whole-architecture order
+  for (const auto& x : whole)
+    if (arch_order.empty() || arch_order.back() != architecture_key(x)) arch_order.push_back(architecture_key(x));
+  // Visits: runs of one architecture. 36 configurations each in visits of 6: 6 rounds of 120.
+  std::vector<std::pair<std::string, std::vector<Config>>> visits;
+  for (const auto& x : a) {
+    if (visits.empty() || visits.back().first != architecture_key(x)) visits.push_back({architecture_key(x), {}});
+    visits.back().second.push_back(x);
+  }
+  ASSERT_EQ(visits.size(), 6 * arch_order.size());
+  std::map<std::string, std::set<int>> batches_seen;
+  for (std::size_t i = 0; i < visits.size(); ++i) {
+    const auto& [arch, v] = visits[i];
+    EXPECT_EQ(arch, arch_order[i % arch_order.size()]) << "visit " << i;
+    ASSERT_EQ(v.size(), 6u) << "visit " << i;
+    std::set<int> resolutions;
+    for (const auto& x : v) {
+      resolutions.insert(x.resolution);
+      batches_seen[arch].insert(x.batch);
+    }
+    EXPECT_EQ(resolutions.size(), 4u) << arch << " visit " << i << ": 6 configurations over 4 resolutions";
+    if (i + 1 == arch_order.size()) {  // after the first round, each architecture has 6 distinct configurations
+      for (const auto& [k, seen] : batches_seen) EXPECT_GE(seen.size(), 2u) << k;
+    }
+  }
+  // An architecture smaller than K is measured whole in the first round and never visited again.
+  std::vector<Config> small = {{Family::basic, 10, 0.25, 32, 1, Precision::fp32}, {Family::basic, 10, 0.25, 64, 1, Precision::fp32}};
+  small.insert(small.end(), configs.begin(), configs.begin() + 36);
+  const auto s = order_by_architecture(small, 3, 100);
+  ASSERT_EQ(s.size(), small.size());
+  std::size_t runs = 0;
+  std::set<std::string> archs;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    runs += i == 0 || architecture_key(s[i]) != architecture_key(s[i - 1]);
+    archs.insert(architecture_key(s[i]));
+  }
+  EXPECT_EQ(runs, archs.size());  // one visit each
+  EXPECT_EQ(archs.size(), 3u);    // basic-10 and the first 36 paper configurations' fp32 and fp16
+}
+
 TEST(UtilizationSample, AStableShareOfConfigurations) {
   const auto configs = enumerate_preset("paper");
   Protocol p;

@@ -112,6 +112,12 @@ TEST_F(ProfileCli, ArchitectureOrderAndTheCampaignSummary) {
                                   (dir_ / "y.db").string()}, dir_, "planorder");
   EXPECT_EQ(plan.exit_code(), 1);
   EXPECT_NE(plan.err.find("--arch-order"), std::string::npos) << plan.err;
+  // --per-arch sets the visits of --arch-order: alone it has nothing to set.
+  const Finished alone = run_carb({"profile", "--preset", "tiny", "--per-arch", "2", "--db", (dir_ / "z.db").string()},
+                                  dir_, "perarch");
+  EXPECT_EQ(alone.exit_code(), 1);
+  EXPECT_NE(alone.err.find("--arch-order"), std::string::npos) << alone.err;
+  EXPECT_FALSE(fs::exists(dir_ / "z.db"));
 }
 
 TEST_F(ProfileCli, MeterCheckAndStudyOnAMachineWithoutACounterSaySo) {
