@@ -19,7 +19,7 @@ struct ProfileCmd {
   std::string format, plan, util = "all";
   long long arch_order = -1;  // -1: keep the given order
   int per_arch = 0;           // 0: every configuration of an architecture in one visit
-  bool quiet = false, no_meter_check = false;
+  bool quiet = false, no_meter_check = false, group_architectures = false;
 };
 
 // Flag combinations are checked by carb::validate inside run_profile, so that library callers
@@ -29,13 +29,18 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   if (!c.plan.empty() && (c.src.given() || !c.src.shard_spec.empty()))
     throw InputError("give either --plan or --preset/--configs/--shard, not both");
   if (!c.plan.empty() && c.arch_order >= 0)
-    throw InputError("--arch-order reorders configurations; a plan is measured in its own order: give one of them");
+    throw InputError("--arch-order reorders configurations; a plan is measured in its own order (--group-architectures "
+                     "groups it by architecture): give one of them");
+  if (c.group_architectures && c.arch_order >= 0)
+    throw InputError("--arch-order already measures one architecture at a time (in a seeded order); "
+                     "--group-architectures keeps the given order of architectures: give one of them");
   if (c.per_arch > 0 && c.arch_order < 0)
     throw InputError("--per-arch K sets how many configurations each visit of --arch-order measures: give --arch-order SEED too");
   c.o.protocol.util_sample = util_share(c.util);
   auto configs = c.plan.empty() ? c.src.load() : read_plan_csv(c.plan);  // a plan is measured in its order
   if (c.arch_order >= 0)
     configs = order_by_architecture(configs, static_cast<uint64_t>(c.arch_order), static_cast<std::size_t>(c.per_arch));
+  if (c.group_architectures) configs = group_by_architecture(configs);
   c.o.check_meter = !c.no_meter_check;
   load_profiler_backends();
   // CPU results depend on the thread count, so it is part of the default platform id.
@@ -100,6 +105,7 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                  app.add_flag("--rebuild-networks", p.rebuild_networks, "build every configuration's network anew instead of once per architecture (the earlier, slower way)");
                  app.add_option("--arch-order", c->arch_order, "measure one architecture (family, depth, width, precision) at a time, architectures in a random order from this seed: stopped anywhere, a uniform sample of architectures")->check(in_range(0.0, 1e15));
                  app.add_option("--per-arch", c->per_arch, "with --arch-order: visit the architectures in rounds, K configurations of each per visit (spread over its resolutions and batches), so a short campaign covers many more networks (0 = all of them in one visit)")->capture_default_str()->check(in_range(0, 1000000));
+                 app.add_flag("--group-architectures", c->group_architectures, "measure one architecture at a time, architectures in the order of their first configuration (a plan's: its best-ranked first), so each network is built once");
                  app.add_flag("--no-meter-check", c->no_meter_check, "skip the meter check recorded in the provenance (carb meter)");
                  app.add_flag("--lock-clocks", p.lock_clocks, "opt in to locking GPU clocks (only on a machine you own)");
                  app.add_flag("--realtime", p.realtime, "run under SCHED_FIFO (needs root): keeps other processes from preempting the timed passes");

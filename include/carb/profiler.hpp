@@ -81,6 +81,11 @@ std::string architecture_key(const Config& c);
 /// what that buys).
 std::vector<Config> order_by_architecture(const std::vector<Config>& configs, uint64_t seed, std::size_t per_visit = 0);
 
+/// The configurations one architecture at a time, architectures in the order of their first
+/// configuration, each one's configurations in their given order (stable): a plan measured this
+/// way builds each network once, its best-ranked architecture first.
+std::vector<Config> group_by_architecture(const std::vector<Config>& configs);
+
 /// What one backend measured for one configuration.
 struct Measurement {
   Status status = Status::ok;

@@ -43,27 +43,44 @@ std::string architecture_key(const Config& c) {
          to_string(c.precision);
 }
 
-std::vector<Config> order_by_architecture(const std::vector<Config>& configs, uint64_t seed, std::size_t per_visit) {
-  std::vector<std::string> archs;  // in first-seen order, so the shuffle does not depend on map order
-  std::map<std::string, std::vector<Config>> groups;
-  for (const auto& c : configs) {
-    auto& g = groups[architecture_key(c)];
-    if (g.empty()) archs.push_back(architecture_key(c));
-    g.push_back(c);
+namespace {
+
+// Architectures in the order of their first configuration, and each one's configurations in order.
+struct Groups {
+  std::vector<std::string> archs;
+  std::map<std::string, std::vector<Config>> configs;
+  explicit Groups(const std::vector<Config>& all) {
+    for (const auto& c : all) {
+      auto& g = configs[architecture_key(c)];
+      if (g.empty()) archs.push_back(architecture_key(c));
+      g.push_back(c);
+    }
   }
-  std::mt19937_64 rng(seed);
-  seeded_shuffle(archs, rng);
-  std::vector<Config> out;
-  out.reserve(configs.size());
-  if (per_visit == 0) {
-    for (const auto& a : archs)
-      for (const auto& c : groups[a]) out.push_back(c);
+  std::vector<Config> concatenated() {
+    std::vector<Config> out;
+    for (const auto& a : archs) out.insert(out.end(), configs[a].begin(), configs[a].end());
     return out;
   }
-  for (const auto& a : archs) groups[a] = spread(groups[a], rng);
+};
+
+}  // namespace
+
+std::vector<Config> group_by_architecture(const std::vector<Config>& configs) {
+  return Groups(configs).concatenated();
+}
+
+std::vector<Config> order_by_architecture(const std::vector<Config>& configs, uint64_t seed, std::size_t per_visit) {
+  Groups groups(configs);  // first-seen order, so the shuffle does not depend on map order
+  auto& archs = groups.archs;
+  std::mt19937_64 rng(seed);
+  seeded_shuffle(archs, rng);
+  if (per_visit == 0) return groups.concatenated();
+  std::vector<Config> out;
+  out.reserve(configs.size());
+  for (const auto& a : archs) groups.configs[a] = spread(groups.configs[a], rng);
   for (std::size_t round = 0; out.size() < configs.size(); ++round)
     for (const auto& a : archs) {
-      const auto& g = groups[a];
+      const auto& g = groups.configs[a];
       for (std::size_t i = round * per_visit; i < std::min(g.size(), (round + 1) * per_visit); ++i) out.push_back(g[i]);
     }
   return out;

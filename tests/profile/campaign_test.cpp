@@ -100,6 +100,15 @@ TEST(ArchitectureOrder, VisitsInRoundsOfKSpreadOverResolutions) {
   EXPECT_EQ(archs.size(), 3u);    // basic-10 and the first 36 paper configurations' fp32 and fp16
 }
 
+// --group-architectures: stable, architectures in the order of their first configuration.
+TEST(ArchitectureOrder, GroupingKeepsTheFirstSeenOrderOfArchitecturesAndConfigurations) {
+  const Config a1{Family::basic, 18, 1, 64, 1, Precision::fp32}, a2{Family::basic, 18, 1, 96, 8, Precision::fp32},
+      b1{Family::basic, 18, 1, 64, 1, Precision::fp16}, c1{Family::bottleneck, 50, 1, 64, 2, Precision::fp32},
+      c2{Family::bottleneck, 50, 1, 32, 2, Precision::fp32};
+  EXPECT_EQ(group_by_architecture({b1, a1, c2, a2, c1}), (std::vector<Config>{b1, a1, a2, c2, c1}));
+  EXPECT_EQ(group_by_architecture({}), std::vector<Config>{});
+}
+
 TEST(UtilizationSample, AStableShareOfConfigurations) {
   const auto configs = enumerate_preset("paper");
   Protocol p;

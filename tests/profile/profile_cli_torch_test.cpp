@@ -73,6 +73,8 @@ TEST_F(ProfileCli, ContradictoryOrMeaninglessFlagsAreRefusedBeforeTheStoreExists
       {{"--backend", "tpu", "--lock-clocks"}, {"unknown backend 'tpu'"}},
       {{"--energy-ticks", "10"}, {"--energy-ticks", "cpu"}},
       {{"--util", "sample:0.2"}, {"--util", "cpu"}},
+      {{"--per-arch", "2"}, {"--per-arch", "--arch-order SEED"}},
+      {{"--arch-order", "1", "--group-architectures"}, {"--arch-order", "--group-architectures"}},
       {{"--util", "sometimes"}, {"--util", "all, none or sample:P"}},
       {{"--util", "sample:2"}, {"--util", "sample:P"}},
       {{"--cooldown-above", "60"}, {"--cooldown-above", "temperature"}},
@@ -112,12 +114,32 @@ TEST_F(ProfileCli, ArchitectureOrderAndTheCampaignSummary) {
                                   (dir_ / "y.db").string()}, dir_, "planorder");
   EXPECT_EQ(plan.exit_code(), 1);
   EXPECT_NE(plan.err.find("--arch-order"), std::string::npos) << plan.err;
-  // --per-arch sets the visits of --arch-order: alone it has nothing to set.
-  const Finished alone = run_carb({"profile", "--preset", "tiny", "--per-arch", "2", "--db", (dir_ / "z.db").string()},
-                                  dir_, "perarch");
-  EXPECT_EQ(alone.exit_code(), 1);
-  EXPECT_NE(alone.err.find("--arch-order"), std::string::npos) << alone.err;
-  EXPECT_FALSE(fs::exists(dir_ / "z.db"));
+}
+
+// --group-architectures measures the given order one architecture at a time, each network built
+// once: the tiny preset interleaved fp32, bf16, fp32, ... reuses 6 networks of 8 grouped, none as given.
+TEST_F(ProfileCli, GroupArchitecturesBuildsEachNetworkOnceInTheGivenOrder) {
+  std::ofstream(dir_ / "mixed.csv") << "family,depth,width,resolution,batch,precision\n"
+                                       "basic,10,0.25,32,4,fp32\nbasic,10,0.25,32,1,bf16\nbasic,10,0.25,32,1,fp32\n"
+                                       "basic,10,0.25,32,2,bf16\nbasic,10,0.25,32,2,fp32\nbasic,10,0.25,32,4,bf16\n";
+  auto args = [&](const fs::path& store) {
+    return std::vector<std::string>{"profile", "--configs", (dir_ / "mixed.csv").string(), "--threads", "1",
+                                    "--warmup", "0", "--min-passes", "2", "--max-passes", "2", "--cooldown", "0",
+                                    "--quiet", "--no-meter-check", "--db", store.string()};
+  };
+  auto grouped = args(dir_ / "g.db");
+  grouped.push_back("--group-architectures");
+  ASSERT_EQ(run_carb(grouped, dir_, "grouped").exit_code(), 0);
+  ASSERT_EQ(run_carb(args(dir_ / "a.db"), dir_, "asgiven").exit_code(), 0);
+  // "<config>|<net_reused>" in the order measured
+  const std::string sql = "SELECT config_key, json_extract(extra_json, '$.net_reused') FROM measurements ORDER BY id";
+  EXPECT_EQ(test::query_store(dir_ / "g.db", sql),
+            (std::vector<std::string>{"basic-10-w0.25-r32-b4-fp32|0", "basic-10-w0.25-r32-b1-fp32|1",
+                                      "basic-10-w0.25-r32-b2-fp32|1", "basic-10-w0.25-r32-b1-bf16|0",
+                                      "basic-10-w0.25-r32-b2-bf16|1", "basic-10-w0.25-r32-b4-bf16|1"}));
+  const auto as_given = test::query_store(dir_ / "a.db", sql);
+  EXPECT_EQ(as_given.size(), 6u);
+  for (const auto& r : as_given) EXPECT_EQ(r.back(), '0') << r;
 }
 
 TEST_F(ProfileCli, MeterCheckAndStudyOnAMachineWithoutACounterSaySo) {
