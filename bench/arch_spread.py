@@ -14,10 +14,10 @@ each) is hidden; the campaign orders the other architectures with the profiler's
 (`carb.campaign_order`) and stops at a budget. The model (`carb train --fast`, or --trees N) is scored on the hidden networks, the
 question a campaign that measures 30 of 120 architectures has to answer for the other 90.
 
-Budgets are in rows and in GPU seconds. The seconds use the H200 lease's own cost per row
-(`--row-s`, 1.13 s: the median time between two rows of one built network under the campaign
-protocol) and per network build (`--build-s`, 2.96 s: the mean extra time of an architecture's
-first row), from `data/gpu/h200-campaign.db`.
+Budgets are in rows and in GPU seconds. The seconds use the H200 lease's own costs, from the
+row times in `data/gpu/h200-campaign.db`: per row `--row-s` 1.26 s (the mean time between two rows
+of one built network under the campaign protocol, utilization windows included) and per network
+build `--build-s` 2.82 s (the mean extra time of an architecture's first row, 7 of them).
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 bench/arch_spread.py [--data data/cpu-2t.csv]
        [--seeds 5] [--per-arch 0,12,6,3] [--rows 100,200,400] [--seconds 400,800] [--fast | --trees N]
@@ -98,8 +98,8 @@ def main():
     ap.add_argument("--per-arch", default="0,12,6,3")
     ap.add_argument("--rows", default="100,200,400")
     ap.add_argument("--seconds", default="400,800")
-    ap.add_argument("--row-s", type=float, default=1.13)
-    ap.add_argument("--build-s", type=float, default=2.96)
+    ap.add_argument("--row-s", type=float, default=1.26)
+    ap.add_argument("--build-s", type=float, default=2.82)
     ap.add_argument("--hide", type=float, default=0.2, help="share of networks hidden as the test set")
     ap.add_argument("--fast", action="store_true")
     ap.add_argument("--trees", type=int, default=0)
@@ -141,27 +141,27 @@ def main():
                         w.writeheader()
                         w.writerows(chosen)
                     s = score(carb.Model.train([path], **train_kw), test)
-                    cell = results.setdefault((kind, b, k), {"n": [], "archs": []})
+                    cell = results.setdefault((kind, b, k), {"n": [], "archs": [], "nets": []})
                     cell["n"].append(n)
                     cell["archs"].append(len({architecture(r) for r in chosen}))
+                    cell["nets"].append(len({network(r) for r in chosen}))
                     for t, v in s.items():
                         cell.setdefault(t, []).append(v)
             print(f"seed {seed} done", file=sys.stderr, flush=True)
     targets = [t for t in TARGETS if any(t in c for c in results.values())]
-    print(f"\nscored on the hidden networks' rows: mean R2 over seeds (median) / mean MAPE")
-    print(f"{'budget':>10} {'per arch':>8} {'rows':>6} {'archs':>6}  " + "  ".join(f"{t:>26}" for t in targets))
+    print(f"\nscored on the hidden networks' rows: R2 mean over seeds (median) / MAPE mean (median)")
+    print(f"{'budget':>10} {'per arch':>8} {'rows':>6} {'archs':>6} {'nets':>5}  " + "  ".join(f"{t:>34}" for t in targets))
     for kind, b in budgets:
         for k in ks:
             c = results[(kind, b, k)]
             cells = []
             for t in targets:
-                r2 = statistics.mean(v[0] for v in c[t])
-                med = statistics.median(v[0] for v in c[t])
-                mape = statistics.mean(v[1] for v in c[t])
-                cells.append(f"{r2:.4f} ({med:.4f}) / {mape:5.1f}%")
+                r2, r2_med = statistics.mean(v[0] for v in c[t]), statistics.median(v[0] for v in c[t])
+                mape, mape_med = statistics.mean(v[1] for v in c[t]), statistics.median(v[1] for v in c[t])
+                cells.append(f"{r2:.4f} ({r2_med:.4f}) / {mape:4.1f}% ({mape_med:4.1f}%)")
             label = f"{b} rows" if kind == "rows" else f"{b:g} s"
             print(f"{label:>10} {('all' if k == 0 else k):>8} {statistics.mean(c['n']):6.0f} "
-                  f"{statistics.mean(c['archs']):6.1f}  " + "  ".join(f"{x:>26}" for x in cells))
+                  f"{statistics.mean(c['archs']):6.1f} {statistics.mean(c['nets']):5.1f}  " + "  ".join(f"{x:>34}" for x in cells))
 
 
 if __name__ == "__main__":

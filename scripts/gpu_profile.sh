@@ -48,6 +48,9 @@ DEPS=$PWD/.deps/root/usr
 LIB=$DEPS/lib/x86_64-linux-gnu
 [ -f "$LIB/libxgboost.so" ] || die "missing $LIB/libxgboost.so: run scripts/gpu_deps.sh here and carry .deps/root"
 export LD_LIBRARY_PATH=$LIB:${LD_LIBRARY_PATH:-}
+# Settings checked before anything costs lease time.
+PER_ARCH=${CARB_GPU_PER_ARCH:-6}
+[[ "$PER_ARCH" =~ ^[0-9]+$ ]] || die "CARB_GPU_PER_ARCH '$PER_ARCH' is not a whole number"
 
 step "machine (read only; nothing is set)"
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")'
@@ -151,10 +154,8 @@ fi
 # configurations each, spread over the resolutions and batches: a campaign stopped anywhere is a
 # uniform sample of architectures with a few configurations of each. bench/arch_spread.py: at equal
 # GPU seconds, 6 per visit predicts unmeasured networks better than whole architectures (memory
-# MAPE 2.4% against 4.7%, latency 7.5% against 9.3% at 400 s); 0 measures each whole, as before.
+# MAPE 2.2% against 4.0%, latency 7.8% against 11.2% at 400 s); 0 measures each whole, as before.
 SEED=20261130
-PER_ARCH=${CARB_GPU_PER_ARCH:-6}
-[[ "$PER_ARCH" =~ ^[0-9]+$ ]] || die "CARB_GPU_PER_ARCH '$PER_ARCH' is not a whole number"
 
 if [ -n "${CARB_GPU_DEPLOY_S:-}" ]; then
   [ -f data/gpu/h200-deploy.db ] && [ ! -f "$W/h200-deploy.db" ] && cp data/gpu/h200-deploy.db "$W/h200-deploy.db"

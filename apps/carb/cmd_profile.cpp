@@ -34,6 +34,9 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   if (c.group_architectures && c.arch_order >= 0)
     throw InputError("--arch-order already measures one architecture at a time (in a seeded order); "
                      "--group-architectures keeps the given order of architectures: give one of them");
+  if (c.per_arch > 0 && !c.plan.empty())
+    throw InputError("--per-arch sets the visits of --arch-order, which a plan does not take (it is measured in its own "
+                     "order); --group-architectures measures a plan one architecture at a time");
   if (c.per_arch > 0 && c.arch_order < 0)
     throw InputError("--per-arch K sets how many configurations each visit of --arch-order measures: give --arch-order SEED too");
   c.o.protocol.util_sample = util_share(c.util);

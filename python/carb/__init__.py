@@ -270,10 +270,14 @@ def campaign_order(configs, seed, per_arch=0):
     a preset name or columns): architectures (family, depth, width, precision) in a seeded random
     order, all of each one's configurations in one visit (per_arch 0) or per_arch of them per
     visit, in rounds, spread over its resolutions and batches."""
-    seed, per_arch = _whole_arg(seed, "seed"), _whole_arg(per_arch, "per_arch")
-    if seed < 0 or per_arch < 0:
-        raise InputError(f"seed and per_arch must not be negative (seed {seed}, per_arch {per_arch})")
-    return _carb.campaign_order(_configs(configs), seed, per_arch)
+    # The CLI's ranges (--arch-order 0..1e15, --per-arch 0..1e6), not _whole_arg's int32 bound.
+    checked = []
+    for v, what, top in ((seed, "seed", 10**15), (per_arch, "per_arch", 10**6)):
+        x = _scalar(v, what)
+        if x != math.floor(x) or not 0 <= x <= top:
+            raise InputError(f"{what} is {v!r}, not a whole number from 0 to {top:g}")
+        checked.append(int(x))
+    return _carb.campaign_order(_configs(configs), *checked)
 
 
 def plan(candidates, model=None, measured=(), count=None, budget_s=None, strategy=None, diversity=1.0, seed=42):

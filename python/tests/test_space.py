@@ -102,3 +102,8 @@ def test_campaign_order_is_the_profilers_and_visits_in_rounds():
         carb.campaign_order(paper, 7, per_arch=-1)
     with pytest.raises(carb.InputError, match="whole"):
         carb.campaign_order(paper, 7, per_arch=1.5)
+    with pytest.raises(carb.InputError, match="seed"):
+        carb.campaign_order(paper, True)
+    # Seeds past 32 bits, as `carb profile --arch-order` takes them.
+    big = carb.campaign_order("tiny", 3_000_000_000)
+    assert sorted(c.key for c in big) == sorted(c.key for c in carb.preset("tiny"))

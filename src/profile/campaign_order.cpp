@@ -17,17 +17,32 @@ void seeded_shuffle(std::vector<T>& v, std::mt19937_64& rng) {
 }
 
 // One architecture's configurations in the order visits take them: round-robin over its
-// resolutions (lanes in a shuffled order, each lane's batches shuffled), so every prefix spreads
-// over both knobs.
+// resolutions (lanes in a shuffled order), each lane taking the batch sizes in one seeded order of
+// them, lane j starting j x (batches / lanes) further along it. The lanes of a round then hold
+// different batch sizes, so a visit of K spreads over min(K, batches) of them, and every prefix
+// spreads over both knobs.
 std::vector<Config> spread(const std::vector<Config>& configs, std::mt19937_64& rng) {
   std::map<int, std::vector<Config>> by_resolution;
-  for (const auto& c : configs) by_resolution[c.resolution].push_back(c);
-  std::vector<std::vector<Config>> lanes;
-  for (auto& [res, lane] : by_resolution) {
-    seeded_shuffle(lane, rng);
-    lanes.push_back(std::move(lane));
+  std::vector<int> batches;
+  for (const auto& c : configs) {
+    by_resolution[c.resolution].push_back(c);
+    if (std::find(batches.begin(), batches.end(), c.batch) == batches.end()) batches.push_back(c.batch);
   }
+  std::sort(batches.begin(), batches.end());
+  seeded_shuffle(batches, rng);
+  std::vector<std::vector<Config>> lanes;
+  for (auto& [res, lane] : by_resolution) lanes.push_back(std::move(lane));
   seeded_shuffle(lanes, rng);
+  const std::size_t step = std::max<std::size_t>(1, batches.size() / lanes.size());
+  for (std::size_t j = 0; j < lanes.size(); ++j) {
+    std::vector<Config> ordered;  // the lane in its rotated batch order (duplicates kept, in order)
+    for (std::size_t k = 0; k < batches.size(); ++k) {
+      const int b = batches[(k + j * step) % batches.size()];
+      for (const auto& c : lanes[j])
+        if (c.batch == b) ordered.push_back(c);
+    }
+    lanes[j] = std::move(ordered);
+  }
   std::vector<Config> out;
   out.reserve(configs.size());
   for (std::size_t i = 0; out.size() < configs.size(); ++i)
@@ -35,15 +50,6 @@ std::vector<Config> spread(const std::vector<Config>& configs, std::mt19937_64& 
       if (i < lane.size()) out.push_back(lane[i]);
   return out;
 }
-
-}  // namespace
-
-std::string architecture_key(const Config& c) {
-  return to_string(c.family) + "-" + std::to_string(c.depth) + "-w" + format_width(c.width) + "-" +
-         to_string(c.precision);
-}
-
-namespace {
 
 // Architectures in the order of their first configuration, and each one's configurations in order.
 struct Groups {
@@ -64,6 +70,11 @@ struct Groups {
 };
 
 }  // namespace
+
+std::string architecture_key(const Config& c) {
+  return to_string(c.family) + "-" + std::to_string(c.depth) + "-w" + format_width(c.width) + "-" +
+         to_string(c.precision);
+}
 
 std::vector<Config> group_by_architecture(const std::vector<Config>& configs) {
   return Groups(configs).concatenated();

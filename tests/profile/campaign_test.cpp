@@ -48,8 +48,8 @@ TEST(ArchitectureOrder, EachArchitectureOnceInASeededOrder) {
 }
 
 // --per-arch K: the architectures in the same seeded order, visited in rounds of K configurations
-// each, every visit's configurations spread over the architecture's resolutions.
-TEST(ArchitectureOrder, VisitsInRoundsOfKSpreadOverResolutions) {
+// each, every visit spread over the architecture's resolutions and batch sizes.
+TEST(ArchitectureOrder, VisitsInRoundsOfKSpreadOverResolutionsAndBatches) {
   const auto configs = enumerate_preset("paper");  // 120 architectures x 4 resolutions x 9 batches
   const auto whole = order_by_architecture(configs, 7);
   const auto a = order_by_architecture(configs, 7, 6), b = order_by_architecture(configs, 7, 6);
@@ -70,34 +70,35 @@ TEST(ArchitectureOrder, VisitsInRoundsOfKSpreadOverResolutions) {
     visits.back().second.push_back(x);
   }
   ASSERT_EQ(visits.size(), 6 * arch_order.size());
-  std::map<std::string, std::set<int>> batches_seen;
+  std::set<int> first_batches;  // the batch sizes the first visits began with, over all architectures
   for (std::size_t i = 0; i < visits.size(); ++i) {
     const auto& [arch, v] = visits[i];
     EXPECT_EQ(arch, arch_order[i % arch_order.size()]) << "visit " << i;
     ASSERT_EQ(v.size(), 6u) << "visit " << i;
-    std::set<int> resolutions;
-    for (const auto& x : v) {
-      resolutions.insert(x.resolution);
-      batches_seen[arch].insert(x.batch);
-    }
+    std::set<int> resolutions, batches;
+    for (const auto& x : v) resolutions.insert(x.resolution), batches.insert(x.batch);
     EXPECT_EQ(resolutions.size(), 4u) << arch << " visit " << i << ": 6 configurations over 4 resolutions";
-    if (i + 1 == arch_order.size()) {  // after the first round, each architecture has 6 distinct configurations
-      for (const auto& [k, seen] : batches_seen) EXPECT_GE(seen.size(), 2u) << k;
-    }
+    EXPECT_EQ(batches.size(), 6u) << arch << " visit " << i << ": 6 configurations, 6 batch sizes";
+    if (i < arch_order.size()) first_batches.insert(v.front().batch);
   }
-  // An architecture smaller than K is measured whole in the first round and never visited again.
-  std::vector<Config> small = {{Family::basic, 10, 0.25, 32, 1, Precision::fp32}, {Family::basic, 10, 0.25, 64, 1, Precision::fp32}};
-  small.insert(small.end(), configs.begin(), configs.begin() + 36);
-  const auto s = order_by_architecture(small, 3, 100);
-  ASSERT_EQ(s.size(), small.size());
-  std::size_t runs = 0;
-  std::set<std::string> archs;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    runs += i == 0 || architecture_key(s[i]) != architecture_key(s[i - 1]);
-    archs.insert(architecture_key(s[i]));
+  EXPECT_GE(first_batches.size(), 5u) << "the batch order is seeded per architecture, not ascending";
+  // An architecture smaller than K is measured whole in the first round and never visited again;
+  // a larger one comes back in the next round for the rest.
+  std::vector<Config> mixed = {{Family::basic, 10, 0.25, 32, 1, Precision::fp32}, {Family::basic, 10, 0.25, 64, 1, Precision::fp32}};
+  for (const auto& c : configs)  // two larger ones, so that another visit always comes between a large one's two
+    if (architecture_key(c) == "basic-8-w0.1-fp32" || architecture_key(c) == "basic-8-w0.1-fp16") mixed.push_back(c);
+  ASSERT_EQ(mixed.size(), 74u);
+  const auto m = order_by_architecture(mixed, 3, 20);
+  ASSERT_EQ(m.size(), mixed.size());
+  std::map<std::string, std::vector<std::size_t>> visit_sizes;
+  for (std::size_t i = 0; i < m.size(); ++i) {
+    auto& sizes = visit_sizes[architecture_key(m[i])];
+    if (i == 0 || architecture_key(m[i]) != architecture_key(m[i - 1])) sizes.push_back(0);
+    ++sizes.back();
   }
-  EXPECT_EQ(runs, archs.size());  // one visit each
-  EXPECT_EQ(archs.size(), 3u);    // basic-10 and the first 36 paper configurations' fp32 and fp16
+  EXPECT_EQ(visit_sizes["basic-10-w0.25-fp32"], (std::vector<std::size_t>{2}));
+  EXPECT_EQ(visit_sizes["basic-8-w0.1-fp32"], (std::vector<std::size_t>{20, 16}));
+  EXPECT_EQ(visit_sizes["basic-8-w0.1-fp16"], (std::vector<std::size_t>{20, 16}));
 }
 
 // --group-architectures: stable, architectures in the order of their first configuration.

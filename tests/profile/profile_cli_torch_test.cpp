@@ -114,6 +114,12 @@ TEST_F(ProfileCli, ArchitectureOrderAndTheCampaignSummary) {
                                   (dir_ / "y.db").string()}, dir_, "planorder");
   EXPECT_EQ(plan.exit_code(), 1);
   EXPECT_NE(plan.err.find("--arch-order"), std::string::npos) << plan.err;
+  // --per-arch with a plan points at what a plan does take, not at --arch-order (which it refuses).
+  const Finished per = run_carb({"profile", "--plan", (dir_ / "x.csv").string(), "--per-arch", "2", "--db",
+                                 (dir_ / "y.db").string()}, dir_, "planperarch");
+  EXPECT_EQ(per.exit_code(), 1);
+  EXPECT_NE(per.err.find("--group-architectures"), std::string::npos) << per.err;
+  EXPECT_FALSE(fs::exists(dir_ / "y.db"));
 }
 
 // --group-architectures measures the given order one architecture at a time, each network built
