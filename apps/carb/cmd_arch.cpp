@@ -24,7 +24,8 @@ void print_table(const NetworkSpec& s) {
   std::cout << "\n" << config_key(s.config) << ": params " << s.params << " (" << fmt_num(s.param_bytes() / 1e6)
             << " MB), MACs " << fmt_num(s.macs / 1e9) << " G, FLOPs " << fmt_num(s.flops() / 1e9)
             << " G, activations total " << fmt_num(s.activation_bytes_total() / 1e6) << " MB, max "
-            << fmt_num(s.activation_bytes_max() / 1e6) << " MB\n";
+            << fmt_num(s.activation_bytes_max() / 1e6) << " MB, alive at once at most "
+            << fmt_num(s.activation_bytes_peak() / 1e6) << " MB\n";
 }
 
 Registrar reg({"arch", "Analytic model of one configuration: layers, params, MACs, FLOPs (= 2 x MACs), activations",

@@ -8,6 +8,7 @@
 // Coefficients are non-negative least squares on relative error, so every term adds cost.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,9 +37,17 @@ class AnalyticEstimate {
   static std::vector<std::string> term_names(const std::string& target);
   static std::vector<double> term_values(const std::string& target, const Config& c);
 
+  /// A term name parsed: "<quantity>" or "<quantity>*<precision>" (that precision's rows only).
+  struct Term {
+    enum class Quantity { constant, params, input, peak_activation, max_activation, activation, gflops, conv_layers, batch };
+    Quantity quantity = Quantity::constant;
+    std::optional<Precision> only;
+  };
+
  private:
   std::string target_;
   std::vector<std::string> terms_;
+  std::vector<Term> parsed_;  // terms_, parsed once
   std::vector<double> coef_;
   double floor_ = 1e-9;
 };

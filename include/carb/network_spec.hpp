@@ -34,6 +34,11 @@ struct NetworkSpec {
   int64_t macs = 0;                  // convolutions + classifier (as torchvision's published GMACs)
   int64_t act_elements_total = 0;    // sum over layers of output elements
   int64_t act_elements_max = 0;      // largest single layer output
+  /// Most layer-output elements alive at once in an inference pass run as the profiler runs it
+  /// (SpecNet: an output is freed after its last consumer; a ReLU or an add that is its input's
+  /// last consumer works in place), counted when each output is made: what inference holds beside
+  /// the weights and the input. The network input is not counted.
+  int64_t act_elements_peak = 0;
   int64_t conv_layers = 0;
 
   double flops() const { return 2.0 * static_cast<double>(macs); }  // FLOPs = 2 x MACs
@@ -41,6 +46,7 @@ struct NetworkSpec {
   int64_t input_bytes() const;
   int64_t activation_bytes_total() const { return act_elements_total * element_bytes(config.precision); }
   int64_t activation_bytes_max() const { return act_elements_max * element_bytes(config.precision); }
+  int64_t activation_bytes_peak() const { return act_elements_peak * element_bytes(config.precision); }
   /// The least peak memory a forward pass can have, in MB: the weights and the input, which are in
   /// memory throughout it, and the largest layer output, which exists beside them when it is made.
   /// A measured row below it is refused; a prediction below it is raised to it (a log-target model's)

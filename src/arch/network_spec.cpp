@@ -4,6 +4,8 @@
 #include "carb/network_spec.hpp"
 
 #include <algorithm>
+#include <initializer_list>
+#include <stdexcept>
 
 namespace carb {
 
@@ -93,6 +95,8 @@ class Builder {
     return push(std::move(l));
   }
 
+  void share(Ref) {}  // the layer list knows every consumer already
+
   void finish() {
     for (const auto& l : spec_.layers) {
       spec_.params += l.params;
@@ -101,6 +105,29 @@ class Builder {
       spec_.act_elements_max = std::max(spec_.act_elements_max, l.out_elements);
       spec_.conv_layers += l.kind == LayerKind::conv;
     }
+    spec_.act_elements_peak = peak_live_elements(spec_.layers);
+  }
+
+  // The liveness of SpecNetImpl::run, on the layer list.
+  static int64_t peak_live_elements(const std::vector<Layer>& layers) {
+    std::vector<int> uses(layers.size(), 0);
+    for (const auto& l : layers)
+      for (int in : l.inputs)
+        if (in >= 0) ++uses[in];
+    std::vector<int> left = uses;
+    int64_t live = 0, peak = 0;
+    for (std::size_t i = 0; i < layers.size(); ++i) {
+      const Layer& l = layers[i];
+      const int first = l.inputs.front();
+      const bool in_place = (l.kind == LayerKind::relu || l.kind == LayerKind::add) && first >= 0 && left[first] == 1;
+      if (!in_place) live += l.out_elements;
+      peak = std::max(peak, live);
+      for (int in : l.inputs)
+        if (in >= 0 && --left[in] == 0) live -= layers[in].out_elements;  // in place: the output takes its storage
+      if (in_place) live += l.out_elements;
+      if (uses[i] == 0) live -= l.out_elements;  // nothing consumes it (the classifier's output)
+    }
+    return peak;
   }
 
  private:
@@ -122,11 +149,14 @@ class Builder {
   NetworkSpec spec_;
 };
 
-// Keeps only the running totals and the current tensor shape: no names, no layer list, no heap.
+// Keeps only the running totals and the current tensor shapes: no names, no layer list, no heap.
+// Liveness: each output has one consumer unless the walk says share() (a block input feeds its first
+// convolution and its shortcut), and a small table holds the outputs still waiting for one.
 class Counter {
  public:
   struct Ref {
     int64_t n, c, h, w;  // h = w = 1 after avgpool / linear
+    int slot = -1;       // in the live table; -1 = the network input
     int64_t elements() const { return n * c * h * w; }
   };
   explicit Counter(const Config& c) { spec_.config = c; }
@@ -143,31 +173,57 @@ class Counter {
     spec_.params += int64_t(cout) * in.c * k * k;
     spec_.macs += o.elements() * in.c * k * k;
     spec_.conv_layers += 1;
-    return out(o);
+    return out(o, {in});
   }
   Ref bn(Name, Ref in) {
     spec_.params += 2 * in.c;
-    return out(in);
+    return out(in, {in});
   }
-  Ref relu(Name, Ref in) { return out(in); }
-  Ref maxpool(Name, Ref in) { return out({in.n, in.c, window_out(in.h, 3, 2, 1), window_out(in.w, 3, 2, 1)}); }
-  Ref add(Name, Ref a, Ref) { return out(a); }
-  Ref avgpool(Name, Ref in) { return out({in.n, in.c, 1, 1}); }
+  Ref relu(Name, Ref in) { return out(in, {in}, true); }
+  Ref maxpool(Name, Ref in) {
+    return out({in.n, in.c, window_out(in.h, 3, 2, 1), window_out(in.w, 3, 2, 1)}, {in});
+  }
+  Ref add(Name, Ref a, Ref b) { return out(a, {a, b}, true); }
+  Ref avgpool(Name, Ref in) { return out({in.n, in.c, 1, 1}, {in}); }
   Ref linear(Name, Ref in, int classes) {
     spec_.params += in.c * classes + classes;
     spec_.macs += in.n * in.c * classes;
-    return out({in.n, classes, 1, 1});
+    return out({in.n, classes, 1, 1}, {in});
+  }
+  void share(Ref r) {
+    if (r.slot >= 0) ++table_[r.slot].uses;
   }
   void finish() {}
 
  private:
-  Ref out(Ref o) {
+  struct Live {
+    int64_t elements = 0;
+    int uses = 0;  // consumers still to come; 0 = a free slot
+  };
+  static constexpr int kSlots = 8;  // a block holds at most its input, two outputs and a shortcut
+
+  // Makes an output from `inputs` (a ReLU or an add works in place when it is its first input's last
+  // consumer), as SpecNetImpl::run does.
+  Ref out(Ref o, std::initializer_list<Ref> inputs, bool may_work_in_place = false) {
     const int64_t e = o.elements();
     spec_.act_elements_total += e;
     spec_.act_elements_max = std::max(spec_.act_elements_max, e);
+    const Ref& first = *inputs.begin();
+    const bool in_place = may_work_in_place && first.slot >= 0 && table_[first.slot].uses == 1;
+    if (!in_place) live_ += e;
+    spec_.act_elements_peak = std::max(spec_.act_elements_peak, live_);
+    for (const Ref& in : inputs)
+      if (in.slot >= 0 && --table_[in.slot].uses == 0) live_ -= table_[in.slot].elements;
+    if (in_place) live_ += e;
+    for (o.slot = 0; o.slot < kSlots && table_[o.slot].uses > 0; ++o.slot) {
+    }
+    if (o.slot == kSlots) throw std::logic_error("network_totals: more live tensors than its table holds");
+    table_[o.slot] = {e, 1};
     return o;
   }
   NetworkSpec spec_;
+  Live table_[kSlots];
+  int64_t live_ = 0;
 };
 
 template <class Net>
@@ -181,6 +237,7 @@ template <class Net>
 typename Net::Ref block(Net& b, int stage, int blk, typename Net::Ref in, Family f, int planes, int stride) {
   const int64_t cin = b.channels(in);
   const int cout = f == Family::basic ? planes : planes * NetworkDefaults::kBottleneckExpansion;
+  b.share(in);  // the block input feeds the main path and, after it, the shortcut (or the add)
   typename Net::Ref x;
   if (f == Family::basic) {
     x = b.relu({stage, blk, ".relu1"}, conv_bn(b, stage, blk, ".conv1", ".bn1", in, planes, 3, stride, 1));

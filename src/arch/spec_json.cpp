@@ -16,6 +16,7 @@ nlohmann::json spec_to_json(const NetworkSpec& s, bool with_layers) {
                       {"flops", s.flops()},
                       {"activation_bytes_total", s.activation_bytes_total()},
                       {"activation_bytes_max", s.activation_bytes_max()},
+                      {"activation_bytes_peak", s.activation_bytes_peak()},
                       {"input_bytes", s.input_bytes()},
                       {"conv_layers", s.conv_layers}};
   if (!with_layers) return j;

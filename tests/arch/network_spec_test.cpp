@@ -149,12 +149,33 @@ TEST(NetworkSpec, TotalsFastPathAgreesWithTheFullSpec) {
       ASSERT_EQ(fast.macs, full.macs) << config_key(c);
       ASSERT_EQ(fast.act_elements_total, full.act_elements_total) << config_key(c);
       ASSERT_EQ(fast.act_elements_max, full.act_elements_max) << config_key(c);
+      ASSERT_EQ(fast.act_elements_peak, full.act_elements_peak) << config_key(c);
       ASSERT_EQ(fast.conv_layers, full.conv_layers) << config_key(c);
       ASSERT_EQ(fast.input_shape, full.input_shape) << config_key(c);
       ASSERT_TRUE(fast.layers.empty());
       ++n;
     }
   EXPECT_EQ(n, 4320u + 3072u);
+}
+
+// What inference holds at once, by hand. ResNet-18 at 224: the stem's convolution output (64 x 112 x
+// 112 = S) and its BatchNorm output beside it, 2S; every later block holds less (its input, a
+// convolution output and a BatchNorm output at 56 x 56 or smaller; ReLU and add work in place).
+// ResNet-50: layer1.0's shortcut BatchNorm, made while the main path's output (256 x 56 x 56 = 4M,
+// M = 64 x 56 x 56) and the shortcut convolution's (4M) are alive: 12M.
+TEST(NetworkSpec, PeakLiveActivationsFollowTheProfilersForwardPass) {
+  const int64_t S = 64 * 112 * 112, M = 64 * 56 * 56;
+  EXPECT_EQ(build_network_spec({Family::basic, 18, 1.0, 224, 1, Precision::fp32}).act_elements_peak, 2 * S);
+  EXPECT_EQ(build_network_spec({Family::bottleneck, 50, 1.0, 224, 1, Precision::fp32}).act_elements_peak, 12 * M);
+  const auto b4 = build_network_spec({Family::bottleneck, 50, 1.0, 224, 4, Precision::fp16});
+  EXPECT_EQ(b4.act_elements_peak, 4 * 12 * M);  // linear in batch
+  EXPECT_EQ(b4.activation_bytes_peak(), 2 * b4.act_elements_peak);
+  // Never below the largest output, never above all outputs at once.
+  for (const auto& c : enumerate_preset("tiny")) {
+    const auto s = network_totals(c);
+    EXPECT_GE(s.act_elements_peak, s.act_elements_max) << config_key(c);
+    EXPECT_LT(s.act_elements_peak, s.act_elements_total) << config_key(c);
+  }
 }
 
 TEST(NetworkSpec, InvalidConfigIsInputError) {

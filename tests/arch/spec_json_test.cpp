@@ -20,7 +20,7 @@ TEST(SpecJson, HasTheContractKeysWithTheSpecsValues) {
     const auto s = build_network_spec(c);
     const auto j = spec_to_json(s);
     for (const char* key : {"config", "params", "param_bytes", "macs", "flops", "activation_bytes_total",
-                            "activation_bytes_max", "input_bytes", "conv_layers", "layers"})
+                            "activation_bytes_max", "activation_bytes_peak", "input_bytes", "conv_layers", "layers"})
       EXPECT_TRUE(j.contains(key)) << key;
     EXPECT_EQ(j.at("params").get<int64_t>(), s.params);
     EXPECT_EQ(j.at("param_bytes").get<int64_t>(), s.param_bytes());
@@ -28,6 +28,7 @@ TEST(SpecJson, HasTheContractKeysWithTheSpecsValues) {
     EXPECT_EQ(j.at("flops").get<double>(), 2.0 * static_cast<double>(s.macs));
     EXPECT_EQ(j.at("activation_bytes_total").get<int64_t>(), s.activation_bytes_total());
     EXPECT_EQ(j.at("activation_bytes_max").get<int64_t>(), s.activation_bytes_max());
+    EXPECT_EQ(j.at("activation_bytes_peak").get<int64_t>(), s.activation_bytes_peak());
     EXPECT_EQ(j.at("input_bytes").get<int64_t>(), s.input_bytes());
     EXPECT_EQ(j.at("conv_layers").get<int64_t>(), s.conv_layers);
   }

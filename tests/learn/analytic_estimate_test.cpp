@@ -72,5 +72,46 @@ TEST(AnalyticEstimate, BundleFormRoundTripsAndRefusesOtherTerms) {
   EXPECT_THROW(AnalyticEstimate::fit("peak_memory_mb", cs, std::vector<double>(cs.size(), -1.0)), InputError);
 }
 
+// Memory is fitted on what inference holds at its peak: a cost made of the weights and the live
+// activations is recovered exactly, in the grid and past it (bottleneck, wider, larger inputs).
+TEST(AnalyticEstimate, MemoryFollowsThePeakOfLiveActivations) {
+  const auto cs = grid();
+  auto cost = [](const Config& c) {
+    const NetworkSpec s = network_totals(c);
+    return 20.0 + 1.0 * s.param_bytes() / 1e6 + 1.1 * s.activation_bytes_peak() / 1e6;
+  };
+  std::vector<double> y;
+  for (const Config& c : cs) y.push_back(cost(c));
+  const AnalyticEstimate e = AnalyticEstimate::fit("peak_memory_mb", cs, y);
+  const auto& t = e.terms();
+  EXPECT_NE(std::find(t.begin(), t.end(), "peak_activation_mb"), t.end());
+  for (const Config& far : {Config{Family::bottleneck, 101, 2.0, 224, 128, Precision::fp32},
+                            Config{Family::basic, 34, 2.0, 256, 64, Precision::fp32}})
+    EXPECT_NEAR(e(far) / cost(far), 1.0, 1e-3) << config_key(far);
+}
+
+// A bundle trained before the peak term (largest and total activations) still loads and predicts
+// with its own terms; a term no carb ever computed, or a precision that does not exist, is refused.
+TEST(AnalyticEstimate, ABundleWithTheEarlierMemoryTermsStillPredicts) {
+  const std::vector<std::string> earlier = {
+      "params_mb", "params_mb*fp32", "params_mb*fp16", "params_mb*bf16", "input_mb", "input_mb*fp32", "input_mb*fp16",
+      "input_mb*bf16", "max_activation_mb", "max_activation_mb*fp32", "max_activation_mb*fp16",
+      "max_activation_mb*bf16", "activation_mb", "activation_mb*fp32", "activation_mb*fp16", "activation_mb*bf16",
+      "constant"};
+  std::vector<double> coef(earlier.size(), 0.0);
+  coef[0] = 1.0, coef[9] = 2.0, coef[16] = 5.0;  // weights + 2 x largest output (fp32 only) + 5 MB
+  nlohmann::json j = {{"target", "peak_memory_mb"}, {"terms", earlier}, {"coefficients", coef}, {"floor", 1e-3}};
+  const AnalyticEstimate e = AnalyticEstimate::from_json(j);
+  const Config c32{Family::bottleneck, 50, 1.0, 128, 8, Precision::fp32}, c16{Family::bottleneck, 50, 1.0, 128, 8, Precision::fp16};
+  const NetworkSpec s32 = network_totals(c32), s16 = network_totals(c16);
+  EXPECT_DOUBLE_EQ(e(c32), s32.param_bytes() / 1e6 + 2.0 * s32.activation_bytes_max() / 1e6 + 5.0);
+  EXPECT_DOUBLE_EQ(e(c16), s16.param_bytes() / 1e6 + 5.0);
+  EXPECT_EQ(AnalyticEstimate::from_json(e.to_json())(c32), e(c32));
+  j["terms"][9] = "max_activation_mb*fp8";
+  EXPECT_THROW(AnalyticEstimate::from_json(j), ModelError);
+  j["terms"][9] = "gflops";  // a latency term in a memory estimate
+  EXPECT_THROW(AnalyticEstimate::from_json(j), ModelError);
+}
+
 }  // namespace
 }  // namespace carb
