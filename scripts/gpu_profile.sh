@@ -25,11 +25,12 @@
 # CARB_GPU_PER_ARCH=K (default 6) measures K configurations of each architecture per visit, in rounds.
 # CARB_GPU_PLAN=plan.csv (from `carb plan --model models/h200 --preset paper --exclude data/h200.csv
 # --backend cuda --warmup 5 --min-passes 10 --max-passes 100 --max-timed-s 0.5 --min-energy-window 1
-# --util-window 0.5 --util sample:0.2 --cooldown 0 --budget-s ...`, priced about as this script
-# measures: 10 ticks of the 100 ms counter are a 1 s window, and the pause comes only above 65 C)
+# --util-window 0.5 --util sample:0.2 --cooldown 0 --build-s 2.8 --budget-s ...`, priced about as
+# this script measures: 10 ticks of the 100 ms counter are a 1 s window, the pause comes only above
+# 65 C, and each architecture's network is built once)
 # measures that plan instead of the architecture order, the rows the model knows least first, grouped
 # by architecture (--group-architectures: the best-ranked architecture first, each network built
-# once; a build costs about 3 s on the H200, more than a row).
+# once; a build costs about 2.8 s on the H200, more than a row).
 # The budget counts from the script's start; profiling stops (cleanly, after the configuration in
 # flight) early enough that the export fits inside it. Everything done so far stays in the store.
 # $OUT/lease.md is the line for data/gpu/README.md: date, seconds, rows, configurations/s, compute

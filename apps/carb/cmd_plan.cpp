@@ -138,6 +138,10 @@ Registrar reg({"plan", "Choose the configurations to measure next: most informat
                  app.add_option("--count", c->count, "rows to plan at most")->check(in_range(1, 1e9));
                  app.add_option("--budget-s", c->budget_s, "predicted seconds of measuring at most (needs --model)")
                      ->check(in_range(1e-9, 1e12));
+                 app.add_option("--build-s", c->o.build_s,
+                                "seconds to build a network, counted once per architecture in the plan (as `profile "
+                                "--group-architectures` measures it; about 2.8 on the H200; needs --model)")
+                     ->capture_default_str()->check(in_range(0.0, 1e6));
                  app.add_option("--exclude", c->exclude,
                                 "CSV(s) of configurations already measured (a dataset, a plan or a configuration "
                                 "list): never planned");

@@ -58,6 +58,10 @@ struct PlanOptions {
   double diversity = 1.0;
   Protocol protocol;          // the protocol the plan will be measured under (for the cost)
   std::string backend = "cpu";
+  /// Seconds to build a network, counted once per architecture the plan measures (as `carb profile
+  /// --group-architectures` measures a plan: each network built once). A planned row of a new
+  /// architecture costs its own time plus this; later rows of it cost their own. 0 = not counted.
+  double build_s = 0;
   unsigned seed = 42;
 };
 
@@ -66,7 +70,8 @@ struct PlannedRow {
   double score = 0;          // what the greedy selection maximised when it took this row
   double uncertainty = 0;    // the model's spread (NaN without a model)
   double latency_ms = 0;     // predicted latency (NaN without a model)
-  double cost_s = 0;         // predicted seconds to measure it (NaN without a model)
+  double cost_s = 0;         // predicted seconds to measure it, with the build of its network where it is
+                             // its architecture's first planned row (NaN without a model)
   double distance = 0;       // to the nearest measured or earlier planned row, normalised space (inf: none)
   /// Where it lies outside what the model trained on: its predicted latency and cost are guesses there.
   std::vector<Excursion> outside;

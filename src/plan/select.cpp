@@ -10,6 +10,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <string>
 
 #include "carb/error.hpp"
 #include "carb/model.hpp"
@@ -45,6 +46,10 @@ void check_options(const PlanOptions& o, bool has_model) {
                      to_string(o.strategy) + " would ignore it: leave it out");
   if (o.budget_s && !has_model)
     throw InputError("a budget in seconds needs a model (--model): a row's measuring time is predicted from its latency");
+  if (!(o.build_s >= 0 && std::isfinite(o.build_s)))
+    throw InputError("the build time of a network must be a finite number of seconds >= 0");
+  if (o.build_s > 0 && !has_model)
+    throw InputError("a network's build time adds to the predicted measuring time, which needs a model (--model)");
   validate(o.protocol, o.backend);
 }
 
@@ -153,6 +158,11 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   if (o.strategy == PlanStrategy::stratified) strata.emplace(pool, measured);
   std::vector<char> open(n, 1);
   double spent = 0;
+  // A row of an architecture not yet planned also pays for building its network.
+  std::vector<std::string> arch(n);
+  for (std::size_t i = 0; i < n; ++i) arch[i] = architecture_key(pool[i]);
+  std::set<std::string> built;
+  auto with_build = [&](std::size_t i) { return cost[i] + (built.count(arch[i]) ? 0.0 : o.build_s); };
   const std::size_t want = o.count ? *o.count : n;
   while (plan.rows.size() < want) {
     std::size_t best = n;
@@ -165,21 +175,26 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
         continue;
       }
       if (o.budget_s && spent + cost[i] > *o.budget_s) {
-        open[i] = 0;  // costs only grow with what is spent: it will never fit again
+        open[i] = 0;  // what is spent only grows: even without a build it will never fit again
         continue;
       }
+      if (o.budget_s && spent + with_build(i) > *o.budget_s) continue;  // it may once its network is built
       double s;
       if (o.strategy == PlanStrategy::space_filling) s = dist[i];
       else if (o.strategy == PlanStrategy::stratified) s = -strata->penalty(i);
       else if (o.strategy == PlanStrategy::random) s = base[i];
+      // Ranked per the row's own cost, not with the build: a build serves every later row of its
+      // network, and charged to the first alone it made one slow row outrank many quick ones.
       else s = base[i] * (radius > 0 ? std::min(1.0, dist[i] / radius) : 1.0);
       if (s > best_score || (s == best_score && best < n && key[i] > key[best])) best = i, best_score = s;
     }
     if (best == n) break;
     open[best] = 0;
     if (strata) strata->take(best);
-    spent += cost[best];  // NaN once a planned row's time is unknown: so is the plan's
-    plan.rows.push_back({pool[best], best_score, unc[best], lat[best], cost[best], dist[best],
+    const double row_cost = with_build(best);
+    built.insert(arch[best]);
+    spent += row_cost;  // NaN once a planned row's time is unknown: so is the plan's
+    plan.rows.push_back({pool[best], best_score, unc[best], lat[best], row_cost, dist[best],
                          model ? model->envelope().outside(model->as_trained(pool[best])) : std::vector<Excursion>{},
                          impossible[best] != 0});
     for (std::size_t i = 0; i < n; ++i)

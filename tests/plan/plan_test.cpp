@@ -92,6 +92,49 @@ TEST(Plan, KeepsToTheBudgetAndLeavesNoAffordableRowBehind) {
   }
 }
 
+// --build-s: a row of an architecture the plan has not yet planned also pays for building its
+// network (once per architecture, as profile --group-architectures measures a plan). The budget
+// holds with the builds counted, each architecture's first planned row carries its build, and no
+// candidate left out would still have fitted, its build counted unless its network is planned.
+TEST(Plan, BuildsAreCountedOncePerArchitectureAgainstTheBudget) {
+  const auto cands = candidates();
+  const double build = 3, budget = 60;
+  auto row_time = [&](const Config& c) {  // the row's own predicted time, as make_plan prices it
+    const Plan one = make_plan({c}, {}, &model(), options(PlanStrategy::random, 1));
+    return one.rows.at(0).cost_s;
+  };
+
+  for (PlanStrategy s : kAll) {
+    PlanOptions o = options(s, std::nullopt, budget);
+    o.build_s = build;
+    const Plan p = make_plan(cands, {}, &model(), o);
+    ASSERT_FALSE(p.rows.empty()) << to_string(s);
+    double sum = 0;
+    std::set<std::string> archs;
+    for (const auto& r : p.rows) {
+      const bool first = archs.insert(architecture_key(r.config)).second;
+      EXPECT_NEAR(r.cost_s, row_time(r.config) + (first ? build : 0.0), 1e-9) << to_string(s) << " " << config_key(r.config);
+      sum += r.cost_s;
+    }
+    EXPECT_LE(sum, budget) << to_string(s);
+    EXPECT_NEAR(p.total_cost_s, sum, 1e-9);
+    EXPECT_GT(archs.size(), 1u) << to_string(s);
+    std::set<std::string> planned;
+    for (const auto& r : p.rows) planned.insert(config_key(r.config));
+    for (const auto& r : make_plan(cands, {}, &model(), options(PlanStrategy::random, 100000)).rows)
+      if (!planned.count(config_key(r.config))) {
+        EXPECT_GT(sum + r.cost_s + (archs.count(architecture_key(r.config)) ? 0.0 : build), budget)
+            << to_string(s) << " left out " << config_key(r.config);
+      }
+  }
+  PlanOptions bad = options(PlanStrategy::random, 5);
+  bad.build_s = 3;  // no model: nothing to add a build to
+  EXPECT_THROW(make_plan(cands, {}, nullptr, bad), InputError);
+  bad = options(PlanStrategy::random, std::nullopt, 10.0);
+  bad.build_s = -1;
+  EXPECT_THROW(make_plan(cands, {}, &model(), bad), InputError);
+}
+
 // Thirty-fifth hostile pass: a raw-target linear model predicting a negative latency gave a cost of
 // NaN; `spent + NaN > budget` is false, the row was planned, and every later check passed: 2,241 rows
 // planned for a 60 s budget, 6,979 s of them. Such rows are passed over under a budget, and counted.
