@@ -95,8 +95,10 @@ void run(PlanCmd& c, CLI::App& app) {
                                    std::to_string(p.unknown_cost) + " candidates can be predicted (the model's "
                                    "latency is at or below zero, or not a number, for each), so none fits a --budget-s; " +
                                    c.out + " was not written"
-                             : "nothing to plan: no candidate fits within --budget-s " + fmt_num(c.budget_s) + " s; " +
-                                   c.out + " was not written");
+                             : "nothing to plan: no candidate fits within --budget-s " + fmt_num(c.budget_s) + " s" +
+                                   (c.o.build_s > 0 ? " with --build-s " + fmt_num(c.o.build_s) + " s for its network"
+                                                    : std::string()) +
+                                   "; " + c.out + " was not written");
   // What --force replaces that the checks without it refused is kept beside it (fifty-seventh hostile pass).
   write_plan_csv(p, std::filesystem::path(c.out), command_line(), [&] {
     keep_what_force_replaces(c.out, c.force, [&](bool f) { check_plan_output(c.out, inputs, f); });

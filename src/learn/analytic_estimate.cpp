@@ -50,15 +50,17 @@ std::vector<std::string> AnalyticEstimate::term_names(const std::string& target)
 
 namespace {
 
-// The terms a bundle may name: this carb's, and those of the memory estimate before the peak
-// (max_activation_mb, activation_mb), so that a bundle trained then still loads and predicts as it did.
-bool known_term(const std::string& target, const std::string& name) {
-  const auto now = AnalyticEstimate::term_names(target);
-  if (std::find(now.begin(), now.end(), name) != now.end()) return true;
+// The term lists a bundle may hold, whole: this carb's, and the memory estimate's before the peak
+// (weights, input, largest and total activations), so that a bundle trained then still loads and
+// predicts as it did. A list is one of these exactly: a term repeated, dropped or mixed in from the
+// other list would load and answer something no training wrote.
+bool known_terms(const std::string& target, const std::vector<std::string>& terms) {
+  if (terms == AnalyticEstimate::term_names(target)) return true;
   if (!is_memory(target)) return false;
   std::vector<std::string> earlier;
-  for (const char* t : {"max_activation_mb", "activation_mb"}) by_precision(earlier, t);
-  return std::find(earlier.begin(), earlier.end(), name) != earlier.end();
+  for (const char* t : {"params_mb", "input_mb", "max_activation_mb", "activation_mb"}) by_precision(earlier, t);
+  earlier.push_back("constant");
+  return terms == earlier;
 }
 
 using Q = AnalyticEstimate::Term::Quantity;
@@ -198,8 +200,7 @@ AnalyticEstimate AnalyticEstimate::from_json(const nlohmann::json& j) {
   e.coef_ = j.at("coefficients").get<std::vector<double>>();
   e.floor_ = j.at("floor").get<double>();
   check_target(e.target_);
-  if (e.terms_.empty() || e.coef_.size() != e.terms_.size() ||
-      !std::all_of(e.terms_.begin(), e.terms_.end(), [&](const std::string& t) { return known_term(e.target_, t); }))
+  if (e.coef_.size() != e.terms_.size() || !known_terms(e.target_, e.terms_))
     throw ModelError("the analytic estimate of " + e.target_ + " has other terms than this carb computes: retrain");
   for (double c : e.coef_)
     if (!(c >= 0) || !std::isfinite(c)) throw ModelError("the analytic estimate of " + e.target_ + " has a coefficient " + std::to_string(c));

@@ -107,10 +107,28 @@ TEST(AnalyticEstimate, ABundleWithTheEarlierMemoryTermsStillPredicts) {
   EXPECT_DOUBLE_EQ(e(c32), s32.param_bytes() / 1e6 + 2.0 * s32.activation_bytes_max() / 1e6 + 5.0);
   EXPECT_DOUBLE_EQ(e(c16), s16.param_bytes() / 1e6 + 5.0);
   EXPECT_EQ(AnalyticEstimate::from_json(e.to_json())(c32), e(c32));
+  const nlohmann::json good = j;
   j["terms"][9] = "max_activation_mb*fp8";
   EXPECT_THROW(AnalyticEstimate::from_json(j), ModelError);
   j["terms"][9] = "gflops";  // a latency term in a memory estimate
   EXPECT_THROW(AnalyticEstimate::from_json(j), ModelError);
+  // A list is one that training wrote, whole: a term repeated, a subset, or the two lists mixed
+  // would load and answer what no training wrote.
+  auto with = [&](std::vector<std::string> terms) {
+    nlohmann::json k = good;
+    k["terms"] = terms;
+    k["coefficients"] = std::vector<double>(terms.size(), 1.0);
+    return k;
+  };
+  std::vector<std::string> doubled = earlier;
+  doubled.insert(doubled.end(), earlier.begin(), earlier.end());
+  EXPECT_THROW(AnalyticEstimate::from_json(with(doubled)), ModelError);
+  EXPECT_THROW(AnalyticEstimate::from_json(with({"constant"})), ModelError);
+  std::vector<std::string> mixed = AnalyticEstimate::term_names("peak_memory_mb");
+  mixed.insert(mixed.end() - 1, "max_activation_mb");
+  EXPECT_THROW(AnalyticEstimate::from_json(with(mixed)), ModelError);
+  EXPECT_THROW(AnalyticEstimate::from_json(with({})), ModelError);
+  EXPECT_NO_THROW(AnalyticEstimate::from_json(with(AnalyticEstimate::term_names("peak_memory_mb"))));
 }
 
 }  // namespace
