@@ -230,13 +230,15 @@ try:
     s = json.load(open(sys.argv[1]))
 except (OSError, ValueError):  # no summary: the profiler was killed before it printed one
     s = {}
-rows = sum(1 for r in csv.DictReader(open(sys.argv[2])) if r["status"] == "ok")
+ok = [r for r in csv.DictReader(open(sys.argv[2])) if r["status"] == "ok"]
+rows = len(ok)
+archs = len({(r["family"], r["depth"], r["width"], r["precision"]) for r in ok})
 try:
     gpu = subprocess.run(["nvidia-smi", "--query-gpu=power.limit,clocks.sm,clocks.mem,temperature.gpu",
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
 except OSError as e:
     gpu = f"unread ({e})"
-print(f"- {datetime.date.today()}: {sys.argv[3]} s in the script, {rows} ok rows in h200.csv, "
+print(f"- {datetime.date.today()}: {sys.argv[3]} s in the script, {rows} ok rows of {archs} architectures in h200.csv, "
       f"{s.get('configs_per_s', 0):.2f} configurations/s, compute share {100 * s.get('compute_share', 0):.0f}%, "
       f"--energy-ticks {sys.argv[4]}; GPU read (never set): {gpu}")
 PY
