@@ -2,7 +2,7 @@
 // training rows from the exact counts of carb arch, that the learners correct as a ratio. Trees
 // cannot predict past the largest value they saw; estimate × learned ratio can, because the
 // estimate carries the scaling (FLOPs, bytes) and the trees only the shape of the residual.
-//   memory:            weights + input + largest and total activations, by precision, + a constant
+//   memory:            weights + input + the peak of live activations, by precision, + a constant
 //   latency, energy:   FLOPs by precision (an effective peak), activations and weights (bytes moved,
 //                      an effective bandwidth), convolution layers (launch cost), batch, a constant
 // Coefficients are non-negative least squares on relative error, so every term adds cost.
