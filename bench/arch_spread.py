@@ -25,7 +25,6 @@ Usage: PYTHONPATH=build/python /usr/bin/python3 bench/arch_spread.py [--data dat
 """
 import argparse
 import csv
-import math
 import os
 import random
 import statistics
@@ -116,8 +115,6 @@ def main():
         rows = [r for r in rd if r["status"] == "ok"]
     nets = sorted({network(r) for r in rows})
     train_kw = {"trees": a.trees} if a.trees else {"fast": True}
-    if not a.trees and not a.fast:
-        a.fast = True
     print(f"{a.data}: {len(rows)} ok rows, {len(nets)} networks, {len({architecture(r) for r in rows})} "
           f"architectures; {a.seeds} seeds, {a.hide:.0%} of the networks hidden; "
           f"{'carb train --fast' if not a.trees else f'carb train --trees {a.trees}'}; "

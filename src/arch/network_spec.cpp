@@ -213,20 +213,16 @@ class Counter {
     if (!in_place) live_ += e;
     spec_.act_elements_peak = std::max(spec_.act_elements_peak, live_);
     for (const Ref& in : inputs)
-      if (in.slot >= 0 && --table_[in.slot].uses == 0) {
-        live_ -= table_[in.slot].elements;
-        busy_ &= ~(1u << in.slot);
-      }
+      if (in.slot >= 0 && --table_[in.slot].uses == 0) live_ -= table_[in.slot].elements;
     if (in_place) live_ += e;
-    if (busy_ == (1u << kSlots) - 1) throw std::logic_error("network_totals: more live tensors than its table holds");
-    o.slot = __builtin_ctz(~busy_);  // the lowest free slot
-    busy_ |= 1u << o.slot;
+    for (o.slot = 0; o.slot < kSlots && table_[o.slot].uses > 0; ++o.slot) {
+    }
+    if (o.slot == kSlots) throw std::logic_error("network_totals: more live tensors than its table holds");
     table_[o.slot] = {e, 1};
     return o;
   }
   NetworkSpec spec_;
   Live table_[kSlots];
-  unsigned busy_ = 0;  // bit i: slot i holds an output still waiting for a consumer
   int64_t live_ = 0;
 };
 

@@ -27,7 +27,6 @@ void by_precision(std::vector<std::string>& names, const std::string& term) {
   for (Precision p : kPrecisions) names.push_back(term + "*" + to_string(p));
 }
 
-
 }  // namespace
 
 std::vector<std::string> AnalyticEstimate::term_names(const std::string& target) {

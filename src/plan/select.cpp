@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -158,11 +159,13 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   if (o.strategy == PlanStrategy::stratified) strata.emplace(pool, measured);
   std::vector<char> open(n, 1);
   double spent = 0;
-  // A row of an architecture not yet planned also pays for building its network.
-  std::vector<std::string> arch(n);
-  for (std::size_t i = 0; i < n; ++i) arch[i] = architecture_key(pool[i]);
-  std::set<std::string> built;
-  auto with_build = [&](std::size_t i) { return cost[i] + (built.count(arch[i]) ? 0.0 : o.build_s); };
+  // A row of an architecture not yet planned also pays for building its network. Architectures as
+  // numbers, so the selection loop below looks them up without comparing strings.
+  std::vector<std::size_t> arch(n);
+  std::map<std::string, std::size_t> arch_ids;
+  for (std::size_t i = 0; i < n; ++i) arch[i] = arch_ids.emplace(architecture_key(pool[i]), arch_ids.size()).first->second;
+  std::vector<char> built(arch_ids.size(), 0);
+  auto with_build = [&](std::size_t i) { return cost[i] + (built[arch[i]] ? 0.0 : o.build_s); };
   const std::size_t want = o.count ? *o.count : n;
   while (plan.rows.size() < want) {
     std::size_t best = n;
@@ -192,7 +195,7 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
     open[best] = 0;
     if (strata) strata->take(best);
     const double row_cost = with_build(best);
-    built.insert(arch[best]);
+    built[arch[best]] = 1;
     spent += row_cost;  // NaN once a planned row's time is unknown: so is the plan's
     plan.rows.push_back({pool[best], best_score, unc[best], lat[best], row_cost, dist[best],
                          model ? model->envelope().outside(model->as_trained(pool[best])) : std::vector<Excursion>{},
