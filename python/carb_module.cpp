@@ -290,6 +290,7 @@ PYBIND11_MODULE(_carb, m) {
       .def_property_readonly("platform", &carb::CarbModel::platform)
       .def_property_readonly("targets", &carb::CarbModel::targets)
       .def("trained_on", &carb::CarbModel::trained_on, py::arg("config"))
+      .def("trained_architecture", &carb::CarbModel::trained_architecture, py::arg("config"))
       .def("predict", &predict, py::arg("configs"), py::arg("confidence") = py::none());
 
   m.def("screen", &screen, py::arg("configs"), py::arg("source"), py::arg("target") = nullptr,

@@ -75,6 +75,22 @@ void run(const PredictCmd& c) {
               << fmt_num(c.confidence * 100, 3) << "% interval needs "
               << static_cast<int>(std::ceil(c.confidence / (1 - c.confidence) - 1e-9))
               << " per regime); a lower --confidence may bound them\n";
+  if (level) {
+    const auto unseen = std::count_if(p.begin(), p.end(), [&](const Prediction& x) {
+      return x.outside.empty() && !m.trained_architecture(x.config);
+    });
+    if (unseen > 0)
+      std::cerr << "note: " << unseen << " of " << p.size() << " configurations inside the trained ranges "
+                << (unseen == 1 ? "is of an architecture" : "are of architectures")
+                << " (family, depth, width, precision) the model never trained on: "
+                << (m.calibrates_unseen_architectures()
+                        ? std::string(unseen == 1 ? "its interval is" : "their intervals are") +
+                              " calibrated by holding whole architectures out of training"
+                        : std::string("this model has no intervals calibrated for that (it predates them, or trained on "
+                                      "fewer than 3 architectures), so ") +
+                              (unseen == 1 ? "its interval" : "theirs") + " may hold the measurement less often than stated")
+                << "\n";
+  }
   if (m.drift_reference_ms())
     std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "
               << fmt_num(*m.drift_reference_ms()) << " ms\n";

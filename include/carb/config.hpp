@@ -45,6 +45,9 @@ std::string config_key(const Config& c);
 /// round to the same channels (0.25 and 0.2500000001, or 0.25 and 0.26) run the same network:
 /// two such rows are one measurement twice.
 std::string network_key(const Config& c);
+/// The architecture of a configuration, the part a built network fixes: family, depth, width,
+/// precision (resolution and batch only change the input), e.g. "basic-18-w1-fp32".
+std::string architecture_key(const Config& c);
 /// The channels a width builds, stem and four stages ("16/16/32/64/128" for 0.25): two widths with
 /// the same channels build the same network at any depth.
 std::string width_channels(double width);

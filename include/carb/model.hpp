@@ -141,6 +141,13 @@ class CarbModel {
   /// True when the model saw this configuration's network in training (false when it does not
   /// know): a width spelled otherwise that builds the same channels (0.251 for 0.25) counts.
   bool trained_on(const Config& c) const;
+  /// True when the model saw this configuration's architecture (family, depth, width by its
+  /// channels, precision) at any resolution and batch, or does not know what it trained on. The
+  /// intervals of an architecture never trained are calibrated by holding whole architectures out.
+  bool trained_architecture(const Config& c) const;
+  /// Whether the model has intervals calibrated for architectures it never trained on (training
+  /// on 3 or more architectures gives them; a bundle from before gives the trained widths there).
+  bool calibrates_unseen_architectures() const;
   /// Set when the model learned drift-corrected latency (see carb/drift.hpp): the typical
   /// reference time R its latency is expressed at. Data it is evaluated on is corrected the same way.
   std::optional<double> drift_reference_ms() const { return drift_reference_ms_; }
@@ -190,6 +197,7 @@ class CarbModel {
   std::string data_hash_;
   std::vector<std::string> trained_configs_;
   std::vector<std::string> trained_networks_;  // network_key of each, sorted (set by index_trained)
+  std::vector<std::string> trained_architectures_;  // architecture_key of each, sorted and unique
   std::map<std::string, double> trained_width_of_channels_;  // channels a trained width builds -> that width
   std::set<int> trained_resolutions_, trained_batches_;      // the levels trained (set by index_trained)
   std::set<double> trained_widths_;

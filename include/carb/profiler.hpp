@@ -67,9 +67,6 @@ void validate(const Protocol& p, const std::string& backend);
 /// Whether `c` gets the utilization window under p.util_sample (a stable hash of its key).
 bool samples_utilization(const Protocol& p, const Config& c);
 
-/// The architecture of a configuration, the part a built network fixes: family, depth, width,
-/// precision (resolution and batch only change the input).
-std::string architecture_key(const Config& c);
 
 /// Groups configurations by architecture, architectures in a seeded random order. With
 /// per_visit = 0, each architecture's configurations in their given order: a campaign stopped

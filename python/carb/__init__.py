@@ -171,6 +171,12 @@ class Model:
     def trained_on(self, config):
         return self._m.trained_on(config)
 
+    def trained_architecture(self, config):
+        """Whether the model trained on this configuration's architecture (family, depth, width,
+        precision) at any resolution and batch. Intervals of an architecture it never trained on are
+        calibrated by holding whole architectures out of training, and are wider."""
+        return self._m.trained_architecture(config)
+
     def predict(self, configs, confidence=None):
         """Predicts every target. `configs`: a list of carb.Config, one Config, a preset name, or a
         mapping of columns. Returns {target: numpy array} (with target_lower/_upper under a

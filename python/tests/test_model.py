@@ -257,3 +257,19 @@ def test_library_warnings_are_python_warnings(tmp_path):
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(RuntimeWarning, match="its hash differs"):
             carb.Model.train(tmp_path / "head.csv", trees=5)
+
+
+def test_an_architecture_never_trained_gets_the_wider_intervals(model, rows_csv):
+    with open(rows_csv, newline="") as f:
+        trained = {(r["family"], int(r["depth"]), float(r["width"]), r["precision"]) for r in csv.DictReader(f)}
+    seen = next(c for c in CONFIGS if (c.family, c.depth, c.width, c.precision) in trained)
+    assert model.trained_architecture(seen)
+    # A depth between trained ones, at a trained width: inside the ranges, but a network never measured.
+    novel = carb.Config(seen.family, seen.depth - 4, seen.width, seen.resolution, seen.batch, seen.precision)
+    assert (novel.family, novel.depth, novel.width, novel.precision) not in trained
+    assert not model.trained_architecture(novel)
+    p = model.predict([seen, novel], confidence=0.9)
+    assert not p["outside"][1]
+    for t in model.targets:
+        log_width = np.log(p[t + "_upper"] / p[t])
+        assert log_width[1] >= log_width[0], t

@@ -63,6 +63,11 @@ std::string width_channels(double width) {
   return s;
 }
 
+std::string architecture_key(const Config& c) {
+  return to_string(c.family) + "-" + std::to_string(c.depth) + "-w" + format_width(c.width) + "-" +
+         to_string(c.precision);
+}
+
 std::string network_key(const Config& c) {
   std::ostringstream o;
   o << to_string(c.family) << '-' << c.depth << "-c" << width_channels(c.width) << "-r" << c.resolution << "-b"

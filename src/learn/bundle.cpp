@@ -53,6 +53,33 @@ TrainOptions options_from(const nlohmann::json& j) {
 
 constexpr const char* kTrainedFile = "trained_configs.txt";
 constexpr const char* kChecksumKey = "manifest_fnv1a64";
+// A target's interval widths for architectures never trained (absent: the bundle predates them, or
+// its data had too few architectures to calibrate them).
+constexpr const char* kUnseenKey = "conformal_unseen_architecture";
+
+nlohmann::json widths_json(const ConformalWidths& widths) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [regime, levels] : widths)  // an unbounded width (too few rows) is null
+    for (const auto& [level, half] : levels)
+      out[to_string(regime)][level] = std::isinf(half) ? nlohmann::json() : nlohmann::json(half);
+  return out;
+}
+
+ConformalWidths read_widths(const nlohmann::json& j, const std::string& where) {
+  ConformalWidths widths;
+  if (!j.is_object()) throw ModelError(where + "'s conformal widths are not regimes");
+  for (const auto& [regime, levels] : j.items()) {
+    try {
+      auto& w = widths[batch_regime_from(regime)];
+      if (!levels.is_object()) throw ModelError(where + "'s conformal widths are not levels");
+      for (const auto& [level, half] : levels.items())
+        w[level] = half.is_null() ? std::numeric_limits<double>::infinity() : half.get<double>();
+    } catch (const InputError& e) {
+      throw ModelError(where + " has conformal widths of an " + e.what());
+    }
+  }
+  return widths;
+}
 
 std::string joined_lines(const std::vector<std::string>& keys) {
   std::string text;
@@ -121,12 +148,9 @@ void CarbModel::save(BundleDestination& dest) const {
     man["trained_configs"] = {{"file", kTrainedFile}, {"count", trained_configs_.size()}, {"fnv1a64", text_hash(text)}};
   }
   for (const auto& tm : models_) {
-    nlohmann::json conformal = nlohmann::json::object();
-    for (const auto& [regime, levels] : tm.conformal)  // an unbounded width (too few rows) is null
-      for (const auto& [level, half] : levels)
-        conformal[to_string(regime)][level] = std::isinf(half) ? nlohmann::json() : nlohmann::json(half);
-    nlohmann::json t = {{"upstream", tm.upstream}, {"weights", tm.weights}, {"conformal", conformal},
+    nlohmann::json t = {{"upstream", tm.upstream}, {"weights", tm.weights}, {"conformal", widths_json(tm.conformal)},
                         {"components", tm.oof.to_json()}};
+    if (!tm.conformal_unseen.empty()) t[kUnseenKey] = widths_json(tm.conformal_unseen);
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
     for (std::size_t l = 0; l < tm.learners.size(); ++l) {
       const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
@@ -181,29 +205,21 @@ std::unique_ptr<Learner> load_learner(const fs::path& dir, const nlohmann::json&
   return l;
 }
 
-// Values no training run writes: the checksum already catches damage, this catches a manifest
-// edited by hand and re-checksummed (weights that do not sum to 1, an inverted interval).
-void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::path& dir) {
-  const std::string where = "model bundle " + dir.string() + ": " + tm.target;
-  double sum = 0;
-  for (double w : tm.weights) {
-    if (!std::isfinite(w) || w < 0) throw ModelError(where + " has a blend weight of " + std::to_string(w));
-    sum += w;
-  }
-  if (std::abs(sum - 1) > 1e-6) throw ModelError(where + "'s blend weights sum to " + std::to_string(sum) + ", not 1");
-  // Half-widths live in log space: e^20 is a factor of 5e8, far past any interval training writes
-  // (a forged 1e300 gave [0, inf]). Every level predict may ask for must be there.
-  for (const auto& [regime, levels] : tm.conformal)
+// One set of conformal widths as training writes it. Half-widths live in log space: e^20 is a
+// factor of 5e8, far past any interval training writes (a forged 1e300 gave [0, inf]). Every level
+// predict may ask for must be there.
+void check_widths(const ConformalWidths& widths, const std::string& where, const TrainOptions& o) {
+  for (const auto& [regime, levels] : widths)
     for (const auto& [level, half] : levels)
       // (Raw-target models keep their widths in the target's units: a cap meant for log space
       // refused every --raw-target bundle.)
       if (std::isnan(half) || half < 0 || (std::isfinite(half) && o.log_target && half > 20))
         throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" +
                          to_string(regime) + ", " + level + ")");
-  if (!tm.conformal.count(BatchRegime::all)) throw ModelError(where + " has no conformal widths for all batches");
+  if (!widths.count(BatchRegime::all)) throw ModelError(where + " has no conformal widths for all batches");
   // Exactly the levels training writes, and wider at higher coverage (a forged 0.99 width narrower
   // than the 0.8 one gave a narrower interval at higher confidence).
-  for (const auto& [regime, levels] : tm.conformal) {
+  for (const auto& [regime, levels] : widths) {
     if (levels.size() != 4) throw ModelError(where + " has conformal levels training never writes (" + to_string(regime) + ")");
     double previous = 0;
     for (double l : kConfidenceLevels) {
@@ -216,6 +232,30 @@ void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::pa
                          to_string(regime) + ")");
       previous = it->second;
     }
+  }
+}
+
+// Values no training run writes: the checksum already catches damage, this catches a manifest
+// edited by hand and re-checksummed (weights that do not sum to 1, an inverted interval).
+void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::path& dir) {
+  const std::string where = "model bundle " + dir.string() + ": " + tm.target;
+  double sum = 0;
+  for (double w : tm.weights) {
+    if (!std::isfinite(w) || w < 0) throw ModelError(where + " has a blend weight of " + std::to_string(w));
+    sum += w;
+  }
+  if (std::abs(sum - 1) > 1e-6) throw ModelError(where + "'s blend weights sum to " + std::to_string(sum) + ", not 1");
+  check_widths(tm.conformal, where, o);
+  if (!tm.conformal_unseen.empty()) {
+    check_widths(tm.conformal_unseen, where + "'s unseen-architecture", o);
+    // Training never writes an unseen architecture a narrower interval than a trained one.
+    for (const auto& [regime, levels] : tm.conformal_unseen)
+      for (const auto& [level, half] : levels) {
+        const auto r = tm.conformal.find(regime);
+        if (r == tm.conformal.end() || half < r->second.at(level))
+          throw ModelError(where + "'s unseen-architecture conformal width at level " + level + " (" +
+                           to_string(regime) + ") is narrower than a trained architecture's, or has no counterpart");
+      }
   }
   // Training records why a raw-target model's form is plain: a log_target flipped in the options
   // (predictions read as costs where the learners answer logs) contradicts that record.
@@ -342,16 +382,9 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
       tm.target = t;
       tm.upstream = j.at("upstream").get<std::vector<std::string>>();
       tm.weights = j.at("weights").get<std::vector<double>>();
-      for (const auto& [regime, levels] : j.at("conformal").items()) {
-        try {
-          auto& widths = tm.conformal[batch_regime_from(regime)];
-          if (!levels.is_object()) throw ModelError("model bundle " + dir.string() + ": " + t + "'s conformal widths are not levels");
-          for (const auto& [level, half] : levels.items())
-            widths[level] = half.is_null() ? std::numeric_limits<double>::infinity() : half.get<double>();
-        } catch (const InputError& e) {
-          throw ModelError("model bundle " + dir.string() + ": " + t + " has conformal widths of an " + e.what());
-        }
-      }
+      const std::string where = "model bundle " + dir.string() + ": " + t;
+      tm.conformal = read_widths(j.at("conformal"), where);
+      if (j.contains(kUnseenKey)) tm.conformal_unseen = read_widths(j.at(kUnseenKey), where);
       tm.oof = OofComponents::from_json(j.at("components"));
       if (j.contains("estimate")) tm.estimate = AnalyticEstimate::from_json(j.at("estimate"));
       for (const auto& lj : j.at("learners")) {

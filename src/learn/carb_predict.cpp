@@ -63,8 +63,19 @@ bool CarbModel::trained_on(const Config& c) const {
   return std::binary_search(trained_networks_.begin(), trained_networks_.end(), network_key(c));
 }
 
+bool CarbModel::trained_architecture(const Config& c) const {
+  return !knows_trained_ ||
+         std::binary_search(trained_architectures_.begin(), trained_architectures_.end(), architecture_key(as_trained(c)));
+}
+
+bool CarbModel::calibrates_unseen_architectures() const {
+  return !models_.empty() &&
+         std::all_of(models_.begin(), models_.end(), [](const TargetModel& tm) { return !tm.conformal_unseen.empty(); });
+}
+
 void CarbModel::index_trained() {
   trained_networks_.clear();
+  trained_architectures_.clear();
   trained_width_of_channels_.clear();
   trained_resolutions_.clear(), trained_batches_.clear(), trained_widths_.clear();
   for (const auto& k : trained_configs_)
@@ -74,7 +85,13 @@ void CarbModel::index_trained() {
       trained_resolutions_.insert(c->resolution), trained_batches_.insert(c->batch);
     }
   for (const auto& [channels, width] : trained_width_of_channels_) trained_widths_.insert(width);
+  // By the width as_trained answers with, so that a width spelled otherwise finds its architecture.
+  for (const auto& k : trained_configs_)
+    if (const auto c = parse_config_key(k)) trained_architectures_.push_back(architecture_key(as_trained(*c)));
   std::sort(trained_networks_.begin(), trained_networks_.end());
+  std::sort(trained_architectures_.begin(), trained_architectures_.end());
+  trained_architectures_.erase(std::unique(trained_architectures_.begin(), trained_architectures_.end()),
+                               trained_architectures_.end());
 }
 
 Config CarbModel::as_trained(const Config& c) const {
@@ -311,9 +328,11 @@ void check_confidence_level(double confidence) {
 }
 
 namespace {
-// Half-width at a calibrated coverage level (check_confidence_level).
-double half_width(const TargetModel& tm, BatchRegime regime, double confidence) {
-  const auto& q = tm.conformal.count(regime) ? tm.conformal.at(regime) : tm.conformal.at(BatchRegime::all);
+// Half-width at a calibrated coverage level (check_confidence_level); for an architecture never
+// trained, the widths calibrated with whole architectures held out, when the bundle has them.
+double half_width(const TargetModel& tm, BatchRegime regime, double confidence, bool trained_architecture) {
+  const ConformalWidths& w = trained_architecture || tm.conformal_unseen.empty() ? tm.conformal : tm.conformal_unseen;
+  const auto& q = w.count(regime) ? w.at(regime) : w.at(BatchRegime::all);
   return q.at(conformal_key(confidence));
 }
 }  // namespace
@@ -333,12 +352,13 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
     // Past the trained ranges the conformal width (measured inside them) is not enough: widen by the
     // distance past the data, in log space; unbounded for a family or precision never trained.
     const double widen = extrapolation_widening(out[i].outside);
+    const bool seen = trained_architecture(configs[i]);
     for (const auto& tm : models_) {
       const double v = cols[tm.target][i];
       out[i].value[tm.target] = v;
       if (!confidence) continue;
       const double h = half_width(tm, configs[i].batch <= opts_.corrector_max_batch ? BatchRegime::low_batch : BatchRegime::high_batch,
-                                  *confidence);
+                                  *confidence, seen);
       auto& iv = out[i].interval[tm.target];
       if (!std::isfinite(widen) || !std::isfinite(h))  // never trained, or too few rows for this level
         iv = {0.0, std::numeric_limits<double>::infinity()};

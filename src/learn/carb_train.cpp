@@ -11,94 +11,16 @@
 #include <iostream>
 
 #include "blend.hpp"
+#include "conformal.hpp"
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/model.hpp"
 #include "model_internal.hpp"
 #include "oof.hpp"
+#include "target_data.hpp"
 
 namespace carb {
 namespace {
-
-struct TargetData {
-  std::vector<float> y;        // transformed target: log y, or log(y / estimate) in the ratio form
-  std::vector<double> y_raw;   // measured values
-  std::vector<float> offset;   // log estimate per row in the ratio form (else 0): y + offset = log y
-  // Ratio form, out of fold: fold f's learners fit y_by_fold[f], the ratio to an estimate fitted
-  // without fold f, and their prediction of a row plus oof_shift is in the space of y above.
-  std::vector<std::vector<float>> y_by_fold;
-  std::vector<float> oof_shift;  // log e_fold(i)(c_i) - offset_i
-};
-
-// The ratio form's out-of-fold view. The analytic estimate is itself fitted, so a row's out-of-fold
-// prediction must come from an estimate fitted without that row's fold as well (sixteenth hostile
-// pass: fitted on all rows, it made the out-of-fold residuals that calibrate the intervals partly
-// in-sample; on 4 rows they vanished and the 80% interval had zero width).
-void fold_the_estimate(TargetData& td, const std::string& target, const std::vector<Config>& configs,
-                       const std::vector<float>& log_y, const std::vector<int>& folds, int k) {
-  td.y_by_fold.assign(static_cast<std::size_t>(k), {});
-  std::vector<float> oof_offset(log_y.size(), 0.0f);
-  for (int f = 0; f < k; ++f) {
-    std::vector<Config> cs;
-    std::vector<double> ys;
-    for (std::size_t i = 0; i < configs.size(); ++i)
-      if (folds[i] != f) cs.push_back(configs[i]), ys.push_back(td.y_raw[i]);
-    if (cs.empty()) continue;  // no fit for this fold (FitBatch skips it too)
-    const AnalyticEstimate e = AnalyticEstimate::fit(target, cs, ys);
-    auto& yf = td.y_by_fold[static_cast<std::size_t>(f)];
-    yf.resize(log_y.size());
-    for (std::size_t i = 0; i < configs.size(); ++i) {
-      const auto o = static_cast<float>(std::log(e(configs[i])));
-      yf[i] = log_y[i] - o;
-      if (folds[i] == f) oof_offset[i] = o;
-    }
-  }
-  td.oof_shift.resize(log_y.size());
-  for (std::size_t i = 0; i < log_y.size(); ++i) td.oof_shift[i] = oof_offset[i] - td.offset[i];
-}
-
-// Out-of-fold predictions of one add_oof group, in the space of td.y.
-std::vector<float> oof_in_target_space(const FitBatch& b, std::size_t handle, const TargetData& td) {
-  std::vector<float> p = b.oof(handle);
-  if (!td.oof_shift.empty())
-    for (std::size_t i = 0; i < p.size(); ++i) p[i] += td.oof_shift[i];
-  return p;
-}
-
-// The add_oof of a target: per fold in the ratio form, else one target for all folds.
-std::size_t add_target_oof(FitBatch& b, const FitBatch::Make& make, const Matrix& X, const TargetData& td,
-                           const std::vector<int>& folds, int k) {
-  return td.y_by_fold.empty() ? b.add_oof(make, X, td.y, folds, k) : b.add_oof(make, X, td.y_by_fold, folds, k);
-}
-
-// Measured units from the transformed space the learners work in.
-std::vector<double> to_raw(const std::vector<float>& v, const TargetData& td, bool log_target) {
-  std::vector<double> out(v.size());
-  for (std::size_t i = 0; i < v.size(); ++i)
-    out[i] = log_target ? std::exp(double(v[i]) + td.offset[i]) : v[i];
-  return out;
-}
-
-TargetData target_data(const Dataset& d, const std::string& t, bool log_target) {
-  TargetData td;
-  for (std::size_t i = 0; i < d.rows.size(); ++i) {
-    const auto v = d.rows[i].value(t);
-    // Named by configuration: after the split, an index is neither a file line nor a row the user knows.
-    const auto row = [&] { return d.rows[i].platform + " " + config_key(d.rows[i].config); };
-    if (!v || !std::isfinite(*v)) throw InputError(row() + " has no finite " + t);
-    if (log_target && *v <= 0) throw InputError(row() + ": " + t + " must be positive");
-    td.y_raw.push_back(*v);
-    td.y.push_back(static_cast<float>(log_target ? std::log(*v) : *v));
-  }
-  td.offset.assign(td.y.size(), 0.0f);
-  return td;
-}
-
-double mean_squared(const std::vector<float>& y, const std::vector<float>& p) {
-  double s = 0;
-  for (std::size_t i = 0; i < y.size(); ++i) s += (double(y[i]) - p[i]) * (double(y[i]) - p[i]);
-  return s / static_cast<double>(y.size());
-}
 
 // The target form: log y (plain) or log(y / analytic estimate) (ratio). "auto" compares the two on
 // the same folds with a quick ExtraTrees (100 trees), by out-of-fold squared error of log y; the
@@ -112,14 +34,8 @@ void choose_form(TargetModel& tm, const Matrix& X, TargetData& td, const Dataset
   }
   if (o.normalize != "on" && o.normalize != "auto")
     throw InputError("normalize must be on, off or auto, not '" + o.normalize + "'");
-  const auto configs = configs_of(d);
-  const AnalyticEstimate e = AnalyticEstimate::fit(tm.target, configs, td.y_raw);
-  TargetData ratio = td;
-  for (std::size_t i = 0; i < td.y.size(); ++i) {
-    ratio.offset[i] = static_cast<float>(std::log(e(configs[i])));
-    ratio.y[i] = td.y[i] - ratio.offset[i];
-  }
-  fold_the_estimate(ratio, tm.target, configs, td.y, folds, o.folds);
+  const AnalyticEstimate e = AnalyticEstimate::fit(tm.target, configs_of(d), td.y_raw);
+  TargetData ratio = ratio_data(td, e, tm.target, d, folds, o.folds);
   form.estimate = e;
   if (o.normalize == "auto") {
     LearnerParams quick = o.params;
@@ -170,28 +86,6 @@ std::vector<float> fit_corrector(TargetModel& tm, const Matrix& X, const TargetD
   return corrected;
 }
 
-// Split-conformal half-widths of |log residual| per batch regime (absolute residual if not log).
-void fit_conformal(TargetModel& tm, const TargetData& td, const std::vector<float>& pred, const Dataset& d,
-                   const TrainOptions& o) {
-  std::map<BatchRegime, std::vector<double>> res;
-  for (std::size_t i = 0; i < pred.size(); ++i) {
-    const double e = std::abs(double(td.y[i]) - pred[i]);
-    res[d.rows[i].config.batch <= o.corrector_max_batch ? BatchRegime::low_batch : BatchRegime::high_batch].push_back(e);
-    res[BatchRegime::all].push_back(e);
-  }
-  for (auto& [regime, e] : res) {
-    std::sort(e.begin(), e.end());
-    for (double level : kConfidenceLevels) {
-      // Finite-sample split-conformal quantile: the ceil((n+1)*level)-th smallest residual. With
-      // fewer residuals than that there is none: the interval is unbounded (sixteenth hostile pass:
-      // the largest residual stood in, and 8 rows gave "90%" intervals that held 13% of memory).
-      auto k = static_cast<std::size_t>(std::ceil((e.size() + 1) * level));
-      tm.conformal[regime][conformal_key(level)] =
-          k <= e.size() ? e[k - 1] : std::numeric_limits<double>::infinity();
-    }
-  }
-}
-
 }  // namespace
 
 std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset& d,
@@ -234,7 +128,9 @@ std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset&
         tm.corrector.reset();
     }
   }
-  fit_conformal(tm, td, pred, d, o);
+  std::vector<double> residuals(pred.size());
+  for (std::size_t i = 0; i < pred.size(); ++i) residuals[i] = std::abs(double(td.y[i]) - pred[i]);
+  tm.conformal = conformal_widths(residuals, d, o.corrector_max_batch);
   // Downstream targets see log y, whichever form this target learned.
   for (std::size_t i = 0; i < pred.size(); ++i) pred[i] += td.offset[i];
   return pred;
@@ -284,6 +180,9 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
   const Matrix base = build_features(m.schema_, configs_of(d), telemetry_of(d));
   const auto folds = assign_folds(d.rows.size(), o.folds, o.seed);
   std::map<std::string, std::vector<float>> oof;  // corrected out-of-fold predictions, transformed space
+  // The same with whole architectures held out, for the intervals of networks never trained.
+  const ArchitectureFolds arch_folds = architecture_folds(d, o.seed);
+  std::map<std::string, std::vector<float>> oof_unseen;
   for (const auto& t : m.targets_) {
     TargetModel tm;
     tm.target = t;
@@ -295,6 +194,8 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
     Matrix X = with_upstream(base, tm.upstream, oof);
     if (o.verbose) std::cerr << "training " << t << " on " << d.rows.size() << " rows\n";
     oof[t] = train_target(tm, X, d, o, folds);
+    if (arch_folds.k)
+      oof_unseen[t] = calibrate_unseen_architectures(tm, with_upstream(base, tm.upstream, oof_unseen), d, o, arch_folds);
     m.models_.push_back(std::move(tm));
   }
   return m;

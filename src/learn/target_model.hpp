@@ -22,6 +22,10 @@ const char* to_string(BatchRegime r);
 /// InputError for a name that is not one of to_string's.
 BatchRegime batch_regime_from(const std::string& name);
 
+/// Split-conformal half-widths of the (log) residual, per batch regime and coverage level ("0.8",
+/// "0.9", "0.95", "0.99"); infinity where too few rows bound a level.
+using ConformalWidths = std::map<BatchRegime, std::map<std::string, double>>;
+
 struct TargetModel {
   std::string target;
   std::vector<std::string> upstream;               // cascade inputs, e.g. {"peak_memory_mb"}
@@ -30,7 +34,12 @@ struct TargetModel {
   std::unique_ptr<Learner> corrector;              // may be null
   /// Split-conformal half-widths of the log-ratio residual, per regime and coverage level
   /// ("0.8", "0.9", "0.95", "0.99").
-  std::map<BatchRegime, std::map<std::string, double>> conformal;
+  ConformalWidths conformal;
+  /// The same widths for a configuration whose architecture (family, depth, width, precision) the
+  /// model never trained on, calibrated on folds that hold whole architectures out (conformal.hpp);
+  /// each at least the width above. Empty when the data had too few architectures to calibrate it
+  /// (or the bundle predates it): such configurations then get the widths above.
+  ConformalWidths conformal_unseen;
   OofComponents oof;  // out-of-fold accuracy of each part and the form choice
   /// Set when the learners fit log(y / estimate): the prediction is estimate × learned ratio.
   std::optional<AnalyticEstimate> estimate;

@@ -71,11 +71,6 @@ struct Groups {
 
 }  // namespace
 
-std::string architecture_key(const Config& c) {
-  return to_string(c.family) + "-" + std::to_string(c.depth) + "-w" + format_width(c.width) + "-" +
-         to_string(c.precision);
-}
-
 std::vector<Config> group_by_architecture(const std::vector<Config>& configs) {
   return Groups(configs).concatenated();
 }

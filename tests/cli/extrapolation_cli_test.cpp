@@ -2,6 +2,7 @@
 // JSON name the dimension, and the interval is unbounded for a precision never trained.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -148,6 +149,30 @@ TEST_F(CliExtrapolation, AnUnboundedIntervalOutsideTheRangesIsExplained) {
   const CliRun bounded = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 "
                               "--confidence 0.8", "ex_bounded_outside");
   EXPECT_EQ(bounded.err.find("outside the trained ranges"), std::string::npos) << bounded.err;
+}
+
+// Depth 14 lies between the trained 10 and 18: inside the ranges, but a network never measured,
+// whose interval is calibrated by holding whole architectures out (never narrower), and the note says so.
+TEST_F(CliExtrapolation, AnArchitectureNeverTrainedIsSaidAndGetsTheWiderInterval) {
+  const CliRun seen = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 "
+                           "--confidence 0.8 --format json", "ex_seen_arch");
+  const CliRun novel = carb("predict --model ex_model --depth 14 --width 0.5 --resolution 64 --batch 4 "
+                            "--confidence 0.8 --format json", "ex_novel_arch");
+  ASSERT_EQ(seen.status, 0) << seen.err;
+  ASSERT_EQ(novel.status, 0) << novel.err;
+  EXPECT_EQ(seen.err.find("never trained on"), std::string::npos) << seen.err;
+  EXPECT_NE(novel.err.find("1 of 1 configurations inside the trained ranges is of an architecture"), std::string::npos)
+      << novel.err;
+  EXPECT_NE(novel.err.find("calibrated by holding whole architectures out"), std::string::npos) << novel.err;
+  const auto a = nlohmann::json::parse(seen.out), b = nlohmann::json::parse(novel.out);
+  const auto log_width = [](const nlohmann::json& p) {
+    const auto& x = p["predictions"][0];
+    return std::log(x["latency_ms_upper"].get<double>() / x["latency_ms"].get<double>());
+  };
+  EXPECT_GE(log_width(b), log_width(a)) << seen.out << novel.out;  // equal here: the formula has no per-network effect
+  // Without a confidence there is no interval to speak of, and no note.
+  const CliRun plain = carb("predict --model ex_model --depth 14 --width 0.5 --resolution 64 --batch 4", "ex_novel_plain");
+  EXPECT_EQ(plain.err.find("never trained on"), std::string::npos) << plain.err;
 }
 
 }  // namespace

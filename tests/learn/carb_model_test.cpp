@@ -20,6 +20,7 @@
 #include "carb/model.hpp"
 #include "carb/network_spec.hpp"
 #include "learn/checksum_file.hpp"
+#include "learn/bundle_edit.hpp"
 #include "learn/model_internal.hpp"
 #include "learn/oof.hpp"
 
@@ -51,23 +52,6 @@ Dataset make_synthetic_cost_dataset(std::size_t n, unsigned seed) {
     d.rows.push_back(r);
   }
   return d;
-}
-
-// Edits a bundle's manifest as a carb that wrote it that way would have: the checksum is recomputed,
-// so the edit itself is what loading sees.
-template <class F>
-void rewrite_manifest(const fs::path& dir, F&& edit) {
-  nlohmann::json man;
-  {
-    std::ifstream in(dir / "manifest.json");
-    man = nlohmann::json::parse(in);
-  }
-  man.erase("manifest_fnv1a64");
-  edit(man);
-  const std::string body = man.dump();
-  man["manifest_fnv1a64"] =
-      detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size()));
-  std::ofstream(dir / "manifest.json") << man.dump(1);
 }
 
 std::string slurp(const fs::path& f) {
