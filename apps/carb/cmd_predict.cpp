@@ -57,8 +57,14 @@ void run(const PredictCmd& c) {
     return !nonpositive(x) &&
            std::any_of(x.interval.begin(), x.interval.end(), [](const auto& iv) { return std::isinf(iv.second.second); });
   };
-  const auto unbounded_inside =
-      std::count_if(p.begin(), p.end(), [&](const Prediction& x) { return x.outside.empty() && unbounded(x); });
+  // A new network's interval needs networks, not rows: counted apart when the model calibrates them.
+  const auto new_network = [&](const Prediction& x) {
+    return m.calibrates_unseen_architectures() && !m.trained_architecture(x.config);
+  };
+  const auto unbounded_inside = std::count_if(
+      p.begin(), p.end(), [&](const Prediction& x) { return x.outside.empty() && unbounded(x) && !new_network(x); });
+  const auto unbounded_new = std::count_if(
+      p.begin(), p.end(), [&](const Prediction& x) { return x.outside.empty() && unbounded(x) && new_network(x); });
   // Fifty-eighth hostile pass: outside the trained ranges, [0, inf] was printed without a word.
   const auto unbounded_outside =
       std::count_if(p.begin(), p.end(), [&](const Prediction& x) { return !x.outside.empty() && unbounded(x); });
@@ -91,6 +97,14 @@ void run(const PredictCmd& c) {
                               (unseen == 1 ? "its interval" : "theirs") + " may hold the measurement less often than stated")
                 << "\n";
   }
+  if (unbounded_new > 0)
+    std::cerr << "note: " << unbounded_new << " prediction" << (unbounded_new == 1 ? "" : "s")
+              << " inside the trained ranges, of architectures never trained, " << (unbounded_new == 1 ? "has" : "have")
+              << " no upper bound at " << fmt_num(c.confidence * 100, 3) << "%: a new network's "
+              << fmt_num(c.confidence * 100, 3) << "% interval needs "
+              << static_cast<int>(std::ceil(c.confidence / (1 - c.confidence) - 1e-9))
+              << " trained networks, and the model has " << m.unseen_calibration_networks()
+              << " (or its rows per batch regime are too few for that level); a lower --confidence may bound them\n";
   if (m.drift_reference_ms())
     std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "
               << fmt_num(*m.drift_reference_ms()) << " ms\n";

@@ -148,6 +148,9 @@ class CarbModel {
   /// Whether the model has intervals calibrated for architectures it never trained on (training
   /// on 3 or more architectures gives them; a bundle from before gives the trained widths there).
   bool calibrates_unseen_architectures() const;
+  /// The networks that calibrated those intervals (0 without them): a level needs
+  /// ceil(level / (1 - level)) of them (90%: 9) to bound a new network's interval.
+  int unseen_calibration_networks() const;
   /// Set when the model learned drift-corrected latency (see carb/drift.hpp): the typical
   /// reference time R its latency is expressed at. Data it is evaluated on is corrected the same way.
   std::optional<double> drift_reference_ms() const { return drift_reference_ms_; }

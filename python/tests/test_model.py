@@ -273,3 +273,6 @@ def test_an_architecture_never_trained_gets_the_wider_intervals(model, rows_csv)
     for t in model.targets:
         log_width = np.log(p[t + "_upper"] / p[t])
         assert log_width[1] >= log_width[0], t
+    # On measured data networks differ in ways no feature says: a new one's latency interval is wider.
+    log_width = np.log(p["latency_ms_upper"] / p["latency_ms"])
+    assert log_width[1] > log_width[0]

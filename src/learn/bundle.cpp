@@ -8,11 +8,13 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <set>
 
 #include "carb/bundle_destination.hpp"
 #include "carb/error.hpp"
 #include "carb/model.hpp"
 #include "checksum_file.hpp"
+#include "conformal.hpp"
 #include "model_internal.hpp"
 
 namespace carb {
@@ -150,7 +152,8 @@ void CarbModel::save(BundleDestination& dest) const {
   for (const auto& tm : models_) {
     nlohmann::json t = {{"upstream", tm.upstream}, {"weights", tm.weights}, {"conformal", widths_json(tm.conformal)},
                         {"components", tm.oof.to_json()}};
-    if (!tm.conformal_unseen.empty()) t[kUnseenKey] = widths_json(tm.conformal_unseen);
+    if (!tm.conformal_unseen.empty())
+      t[kUnseenKey] = {{"networks", tm.unseen_networks}, {"widths", widths_json(tm.conformal_unseen)}};
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
     for (std::size_t l = 0; l < tm.learners.size(); ++l) {
       const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
@@ -248,13 +251,25 @@ void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::pa
   check_widths(tm.conformal, where, o);
   if (!tm.conformal_unseen.empty()) {
     check_widths(tm.conformal_unseen, where + "'s unseen-architecture", o);
-    // Training never writes an unseen architecture a narrower interval than a trained one.
+    if (tm.unseen_networks < kMinCalibrationNetworks)
+      throw ModelError(where + "'s unseen-architecture widths claim " + std::to_string(tm.unseen_networks) +
+                       " networks; training calibrates them on " + std::to_string(kMinCalibrationNetworks) + " or more");
+    // The same regimes as the trained widths (a dropped regime fell back on "all", narrower than a
+    // trained architecture's), never narrower, and unbounded exactly where training leaves them so:
+    // where the trained width is, or where the networks are too few for the level.
+    if (tm.conformal_unseen.size() != tm.conformal.size())
+      throw ModelError(where + "'s unseen-architecture widths have other batch regimes than its trained widths");
     for (const auto& [regime, levels] : tm.conformal_unseen)
       for (const auto& [level, half] : levels) {
         const auto r = tm.conformal.find(regime);
+        const std::string at = " at level " + level + " (" + to_string(regime) + ")";
         if (r == tm.conformal.end() || half < r->second.at(level))
-          throw ModelError(where + "'s unseen-architecture conformal width at level " + level + " (" +
-                           to_string(regime) + ") is narrower than a trained architecture's, or has no counterpart");
+          throw ModelError(where + "'s unseen-architecture conformal width" + at +
+                           " is narrower than a trained architecture's, or has no counterpart");
+        const bool unbounded = std::isinf(r->second.at(level)) || tm.unseen_networks < min_networks_for(std::stod(level));
+        if (std::isinf(half) != unbounded)
+          throw ModelError(where + "'s unseen-architecture conformal width" + at + (unbounded ? " is bounded" : " is unbounded") +
+                           " where training leaves it " + (unbounded ? "unbounded" : "bounded"));
       }
   }
   // Training records why a raw-target model's form is plain: a log_target flipped in the options
@@ -384,7 +399,14 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
       tm.weights = j.at("weights").get<std::vector<double>>();
       const std::string where = "model bundle " + dir.string() + ": " + t;
       tm.conformal = read_widths(j.at("conformal"), where);
-      if (j.contains(kUnseenKey)) tm.conformal_unseen = read_widths(j.at(kUnseenKey), where);
+      if (j.contains(kUnseenKey)) {
+        const auto& u = j.at(kUnseenKey);
+        if (!u.is_object() || !u.contains("networks") || !u.at("networks").is_number_integer() || !u.contains("widths"))
+          throw ModelError(where + "'s unseen-architecture widths are not what training writes");
+        tm.unseen_networks = u.at("networks").get<int>();
+        tm.conformal_unseen = read_widths(u.at("widths"), where);
+        if (tm.conformal_unseen.empty()) throw ModelError(where + " has an empty set of unseen-architecture widths");
+      }
       tm.oof = OofComponents::from_json(j.at("components"));
       if (j.contains("estimate")) tm.estimate = AnalyticEstimate::from_json(j.at("estimate"));
       for (const auto& lj : j.at("learners")) {
@@ -418,6 +440,26 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
           (j.at("corrector").at("kind") != "gbdt_leafwise" && j.at("corrector").at("kind") != "xgb_lossguide"))
         throw ModelError("model bundle " + dir.string() + ": " + t + "'s corrector is not a leaf-wise booster");
       m.models_.push_back(std::move(tm));
+    }
+    // Training calibrates every target for new architectures or none: on one target only, the
+    // others answered with trained widths while predict said the model had none.
+    const auto calibrated = std::count_if(m.models_.begin(), m.models_.end(),
+                                          [](const TargetModel& tm) { return !tm.conformal_unseen.empty(); });
+    if (calibrated != 0 && static_cast<std::size_t>(calibrated) != m.models_.size())
+      throw ModelError("model bundle " + dir.string() + ": only " + std::to_string(calibrated) + " of its " +
+                       std::to_string(m.models_.size()) + " targets have unseen-architecture widths");
+    if (calibrated && std::any_of(m.models_.begin(), m.models_.end(), [&](const TargetModel& tm) {
+          return tm.unseen_networks != m.models_.front().unseen_networks;
+        }))
+      throw ModelError("model bundle " + dir.string() + ": its targets' unseen-architecture widths claim different networks");
+    if (calibrated && m.knows_trained_) {  // as many networks as it trained on (more would bound levels it cannot)
+      std::set<std::string> networks;
+      for (const auto& k : m.trained_configs_)
+        if (const auto c = parse_config_key(k)) networks.insert(calibration_network_key(*c));
+      if (static_cast<int>(networks.size()) != m.models_.front().unseen_networks)
+        throw ModelError("model bundle " + dir.string() + ": its unseen-architecture widths claim " +
+                         std::to_string(m.models_.front().unseen_networks) + " networks; it trained on " +
+                         std::to_string(networks.size()));
     }
   } catch (const nlohmann::json::exception& e) {
     throw ModelError("corrupted model manifest in " + dir.string() + ": " + e.what());

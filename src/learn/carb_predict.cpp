@@ -73,6 +73,10 @@ bool CarbModel::calibrates_unseen_architectures() const {
          std::all_of(models_.begin(), models_.end(), [](const TargetModel& tm) { return !tm.conformal_unseen.empty(); });
 }
 
+int CarbModel::unseen_calibration_networks() const {
+  return calibrates_unseen_architectures() ? models_.front().unseen_networks : 0;
+}
+
 void CarbModel::index_trained() {
   trained_networks_.clear();
   trained_architectures_.clear();

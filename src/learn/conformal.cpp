@@ -34,17 +34,29 @@ ConformalWidths conformal_widths(const std::vector<double>& residuals, const Dat
   return w;
 }
 
+std::string calibration_network_key(const Config& c) {
+  return std::string(to_string(c.family)) + "-" + std::to_string(c.depth) + "-c" + width_channels(c.width);
+}
+
+int min_networks_for(double level) { return static_cast<int>(std::ceil(level / (1 - level) - 1e-9)); }
+
 ArchitectureFolds architecture_folds(const Dataset& d, unsigned seed) {
+  // By the network's channels (0.25 and 0.251 build one network: split across folds, each spelling
+  // was predicted by a forest that trained on the other) and across precisions (a network's other
+  // precision in training made the held-out one a known network: the widths then measured "a new
+  // precision", and were applied to networks never measured at all).
   std::map<std::string, std::vector<std::size_t>> rows_of;
   std::vector<std::string> order;  // first-seen, so the shuffle does not depend on map order
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
-    auto& g = rows_of[architecture_key(d.rows[i].config)];
-    if (g.empty()) order.push_back(architecture_key(d.rows[i].config));
+    const std::string key = calibration_network_key(d.rows[i].config);
+    auto& g = rows_of[key];
+    if (g.empty()) order.push_back(key);
     g.push_back(i);
   }
   ArchitectureFolds af;
-  if (order.size() < static_cast<std::size_t>(kMinCalibrationArchitectures)) return af;
-  af.k = std::min<int>(kMaxCalibrationFolds, static_cast<int>(order.size()));
+  if (order.size() < static_cast<std::size_t>(kMinCalibrationNetworks)) return af;
+  af.networks = static_cast<int>(order.size());
+  af.k = std::min<int>(kMaxCalibrationFolds, af.networks);
   std::mt19937 rng(seed);
   std::shuffle(order.begin(), order.end(), rng);
   std::vector<std::size_t> size(static_cast<std::size_t>(af.k), 0);
@@ -71,6 +83,12 @@ std::vector<float> calibrate_unseen_architectures(TargetModel& tm, const Matrix&
   std::vector<double> residuals(pred.size());
   for (std::size_t i = 0; i < pred.size(); ++i) residuals[i] = std::abs(double(td.y[i]) - pred[i]);
   tm.conformal_unseen = conformal_widths(residuals, d, o.corrector_max_batch);
+  tm.unseen_networks = af.networks;
+  // A new network is one more draw from the networks trained: the rows of one network rise and fall
+  // together, so a level is bounded only with the networks the finite-sample rule asks for (90%: 9).
+  for (auto& [regime, levels] : tm.conformal_unseen)
+    for (auto& [level, half] : levels)
+      if (af.networks < min_networks_for(std::stod(level))) half = std::numeric_limits<double>::infinity();
   // Never narrower than the widths of trained architectures: a quick forest that happens to do
   // better on a held-out network than the full model does on its own rows says nothing of a new one.
   for (auto& [regime, levels] : tm.conformal_unseen)

@@ -3,8 +3,8 @@
 //
 // Out-of-fold residuals of randomly assigned folds describe a configuration whose network trained
 // the model at other resolutions and batches. Screening asks mostly about networks nobody
-// measured, and there those residuals are too small: left out one architecture at a time, the 90%
-// intervals held 71% of cpu-2t's latencies and 83% of its memory (README, "Predicting past the
+// measured, and there those residuals are too small: left out one network at a time, the 90%
+// intervals held 68.5% of cpu-2t's latencies and 76.2% of its memory (README, "Predicting past the
 // measured grid"). The unseen-architecture widths are calibrated where that question is asked.
 #pragma once
 #include <string>
@@ -22,22 +22,33 @@ namespace carb {
 /// quantile, the ceil((n + 1) * level)-th smallest residual, infinite with fewer residuals than that.
 ConformalWidths conformal_widths(const std::vector<double>& residuals, const Dataset& d, int low_batch_max);
 
-/// The fewest architectures that calibrate the unseen-architecture widths: with fewer, every fold
-/// but one holds the same one or two networks and the residuals say little of a new one.
-inline constexpr int kMinCalibrationArchitectures = 3;
+/// The fewest networks (family, depth, channels; every precision of one together) that calibrate
+/// the unseen-architecture widths: with fewer, every fold but one holds the same one or two networks
+/// and the residuals say little of a new one.
+inline constexpr int kMinCalibrationNetworks = 3;
 
-/// The most folds of the calibration. Up to that many architectures, each is held out alone, as a
+/// What the calibration holds out together: the network (family, depth, the channels its width
+/// builds), every precision of it, e.g. "basic-18-c64/64/128/256/512".
+std::string calibration_network_key(const Config& c);
+
+/// The networks a coverage level needs before a new network's interval can be bounded at it, by
+/// the finite-sample rule with networks as the draws: ceil(level / (1 - level)) (0.8: 4, 0.9: 9,
+/// 0.95: 19, 0.99: 99). Below that the unseen-architecture width is unbounded.
+int min_networks_for(double level);
+
+/// The most folds of the calibration. Up to that many networks, each is held out alone, as a
 /// user's new network is against all the trained ones; five folds of the H200's 8 architectures
 /// sometimes held out both bottleneck networks together, and the widths came out 1.4-1.9x the
 /// residuals of leaving one out (0.53 against 0.28 in log energy), where one per fold gave 0.28.
 inline constexpr int kMaxCalibrationFolds = 10;
 
-/// Fold per row holding whole architectures (architecture_key) out: min(kMaxCalibrationFolds,
-/// architectures) folds, architectures shuffled under the seed and each given to the fold with the
-/// fewest rows so far. Empty when d has fewer than kMinCalibrationArchitectures architectures.
+/// Fold per row holding whole networks out, every precision of one in the same fold:
+/// min(kMaxCalibrationFolds, networks) folds, networks shuffled under the seed and each given to
+/// the fold with the fewest rows so far. Empty (k = 0) with fewer than kMinCalibrationNetworks.
 struct ArchitectureFolds {
   std::vector<int> folds;
   int k = 0;
+  int networks = 0;
 };
 ArchitectureFolds architecture_folds(const Dataset& d, unsigned seed);
 

@@ -40,6 +40,7 @@ struct TargetModel {
   /// each at least the width above. Empty when the data had too few architectures to calibrate it
   /// (or the bundle predates it): such configurations then get the widths above.
   ConformalWidths conformal_unseen;
+  int unseen_networks = 0;  // the networks that calibrated conformal_unseen (conformal.hpp)
   OofComponents oof;  // out-of-fold accuracy of each part and the form choice
   /// Set when the learners fit log(y / estimate): the prediction is estimate × learned ratio.
   std::optional<AnalyticEstimate> estimate;

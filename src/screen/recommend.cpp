@@ -96,7 +96,8 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
       // Thirtieth hostile pass: "the lowest upper 99% bound is inf" without a reason.
       if (std::isinf(v))
         msg += " (no candidate's interval has an upper bound at this level: the model has too few training rows "
-               "per batch regime to bound it at this level (a lower --confidence may bound them), or the precisions, "
+               "per batch regime to bound it at this level, or, for an architecture it never trained, too few "
+               "trained networks (90% needs 9) (a lower --confidence may bound them), or the precisions, "
                "families or pairings of the two are ones it never trained on (no level will))";
     }
   }
@@ -200,8 +201,9 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
     out << "note: " << r.unbounded << " candidate" << (r.unbounded == 1 ? " within the budgets by its point prediction cannot"
                                                                             : "s within the budgets by the point prediction cannot")
         << " pass: the model has no bounded " << fmt_num(*r.confidence * 100, 3)
-        << "% interval for them: too few training rows per batch regime for that level (a lower --confidence may "
-           "bound them), or a precision, family or pairing it never trained (no level will)\n";
+        << "% interval for them: too few training rows per batch regime for that level, or, for an architecture "
+           "it never trained, too few trained networks (90% needs 9) (a lower --confidence may bound them), or a "
+           "precision, family or pairing it never trained (no level will)\n";
   if (r.nonpositive > 0)
     out << "note: " << r.nonpositive << " candidate" << (r.nonpositive == 1 ? " was" : "s were")
         << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")

@@ -57,8 +57,9 @@ void print_notes(const ScreenResult& r, std::ostream& out) {
     out << "note: " << r.unbounded << " configuration" << (r.unbounded == 1 ? "" : "s")
         << " within budget by the point prediction cannot pass: the model has no bounded "
         << fmt_num(*r.confidence * 100, 3)
-        << "% interval for them: too few training rows per batch regime for that level (a lower --confidence "
-           "may bound them), or a precision, family or pairing of the two it never trained (no level will)\n";
+        << "% interval for them: too few training rows per batch regime for that level, or, for an architecture "
+           "it never trained, too few trained networks (90% needs 9) (a lower --confidence may bound them), or a "
+           "precision, family or pairing of the two it never trained (no level will)\n";
   if (r.nonpositive > 0)
     // Thirty-seventh hostile pass: "left out" read as the budget stage's doing where the shortlist
     // had cut them; counted over every candidate, they are out either way.

@@ -169,7 +169,13 @@ TEST_F(CliExtrapolation, AnArchitectureNeverTrainedIsSaidAndGetsTheWiderInterval
     const auto& x = p["predictions"][0];
     return std::log(x["latency_ms_upper"].get<double>() / x["latency_ms"].get<double>());
   };
-  EXPECT_GE(log_width(b), log_width(a)) << seen.out << novel.out;  // equal here: the formula has no per-network effect
+  EXPECT_GE(log_width(b), log_width(a)) << seen.out << novel.out;
+  // Each answered with its own width, as the bundle stores them (batch 4: the low-batch regime; the
+  // formula has no per-network effect, so the two may be equal here: Conformal.* tells them apart).
+  const auto man = nlohmann::json::parse(slurp(scratch().dir() / "ex_model" / "manifest.json"));
+  const auto& lat = man["models"]["latency_ms"];
+  EXPECT_NEAR(log_width(a), lat["conformal"]["low_batch"]["0.8"].get<double>(), 1e-9);
+  EXPECT_NEAR(log_width(b), lat["conformal_unseen_architecture"]["widths"]["low_batch"]["0.8"].get<double>(), 1e-9);
   // Without a confidence there is no interval to speak of, and no note.
   const CliRun plain = carb("predict --model ex_model --depth 14 --width 0.5 --resolution 64 --batch 4", "ex_novel_plain");
   EXPECT_EQ(plain.err.find("never trained on"), std::string::npos) << plain.err;

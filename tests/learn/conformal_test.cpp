@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -76,30 +78,39 @@ double latency_coverage(const CarbModel& m, const Dataset& d) {
   return in / static_cast<double>(p.size());
 }
 
-TEST(Conformal, ArchitectureFoldsHoldWholeArchitecturesOut) {
-  const Dataset d = architectures_dataset({10, 18, 26}, {0.25, 0.5}, 1);  // 12 architectures, 12 rows each
+TEST(Conformal, ArchitectureFoldsHoldWholeNetworksOut) {
+  // 12 networks, each at two precisions, and depth 10 at width 0.25 also written 0.251 (the same
+  // channels: one network, written twice).
+  Dataset d = architectures_dataset({10, 18, 26, 34}, {0.25, 0.5, 1.0}, 1);
+  for (Record r : architectures_dataset({10}, {0.251}, 2).rows) d.rows.push_back(r);
   const ArchitectureFolds af = architecture_folds(d, 42);
+  ASSERT_EQ(af.networks, 12);
   ASSERT_EQ(af.k, kMaxCalibrationFolds);
+  const auto network = [](const Config& c) { return std::to_string(c.depth) + "-" + width_channels(c.width); };
   std::map<std::string, std::set<int>> folds_of;
-  std::map<int, std::size_t> rows_in;
+  std::map<int, std::set<std::string>> networks_in;
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
-    folds_of[architecture_key(d.rows[i].config)].insert(af.folds[i]);
-    ++rows_in[af.folds[i]];
+    folds_of[network(d.rows[i].config)].insert(af.folds[i]);
+    networks_in[af.folds[i]].insert(network(d.rows[i].config));
   }
   EXPECT_EQ(folds_of.size(), 12u);
-  for (const auto& [arch, folds] : folds_of) EXPECT_EQ(folds.size(), 1u) << arch << " is split across folds";
-  ASSERT_EQ(rows_in.size(), 10u);
-  for (const auto& [f, n] : rows_in) EXPECT_TRUE(n == 12 || n == 24) << "fold " << f << ": " << n << " rows";
+  for (const auto& [net, folds] : folds_of) EXPECT_EQ(folds.size(), 1u) << net << " is split across folds";
+  ASSERT_EQ(networks_in.size(), 10u);
+  for (const auto& [f, nets] : networks_in) EXPECT_LE(nets.size(), 2u) << "fold " << f;
   EXPECT_EQ(architecture_folds(d, 42).folds, af.folds);
   EXPECT_NE(architecture_folds(d, 43).folds, af.folds);
-  // Up to kMaxCalibrationFolds architectures, each is held out alone; fewer than three: none.
-  const Dataset four = architectures_dataset({10, 18}, {0.25}, 1);
-  const ArchitectureFolds alone = architecture_folds(four, 42);
-  ASSERT_EQ(alone.k, 4);
-  std::map<int, std::set<std::string>> archs_in;
-  for (std::size_t i = 0; i < four.rows.size(); ++i) archs_in[alone.folds[i]].insert(architecture_key(four.rows[i].config));
-  for (const auto& [f, archs] : archs_in) EXPECT_EQ(archs.size(), 1u) << "fold " << f;
-  EXPECT_EQ(architecture_folds(architectures_dataset({10}, {0.25}, 1), 42).k, 0);
+  // Up to kMaxCalibrationFolds networks, each is held out alone; fewer than three: none.
+  const Dataset three = architectures_dataset({10, 18, 26}, {0.25}, 1);
+  const ArchitectureFolds alone = architecture_folds(three, 42);
+  ASSERT_EQ(alone.k, 3);
+  std::map<int, std::set<std::string>> in_fold;
+  for (std::size_t i = 0; i < three.rows.size(); ++i) in_fold[alone.folds[i]].insert(network(three.rows[i].config));
+  for (const auto& [f, nets] : in_fold) EXPECT_EQ(nets.size(), 1u) << "fold " << f;
+  EXPECT_EQ(architecture_folds(architectures_dataset({10, 18}, {0.25}, 1), 42).k, 0);
+  EXPECT_EQ(min_networks_for(0.8), 4);
+  EXPECT_EQ(min_networks_for(0.9), 9);
+  EXPECT_EQ(min_networks_for(0.95), 19);
+  EXPECT_EQ(min_networks_for(0.99), 99);
 }
 
 TEST(Conformal, WidthsAreTheFiniteSampleQuantilePerBatchRegime) {
@@ -143,6 +154,17 @@ TEST(Conformal, AnArchitectureNeverTrainedGetsIntervalsThatHoldIt) {
   std::cout << "90% intervals of 18 architectures never trained held " << with << " of their latencies ("
             << without << " with the widths of trained architectures)\n";
   EXPECT_GE(with, 0.85) << "90% intervals of architectures never trained";
+  {
+    std::vector<Config> cs;
+    for (const auto& r : unseen.rows) cs.push_back(r.config);
+    std::vector<double> half;
+    for (const auto& x : m.predict(cs, {}, 0.9)) half.push_back(std::log(x.interval.at("latency_ms").second / x.value.at("latency_ms")));
+    std::sort(half.begin(), half.end());
+    // Every architecture's speed lies within e^(+-0.3) of the rule: wide enough to hold that, and
+    // bounded (16 networks bound 90%), but not the [0, inf] that would hold anything.
+    EXPECT_TRUE(std::isfinite(half.back()));
+    EXPECT_LT(half[half.size() / 2], 0.6) << "median 90% half-width in log space";
+  }
   EXPECT_LT(without, 0.75) << "the widths of trained architectures were expected to fall short here";
   // A trained architecture's interval is what it was.
   const Config seen = train.rows[7].config;
@@ -155,27 +177,54 @@ TEST(Conformal, AnArchitectureNeverTrainedGetsIntervalsThatHoldIt) {
 }
 
 TEST(Conformal, UnseenArchitectureWidthsSurviveTheBundleAndForgeriesAreRefused) {
+  // 6 networks: 80% can bound a new one's interval (4 needed), 90% cannot (9).
   const CarbModel m = CarbModel::train(architectures_dataset({10, 18, 26}, {0.25, 0.5}, 1), quick_options());
+  ASSERT_EQ(m.unseen_calibration_networks(), 6);
   const fs::path dir = fs::temp_directory_path() / ("carb_unseen_rt_" + std::to_string(::getpid()));
   m.save(dir);
   const Config novel{Family::basic, 14, 0.375, 64, 4, Precision::fp32};
-  EXPECT_EQ(CarbModel::load(dir).predict({novel}, {}, 0.9)[0].interval, m.predict({novel}, {}, 0.9)[0].interval);
-  // Narrower than a trained architecture's: training never writes that.
+  ASSERT_FALSE(m.trained_architecture(novel));
+  EXPECT_EQ(CarbModel::load(dir).predict({novel}, {}, 0.8)[0].interval, m.predict({novel}, {}, 0.8)[0].interval);
+  EXPECT_TRUE(std::isfinite(m.predict({novel}, {}, 0.8)[0].interval.at("latency_ms").second));
+  EXPECT_TRUE(std::isinf(m.predict({novel}, {}, 0.9)[0].interval.at("latency_ms").second)) << "6 networks bound no 90%";
+  EXPECT_TRUE(std::isfinite(m.predict({architectures_dataset({18}, {0.5}, 1).rows[3].config}, {}, 0.9)[0]
+                                .interval.at("latency_ms").second))
+      << "a trained architecture keeps its 90% interval";
+  // Edits training never writes, each re-sealed: every one loaded and answered before it was refused.
+  using Edit = std::function<void(nlohmann::json&)>;
+  const std::vector<std::pair<std::string, Edit>> edits = {
+      {"narrower than a trained width", [](nlohmann::json& t) { t["widths"]["all"]["0.8"] = 0.0; }},
+      {"no object", [](nlohmann::json& t) { t = 3; }},
+      {"a level missing", [](nlohmann::json& t) { t["widths"]["all"].erase("0.95"); }},
+      {"a batch regime dropped", [](nlohmann::json& t) { t["widths"].erase("high_batch"); }},
+      {"unbounded where training bounds it", [](nlohmann::json& t) { t["widths"]["all"]["0.8"] = nullptr; }},
+      {"bounded where the networks are too few", [](nlohmann::json& t) { t["widths"]["all"]["0.9"] = 5.0; }},
+      {"more networks claimed than trained", [](nlohmann::json& t) { t["networks"] = 100; }},
+      {"too few networks to calibrate", [](nlohmann::json& t) { t["networks"] = 2; }},
+      {"one network more than trained", [](nlohmann::json& t) { t["networks"] = 7; }},
+      {"no widths", [](nlohmann::json& t) { t["widths"] = nlohmann::json::object(); }},
+  };
+  for (const auto& [what, edit] : edits) {
+    m.save(dir, true);
+    rewrite_manifest(dir, [&](nlohmann::json& man) { edit(man["models"]["latency_ms"]["conformal_unseen_architecture"]); });
+    EXPECT_THROW(CarbModel::load(dir), ModelError) << what;
+  }
+  // On one target only: the others would answer with trained widths while predict says there are none.
+  m.save(dir, true);
+  rewrite_manifest(dir, [](nlohmann::json& man) { man["models"]["peak_memory_mb"].erase("conformal_unseen_architecture"); });
+  EXPECT_THROW(CarbModel::load(dir), ModelError);
+  // Removed from every target, it is a bundle from before: it loads, and new networks get trained widths.
+  m.save(dir, true);
   rewrite_manifest(dir, [](nlohmann::json& man) {
-    man["models"]["latency_ms"]["conformal_unseen_architecture"]["all"]["0.8"] = 0.0;
+    for (auto& [t, j] : man["models"].items()) j.erase("conformal_unseen_architecture");
   });
-  EXPECT_THROW(CarbModel::load(dir), ModelError);
-  m.save(dir);
-  rewrite_manifest(dir, [](nlohmann::json& man) { man["models"]["latency_ms"]["conformal_unseen_architecture"] = 3; });
-  EXPECT_THROW(CarbModel::load(dir), ModelError);
-  m.save(dir);
-  rewrite_manifest(dir, [](nlohmann::json& man) {
-    man["models"]["latency_ms"]["conformal_unseen_architecture"]["all"].erase("0.95");
-  });
-  EXPECT_THROW(CarbModel::load(dir), ModelError);
+  const CarbModel before = CarbModel::load(dir);
+  EXPECT_FALSE(before.calibrates_unseen_architectures());
+  EXPECT_TRUE(std::isfinite(before.predict({novel}, {}, 0.9)[0].interval.at("latency_ms").second));
   fs::remove_all(dir);
-  // With too few architectures to hold any out, there is nothing to calibrate: the bundle has none.
-  const CarbModel two = CarbModel::train(architectures_dataset({10}, {0.25}, 1), quick_options());
+  // With too few networks to hold any out, there is nothing to calibrate: the bundle has none.
+  const CarbModel two = CarbModel::train(architectures_dataset({10, 18}, {0.25}, 1), quick_options());
+  EXPECT_FALSE(two.calibrates_unseen_architectures());
   two.save(dir);
   std::ifstream in(dir / "manifest.json");
   EXPECT_FALSE(nlohmann::json::parse(in)["models"]["latency_ms"].contains("conformal_unseen_architecture"));

@@ -417,7 +417,9 @@ TEST(Screen, APredictedCostAtOrBelowZeroMeetsNoBudgetAndIsCounted) {
       EXPECT_TRUE(std::isnan(budgeted_value(p, "latency_ms", false)));
     }
   }
-  for (const std::optional<double> confidence : {std::optional<double>(), std::optional<double>(0.9)})
+  // At 80%: depths 12 and 16 are networks the model never trained, and its 5 networks bound a new
+  // one's interval at 80% (4 needed), not at 90% (9).
+  for (const std::optional<double> confidence : {std::optional<double>(), std::optional<double>(0.8)})
     for (const bool budget : {false, true}) {
       ScreenOptions o;
       o.confidence = confidence;
