@@ -72,7 +72,8 @@ void run(const PredictCmd& c) {
     std::cerr << "note: " << unbounded_outside << " prediction" << (unbounded_outside == 1 ? "" : "s")
               << " outside the trained ranges " << (unbounded_outside == 1 ? "has" : "have") << " no upper bound at "
               << fmt_num(c.confidence * 100, 3)
-              << "%: a family, precision or pairing of the two the model never trained, or too few training rows "
+              << "%: a family, precision or pairing of the two the model never trained, too few trained networks "
+                 "to bound a new one's interval at that level (90% needs 9), or too few training rows "
                  "for that level; read such an interval as unknown\n";
   if (unbounded_inside > 0)
     std::cerr << "note: " << unbounded_inside << " prediction" << (unbounded_inside == 1 ? "" : "s")

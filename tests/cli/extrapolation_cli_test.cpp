@@ -176,6 +176,16 @@ TEST_F(CliExtrapolation, AnArchitectureNeverTrainedIsSaidAndGetsTheWiderInterval
   const auto& lat = man["models"]["latency_ms"];
   EXPECT_NEAR(log_width(a), lat["conformal"]["low_batch"]["0.8"].get<double>(), 1e-9);
   EXPECT_NEAR(log_width(b), lat["conformal_unseen_architecture"]["widths"]["low_batch"]["0.8"].get<double>(), 1e-9);
+  // 9 networks trained: a new one's 95% interval needs 19, and is unbounded, with the reason.
+  const CliRun high = carb("predict --model ex_model --depth 14 --width 0.5 --resolution 64 --batch 4 --confidence 0.95",
+                           "ex_novel_95");
+  ASSERT_EQ(high.status, 0) << high.err;
+  EXPECT_NE(high.out.find("inf]"), std::string::npos) << high.out;
+  EXPECT_NE(high.err.find("a new network's 95% interval needs 19 trained networks, and the model has 9"), std::string::npos)
+      << high.err;
+  const CliRun trained95 = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --confidence 0.95",
+                                "ex_seen_95");
+  EXPECT_EQ(trained95.out.find("inf]"), std::string::npos) << trained95.out;
   // Without a confidence there is no interval to speak of, and no note.
   const CliRun plain = carb("predict --model ex_model --depth 14 --width 0.5 --resolution 64 --batch 4", "ex_novel_plain");
   EXPECT_EQ(plain.err.find("never trained on"), std::string::npos) << plain.err;
