@@ -57,14 +57,18 @@ void run(const PredictCmd& c) {
     return !nonpositive(x) &&
            std::any_of(x.interval.begin(), x.interval.end(), [](const auto& iv) { return std::isinf(iv.second.second); });
   };
-  // A new network's interval needs networks, not rows: counted apart when the model calibrates them.
-  const auto new_network = [&](const Prediction& x) {
-    return m.calibrates_unseen_architectures() && !m.trained_architecture(x.config);
-  };
-  const auto unbounded_inside = std::count_if(
-      p.begin(), p.end(), [&](const Prediction& x) { return x.outside.empty() && unbounded(x) && !new_network(x); });
-  const auto unbounded_new = std::count_if(
-      p.begin(), p.end(), [&](const Prediction& x) { return x.outside.empty() && unbounded(x) && new_network(x); });
+  // Inside the ranges, per configuration: of an architecture never trained? A new network's interval
+  // needs networks, not rows: counted apart when the model calibrates them.
+  std::size_t unseen = 0, unbounded_inside = 0, unbounded_new = 0;
+  const bool calibrated = m.calibrates_unseen_architectures();
+  for (const Prediction& x : p) {
+    if (!x.outside.empty()) continue;
+    const bool new_architecture = !m.trained_architecture(x.config);
+    unseen += new_architecture;
+    if (unbounded(x)) ++(new_architecture && calibrated ? unbounded_new : unbounded_inside);
+  }
+  // The finite-sample rule: a level needs ceil(level / (1 - level)) draws, rows per regime or networks.
+  const int needed = static_cast<int>(std::ceil(c.confidence / (1 - c.confidence) - 1e-9));
   // Fifty-eighth hostile pass: outside the trained ranges, [0, inf] was printed without a word.
   const auto unbounded_outside =
       std::count_if(p.begin(), p.end(), [&](const Prediction& x) { return !x.outside.empty() && unbounded(x); });
@@ -79,32 +83,25 @@ void run(const PredictCmd& c) {
     std::cerr << "note: " << unbounded_inside << " prediction" << (unbounded_inside == 1 ? "" : "s")
               << " inside the trained ranges " << (unbounded_inside == 1 ? "has" : "have") << " no upper bound at " << fmt_num(c.confidence * 100, 3)
               << "%: the model has too few training rows per batch regime to bound that level (a "
-              << fmt_num(c.confidence * 100, 3) << "% interval needs "
-              << static_cast<int>(std::ceil(c.confidence / (1 - c.confidence) - 1e-9))
+              << fmt_num(c.confidence * 100, 3) << "% interval needs " << needed
               << " per regime); a lower --confidence may bound them\n";
-  if (level) {
-    const auto unseen = std::count_if(p.begin(), p.end(), [&](const Prediction& x) {
-      return x.outside.empty() && !m.trained_architecture(x.config);
-    });
-    if (unseen > 0)
-      std::cerr << "note: " << unseen << " of " << p.size() << " configurations inside the trained ranges "
-                << (unseen == 1 ? "is of an architecture" : "are of architectures")
-                << " (family, depth, width, precision) the model never trained on: "
-                << (m.calibrates_unseen_architectures()
-                        ? std::string(unseen == 1 ? "its interval is" : "their intervals are") +
-                              " calibrated by holding whole architectures out of training"
-                        : std::string("this model has no intervals calibrated for that (it predates them, or trained on "
-                                      "fewer than 3 architectures), so ") +
-                              (unseen == 1 ? "its interval" : "theirs") + " may hold the measurement less often than stated")
-                << "\n";
-  }
+  if (level && unseen > 0)
+    std::cerr << "note: " << unseen << " of " << p.size() << " configurations inside the trained ranges "
+              << (unseen == 1 ? "is of an architecture" : "are of architectures")
+              << " (family, depth, width, precision) the model never trained on: "
+              << (calibrated
+                      ? std::string(unseen == 1 ? "its interval is" : "their intervals are") +
+                            " calibrated by holding whole architectures out of training"
+                      : std::string("this model has no intervals calibrated for that (it predates them, or trained on "
+                                    "fewer than 3 architectures), so ") +
+                            (unseen == 1 ? "its interval" : "theirs") + " may hold the measurement less often than stated")
+              << "\n";
   if (unbounded_new > 0)
     std::cerr << "note: " << unbounded_new << " prediction" << (unbounded_new == 1 ? "" : "s")
               << " inside the trained ranges, of architectures never trained, " << (unbounded_new == 1 ? "has" : "have")
               << " no upper bound at " << fmt_num(c.confidence * 100, 3) << "%: a new network's "
-              << fmt_num(c.confidence * 100, 3) << "% interval needs "
-              << static_cast<int>(std::ceil(c.confidence / (1 - c.confidence) - 1e-9))
-              << " trained networks, and the model has " << m.unseen_calibration_networks()
+              << fmt_num(c.confidence * 100, 3) << "% interval needs " << needed << " trained networks, and the model has "
+              << m.unseen_calibration_networks()
               << " (or its rows per batch regime are too few for that level); a lower --confidence may bound them\n";
   if (m.drift_reference_ms())
     std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "

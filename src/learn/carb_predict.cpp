@@ -82,16 +82,17 @@ void CarbModel::index_trained() {
   trained_architectures_.clear();
   trained_width_of_channels_.clear();
   trained_resolutions_.clear(), trained_batches_.clear(), trained_widths_.clear();
+  std::vector<Config> parsed;
   for (const auto& k : trained_configs_)
     if (const auto c = parse_config_key(k)) {
+      parsed.push_back(*c);
       trained_networks_.push_back(network_key(*c));
       trained_width_of_channels_.emplace(width_channels(c->width), c->width);  // the first in key order
       trained_resolutions_.insert(c->resolution), trained_batches_.insert(c->batch);
     }
   for (const auto& [channels, width] : trained_width_of_channels_) trained_widths_.insert(width);
   // By the width as_trained answers with, so that a width spelled otherwise finds its architecture.
-  for (const auto& k : trained_configs_)
-    if (const auto c = parse_config_key(k)) trained_architectures_.push_back(architecture_key(as_trained(*c)));
+  for (const Config& c : parsed) trained_architectures_.push_back(architecture_key(as_trained(c)));
   std::sort(trained_networks_.begin(), trained_networks_.end());
   std::sort(trained_architectures_.begin(), trained_architectures_.end());
   trained_architectures_.erase(std::unique(trained_architectures_.begin(), trained_architectures_.end()),

@@ -5,10 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <random>
 
-#include "carb/features.hpp"
 #include "model_internal.hpp"
 #include "target_data.hpp"
 
