@@ -8,6 +8,8 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -69,8 +71,9 @@ py::array_t<double> array_of(std::size_t n, F value) {
   return a;
 }
 
-// target -> numpy array, plus "<target>_lower"/"_upper" under a confidence and "outside": for
-// each configuration, the dimensions where it lies past the trained ranges (empty inside).
+// target -> numpy array, plus "<target>_lower"/"_upper" under a confidence, "outside": for each
+// configuration, the dimensions where it lies past the trained ranges (empty inside), and
+// "trained_architecture": a bool array, false for a network the model never measured.
 py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& configs, std::optional<double> confidence) {
   std::vector<carb::Prediction> p;
   {
@@ -91,6 +94,11 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
     outside.append(dims);
   }
   out["outside"] = outside;
+  // Whether each configuration's network was measured in training (at any resolution and batch).
+  py::array_t<bool> trained(static_cast<py::ssize_t>(p.size()));
+  auto tw = trained.mutable_unchecked<1>();
+  for (std::size_t i = 0; i < p.size(); ++i) tw(static_cast<py::ssize_t>(i)) = p[i].trained_architecture;
+  out["trained_architecture"] = trained;
   // As the CLI notes it (twenty-seventh hostile pass: Python said nothing of the host speed).
   if (const auto ref = m.drift_reference_ms()) out["drift_reference_ms"] = *ref;
   return out;
@@ -149,17 +157,45 @@ py::object recommend(const carb::CarbModel& m, const carb::Config& arch, const s
   return to_python(carb::recommend(m, o).to_json());
 }
 
+// The protocol a plan is priced under, from the Python wrapper's checked mapping (the CLI's flag
+// names with underscores, each a number; `reference` 0 or 1, `util` the share sampled).
+carb::Protocol plan_protocol(const std::map<std::string, double>& given) {
+  carb::Protocol p;
+  const auto whole = [](double v, const std::string& k) {
+    if (v != std::floor(v) || std::fabs(v) > 1e9) throw carb::InputError("protocol " + k + " must be a whole number");
+    return static_cast<int>(v);
+  };
+  for (const auto& [k, v] : given) {
+    if (k == "warmup") p.warmup = whole(v, k);
+    else if (k == "min_passes") p.min_passes = whole(v, k);
+    else if (k == "max_passes") p.max_passes = whole(v, k);
+    else if (k == "max_timed_s") p.max_timed_s = v;
+    else if (k == "cooldown") p.cooldown_s = v;
+    else if (k == "reference") p.reference = v != 0;
+    else if (k == "min_energy_window") p.min_energy_window_s = v;
+    else if (k == "util_window") p.util_window_s = v;
+    else if (k == "util") p.util_sample = v;
+    else throw carb::InputError("unknown protocol setting '" + k + "'");
+  }
+  return p;
+}
+
 // The plan as columns: the configurations in the order to measure them, and per row the score,
 // the model's spread, the predicted latency and seconds to measure (NaN without a model).
 py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<carb::Config>& measured,
               const carb::CarbModel* model, const std::string& strategy, std::optional<std::size_t> count,
-              std::optional<double> budget_s, double diversity, unsigned seed) {
+              std::optional<double> budget_s, double diversity, unsigned seed, const std::string& spread,
+              double build_s, const std::string& backend, const std::map<std::string, double>& protocol) {
   carb::PlanOptions o;
   o.strategy = carb::parse_plan_strategy(strategy);
   o.count = count;
   o.budget_s = budget_s;
   o.diversity = diversity;
   o.seed = seed;
+  o.spread = carb::parse_spread_space(spread);
+  o.build_s = build_s;
+  o.backend = backend;
+  o.protocol = plan_protocol(protocol);
   carb::Plan p;
   {
     py::gil_scoped_release release;
@@ -291,13 +327,15 @@ PYBIND11_MODULE(_carb, m) {
       .def_property_readonly("targets", &carb::CarbModel::targets)
       .def("trained_on", &carb::CarbModel::trained_on, py::arg("config"))
       .def("trained_architecture", &carb::CarbModel::trained_architecture, py::arg("config"))
+      .def_property_readonly("unseen_calibration_networks", &carb::CarbModel::unseen_calibration_networks)
       .def("predict", &predict, py::arg("configs"), py::arg("confidence") = py::none());
 
   m.def("screen", &screen, py::arg("configs"), py::arg("source"), py::arg("target") = nullptr,
         py::arg("rank_by") = "", py::arg("top_k") = py::none(), py::arg("budgets") = carb::Budgets{},
         py::arg("confidence") = py::none(), py::arg("capacity") = "");
   m.def("plan", &plan, py::arg("candidates"), py::arg("measured"), py::arg("model"), py::arg("strategy"),
-        py::arg("count"), py::arg("budget_s"), py::arg("diversity"), py::arg("seed"));
+        py::arg("count"), py::arg("budget_s"), py::arg("diversity"), py::arg("seed"), py::arg("spread") = "units",
+        py::arg("build_s") = 0.0, py::arg("backend") = "cpu", py::arg("protocol") = std::map<std::string, double>{});
   m.def("recommend", &recommend, py::arg("model"), py::arg("arch"), py::arg("batches") = std::vector<int>{},
         py::arg("precisions") = std::vector<std::string>{}, py::arg("latency_max") = py::none(),
         py::arg("memory_max") = py::none(), py::arg("confidence") = py::none());

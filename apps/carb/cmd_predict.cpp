@@ -63,7 +63,7 @@ void run(const PredictCmd& c) {
   const bool calibrated = m.calibrates_unseen_architectures();
   for (const Prediction& x : p) {
     if (!x.outside.empty()) continue;
-    const bool new_architecture = !m.trained_architecture(x.config);
+    const bool new_architecture = !x.trained_architecture;
     unseen += new_architecture;
     if (unbounded(x)) ++(new_architecture && calibrated ? unbounded_new : unbounded_inside);
   }
@@ -116,6 +116,8 @@ void run(const PredictCmd& c) {
     for (const auto& t : m.targets())
       head.push_back(level ? t + " [" + fmt_num(*level * 100, 3) + "% interval]" : t);
     const bool any_outside = std::any_of(p.begin(), p.end(), [](const Prediction& x) { return !x.outside.empty(); });
+    const bool any_new = std::any_of(p.begin(), p.end(), [](const Prediction& x) { return !x.trained_architecture; });
+    if (any_new) head.push_back(kNewNetworkColumn);
     if (any_outside) head.push_back("outside the trained ranges (a guess)");
     TextTable t(head);
     for (const auto& x : p) {
@@ -126,6 +128,7 @@ void run(const PredictCmd& c) {
           cell += " [" + fmt_num(x.interval.at(tg).first) + ", " + fmt_num(x.interval.at(tg).second) + "]";
         row.push_back(cell);
       }
+      if (any_new) row.push_back(x.trained_architecture ? "" : "yes");
       if (any_outside) row.push_back(outside_text(x.outside));
       t.add(row);
     }

@@ -91,6 +91,10 @@ struct Prediction {
   /// Where the configuration lies outside what the model trained on (empty inside): there the
   /// prediction is a guess, and its interval is widened by the distance (see carb/envelope.hpp).
   std::vector<Excursion> outside;
+  /// Whether the model trained on this configuration's architecture (family, depth, width,
+  /// precision) at some resolution and batch (CarbModel::trained_architecture). A network never
+  /// measured is a prediction for a new network: inside the ranges, and still less sure.
+  bool trained_architecture = true;
 };
 
 /// One target's ensemble members, each in the target's units (back-transformed, times the analytic

@@ -33,12 +33,18 @@ std::size_t count_nonpositive(const std::vector<double>& predicted);
 /// With an "outside" column last (the excursions from the trained ranges; empty inside them).
 /// `extra`, when given, is one more named column (one value per prediction) before it. With bounds,
 /// a "confidence" column before "outside" holds `confidence`, the coverage they were computed at.
+/// A "trained_architecture" column (true/false, Prediction::trained_architecture) comes just before
+/// "outside": false marks a network the model never measured at any resolution or batch.
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out,
                            const std::pair<std::string, std::vector<double>>* extra = nullptr,
                            std::optional<double> confidence = std::nullopt);
+/// The tables' column that marks a network the model never measured ("yes"; empty otherwise).
+inline constexpr const char* kNewNetworkColumn = "network never measured";
+
 /// `confidence`: the coverage the `_lower`/`_upper` bounds were computed at, recorded as
-/// "confidence" (null without bounds) so a reader of the JSON knows what the bounds mean.
+/// "confidence" (null without bounds) so a reader of the JSON knows what the bounds mean. Each row
+/// carries "trained_architecture" and "outside".
 nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbModel& m,
                                    std::optional<double> confidence = std::nullopt);
 

@@ -46,6 +46,7 @@ struct RecommendCandidate {
   double objective = 0;                 // per image
   std::vector<Excursion> outside;       // where it lies outside the trained ranges (a guess there)
   std::map<std::string, std::pair<double, double>> interval;  // per target, under a confidence
+  bool trained_architecture = true;  // false: the model never measured this network (at any resolution, batch)
 };
 
 struct RecommendResult {
@@ -63,6 +64,9 @@ struct RecommendResult {
   /// Candidates left out because a predicted cost is at or below zero (within_any_budget, a
   /// raw-target model past its data; nonpositive_predictions in the JSON).
   std::size_t nonpositive = 0;
+  /// The precisions evaluated at which the model never measured the architecture (at any resolution
+  /// or batch): its answers there are predictions for a new network ("new_network_precisions").
+  std::vector<Precision> new_network_precisions;
   std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints
   std::vector<RecommendCandidate> runners_up;  // the next feasible ones, best first
   std::string message;                         // why nothing fits, when best is empty

@@ -177,6 +177,9 @@ struct ScreenResult {
   std::size_t target_guesses = 0;
   /// Of the configurations within budget, those outside what the deciding model trained on.
   std::size_t within_budget_guesses = 0;
+  /// Of the configurations within budget, those of a network the deciding model never measured
+  /// (Prediction::trained_architecture false): predictions for a new network, inside the ranges or not.
+  std::size_t within_budget_new_architectures = 0;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
   Capacity capacity = Capacity::none;    // the maximized capacity measure
   std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)

@@ -177,13 +177,22 @@ class Model:
         calibrated by holding whole architectures out of training, and are wider."""
         return self._m.trained_architecture(config)
 
+    @property
+    def unseen_calibration_networks(self):
+        """How many networks calibrated the intervals of networks never trained (0 when the bundle has
+        none): a level L bounds a new network's interval only with ceil(L / (1 - L)) of them (0.9: 9)."""
+        return self._m.unseen_calibration_networks
+
     def predict(self, configs, confidence=None):
         """Predicts every target. `configs`: a list of carb.Config, one Config, a preset name, or a
         mapping of columns. Returns {target: numpy array} (with target_lower/_upper under a
         confidence) and "outside": per configuration, where it lies past the trained ranges. A
         drift-corrected model adds "drift_reference_ms": its latency holds at the host speed where the
-        reference network takes that long. An upper bound of inf inside the trained ranges (a level
-        the model's rows cannot bound) comes with a RuntimeWarning, as the CLI's note."""
+        reference network takes that long. "trained_architecture": a bool array, False for a network
+        (family, depth, width, precision) the model never measured at any resolution or batch; its
+        interval is the wider one calibrated by holding whole networks out. An upper bound of inf
+        inside the trained ranges (a level the model's rows, or its networks for a new one, cannot
+        bound) comes with a RuntimeWarning, as the CLI's note."""
         level = _confidence(confidence)
         out = self._m.predict(_configs(configs), level)
         # Thirty-fifth hostile pass: a raw-target model's cost at or below zero, which no budget
@@ -195,15 +204,42 @@ class Model:
                           "10 PFLOP/s or 5 TFLOP/J, is 0): no budget accepts them and their intervals are unbounded",
                           RuntimeWarning, stacklevel=2)
         if level is not None:
-            # Thirtieth hostile pass: the CLI says why an upper bound is missing; Python said nothing.
-            inside = [not o for o in out["outside"]]
-            unbounded = sum(1 for i, ok in enumerate(inside)
-                            if ok and not nonpositive[i] and any(math.isinf(out[t + "_upper"][i]) for t in self.targets))
-            if unbounded:
-                warnings.warn(f"carb: {unbounded} prediction(s) inside the trained ranges have no upper bound at {level:g}: the model has too "
-                              "few training rows per batch regime to bound that level; a lower confidence may bound "
-                              "them", RuntimeWarning, stacklevel=2)
+            self._warn_about_intervals(out, nonpositive, level)
         return out
+
+    def _warn_about_intervals(self, out, nonpositive, level):
+        """As the CLI's notes: why an upper bound inside the trained ranges is missing, and when the
+        intervals of networks never measured are not calibrated for them."""
+        # Thirtieth hostile pass: the CLI says why an upper bound is missing; Python said nothing.
+        # A network never measured needs trained networks, not rows, to bound its interval.
+        networks = self._m.unseen_calibration_networks
+        rows = new = uncalibrated = 0
+        for i, outside in enumerate(out["outside"]):
+            if outside or nonpositive[i]:
+                continue
+            seen = bool(out["trained_architecture"][i])
+            if any(math.isinf(out[t + "_upper"][i]) for t in self.targets):
+                if seen or not networks:
+                    rows += 1
+                else:
+                    new += 1
+            uncalibrated += not seen and not networks
+        if rows:
+            warnings.warn(f"carb: {rows} prediction(s) inside the trained ranges have no upper bound at {level:g}: the "
+                          "model has too few training rows per batch regime to bound that level; a lower confidence "
+                          "may bound them", RuntimeWarning, stacklevel=3)
+        if new:
+            needed = math.ceil(level / (1 - level) - 1e-9)
+            warnings.warn(f"carb: {new} prediction(s) inside the trained ranges, of networks the model never trained "
+                          f"on, have no upper bound at {level:g}: a new network's interval at that level needs {needed} "
+                          f"trained networks and the model has {networks} (or its rows per batch regime are too few for that "
+                          "level); a lower confidence may bound them",
+                          RuntimeWarning, stacklevel=3)
+        if uncalibrated:
+            warnings.warn(f"carb: {uncalibrated} configuration(s) inside the trained ranges are of networks the model "
+                          "never trained on, and it has no intervals calibrated for that (it predates them, or trained "
+                          "on fewer than 3 networks): their intervals may hold the measurement less often than stated",
+                          RuntimeWarning, stacklevel=3)
 
     def __repr__(self):
         return f"carb.Model(platform={self.platform!r}, targets={self.targets!r})"
@@ -286,7 +322,62 @@ def campaign_order(configs, seed, per_arch=0):
     return _carb.campaign_order(_configs(configs), *checked)
 
 
-def plan(candidates, model=None, measured=(), count=None, budget_s=None, strategy=None, diversity=1.0, seed=42):
+# The protocol settings a plan is priced under: `carb plan`'s flags, with underscores.
+_PLAN_PROTOCOL = ("warmup", "min_passes", "max_passes", "max_timed_s", "cooldown", "reference", "min_energy_window",
+                  "util_window", "util")
+_CUDA_ONLY = ("min_energy_window", "util_window", "util")
+
+
+def _util_share(v):
+    """`util` as `carb profile --util` takes it: "all", "none", "sample:P", or the share P itself."""
+    if v == "all":
+        return 1.0
+    if v == "none":
+        return 0.0
+    text = v[7:] if isinstance(v, str) and v.startswith("sample:") else v
+    try:
+        p = _scalar(float(text) if isinstance(text, str) else text, "util")
+    except (ValueError, InputError):
+        p = math.nan
+    if not 0 <= p <= 1:
+        raise InputError(f"protocol util is {v!r}, not all, none or sample:P with P between 0 and 1")
+    return p
+
+
+def _plan_protocol(protocol, backend, model):
+    """The checked protocol mapping (see plan), as numbers for the binding."""
+    if protocol is None:
+        protocol = {}
+    if not isinstance(protocol, Mapping):
+        raise InputError(f"protocol must be a mapping such as {{'warmup': 5}}, not {type(protocol).__name__}")
+    if not isinstance(backend, str) or backend not in ("cpu", "cuda"):
+        raise InputError(f"backend is {backend!r}, not 'cpu' or 'cuda'")
+    if model is None and (protocol or backend != "cpu"):
+        # As `carb plan`: without a model nothing is priced, so the settings would change nothing.
+        raise InputError("the protocol and backend price the measuring time from a model's predicted latency; "
+                         "without a model the plan has no costs: give a model or leave them out")
+    out = {}
+    for key, value in protocol.items():
+        if key not in _PLAN_PROTOCOL:
+            raise InputError(f"unknown protocol setting {key!r} (known: {', '.join(_PLAN_PROTOCOL)})")
+        if key in _CUDA_ONLY and backend != "cuda":
+            raise InputError(f"protocol {key} prices a window only the cuda backend measures; give "
+                             "backend='cuda' or leave it out")
+        if key == "reference":
+            if not isinstance(value, bool):
+                raise InputError(f"protocol reference is {value!r}, not True or False")
+            out[key] = 1.0 if value else 0.0
+        elif key == "util":
+            out[key] = _util_share(value)
+        elif key in ("warmup", "min_passes", "max_passes"):
+            out[key] = float(_whole_arg(value, f"protocol {key}"))
+        else:
+            out[key] = _scalar(value, f"protocol {key}")
+    return out
+
+
+def plan(candidates, model=None, measured=(), count=None, budget_s=None, strategy=None, diversity=1.0, seed=42,
+         spread="units", build_s=0.0, backend="cpu", protocol=None):
     """Which configurations to measure next (as `carb plan`): among `candidates` (a list, a preset
     name or columns), never one in `measured` or one the model trained on, ranked by the model's
     spread (strategy "uncertainty", the default with a model; "uncertainty-per-cost";
@@ -296,16 +387,28 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     "latency_ms", "cost_s": numpy arrays, "total_cost_s", "unknown_cost" (candidates passed over under
     budget_s because their measuring time cannot be predicted, with a RuntimeWarning),
     "nonpositive_predictions" and "planned_nonpositive" (candidates, and planned rows, for which the
-    model predicts a cost at or below zero, with a RuntimeWarning), ...}."""
+    model predicts a cost at or below zero, with a RuntimeWarning), ...}.
+
+    As `carb plan`'s flags: `spread` ("units" or "log") is where the model's spread is measured;
+    `build_s` the seconds to build a network, counted once per architecture planned; `backend`
+    ("cpu" or "cuda") and `protocol` the measuring protocol the costs are priced under, a mapping of
+    warmup, min_passes, max_passes, max_timed_s, cooldown, reference (a bool) and, on cuda,
+    min_energy_window, util_window and util ("all", "none", "sample:P" or P); those left out keep
+    `carb plan`'s defaults. The protocol, backend and build_s need a model."""
     count = None if count is None else _whole_arg(count, "count")
     budget_s = None if budget_s is None else _scalar(budget_s, "budget_s")
     diversity = _scalar(diversity, "diversity")
     seed = _whole_arg(seed, "seed")
+    build_s = _scalar(build_s, "build_s")
+    if not isinstance(spread, str):
+        raise InputError(f"spread is {spread!r}, not 'units' or 'log'")
     model = None if model is None else _model(model)
+    settings = _plan_protocol(protocol, backend, model)
     if strategy is None:
         strategy = "uncertainty" if model is not None else "stratified"
     p = _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
-                   model._m if model is not None else None, strategy, count, budget_s, diversity, seed)
+                   model._m if model is not None else None, strategy, count, budget_s, diversity, seed, spread,
+                   build_s, backend, settings)
     if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing)
         raise InputError("nothing to plan: every candidate is measured, trained on, over the budget or of a "
                          "measuring time the model cannot predict")

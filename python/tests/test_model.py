@@ -268,11 +268,56 @@ def test_an_architecture_never_trained_gets_the_wider_intervals(model, rows_csv)
     novel = carb.Config(seen.family, seen.depth - 4, seen.width, seen.resolution, seen.batch, seen.precision)
     assert (novel.family, novel.depth, novel.width, novel.precision) not in trained
     assert not model.trained_architecture(novel)
-    p = model.predict([seen, novel], confidence=0.9)
+    # 0.8: bounded with 4 trained networks (the small model has fewer than 9, so 0.9 would be inf).
+    networks = model.unseen_calibration_networks
+    assert 4 <= networks < 99
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        p = model.predict([seen, novel], confidence=0.8)
     assert not p["outside"][1]
     for t in model.targets:
         log_width = np.log(p[t + "_upper"] / p[t])
+        assert np.isfinite(log_width).all(), t
         assert log_width[1] >= log_width[0], t
     # On measured data networks differ in ways no feature says: a new one's latency interval is wider.
     log_width = np.log(p["latency_ms_upper"] / p["latency_ms"])
     assert log_width[1] > log_width[0]
+    assert p["trained_architecture"].dtype == bool
+    assert p["trained_architecture"].tolist() == [True, False]
+    # 99% needs 99 trained networks for a new one: unbounded, and the warning names networks, not rows.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        high = model.predict([seen, novel], confidence=0.99)
+    said = [str(w.message) for w in caught]
+    assert math.isinf(high["latency_ms_upper"][1])
+    assert any(f"needs 99 trained networks and the model has {networks}" in m for m in said), said
+    if not any(math.isinf(high[t + "_upper"][0]) for t in model.targets):
+        assert not any("too few training rows" in m for m in said), said
+
+
+def test_a_model_without_intervals_for_new_networks_warns_about_them(tmp_path):
+    # Trained on two networks (basic 10 and 26 at width 0.25, fp32): too few to calibrate intervals
+    # for a network never measured, so depth 18 between them gets the trained widths, and a warning.
+    from conftest import SOURCE
+    with open(SOURCE / "data" / "cpu-2t.csv", newline="") as f:
+        reader = csv.DictReader(f)
+        rows = [r for r in reader
+                if (r["family"], r["depth"], r["width"], r["precision"]) in {("basic", "10", "0.25", "fp32"),
+                                                                            ("basic", "26", "0.25", "fp32")}]
+    path = tmp_path / "two.csv"
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=reader.fieldnames)
+        w.writeheader()
+        w.writerows(rows)
+    m = carb.Model.train(path, trees=10)
+    assert m.unseen_calibration_networks == 0
+    r = rows[0]
+    seen = carb.Config("basic", 10, 0.25, int(r["resolution"]), int(r["batch"]), "fp32")
+    novel = carb.Config("basic", 18, 0.25, int(r["resolution"]), int(r["batch"]), "fp32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.predict([seen], confidence=0.8)  # a network it measured: nothing to say
+        m.predict([novel])  # no interval asked: nothing to say
+    with pytest.warns(RuntimeWarning, match="1 configuration.* never trained on, and it has no intervals calibrated"):
+        p = m.predict([seen, novel], confidence=0.8)
+    assert p["outside"][1] == [] and p["trained_architecture"].tolist() == [True, False]

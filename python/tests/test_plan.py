@@ -55,3 +55,55 @@ def test_candidates_with_impossible_costs_are_counted_and_said(falling_model):
         p = carb.plan(cands, model=falling_model, count=3, strategy="space-filling")
     assert p["nonpositive_predictions"] == 3
     assert p["planned_nonpositive"] == sum(not lat > 0 for lat in p["latency_ms"])
+
+
+def test_the_protocol_build_time_and_spread_price_the_plan_as_the_cli_does(model, model_dir, tmp_path):
+    import csv
+    import os
+    import subprocess
+    settings = dict(budget_s=40.0, strategy="uncertainty-per-cost", spread="log", build_s=2.8, backend="cuda",
+                    protocol={"warmup": 5, "min_passes": 10, "max_passes": 100, "max_timed_s": 0.5, "cooldown": 2,
+                              "min_energy_window": 0, "util_window": 0.5, "util": "sample:0.2"})
+    p = carb.plan("screen", model, **settings)
+    out = tmp_path / "plan.csv"
+    subprocess.run([os.environ.get("CARB_BINARY", "carb"), "plan", "--model", str(model_dir), "--preset", "screen",
+                    "--budget-s", "40", "--strategy", "uncertainty-per-cost", "--spread", "log", "--build-s", "2.8",
+                    "--backend", "cuda", "--warmup", "5", "--min-passes", "10", "--max-passes", "100",
+                    "--max-timed-s", "0.5", "--cooldown", "2", "--min-energy-window", "0", "--util-window", "0.5",
+                    "--util", "sample:0.2", "--out", str(out)], check=True, capture_output=True)
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert [carb.Config(r["family"], int(r["depth"]), float(r["width"]), int(r["resolution"]), int(r["batch"]),
+                        r["precision"]) for r in rows] == p["configs"]
+    assert [float(r["cost_s"]) for r in rows] == pytest.approx(p["cost_s"].tolist(), rel=1e-5)
+    # The settings change the price: the defaults (100 passes, 1 s cooldown, no build) plan otherwise.
+    plain = carb.plan("screen", model, budget_s=40.0, strategy="uncertainty-per-cost", spread="log")
+    assert plain["configs"] != p["configs"]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(protocol={"warmup": 5}), "without a model the plan has no costs"),
+    (dict(backend="cuda"), "without a model the plan has no costs"),
+    (dict(build_s=2.0), "needs a model"),
+])
+def test_pricing_without_a_model_is_refused(kwargs, message):
+    with pytest.raises(carb.InputError, match=message):
+        carb.plan("screen", count=4, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(protocol={"passes": 5}), "unknown protocol setting 'passes'"),
+    (dict(protocol={"util_window": 1}), "only the cuda backend measures"),
+    (dict(protocol={"reference": 1}), "not True or False"),
+    (dict(protocol={"warmup": 2.5}), "not a whole number"),
+    (dict(protocol={"cooldown": "1"}), "not a number"),
+    (dict(protocol={"min_passes": 200, "max_passes": 100}), "more than --max-passes"),
+    (dict(protocol={"util": "sample:2"}, backend="cuda"), "sample:P with P between 0 and 1"),
+    (dict(protocol=[("warmup", 5)]), "must be a mapping"),
+    (dict(backend="tpu"), "not 'cpu' or 'cuda'"),
+    (dict(spread="linear"), "spread"),
+    (dict(build_s=-1.0), "build time"),
+])
+def test_bad_pricing_settings_are_refused(model, kwargs, message):
+    with pytest.raises(carb.InputError, match=message):
+        carb.plan("screen", model, count=4, **kwargs)

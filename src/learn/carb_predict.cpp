@@ -358,6 +358,7 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
     // distance past the data, in log space; unbounded for a family or precision never trained.
     const double widen = extrapolation_widening(out[i].outside);
     const bool seen = trained_architecture(configs[i]);
+    out[i].trained_architecture = seen;
     for (const auto& tm : models_) {
       const double v = cols[tm.target][i];
       out[i].value[tm.target] = v;

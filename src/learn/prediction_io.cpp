@@ -87,7 +87,7 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
   }
   if (extra) out << ',' << extra->first;
   if (level) out << ",confidence";
-  out << ",outside\n";
+  out << ",trained_architecture,outside\n";
   for (std::size_t i = 0; i < p.size(); ++i) {
     const Prediction& x = p[i];
     const Config& c = x.config;
@@ -99,6 +99,7 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
     }
     if (extra) out << ',' << num(extra->second[i]);
     if (level) out << ',' << num(*confidence);
+    out << ',' << (x.trained_architecture ? "true" : "false");
     out << ',' << csv_field(outside_text(x.outside)) << '\n';
   }
 }
@@ -110,6 +111,7 @@ nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbM
     nlohmann::json r = config_to_json(x.config);
     for (const auto& [t, v] : x.value) r[t] = v;
     for (const auto& [t, iv] : x.interval) r[t + "_lower"] = iv.first, r[t + "_upper"] = iv.second;
+    r["trained_architecture"] = x.trained_architecture;
     r["outside"] = outside_json(x.outside);
     rows.push_back(r);
   }

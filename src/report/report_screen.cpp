@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "carb/dataset.hpp"
+#include "carb/prediction_io.hpp"
 #include "carb/text_table.hpp"
 #include "report_html.hpp"
 #include "svg.hpp"
@@ -91,6 +92,12 @@ std::string screen_section(const json& screen) {
     // unflagged here.
     std::size_t guesses = 0;
     for (const auto& r : pareto) guesses += r.contains("outside") && r["outside"].is_array() && !r["outside"].empty();
+    // Networks the deciding model never measured, as screen marks them.
+    const auto never_measured = [](const json& r) {
+      return r.contains("trained_architecture") && r["trained_architecture"].is_boolean() &&
+             !r["trained_architecture"].get<bool>();
+    };
+    const auto news = std::count_if(pareto.begin(), pareto.end(), never_measured);
     for (const auto& r : pareto) {
       std::vector<std::string> row;
       for (const auto& h : t.header) {
@@ -104,6 +111,7 @@ std::string screen_section(const json& screen) {
         }
         row.push_back(r.contains(h) ? cell(r[h]) : "-");
       }
+      if (news) row.emplace_back(never_measured(r) ? "yes" : "");
       if (guesses) {
         std::string where;
         if (r.contains("outside") && r["outside"].is_array())
@@ -114,6 +122,7 @@ std::string screen_section(const json& screen) {
       }
       t.rows.push_back(std::move(row));
     }
+    if (news) t.header.emplace_back(kNewNetworkColumn);
     if (guesses) t.header.emplace_back("outside the trained ranges (a guess)");
     const std::string flagged =
         guesses ? warning(std::to_string(guesses) + " of these configurations lie outside the ranges the model "
@@ -145,6 +154,12 @@ std::string screen_section(const json& screen) {
   if (const long long n = count("within_budget_guesses"); n > 0)
     cards.push_back(card("Within budget", warning(std::to_string(n) + " of the configurations within budget lie outside "
                                                   "what the deciding model trained on: their costs are guesses"),
+                         true));
+  if (const long long n = count("within_budget_new_architectures"); n > 0)
+    cards.push_back(card("Within budget", warning(std::to_string(n) + " of the configurations within budget " +
+                                                  (n == 1 ? "is a network" : "are networks") +
+                                                  " the deciding model never measured: their costs are predictions "
+                                                  "for a new network"),
                          true));
   if (const long long n = count("source_guesses"); n > 0)
     cards.push_back(card("First stage", warning(std::to_string(n) + " candidate" + (n == 1 ? " lies" : "s lie") +

@@ -100,7 +100,8 @@ void check_screen_document(const json& doc, const std::string& file) {
   // Counts the report states (thirty-fifth hostile pass: the unbounded count was left out), each at
   // most what it counts among.
   for (const char* k : {"unbounded_at_confidence", "source_guesses", "nonpositive_predictions",
-                        "source_nonpositive_predictions", "within_budget_guesses", "target_guesses", "within_budget"})
+                        "source_nonpositive_predictions", "within_budget_guesses", "within_budget_new_architectures",
+                        "target_guesses", "within_budget"})
     if (doc.contains(k)) {
       const int n = whole_number(doc[k], k, file);
       if (n < 0) refuse(file, std::string(k) + " is negative");
@@ -112,9 +113,9 @@ void check_screen_document(const json& doc, const std::string& file) {
       doc["within_budget"].get<int>() != stage_count["within_budget"])
     refuse(file, "within_budget is " + doc["within_budget"].dump() + " but its stage counts " +
                      std::to_string(stage_count["within_budget"]));
-  if (doc.contains("within_budget_guesses") && doc.contains("within_budget") &&
-      doc["within_budget_guesses"].get<int>() > doc["within_budget"].get<int>())
-    refuse(file, "within_budget_guesses is more than within_budget");
+  for (const char* k : {"within_budget_guesses", "within_budget_new_architectures"})
+    if (doc.contains(k) && doc.contains("within_budget") && doc[k].get<int>() > doc["within_budget"].get<int>())
+      refuse(file, std::string(k) + " is more than within_budget");
   // A rank correlation is in [-1, 1] (fifty-fifth hostile pass: -7 was drawn as rho).
   if (doc.contains("rank_spearman") && !doc["rank_spearman"].is_null()) {
     const double rho = finite_number(doc["rank_spearman"], "rank_spearman", file);

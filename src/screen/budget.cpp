@@ -88,6 +88,7 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
     Prediction p;
     p.config = pass[j];
     p.outside = m.envelope().outside(m.as_trained(pass[j]));
+    p.trained_architecture = m.trained_architecture(pass[j]);
     for (const auto& [t, v] : cols) p.value[t] = v[idx[j]];
     out.push_back(std::move(p));
   }

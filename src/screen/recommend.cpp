@@ -128,6 +128,10 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   const auto cs = candidates(o, m);
   const auto preds = m.predict(cs, {}, o.confidence);
   r.evaluated = preds.size();
+  for (const auto& p : preds)
+    if (!p.trained_architecture && std::find(r.new_network_precisions.begin(), r.new_network_precisions.end(),
+                                             p.config.precision) == r.new_network_precisions.end())
+      r.new_network_precisions.push_back(p.config.precision);
   std::vector<RecommendCandidate> ok;
   for (const auto& p : preds) {
     // A predicted cost at or below zero, budgeted or not, is no answer to rank by (thirty-fifth
@@ -137,7 +141,7 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
       continue;
     }
     if (accepted(p, b, o.confidence.has_value())) {
-      ok.push_back({p.config, p.value, p.value.at(cost) / p.config.batch, p.outside, p.interval});
+      ok.push_back({p.config, p.value, p.value.at(cost) / p.config.batch, p.outside, p.interval, p.trained_architecture});
       continue;
     }
     // Thirty-fourth hostile pass: such candidates were dropped without a word, and a reader took
@@ -169,6 +173,7 @@ nlohmann::json candidate_json(const RecommendCandidate& c, const std::string& ob
   for (const auto& [t, v] : c.value) j[t] = v;
   for (const auto& [t, iv] : c.interval) j[t + "_lower"] = iv.first, j[t + "_upper"] = iv.second;
   j[objective] = c.objective;
+  j["trained_architecture"] = c.trained_architecture;
   j["outside"] = outside_json(c.outside);
   return j;
 }
@@ -183,6 +188,8 @@ nlohmann::json RecommendResult::to_json() const {
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json();
   if (confidence) j["unbounded_at_confidence"] = unbounded;
   j["nonpositive_predictions"] = nonpositive;
+  j["new_network_precisions"] = nlohmann::json::array();
+  for (Precision p : new_network_precisions) j["new_network_precisions"].push_back(to_string(p));
   if (drift_reference_ms) j["drift_reference_ms"] = *drift_reference_ms;
   j["status"] = best ? "ok" : "infeasible";
   j["best"] = best ? candidate_json(*best, objective) : nlohmann::json(nullptr);
@@ -208,6 +215,15 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
     out << "note: " << r.nonpositive << " candidate" << (r.nonpositive == 1 ? " was" : "s were")
         << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")
         << " (a raw-target model's sums can dip below zero), which no budget or ranking can use\n";
+  if (!r.new_network_precisions.empty()) {
+    std::string precs;
+    for (Precision p : r.new_network_precisions) precs += (precs.empty() ? "" : ", ") + to_string(p);
+    out << "note: the model never measured this network at " << precs
+        << " (at any resolution or batch): its costs there are predictions for a new network"
+        << (r.confidence ? ", judged on the wider intervals calibrated by holding whole networks out of training"
+                         : "; --confidence judges them on intervals calibrated for new networks")
+        << '\n';
+  }
   if (r.drift_reference_ms)
     out << "drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "
            "reference network takes "
@@ -220,6 +236,9 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
   for (const auto& [t, v] : r.best->value) head.push_back(t);
   bool any_outside = !r.best->outside.empty();
   for (const auto& c : r.runners_up) any_outside = any_outside || !c.outside.empty();
+  bool any_new = !r.best->trained_architecture;
+  for (const auto& c : r.runners_up) any_new = any_new || !c.trained_architecture;
+  if (any_new) head.push_back(kNewNetworkColumn);
   if (any_outside) head.push_back("outside the trained ranges (a guess)");
   TextTable t(head);
   auto add = [&](const std::string& tag, const RecommendCandidate& c) {
@@ -230,6 +249,7 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
         cell += " [" + fmt_num(iv->second.first) + ", " + fmt_num(iv->second.second) + "]";
       row.push_back(cell);
     }
+    if (any_new) row.push_back(c.trained_architecture ? "" : "yes");
     if (any_outside) row.push_back(outside_text(c.outside));
     t.add(row);
   };

@@ -176,6 +176,8 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   r.within_budget = accepted.size();
   r.within_budget_guesses = static_cast<std::size_t>(
       std::count_if(accepted.begin(), accepted.end(), [](const Prediction& p) { return !p.outside.empty(); }));
+  r.within_budget_new_architectures = static_cast<std::size_t>(
+      std::count_if(accepted.begin(), accepted.end(), [](const Prediction& p) { return !p.trained_architecture; }));
   r.stages.push_back({"within_budget", r.within_budget});
   pareto_of(std::move(accepted), o.capacity, r);
   r.stages.push_back({"pareto", r.pareto.size()});
@@ -201,6 +203,7 @@ nlohmann::json ScreenResult::to_json() const {
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
   j["within_budget_guesses"] = within_budget_guesses;
+  j["within_budget_new_architectures"] = within_budget_new_architectures;
   if (two_stage) j["target_guesses"] = target_guesses;
   if (confidence) j["unbounded_at_confidence"] = unbounded;
   j["nonpositive_predictions"] = nonpositive;
@@ -218,6 +221,7 @@ nlohmann::json ScreenResult::to_json() const {
     if (i < pareto_capacity.size()) row["capacity"] = pareto_capacity[i];
     for (const auto& [t, v] : p.value) row[t] = v;
     for (const auto& [t, iv] : p.interval) row[t + "_lower"] = iv.first, row[t + "_upper"] = iv.second;
+    row["trained_architecture"] = p.trained_architecture;
     row["outside"] = outside_json(p.outside);
     j["pareto"].push_back(row);
   }

@@ -45,6 +45,13 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
     out << "  note: " << r.within_budget_guesses << " of the " << r.within_budget
         << " within budget lie outside what the " << (r.two_stage ? "target " : "")
         << "model trained on: their costs, and so their place within budget, are guesses\n";
+  if (r.within_budget_new_architectures > 0)
+    out << "  note: " << r.within_budget_new_architectures << " of the " << r.within_budget << " within budget "
+        << (r.within_budget_new_architectures == 1 ? "is a network" : "are networks") << " (family, depth, width, precision) the "
+        << (r.two_stage ? "target " : "") << "model never measured: their costs are predictions for a new network"
+        << (r.confidence ? ", judged on the wider intervals calibrated by holding whole networks out of training"
+                         : "; --confidence judges them on intervals calibrated for new networks")
+        << '\n';
   out << "  budgets:";
   if (r.budgets.empty()) out << " none";
   for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << fmt_num(v);
@@ -81,6 +88,9 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
   if (cap) head.push_back(r.capacity == Capacity::params ? "capacity_Mparams" : "capacity_GFLOPs_per_image");
   const bool any_outside =
       std::any_of(r.pareto.begin(), r.pareto.end(), [](const Prediction& p) { return !p.outside.empty(); });
+  const bool any_new =
+      std::any_of(r.pareto.begin(), r.pareto.end(), [](const Prediction& p) { return !p.trained_architecture; });
+  if (any_new) head.push_back(kNewNetworkColumn);
   if (any_outside) head.push_back("outside the trained ranges (a guess)");
   TextTable table(head);
   for (std::size_t i = 0; i < r.pareto.size(); ++i) {
@@ -93,6 +103,7 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
       row.push_back(cell);
     }
     if (cap) row.push_back(fmt_num(r.pareto_capacity[i]));
+    if (any_new) row.push_back(p.trained_architecture ? "" : "yes");
     if (any_outside) row.push_back(outside_text(p.outside));
     table.add(row);
   }

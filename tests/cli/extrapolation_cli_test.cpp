@@ -56,7 +56,9 @@ TEST_F(CliExtrapolation, TheTableNamesWhatLiesOutsideTheTrainedRanges) {
   const CliRun csv =
       carb("predict --model ex_model --depth 18 --width 0.5 --resolution 224 --batch 4 --format csv", "ex_csv");
   ASSERT_EQ(csv.status, 0) << csv.err;
-  EXPECT_NE(csv.out.find(",outside\n"), std::string::npos) << csv.out;
+  // Resolution 224 is past the ranges, but the network itself was measured (at 64 px).
+  EXPECT_NE(csv.out.find(",trained_architecture,outside\n"), std::string::npos) << csv.out;
+  EXPECT_NE(csv.out.find(",true,resolution 224 > 64 trained"), std::string::npos) << csv.out;
   EXPECT_NE(csv.out.find("resolution 224 > 64 trained"), std::string::npos) << csv.out;
   // Thirty-third hostile pass: the bounds' columns did not say their coverage; a column does now.
   EXPECT_EQ(csv.out.find("confidence"), std::string::npos) << csv.out;  // no bounds, no level
@@ -64,8 +66,8 @@ TEST_F(CliExtrapolation, TheTableNamesWhatLiesOutsideTheTrainedRanges) {
       "predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --confidence 0.8 --format csv",
       "ex_csv_level");
   ASSERT_EQ(lv.status, 0) << lv.err;
-  EXPECT_NE(lv.out.find("_upper,confidence,outside\n"), std::string::npos) << lv.out;
-  EXPECT_NE(lv.out.find(",0.8,"), std::string::npos) << lv.out;
+  EXPECT_NE(lv.out.find("_upper,confidence,trained_architecture,outside\n"), std::string::npos) << lv.out;
+  EXPECT_NE(lv.out.find(",0.8,true,\n"), std::string::npos) << lv.out;
 }
 
 // Tenth hostile pass: a valid configuration far past the trained ranges (weeks per batch, as the
@@ -165,6 +167,8 @@ TEST_F(CliExtrapolation, AnArchitectureNeverTrainedIsSaidAndGetsTheWiderInterval
       << novel.err;
   EXPECT_NE(novel.err.find("calibrated by holding whole architectures out"), std::string::npos) << novel.err;
   const auto a = nlohmann::json::parse(seen.out), b = nlohmann::json::parse(novel.out);
+  EXPECT_EQ(a["predictions"][0]["trained_architecture"], true) << seen.out;
+  EXPECT_EQ(b["predictions"][0]["trained_architecture"], false) << novel.out;
   const auto log_width = [](const nlohmann::json& p) {
     const auto& x = p["predictions"][0];
     return std::log(x["latency_ms_upper"].get<double>() / x["latency_ms"].get<double>());
@@ -186,9 +190,14 @@ TEST_F(CliExtrapolation, AnArchitectureNeverTrainedIsSaidAndGetsTheWiderInterval
   const CliRun trained95 = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4 --confidence 0.95",
                                 "ex_seen_95");
   EXPECT_EQ(trained95.out.find("inf]"), std::string::npos) << trained95.out;
-  // Without a confidence there is no interval to speak of, and no note.
+  // Without a confidence there is no interval to speak of, and no note; the table still marks the
+  // new network, and only it.
   const CliRun plain = carb("predict --model ex_model --depth 14 --width 0.5 --resolution 64 --batch 4", "ex_novel_plain");
   EXPECT_EQ(plain.err.find("never trained on"), std::string::npos) << plain.err;
+  EXPECT_NE(plain.out.find("network never measured"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("yes"), std::string::npos) << plain.out;
+  const CliRun measured = carb("predict --model ex_model --depth 18 --width 0.5 --resolution 64 --batch 4", "ex_seen_plain");
+  EXPECT_EQ(measured.out.find("never measured"), std::string::npos) << measured.out;
 }
 
 }  // namespace

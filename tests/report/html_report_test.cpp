@@ -130,6 +130,7 @@ TEST(Report, ScreenSectionStatesWhatScreenCouldNotJudge) {
   EXPECT_NE(html.find("2 candidates lie outside what the source model trained on"), std::string::npos);
   EXPECT_NE(html.find("the model predicts a cost at or below zero for 1 candidate:"), std::string::npos);
   EXPECT_NE(html.find("7 of the configurations within budget lie outside"), std::string::npos);
+  EXPECT_EQ(html.find("never measured"), std::string::npos) << "not counted, not said";
   (*in.screen)["unbounded_at_confidence"] = 0;
   in.screen->erase("source_guesses");
   in.screen->erase("nonpositive_predictions");
@@ -164,6 +165,29 @@ TEST(Report, ScreenSectionStatesDriftCorrectionAndRankAgreement) {
             std::string::npos);
   in.screen->erase("drift_reference_ms");
   EXPECT_EQ(render_report_html(in).find("drift-corrected"), std::string::npos);
+}
+
+// Networks the deciding model never measured: screen counts those within budget and marks Pareto rows.
+TEST(Report, ScreenSectionStatesNetworksNeverMeasured) {
+  ReportInputs in = synthetic_inputs(true);
+  const auto row = [](int depth, bool trained) {
+    return nlohmann::json{{"family", "basic"},  {"depth", depth},    {"width", 0.5},     {"resolution", 32},
+                          {"batch", 1},         {"precision", "fp32"}, {"latency_ms", 30.0 / depth},
+                          {"peak_memory_mb", 1.0 * depth}, {"trained_architecture", trained}, {"outside", nlohmann::json::array()}};
+  };
+  in.screen = nlohmann::json{{"stages", {{{"name", "candidates"}, {"count", 30}}}},
+                             {"within_budget", 12},
+                             {"within_budget_new_architectures", 5},
+                             {"pareto", {row(18, true), row(22, false)}}};
+  const std::string html = render_report_html(in);
+  EXPECT_NE(html.find("5 of the configurations within budget are networks the deciding model never measured"),
+            std::string::npos);
+  EXPECT_NE(html.find("<th>network never measured</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>yes</td>"), std::string::npos);
+  (*in.screen)["within_budget_new_architectures"] = 0;
+  (*in.screen)["pareto"] = {row(18, true)};
+  const std::string none = render_report_html(in);
+  EXPECT_EQ(none.find("never measured"), std::string::npos);
 }
 
 TEST(Report, EmptyScreenDocumentSaysSo) {
@@ -544,6 +568,9 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
   EXPECT_NE(edited([](auto& d) { d["within_budget"] = 4; }).find("within_budget is 4 but its stage counts 3"),
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["within_budget_guesses"] = 4; }).find("within_budget_guesses is more than"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["within_budget_new_architectures"] = 4; })
+                .find("within_budget_new_architectures is more than"),
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["source_guesses"] = 4000; }).find("source_guesses is 4000, more than the 3072"),
             std::string::npos);

@@ -280,5 +280,38 @@ TEST(Recommend, DefaultPrecisionsAreThoseTrainedWithTheFamily) {
   EXPECT_FALSE(asked.best->outside.empty());
 }
 
+// A network the model never measured (depth 22 between the trained 18 and 26) is said, per
+// precision, in the result, its JSON, each candidate and the text; a measured one is not.
+TEST(Recommend, ANetworkNeverMeasuredIsSaidPerPrecision) {
+  const CarbModel& m = testing::synthetic_model_a();
+  auto o = basic18();
+  const auto measured = recommend(m, o);
+  EXPECT_TRUE(measured.new_network_precisions.empty());
+  ASSERT_TRUE(measured.best);
+  EXPECT_TRUE(measured.best->trained_architecture);
+  std::ostringstream quiet;
+  print_recommendation(measured, quiet);
+  EXPECT_EQ(quiet.str().find("never measured"), std::string::npos) << quiet.str();
+
+  o.depth = 22;
+  o.batches = {1, 2, 4, 8, 16};  // the trained batches: the answers lie inside the ranges
+  const auto r = recommend(m, o);
+  EXPECT_EQ(r.new_network_precisions, (std::vector<Precision>{Precision::fp32, Precision::bf16}));
+  ASSERT_TRUE(r.best);
+  EXPECT_FALSE(r.best->trained_architecture);
+  EXPECT_TRUE(r.best->outside.empty()) << "inside the trained ranges, and still a new network";
+  const auto j = r.to_json();
+  EXPECT_EQ(j["new_network_precisions"], nlohmann::json::array({"fp32", "bf16"}));
+  EXPECT_EQ(j["best"]["trained_architecture"], false);
+  std::ostringstream text;
+  print_recommendation(r, text);
+  EXPECT_NE(text.str().find("the model never measured this network at fp32, bf16"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("network never measured"), std::string::npos) << text.str();  // the table's column
+  o.confidence = 0.8;
+  std::ostringstream bounded;
+  print_recommendation(recommend(m, o), bounded);
+  EXPECT_NE(bounded.str().find("calibrated by holding whole networks out"), std::string::npos) << bounded.str();
+}
+
 }  // namespace
 }  // namespace carb

@@ -122,7 +122,7 @@ TEST(Screen, TheCsvCarriesTheCapacityItsParetoSetWasTakenAgainst) {
   std::string header, first;
   std::getline(in, header);
   std::getline(in, first);
-  EXPECT_NE(header.find(",capacity_GFLOPs_per_image,outside"), std::string::npos) << header;
+  EXPECT_NE(header.find(",capacity_GFLOPs_per_image,trained_architecture,outside"), std::string::npos) << header;
   std::ostringstream cap;
   cap << r.pareto_capacity[0];
   EXPECT_NE(first.find(cap.str().substr(0, 5)), std::string::npos) << first;
@@ -131,7 +131,7 @@ TEST(Screen, TheCsvCarriesTheCapacityItsParetoSetWasTakenAgainst) {
   std::ostringstream bounded;
   write_screen_csv(screen(synthetic_screen_configs(), synthetic_model_a(), nullptr, o), bounded);
   const std::string text = bounded.str();
-  EXPECT_NE(text.find("_upper,capacity_GFLOPs_per_image,confidence,outside\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("_upper,capacity_GFLOPs_per_image,confidence,trained_architecture,outside\n"), std::string::npos) << text;
   EXPECT_EQ(header.find("confidence"), std::string::npos) << header;
 }
 
@@ -532,6 +532,55 @@ TEST(Screen, GuessesWithinBudgetAreCountedAndTheCsvSummaryKeepsTheNotes) {
                             " candidates lie outside what the target model trained on: rho includes"),
             std::string::npos)
       << text.str();
+}
+
+// Networks the model never measured (depth 22 between trained depths; width 0.125, past the trained
+// widths) are counted within budget and marked on the Pareto rows, in the JSON, the table and the CSV.
+TEST(Screen, NetworksNeverMeasuredWithinBudgetAreCountedAndMarked) {
+  const CarbModel& m = testing::synthetic_model_a();
+  auto cs = synthetic_screen_configs();
+  cs.push_back({Family::basic, 10, 0.125, 32, 1, Precision::fp32});
+  for (int b : {1, 4, 16}) cs.push_back({Family::basic, 22, 0.5, 32, b, Precision::fp32});
+  ScreenOptions o;
+  o.budgets = {{"latency_ms", 1e4}};
+  const auto r = screen(cs, m, nullptr, o);
+  EXPECT_EQ(r.within_budget, cs.size());
+  EXPECT_EQ(r.within_budget_new_architectures, 4u);
+  const auto j = r.to_json();
+  EXPECT_EQ(j["within_budget_new_architectures"], 4u);
+  std::size_t marked = 0;
+  for (std::size_t i = 0; i < r.pareto.size(); ++i) {
+    EXPECT_EQ(j["pareto"][i]["trained_architecture"].get<bool>(), m.trained_architecture(r.pareto[i].config))
+        << config_key(r.pareto[i].config);
+    marked += !r.pareto[i].trained_architecture;
+  }
+  ASSERT_GT(marked, 0u) << "the narrowest network is on the front";
+  std::ostringstream table;
+  print_screen_table(r, table);
+  EXPECT_NE(table.str().find("note: 4 of the " + std::to_string(cs.size()) +
+                             " within budget are networks (family, depth, width, precision) the model never measured"),
+            std::string::npos)
+      << table.str();
+  EXPECT_NE(table.str().find("--confidence judges them on intervals calibrated for new networks"), std::string::npos);
+  EXPECT_NE(table.str().find("network never measured"), std::string::npos) << table.str();
+  std::ostringstream csv;
+  write_screen_csv(r, csv);
+  EXPECT_NE(csv.str().find("basic,10,0.125,32,1,fp32,"), std::string::npos) << csv.str();
+  EXPECT_NE(csv.str().find(",false,width"), std::string::npos) << csv.str();
+  // Only the measured networks: nothing to say.
+  const auto measured = screen(synthetic_screen_configs(), m, nullptr, o);
+  EXPECT_EQ(measured.within_budget_new_architectures, 0u);
+  std::ostringstream quiet;
+  print_screen_table(measured, quiet);
+  EXPECT_EQ(quiet.str().find("never measured"), std::string::npos) << quiet.str();
+  // Under a confidence, the same count, judged on the intervals for new networks.
+  o.confidence = 0.8;
+  const auto bounded = screen(cs, m, nullptr, o);
+  std::ostringstream said;
+  print_screen_summary(bounded, said);
+  EXPECT_NE(said.str().find("judged on the wider intervals calibrated by holding whole networks out"),
+            std::string::npos)
+      << said.str();
 }
 
 }  // namespace
