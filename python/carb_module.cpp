@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "binding_util.hpp"
 #include "carb/carb.hpp"
 
 namespace py = pybind11;
@@ -26,9 +27,7 @@ struct pybind11::detail::is_copy_constructible<carb::CarbModel> : std::false_typ
 
 namespace {
 
-py::object to_python(const nlohmann::json& j) {
-  return py::module_::import("json").attr("loads")(j.dump());
-}
+using carb_python::to_python;
 
 // A number argument as T, refusing a bool: True is an int to Python and to pybind11, so
 // Config(..., batch=True) was batch 1 and width=True width 1 (seventeenth hostile pass).
@@ -157,29 +156,6 @@ py::object recommend(const carb::CarbModel& m, const carb::Config& arch, const s
   return to_python(carb::recommend(m, o).to_json());
 }
 
-// The protocol a plan is priced under, from the Python wrapper's checked mapping (the CLI's flag
-// names with underscores, each a number; `reference` 0 or 1, `util` the share sampled).
-carb::Protocol plan_protocol(const std::map<std::string, double>& given) {
-  carb::Protocol p;
-  const auto whole = [](double v, const std::string& k) {
-    if (v != std::floor(v) || std::fabs(v) > 1e9) throw carb::InputError("protocol " + k + " must be a whole number");
-    return static_cast<int>(v);
-  };
-  for (const auto& [k, v] : given) {
-    if (k == "warmup") p.warmup = whole(v, k);
-    else if (k == "min_passes") p.min_passes = whole(v, k);
-    else if (k == "max_passes") p.max_passes = whole(v, k);
-    else if (k == "max_timed_s") p.max_timed_s = v;
-    else if (k == "cooldown") p.cooldown_s = v;
-    else if (k == "reference") p.reference = v != 0;
-    else if (k == "min_energy_window") p.min_energy_window_s = v;
-    else if (k == "util_window") p.util_window_s = v;
-    else if (k == "util") p.util_sample = v;
-    else throw carb::InputError("unknown protocol setting '" + k + "'");
-  }
-  return p;
-}
-
 // The plan as columns: the configurations in the order to measure them, and per row the score,
 // the model's spread, the predicted latency and seconds to measure (NaN without a model).
 py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<carb::Config>& measured,
@@ -195,7 +171,7 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
   o.spread = carb::parse_spread_space(spread);
   o.build_s = build_s;
   o.backend = backend;
-  o.protocol = plan_protocol(protocol);
+  o.protocol = carb_python::protocol_from(protocol);
   carb::Plan p;
   {
     py::gil_scoped_release release;
@@ -333,6 +309,7 @@ PYBIND11_MODULE(_carb, m) {
   m.def("screen", &screen, py::arg("configs"), py::arg("source"), py::arg("target") = nullptr,
         py::arg("rank_by") = "", py::arg("top_k") = py::none(), py::arg("budgets") = carb::Budgets{},
         py::arg("confidence") = py::none(), py::arg("capacity") = "");
+  carb_python::bind_measure(m);
   m.def("plan", &plan, py::arg("candidates"), py::arg("measured"), py::arg("model"), py::arg("strategy"),
         py::arg("count"), py::arg("budget_s"), py::arg("diversity"), py::arg("seed"), py::arg("spread") = "units",
         py::arg("build_s") = 0.0, py::arg("backend") = "cpu", py::arg("protocol") = std::map<std::string, double>{});

@@ -43,9 +43,12 @@ from . import _carb  # noqa: E402  (after the OpenMP setting above)
 from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelError, __version__, arch,
                     preset, preset_names)
 from ._carb import features as _features
+from ._args import _path, _paths, _scalar, _whole_arg
+from . import _measure  # noqa: E402
+from ._measure import export, profile  # noqa: E402
 
 __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "campaign_order", "configs_from_columns", "evaluate", "features", "plan", "preset", "preset_names", "recommend", "screen", "__version__"]
+           "campaign_order", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset", "preset_names", "recommend", "screen", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 _COSTS = {"energy": "energy_j", "latency": "latency_ms", "memory": "peak_memory_mb"}
@@ -75,22 +78,6 @@ def _number(v, column, i):
     if not math.isfinite(x):
         raise InputError(f"row {i + 1}: {column} is {v!r}, not a finite number")
     return x
-
-
-def _path(p, what):
-    """A file system path as text: str, bytes (decoded as the OS does) or os.PathLike. Thirty-second
-    hostile pass: save(b'ud') wrote a directory named "b'ud'" (str() of the bytes)."""
-    try:
-        return os.fsdecode(os.fspath(p))
-    except TypeError:
-        raise InputError(f"{what} is {p!r}, not a path (str, bytes or os.PathLike)") from None
-
-
-def _paths(data, what):
-    """One path or an iterable of them."""
-    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
-        return [_path(data, what)]
-    return [_path(d, what) for d in data]
 
 
 def _whole(v, column, i):
@@ -245,24 +232,6 @@ class Model:
         return f"carb.Model(platform={self.platform!r}, targets={self.targets!r})"
 
 
-def _scalar(v, what):
-    """A number given as an argument: checked, not converted (True was a 1 ms budget, "0.5" a string
-    budget that float() accepted)."""
-    if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
-        raise InputError(f"{what} is {v!r}, not a number")
-    return float(v)
-
-
-def _whole_arg(v, what):
-    """A whole number given as an argument (a count, a batch size): True is not 1."""
-    x = _scalar(v, what)
-    if x != math.floor(x):
-        raise InputError(f"{what} is {v!r}, not a whole number")
-    if abs(x) > 2**31 - 1:
-        raise InputError(f"{what} is {v!r}, out of range")
-    return int(x)
-
-
 def _budgets(budgets):
     if budgets is not None and not isinstance(budgets, Mapping):
         raise InputError(f"budgets must be a mapping such as {{'latency': 50}}, not {type(budgets).__name__}")
@@ -322,60 +291,6 @@ def campaign_order(configs, seed, per_arch=0):
     return _carb.campaign_order(_configs(configs), *checked)
 
 
-# The protocol settings a plan is priced under: `carb plan`'s flags, with underscores.
-_PLAN_PROTOCOL = ("warmup", "min_passes", "max_passes", "max_timed_s", "cooldown", "reference", "min_energy_window",
-                  "util_window", "util")
-_CUDA_ONLY = ("min_energy_window", "util_window", "util")
-
-
-def _util_share(v):
-    """`util` as `carb profile --util` takes it: "all", "none", "sample:P", or the share P itself."""
-    if v == "all":
-        return 1.0
-    if v == "none":
-        return 0.0
-    text = v[7:] if isinstance(v, str) and v.startswith("sample:") else v
-    try:
-        p = _scalar(float(text) if isinstance(text, str) else text, "util")
-    except (ValueError, InputError):
-        p = math.nan
-    if not 0 <= p <= 1:
-        raise InputError(f"protocol util is {v!r}, not all, none or sample:P with P between 0 and 1")
-    return p
-
-
-def _plan_protocol(protocol, backend, model):
-    """The checked protocol mapping (see plan), as numbers for the binding."""
-    if protocol is None:
-        protocol = {}
-    if not isinstance(protocol, Mapping):
-        raise InputError(f"protocol must be a mapping such as {{'warmup': 5}}, not {type(protocol).__name__}")
-    if not isinstance(backend, str) or backend not in ("cpu", "cuda"):
-        raise InputError(f"backend is {backend!r}, not 'cpu' or 'cuda'")
-    if model is None and (protocol or backend != "cpu"):
-        # As `carb plan`: without a model nothing is priced, so the settings would change nothing.
-        raise InputError("the protocol and backend price the measuring time from a model's predicted latency; "
-                         "without a model the plan has no costs: give a model or leave them out")
-    out = {}
-    for key, value in protocol.items():
-        if key not in _PLAN_PROTOCOL:
-            raise InputError(f"unknown protocol setting {key!r} (known: {', '.join(_PLAN_PROTOCOL)})")
-        if key in _CUDA_ONLY and backend != "cuda":
-            raise InputError(f"protocol {key} prices a window only the cuda backend measures; give "
-                             "backend='cuda' or leave it out")
-        if key == "reference":
-            if not isinstance(value, bool):
-                raise InputError(f"protocol reference is {value!r}, not True or False")
-            out[key] = 1.0 if value else 0.0
-        elif key == "util":
-            out[key] = _util_share(value)
-        elif key in ("warmup", "min_passes", "max_passes"):
-            out[key] = float(_whole_arg(value, f"protocol {key}"))
-        else:
-            out[key] = _scalar(value, f"protocol {key}")
-    return out
-
-
 def plan(candidates, model=None, measured=(), count=None, budget_s=None, strategy=None, diversity=1.0, seed=42,
          spread="units", build_s=0.0, backend="cpu", protocol=None):
     """Which configurations to measure next (as `carb plan`): among `candidates` (a list, a preset
@@ -403,7 +318,7 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     if not isinstance(spread, str):
         raise InputError(f"spread is {spread!r}, not 'units' or 'log'")
     model = None if model is None else _model(model)
-    settings = _plan_protocol(protocol, backend, model)
+    settings = _measure.plan_pricing(protocol, backend, model)
     if strategy is None:
         strategy = "uncertainty" if model is not None else "stratified"
     p = _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],

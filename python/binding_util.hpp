@@ -1,0 +1,26 @@
+// Helpers the binding files of the _carb module share.
+#pragma once
+#include <pybind11/pybind11.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "carb/profiler.hpp"
+
+namespace carb_python {
+
+namespace py = pybind11;
+
+/// A JSON document as the Python objects json.loads makes of it (dict, list, float, ...).
+inline py::object to_python(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+
+/// The measuring protocol from the Python surface's checked mapping (carb/_measure.py): `carb
+/// profile`'s flag names with underscores, each a number (flags 0 or 1, `util` the share sampled).
+/// Settings left out keep Protocol's defaults, which are the CLI's.
+carb::Protocol protocol_from(const std::map<std::string, double>& given);
+
+/// carb.profile and carb.export (profiling into a store, and the store as a dataset CSV).
+void bind_measure(py::module_& m);
+
+}  // namespace carb_python

@@ -1,0 +1,41 @@
+"""Checks of the arguments the Python surface takes: checked, not converted (True is not 1, "0.5"
+is not a number, b"dir" is not the path "b'dir'")."""
+import math
+import numbers
+import os
+
+from ._carb import InputError
+
+
+def _path(p, what):
+    """A file system path as text: str, bytes (decoded as the OS does) or os.PathLike. Thirty-second
+    hostile pass: save(b'ud') wrote a directory named "b'ud'" (str() of the bytes)."""
+    try:
+        return os.fsdecode(os.fspath(p))
+    except TypeError:
+        raise InputError(f"{what} is {p!r}, not a path (str, bytes or os.PathLike)") from None
+
+
+def _paths(data, what):
+    """One path or an iterable of them."""
+    if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
+        return [_path(data, what)]
+    return [_path(d, what) for d in data]
+
+
+def _scalar(v, what):
+    """A number given as an argument: checked, not converted (True was a 1 ms budget, "0.5" a string
+    budget that float() accepted)."""
+    if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
+        raise InputError(f"{what} is {v!r}, not a number")
+    return float(v)
+
+
+def _whole_arg(v, what):
+    """A whole number given as an argument (a count, a batch size): True is not 1."""
+    x = _scalar(v, what)
+    if x != math.floor(x):
+        raise InputError(f"{what} is {v!r}, not a whole number")
+    if abs(x) > 2**31 - 1:
+        raise InputError(f"{what} is {v!r}, out of range")
+    return int(x)

@@ -1,0 +1,98 @@
+// Measuring from Python: the protocol a plan is priced under or a profile runs with, `carb profile`
+// (run_profile with the LibTorch backends) and `carb data export` (export_store).
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <cmath>
+#include <vector>
+
+#include "binding_util.hpp"
+#include "carb/carb.hpp"
+
+namespace carb_python {
+
+carb::Protocol protocol_from(const std::map<std::string, double>& given) {
+  carb::Protocol p;
+  const auto whole = [](double v, const std::string& k) {
+    if (v != std::floor(v) || std::fabs(v) > 1e9) throw carb::InputError("protocol " + k + " must be a whole number");
+    return static_cast<int>(v);
+  };
+  const std::map<std::string, int*> wholes = {{"warmup", &p.warmup},           {"min_passes", &p.min_passes},
+                                              {"max_passes", &p.max_passes},   {"threads", &p.threads},
+                                              {"energy_ticks", &p.energy_ticks}};
+  const std::map<std::string, double*> numbers = {
+      {"target_ci", &p.target_rel_ci},      {"max_timed_s", &p.max_timed_s},   {"cooldown", &p.cooldown_s},
+      {"min_energy_window", &p.min_energy_window_s}, {"util_window", &p.util_window_s}, {"util", &p.util_sample},
+      {"cooldown_above", &p.cooldown_above_c}};
+  const std::map<std::string, bool*> flags = {{"reference", &p.reference},
+                                              {"keep_memory", &p.keep_memory},
+                                              {"channels_last", &p.channels_last},
+                                              {"realtime", &p.realtime},
+                                              {"rebuild_networks", &p.rebuild_networks}};
+  for (const auto& [k, v] : given) {
+    if (const auto w = wholes.find(k); w != wholes.end()) *w->second = whole(v, k);
+    else if (const auto n = numbers.find(k); n != numbers.end()) *n->second = v;
+    else if (const auto f = flags.find(k); f != flags.end()) *f->second = v != 0;
+    else throw carb::InputError("unknown protocol setting '" + k + "'");
+  }
+  return p;
+}
+
+namespace {
+
+py::object profile(std::vector<carb::Config> configs, const std::filesystem::path& db, const std::string& backend,
+                   const std::string& platform, const std::map<std::string, double>& protocol, bool group_architectures,
+                   bool check_meter, bool retry_errors, bool progress, const std::string& command_line) {
+  carb::ProfileOptions o;
+  o.backend = backend;
+  o.db = db;
+  o.protocol = protocol_from(protocol);
+  o.check_meter = check_meter;
+  o.retry_errors = retry_errors;
+  o.progress = progress;
+  o.command_line = command_line;
+  // As the CLI: CPU results depend on the thread count, so it is part of the default platform id.
+  o.platform = !platform.empty() ? platform
+               : backend == "cpu" ? "cpu-" + std::to_string(o.protocol.threads) + "t"
+                                  : backend;
+  if (group_architectures) configs = carb::group_by_architecture(configs);
+  carb::ProfileSummary s;
+  {
+    py::gil_scoped_release release;  // run_profile takes SIGINT/SIGTERM as a request to stop
+    carb::load_profiler_backends();
+    s = carb::run_profile(configs, o);
+  }
+  auto j = s.to_json();
+  j["platform"] = o.platform, j["protocol_id"] = o.protocol.id(), j["db"] = o.db.string();
+  return to_python(j);
+}
+
+py::object export_store(const std::filesystem::path& db, const std::filesystem::path& out,
+                        std::optional<std::string> platform, std::optional<std::string> protocol, bool force,
+                        const std::string& command_line) {
+  carb::ExportOptions o;
+  o.db = db;
+  o.out = out;
+  o.platform = std::move(platform);
+  o.protocol = std::move(protocol);
+  o.force = force;
+  o.command_line = command_line;
+  carb::ExportSummary s;
+  {
+    py::gil_scoped_release release;
+    s = carb::export_store(o);
+  }
+  return to_python(s.to_json());
+}
+
+}  // namespace
+
+void bind_measure(py::module_& m) {
+  m.def("profile", &profile, py::arg("configs"), py::arg("db"), py::arg("backend"), py::arg("platform"),
+        py::arg("protocol"), py::arg("group_architectures"), py::arg("check_meter"), py::arg("retry_errors"),
+        py::arg("progress"), py::arg("command_line"));
+  m.def("export", &export_store, py::arg("db"), py::arg("out"), py::arg("platform"), py::arg("protocol"),
+        py::arg("force"), py::arg("command_line"));
+}
+
+}  // namespace carb_python

@@ -1,0 +1,111 @@
+# Measuring from Python: carb.profile and carb.export do what `carb profile` and `carb data export`
+# do, on the same store, under the same protocol id.
+import csv
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import carb
+
+QUICK = {"warmup": 1, "min_passes": 2, "max_passes": 2, "cooldown": 0, "threads": 1}
+QUICK_FLAGS = ["--warmup", "1", "--min-passes", "2", "--max-passes", "2", "--cooldown", "0", "--threads", "1"]
+CLI = os.environ.get("CARB_BINARY", "carb")
+
+
+def test_profile_resumes_and_shares_its_store_with_the_cli(tmp_path):
+    db = tmp_path / "tiny.db"
+    first = carb.profile("tiny", db, protocol=QUICK, check_meter=False, progress=False)
+    assert (first["total"], first["ok"], first["skipped"]) == (8, 8, 0)
+    assert first["platform"] == "cpu-1t" and not first["interrupted"]
+    again = carb.profile(carb.preset("tiny")[:5], db, protocol=QUICK, check_meter=False, progress=False)
+    assert (again["ok"], again["skipped"]) == (0, 5)  # resumed: nothing measured twice
+    # The CLI with the same settings finds the same protocol, and measures nothing again.
+    run = subprocess.run([CLI, "profile", "--preset", "tiny", "--db", str(db), "--no-meter-check", "--quiet",
+                          "--format", "json", *QUICK_FLAGS], check=True, capture_output=True, text=True)
+    import json
+    cli = json.loads(run.stdout)
+    assert cli["protocol_id"] == first["protocol_id"] and cli["skipped"] == 8 and cli["ok"] == 0
+    # Another protocol is another measurement: measured again, not mixed with the first.
+    other = carb.profile(carb.preset("tiny")[:2], db, protocol=dict(QUICK, warmup=2), check_meter=False, progress=False)
+    assert other["ok"] == 2 and other["protocol_id"] != first["protocol_id"]
+    out = carb.export(db, tmp_path / "tiny.csv", protocol=first["protocol_id"])
+    assert out["rows"] == 8 and out["platforms"] == ["cpu-1t"]
+    with open(tmp_path / "tiny.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 8 and all(r["status"] == "ok" and float(r["latency_ms"]) > 0 for r in rows)
+    assert all(r["energy_j"] == "" for r in rows)  # no meter on this CPU: empty, never estimated
+    assert (tmp_path / "tiny.json").exists()
+    assert "carb.profile(8 configurations" in (tmp_path / "tiny.json").read_text()
+
+
+def test_export_never_replaces_a_file_it_did_not_write(tmp_path):
+    db = tmp_path / "t.db"
+    carb.profile(carb.preset("tiny")[:1], db, protocol=QUICK, check_meter=False, progress=False)
+    mine = tmp_path / "mine.csv"
+    mine.write_text("precious\n")
+    with pytest.raises(carb.InputError, match="is not a dataset CSV carb wrote"):
+        carb.export(db, mine)
+    assert mine.read_text() == "precious\n"
+    with pytest.raises(carb.InputError):
+        carb.export(tmp_path / "missing.db", tmp_path / "x.csv")
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    (dict(protocol={"passes": 5}), carb.InputError, "unknown protocol setting 'passes'"),
+    (dict(protocol={"lock_clocks": True}), carb.InputError, "unknown protocol setting"),
+    (dict(protocol={"reference": 1}), carb.InputError, "not True or False"),
+    (dict(protocol={"warmup": 1.5}), carb.InputError, "not a whole number"),
+    (dict(protocol={"util_window": 1}), carb.InputError, "means nothing on the cpu backend"),
+    (dict(protocol={"min_passes": 5, "max_passes": 2}), carb.InputError, "more than --max-passes"),
+    (dict(backend="tpu"), carb.InputError, "not 'cpu' or 'cuda'"),
+    (dict(platform=7), carb.InputError, "not a name"),
+    (dict(retry_errors="yes"), carb.InputError, "not True or False"),
+])
+def test_bad_settings_are_refused_and_nothing_is_written(tmp_path, kwargs, error, message):
+    db = tmp_path / "never.db"
+    with pytest.raises(error, match=message):
+        carb.profile("tiny", db, check_meter=False, progress=False, **kwargs)
+    assert not db.exists()
+
+
+def test_nothing_to_profile_and_a_directory_as_store_are_refused(tmp_path):
+    with pytest.raises(carb.InputError, match="nothing to profile"):
+        carb.profile([], tmp_path / "x.db")
+    with pytest.raises(carb.MeasureError, match="is a directory"):
+        carb.profile("tiny", tmp_path, check_meter=False, progress=False)
+
+
+def test_an_interrupted_profile_keeps_its_rows_and_resumes(tmp_path):
+    # SIGINT stops it after the configuration in flight: KeyboardInterrupt, the rows kept; a second
+    # call measures only the rest.
+    db = tmp_path / "stop.db"
+    script = textwrap.dedent(f"""
+        import carb, sys
+        try:
+            carb.profile("tiny", {str(db)!r}, protocol={{"warmup": 1, "min_passes": 2, "max_passes": 2,
+                         "cooldown": 1.0, "threads": 1}}, check_meter=False, progress=False)
+        except KeyboardInterrupt as e:
+            print("stopped:", e)
+            sys.exit(3)
+        print("finished")
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=os.environ)
+    deadline = time.monotonic() + 60
+    while not db.exists() and time.monotonic() < deadline:  # the run has begun once its store exists
+        time.sleep(0.05)
+    time.sleep(1.5)  # the first configuration or two, each followed by a 1 s pause
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 3, (out, err)
+    assert "carb.profile interrupted by SIGINT" in out and "call it again to resume" in out
+    kept = int(out.split("SIGINT: ")[1].split()[0])
+    assert 1 <= kept < 8, out
+    rest = carb.profile("tiny", db, protocol={"warmup": 1, "min_passes": 2, "max_passes": 2, "cooldown": 1.0,
+                                              "threads": 1}, check_meter=False, progress=False)
+    assert rest["skipped"] == kept and rest["ok"] == 8 - kept
