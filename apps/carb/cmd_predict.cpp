@@ -68,7 +68,7 @@ void run(const PredictCmd& c) {
     if (unbounded(x)) ++(new_architecture && calibrated ? unbounded_new : unbounded_inside);
   }
   // The finite-sample rule: a level needs ceil(level / (1 - level)) draws, rows per regime or networks.
-  const int needed = static_cast<int>(std::ceil(c.confidence / (1 - c.confidence) - 1e-9));
+  const int needed = draws_needed(c.confidence);
   // Fifty-eighth hostile pass: outside the trained ranges, [0, inf] was printed without a word.
   const auto unbounded_outside =
       std::count_if(p.begin(), p.end(), [&](const Prediction& x) { return !x.outside.empty() && unbounded(x); });
@@ -76,9 +76,8 @@ void run(const PredictCmd& c) {
     std::cerr << "note: " << unbounded_outside << " prediction" << (unbounded_outside == 1 ? "" : "s")
               << " outside the trained ranges " << (unbounded_outside == 1 ? "has" : "have") << " no upper bound at "
               << fmt_num(c.confidence * 100, 3)
-              << "%: a family, precision or pairing of the two the model never trained, too few trained networks "
-                 "to bound a new one's interval at that level (90% needs 9), or too few training rows "
-                 "for that level; read such an interval as unknown\n";
+              << "%: " << unbounded_causes(c.confidence, m.unseen_calibration_networks())
+              << "; read such an interval as unknown\n";
   if (unbounded_inside > 0)
     std::cerr << "note: " << unbounded_inside << " prediction" << (unbounded_inside == 1 ? "" : "s")
               << " inside the trained ranges " << (unbounded_inside == 1 ? "has" : "have") << " no upper bound at " << fmt_num(c.confidence * 100, 3)

@@ -39,6 +39,17 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
                            std::ostream& out,
                            const std::pair<std::string, std::vector<double>>* extra = nullptr,
                            std::optional<double> confidence = std::nullopt);
+/// The finite-sample rule: a level L is bounded only with ceil(L / (1 - L)) draws (training rows
+/// per batch regime; trained networks, for a network never trained): 0.8 needs 4, 0.9 needs 9,
+/// 0.95 needs 19, 0.99 needs 99.
+int draws_needed(double level);
+/// For notes: why an interval at `level` can have no upper bound, given the networks that
+/// calibrated the model's intervals for new networks (0: it has none).
+std::string unbounded_causes(double level, int networks);
+/// For notes on networks never measured: how their costs are judged (under a confidence, or not),
+/// by a model whose new-network intervals `networks` networks calibrated (0: none).
+std::string new_network_judgement(bool under_confidence, int networks);
+
 /// The tables' column that marks a network the model never measured ("yes"; empty otherwise).
 inline constexpr const char* kNewNetworkColumn = "network never measured";
 

@@ -67,6 +67,8 @@ struct RecommendResult {
   /// The precisions evaluated at which the model never measured the architecture (at any resolution
   /// or batch): its answers there are predictions for a new network ("new_network_precisions").
   std::vector<Precision> new_network_precisions;
+  /// The networks that calibrated the model's intervals for new networks (0: it has none).
+  int unseen_calibration_networks = 0;
   std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints
   std::vector<RecommendCandidate> runners_up;  // the next feasible ones, best first
   std::string message;                         // why nothing fits, when best is empty

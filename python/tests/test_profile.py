@@ -38,7 +38,8 @@ def test_profile_resumes_and_shares_its_store_with_the_cli(tmp_path):
     with open(tmp_path / "tiny.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 8 and all(r["status"] == "ok" and float(r["latency_ms"]) > 0 for r in rows)
-    assert all(r["energy_j"] == "" for r in rows)  # no meter on this CPU: empty, never estimated
+    # Energy where the host's meter (RAPL) is readable, else empty, never estimated: all rows alike.
+    assert len({r["energy_j"] == "" for r in rows}) == 1
     assert (tmp_path / "tiny.json").exists()
     assert "carb.profile(8 configurations" in (tmp_path / "tiny.json").read_text()
 

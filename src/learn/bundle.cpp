@@ -105,6 +105,7 @@ std::string text_hash(const std::string& text) {
 // hash in the manifest, so that held-out validation cannot silently use a damaged list.
 std::vector<std::string> read_trained(const fs::path& dir, const nlohmann::json& j) {
   const fs::path f = dir / j.at("file").get<std::string>();
+  detail::require_bundle_file(f);
   std::ifstream in(f, std::ios::binary);
   if (!in) throw ModelError("model bundle " + dir.string() + " is missing " + f.filename().string());
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -200,6 +201,7 @@ std::unique_ptr<Learner> load_learner(const fs::path& dir, const nlohmann::json&
   // Each file's own checksum catches damage; this one, in the checksummed manifest, catches a
   // whole learner file copied in from another bundle (it loaded and changed the answers).
   const fs::path f = dir / j.at("file").get<std::string>();
+  detail::require_bundle_file(f);
   if (file_hash(f) != j.at("fnv1a64").get<std::string>())
     throw ModelError(f.string() + " is not the file this bundle's manifest names (its hash differs): the bundle "
                      "was altered; retrain it");
@@ -315,6 +317,8 @@ void check_cascade(const std::vector<std::string>& targets, const nlohmann::json
 
 nlohmann::json read_manifest(const fs::path& dir) {
   const fs::path f = dir / "manifest.json";
+  std::error_code ec;
+  if (fs::exists(f, ec) && !fs::is_regular_file(f, ec)) detail::require_bundle_file(f);
   std::ifstream in(f);
   if (!in) throw ModelError("no model bundle at " + dir.string() + " (missing manifest.json)");
   try {

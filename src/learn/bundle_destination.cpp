@@ -58,13 +58,18 @@ bool verified_manifest(const std::string& text, nlohmann::json* parsed = nullptr
          man["format"].get<std::string>() == "carb-model" && manifest_checksum_verifies(std::move(man));
 }
 
+// What is not a regular file is no part of a bundle, and is never opened (a FIFO would block).
 std::string read_text(const fs::path& f) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return "";
   std::ifstream in(f, std::ios::binary);
   return {(std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()};
 }
 
 // A non-empty list of configuration keys, one per line, as a bundle's trained_configs.txt holds.
 bool trained_list(const fs::path& f) {
+  std::error_code ec;
+  if (!fs::is_regular_file(f, ec)) return false;
   std::ifstream in(f);
   std::size_t n = 0;
   for (std::string line; std::getline(in, line); ++n)

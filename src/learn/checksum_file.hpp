@@ -22,6 +22,17 @@
 
 namespace carb::detail {
 
+/// A file of a model bundle, before it is opened: missing, or not a regular file (a directory
+/// read as an internal error; a FIFO hung the reader for ever), is a damaged bundle.
+inline void require_bundle_file(const std::filesystem::path& f) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(f, ec);
+  if (!std::filesystem::exists(st)) throw ModelError("model bundle file " + f.string() + " is missing");
+  if (!std::filesystem::is_regular_file(st))
+    throw ModelError("model bundle file " + f.string() + " is not a regular file (a directory, pipe or device): the "
+                     "bundle was altered");
+}
+
 
 /// Writes a bundle file and flushes it to disk before it returns: the bundle is swapped in and the
 /// old one removed right after, so a power cut must not find empty files where a bundle was
@@ -58,6 +69,7 @@ inline void write_checksummed(const std::filesystem::path& file, std::vector<uns
 
 /// Reads the file, verifies and strips the checksum trailer; throws ModelError when missing or corrupted.
 inline std::vector<unsigned char> read_checksummed(const std::filesystem::path& file) {
+  require_bundle_file(file);
   std::ifstream in(file, std::ios::binary);
   if (!in) throw ModelError("cannot open model file " + file.string());
   std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -1,6 +1,8 @@
 // Split-conformal widths, and their calibration for architectures never trained (conformal.hpp).
 #include "conformal.hpp"
 
+#include "carb/prediction_io.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -36,7 +38,7 @@ std::string calibration_network_key(const Config& c) {
   return std::string(to_string(c.family)) + "-" + std::to_string(c.depth) + "-c" + width_channels(c.width);
 }
 
-int min_networks_for(double level) { return static_cast<int>(std::ceil(level / (1 - level) - 1e-9)); }
+int min_networks_for(double level) { return draws_needed(level); }
 
 ArchitectureFolds architecture_folds(const Dataset& d, unsigned seed) {
   // By the network's channels (0.25 and 0.251 build one network: split across folds, each spelling

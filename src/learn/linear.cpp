@@ -10,6 +10,7 @@
 #include <string>
 
 #include "carb/error.hpp"
+#include "checksum_file.hpp"
 
 namespace carb {
 namespace {
@@ -132,6 +133,7 @@ void LinearLearner::save(const std::filesystem::path& file) const {
 }
 
 void LinearLearner::load(const std::filesystem::path& file) {
+  detail::require_bundle_file(file);
   std::ifstream in(file);
   if (!in) throw ModelError("cannot open model file " + file.string());
   const std::string bad = "model file " + file.string() + " ";

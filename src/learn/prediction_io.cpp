@@ -7,6 +7,7 @@
 
 #include "carb/arch.hpp"
 #include "carb/error.hpp"
+#include "carb/text_table.hpp"
 
 namespace carb {
 
@@ -53,6 +54,27 @@ std::string guesses_note(const CarbModel& m, const std::vector<Config>& configs)
          " scored configurations lie outside the ranges the model trained on" +
          (never ? " (" + std::to_string(never) + " at a family, precision or pairing of the two it never trained)" : std::string()) +
          ": its answers there are guesses, and these scores include them";
+}
+
+int draws_needed(double level) { return static_cast<int>(std::ceil(level / (1 - level) - 1e-9)); }
+
+std::string unbounded_causes(double level, int networks) {
+  const std::string pct = fmt_num(level * 100, 3) + "%";
+  const std::string needed = std::to_string(draws_needed(level));
+  return "too few training rows per batch regime for " + pct + " (it needs " + needed + " per regime)" +
+         (networks > 0 ? ", or, for an architecture it never trained, too few trained networks (" + pct + " needs " +
+                             needed + ", the model has " + std::to_string(networks) + ")"
+                       : std::string()) +
+         " (a lower --confidence may bound them), or a precision, family or pairing of the two it never trained "
+         "(no level will)";
+}
+
+std::string new_network_judgement(bool under_confidence, int networks) {
+  if (under_confidence)
+    return networks > 0 ? ", judged on the wider intervals calibrated by holding whole networks out of training"
+                        : ", judged on intervals this model has not calibrated for new networks (it predates them, or "
+                          "trained on fewer than 3 networks): they may hold the measurement less often than stated";
+  return networks > 0 ? "; --confidence judges them on intervals calibrated for new networks" : "";
 }
 
 std::size_t count_nonpositive(const std::vector<double>& predicted) {

@@ -161,9 +161,14 @@ void check_screen_document(const json& doc, const std::string& file) {
   std::vector<std::vector<double>> objectives(names.size());
   const bool capacity = doc.contains("capacity") && !doc["capacity"].is_null();
   if (capacity) objectives.emplace_back();
+  std::size_t never_measured = 0;
   for (std::size_t i = 0; i < pareto.size(); ++i) {
     const std::string where = "pareto[" + std::to_string(i) + "]";
     if (!pareto[i].is_object()) refuse(file, where + " is not an object");
+    if (pareto[i].contains("trained_architecture")) {
+      if (!pareto[i]["trained_architecture"].is_boolean()) refuse(file, where + ".trained_architecture is not true or false");
+      never_measured += !pareto[i]["trained_architecture"].get<bool>();
+    }
     const Config c = config_of(pareto[i], where, file);
     if (!keys.insert(config_key(c)).second) refuse(file, where + " is a configuration listed before it");
     const NetworkSpec spec = network_totals(c);
@@ -209,6 +214,11 @@ void check_screen_document(const json& doc, const std::string& file) {
     if (capacity)
       objectives.back().push_back(-finite_number(member(pareto[i], "capacity", where, file), where + ".capacity", file));
   }
+  // The Pareto rows are within budget: no more of them new networks than screen counted.
+  if (doc.contains("within_budget_new_architectures") &&
+      static_cast<long long>(never_measured) > doc["within_budget_new_architectures"].get<long long>())
+    refuse(file, std::to_string(never_measured) + " Pareto rows are of networks never measured, more than "
+                     "within_budget_new_architectures counts");
   const std::vector<std::size_t> front = pareto_front(objectives);
   if (front.size() != pareto.size()) {
     std::vector<bool> on(pareto.size(), false);

@@ -70,7 +70,7 @@ std::vector<Config> candidates(const RecommendOptions& o, const CarbModel& m) {
 
 // Why nothing fits: for each constraint, the best any candidate reaches.
 std::string infeasible_message(const std::vector<Prediction>& all, const Budgets& b,
-                               std::optional<double> confidence) {
+                               std::optional<double> confidence, int networks) {
   std::string msg =
       "no batch size x precision meets the constraints (" + std::to_string(all.size()) + " evaluated)";
   const std::string what =
@@ -95,10 +95,8 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
              "), above the limit " + fmt_num(limit);
       // Thirtieth hostile pass: "the lowest upper 99% bound is inf" without a reason.
       if (std::isinf(v))
-        msg += " (no candidate's interval has an upper bound at this level: the model has too few training rows "
-               "per batch regime to bound it at this level, or, for an architecture it never trained, too few "
-               "trained networks (90% needs 9) (a lower --confidence may bound them), or the precisions, "
-               "families or pairings of the two are ones it never trained on (no level will))";
+        msg += " (no candidate's interval has an upper bound at this level: " +
+               unbounded_causes(*confidence, networks) + ")";
     }
   }
   // Thirtieth hostile pass: budgets each met by some candidate, but by none together, were reported
@@ -118,6 +116,7 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   r.latency_max_ms = o.latency_max_ms;
   r.memory_max_mb = o.memory_max_mb;
   r.confidence = o.confidence;
+  r.unseen_calibration_networks = m.unseen_calibration_networks();
   // Thirtieth hostile pass: a drift-corrected model's latency budget was judged at its reference
   // host speed without a word (predict and screen say it).
   if (m.has_target("latency_ms")) r.drift_reference_ms = m.drift_reference_ms();
@@ -151,7 +150,7 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   }
   r.feasible = ok.size();
   if (ok.empty()) {
-    r.message = infeasible_message(preds, b, o.confidence);
+    r.message = infeasible_message(preds, b, o.confidence, r.unseen_calibration_networks);
     if (r.nonpositive > 0)
       r.message += "; " + std::to_string(r.nonpositive) + " of them have a predicted cost at or below zero, which "
                    "nothing can use";
@@ -188,6 +187,7 @@ nlohmann::json RecommendResult::to_json() const {
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json();
   if (confidence) j["unbounded_at_confidence"] = unbounded;
   j["nonpositive_predictions"] = nonpositive;
+  j["unseen_calibration_networks"] = unseen_calibration_networks;
   j["new_network_precisions"] = nlohmann::json::array();
   for (Precision p : new_network_precisions) j["new_network_precisions"].push_back(to_string(p));
   if (drift_reference_ms) j["drift_reference_ms"] = *drift_reference_ms;
@@ -208,9 +208,7 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
     out << "note: " << r.unbounded << " candidate" << (r.unbounded == 1 ? " within the budgets by its point prediction cannot"
                                                                             : "s within the budgets by the point prediction cannot")
         << " pass: the model has no bounded " << fmt_num(*r.confidence * 100, 3)
-        << "% interval for them: too few training rows per batch regime for that level, or, for an architecture "
-           "it never trained, too few trained networks (90% needs 9) (a lower --confidence may bound them), or a "
-           "precision, family or pairing it never trained (no level will)\n";
+        << "% interval for them: " << unbounded_causes(*r.confidence, r.unseen_calibration_networks) << '\n';
   if (r.nonpositive > 0)
     out << "note: " << r.nonpositive << " candidate" << (r.nonpositive == 1 ? " was" : "s were")
         << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")
@@ -220,9 +218,7 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
     for (Precision p : r.new_network_precisions) precs += (precs.empty() ? "" : ", ") + to_string(p);
     out << "note: the model never measured this network at " << precs
         << " (at any resolution or batch): its costs there are predictions for a new network"
-        << (r.confidence ? ", judged on the wider intervals calibrated by holding whole networks out of training"
-                         : "; --confidence judges them on intervals calibrated for new networks")
-        << '\n';
+        << new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks) << '\n';
   }
   if (r.drift_reference_ms)
     out << "drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "

@@ -130,6 +130,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   if (source.has_target("latency_ms")) r.source_drift_reference_ms = source.drift_reference_ms();
   if (final_model.has_target("latency_ms")) r.target_drift_reference_ms = final_model.drift_reference_ms();
   r.targets = final_model.targets();
+  r.unseen_calibration_networks = final_model.unseen_calibration_networks();
   r.budgets = o.budgets;
   r.confidence = o.confidence;
   r.stages.push_back({"candidates", configs.size()});
@@ -204,6 +205,7 @@ nlohmann::json ScreenResult::to_json() const {
   j["within_budget"] = within_budget;
   j["within_budget_guesses"] = within_budget_guesses;
   j["within_budget_new_architectures"] = within_budget_new_architectures;
+  j["unseen_calibration_networks"] = unseen_calibration_networks;
   if (two_stage) j["target_guesses"] = target_guesses;
   if (confidence) j["unbounded_at_confidence"] = unbounded;
   j["nonpositive_predictions"] = nonpositive;

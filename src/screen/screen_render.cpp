@@ -49,9 +49,7 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
     out << "  note: " << r.within_budget_new_architectures << " of the " << r.within_budget << " within budget "
         << (r.within_budget_new_architectures == 1 ? "is a network" : "are networks") << " (family, depth, width, precision) the "
         << (r.two_stage ? "target " : "") << "model never measured: their costs are predictions for a new network"
-        << (r.confidence ? ", judged on the wider intervals calibrated by holding whole networks out of training"
-                         : "; --confidence judges them on intervals calibrated for new networks")
-        << '\n';
+        << new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks) << '\n';
   out << "  budgets:";
   if (r.budgets.empty()) out << " none";
   for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << fmt_num(v);
@@ -64,9 +62,7 @@ void print_notes(const ScreenResult& r, std::ostream& out) {
     out << "note: " << r.unbounded << " configuration" << (r.unbounded == 1 ? "" : "s")
         << " within budget by the point prediction cannot pass: the model has no bounded "
         << fmt_num(*r.confidence * 100, 3)
-        << "% interval for them: too few training rows per batch regime for that level, or, for an architecture "
-           "it never trained, too few trained networks (90% needs 9) (a lower --confidence may bound them), or a "
-           "precision, family or pairing of the two it never trained (no level will)\n";
+        << "% interval for them: " << unbounded_causes(*r.confidence, r.unseen_calibration_networks) << '\n';
   if (r.nonpositive > 0)
     // Thirty-seventh hostile pass: "left out" read as the budget stage's doing where the shortlist
     // had cut them; counted over every candidate, they are out either way.

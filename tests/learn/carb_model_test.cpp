@@ -2,6 +2,7 @@
 // the analytic model, never measured), the out-of-fold rule, determinism, bundle round trip,
 // corrupted bundles and bad training data.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -660,6 +661,43 @@ TEST(CarbModel, ALearnerFileFromAnotherBundleIsRefused) {
   EXPECT_THROW(CarbModel::load(da), ModelError);
   fs::remove_all(da);
   fs::remove_all(db);
+}
+
+// Sixty-third hostile pass: a directory in place of a bundle file read as an internal error, a FIFO
+// hung the reader for ever, and a missing learner file was called a hash mismatch.
+TEST(CarbModel, ABundleFileThatIsMissingOrNotARegularFileIsSaid) {
+  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  const fs::path dir = fs::temp_directory_path() / ("carb_odd_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  m.save(dir);
+  std::string learner;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".model") learner = e.path().filename().string();
+  ASSERT_FALSE(learner.empty());
+  const auto message = [&] {
+    try {
+      (void)CarbModel::load(dir);
+    } catch (const ModelError& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  for (const std::string& name : {learner, std::string("trained_configs.txt"), std::string("manifest.json")}) {
+    const fs::path f = dir / name, kept = dir / (name + ".kept");
+    fs::rename(f, kept);
+    if (name != "manifest.json") {
+      EXPECT_NE(message().find(name + " is missing"), std::string::npos) << message();
+    }
+    fs::create_directory(f);
+    EXPECT_NE(message().find(name + " is not a regular file"), std::string::npos) << message();
+    fs::remove(f);
+    ASSERT_EQ(::mkfifo(f.c_str(), 0600), 0);
+    EXPECT_NE(message().find(name + " is not a regular file"), std::string::npos) << message();  // returns, not hangs
+    fs::remove(f);
+    fs::rename(kept, f);
+    EXPECT_EQ(message(), "loaded");
+  }
+  fs::remove_all(dir);
 }
 
 // Even with a valid checksum, values no training writes are refused: weights that do not sum to 1,

@@ -572,6 +572,14 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
   EXPECT_NE(edited([](auto& d) { d["within_budget_new_architectures"] = 4; })
                 .find("within_budget_new_architectures is more than"),
             std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["pareto"][0]["trained_architecture"] = "nope"; })
+                .find("pareto[0].trained_architecture is not true or false"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["within_budget_new_architectures"] = 0, d["pareto"][0]["trained_architecture"] = false; })
+                .find("1 Pareto rows are of networks never measured, more than"),
+            std::string::npos);
+  EXPECT_EQ(edited([](auto& d) { d["within_budget_new_architectures"] = 1, d["pareto"][0]["trained_architecture"] = false; }),
+            "");
   EXPECT_NE(edited([](auto& d) { d["source_guesses"] = 4000; }).find("source_guesses is 4000, more than the 3072"),
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["stages"][3]["count"] = 2; }).find("\"pareto\" lists 1 rows but its stage counts 2"),

@@ -581,6 +581,25 @@ TEST(Screen, NetworksNeverMeasuredWithinBudgetAreCountedAndMarked) {
   EXPECT_NE(said.str().find("judged on the wider intervals calibrated by holding whole networks out"),
             std::string::npos)
       << said.str();
+  EXPECT_EQ(bounded.unseen_calibration_networks, m.unseen_calibration_networks());
+  // A model trained on two networks has no intervals calibrated for new ones, and is not said to
+  // (a review of the change: screen claimed the calibration all the same).
+  Dataset two;
+  for (const Record& rec : testing::synthetic_cost_dataset(0, true).rows)
+    if (rec.config.family == Family::basic && rec.config.width == 0.25 && rec.config.precision == Precision::fp32 &&
+        (rec.config.depth == 10 || rec.config.depth == 26))
+      two.rows.push_back(rec);
+  const CarbModel few = CarbModel::train(two, testing::tiny_train_options());
+  ASSERT_EQ(few.unseen_calibration_networks(), 0);
+  std::vector<Config> between;
+  for (int b : {1, 2, 4}) between.push_back({Family::basic, 18, 0.25, 32, b, Precision::fp32});
+  const auto uncalibrated = screen(between, few, nullptr, o);
+  ASSERT_EQ(uncalibrated.within_budget_new_architectures, uncalibrated.within_budget);
+  ASSERT_GT(uncalibrated.within_budget, 0u);
+  std::ostringstream plain;
+  print_screen_summary(uncalibrated, plain);
+  EXPECT_EQ(plain.str().find("calibrated by holding"), std::string::npos) << plain.str();
+  EXPECT_NE(plain.str().find("may hold the measurement less often than stated"), std::string::npos) << plain.str();
 }
 
 }  // namespace
