@@ -14,7 +14,8 @@ namespace carb_python {
 carb::Protocol protocol_from(const std::map<std::string, double>& given) {
   carb::Protocol p;
   const auto whole = [](double v, const std::string& k) {
-    if (v != std::floor(v) || std::fabs(v) > 1e9) throw carb::InputError("protocol " + k + " must be a whole number");
+    if (v != std::floor(v)) throw carb::InputError("protocol " + k + " must be a whole number");
+    if (std::fabs(v) > 1e9) throw carb::InputError("protocol " + k + " is out of range");
     return static_cast<int>(v);
   };
   const std::map<std::string, int*> wholes = {{"warmup", &p.warmup},           {"min_passes", &p.min_passes},
@@ -56,10 +57,12 @@ py::object profile(std::vector<carb::Config> configs, const std::filesystem::pat
                : backend == "cpu" ? "cpu-" + std::to_string(o.protocol.threads) + "t"
                                   : backend;
   if (group_architectures) configs = carb::group_by_architecture(configs);
+  // With the GIL held, so that a Ctrl-C while LibTorch loads is Python's, and raised here.
+  carb::load_profiler_backends();
+  if (PyErr_CheckSignals() != 0) throw py::error_already_set();
   carb::ProfileSummary s;
   {
     py::gil_scoped_release release;  // run_profile takes SIGINT/SIGTERM as a request to stop
-    carb::load_profiler_backends();
     s = carb::run_profile(configs, o);
   }
   auto j = s.to_json();

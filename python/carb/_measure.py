@@ -98,7 +98,11 @@ def profile(configs, db, backend="cpu", platform=None, protocol=None, group_arch
     `group_architectures` measures one architecture at a time, in the order of their first
     configuration (carb.campaign_order gives the seeded order). Returns the summary as a dict
     (`carb profile --format json`). SIGINT or SIGTERM stops it after the configuration in flight,
-    keeping every row measured, and raises KeyboardInterrupt; calling it again resumes."""
+    keeping every row measured, and raises KeyboardInterrupt; calling it again resumes (a signal
+    during the last configuration leaves nothing unmeasured: the call returns). As in the CLI, a
+    second SIGINT a second or more after the first ends the process at once (in Jupyter, the
+    kernel): the way out of a configuration that does not finish. `realtime` and `keep_memory`
+    change the whole process (its scheduling, its allocator), and stay in force after the call."""
     from . import _configs  # the package's, which knows presets and columns
     configs = _configs(configs)
     if not configs:

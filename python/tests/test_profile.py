@@ -63,6 +63,10 @@ def test_export_never_replaces_a_file_it_did_not_write(tmp_path):
     (dict(protocol={"warmup": 1.5}), carb.InputError, "not a whole number"),
     (dict(protocol={"util_window": 1}), carb.InputError, "means nothing on the cpu backend"),
     (dict(protocol={"min_passes": 5, "max_passes": 2}), carb.InputError, "more than --max-passes"),
+    (dict(protocol={"target_ci": 5.0}), carb.InputError, "--target-ci must be at most 1"),  # the CLI's ranges
+    (dict(protocol={"threads": 2000}), carb.InputError, "--threads must be between 1 and 1024"),
+    (dict(protocol={"cooldown": 7200}), carb.InputError, "--cooldown must be at most 3600"),
+    (dict(protocol={"warmup": 2e9}), carb.InputError, "out of range"),
     (dict(backend="tpu"), carb.InputError, "not 'cpu' or 'cuda'"),
     (dict(platform=7), carb.InputError, "not a name"),
     (dict(retry_errors="yes"), carb.InputError, "not True or False"),
@@ -110,3 +114,33 @@ def test_an_interrupted_profile_keeps_its_rows_and_resumes(tmp_path):
     rest = carb.profile("tiny", db, protocol={"warmup": 1, "min_passes": 2, "max_passes": 2, "cooldown": 1.0,
                                               "threads": 1}, check_meter=False, progress=False)
     assert rest["skipped"] == kept and rest["ok"] == 8 - kept
+
+
+def test_a_signal_as_the_profile_starts_stops_it_before_it_measures_everything(tmp_path):
+    # A review: a SIGINT while the backend loaded or the run started went unseen until every
+    # configuration was measured (8 of 8, then a bare KeyboardInterrupt).
+    db = tmp_path / "early.db"
+    script = textwrap.dedent(f"""
+        import carb, sys
+        try:  # a signal that lands while "ready" is still being written is caught too
+            print("ready", flush=True)
+            carb.profile("tiny", {str(db)!r}, protocol={{"warmup": 1, "min_passes": 2, "max_passes": 2,
+                         "cooldown": 1.0, "threads": 1}}, check_meter=False, progress=False)
+        except KeyboardInterrupt:
+            print("stopped", flush=True)
+            sys.exit(3)
+        print("finished")
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=os.environ)
+    assert child.stdout.readline().strip() == "ready"
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=60)
+    assert child.returncode == 3 and "stopped" in out, (out, err)
+    measured = 0
+    if db.exists():
+        try:
+            measured = carb.export(db, tmp_path / "early.csv")["rows"]
+        except carb.InputError as e:  # a store with no rows yet: nothing to export
+            assert "no rows" in str(e) or "nothing" in str(e), e
+    assert measured < 8

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <sstream>
+#include <tuple>
 
 #include "carb/error.hpp"
 #include "carb/profiler.hpp"
@@ -23,12 +24,16 @@ std::string show(double v) {
 // relies on, checked again for library callers (a NaN window would never end, a negative count
 // would never start).
 void check_values(const Protocol& p) {
-  if (p.warmup < 0) throw InputError("--warmup must be at least 0, not " + std::to_string(p.warmup));
-  if (p.min_passes < 1)
-    throw InputError("--min-passes must be at least 1, not " + std::to_string(p.min_passes));
-  if (p.max_passes < 1)
-    throw InputError("--max-passes must be at least 1, not " + std::to_string(p.max_passes));
-  if (p.threads < 1) throw InputError("--threads must be at least 1, not " + std::to_string(p.threads));
+  // The CLI's ranges, so that library and Python callers are refused what the CLI refuses (a review:
+  // threads 2000 was stored as platform cpu-2000t, a CI target of 5 taken).
+  const std::tuple<const char*, int, int, int> counts[] = {{"--warmup", p.warmup, 0, 100000},
+                                                           {"--min-passes", p.min_passes, 1, 1000000},
+                                                           {"--max-passes", p.max_passes, 1, 1000000},
+                                                           {"--threads", p.threads, 1, 1024}};
+  for (const auto& [flag, v, lo, hi] : counts)
+    if (v < lo || v > hi)
+      throw InputError(std::string(flag) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+                       ", not " + std::to_string(v));
   if (p.energy_ticks < 0 || p.energy_ticks > 100000)
     throw InputError("--energy-ticks must be between 0 and 100000, not " + std::to_string(p.energy_ticks));
   if (!(p.util_sample >= 0 && p.util_sample <= 1))
@@ -42,6 +47,13 @@ void check_values(const Protocol& p) {
   for (const auto& [flag, v] : nonnegative)
     if (!std::isfinite(v) || v < 0)
       throw InputError(std::string(flag) + " must be a finite number at least 0, not " + show(v));
+  const std::pair<const char*, double> at_most[] = {{"--target-ci", 1.0},      {"--max-timed-s", 1e6},
+                                                     {"--cooldown", 3600.0},    {"--min-energy-window", 3600.0},
+                                                     {"--util-window", 3600.0}, {"--cooldown-above", 200.0}};
+  for (std::size_t i = 0; i < std::size(at_most); ++i)
+    if (nonnegative[i].second > at_most[i].second)
+      throw InputError(std::string(at_most[i].first) + " must be at most " + show(at_most[i].second) + ", not " +
+                       show(nonnegative[i].second));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdint>
 #include <ctime>
+#include <mutex>
 #include <string>
 
 #include "carb/error.hpp"
@@ -61,16 +62,28 @@ struct sigaction catch_signal(int sig) {
 
 }  // namespace
 
-StopOnSignals::StopOnSignals() : outer_(g_scopes.fetch_add(1) == 0) {
-  if (outer_) g_signal = 0, g_first_ns = 0;
-  old_int_ = catch_signal(SIGINT);
-  old_term_ = catch_signal(SIGTERM);
+// Only the outermost scope installs the handler and puts back what was there: scopes opened and
+// closed out of order by two threads (two carb.profile calls from Python) left carb's handler in
+// place for good, each restoring what the other had installed.
+static std::mutex g_scope_mutex;
+static struct sigaction g_old_int {}, g_old_term {};
+
+StopOnSignals::StopOnSignals() {
+  const std::lock_guard<std::mutex> lock(g_scope_mutex);
+  if (g_scopes.load() == 0) {
+    g_signal = 0, g_first_ns = 0;
+    g_old_int = catch_signal(SIGINT);
+    g_old_term = catch_signal(SIGTERM);
+  }
+  g_scopes.fetch_add(1);
 }
 
 StopOnSignals::~StopOnSignals() {
-  sigaction(SIGINT, &old_int_, nullptr);
-  sigaction(SIGTERM, &old_term_, nullptr);
-  g_scopes.fetch_sub(1);
+  const std::lock_guard<std::mutex> lock(g_scope_mutex);
+  if (g_scopes.fetch_sub(1) == 1) {
+    sigaction(SIGINT, &g_old_int, nullptr);
+    sigaction(SIGTERM, &g_old_term, nullptr);
+  }
 }
 
 std::string signal_name(int sig) {

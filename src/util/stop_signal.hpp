@@ -15,17 +15,14 @@ inline constexpr double kSameStopRequestS = 1.0;
 /// While one is alive, the first SIGINT or SIGTERM is recorded instead of ending the process; a
 /// second one, kSameStopRequestS or more later, ends it (the user's way out of a step that does not
 /// poll). A signal the process was started ignoring (a shell's
-/// `carb ... &` under some shells) stays ignored. Scopes nest; the outermost one resets the record.
+/// `carb ... &` under some shells) stays ignored. Scopes nest, in one thread or several: the first
+/// one opened resets the record and installs the handler, the last one closed puts back what was there.
 class StopOnSignals {
  public:
   StopOnSignals();
   ~StopOnSignals();
   StopOnSignals(const StopOnSignals&) = delete;
   StopOnSignals& operator=(const StopOnSignals&) = delete;
-
- private:
-  struct sigaction old_int_ {}, old_term_ {};
-  bool outer_;
 };
 
 /// The signal that asked the work to stop, 0 while none has (or outside every StopOnSignals).

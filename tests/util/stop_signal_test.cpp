@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <memory>
 #include <thread>
 
 namespace carb::detail {
@@ -25,6 +26,32 @@ TEST(StopSignal, TheSameSignalTwiceAtOnceIsOneRequest) {
   ASSERT_EQ(std::raise(SIGTERM), 0);  // would end the test program before the fix
   ASSERT_EQ(std::raise(SIGINT), 0);
   EXPECT_EQ(stop_signal(), SIGTERM);
+}
+
+// A review: two scopes closed out of the order they were opened in (two threads, e.g. two
+// carb.profile calls from Python) left carb's handler installed for good. The last one closed puts
+// back what was there before the first.
+TEST(StopSignal, ScopesClosedOutOfOrderPutBackTheHandlerThatWasThere) {
+  static volatile std::sig_atomic_t seen = 0;
+  struct sigaction mine {}, before {}, after {};
+  mine.sa_handler = [](int) { seen = 1; };
+  sigemptyset(&mine.sa_mask);
+  ASSERT_EQ(sigaction(SIGTERM, &mine, &before), 0);
+  {
+    auto a = std::make_unique<StopOnSignals>();
+    auto b = std::make_unique<StopOnSignals>();
+    a.reset();  // the first opened closes first
+    ASSERT_EQ(std::raise(SIGTERM), 0);
+    EXPECT_EQ(stop_signal(), SIGTERM) << "still inside b: recorded";
+    b.reset();
+  }
+  ASSERT_EQ(sigaction(SIGTERM, nullptr, &after), 0);
+  EXPECT_EQ(after.sa_handler, mine.sa_handler);
+  seen = 0;
+  ASSERT_EQ(std::raise(SIGTERM), 0);
+  EXPECT_EQ(seen, 1);
+  EXPECT_EQ(stop_signal(), 0);
+  ASSERT_EQ(sigaction(SIGTERM, &before, nullptr), 0);
 }
 
 TEST(StopSignalDeathTest, ASecondSignalLaterEndsTheProcess) {
