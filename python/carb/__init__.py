@@ -374,7 +374,8 @@ def recommend(model, arch, batches=None, precisions=None, latency_max=None, memo
         if not batches:
             raise InputError("no batch sizes to evaluate")
     if precisions is not None:
-        precisions = list(precisions)
+        # One name is one precision (the sixty-third hostile pass: "fp32" was read as "f", "p", ...).
+        precisions = [precisions] if isinstance(precisions, str) else list(precisions)
         if not precisions:
             raise InputError("precisions is empty")
     latency_max = None if latency_max is None else _scalar(latency_max, "latency_max")

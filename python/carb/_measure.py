@@ -139,5 +139,7 @@ def export(db, out, platform=None, protocol=None, force=False):
     for name, v in (("platform", platform), ("protocol", protocol)):
         if v is not None and not isinstance(v, str):
             raise InputError(f"{name} is {v!r}, not a name")
+    # As `carb data export`, where an empty --platform or --protocol means every one.
+    platform, protocol = platform or None, protocol or None
     command = f"carb.export(db={db!r}, out={out!r}, platform={platform!r}, protocol={protocol!r}, force={force!r}) [Python]"
     return _carb.export(db, out, platform, protocol, _flag(force, "force"), command)

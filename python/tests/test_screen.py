@@ -27,6 +27,9 @@ def test_recommend(model):
     assert r["best"]["batch"] in (1, 8, 32)
     none = carb.recommend(model, carb.Config("basic", 18, 0.5, 64), batches=[1], latency_max=1e-6)
     assert none["best"] is None and none["status"] == "infeasible" and none["message"]
+    # One precision given as a name is that precision, not its letters (sixty-third hostile pass).
+    one = carb.recommend(model, carb.Config("basic", 18, 0.5, 64), batches=[1, 8], precisions="fp32")
+    assert one["evaluated"] == 2 and one["best"]["precision"] == "fp32"
 
 
 def test_every_function_taking_a_model_takes_a_bundles_path(model, model_dir):
