@@ -43,7 +43,7 @@ from . import _carb  # noqa: E402  (after the OpenMP setting above)
 from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelError, __version__, arch,
                     preset, preset_names)
 from ._carb import features as _features
-from ._args import _path, _paths, _scalar, _whole_arg
+from ._args import _flag, _path, _paths, _scalar, _whole_arg
 from . import _measure  # noqa: E402
 from ._measure import export, profile  # noqa: E402
 
@@ -139,9 +139,7 @@ class Model:
             raise InputError(f"trees is {trees}, not 0 (the defaults) or more")
         if not 1 <= threads <= 1024:
             raise InputError(f"threads is {threads}, not in 1..1024")
-        for name, flag in (("correctors", correctors), ("fast", fast)):
-            if not isinstance(flag, bool):
-                raise InputError(f"{name} is {flag!r}, not True or False")
+        _flag(correctors, "correctors"), _flag(fast, "fast")
         return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast))
 
     def save(self, path, force=False):

@@ -23,6 +23,13 @@ def _paths(data, what):
     return [_path(d, what) for d in data]
 
 
+def _flag(v, what):
+    """A yes/no given as an argument: True or False, not 1 or "yes"."""
+    if not isinstance(v, bool):
+        raise InputError(f"{what} is {v!r}, not True or False")
+    return v
+
+
 def _scalar(v, what):
     """A number given as an argument: checked, not converted (True was a 1 ms budget, "0.5" a string
     budget that float() accepted)."""

@@ -5,7 +5,7 @@ import warnings
 from collections.abc import Mapping
 
 from . import _carb
-from ._args import _path, _scalar, _whole_arg
+from ._args import _flag, _path, _scalar, _whole_arg
 from ._carb import InputError
 
 # Every setting of the protocol, by kind. A plan is priced under PLAN_PROTOCOL only (`carb plan`).
@@ -46,9 +46,7 @@ def protocol_settings(protocol, known):
         if key not in known:
             raise InputError(f"unknown protocol setting {key!r} (known: {', '.join(known)})")
         if key in _FLAGS:
-            if not isinstance(value, bool):
-                raise InputError(f"protocol {key} is {value!r}, not True or False")
-            out[key] = 1.0 if value else 0.0
+            out[key] = 1.0 if _flag(value, f"protocol {key}") else 0.0
         elif key == "util":
             out[key] = _util_share(value)
         elif key in _WHOLE:
@@ -77,12 +75,6 @@ def plan_pricing(protocol, backend, model):
             raise InputError(f"protocol {key} prices a window only the cuda backend measures; give "
                              "backend='cuda' or leave it out")
     return settings
-
-
-def _flag(v, what):
-    if not isinstance(v, bool):
-        raise InputError(f"{what} is {v!r}, not True or False")
-    return v
 
 
 def profile(configs, db, backend="cpu", platform=None, protocol=None, group_architectures=False, check_meter=True,

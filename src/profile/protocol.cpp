@@ -29,31 +29,26 @@ void check_values(const Protocol& p) {
   const std::tuple<const char*, int, int, int> counts[] = {{"--warmup", p.warmup, 0, 100000},
                                                            {"--min-passes", p.min_passes, 1, 1000000},
                                                            {"--max-passes", p.max_passes, 1, 1000000},
-                                                           {"--threads", p.threads, 1, 1024}};
+                                                           {"--threads", p.threads, 1, 1024},
+                                                           {"--energy-ticks", p.energy_ticks, 0, 100000}};
   for (const auto& [flag, v, lo, hi] : counts)
     if (v < lo || v > hi)
       throw InputError(std::string(flag) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
                        ", not " + std::to_string(v));
-  if (p.energy_ticks < 0 || p.energy_ticks > 100000)
-    throw InputError("--energy-ticks must be between 0 and 100000, not " + std::to_string(p.energy_ticks));
   if (!(p.util_sample >= 0 && p.util_sample <= 1))
     throw InputError("--util sample:P needs P between 0 and 1, not " + show(p.util_sample));
-  const std::pair<const char*, double> nonnegative[] = {{"--target-ci", p.target_rel_ci},
-                                                        {"--max-timed-s", p.max_timed_s},
-                                                        {"--cooldown", p.cooldown_s},
-                                                        {"--min-energy-window", p.min_energy_window_s},
-                                                        {"--util-window", p.util_window_s},
-                                                        {"--cooldown-above", p.cooldown_above_c}};
-  for (const auto& [flag, v] : nonnegative)
+  // Each setting beside its own upper bound (the CLI's range).
+  const std::tuple<const char*, double, double> amounts[] = {{"--target-ci", p.target_rel_ci, 1.0},
+                                                             {"--max-timed-s", p.max_timed_s, 1e6},
+                                                             {"--cooldown", p.cooldown_s, 3600.0},
+                                                             {"--min-energy-window", p.min_energy_window_s, 3600.0},
+                                                             {"--util-window", p.util_window_s, 3600.0},
+                                                             {"--cooldown-above", p.cooldown_above_c, 200.0}};
+  for (const auto& [flag, v, hi] : amounts) {
     if (!std::isfinite(v) || v < 0)
       throw InputError(std::string(flag) + " must be a finite number at least 0, not " + show(v));
-  const std::pair<const char*, double> at_most[] = {{"--target-ci", 1.0},      {"--max-timed-s", 1e6},
-                                                     {"--cooldown", 3600.0},    {"--min-energy-window", 3600.0},
-                                                     {"--util-window", 3600.0}, {"--cooldown-above", 200.0}};
-  for (std::size_t i = 0; i < std::size(at_most); ++i)
-    if (nonnegative[i].second > at_most[i].second)
-      throw InputError(std::string(at_most[i].first) + " must be at most " + show(at_most[i].second) + ", not " +
-                       show(nonnegative[i].second));
+    if (v > hi) throw InputError(std::string(flag) + " must be at most " + show(hi) + ", not " + show(v));
+  }
 }
 
 }  // namespace
