@@ -7,6 +7,7 @@
 #include "carb/plan.hpp"
 #include "carb/plugin.hpp"
 #include "carb/profiler.hpp"
+#include "carb/warning.hpp"
 #include "config_flags.hpp"
 #include "util/stop_signal.hpp"
 
@@ -51,6 +52,14 @@ void run(ProfileCmd& c, const std::string& cmdline) {
     c.o.platform = c.o.backend == "cpu" ? "cpu-" + std::to_string(c.o.protocol.threads) + "t" : c.o.backend;
   c.o.progress = !c.quiet;
   c.o.command_line = cmdline;
+  // Before any measuring: a plan priced for another protocol, backend or platform, or edited since
+  // carb wrote it, is measured as asked, but its costs and budget are not this run's.
+  // A plan whose architectures do not recur apart builds each network once in its own order too.
+  if (!c.plan.empty()) {
+    const bool grouped = c.group_architectures || group_by_architecture(configs) == configs;
+    for (const std::string& line : plan_departures(c.plan, c.o.protocol, c.o.backend, c.o.platform, grouped))
+      warn(printable(line));
+  }
   auto s = run_profile(configs, c.o);
   if (c.format == "json") {
     auto j = s.to_json();

@@ -93,6 +93,14 @@ struct Plan {
   /// impossible cost, so the spread there says where the model is wrong, not how unsure a sane
   /// prediction is (thirty-ninth hostile pass: memory at or below zero was neither counted nor said).
   std::size_t nonpositive_predictions = 0;
+  /// What it was planned for, recorded in the plan's sidecar (`planned_for`) and compared by
+  /// plan_departures: the model's platform (empty without a model) and, when its rows are priced
+  /// (a model predicting latency), the backend, protocol and build time the costs assume.
+  std::string platform;
+  bool priced = false;
+  std::string backend = "cpu";
+  Protocol protocol;
+  double build_s = 0;
   /// Of them, how many were planned.
   std::size_t planned_nonpositive() const;
   /// How many planned rows lie outside what the model trained on.
@@ -141,6 +149,16 @@ void write_plan_csv(const Plan& p, const std::filesystem::path& file, const std:
 /// The configurations of a plan CSV in its order; DataError for a file that is not a plan (no rank
 /// column) or that repeats a configuration.
 std::vector<Config> read_plan_csv(const std::filesystem::path& file);
+/// Where measuring the plan at `plan_csv` under protocol `p` on `backend` as platform `platform`
+/// departs from what `carb plan` planned it for, as recorded in its sidecar: one line each for a
+/// plan edited since carb wrote it, a sidecar that is missing, unreadable or edited, another backend
+/// or platform, each priced protocol setting that differs (named by its `carb profile` flag, with
+/// both values), and a build time counted once per architecture when the run is not `grouped` by
+/// architecture. Its predicted costs, and a budget, hold only where there is none. Empty when
+/// nothing departs. Never throws for what it reads.
+std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, const Protocol& p,
+                                         const std::string& backend, const std::string& platform, bool grouped);
+
 /// Checks, before any work, that a plan may be written at `out`: a file name ending in .csv in an
 /// existing directory, neither it nor its sidecar one of `inputs` (or inside an input directory),
 /// and, unless `force`, nothing there or a plan carb wrote and nobody edited since (its sidecar's

@@ -14,6 +14,7 @@
 #include "carb/prediction_io.hpp"
 #include "data/csv.hpp"
 #include "data/provenance.hpp"
+#include "plan/plan_pricing.hpp"
 
 namespace carb {
 namespace {
@@ -113,6 +114,7 @@ void write_plan_csv(const Plan& p, const fs::path& file, const std::string& comm
                           {"command", command_line},
                           {"planned_at", utc_now_iso8601()},
                           {"strategy", to_string(p.strategy)},
+                          {"planned_for", plan_detail::planned_for_json(p)},
                           {"rows", p.rows.size()},
                           {"candidates", p.candidates},
                           {"excluded", p.excluded},

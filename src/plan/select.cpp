@@ -95,6 +95,9 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   for (const Config& c : measured) done.insert(network_key(c));  // by network: 0.251 is 0.25's
   Plan plan;
   plan.strategy = o.strategy;
+  if (model) plan.platform = model->platform();
+  plan.priced = model && model->has_target("latency_ms");
+  plan.backend = o.backend, plan.protocol = o.protocol, plan.build_s = o.build_s;
   std::vector<Config> pool;
   for (const Config& c : candidates) {
     const std::string k = network_key(c);

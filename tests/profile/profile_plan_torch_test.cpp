@@ -1,5 +1,6 @@
 // `carb profile --plan`: the cpu backend measures a plan's configurations in the plan's order,
-// and a rerun resumes (measures nothing twice).
+// a rerun resumes (measures nothing twice), and a run under another protocol than the plan was
+// priced for is measured as asked, with a warning that the plan's costs are not its own.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "carb/plan.hpp"
 #include "carb_process.hpp"
 #include "temp_dir_test.hpp"
 
@@ -53,6 +55,29 @@ TEST_F(ProfilePlan, MeasuresInThePlansOrderAndResumes) {
   EXPECT_NE(not_plan.status, 0);
   EXPECT_NE(not_plan.err.find("not a plan"), std::string::npos) << not_plan.err;
   EXPECT_FALSE(fs::exists(dir_ / "other.db"));
+}
+
+// Hostile tester: a plan priced for one protocol was measured under another without a word.
+TEST_F(ProfilePlan, ARunUnderAnotherProtocolThanThePlansIsMeasuredWithAWarning) {
+  Plan p;
+  p.strategy = PlanStrategy::uncertainty;
+  p.rows = {{{Family::basic, 10, 0.25, 32, 2, Precision::fp32}, 1, 0.1, 1.0, 0.1, 0.4, {}}};
+  p.platform = "cpu-1t", p.priced = true, p.backend = "cpu";
+  p.protocol.warmup = 3, p.protocol.min_passes = 2, p.protocol.max_passes = 2, p.protocol.cooldown_s = 0;
+  const fs::path plan = dir_ / "priced.csv";
+  write_plan_csv(p, plan);
+  const auto args = [&](const std::string& warmup, const std::string& db) {
+    return std::vector<std::string>{"profile", "--plan", plan.string(), "--threads", "1", "--warmup", warmup,
+                                    "--min-passes", "2", "--max-passes", "2", "--cooldown", "0", "--quiet",
+                                    "--no-meter-check", "--db", (dir_ / db).string()};
+  };
+  const test::Finished same = test::run_carb(args("3", "same.db"), dir_, "same");
+  ASSERT_EQ(same.status, 0) << same.err;
+  EXPECT_EQ(same.err.find("warning"), std::string::npos) << same.err;
+  const test::Finished other = test::run_carb(args("0", "other.db"), dir_, "other");
+  ASSERT_EQ(other.status, 0) << other.err;
+  EXPECT_NE(other.err.find("costs were predicted for --warmup 3 (this run: 0)"), std::string::npos) << other.err;
+  EXPECT_EQ(test::stored_rows(dir_ / "other.db"), 1);
 }
 
 }  // namespace

@@ -1,0 +1,144 @@
+// What a plan was planned for travels in its sidecar, and a run that departs from it is told so:
+// another protocol, backend or platform, a build time counted once per architecture for a run that
+// rebuilds, a plan or sidecar edited since carb wrote them (hostile tester: `carb profile --plan`
+// measured a plan priced for another protocol, or edited by hand, without a word).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "carb/plan.hpp"
+#include "temp_dir_test.hpp"
+
+namespace carb {
+namespace {
+
+class PlanPricing : public TempDirTest {
+ protected:
+  PlanPricing() : TempDirTest("carb_plan_pricing_") {}
+
+  // A priced two-row plan, as make_plan fills it for a model of platform cpu-2t.
+  static Plan priced(const std::string& backend = "cpu") {
+    Plan p;
+    p.strategy = PlanStrategy::uncertainty;
+    p.rows = {{{Family::basic, 10, 0.25, 32, 1, Precision::fp32}, 2, 0.2, 1.2, 1.1, 0.4, {}},
+              {{Family::basic, 18, 0.5, 64, 4, Precision::fp32}, 1, 0.1, 8, 2.0, 0.3, {}}};
+    p.platform = "cpu-2t", p.priced = true, p.backend = backend;
+    p.protocol.warmup = 5, p.protocol.max_timed_s = 0.5, p.protocol.cooldown_s = 2;
+    p.protocol.util_sample = 0.2;
+    return p;
+  }
+  std::filesystem::path written(const Plan& p) {
+    const auto f = dir_ / "plan.csv";
+    write_plan_csv(p, f);
+    return f;
+  }
+  static std::string joined(const std::vector<std::string>& lines) {
+    std::string all;
+    for (const auto& l : lines) all += l + "\n";
+    return all;
+  }
+};
+
+TEST_F(PlanPricing, TheRunThePlanWasPricedForDepartsFromNothing) {
+  const Plan p = priced();
+  const auto f = written(p);
+  EXPECT_TRUE(plan_departures(f, p.protocol, "cpu", "cpu-2t", true).empty())
+      << joined(plan_departures(f, p.protocol, "cpu", "cpu-2t", true));
+  // The sidecar records it, with integers as integers and yes/no as yes/no.
+  std::ifstream in(dir_ / "plan.json");
+  const auto side = nlohmann::json::parse(in);
+  EXPECT_EQ(side["planned_for"]["platform"], "cpu-2t");
+  EXPECT_EQ(side["planned_for"]["priced"]["warmup"], 5);
+  EXPECT_EQ(side["planned_for"]["priced"]["reference"], false);
+  EXPECT_FALSE(side["planned_for"]["priced"].contains("util_sample"));  // a cuda window: not priced on cpu
+}
+
+TEST_F(PlanPricing, EachPricedSettingThatDiffersIsNamedWithBothValues) {
+  const Plan p = priced();
+  const auto f = written(p);
+  Protocol run = p.protocol;
+  run.warmup = 10, run.reference = true;
+  run.threads = 1;  // not priced: says nothing
+  const auto lines = plan_departures(f, run, "cpu", "cpu-2t", true);
+  ASSERT_EQ(lines.size(), 1u) << joined(lines);
+  EXPECT_NE(lines[0].find("--warmup 5 (this run: 10)"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("--reference off (this run: on)"), std::string::npos) << lines[0];
+  EXPECT_EQ(lines[0].find("threads"), std::string::npos) << lines[0];
+}
+
+TEST_F(PlanPricing, TheCudaWindowsArePricedOnlyOnCudaAndAnotherBackendIsSaid) {
+  const Plan p = priced("cuda");
+  const auto f = written(p);
+  Protocol run = p.protocol;
+  run.util_sample = 1;
+  auto lines = plan_departures(f, run, "cuda", "cpu-2t", true);
+  ASSERT_EQ(lines.size(), 1u) << joined(lines);
+  EXPECT_NE(lines[0].find("--util sample:0.2 (this run: all)"), std::string::npos) << lines[0];
+  lines = plan_departures(f, p.protocol, "cpu", "cpu-2t", true);
+  ASSERT_EQ(lines.size(), 1u) << joined(lines);
+  EXPECT_NE(lines[0].find("predicted for the 'cuda' backend; this run measures on 'cpu'"), std::string::npos) << lines[0];
+}
+
+TEST_F(PlanPricing, AnotherPlatformAndABuildTimeARunDoesNotSaveAreSaid) {
+  Plan p = priced();
+  p.build_s = 2.8;
+  const auto f = written(p);
+  EXPECT_TRUE(plan_departures(f, p.protocol, "cpu", "cpu-2t", true).empty());
+  const auto lines = plan_departures(f, p.protocol, "cpu", "cpu-1t", false);
+  ASSERT_EQ(lines.size(), 2u) << joined(lines);
+  EXPECT_NE(lines[0].find("platform 'cpu-2t'"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("this run measures platform 'cpu-1t'"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("--build-s 2.8"), std::string::npos) << lines[1];
+}
+
+TEST_F(PlanPricing, AnUnpricedPlanComparesOnlyItsPlatform) {
+  Plan p = priced();
+  p.priced = false, p.platform.clear();
+  const auto f = written(p);
+  Protocol other;
+  EXPECT_TRUE(plan_departures(f, other, "cuda", "h200", false).empty());
+}
+
+TEST_F(PlanPricing, AnEditedPlanOrSidecarAndAMissingOrForeignOneAreSaid) {
+  const Plan p = priced();
+  const auto f = written(p);
+  std::ofstream(f, std::ios::app) << "";  // unchanged
+  EXPECT_TRUE(plan_departures(f, p.protocol, "cpu", "cpu-2t", true).empty());
+  {
+    std::ofstream out(f, std::ios::app);
+    out << "\n";
+  }
+  auto lines = plan_departures(f, p.protocol, "cpu", "cpu-2t", true);
+  ASSERT_EQ(lines.size(), 1u) << joined(lines);
+  EXPECT_NE(lines[0].find("was edited since carb plan wrote it"), std::string::npos) << lines[0];
+
+  written(p);
+  const auto side = dir_ / "plan.json";
+  std::ifstream in(side);
+  auto j = nlohmann::json::parse(in);
+  in.close();
+  j["planned_for"]["priced"]["warmup"] = 10;  // a hand edit that would hide a departure
+  std::ofstream(side) << j.dump();
+  Protocol run = p.protocol;
+  run.warmup = 10;
+  lines = plan_departures(f, run, "cpu", "cpu-2t", true);
+  ASSERT_EQ(lines.size(), 1u) << joined(lines);
+  EXPECT_NE(lines[0].find("plan.json was edited"), std::string::npos) << lines[0];
+
+  std::ofstream(side) << "{not json";
+  lines = plan_departures(f, p.protocol, "cpu", "cpu-2t", true);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("cannot be read"), std::string::npos) << lines[0];
+  std::ofstream(side) << R"({"kind": "carb dataset"})";
+  lines = plan_departures(f, p.protocol, "cpu", "cpu-2t", true);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("is not the sidecar carb plan writes"), std::string::npos) << lines[0];
+  std::filesystem::remove(side);
+  lines = plan_departures(f, p.protocol, "cpu", "cpu-2t", true);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("has no sidecar"), std::string::npos) << lines[0];
+}
+
+}  // namespace
+}  // namespace carb
