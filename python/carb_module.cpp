@@ -100,6 +100,12 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
   out["trained_architecture"] = trained;
   // As the CLI notes it (twenty-seventh hostile pass: Python said nothing of the host speed).
   if (const auto ref = m.drift_reference_ms()) out["drift_reference_ms"] = *ref;
+  // The CLI's notes as (text, caution) pairs, which Model.predict turns into warnings and removes.
+  py::list notes;
+  for (const carb::PredictionNote& n :
+       carb::prediction_note_lines(carb::count_prediction_notes(p, m), m, confidence, "confidence"))
+    notes.append(py::make_tuple(n.text, n.caution));
+  out["notes"] = notes;
   return out;
 }
 

@@ -24,7 +24,7 @@ HEADERS = {
     "features": ["features"],
     "profile": ["profiler", "meter", "plugin", "store", "store_export"],
     "learn": ["learner", "model", "analytic_estimate", "envelope", "bundle_destination", "training", "training_record",
-              "prediction_io"],
+              "prediction_io", "prediction_notes"],
     "analysis": ["evaluate", "characterize", "characterization", "transfer"],
     "screen": ["screen", "recommend"],
     "plan": ["plan"],

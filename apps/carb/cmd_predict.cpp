@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "carb/prediction_io.hpp"
+#include "carb/prediction_notes.hpp"
 #include "carb/screen.hpp"
 #include "carb/text_table.hpp"
 #include "config_flags.hpp"
@@ -39,69 +40,10 @@ void run(const PredictCmd& c) {
   }
   const std::optional<double> level = c.confidence > 0 ? std::optional<double>(c.confidence) : std::nullopt;
   const auto p = m.predict(configs, tel, level);
-  // An unbounded interval inside the trained ranges: the level needs more training rows than the
-  // model's batch regime has (seventeenth hostile pass: h200 at 0.99 printed [0, inf] without a word).
-  // Thirty-sixth hostile pass: a cost at or below zero (a raw-target model's answer, inside the
-  // trained ranges too) was printed unflagged, and its unbounded interval blamed on too few rows.
-  const auto nonpositive = [](const Prediction& x) {
-    return std::any_of(x.value.begin(), x.value.end(), [](const auto& tv) { return !within_any_budget(tv.second); });
-  };
-  const auto n_nonpositive = std::count_if(p.begin(), p.end(), nonpositive);
-  if (n_nonpositive > 0)
-    std::cerr << "note: " << n_nonpositive << " prediction" << (n_nonpositive == 1 ? " is" : "s are")
-              << " at or below zero, which is no cost a configuration has (a raw-target model's sums can dip below "
-                 "zero; an answer no device could measure, past 10 PFLOP/s or 5 TFLOP/J, is shown as 0): read them as "
-                 "unknown; no budget accepts them"
-              << (level ? " and their intervals are unbounded" : "") << "\n";
-  const auto unbounded = [&](const Prediction& x) {
-    return !nonpositive(x) &&
-           std::any_of(x.interval.begin(), x.interval.end(), [](const auto& iv) { return std::isinf(iv.second.second); });
-  };
-  // Inside the ranges, per configuration: of an architecture never trained? A new network's interval
-  // needs networks, not rows: counted apart when the model calibrates them.
-  std::size_t unseen = 0, unbounded_inside = 0, unbounded_new = 0;
-  const bool calibrated = m.calibrates_unseen_architectures();
-  for (const Prediction& x : p) {
-    if (!x.outside.empty()) continue;
-    const bool new_architecture = !x.trained_architecture;
-    unseen += new_architecture;
-    if (unbounded(x)) ++(new_architecture && calibrated ? unbounded_new : unbounded_inside);
-  }
-  // The finite-sample rule: a level needs ceil(level / (1 - level)) draws, rows per regime or networks.
-  const int needed = draws_needed(c.confidence);
-  // Fifty-eighth hostile pass: outside the trained ranges, [0, inf] was printed without a word.
-  const auto unbounded_outside =
-      std::count_if(p.begin(), p.end(), [&](const Prediction& x) { return !x.outside.empty() && unbounded(x); });
-  if (unbounded_outside > 0)
-    std::cerr << "note: " << unbounded_outside << " prediction" << (unbounded_outside == 1 ? "" : "s")
-              << " outside the trained ranges " << (unbounded_outside == 1 ? "has" : "have") << " no upper bound at "
-              << fmt_num(c.confidence * 100, 3)
-              << "%: " << unbounded_causes(c.confidence, m.unseen_calibration_networks())
-              << "; read such an interval as unknown\n";
-  if (unbounded_inside > 0)
-    std::cerr << "note: " << unbounded_inside << " prediction" << (unbounded_inside == 1 ? "" : "s")
-              << " inside the trained ranges " << (unbounded_inside == 1 ? "has" : "have") << " no upper bound at " << fmt_num(c.confidence * 100, 3)
-              << "%: the model has too few training rows per batch regime to bound that level (a "
-              << fmt_num(c.confidence * 100, 3) << "% interval needs " << needed
-              << " per regime); a lower --confidence may bound them\n";
-  if (level && unseen > 0)
-    std::cerr << "note: " << unseen << " of " << p.size() << " configurations inside the trained ranges "
-              << (unseen == 1 ? "is of an architecture" : "are of architectures")
-              << " (family, depth, width, precision) the model never trained on: "
-              << (calibrated
-                      ? std::string(unseen == 1 ? "its interval is" : "their intervals are") +
-                            " calibrated by holding whole architectures out of training"
-                      : std::string("this model has no intervals calibrated for that (it predates them, or trained on "
-                                    "fewer than 3 architectures), so ") +
-                            (unseen == 1 ? "its interval" : "theirs") + " may hold the measurement less often than stated")
-              << "\n";
-  if (unbounded_new > 0)
-    std::cerr << "note: " << unbounded_new << " prediction" << (unbounded_new == 1 ? "" : "s")
-              << " inside the trained ranges, of architectures never trained, " << (unbounded_new == 1 ? "has" : "have")
-              << " no upper bound at " << fmt_num(c.confidence * 100, 3) << "%: a new network's "
-              << fmt_num(c.confidence * 100, 3) << "% interval needs " << needed << " trained networks, and the model has "
-              << m.unseen_calibration_networks()
-              << " (or its rows per batch regime are too few for that level); a lower --confidence may bound them\n";
+  // Costs no configuration has, intervals with no upper bound and why, networks never measured: the
+  // same count and words as Python's warnings (carb/prediction_notes.hpp).
+  for (const PredictionNote& n : prediction_note_lines(count_prediction_notes(p, m), m, level, "--confidence"))
+    std::cerr << "note: " << n.text << "\n";
   if (m.drift_reference_ms())
     std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "
               << fmt_num(*m.drift_reference_ms()) << " ms\n";

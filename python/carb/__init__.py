@@ -175,56 +175,20 @@ class Model:
         drift-corrected model adds "drift_reference_ms": its latency holds at the host speed where the
         reference network takes that long. "trained_architecture": a bool array, False for a network
         (family, depth, width, precision) the model never measured at any resolution or batch; its
-        interval is the wider one calibrated by holding whole networks out. An upper bound of inf
-        inside the trained ranges (a level the model's rows, or its networks for a new one, cannot
-        bound) comes with a RuntimeWarning, as the CLI's note."""
+        interval is the wider one calibrated by holding whole networks out. What `carb predict` notes
+        as a doubt comes as a RuntimeWarning with the same words: a cost at or below zero, an upper
+        bound of inf (outside the trained ranges, or inside them where the model's rows, or its
+        networks for a new one, cannot bound the level), new networks' intervals no calibration covers."""
         level = _confidence(confidence)
         out = self._m.predict(_configs(configs), level)
-        # Thirty-fifth hostile pass: a raw-target model's cost at or below zero, which no budget
-        # accepts and no interval bounds, was returned without a word.
-        nonpositive = [any(not out[t][i] > 0 for t in self.targets) for i in range(len(out["outside"]))]
-        if any(nonpositive):
-            warnings.warn(f"carb: the model predicts a cost at or below zero for {sum(nonpositive)} configuration(s) "
-                          "(a raw-target model's sums can dip below zero; an answer no device could measure, past "
-                          "10 PFLOP/s or 5 TFLOP/J, is 0): no budget accepts them and their intervals are unbounded",
-                          RuntimeWarning, stacklevel=2)
-        if level is not None:
-            self._warn_about_intervals(out, nonpositive, level)
+        # The CLI's notes, counted and worded once in C++ (carb/prediction_notes.hpp): costs at or below
+        # zero (thirty-fifth hostile pass), upper bounds a level cannot have and why (thirtieth), the
+        # intervals of networks never trained that no calibration covers. What is only worth knowing
+        # (new networks' intervals, calibrated for them) is in "trained_architecture", not a warning.
+        for text, caution in out.pop("notes"):
+            if caution:
+                warnings.warn("carb: " + text, RuntimeWarning, stacklevel=2)
         return out
-
-    def _warn_about_intervals(self, out, nonpositive, level):
-        """As the CLI's notes: why an upper bound inside the trained ranges is missing, and when the
-        intervals of networks never measured are not calibrated for them."""
-        # Thirtieth hostile pass: the CLI says why an upper bound is missing; Python said nothing.
-        # A network never measured needs trained networks, not rows, to bound its interval.
-        networks = self._m.unseen_calibration_networks
-        rows = new = uncalibrated = 0
-        for i, outside in enumerate(out["outside"]):
-            if outside or nonpositive[i]:
-                continue
-            seen = bool(out["trained_architecture"][i])
-            if any(math.isinf(out[t + "_upper"][i]) for t in self.targets):
-                if seen or not networks:
-                    rows += 1
-                else:
-                    new += 1
-            uncalibrated += not seen and not networks
-        if rows:
-            warnings.warn(f"carb: {rows} prediction(s) inside the trained ranges have no upper bound at {level:g}: the "
-                          "model has too few training rows per batch regime to bound that level; a lower confidence "
-                          "may bound them", RuntimeWarning, stacklevel=3)
-        if new:
-            needed = math.ceil(level / (1 - level) - 1e-9)
-            warnings.warn(f"carb: {new} prediction(s) inside the trained ranges, of networks the model never trained "
-                          f"on, have no upper bound at {level:g}: a new network's interval at that level needs {needed} "
-                          f"trained networks and the model has {networks} (or its rows per batch regime are too few for that "
-                          "level); a lower confidence may bound them",
-                          RuntimeWarning, stacklevel=3)
-        if uncalibrated:
-            warnings.warn(f"carb: {uncalibrated} configuration(s) inside the trained ranges are of networks the model "
-                          "never trained on, and it has no intervals calibrated for that (it predates them, or trained "
-                          "on fewer than 3 networks): their intervals may hold the measurement less often than stated",
-                          RuntimeWarning, stacklevel=3)
 
     def __repr__(self):
         return f"carb.Model(platform={self.platform!r}, targets={self.targets!r})"

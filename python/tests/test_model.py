@@ -39,6 +39,26 @@ def test_python_predictions_are_the_clis(model, model_dir, tmp_path):
         np.testing.assert_allclose(p[t], [float(r[t]) for r in rows], rtol=1e-5)
 
 
+def test_python_warns_what_the_cli_notes(model, model_dir, tmp_path):
+    # The notes were counted twice, in C++ and in Python, and had drifted: Python said nothing of an
+    # unbounded interval outside the trained ranges. Now one count: each warning is a CLI note (with
+    # "confidence" for "--confidence"), and the CLI notes only what is worth knowing besides.
+    configs = [CONFIGS[0], carb.Config("basic", 14, 0.5, 512, 4, "fp32"), carb.Config("basic", 14, 0.5, 64, 4, "fp32")]
+    path = tmp_path / "configs.csv"
+    path.write_text("family,depth,width,resolution,batch,precision\n" +
+                    "".join(f"{c.family},{c.depth},{c.width},{c.resolution},{c.batch},{c.precision}\n" for c in configs))
+    err = subprocess.run([os.environ["CARB_BINARY"], "predict", "--model", str(model_dir), "--configs", str(path),
+                          "--confidence", "0.99", "--format", "csv"], check=True, capture_output=True, text=True).stderr
+    notes = [line[len("note: "):] for line in err.splitlines() if line.startswith("note: ")]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.predict(configs, confidence=0.99)
+    said = [str(w.message)[len("carb: "):].replace("a lower confidence", "a lower --confidence") for w in caught]
+    assert any("outside the trained ranges has no upper bound at 99%" in m for m in said), said
+    assert said and all(m in notes for m in said), (said, notes)
+    assert all("calibrated by holding whole architectures out" in n for n in notes if n not in said), notes
+
+
 def test_columns_and_lists_give_the_same_answer(model):
     columns = {"family": [c.family for c in CONFIGS], "depth": np.array([c.depth for c in CONFIGS]),
                "width": [c.width for c in CONFIGS], "resolution": [c.resolution for c in CONFIGS],
@@ -207,7 +227,7 @@ def test_an_unbounded_level_inside_the_ranges_warns(rows_csv, tmp_path):
     row = next(csv.DictReader(few.open()))
     c = carb.Config(row["family"], int(row["depth"]), float(row["width"]), int(row["resolution"]),
                     int(row["batch"]), row["precision"])
-    with pytest.warns(RuntimeWarning, match="no upper bound at 0.99"):
+    with pytest.warns(RuntimeWarning, match="1 prediction inside the trained ranges has no upper bound at 99%"):
         p = m.predict([c], confidence=0.99)
     assert p["outside"] == [[]]
     with warnings.catch_warnings():
@@ -234,7 +254,7 @@ def test_a_cost_at_or_below_zero_warns(falling_model):
     # without a word (the CLI's screen and recommend leave such rows out and count them).
     m = falling_model
     far = carb.Config("basic", 82, 0.5, 32, 4, "fp32")
-    with pytest.warns(RuntimeWarning, match="at or below zero for 1 configuration"):
+    with pytest.warns(RuntimeWarning, match="1 prediction is at or below zero"):
         p = m.predict([far], confidence=0.9)
     assert p["latency_ms"][0] <= 0
     assert math.isinf(p["latency_ms_upper"][0])
@@ -290,7 +310,7 @@ def test_an_architecture_never_trained_gets_the_wider_intervals(model, rows_csv)
         high = model.predict([seen, novel], confidence=0.99)
     said = [str(w.message) for w in caught]
     assert math.isinf(high["latency_ms_upper"][1])
-    assert any(f"needs 99 trained networks and the model has {networks}" in m for m in said), said
+    assert any(f"needs 99 trained networks, and the model has {networks}" in m for m in said), said
     if not any(math.isinf(high[t + "_upper"][0]) for t in model.targets):
         assert not any("too few training rows" in m for m in said), said
 
@@ -318,6 +338,6 @@ def test_a_model_without_intervals_for_new_networks_warns_about_them(tmp_path):
         warnings.simplefilter("error")
         m.predict([seen], confidence=0.8)  # a network it measured: nothing to say
         m.predict([novel])  # no interval asked: nothing to say
-    with pytest.warns(RuntimeWarning, match="1 configuration.* never trained on, and it has no intervals calibrated"):
+    with pytest.warns(RuntimeWarning, match="1 of 2 configurations .* never trained on: this model has no intervals calibrated"):
         p = m.predict([seen, novel], confidence=0.8)
     assert p["outside"][1] == [] and p["trained_architecture"].tolist() == [True, False]

@@ -1,0 +1,100 @@
+// The notes on a set of predictions (carb/prediction_notes.hpp): one count and one wording for the
+// CLI's notes and Python's warnings.
+#include "carb/prediction_notes.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "carb/prediction_io.hpp"
+#include "carb/text_table.hpp"
+
+namespace carb {
+namespace {
+
+bool nonpositive(const Prediction& x) {
+  return std::any_of(x.value.begin(), x.value.end(), [](const auto& tv) { return !(tv.second > 0); });
+}
+
+bool unbounded(const Prediction& x) {
+  return std::any_of(x.interval.begin(), x.interval.end(), [](const auto& iv) { return std::isinf(iv.second.second); });
+}
+
+std::string plural(std::size_t n, const char* one, const char* many) { return n == 1 ? one : many; }
+
+}  // namespace
+
+PredictionNotes count_prediction_notes(const std::vector<Prediction>& p, const CarbModel& m) {
+  PredictionNotes n;
+  n.total = p.size();
+  const bool calibrated = m.calibrates_unseen_architectures();
+  for (const Prediction& x : p) {
+    // A cost at or below zero has no interval worth a word: it is unknown (thirty-sixth hostile pass:
+    // its unbounded interval was blamed on too few rows).
+    if (nonpositive(x)) {
+      ++n.nonpositive;
+      continue;
+    }
+    if (!x.outside.empty()) {
+      n.unbounded_outside += unbounded(x);
+      continue;
+    }
+    const bool new_network = !x.trained_architecture;
+    n.new_networks += new_network;
+    if (unbounded(x)) ++(new_network && calibrated ? n.unbounded_new : n.unbounded_inside);
+  }
+  return n;
+}
+
+std::vector<PredictionNote> prediction_note_lines(const PredictionNotes& n, const CarbModel& m,
+                                                  std::optional<double> level, const std::string& confidence_name) {
+  std::vector<PredictionNote> out;
+  if (n.nonpositive > 0)
+    out.push_back({std::to_string(n.nonpositive) + plural(n.nonpositive, " prediction is", " predictions are") +
+                   " at or below zero, which is no cost a configuration has (a raw-target model's sums can dip below "
+                   "zero; an answer no device could measure, past 10 PFLOP/s or 5 TFLOP/J, is shown as 0): read " +
+                   plural(n.nonpositive, "it", "them") + " as unknown; no budget accepts " +
+                   plural(n.nonpositive, "it", "them") +
+                   (level ? plural(n.nonpositive, " and its interval is unbounded", " and their intervals are unbounded")
+                          : "")});
+  if (!level) return out;
+  const std::string pct = fmt_num(*level * 100, 3) + "%";
+  const int networks = m.unseen_calibration_networks();
+  const int needed = draws_needed(*level);
+  // Fifty-eighth hostile pass: outside the trained ranges, [0, inf] was printed without a word.
+  if (n.unbounded_outside > 0)
+    out.push_back({std::to_string(n.unbounded_outside) + plural(n.unbounded_outside, " prediction", " predictions") +
+                   " outside the trained ranges " + plural(n.unbounded_outside, "has", "have") + " no upper bound at " +
+                   pct + ": " + unbounded_causes(*level, networks) + "; read such an interval as unknown"});
+  // Seventeenth hostile pass: h200 at 0.99 printed [0, inf] inside the ranges without a word.
+  if (n.unbounded_inside > 0)
+    out.push_back({std::to_string(n.unbounded_inside) + plural(n.unbounded_inside, " prediction", " predictions") +
+                   " inside the trained ranges " + plural(n.unbounded_inside, "has", "have") + " no upper bound at " +
+                   pct + ": the model has too few training rows per batch regime to bound that level (a " + pct +
+                   " interval needs " + std::to_string(needed) + " per regime); a lower " + confidence_name +
+                   " may bound them"});
+  if (n.new_networks > 0) {
+    const bool calibrated = m.calibrates_unseen_architectures();
+    out.push_back(
+        {std::to_string(n.new_networks) + " of " + std::to_string(n.total) +
+             " configurations inside the trained ranges " +
+             plural(n.new_networks, "is of an architecture", "are of architectures") +
+             " (family, depth, width, precision) the model never trained on: " +
+             (calibrated ? plural(n.new_networks, "its interval is", "their intervals are") +
+                               std::string(" calibrated by holding whole architectures out of training")
+                         : std::string("this model has no intervals calibrated for that (it predates them, or trained "
+                                       "on fewer than 3 architectures), so ") +
+                               plural(n.new_networks, "its interval", "theirs") +
+                               " may hold the measurement less often than stated"),
+         !calibrated});
+  }
+  if (n.unbounded_new > 0)
+    out.push_back({std::to_string(n.unbounded_new) + plural(n.unbounded_new, " prediction", " predictions") +
+                   " inside the trained ranges, of architectures never trained, " +
+                   plural(n.unbounded_new, "has", "have") + " no upper bound at " + pct + ": a new network's " + pct +
+                   " interval needs " + std::to_string(needed) + " trained networks, and the model has " +
+                   std::to_string(networks) + " (or its rows per batch regime are too few for that level); a lower " +
+                   confidence_name + " may bound them"});
+  return out;
+}
+
+}  // namespace carb

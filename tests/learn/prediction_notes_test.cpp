@@ -1,0 +1,85 @@
+// The notes on a set of predictions: each kind counted once, under the rule that decides it (a
+// cost at or below zero is unknown, not unbounded; outside the ranges, inside them, of a network
+// never trained), and worded with the caller's name for the level.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "analysis/synthetic_datasets.hpp"
+#include "carb/prediction_notes.hpp"
+
+namespace carb {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Prediction made(double value, double upper, bool outside, bool trained) {
+  Prediction p;
+  p.config = {Family::basic, 18, 0.5, 32, 4, Precision::fp32};
+  p.value["latency_ms"] = value;
+  p.interval["latency_ms"] = {value / 2, upper};
+  if (outside) p.outside.push_back({"resolution", "resolution 512 > 64 trained", 2.1});
+  p.trained_architecture = trained;
+  return p;
+}
+
+std::string all(const std::vector<PredictionNote>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l.text + "\n";
+  return s;
+}
+
+TEST(PredictionNotes, EachRowIsCountedOnceUnderTheRuleThatDecidesIt) {
+  const CarbModel& m = testing::synthetic_source_model();
+  const std::vector<Prediction> p = {
+      made(1.0, 2.0, false, true),     // nothing to say
+      made(-1.0, kInf, false, false),  // at or below zero: unknown, not unbounded nor new
+      made(1.0, kInf, true, false),    // outside, unbounded (its network's novelty is the envelope's)
+      made(1.0, kInf, false, true),    // inside, trained network, unbounded
+      made(1.0, kInf, false, false),   // inside, new network, unbounded
+      made(1.0, 3.0, false, false),    // inside, new network, bounded
+  };
+  const PredictionNotes n = count_prediction_notes(p, m);
+  EXPECT_EQ(n.total, 6u);
+  EXPECT_EQ(n.nonpositive, 1u);
+  EXPECT_EQ(n.unbounded_outside, 1u);
+  EXPECT_EQ(n.new_networks, 2u);
+  if (m.calibrates_unseen_architectures()) {
+    EXPECT_EQ(n.unbounded_inside, 1u);
+    EXPECT_EQ(n.unbounded_new, 1u);
+  } else {  // a new network's interval is then the trained ones': too few rows is the reason
+    EXPECT_EQ(n.unbounded_inside, 2u);
+    EXPECT_EQ(n.unbounded_new, 0u);
+  }
+}
+
+TEST(PredictionNotes, TheLinesNameTheCallersLevelAndOnlyDoubtsAreCautions) {
+  const CarbModel& m = testing::synthetic_source_model();
+  PredictionNotes n;
+  n.total = 5, n.nonpositive = 1, n.unbounded_outside = 1, n.unbounded_inside = 2, n.unbounded_new = 1,
+  n.new_networks = 3;
+  const auto lines = prediction_note_lines(n, m, 0.99, "confidence");
+  ASSERT_EQ(lines.size(), 5u) << all(lines);
+  EXPECT_NE(lines[0].text.find("1 prediction is at or below zero"), std::string::npos) << lines[0].text;
+  EXPECT_NE(lines[0].text.find("its interval is unbounded"), std::string::npos) << lines[0].text;
+  EXPECT_NE(lines[1].text.find("1 prediction outside the trained ranges has no upper bound at 99%"), std::string::npos);
+  EXPECT_NE(lines[2].text.find("2 predictions inside the trained ranges have no upper bound at 99%"), std::string::npos);
+  EXPECT_NE(lines[2].text.find("needs 99 per regime); a lower confidence may bound them"), std::string::npos)
+      << lines[2].text;
+  EXPECT_NE(lines[3].text.find("3 of 5 configurations inside the trained ranges are of architectures"),
+            std::string::npos);
+  EXPECT_EQ(lines[3].caution, !m.calibrates_unseen_architectures());
+  EXPECT_NE(lines[4].text.find("needs 99 trained networks, and the model has " +
+                               std::to_string(m.unseen_calibration_networks())),
+            std::string::npos)
+      << lines[4].text;
+  for (std::size_t k : {0u, 1u, 2u, 4u}) EXPECT_TRUE(lines[k].caution) << lines[k].text;
+  // Without a level only a cost no configuration has is worth a word, and it has no interval.
+  const auto plain = prediction_note_lines(n, m, std::nullopt, "--confidence");
+  ASSERT_EQ(plain.size(), 1u) << all(plain);
+  EXPECT_EQ(plain[0].text.find("interval"), std::string::npos) << plain[0].text;
+  EXPECT_TRUE(prediction_note_lines(PredictionNotes{}, m, 0.9, "--confidence").empty());
+}
+
+}  // namespace
+}  // namespace carb
