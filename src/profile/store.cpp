@@ -432,6 +432,11 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), f
   if (std::error_code ec; std::filesystem::is_directory(file_, ec))
     throw MeasureError(db.string() + " is a directory; give the store's file (for example " +
                        (db / "cpu.db").string() + ")");
+  // A device, FIFO or socket: `data export --db /dev/null` quoted a raw "cannot get file size", and a
+  // writer's open a "disk I/O error" (hostile tester); a FIFO could block the open.
+  if (std::error_code ec; std::filesystem::exists(std::filesystem::symlink_status(file_, ec)) &&
+                          !std::filesystem::is_regular_file(file_, ec))
+    throw MeasureError(db.string() + " is not a regular file (a device, FIFO or socket); give the store's file");
   if (access == StoreAccess::read_only) {
     open_read_only();
     return;
@@ -515,11 +520,18 @@ void Store::open_read_only() {
       if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
     }
     const int version = read_user_version(db_, path_);
-    if (version == 0 || (version == kSchemaVersion && !has_carb_tables(db_, path_)))
+    if (version == 0 || (version == kSchemaVersion && !has_carb_tables(db_, path_))) {
+      // Another application's tables say what the file is; only an empty one may be a store that
+      // lost its -wal (hostile tester: the -wal hint was given for any SQLite file).
+      const bool other_tables =
+          query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'") > 0;
       throw MeasureError(path_.string() + ": SQLite file is not a carb measurement store" +
-                         (std::filesystem::exists(path_.string() + "-wal")
-                              ? std::string()
-                              : " (a store copied or moved without its -wal file leaves rows behind in it)"));
+                         (other_tables ? std::string(" (it has other tables)")
+                          : std::filesystem::exists(path_.string() + "-wal")
+                              ? std::string(" (it has no tables)")
+                              : " (it has no tables; a store copied or moved without its -wal file leaves rows "
+                                "behind in it)"));
+    }
     if (version != kSchemaVersion)
       throw MeasureError(path_.string() + ": measurement store has schema version " + std::to_string(version) +
                          ", this carb reads version " + std::to_string(kSchemaVersion));

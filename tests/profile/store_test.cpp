@@ -3,6 +3,7 @@
 #include "carb/store.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <csignal>
@@ -239,6 +240,24 @@ TEST_F(StoreTest, NonSqliteFileIsRefused) {
   }
 }
 
+// Hostile tester: `data export --db /dev/null` quoted a raw "cannot get file size", a writer's open
+// of it "disk I/O error"; a FIFO could block the open. Both are refused by name, untouched.
+TEST_F(StoreTest, ADeviceOrFifoIsRefusedByName) {
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const fs::path& f : {fifo, fs::path("/dev/null")})
+    for (StoreAccess a : {StoreAccess::read_only, StoreAccess::sole_writer}) {
+      try {
+        Store s(f, a);
+        ADD_FAILURE() << f << " was opened as a store";
+      } catch (const MeasureError& e) {
+        EXPECT_NE(std::string(e.what()).find("is not a regular file"), std::string::npos) << e.what();
+      }
+    }
+  EXPECT_TRUE(fs::is_fifo(fifo));
+  EXPECT_FALSE(fs::exists(fifo.string() + "-wal"));
+}
+
 TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
   { Store s(db()); }
   sqlite3* raw = nullptr;
@@ -262,6 +281,22 @@ TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
   EXPECT_THROW(Store(other, StoreAccess::sole_writer), MeasureError);
   EXPECT_EQ(bytes(), before);
   EXPECT_FALSE(fs::exists(other.string() + "-wal"));
+  // Read (as `data export` does), another application's database is said to be one: the hint about
+  // a store that lost its -wal is for an empty file only (hostile tester).
+  const auto refusal = [](const fs::path& f) -> std::string {
+    try {
+      Store s(f, StoreAccess::read_only);
+    } catch (const MeasureError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(refusal(other).find("(it has other tables)"), std::string::npos) << refusal(other);
+  const fs::path empty = dir_ / "empty.db";
+  ASSERT_EQ(sqlite3_open(empty.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "PRAGMA user_version=0; VACUUM", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_NE(refusal(empty).find("without its -wal file"), std::string::npos) << refusal(empty);
   // Eleventh hostile pass: an application whose own schema is its version 1, as carb's is.
   const fs::path v1 = dir_ / "v1.db";
   ASSERT_EQ(sqlite3_open(v1.c_str(), &raw), SQLITE_OK);

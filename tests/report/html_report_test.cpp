@@ -469,6 +469,17 @@ TEST(Report, BadInputsAreClearErrors) {
   o.models = {tmp.path / "no_model"};
   EXPECT_THROW(write_report(o), ModelError);
   EXPECT_FALSE(std::filesystem::exists(o.out));
+  // A dataset given twice, under two names too, would be characterized as twice its rows.
+  o.models.clear();
+  std::filesystem::create_directory(tmp.path / "sub");
+  o.data = {csv, tmp.path / "sub" / ".." / "synthetic.csv"};
+  try {
+    write_report(o);
+    ADD_FAILURE() << "a dataset given twice was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is given twice"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(o.out));
 }
 
 // Fifteenth hostile pass: `--screen` drew `{}`, negative and 1e308 latencies, and a latency "n/a"
