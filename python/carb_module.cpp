@@ -9,6 +9,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -40,7 +41,14 @@ T number_arg(const py::object& v, const char* name) {
     // An integer is an int or has __index__ (numpy's integers): pybind11's conversion truncated
     // np.float32(8.9), Fraction(17, 2) and Decimal("8.5") to 8 (twenty-third hostile pass) while it
     // refused a Python float. No float is a batch size, whole or not.
-    if constexpr (std::is_integral_v<T>) return py::module_::import("operator").attr("index")(v).template cast<T>();
+    if constexpr (std::is_integral_v<T>) {
+      const py::int_ whole = py::module_::import("operator").attr("index")(v);
+      // An integer too large for T is out of range, not "not an integer" (a hostile tester's finding).
+      const py::object lo = py::int_(std::numeric_limits<T>::min()), hi = py::int_(std::numeric_limits<T>::max());
+      if (whole < lo || whole > hi)
+        throw carb::InputError(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", out of range");
+      return whole.template cast<T>();
+    }
     return v.cast<T>();
   } catch (const py::error_already_set& e) {
     if (!e.matches(PyExc_TypeError)) throw;

@@ -43,7 +43,7 @@ from . import _carb  # noqa: E402  (after the OpenMP setting above)
 from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelError, __version__, arch,
                     preset, preset_names)
 from ._carb import features as _features
-from ._args import _flag, _path, _paths, _scalar, _whole_arg
+from ._args import _flag, _path, _paths, _scalar, _seed, _whole_arg
 from . import _measure  # noqa: E402
 from ._measure import export, profile  # noqa: E402
 
@@ -134,7 +134,9 @@ class Model:
         files = _paths(data, "data")
         # Checked, not converted (twentieth hostile pass: trees=True trained 1 tree per learner,
         # trees=False the 800/800/400 defaults, seed=True seed 1).
-        trees, seed, threads = _whole_arg(trees, "trees"), _whole_arg(seed, "seed"), _whole_arg(threads, "threads")
+        trees, seed, threads = _whole_arg(trees, "trees"), _seed(seed), _whole_arg(threads, "threads")
+        if normalize not in ("auto", "on", "off"):  # as `carb train --normalize` (a raw TypeError for None)
+            raise InputError(f"normalize is {normalize!r}, not 'auto', 'on' or 'off'")
         if trees < 0:
             raise InputError(f"trees is {trees}, not 0 (the defaults) or more")
         if not 1 <= threads <= 1024:
@@ -143,7 +145,7 @@ class Model:
         return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast))
 
     def save(self, path, force=False):
-        self._m.save(_path(path, "path"), force)
+        self._m.save(_path(path, "path"), _flag(force, "force"))
 
     @property
     def platform(self):
@@ -273,9 +275,12 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     min_energy_window, util_window and util ("all", "none", "sample:P" or P); those left out keep
     `carb plan`'s defaults. The protocol, backend and build_s need a model."""
     count = None if count is None else _whole_arg(count, "count")
+    if count is not None and count < 1:  # as `carb plan --count` (a raw TypeError before)
+        raise InputError(f"count is {count}, not 1 or more")
     budget_s = None if budget_s is None else _scalar(budget_s, "budget_s")
     diversity = _scalar(diversity, "diversity")
-    seed = _whole_arg(seed, "seed")
+    seed = _seed(seed)
+    measured = () if measured is None else measured
     build_s = _scalar(build_s, "build_s")
     if not isinstance(spread, str):
         raise InputError(f"spread is {spread!r}, not 'units' or 'log'")
@@ -314,9 +319,9 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     their errors are in-sample (a Model.train model trained on every row)."""
     model = _model(model)
     files = _paths(data, "data")
-    seed = None if seed is None else _whole_arg(seed, "seed")
+    seed = None if seed is None else _seed(seed)
     test_fraction = None if test_fraction is None else _scalar(test_fraction, "test_fraction")
-    doc = _carb.evaluate(model._m, files, external, quick, seed, test_fraction)
+    doc = _carb.evaluate(model._m, files, _flag(external, "external"), _flag(quick, "quick"), seed, test_fraction)
     split = doc.get("split", {})
     if split.get("in_sample_rows", 0) > 0:
         warnings.warn(f"carb: {split['in_sample_rows']} of {split.get('test_rows')} scored rows are configurations "

@@ -46,3 +46,11 @@ def _whole_arg(v, what):
     if abs(x) > 2**31 - 1:
         raise InputError(f"{what} is {v!r}, out of range")
     return int(x)
+
+
+def _seed(v, what="seed"):
+    """A seed: a whole number the C++ side takes unsigned (seed=-1 was a raw TypeError)."""
+    x = _scalar(v, what)
+    if x != math.floor(x) or not 0 <= x <= 2**32 - 1:
+        raise InputError(f"{what} is {v!r}, not a whole number in 0..4294967295")
+    return int(x)

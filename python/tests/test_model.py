@@ -184,9 +184,22 @@ def test_evaluate_says_when_the_test_rows_trained_the_model(model, rows_csv):
 def test_train_checks_its_arguments(rows_csv):
     # Twentieth hostile pass: trees=True trained one tree per learner, trees=False the defaults.
     for kwargs in ({"trees": True}, {"trees": False}, {"seed": True}, {"threads": 0}, {"correctors": 2},
-                   {"trees": -1}):
+                   {"trees": -1}, {"seed": -1}, {"seed": 2**33}, {"normalize": None}, {"normalize": "yes"}):
         with pytest.raises(carb.InputError):
             carb.Model.train(rows_csv, **kwargs)
+
+
+def test_arguments_the_cli_would_refuse_are_carb_errors_not_raw_type_errors(model, rows_csv, tmp_path):
+    # A hostile tester's finds: each of these was a raw pybind11 TypeError, or the wrong words.
+    with pytest.raises(carb.InputError, match="force is 'yes', not True or False"):
+        model.save(tmp_path / "m", force="yes")
+    assert not (tmp_path / "m").exists()
+    with pytest.raises(carb.InputError, match="seed is -1"):
+        carb.evaluate(model, rows_csv, external=True, seed=-1)
+    with pytest.raises(carb.InputError, match="external is 1"):
+        carb.evaluate(model, rows_csv, external=1)
+    with pytest.raises(carb.InputError, match="batch is 1099511627776, out of range"):
+        carb.Config("basic", 18, 1.0, 64, 2**40, "fp32")
 
 
 def test_save_never_replaces_the_training_datas_sidecar(rows_csv, tmp_path):

@@ -103,7 +103,13 @@ def test_pricing_without_a_model_is_refused(kwargs, message):
     (dict(backend="tpu"), "not 'cpu' or 'cuda'"),
     (dict(spread="linear"), "spread"),
     (dict(build_s=-1.0), "build time"),
+    (dict(count=-1), "count is -1, not 1 or more"),  # raw TypeErrors before
+    (dict(seed=-1), "seed is -1, not a whole number in 0..4294967295"),
 ])
 def test_bad_pricing_settings_are_refused(model, kwargs, message):
     with pytest.raises(carb.InputError, match=message):
-        carb.plan("screen", model, count=4, **kwargs)
+        carb.plan("screen", model, **{"count": 4, **kwargs})
+
+
+def test_measured_none_is_nothing_measured(model):
+    assert carb.plan("screen", model, count=4, measured=None)["configs"] == carb.plan("screen", model, count=4)["configs"]
