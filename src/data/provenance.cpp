@@ -17,6 +17,7 @@
 #include "carb/error.hpp"
 #include "data/csv.hpp"
 #include "util/fnv.hpp"
+#include "util/json_error.hpp"
 
 namespace carb {
 namespace {
@@ -202,7 +203,7 @@ nlohmann::json read_provenance(const std::filesystem::path& csv) {
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw DataError(file.string() + ": not valid JSON: " + e.what());
+    throw DataError(file.string() + ": not valid JSON: " + detail::json_error_text(e.what()));
   }
 }
 

@@ -16,6 +16,7 @@
 #include "checksum_file.hpp"
 #include "conformal.hpp"
 #include "model_internal.hpp"
+#include "util/json_error.hpp"
 
 namespace carb {
 namespace fs = std::filesystem;
@@ -335,7 +336,7 @@ nlohmann::json read_manifest(const fs::path& dir) {
     man.erase(kChecksumKey);
     return man;
   } catch (const nlohmann::json::exception& e) {
-    throw ModelError("corrupted model manifest " + f.string() + ": " + e.what());
+    throw ModelError("corrupted model manifest " + f.string() + ": " + detail::json_error_text(e.what()));
   }
 }
 
@@ -466,7 +467,7 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
                          std::to_string(networks.size()));
     }
   } catch (const nlohmann::json::exception& e) {
-    throw ModelError("corrupted model manifest in " + dir.string() + ": " + e.what());
+    throw ModelError("corrupted model manifest in " + dir.string() + ": " + detail::json_error_text(e.what()));
   }
   check_loaded_model(m, man, dir);
   return m;

@@ -11,6 +11,7 @@
 
 #include "carb/error.hpp"
 #include "checksum_file.hpp"
+#include "util/json_error.hpp"
 
 namespace carb {
 namespace {
@@ -152,7 +153,7 @@ void LinearLearner::load(const std::filesystem::path& file) {
     intercept_ = intercept;
     fitted_ = true;
   } catch (const nlohmann::json::exception& e) {
-    throw ModelError(bad + "is corrupted: " + e.what());
+    throw ModelError(bad + "is corrupted: " + detail::json_error_text(e.what()));
   }
 }
 

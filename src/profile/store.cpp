@@ -27,6 +27,7 @@
 #include "carb/error.hpp"
 #include "held_file.hpp"
 #include "store_lock.hpp"
+#include "util/json_error.hpp"
 
 namespace carb {
 namespace {
@@ -657,7 +658,7 @@ nlohmann::json Store::protocols() const {
     try {
       out[id] = nlohmann::json::parse(s.text(1));
     } catch (const nlohmann::json::exception& e) {
-      throw MeasureError(path_.string() + ": protocol '" + id + "' has unreadable settings: " + e.what());
+      throw MeasureError(path_.string() + ": protocol '" + id + "' has unreadable settings: " + detail::json_error_text(e.what()));
     }
   }
   return out;
@@ -687,7 +688,7 @@ Dataset Store::to_dataset() const {
     } catch (const InputError& e) {
       throw MeasureError(where + ": " + e.what());
     } catch (const nlohmann::json::exception& e) {
-      throw MeasureError(where + ": unreadable extra_json: " + e.what());
+      throw MeasureError(where + ": unreadable extra_json: " + detail::json_error_text(e.what()));
     }
     const auto status = parse_status(s.text(9));
     if (!status) throw MeasureError(where + ": status '" + s.text(9) + "' is not ok, oom or error");

@@ -441,6 +441,23 @@ TEST(CarbModel, CorruptedOrForeignBundlesFailToLoad) {
     std::ofstream(dir / "manifest.json") << s;
   }
   EXPECT_THROW(CarbModel::load(dir), ModelError);
+  {  // a forged number too large to read is named briefly, without the JSON library's prefix
+    std::ifstream in(dir / "manifest.json");
+    std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto pos = s.find("\"schema_version\": 99");
+    ASSERT_NE(pos, std::string::npos);
+    s.replace(pos, 20, "\"schema_version\": 9" + std::string(400, '9'));
+    std::ofstream(dir / "manifest.json") << s;
+    try {
+      (void)CarbModel::load(dir);
+      ADD_FAILURE() << "a 401-digit schema version was read";
+    } catch (const ModelError& e) {
+      const std::string said = e.what();
+      EXPECT_EQ(said.find("[json.exception"), std::string::npos) << said;
+      EXPECT_NE(said.find("(401 characters)"), std::string::npos) << said;
+      EXPECT_LT(said.size(), 250u) << said;
+    }
+  }
   std::ofstream(dir / "manifest.json") << "{ truncated";
   EXPECT_THROW(CarbModel::load(dir), ModelError);
   // A manifest with nothing of carb's left in it no longer vouches for the directory: replacing it
