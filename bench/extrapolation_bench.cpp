@@ -5,9 +5,11 @@
 //   OMP_WAIT_POLICY=PASSIVE build/bench/extrapolation_bench [--trees N] [--data-dir data] [--only cpu|h200]
 // (passive OpenMP waiting, as the carb CLI sets for itself: spinning XGBoost threads on a busy
 // 2-core machine made this run many times slower)
-// Prints one table row per split, target and variant: R², MAPE and the share of test rows whose
-// 90% interval covers the measurement.
+// Prints one table row per split, target and variant: R², MAPE, the share of test rows whose
+// 90% interval covers the measurement, and the median interval's upper / lower bound.
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -45,16 +47,19 @@ Dataset rows_where(const Dataset& d, const std::function<bool(const Config&)>& k
   return out;
 }
 
+// coverage < 0: no interval; width: the median upper / lower bound of the 90% intervals.
 void report(const std::string& split, const std::string& target, const std::string& variant,
-            const std::vector<double>& y, const std::vector<double>& pred, double coverage) {
+            const std::vector<double>& y, const std::vector<double>& pred, double coverage, double width = 0) {
   const FitMetrics m = fit_metrics(y, pred);
-  std::printf("%-34s %-15s %-11s %5zu %9.4f %8.1f%% %8s\n", split.c_str(), target.c_str(), variant.c_str(), y.size(),
-              m.r2, m.mape, coverage < 0 ? "-" : (std::to_string(static_cast<int>(std::lround(coverage * 100))) + "%").c_str());
+  char w[32] = "-";
+  if (coverage >= 0) std::snprintf(w, sizeof w, "x%.2f", width);
+  std::printf("%-40s %-15s %-11s %5zu %9.4f %8.1f%% %8s %8s\n", split.c_str(), target.c_str(), variant.c_str(), y.size(),
+              m.r2, m.mape, coverage < 0 ? "-" : (std::to_string(static_cast<int>(std::lround(coverage * 100))) + "%").c_str(), w);
 }
 
 void run_split(const std::string& name, const Dataset& train, const Dataset& test, const Options& opt) {
   if (train.rows.size() < 20 || test.rows.empty()) {
-    std::printf("%-34s skipped: %zu train, %zu test rows\n", name.c_str(), train.rows.size(), test.rows.size());
+    std::printf("%-40s skipped: %zu train, %zu test rows\n", name.c_str(), train.rows.size(), test.rows.size());
     return;
   }
   const std::vector<Config> test_configs = configs_of(test);
@@ -65,16 +70,18 @@ void run_split(const std::string& name, const Dataset& train, const Dataset& tes
     const CarbModel m = CarbModel::train(train, o);
     const auto pred = m.predict(test_configs, {}, 0.9);
     for (const auto& t : m.targets()) {
-      std::vector<double> y, p;
+      std::vector<double> y, p, widths;
       std::size_t covered = 0;
       for (std::size_t i = 0; i < test.rows.size(); ++i) {
         y.push_back(*test.rows[i].value(t));
         p.push_back(pred[i].value.at(t));
         const auto [lo, hi] = pred[i].interval.at(t);
         covered += y.back() >= lo && y.back() <= hi;
+        widths.push_back(lo > 0 ? hi / lo : std::numeric_limits<double>::infinity());
       }
+      std::nth_element(widths.begin(), widths.begin() + static_cast<long>(widths.size() / 2), widths.end());
       report(name, t, std::string(form) == "on" ? "normalised" : "plain", y, p,
-             static_cast<double>(covered) / static_cast<double>(y.size()));
+             static_cast<double>(covered) / static_cast<double>(y.size()), widths[widths.size() / 2]);
       if (std::string(form) == "on") {  // the estimate alone, fitted on the same training rows
         std::vector<double> ytr;
         for (const Record& r : train.rows) ytr.push_back(*r.value(t));
@@ -102,6 +109,12 @@ void cpu_splits(const Options& opt) {
   Dataset tr, te;
   for (std::size_t i = 0; i < d.rows.size(); ++i) (i % 5 == 2 ? te : tr).rows.push_back(d.rows[i]);
   run_split("cpu-2t in grid (every 5th row)", tr.ok_only(), te.ok_only(), opt);
+  // Past every boundary at once: the deploy preset's shapes a 2-core CPU measures (resolutions
+  // 160-256, bottleneck 101/152, widths 1.5-2), under the cpu-2t protocol, one round.
+  const fs::path deploy = opt.data_dir / "cpu-2t-deploy.csv";
+  if (fs::exists(deploy))
+    run_split("cpu-2t all -> deploy rows (res 160-256)", d.ok_only(),
+              rows_where(read_dataset_csv(deploy), [](const Config&) { return true; }), opt);
 }
 
 void h200_splits(const Options& opt) {
@@ -136,8 +149,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    std::printf("%-34s %-15s %-11s %5s %9s %9s %8s\n", "split (train -> test)", "target", "variant", "rows", "R2",
-                "MAPE", "90% cov");
+    std::printf("%-40s %-15s %-11s %5s %9s %9s %8s %8s\n", "split (train -> test)", "target", "variant", "rows", "R2",
+                "MAPE", "90% cov", "width");
     if (opt.only.empty() || opt.only == "cpu") cpu_splits(opt);
     if (opt.only.empty() || opt.only == "h200") h200_splits(opt);
   } catch (const std::exception& e) {

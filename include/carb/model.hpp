@@ -74,6 +74,10 @@ struct TargetSummary {
   /// Set when the learners fit log(y / estimate): the prediction is estimate × learned ratio.
   std::optional<AnalyticEstimate> estimate;
   OofComponents oof;                  // out-of-fold accuracy of each part, and the form choice
+  /// Per coverage level ("0.8" ... "0.99"), how much wider in log space an interval gets per unit of
+  /// distance past the trained ranges, calibrated in training by holding out each dimension's
+  /// extreme rows; empty for a bundle from before (then 1 at every level).
+  std::map<std::string, double> extrapolation_rate;
 };
 
 struct TargetModel;  // the fitted pieces of one target (src/learn/target_model.hpp)
@@ -89,7 +93,8 @@ struct Prediction {
   std::map<std::string, double> value;                  // per target
   std::map<std::string, std::pair<double, double>> interval;  // per target, when a confidence is asked
   /// Where the configuration lies outside what the model trained on (empty inside): there the
-  /// prediction is a guess, and its interval is widened by the distance (see carb/envelope.hpp).
+  /// prediction is a guess, and its interval is widened by the distance times the target's
+  /// extrapolation rate (TargetSummary::extrapolation_rate; see carb/envelope.hpp).
   std::vector<Excursion> outside;
   /// Whether the model trained on this configuration's architecture (family, depth, width,
   /// precision) at some resolution and batch (CarbModel::trained_architecture). A network never

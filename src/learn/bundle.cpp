@@ -59,6 +59,7 @@ constexpr const char* kChecksumKey = "manifest_fnv1a64";
 // A target's interval widths for architectures never trained (absent: the bundle predates them, or
 // its data had too few architectures to calibrate them).
 constexpr const char* kUnseenKey = "conformal_unseen_architecture";
+constexpr const char* kRateKey = "extrapolation_rate";
 
 nlohmann::json widths_json(const ConformalWidths& widths) {
   nlohmann::json out = nlohmann::json::object();
@@ -156,6 +157,7 @@ void CarbModel::save(BundleDestination& dest) const {
                         {"components", tm.oof.to_json()}};
     if (!tm.conformal_unseen.empty())
       t[kUnseenKey] = {{"networks", tm.unseen_networks}, {"widths", widths_json(tm.conformal_unseen)}};
+    if (!tm.extrapolation_rate.empty()) t[kRateKey] = tm.extrapolation_rate;
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
     for (std::size_t l = 0; l < tm.learners.size(); ++l) {
       const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
@@ -411,6 +413,20 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
         tm.unseen_networks = u.at("networks").get<int>();
         tm.conformal_unseen = read_widths(u.at("widths"), where);
         if (tm.conformal_unseen.empty()) throw ModelError(where + " has an empty set of unseen-architecture widths");
+      }
+      if (j.contains(kRateKey)) {
+        // One finite rate >= 0 per coverage level, as training writes them: a missing level would
+        // fall back on 1, a negative one would narrow intervals past the data below the in-grid width.
+        const auto& r = j.at(kRateKey);
+        if (!r.is_object() || r.size() != kConfidenceLevels.size())
+          throw ModelError(where + "'s extrapolation rates are not what training writes");
+        for (double level : kConfidenceLevels) {
+          const auto it = r.find(conformal_key(level));
+          if (it == r.end() || !it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>()))
+            throw ModelError(where + "'s extrapolation rate at level " + conformal_key(level) +
+                             " is missing or not a finite number >= 0");
+          tm.extrapolation_rate[conformal_key(level)] = it->get<double>();
+        }
       }
       tm.oof = OofComponents::from_json(j.at("components"));
       if (j.contains("estimate")) tm.estimate = AnalyticEstimate::from_json(j.at("estimate"));

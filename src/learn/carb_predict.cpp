@@ -366,12 +366,15 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
       const double h = half_width(tm, configs[i].batch <= opts_.corrector_max_batch ? BatchRegime::low_batch : BatchRegime::high_batch,
                                   *confidence, seen);
       auto& iv = out[i].interval[tm.target];
-      if (!std::isfinite(widen) || !std::isfinite(h))  // never trained, or too few rows for this level
+      // How fast this target's error grows with the distance: calibrated in training (1 in older bundles).
+      const auto rate = tm.extrapolation_rate.find(conformal_key(*confidence));
+      const double wide = widen > 0 && rate != tm.extrapolation_rate.end() ? rate->second * widen : widen;
+      if (!std::isfinite(wide) || !std::isfinite(h))  // never trained, or too few rows for this level
         iv = {0.0, std::numeric_limits<double>::infinity()};
       else if (opts_.log_target)
-        iv = {v * std::exp(-h - widen), v * std::exp(h + widen)};
+        iv = {v * std::exp(-h - wide), v * std::exp(h + wide)};
       else
-        iv = {(v - h) * std::exp(-widen), (v + h) * std::exp(widen)};
+        iv = {(v - h) * std::exp(-wide), (v + h) * std::exp(wide)};
       if (tm.target == "peak_memory_mb" && v > 0)  // nor can its interval reach below, bounded or not
         iv.first = std::max(iv.first, network_totals(configs[i]).memory_floor_mb());
       // No cost is below zero: a raw-target interval (a fixed width around the point) reached -27 ms

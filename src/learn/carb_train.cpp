@@ -12,6 +12,7 @@
 
 #include "blend.hpp"
 #include "conformal.hpp"
+#include "extrapolation_rate.hpp"
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/model.hpp"
@@ -194,6 +195,7 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
     Matrix X = with_upstream(base, tm.upstream, oof);
     if (o.verbose) std::cerr << "training " << t << " on " << d.rows.size() << " rows\n";
     oof[t] = train_target(tm, X, d, o, folds);
+    tm.extrapolation_rate = calibrate_extrapolation_rate(tm, X, d, o);
     if (arch_folds.k)
       oof_unseen[t] = calibrate_unseen_architectures(tm, with_upstream(base, tm.upstream, oof_unseen), d, o, arch_folds);
     m.models_.push_back(std::move(tm));

@@ -30,6 +30,7 @@ TargetSummary TargetModel::summary() const {
   s.corrector = corrector != nullptr;
   s.estimate = estimate;
   s.oof = oof;
+  s.extrapolation_rate = extrapolation_rate;
   return s;
 }
 

@@ -41,6 +41,9 @@ struct TargetModel {
   /// (or the bundle predates it): such configurations then get the widths above.
   ConformalWidths conformal_unseen;
   int unseen_networks = 0;  // the networks that calibrated conformal_unseen (conformal.hpp)
+  /// Per coverage level, the log error per unit of distance past the trained ranges beyond the
+  /// widths above (extrapolation_rate.hpp); empty in bundles before it: 1 at every level.
+  std::map<std::string, double> extrapolation_rate;
   OofComponents oof;  // out-of-fold accuracy of each part and the form choice
   /// Set when the learners fit log(y / estimate): the prediction is estimate × learned ratio.
   std::optional<AnalyticEstimate> estimate;

@@ -630,16 +630,41 @@ TEST(CarbModel, PredictionsPastTheTrainedRangesAreFlaggedAndWidened) {
     const auto [lo0, hi0] = p[0].interval.at(t);
     const auto [lo1, hi1] = p[1].interval.at(t);
     // Same batch regime, so the same conformal width: the ratio of the log widths shows the widening
-    // (above the point; below it memory stops at the network's weights and input).
+    // by the distance times the target's calibrated rate (above the point; below it memory stops at
+    // the network's weights and input).
+    const auto rates = m.target_summary(t).extrapolation_rate;
+    ASSERT_EQ(rates.size(), kConfidenceLevels.size()) << t;
+    const double rate = rates.at("0.9");
+    EXPECT_TRUE(rate >= 0 && std::isfinite(rate)) << t;
     const double v0 = p[0].value.at(t), v1 = p[1].value.at(t);
-    EXPECT_NEAR(std::log(hi1 / v1) - std::log(hi0 / v0), widen, 1e-6) << t;
+    EXPECT_NEAR(std::log(hi1 / v1) - std::log(hi0 / v0), rate * widen, 1e-6) << t;
     if (t != "peak_memory_mb") {
-      EXPECT_NEAR(std::log(hi1 / lo1) - std::log(hi0 / lo0), 2 * widen, 1e-6) << t;
+      EXPECT_NEAR(std::log(hi1 / lo1) - std::log(hi0 / lo0), 2 * rate * widen, 1e-6) << t;
     }
     EXPECT_GE(lo1, t == "peak_memory_mb" ? network_totals(past).memory_floor_mb() : 0.0) << t;
   }
   const auto bf = m.predict({{Family::basic, 18, 0.5, 64, 4, Precision::fp16}}, {}, 0.9);
   EXPECT_TRUE(std::isinf(bf[0].interval.at("latency_ms").second)) << "an untrained precision has no bound";
+}
+
+// A bundle from before the calibrated rates widens by the distance itself, as it did.
+TEST(CarbModel, ABundleWithoutExtrapolationRatesWidensByTheDistance) {
+  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  const fs::path dir = fs::temp_directory_path() / ("carb_rates_" + std::to_string(::getpid()));
+  m.save(dir);
+  rewrite_manifest(dir, [](nlohmann::json& man) {
+    for (auto& [t, j] : man["models"].items()) j.erase("extrapolation_rate");
+  });
+  const CarbModel old = CarbModel::load(dir);
+  fs::remove_all(dir);
+  const Config inside{Family::basic, 18, 0.5, 96, 4, Precision::fp32}, past{Family::basic, 18, 0.5, 192, 4, Precision::fp32};
+  const auto p = old.predict({inside, past}, {}, 0.9);
+  const double widen = extrapolation_widening(p[1].outside);
+  ASSERT_GT(widen, 0);
+  EXPECT_TRUE(old.target_summary("latency_ms").extrapolation_rate.empty());
+  const auto [lo0, hi0] = p[0].interval.at("latency_ms");
+  const auto [lo1, hi1] = p[1].interval.at("latency_ms");
+  EXPECT_NEAR(std::log(hi1 / lo1) - std::log(hi0 / lo0), 2 * widen, 1e-6);
 }
 
 // A hand-edited blend weight once cut predictions 7x with exit 0: the manifest is checksummed now.
@@ -832,6 +857,10 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
          t["components"]["form"]["chosen"] = "ratio";
        }},
       {"a drift reference of 0", [](nlohmann::json& j) { j["drift_correction"] = {{"reference_ms", 0.0}}; }},
+      // Intervals past the trained ranges narrower than inside them, or a level falling back on 1.
+      {"a negative extrapolation rate", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"]["0.9"] = -0.2; }},
+      {"an extrapolation rate missing a level", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"].erase("0.99"); }},
+      {"extrapolation rates that are no object", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"] = 0.1; }},
       {"a form training never chooses", [](nlohmann::json& j) {
          j["models"]["peak_memory_mb"]["components"]["form"]["chosen"] = "cubic";
        }},
