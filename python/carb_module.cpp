@@ -28,6 +28,7 @@ struct pybind11::detail::is_copy_constructible<carb::CarbModel> : std::false_typ
 
 namespace {
 
+using carb_python::stoppable;
 using carb_python::to_python;
 
 // A number argument as T, refusing a bool: True is an int to Python and to pybind11, so
@@ -52,15 +53,23 @@ T number_arg(const py::object& v, const char* name) {
     return v.cast<T>();
   } catch (const py::error_already_set& e) {
     if (!e.matches(PyExc_TypeError)) throw;
-    throw py::type_error(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not an integer");
+    throw carb::InputError(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not an integer");
   } catch (const py::cast_error&) {
-    throw py::type_error(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not " +
-                         (std::is_integral_v<T> ? "an integer" : "a number"));
+    throw carb::InputError(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not " +
+                           (std::is_integral_v<T> ? "an integer" : "a number"));
   }
 }
 
-carb::Config make_config(const std::string& family, const py::object& depth_arg, const py::object& width_arg,
-                         const py::object& resolution_arg, const py::object& batch_arg, const std::string& precision) {
+// A name argument: a str, not None or 1 (pybind11's "incompatible constructor arguments" before).
+std::string name_arg(const py::object& v, const char* name) {
+  if (!py::isinstance<py::str>(v))
+    throw carb::InputError(std::string(name) + " is " + py::repr(v).cast<std::string>() + ", not a name");
+  return v.cast<std::string>();
+}
+
+carb::Config make_config(const py::object& family_arg, const py::object& depth_arg, const py::object& width_arg,
+                         const py::object& resolution_arg, const py::object& batch_arg, const py::object& precision_arg) {
+  const std::string family = name_arg(family_arg, "family"), precision = name_arg(precision_arg, "precision");
   const int depth = number_arg<int>(depth_arg, "depth"), resolution = number_arg<int>(resolution_arg, "resolution"),
             batch = number_arg<int>(batch_arg, "batch");
   const double width = number_arg<double>(width_arg, "width");
@@ -128,9 +137,12 @@ carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees,
   o.params.threads = threads;
   o.normalize = normalize;
   o.seed = seed;
-  const carb::Dataset d = carb::read_dataset_csvs(data);
-  py::gil_scoped_release release;
-  carb::CarbModel m = carb::CarbModel::train(d, o);
+  // What `carb train` says of the rows it leaves out (oom and error rows), as warnings.
+  std::vector<std::string> notes;
+  carb::new_warning_round();  // each call says again what is wrong with its inputs
+  const carb::Dataset d = carb::read_datasets(data, &notes);
+  for (const auto& n : notes) carb::warn(n);
+  carb::CarbModel m = stoppable([&] { return carb::CarbModel::train(d, o); });
   carb::TrainingRecord record;  // the files it was trained from: save() never writes over them
   for (const auto& f : data) record.data_files.push_back(std::filesystem::absolute(f).string());
   m.set_training_record(std::move(record));
@@ -253,9 +265,9 @@ PYBIND11_MODULE(_carb, m) {
   });
 
   py::class_<carb::Config>(m, "Config", "One point of the configuration space (validated on construction).")
-      .def(py::init(&make_config), py::arg("family") = "basic", py::arg("depth") = py::int_(18),
+      .def(py::init(&make_config), py::arg("family") = py::str("basic"), py::arg("depth") = py::int_(18),
            py::arg("width") = py::float_(1.0), py::arg("resolution") = py::int_(224), py::arg("batch") = py::int_(1),
-           py::arg("precision") = "fp32")
+           py::arg("precision") = py::str("fp32"))
       .def_property_readonly("family", [](const carb::Config& c) { return carb::to_string(c.family); })
       .def_readonly("depth", &carb::Config::depth)
       .def_readonly("width", &carb::Config::width)
@@ -263,7 +275,15 @@ PYBIND11_MODULE(_carb, m) {
       .def_readonly("batch", &carb::Config::batch)
       .def_property_readonly("precision", [](const carb::Config& c) { return carb::to_string(c.precision); })
       .def_property_readonly("key", [](const carb::Config& c) { return carb::config_key(c); })
-      .def("__eq__", [](const carb::Config& a, const carb::Config& b) { return a == b; })
+      // Anything else is not equal (a hostile tester: `c == None` and `c in [None, c]` raised TypeError).
+      .def("__eq__", [](const carb::Config& a, const py::object& b) -> py::object {
+        if (!py::isinstance<carb::Config>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        return py::bool_(a == b.cast<carb::Config>());
+      })
+      .def("__ne__", [](const carb::Config& a, const py::object& b) -> py::object {
+        if (!py::isinstance<carb::Config>(b)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+        return py::bool_(!(a == b.cast<carb::Config>()));
+      })
       .def("__hash__", [](const carb::Config& c) { return py::hash(py::str(carb::config_key(c))); })
       .def("__repr__", [](const carb::Config& c) { return "carb.Config('" + carb::config_key(c) + "')"; });
 
@@ -280,12 +300,9 @@ PYBIND11_MODULE(_carb, m) {
            std::optional<unsigned> seed, std::optional<double> test_fraction) {
           carb::EvaluateOptions o;
           o.external = external, o.quick = quick, o.seed = seed, o.test_fraction = test_fraction;
+          carb::new_warning_round();  // each call says again what is wrong with its inputs
           const carb::Dataset d = carb::read_dataset_csvs(data);
-          carb::Evaluation e;
-          {
-            py::gil_scoped_release release;
-            e = carb::evaluate_model(model, d, o);
-          }
+          carb::Evaluation e = stoppable([&] { return carb::evaluate_model(model, d, o); });
           return to_python(e.to_json());
         },
         py::arg("model"), py::arg("data"), py::arg("external") = false, py::arg("quick") = true,

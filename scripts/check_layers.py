@@ -16,7 +16,7 @@ import sys
 ORDER = ["util", "stats", "arch", "space", "data", "features", "profile", "learn", "analysis", "screen", "plan",
          "report"]
 HEADERS = {
-    "util": ["error", "text_table", "matrix", "version", "warning"],
+    "util": ["error", "text_table", "matrix", "version", "warning", "interrupt"],
     "stats": ["metrics"],
     "arch": ["config", "network_spec", "arch"],
     "space": ["space"],

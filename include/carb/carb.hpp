@@ -24,6 +24,7 @@
 #include "carb/training_record.hpp"
 #include "carb/prediction_io.hpp"
 #include "carb/prediction_notes.hpp"
+#include "carb/interrupt.hpp"
 #include "carb/evaluate.hpp"
 #include "carb/characterization.hpp"
 #include "carb/characterize.hpp"

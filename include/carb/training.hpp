@@ -48,6 +48,8 @@ struct TrainSummary {
 TrainSummary run_train_job(const TrainJob& job);
 
 /// The ok rows of several dataset CSVs, read and checked as one dataset (see read_dataset_csvs).
-Dataset read_datasets(const std::vector<std::filesystem::path>& files);
+/// `notes`, when given, receives what `carb train` warns of the rows left out: how many were
+/// measured as oom or error, and how many of those a larger batch of the same network contradicts.
+Dataset read_datasets(const std::vector<std::filesystem::path>& files, std::vector<std::string>* notes = nullptr);
 
 }  // namespace carb

@@ -57,9 +57,16 @@ _COSTS = {"energy": "energy_j", "latency": "latency_ms", "memory": "peak_memory_
 def configs_from_columns(columns):
     """Configurations from columns: a mapping (a dict of lists or numpy arrays, a pandas DataFrame)
     with the six keys family, depth, width, resolution, batch, precision, all of one length."""
+    if not (isinstance(columns, Mapping) or hasattr(columns, "columns")):
+        raise InputError(f"columns is {type(columns).__name__}, not a mapping of the six configuration columns")
     missing = [c for c in _COLUMNS if c not in columns]
     if missing:
         raise InputError("missing configuration column(s): " + ", ".join(missing))
+    for c in _COLUMNS:
+        # A string is one value, not a column of its characters ("bas" read as 'b', 'a', 's'); a
+        # scalar or a generator has no length (a hostile tester's finds).
+        if isinstance(columns[c], (str, bytes)) or not hasattr(columns[c], "__len__"):
+            raise InputError(f"column {c} is {columns[c]!r}, not a list or array of values")
     lengths = {len(columns[c]) for c in _COLUMNS}
     if len(lengths) != 1:
         raise InputError("configuration columns differ in length: " + ", ".join(map(str, sorted(lengths))))
@@ -106,7 +113,11 @@ def _configs(configs):
         return [configs]
     if isinstance(configs, Mapping) or hasattr(configs, "columns"):
         return configs_from_columns(configs)
-    configs = list(configs)
+    try:
+        configs = list(configs)
+    except TypeError:  # None, a number: a raw TypeError before
+        raise InputError(f"configurations are {configs!r}: give carb.Config objects, a preset name or a "
+                         "mapping of columns") from None
     if not all(isinstance(c, Config) for c in configs):
         raise InputError("configurations must be carb.Config objects, a preset name or a mapping of columns")
     return configs
@@ -116,6 +127,10 @@ class Model:
     """A trained CARB predictor: the cascade memory -> energy -> latency with conformal intervals."""
 
     def __init__(self, native):
+        # A hostile tester's finding: Model("cpu-2t") was taken, and failed later with AttributeErrors.
+        if not isinstance(native, _carb.Model):
+            raise InputError(f"carb.Model({native!r}): load a bundle with carb.Model.load(path), or train one "
+                             "with carb.Model.train(data)")
         self._m = native
 
     @classmethod
@@ -137,8 +152,8 @@ class Model:
         trees, seed, threads = _whole_arg(trees, "trees"), _seed(seed), _whole_arg(threads, "threads")
         if normalize not in ("auto", "on", "off"):  # as `carb train --normalize` (a raw TypeError for None)
             raise InputError(f"normalize is {normalize!r}, not 'auto', 'on' or 'off'")
-        if trees < 0:
-            raise InputError(f"trees is {trees}, not 0 (the defaults) or more")
+        if not 0 <= trees <= 100_000:  # as `carb train --trees`
+            raise InputError(f"trees is {trees}, not 0 (the defaults) to 100000")
         if not 1 <= threads <= 1024:
             raise InputError(f"threads is {threads}, not in 1..1024")
         _flag(correctors, "correctors"), _flag(fast, "fast")
@@ -204,8 +219,18 @@ def _budgets(budgets):
         target = _COSTS.get(name, name)
         if target in out:  # "latency" and "latency_ms" both given: the last one won (nineteenth pass)
             raise InputError(f"the {target} budget is given twice (as {name!r} and another name)")
-        out[target] = _scalar(value, f"the {name} budget")
+        if not isinstance(name, str):
+            raise InputError(f"a budget's name is {name!r}, not a cost such as 'latency'")
+        out[target] = _budget(value, f"the {name} budget")
     return out
+
+
+def _budget(value, what):
+    """A budget as the CLI's flags take one: a number in [1e-9, 1e15]."""
+    x = _scalar(value, what)
+    if not 1e-9 <= x <= 1e15:
+        raise InputError(f"{what} is {value!r}, not between 1e-9 and 1e15")
+    return x
 
 
 def _confidence(c):
@@ -226,7 +251,7 @@ def _model(model, what="model"):
         return model
     if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
         return Model.load(model)
-    raise TypeError(f"{what} must be a carb.Model or a model bundle's path, not {type(model).__name__}")
+    raise InputError(f"{what} must be a carb.Model or a model bundle's path, not {type(model).__name__}")
 
 
 def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, confidence=None, capacity=""):
@@ -234,6 +259,11 @@ def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, c
     keep what meets the budgets ({"latency": ms, "energy": J, "memory": MB}) and return the
     result as a dict (the same document as `carb screen --format json`)."""
     top_k = None if top_k is None else _whole_arg(top_k, "top_k")
+    if top_k is not None and top_k < 1:
+        raise InputError(f"top_k is {top_k}, not 1 or more")
+    for v, what in ((rank_by, "rank_by"), (capacity, "capacity")):
+        if not isinstance(v, str):
+            raise InputError(f"{what} is {v!r}, not a name (or '' for the default)")
     source = _model(source, "source")
     target = None if target is None else _model(target, "target")
     return _carb.screen(_configs(configs), source._m, target._m if target is not None else None, rank_by, top_k,
@@ -275,10 +305,14 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     min_energy_window, util_window and util ("all", "none", "sample:P" or P); those left out keep
     `carb plan`'s defaults. The protocol, backend and build_s need a model."""
     count = None if count is None else _whole_arg(count, "count")
-    if count is not None and count < 1:  # as `carb plan --count` (a raw TypeError before)
-        raise InputError(f"count is {count}, not 1 or more")
+    if count is not None and not 1 <= count <= 10**9:  # as `carb plan --count` (a raw TypeError before)
+        raise InputError(f"count is {count}, not 1 to 1000000000")
     budget_s = None if budget_s is None else _scalar(budget_s, "budget_s")
     diversity = _scalar(diversity, "diversity")
+    if not 0 <= diversity <= 100:  # as `carb plan --diversity`
+        raise InputError(f"diversity is {diversity:g}, not between 0 and 100")
+    if strategy is not None and not isinstance(strategy, str):
+        raise InputError(f"strategy is {strategy!r}, not a name")
     seed = _seed(seed)
     measured = () if measured is None else measured
     build_s = _scalar(build_s, "build_s")
@@ -288,7 +322,10 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     settings = _measure.plan_pricing(protocol, backend, model)
     if strategy is None:
         strategy = "uncertainty" if model is not None else "stratified"
-    p = _carb.plan(_configs(candidates), _configs(measured) if len(measured) else [],
+    candidates = _configs(candidates)
+    if not candidates:  # as `carb plan` says it (the empty plan's message blamed the budget)
+        raise InputError("nothing to plan: no candidate configurations were given")
+    p = _carb.plan(candidates, _configs(measured),
                    model._m if model is not None else None, strategy, count, budget_s, diversity, seed, spread,
                    build_s, backend, settings)
     if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing)
@@ -317,11 +354,17 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     external=True scores every row of the data as held out (a file the model did not train on).
     Scored rows the model trained on are counted in split.in_sample_rows, with a RuntimeWarning:
     their errors are in-sample (a Model.train model trained on every row)."""
+    path = None if isinstance(model, Model) else _path(model, "model")
     model = _model(model)
     files = _paths(data, "data")
     seed = None if seed is None else _seed(seed)
     test_fraction = None if test_fraction is None else _scalar(test_fraction, "test_fraction")
     doc = _carb.evaluate(model._m, files, _flag(external, "external"), _flag(quick, "quick"), seed, test_fraction)
+    # As `carb evaluate --format json` records them (a hostile tester: Python's lacked both); a
+    # carb.Model has no path to record.
+    doc["data"] = files
+    if path is not None:
+        doc["model"] = path
     split = doc.get("split", {})
     if split.get("in_sample_rows", 0) > 0:
         warnings.warn(f"carb: {split['in_sample_rows']} of {split.get('test_rows')} scored rows are configurations "
@@ -336,7 +379,11 @@ def recommend(model, arch, batches=None, precisions=None, latency_max=None, memo
     confidence (0.8, 0.9, 0.95 or 0.99) judges the budgets on the interval's upper bound. `model`
     is a carb.Model or a bundle's path."""
     model = _model(model)
+    if not isinstance(arch, Config):
+        raise InputError(f"arch is {arch!r}, not a carb.Config (its family, depth, width and resolution are used)")
     if batches is not None:
+        if isinstance(batches, (str, bytes)) or not hasattr(batches, "__iter__"):
+            raise InputError(f"batches is {batches!r}, not a list of batch sizes")
         batches = [_whole_arg(b, "a batch size") for b in batches]
         if not batches:
             raise InputError("no batch sizes to evaluate")
@@ -345,7 +392,10 @@ def recommend(model, arch, batches=None, precisions=None, latency_max=None, memo
         precisions = [precisions] if isinstance(precisions, str) else list(precisions)
         if not precisions:
             raise InputError("precisions is empty")
-    latency_max = None if latency_max is None else _scalar(latency_max, "latency_max")
-    memory_max = None if memory_max is None else _scalar(memory_max, "memory_max")
+        for x in precisions:
+            if not isinstance(x, str):
+                raise InputError(f"a precision is {x!r}, not a name such as 'fp32'")
+    latency_max = None if latency_max is None else _budget(latency_max, "latency_max")
+    memory_max = None if memory_max is None else _budget(memory_max, "memory_max")
     return _carb.recommend(model._m, arch, batches or [], precisions or [], latency_max, memory_max,
                            _confidence(confidence))

@@ -1,6 +1,7 @@
 """Measuring from Python: the protocol settings (as `carb profile`'s flags, with underscores),
 carb.profile (a resumable measurement store, as `carb profile`) and carb.export (the store as a
 dataset CSV with its provenance, as `carb data export`)."""
+import re
 import warnings
 from collections.abc import Mapping
 
@@ -26,6 +27,11 @@ def _util_share(v):
         return 0.0
     text = v[7:] if isinstance(v, str) and v.startswith("sample:") else v
     try:
+        # Decimal text only, as the CLI reads it (a hostile tester: " 0.5" and "1e-400", which
+        # underflows to 0, were taken where `--util` refuses them).
+        if isinstance(text, str) and (not re.fullmatch(r"[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?", text) or
+                                      (float(text) == 0 and re.search(r"[1-9]", text.split("e")[0].split("E")[0]))):
+            raise ValueError(text)
         p = _scalar(float(text) if isinstance(text, str) else text, "util")
     except (ValueError, InputError):
         p = float("nan")

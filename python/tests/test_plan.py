@@ -103,7 +103,10 @@ def test_pricing_without_a_model_is_refused(kwargs, message):
     (dict(backend="tpu"), "not 'cpu' or 'cuda'"),
     (dict(spread="linear"), "spread"),
     (dict(build_s=-1.0), "build time"),
-    (dict(count=-1), "count is -1, not 1 or more"),  # raw TypeErrors before
+    (dict(count=-1), "count is -1, not 1 to 1000000000"),  # raw TypeErrors before
+    (dict(count=2 * 10**9), "not 1 to 1000000000"),
+    (dict(diversity=1000), "diversity is 1000, not between 0 and 100"),
+    (dict(strategy=1), "strategy is 1, not a name"),
     (dict(seed=-1), "seed is -1, not a whole number in 0..4294967295"),
 ])
 def test_bad_pricing_settings_are_refused(model, kwargs, message):

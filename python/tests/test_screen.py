@@ -37,7 +37,7 @@ def test_every_function_taking_a_model_takes_a_bundles_path(model, model_dir):
     arch = carb.Config("basic", 18, 0.5, 64)
     assert carb.recommend(str(model_dir), arch, batches=[1, 8]) == carb.recommend(model, arch, batches=[1, 8])
     assert carb.screen("tiny", model_dir, target=str(model_dir), top_k=3)["two_stage"] is True
-    with pytest.raises(TypeError, match="carb.Model or a model bundle's path"):
+    with pytest.raises(carb.InputError, match="carb.Model or a model bundle.s path"):
         carb.recommend(42, arch)
 
 

@@ -69,7 +69,7 @@ def test_config_takes_only_integers_for_integer_fields():
                 Decimal("8.5"), Decimal("8"), 8.0, np.float64(8.0)):
         for field in ("depth", "resolution", "batch"):
             args = {"depth": 18, "width": 0.5, "resolution": 64, "batch": 8, field: bad}
-            with pytest.raises(TypeError, match="not an integer"):
+            with pytest.raises(carb.InputError, match="not an integer"):
                 carb.Config("basic", **args)
     # Integers of any kind are taken, and a fraction is a width.
     assert carb.Config("basic", np.int32(18), Fraction(1, 2), np.uint16(64), np.int8(8)).key == "basic-18-w0.5-r64-b8-fp32"

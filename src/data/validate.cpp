@@ -525,7 +525,10 @@ ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv) {
     static std::mutex m;
     static std::set<std::string> told;
     const std::lock_guard<std::mutex> g(m);
-    if (told.insert(file.string() + '\n' + file_fnv1a64(file).value_or("") + '\n' + text).second) warn(text);
+    if (told.insert(std::to_string(warning_round()) + '\n' + file.string() + '\n' + file_fnv1a64(file).value_or("") +
+                    '\n' + text)
+            .second)
+      warn(text);
   };
   // A sidecar edited since carb wrote it (notes added, which is allowed) is read, but not without a
   // word: the power limit it records is part of no id (fifty-fourth hostile pass: 700 -> 3000 W let

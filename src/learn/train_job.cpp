@@ -61,7 +61,12 @@ std::string failed_rows_note(const Dataset& all) {
 
 }  // namespace
 
-Dataset read_datasets(const std::vector<std::filesystem::path>& files) { return ok_rows_of(read_all_rows(files), files); }
+Dataset read_datasets(const std::vector<std::filesystem::path>& files, std::vector<std::string>* notes) {
+  const Dataset all = read_all_rows(files);
+  if (notes)
+    if (std::string note = failed_rows_note(all); !note.empty()) notes->push_back(std::move(note));
+  return ok_rows_of(all, files);
+}
 
 TrainSummary run_train_job(const TrainJob& job) {
   if (job.out.empty()) throw InputError("--out DIR is required");

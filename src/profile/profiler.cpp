@@ -124,6 +124,12 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   // Everything that can refuse the run does so before a device or the store is touched.
   require_known_backend(o.backend);
   validate(o.protocol, o.backend);
+  // A platform is a name printed in tables and read back by export, which refuses a control
+  // character in it (a hostile tester: a "gpu\nbox" store was measured, then could not be exported).
+  if (o.platform.empty() || std::any_of(o.platform.begin(), o.platform.end(), [](char ch) {
+        return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+      }))
+    throw InputError("the platform name is empty or holds a control character; give a printable name (e.g. cpu-2t)");
   if (o.protocol.realtime) enter_realtime();
   auto backend = make_backend(o.backend, o.protocol);
   for (const auto& c : configs) backend->check(c);  // refuse up front, before hours of work

@@ -425,6 +425,7 @@ std::string immutable_uri(const std::filesystem::path& p) {
 }  // namespace
 
 Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), file_(StoreLock::store_file(db)) {
+  if (db.empty()) throw MeasureError("the store's file name is empty; give one (for example cpu.db)");
   // Fiftieth hostile pass: "new/" made a directory `new`, then refused it for its hard links.
   if (!db.has_filename())
     throw MeasureError(db.string() + " ends in '/', which names a directory; give the store's file (for example " +
@@ -442,6 +443,13 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), f
     open_read_only();
     return;
   }
+  // A store at a dataset's provenance name (X.json beside X.csv) made the dataset unreadable: every
+  // reader took the store for its sidecar (a hostile tester's finding).
+  if (std::error_code ec; db.extension() == ".json" && std::filesystem::exists(std::filesystem::path(db).replace_extension(".csv"), ec))
+    throw MeasureError(db.string() + " is the provenance file name of " +
+                       std::filesystem::path(db).replace_extension(".csv").string() +
+                       "; give the store another name (for example " +
+                       std::filesystem::path(db).replace_extension(".db").string() + ")");
   if (db.has_parent_path()) {
     std::error_code ec;  // open() below reports a directory that could not be made
     std::filesystem::create_directories(db.parent_path(), ec);

@@ -1,6 +1,7 @@
 // SIGINT/SIGTERM recorded as a request to stop (see stop_signal.hpp).
 #include "util/stop_signal.hpp"
 
+#include <memory>
 #include <atomic>
 #include <cstdint>
 #include <ctime>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "carb/error.hpp"
+#include "carb/interrupt.hpp"
 
 namespace carb::detail {
 namespace {
@@ -99,3 +101,13 @@ void throw_if_stopped(const char* what, const char* kept) {
 }
 
 }  // namespace carb::detail
+
+namespace carb {
+
+struct StopOnSignalsScope::Impl {
+  detail::StopOnSignals scope;
+};
+StopOnSignalsScope::StopOnSignalsScope() : impl_(std::make_unique<Impl>()) {}
+StopOnSignalsScope::~StopOnSignalsScope() = default;
+
+}  // namespace carb

@@ -1,5 +1,6 @@
 #include "carb/warning.hpp"
 
+#include <atomic>
 #include <iostream>
 #include <mutex>
 #include <utility>
@@ -28,5 +29,12 @@ void warn(const std::string& text) {
   else
     std::cerr << "carb: warning: " << text << '\n';
 }
+
+namespace {
+std::atomic<std::uint64_t> g_round{0};
+}  // namespace
+
+void new_warning_round() { g_round.fetch_add(1); }
+std::uint64_t warning_round() { return g_round.load(); }
 
 }  // namespace carb

@@ -258,6 +258,27 @@ TEST_F(StoreTest, ADeviceOrFifoIsRefusedByName) {
   EXPECT_FALSE(fs::exists(fifo.string() + "-wal"));
 }
 
+// A hostile tester: a store made at a dataset's provenance name (h200.json beside h200.csv) made
+// the dataset unreadable, every reader taking the store for its sidecar. An empty name is named so.
+TEST_F(StoreTest, AStoreIsNeverMadeAtADatasetsSidecarNameNorAtAnEmptyName) {
+  std::ofstream(dir_ / "h200.csv") << "platform,family\n";
+  const fs::path side = dir_ / "h200.json";
+  try {
+    Store s(side, StoreAccess::sole_writer);
+    ADD_FAILURE() << "a store was made at a dataset's sidecar name";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find("is the provenance file name of"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(side));
+  { Store ok(dir_ / "other.json", StoreAccess::sole_writer); }  // no dataset beside it: a name like any
+  try {
+    Store s("", StoreAccess::sole_writer);
+    ADD_FAILURE() << "an empty store name was taken";
+  } catch (const MeasureError& e) {
+    EXPECT_NE(std::string(e.what()).find("file name is empty"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
   { Store s(db()); }
   sqlite3* raw = nullptr;

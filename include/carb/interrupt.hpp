@@ -1,0 +1,24 @@
+// Stopping carb's long work on SIGINT or SIGTERM, for a program that calls the library (the CLI
+// and the Python module do). While a StopOnSignalsScope is alive, the first SIGINT or SIGTERM is
+// recorded instead of ending the process; training, evaluation and profiling stop at their next
+// step and throw carb::Interrupted (carb/error.hpp), keeping what they finished. A second signal,
+// a second or more later, ends the process (the way out of a step that does not poll). Scopes
+// nest; the last one closed puts back the handlers that were there.
+#pragma once
+#include <memory>
+
+namespace carb {
+
+class StopOnSignalsScope {
+ public:
+  StopOnSignalsScope();
+  ~StopOnSignalsScope();
+  StopOnSignalsScope(const StopOnSignalsScope&) = delete;
+  StopOnSignalsScope& operator=(const StopOnSignalsScope&) = delete;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace carb

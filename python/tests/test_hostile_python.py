@@ -1,0 +1,123 @@
+# A hostile tester's pass on the Python surface (2026-12-05): each case was a raw TypeError, an
+# answer the CLI refuses, a warning the CLI gives and Python did not, or a Ctrl-C that did not stop.
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+
+import carb
+from conftest import SOURCE
+
+
+def test_ctrl_c_stops_training_at_the_next_fit(tmp_path):
+    # Python's own SIGINT handler runs only when C++ returns: Model.train ran to its end through three
+    # Ctrl-Cs, then discarded the model. carb's stop reaches the fits, as the CLI's does; its message
+    # (not Python's bare KeyboardInterrupt) shows which stopped it.
+    script = textwrap.dedent(f"""
+        import signal, sys, threading, os
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        import carb
+        threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        try:
+            carb.Model.train({str(SOURCE / "data" / "h200.csv")!r}, trees=20000, correctors=False)
+        except KeyboardInterrupt as e:
+            print("stopped:", e)
+            sys.exit(3)
+        print("ran to the end")
+        """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, OMP_WAIT_POLICY="PASSIVE"))
+    assert r.returncode == 3, (r.stdout, r.stderr)
+    assert "training interrupted by SIGINT" in r.stdout, r.stdout
+
+
+def test_train_says_which_failed_rows_it_left_out_as_the_cli_does(tmp_path):
+    lines = (SOURCE / "data" / "h200.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    status, cost_columns = header.index("status"), [header.index(c) for c in ("latency_ms", "energy_j", "peak_memory_mb")]
+    cells = lines[1].split(",")
+    cells[status] = "oom"
+    for c in cost_columns:
+        cells[c] = ""
+    path = tmp_path / "h.csv"
+    path.write_text("\n".join([lines[0], ",".join(cells)] + lines[2:]) + "\n")
+    with pytest.warns(RuntimeWarning, match="1 row measured as oom or error is not trained on"):
+        carb.Model.train(path, fast=True)
+    with pytest.raises(carb.InputError, match="trees is 1000000, not 0 .* to 100000"):
+        carb.Model.train(path, trees=10**6)
+
+
+def test_warnings_about_an_input_are_said_on_every_call(tmp_path):
+    import json
+    csv_path = tmp_path / "h.csv"
+    csv_path.write_bytes((SOURCE / "data" / "h200.csv").read_bytes())
+    side = json.loads((SOURCE / "data" / "h200.json").read_text())
+    side["note"] = "added by hand"
+    (tmp_path / "h.json").write_text(json.dumps(side))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(2):  # the second call trained without a word before
+            with pytest.raises(RuntimeWarning, match="was edited since carb wrote it"):
+                carb.Model.train(csv_path, fast=True)
+
+
+def test_a_config_equals_only_a_config():
+    c = carb.Config()
+    assert (c == None) is False and (c != None) is True  # noqa: E711
+    assert c != "basic-18-w1-r224-b1-fp32"
+    assert c in [None, "x", c] and c == carb.Config()
+    for kwargs, says in ((dict(family=None), "family is None, not a name"), (dict(precision=1), "precision is 1"),
+                         (dict(depth=18.0), "depth is 18.0, not an integer"), (dict(width="1"), "width is '1'")):
+        with pytest.raises(carb.InputError, match=says):
+            carb.Config(**kwargs)
+    with pytest.raises(carb.InputError, match="carb.Model.load"):
+        carb.Model("cpu-2t")
+
+
+@pytest.mark.parametrize("call, says", [
+    (lambda m: carb.screen("tiny", m, budgets={"latency": 1e16}), "between 1e-9 and 1e15"),
+    (lambda m: carb.screen("tiny", m, budgets={1: 5}), "a budget's name is 1"),
+    (lambda m: carb.screen("tiny", m, top_k=-1), "top_k is -1"),
+    (lambda m: carb.screen("tiny", m, rank_by=None), "rank_by is None"),
+    (lambda m: carb.recommend(m, carb.Config(), latency_max=1e-12), "between 1e-9 and 1e15"),
+    (lambda m: carb.recommend(m, carb.Config(), batches="16"), "batches is '16', not a list"),
+    (lambda m: carb.recommend(m, carb.Config(), precisions=[None]), "a precision is None"),
+    (lambda m: carb.recommend(m, None), "arch is None, not a carb.Config"),
+    (lambda m: carb.plan([], m, count=1), "no candidate configurations were given"),
+    (lambda m: carb.plan(None, m, count=1), "configurations are None"),
+    (lambda m: carb.plan("screen", m, count=2, backend="cuda", protocol={"util": "sample:1e-400"}), "protocol util"),
+    (lambda m: carb.plan("screen", m, count=2, backend="cuda", protocol={"util": " 0.5"}), "protocol util"),
+    (lambda m: m.predict(None), "configurations are None"),
+    (lambda m: carb.configs_from_columns({"family": "bas", "depth": [18], "width": [1], "resolution": [64],
+                                          "batch": [1], "precision": ["fp32"]}), "column family is 'bas'"),
+    (lambda m: carb.configs_from_columns(None), "not a mapping"),
+    (lambda m: carb.evaluate(m, str(SOURCE / "data" / "cpu-1t.csv"), external=True, seed=-1), "seed is -1"),
+])
+def test_what_the_cli_refuses_python_refuses_with_a_carb_error(model, call, says):
+    with pytest.raises(carb.InputError, match=says):
+        call(model)
+
+
+def test_one_configuration_is_a_measured_list(model):
+    one = carb.Config("basic", 10, 0.25, 32, 1)  # "has no len()" before
+    assert one not in carb.plan("screen", model, count=3, measured=one)["configs"]
+
+
+def test_evaluate_records_its_data_and_model_as_the_cli_does(model_dir, rows_csv):
+    doc = carb.evaluate(str(model_dir), rows_csv, external=True)
+    assert doc["data"] == [str(rows_csv)] and doc["model"] == str(model_dir)
+    assert "model" not in carb.evaluate(carb.Model.load(model_dir), rows_csv, external=True)
+
+
+def test_profile_refuses_a_platform_with_a_control_character_and_an_empty_store_name(tmp_path):
+    quick = {"threads": 1, "warmup": 0, "min_passes": 2, "max_passes": 2, "cooldown": 0}
+    one = [carb.Config("basic", 10, 0.25, 32, 1, "fp32")]
+    with pytest.raises(carb.InputError, match="control character"):
+        carb.profile(one, tmp_path / "nl.db", platform="gpu\nbox", protocol=quick, check_meter=False, progress=False)
+    assert not (tmp_path / "nl.db").exists()
+    with pytest.raises(carb.Error, match="file name is empty"):
+        carb.profile(one, "", protocol=quick, check_meter=False, progress=False)
