@@ -40,7 +40,7 @@ def _passive_openmp():
 _passive_openmp()
 
 from . import _carb  # noqa: E402  (after the OpenMP setting above)
-from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelError, __version__, arch,
+from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelError, __version__,
                     preset, preset_names)
 from ._carb import features as _features
 from ._args import _flag, _path, _paths, _scalar, _seed, _whole_arg
@@ -51,6 +51,19 @@ __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", 
            "campaign_order", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset", "preset_names", "recommend", "screen", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
+
+
+def arch(config, layers=False):
+    """The analytic model of one configuration (as `carb arch --format json`): params, MACs, FLOPs,
+    activation sizes; with layers=True every layer."""
+    return _carb.arch(_config(config, "config"), _flag(layers, "layers"))
+
+
+def _config(c, what):
+    """One carb.Config (a hostile tester: a key string or None was a raw pybind11 TypeError)."""
+    if not isinstance(c, Config):
+        raise InputError(f"{what} is {c!r}, not a carb.Config")
+    return c
 _COSTS = {"energy": "energy_j", "latency": "latency_ms", "memory": "peak_memory_mb"}
 
 
@@ -171,13 +184,13 @@ class Model:
         return list(self._m.targets)
 
     def trained_on(self, config):
-        return self._m.trained_on(config)
+        return self._m.trained_on(_config(config, "config"))
 
     def trained_architecture(self, config):
         """Whether the model trained on this configuration's architecture (family, depth, width,
         precision) at any resolution and batch. Intervals of an architecture it never trained on are
         calibrated by holding whole architectures out of training, and are wider."""
-        return self._m.trained_architecture(config)
+        return self._m.trained_architecture(_config(config, "config"))
 
     @property
     def unseen_calibration_networks(self):

@@ -11,16 +11,23 @@ def _path(p, what):
     """A file system path as text: str, bytes (decoded as the OS does) or os.PathLike. Thirty-second
     hostile pass: save(b'ud') wrote a directory named "b'ud'" (str() of the bytes)."""
     try:
-        return os.fsdecode(os.fspath(p))
+        text = os.fsdecode(os.fspath(p))
     except TypeError:
         raise InputError(f"{what} is {p!r}, not a path (str, bytes or os.PathLike)") from None
+    if "\0" in text:  # no file has one in its name (a raw pybind11 TypeError before)
+        raise InputError(f"{what} is {p!r}: a path cannot hold a NUL character")
+    return text
 
 
 def _paths(data, what):
     """One path or an iterable of them."""
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         return [_path(data, what)]
-    return [_path(d, what) for d in data]
+    try:
+        items = list(data)
+    except TypeError:
+        raise InputError(f"{what} is {data!r}, not a path or a list of paths") from None
+    return [_path(d, what) for d in items]
 
 
 def _flag(v, what):

@@ -96,6 +96,14 @@ def test_a_config_equals_only_a_config():
                                           "batch": [1], "precision": ["fp32"]}), "column family is 'bas'"),
     (lambda m: carb.configs_from_columns(None), "not a mapping"),
     (lambda m: carb.evaluate(m, str(SOURCE / "data" / "cpu-1t.csv"), external=True, seed=-1), "seed is -1"),
+    (lambda m: carb.evaluate(m, 5), "data is 5, not a path or a list of paths"),
+    (lambda m: carb.Model.train(5), "data is 5, not a path or a list of paths"),
+    (lambda m: carb.Model.train("h\0.csv"), "NUL character"),
+    (lambda m: m.save("ab\0cd"), "NUL character"),
+    (lambda m: m.trained_on("basic-18-w1-r224-b1-fp32"), "config is 'basic-18-w1-r224-b1-fp32', not a carb.Config"),
+    (lambda m: carb.arch("basic-18"), "config is 'basic-18', not a carb.Config"),
+    (lambda m: carb.arch(carb.Config(), layers="yes"), "layers is 'yes', not True or False"),
+    (lambda m: carb.features(None), "configurations are None"),
 ])
 def test_what_the_cli_refuses_python_refuses_with_a_carb_error(model, call, says):
     with pytest.raises(carb.InputError, match=says):
