@@ -168,7 +168,7 @@ def test_evaluate_is_the_clis_document(model, model_dir, rows_csv):
     want = json.loads(cli.stdout)
     for t in model.targets:
         assert doc["targets"][t]["r2"] == pytest.approx(want["targets"][t]["r2"], rel=1e-12)
-    with pytest.raises(carb.InputError, match="--test-fraction"):
+    with pytest.raises(carb.InputError, match="^test_fraction must be in"):  # the keyword, not the CLI flag
         carb.evaluate(model, rows_csv, test_fraction=1.5)
 
 

@@ -97,7 +97,7 @@ def test_pricing_without_a_model_is_refused(kwargs, message):
     (dict(protocol={"reference": 1}), "not True or False"),
     (dict(protocol={"warmup": 2.5}), "not a whole number"),
     (dict(protocol={"cooldown": "1"}), "not a number"),
-    (dict(protocol={"min_passes": 200, "max_passes": 100}), "more than --max-passes"),
+    (dict(protocol={"min_passes": 200, "max_passes": 100}), "more than max_passes"),
     (dict(protocol={"util": "sample:2"}, backend="cuda"), "sample:P with P between 0 and 1"),
     (dict(protocol=[("warmup", 5)]), "must be a mapping"),
     (dict(backend="tpu"), "not 'cpu' or 'cuda'"),
