@@ -11,8 +11,10 @@ cd "$(dirname "$0")/.."
 carb=build/carb
 mkdir -p models out
 for p in cpu-2t cpu-1t h200; do
-  # Retrain when the data changed since, or when this carb cannot load the bundle (an older schema).
+  # Retrain when the data changed since, when this carb cannot load the bundle (an older schema), or
+  # when the bundle predates calibrated extrapolation rates (it would widen past the grid at rate 1).
   if [[ ! -f models/$p/manifest.json || data/$p.csv -nt models/$p/manifest.json ]] ||
+    ! grep -q '"extrapolation_rate"' models/$p/manifest.json ||
     ! $carb predict --model models/$p --family basic --depth 18 --width 1 --resolution 64 --batch 1 \
       --precision fp32 >/dev/null 2>&1; then
     echo "== training models/$p on data/$p.csv"
