@@ -3,9 +3,10 @@
 // recorded instead of ending the process; training, evaluation and profiling stop at their next
 // step and throw carb::Interrupted (carb/error.hpp), keeping what they finished. A second signal,
 // a second or more later, ends the process (the way out of a step that does not poll). Scopes
-// nest; the last one closed puts back the handlers that were there.
+// nest, in one thread or several: the first one opened resets the record and installs the
+// handler, the last one closed puts back what was there. A signal the process was started ignoring
+// (a shell's `carb ... &` under some shells) stays ignored.
 #pragma once
-#include <memory>
 
 namespace carb {
 
@@ -15,10 +16,6 @@ class StopOnSignalsScope {
   ~StopOnSignalsScope();
   StopOnSignalsScope(const StopOnSignalsScope&) = delete;
   StopOnSignalsScope& operator=(const StopOnSignalsScope&) = delete;
-
- private:
-  struct Impl;
-  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace carb

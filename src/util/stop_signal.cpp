@@ -1,7 +1,6 @@
 // SIGINT/SIGTERM recorded as a request to stop (see stop_signal.hpp).
 #include "util/stop_signal.hpp"
 
-#include <memory>
 #include <atomic>
 #include <cstdint>
 #include <ctime>
@@ -9,7 +8,6 @@
 #include <string>
 
 #include "carb/error.hpp"
-#include "carb/interrupt.hpp"
 
 namespace carb::detail {
 namespace {
@@ -70,24 +68,6 @@ struct sigaction catch_signal(int sig) {
 static std::mutex g_scope_mutex;
 static struct sigaction g_old_int {}, g_old_term {};
 
-StopOnSignals::StopOnSignals() {
-  const std::lock_guard<std::mutex> lock(g_scope_mutex);
-  if (g_scopes.load() == 0) {
-    g_signal = 0, g_first_ns = 0;
-    g_old_int = catch_signal(SIGINT);
-    g_old_term = catch_signal(SIGTERM);
-  }
-  g_scopes.fetch_add(1);
-}
-
-StopOnSignals::~StopOnSignals() {
-  const std::lock_guard<std::mutex> lock(g_scope_mutex);
-  if (g_scopes.fetch_sub(1) == 1) {
-    sigaction(SIGINT, &g_old_int, nullptr);
-    sigaction(SIGTERM, &g_old_term, nullptr);
-  }
-}
-
 std::string signal_name(int sig) {
   return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "signal " + std::to_string(sig);
 }
@@ -104,10 +84,24 @@ void throw_if_stopped(const char* what, const char* kept) {
 
 namespace carb {
 
-struct StopOnSignalsScope::Impl {
-  detail::StopOnSignals scope;
-};
-StopOnSignalsScope::StopOnSignalsScope() : impl_(std::make_unique<Impl>()) {}
-StopOnSignalsScope::~StopOnSignalsScope() = default;
+StopOnSignalsScope::StopOnSignalsScope() {
+  using namespace detail;
+  const std::lock_guard<std::mutex> lock(g_scope_mutex);
+  if (g_scopes.load() == 0) {
+    g_signal = 0, g_first_ns = 0;
+    g_old_int = catch_signal(SIGINT);
+    g_old_term = catch_signal(SIGTERM);
+  }
+  g_scopes.fetch_add(1);
+}
+
+StopOnSignalsScope::~StopOnSignalsScope() {
+  using namespace detail;
+  const std::lock_guard<std::mutex> lock(g_scope_mutex);
+  if (g_scopes.fetch_sub(1) == 1) {
+    sigaction(SIGINT, &g_old_int, nullptr);
+    sigaction(SIGTERM, &g_old_term, nullptr);
+  }
+}
 
 }  // namespace carb

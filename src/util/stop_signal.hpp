@@ -6,6 +6,8 @@
 #include <csignal>
 #include <string>
 
+#include "carb/interrupt.hpp"
+
 namespace carb::detail {
 
 /// A second SIGINT/SIGTERM this many seconds or more after the first ends the process; one sooner is
@@ -13,17 +15,9 @@ namespace carb::detail {
 inline constexpr double kSameStopRequestS = 1.0;
 
 /// While one is alive, the first SIGINT or SIGTERM is recorded instead of ending the process; a
-/// second one, kSameStopRequestS or more later, ends it (the user's way out of a step that does not
-/// poll). A signal the process was started ignoring (a shell's
-/// `carb ... &` under some shells) stays ignored. Scopes nest, in one thread or several: the first
-/// one opened resets the record and installs the handler, the last one closed puts back what was there.
-class StopOnSignals {
- public:
-  StopOnSignals();
-  ~StopOnSignals();
-  StopOnSignals(const StopOnSignals&) = delete;
-  StopOnSignals& operator=(const StopOnSignals&) = delete;
-};
+/// second one, kSameStopRequestS or more later, ends it. The public carb::StopOnSignalsScope
+/// (carb/interrupt.hpp) under the name the library's own code uses.
+using StopOnSignals = carb::StopOnSignalsScope;
 
 /// The signal that asked the work to stop, 0 while none has (or outside every StopOnSignals).
 int stop_signal();
