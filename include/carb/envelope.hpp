@@ -54,10 +54,10 @@ struct TrainedEnvelope {
   static TrainedEnvelope from_json(const nlohmann::json& j);
 };
 
-/// How much wider (in log space) an interval gets for these excursions: the largest log_ratio. A
-/// model's error grows at least as fast as the distance past its data, so an interval widened by
-/// that distance is the least it must be; infinite when a family, precision or pairing of the two was
-/// never trained.
+/// How far past the trained ranges these excursions reach, in log space: the largest log_ratio;
+/// infinite when a family, precision or pairing of the two was never trained. A prediction's
+/// interval is widened by this distance times its target's extrapolation rate, calibrated in
+/// training (TargetSummary::extrapolation_rate; 1 in bundles from before it).
 double extrapolation_widening(const std::vector<Excursion>& outside);
 
 }  // namespace carb

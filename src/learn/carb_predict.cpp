@@ -11,6 +11,7 @@
 #include "carb/model.hpp"
 #include "carb/network_spec.hpp"
 #include "checksum_file.hpp"
+#include "conformal.hpp"
 #include "model_internal.hpp"
 
 namespace carb {
@@ -332,16 +333,6 @@ void check_confidence_level(double confidence) {
                    " is not a level carb calibrates intervals at; use one of " + levels);
 }
 
-namespace {
-// Half-width at a calibrated coverage level (check_confidence_level); for an architecture never
-// trained, the widths calibrated with whole architectures held out, when the bundle has them.
-double half_width(const TargetModel& tm, BatchRegime regime, double confidence, bool trained_architecture) {
-  const ConformalWidths& w = trained_architecture || tm.conformal_unseen.empty() ? tm.conformal : tm.conformal_unseen;
-  const auto& q = w.count(regime) ? w.at(regime) : w.at(BatchRegime::all);
-  return q.at(conformal_key(confidence));
-}
-}  // namespace
-
 std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, const std::vector<Telemetry>& tel,
                                            std::optional<double> confidence) const {
   if (confidence) check_confidence_level(*confidence);
@@ -363,18 +354,15 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
       const double v = cols[tm.target][i];
       out[i].value[tm.target] = v;
       if (!confidence) continue;
-      const double h = half_width(tm, configs[i].batch <= opts_.corrector_max_batch ? BatchRegime::low_batch : BatchRegime::high_batch,
-                                  *confidence, seen);
+      const double h = interval_half_width(tm, configs[i], opts_.corrector_max_batch, *confidence, seen);
       auto& iv = out[i].interval[tm.target];
       // How fast this target's error grows with the distance: calibrated in training (1 in older bundles).
       const auto rate = tm.extrapolation_rate.find(conformal_key(*confidence));
       const double wide = widen > 0 && rate != tm.extrapolation_rate.end() ? rate->second * widen : widen;
       if (!std::isfinite(wide) || !std::isfinite(h))  // never trained, or too few rows for this level
         iv = {0.0, std::numeric_limits<double>::infinity()};
-      else if (opts_.log_target)
-        iv = {v * std::exp(-h - wide), v * std::exp(h + wide)};
       else
-        iv = {(v - h) * std::exp(-wide), (v + h) * std::exp(wide)};
+        iv = widened_interval(v, h, wide, opts_.log_target);
       if (tm.target == "peak_memory_mb" && v > 0)  // nor can its interval reach below, bounded or not
         iv.first = std::max(iv.first, network_totals(configs[i]).memory_floor_mb());
       // No cost is below zero: a raw-target interval (a fixed width around the point) reached -27 ms

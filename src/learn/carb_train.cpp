@@ -184,6 +184,7 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
   // The same with whole architectures held out, for the intervals of networks never trained.
   const ArchitectureFolds arch_folds = architecture_folds(d, o.seed);
   std::map<std::string, std::vector<float>> oof_unseen;
+  ExtrapolationCalibration extrapolation(d);
   for (const auto& t : m.targets_) {
     TargetModel tm;
     tm.target = t;
@@ -195,9 +196,9 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
     Matrix X = with_upstream(base, tm.upstream, oof);
     if (o.verbose) std::cerr << "training " << t << " on " << d.rows.size() << " rows\n";
     oof[t] = train_target(tm, X, d, o, folds);
-    tm.extrapolation_rate = calibrate_extrapolation_rate(tm, X, d, o);
     if (arch_folds.k)
       oof_unseen[t] = calibrate_unseen_architectures(tm, with_upstream(base, tm.upstream, oof_unseen), d, o, arch_folds);
+    extrapolation.calibrate(tm, base, oof, d, o);  // after the unseen widths, which its new networks start from
     m.models_.push_back(std::move(tm));
   }
   return m;

@@ -99,4 +99,28 @@ std::vector<float> calibrate_unseen_architectures(TargetModel& tm, const Matrix&
   return pred;
 }
 
+double interval_half_width(const TargetModel& tm, const Config& c, int low_batch_max, double level,
+                           bool trained_architecture) {
+  const ConformalWidths& w = trained_architecture || tm.conformal_unseen.empty() ? tm.conformal : tm.conformal_unseen;
+  const BatchRegime regime = c.batch <= low_batch_max ? BatchRegime::low_batch : BatchRegime::high_batch;
+  const auto& q = w.count(regime) ? w.at(regime) : w.at(BatchRegime::all);
+  return q.at(conformal_key(level));
+}
+
+std::pair<double, double> widened_interval(double v, double h, double wide, bool log_target) {
+  if (log_target) return {v * std::exp(-h - wide), v * std::exp(h + wide)};
+  return {(v - h) * std::exp(-wide), (v + h) * std::exp(wide)};
+}
+
+double widening_to_cover(double y, double v, double h, bool log_target) {
+  if (log_target) return std::max(0.0, std::abs(std::log(y) - std::log(v)) - h);
+  // Raw units: the edges scale by e^w, so the widening is a log ratio to the nearer edge. A
+  // lower edge at or below zero already holds every cost below the point; a point at or below zero
+  // gets no upper edge (CarbModel::predict), so it holds every cost.
+  if (!(v > 0)) return 0.0;
+  if (y > v + h) return v + h > 0 ? std::log(y / (v + h)) : std::numeric_limits<double>::infinity();
+  if (y < v - h) return y > 0 ? std::log((v - h) / y) : std::numeric_limits<double>::infinity();
+  return 0.0;
+}
+
 }  // namespace carb

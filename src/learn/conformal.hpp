@@ -8,6 +8,7 @@
 // measured grid"). The unseen-architecture widths are calibrated where that question is asked.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "carb/dataset.hpp"
@@ -63,5 +64,21 @@ inline constexpr int kCalibrationTrees = 50;
 /// (the returned values, log y or y: what the cascade feeds downstream).
 std::vector<float> calibrate_unseen_architectures(TargetModel& tm, const Matrix& X, const Dataset& d,
                                                   const TrainOptions& o, const ArchitectureFolds& af);
+
+/// The half-width tm's interval has at `level` for configuration c (its batch regime: batch <=
+/// low_batch_max or above); for an architecture never trained, the unseen-architecture width when
+/// tm has one. Infinite where the level could not be bounded.
+double interval_half_width(const TargetModel& tm, const Config& c, int low_batch_max, double level,
+                           bool trained_architecture);
+
+/// The interval around a prediction v with half-width h, widened by `wide` (log units) past the
+/// trained ranges: [v e^-(h+w), v e^(h+w)] for a log target, [(v - h) e^-w, (v + h) e^w] for a raw
+/// one (h in the target's units). Not yet clamped to the target's floor.
+std::pair<double, double> widened_interval(double v, double h, double wide, bool log_target);
+
+/// The least widening (>= 0, log units) that makes widened_interval(v, h, w, log_target) hold the
+/// measured value y: what an extrapolation-rate draw measures. 0 for a raw point at or below zero
+/// (predict bounds it by nothing above); infinite when no widening would hold y.
+double widening_to_cover(double y, double v, double h, bool log_target);
 
 }  // namespace carb

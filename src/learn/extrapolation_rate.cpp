@@ -5,7 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <vector>
+#include <set>
 
 #include "carb/envelope.hpp"
 #include "conformal.hpp"
@@ -13,20 +13,14 @@
 #include "target_data.hpp"
 
 namespace carb {
-namespace {
 
-// A hold-out: which rows it leaves out of training (1) and predicts.
-using HoldOut = std::vector<char>;
-
-// The rows at the largest and at the smallest value of each dimension; depth per family (one
-// family's deepest are not past another's), all families' together as one hold-out.
-std::vector<HoldOut> hold_outs(const Dataset& d) {
+ExtrapolationCalibration::ExtrapolationCalibration(const Dataset& d) {
   const std::vector<std::function<double(const Config&)>> dims = {
       [](const Config& c) { return double(c.resolution); }, [](const Config& c) { return double(c.batch); },
       [](const Config& c) { return c.width; }, [](const Config& c) { return double(c.depth); }};
   const std::size_t n = d.rows.size();
-  std::vector<HoldOut> out;
   for (std::size_t k = 0; k < dims.size(); ++k) {
+    // Depth per family: one family's deepest are not past another's.
     const bool per_family = k == 3;
     std::map<int, std::pair<double, double>> range;  // per family (or one group): smallest, largest
     for (const Record& r : d.rows) {
@@ -44,69 +38,88 @@ std::vector<HoldOut> hold_outs(const Dataset& d) {
         // A group with one value has nothing past it to learn from: not held out.
         if (lo != hi && dims[k](c) == (top ? hi : lo)) h[i] = 1, ++held;
       }
-      if (held >= 2 && n - held >= 20) out.push_back(std::move(h));
+      if (held >= 2 && n - held >= 20) holds_.push_back(std::move(h));
     }
   }
-  return out;
+  held_.resize(holds_.size());
 }
 
-}  // namespace
-
-std::map<std::string, double> calibrate_extrapolation_rate(const TargetModel& tm, const Matrix& X, const Dataset& d,
-                                                           const TrainOptions& o) {
-  const std::vector<HoldOut> holds = hold_outs(d);
-  if (holds.empty()) return {};
-  TargetData base = target_data(d, tm.target, o.log_target);
+void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
+                                         const std::map<std::string, std::vector<float>>& oof, const Dataset& d,
+                                         const TrainOptions& o) {
+  tm.extrapolation_rate.clear();
+  if (holds_.empty()) return;
+  const TargetData plain = target_data(d, tm.target, o.log_target);
   LearnerParams quick = o.params;
   quick.n_trees = kCalibrationTrees;
   quick.threads = 1;  // the hold-outs run side by side
   FitBatch b;
   std::vector<std::vector<int>> folds;
   std::vector<TargetData> tds;
+  std::vector<Matrix> xs;
   std::vector<std::size_t> handles;
-  folds.reserve(holds.size()), tds.reserve(holds.size());
-  for (const HoldOut& h : holds) {
+  folds.reserve(holds_.size()), tds.reserve(holds_.size()), xs.reserve(holds_.size());
+  for (std::size_t s = 0; s < holds_.size(); ++s) {
+    const HoldOut& h = holds_[s];
+    // The upstream targets of a held-out row as a new configuration gets them: predicted by
+    // models that never saw it (a random fold's out-of-fold prediction had seen its neighbours
+    // past the rest's ranges, and made the rate optimistic for the targets downstream).
+    std::map<std::string, std::vector<float>> upstream;
+    for (const auto& u : tm.upstream) {
+      std::vector<float> p = oof.at(u);
+      const std::vector<float>& away = held_[s].at(u);
+      for (std::size_t i = 0; i < p.size(); ++i)
+        if (h[i]) p[i] = away[i];
+      upstream.emplace(u, std::move(p));
+    }
+    xs.push_back(with_upstream(base, tm.upstream, upstream));
     // Fold 0 is the hold-out, predicted by a forest fitted on fold 1 (the rest); fold 1's own
     // prediction, from the hold-out alone, is not used.
     folds.emplace_back(h.begin(), h.end());
     for (int& f : folds.back()) f = f ? 0 : 1;
-    tds.push_back(tm.estimate ? ratio_data(base, *tm.estimate, tm.target, d, folds.back(), 2) : base);
-    handles.push_back(add_target_oof(b, [&] { return make_learner("extra_trees", quick); }, X, tds.back(), folds.back(), 2));
+    tds.push_back(tm.estimate ? ratio_data(plain, *tm.estimate, tm.target, d, folds.back(), 2) : plain);
+    handles.push_back(
+        add_target_oof(b, [&] { return make_learner("extra_trees", quick); }, xs.back(), tds.back(), folds.back(), 2));
   }
   b.run(o.params.threads);
 
-  // Draws per level: (excess error over the in-grid width) / distance past the rest's envelope.
+  // Draws per level: the widening a held-out row's interval needs / its distance past the rest.
   std::map<std::string, std::vector<double>> draws;
   const std::vector<Config> configs = configs_of(d);
-  for (std::size_t s = 0; s < holds.size(); ++s) {
-    const std::vector<float> pred = oof_in_target_space(b, handles[s], tds[s]);
+  for (std::size_t s = 0; s < holds_.size(); ++s) {
+    std::vector<float> pred = oof_in_target_space(b, handles[s], tds[s]);
+    for (std::size_t i = 0; i < pred.size(); ++i) pred[i] = holds_[s][i] ? pred[i] + tds[s].offset[i] : 0.0f;
     std::vector<Config> rest;
+    std::set<std::string> rest_architectures;
     for (std::size_t i = 0; i < configs.size(); ++i)
-      if (!holds[s][i]) rest.push_back(configs[i]);
+      if (!holds_[s][i]) rest.push_back(configs[i]), rest_architectures.insert(architecture_key(configs[i]));
     const TrainedEnvelope env = TrainedEnvelope::of(rest);
     for (std::size_t i = 0; i < configs.size(); ++i) {
-      if (!holds[s][i]) continue;
+      if (!holds_[s][i]) continue;
       const double dist = extrapolation_widening(env.outside(configs[i]));
       if (!(dist > 0) || !std::isfinite(dist)) continue;
-      const double error = std::abs(double(tds[s].y[i]) - pred[i]);
-      const auto regime = configs[i].batch <= o.corrector_max_batch ? BatchRegime::low_batch : BatchRegime::high_batch;
-      const auto& widths = tm.conformal.count(regime) ? tm.conformal.at(regime) : tm.conformal.at(BatchRegime::all);
+      const double v = o.log_target ? std::exp(double(pred[i])) : double(pred[i]);
+      // A held-out depth or width is a network the rest never trained: its interval starts from
+      // the unseen-architecture width, as a prediction's does.
+      const bool seen = rest_architectures.count(architecture_key(configs[i])) > 0;
       for (double level : kConfidenceLevels) {
-        const double h = widths.at(conformal_key(level));
-        if (std::isfinite(h)) draws[conformal_key(level)].push_back(std::max(0.0, error - h) / dist);
+        const double h = interval_half_width(tm, configs[i], o.corrector_max_batch, level, seen);
+        const double w = widening_to_cover(plain.y_raw[i], v, h, o.log_target);
+        if (std::isfinite(h) && std::isfinite(w)) draws[conformal_key(level)].push_back(w / dist);
       }
     }
+    held_[s][tm.target] = std::move(pred);
   }
-  std::map<std::string, double> rate;
+  double below = 0.0;  // the rate of the level below: a higher level's is never smaller
   for (double level : kConfidenceLevels) {
     auto& e = draws[conformal_key(level)];
     std::sort(e.begin(), e.end());
     // The finite-sample quantile, as the conformal widths take it; too few draws: the earlier rule.
     const auto k = static_cast<std::size_t>(std::ceil((e.size() + 1) * level));
-    rate[conformal_key(level)] =
-        e.size() >= static_cast<std::size_t>(kMinExtrapolationDraws) && k <= e.size() ? e[k - 1] : 1.0;
+    const double r = e.size() >= static_cast<std::size_t>(kMinExtrapolationDraws) && k <= e.size() ? e[k - 1] : 1.0;
+    below = std::max(below, r);
+    tm.extrapolation_rate[conformal_key(level)] = below;
   }
-  return rate;
 }
 
 }  // namespace carb

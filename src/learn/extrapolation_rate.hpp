@@ -5,15 +5,18 @@
 // unit of distance for every target: right for trees that answer a constant past their data, but
 // the ratio form carries the trend in its analytic estimate, and 430 CPU rows measured at the
 // `deploy` preset's resolutions 160-256 (data/cpu-2t-deploy.csv) had memory within 5.3% at p90
-// inside 90% intervals ×2.0 wide. Here each target's rate is measured instead: the rows at the
+// inside 90% intervals x2.0 wide. Here each target's rate is measured instead: the rows at the
 // largest trained value of a dimension (resolution, batch, width, each family's depth), then those
 // at the smallest, are held out in turn; a quick forest in the target's form (its estimate refitted
-// without them) predicts them from the rest; each held-out row's excess error over the in-grid
-// width, per unit of its distance past the rest, is one draw; the rate at a level is the
-// finite-sample quantile of the draws.
+// without them) predicts them from the rest, with the cascade's upstream targets predicted the same
+// way (as a new configuration's are, by models that never saw it); each held-out row's widening
+// needed beyond its in-grid interval, per unit of its distance past the rest, is one draw; the
+// rate at a level is the finite-sample quantile of the draws, and no level's rate is below a lower
+// level's.
 #pragma once
 #include <map>
 #include <string>
+#include <vector>
 
 #include "carb/dataset.hpp"
 #include "carb/matrix.hpp"
@@ -26,12 +29,30 @@ namespace carb {
 /// the earlier rule's 1.
 inline constexpr int kMinExtrapolationDraws = 20;
 
-/// Rate per coverage level ("0.8" ... "0.99") for tm (trained, its form chosen, its in-grid widths
-/// set): log error per unit of distance past the trained ranges, beyond the in-grid width. X: the
-/// features the target's learners see (base and upstream predictions), one row per row of d. A
-/// level whose quantile cannot be bounded (too few draws) gets 1. Empty when no hold-out is
-/// possible (every dimension has one value).
-std::map<std::string, double> calibrate_extrapolation_rate(const TargetModel& tm, const Matrix& X, const Dataset& d,
-                                                           const TrainOptions& o);
+/// The calibration across a cascade: targets in cascade order, each calibrated once.
+class ExtrapolationCalibration {
+ public:
+  /// The hold-outs of d: per dimension, the rows at its largest and at its smallest value (depth per
+  /// family), where at least 2 are held and 20 remain.
+  explicit ExtrapolationCalibration(const Dataset& d);
+
+  /// Sets tm.extrapolation_rate (tm trained, its form chosen, its in-grid and unseen-architecture
+  /// widths set): log error per unit of distance past the trained ranges, beyond the in-grid
+  /// interval, per level ("0.8" ... "0.99"); 1 at a level with too few draws; empty when no
+  /// hold-out is possible. base: the base features of d's rows; oof: the out-of-fold predictions of
+  /// the targets upstream of tm (what its training rows saw). Remembers tm's held-out predictions,
+  /// which the targets downstream see in place of oof's.
+  void calibrate(TargetModel& tm, const Matrix& base, const std::map<std::string, std::vector<float>>& oof,
+                 const Dataset& d, const TrainOptions& o);
+
+  /// How many hold-outs there are.
+  std::size_t hold_outs() const { return holds_.size(); }
+
+ private:
+  using HoldOut = std::vector<char>;  // 1: the row is held out and predicted
+  std::vector<HoldOut> holds_;
+  // Per hold-out, per calibrated target: its held-out rows' predictions (log y or y), else 0.
+  std::vector<std::map<std::string, std::vector<float>>> held_;
+};
 
 }  // namespace carb

@@ -78,6 +78,27 @@ double latency_coverage(const CarbModel& m, const Dataset& d) {
   return in / static_cast<double>(p.size());
 }
 
+// The widening a draw measures is the least that makes the widened interval hold the value: at
+// that widening the value lies on an edge, a hair less leaves it out (log and raw targets).
+TEST(Conformal, TheWideningToCoverAValuePutsItOnTheIntervalsEdge) {
+  for (bool log_target : {true, false})
+    for (double y : {0.3, 0.9, 1.0, 1.4, 7.0}) {
+      const double v = 1.0, h = log_target ? 0.1 : 0.2;
+      const double w = widening_to_cover(y, v, h, log_target);
+      ASSERT_TRUE(std::isfinite(w) && w >= 0) << y;
+      const auto [lo, hi] = widened_interval(v, h, w, log_target);
+      EXPECT_TRUE(lo <= y * (1 + 1e-12) && y <= hi * (1 + 1e-12)) << y << " log " << log_target;
+      if (w > 0) {
+        const auto [lo2, hi2] = widened_interval(v, h, w - 1e-6, log_target);
+        EXPECT_FALSE(lo2 <= y && y <= hi2) << y << " log " << log_target;
+      }
+    }
+  // Raw units: a point at or below zero is unbounded above by predict, so it needs nothing.
+  EXPECT_EQ(widening_to_cover(5.0, -1.0, 0.5, false), 0.0);
+  // A lower edge at or below zero holds everything under the point.
+  EXPECT_EQ(widening_to_cover(0.01, 1.0, 1.5, false), 0.0);
+}
+
 TEST(Conformal, ArchitectureFoldsHoldWholeNetworksOut) {
   // 12 networks, each at two precisions, and depth 10 at width 0.25 also written 0.251 (the same
   // channels: one network, written twice).
