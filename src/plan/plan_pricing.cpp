@@ -63,6 +63,14 @@ std::optional<double> planned_value(const nlohmann::json& priced, const Setting&
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
+// A text field of a hand-editable document; nullopt when it is missing or not text (json's
+// value() throws a type_error there, which reached the user as "internal error").
+std::optional<std::string> text_field(const nlohmann::json& j, const char* key) {
+  const auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
 }  // namespace
 
 namespace plan_detail {
@@ -91,7 +99,7 @@ std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, 
   }
   if (sidecar.is_null())
     return {name + " has no sidecar (" + side + "): what it was planned and priced for cannot be checked"};
-  if (!sidecar.is_object() || sidecar.value("kind", std::string()) != kPlanKind)
+  if (!sidecar.is_object() || text_field(sidecar, "kind") != kPlanKind)
     return {side + " is not the sidecar carb plan writes: what " + name + " was planned and priced for cannot be checked"};
   std::vector<std::string> out;
   if (provenance_mismatch(plan_csv, sidecar))
@@ -108,9 +116,12 @@ std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, 
                   ", whose measured rows it leaves out; this run measures platform " + quoted(platform));
   if (!pf.contains("priced") || !pf["priced"].is_object()) return out;
   const nlohmann::json& pr = pf["priced"];
-  const std::string planned_backend = pr.value("backend", std::string());
-  if (planned_backend != backend) {
-    out.push_back(name + "'s costs were predicted for the " + quoted(planned_backend) + " backend; this run measures on " +
+  const std::optional<std::string> planned_backend = text_field(pr, "backend");
+  if (!planned_backend)
+    out.push_back(side + " does not say which backend " + name + "'s costs were predicted for; this run measures on " +
+                  quoted(backend) + ", and its predicted measuring time may not hold");
+  else if (*planned_backend != backend) {
+    out.push_back(name + "'s costs were predicted for the " + quoted(*planned_backend) + " backend; this run measures on " +
                   quoted(backend) + ", so its predicted measuring time does not hold");
     return out;  // the windows priced differ in kind: the settings compare nothing more
   }

@@ -140,5 +140,25 @@ TEST_F(PlanPricing, AnEditedPlanOrSidecarAndAMissingOrForeignOneAreSaid) {
   EXPECT_NE(lines[0].find("has no sidecar"), std::string::npos) << lines[0];
 }
 
+// A hand-written sidecar (no seal of its own) whose fields are not text: the kind said "internal
+// error" (json's type_error), and a priced plan without a backend was said to be priced for ''.
+TEST_F(PlanPricing, AHandWrittenSidecarWithFieldsThatAreNotTextIsSaidNotThrown) {
+  const Plan p = priced();
+  const auto f = written(p);
+  const auto side = dir_ / "plan.json";
+  std::ofstream(side) << R"({"kind": 5})";
+  auto lines = plan_departures(f, p.protocol, "cpu", "cpu-2t", true);
+  ASSERT_EQ(lines.size(), 1u) << joined(lines);
+  EXPECT_NE(lines[0].find("is not the sidecar carb plan writes"), std::string::npos) << lines[0];
+  for (const char* backend : {R"("backend": 7, )", ""}) {
+    std::ofstream(side) << R"({"kind": "carb plan", "planned_for": {"priced": {)" << backend << R"("warmup": 9}}})";
+    lines = plan_departures(f, p.protocol, "cpu", "cpu-2t", true);
+    ASSERT_EQ(lines.size(), 2u) << joined(lines);
+    EXPECT_NE(lines[0].find("does not say which backend"), std::string::npos) << lines[0];
+    EXPECT_EQ(lines[0].find("''"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[1].find("--warmup 9 (this run: 5)"), std::string::npos) << lines[1];
+  }
+}
+
 }  // namespace
 }  // namespace carb
