@@ -2,7 +2,9 @@
 #pragma once
 #include <pybind11/pybind11.h>
 
+#include <csignal>
 #include <map>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -28,17 +30,40 @@ void bind_measure(py::module_& m);
 /// Runs `f` without the GIL inside a carb::StopOnSignalsScope: Ctrl-C (or SIGTERM) stops carb's work
 /// at its next step, as the CLI's, and raises KeyboardInterrupt with carb::Interrupted's message.
 /// (A hostile tester's finding: Python's own handler only runs when C++ returns, so Model.train and
-/// evaluate ran to their end through three Ctrl-Cs, then discarded the result.)
+/// evaluate ran to their end through three Ctrl-Cs, then discarded the result.) A signal that came
+/// after the work's last check is delivered again once the scope has put Python's handlers back,
+/// as if it had come just after the call: Ctrl-C raises KeyboardInterrupt instead of vanishing.
 template <class F>
 auto stoppable(F&& f) -> decltype(f()) {
+  int late = 0;
+  const auto deliver_late = [&late] {
+    if (late == 0) return;
+    std::raise(late);
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  };
   try {
-    const carb::StopOnSignalsScope scope;
-    const py::gil_scoped_release release;
-    return f();
+    if constexpr (std::is_void_v<decltype(f())>) {
+      {
+        const carb::StopOnSignalsScope scope;
+        const py::gil_scoped_release release;
+        f();
+        late = scope.signal();
+      }
+      deliver_late();
+    } else {
+      auto result = [&] {
+        const carb::StopOnSignalsScope scope;
+        const py::gil_scoped_release release;
+        auto r = f();
+        late = scope.signal();
+        return r;
+      }();
+      deliver_late();
+      return result;
+    }
   } catch (const carb::Interrupted& e) {
     PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     throw py::error_already_set();
   }
 }
-
 }  // namespace carb_python

@@ -16,6 +16,9 @@ class StopOnSignalsScope {
   ~StopOnSignalsScope();
   StopOnSignalsScope(const StopOnSignalsScope&) = delete;
   StopOnSignalsScope& operator=(const StopOnSignalsScope&) = delete;
+  /// The signal recorded since the outermost scope opened (SIGINT or SIGTERM), 0 while none has. A
+  /// caller whose work finished after its last check reads it here, so the request is not lost.
+  int signal() const;
 };
 
 }  // namespace carb

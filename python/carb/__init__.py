@@ -158,7 +158,9 @@ class Model:
         on other measurements (`carb.evaluate` warns, and counts in split.in_sample_rows, the scored
         rows the model trained on).
         trees=0 means the paper's 800/800/400; fast=True takes `carb train --fast`'s settings
-        (100 trees, 3 folds, no correctors: for planning rounds)."""
+        (100 trees, 3 folds, no correctors: for planning rounds).
+        Ctrl-C stops it at the next fit and raises KeyboardInterrupt; a second Ctrl-C a second or
+        more later ends the process, as it does `carb train`."""
         files = _paths(data, "data")
         # Checked, not converted (twentieth hostile pass: trees=True trained 1 tree per learner,
         # trees=False the 800/800/400 defaults, seed=True seed 1).
@@ -366,7 +368,9 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     residuals, components; leave-one-batch-tier-out and the ablation unless quick (they retrain).
     external=True scores every row of the data as held out (a file the model did not train on).
     Scored rows the model trained on are counted in split.in_sample_rows, with a RuntimeWarning:
-    their errors are in-sample (a Model.train model trained on every row)."""
+    their errors are in-sample (a Model.train model trained on every row).
+    Ctrl-C stops it at the next step and raises KeyboardInterrupt; a second Ctrl-C a second or more
+    later ends the process, as it does `carb evaluate`."""
     path = None if isinstance(model, Model) else _path(model, "model")
     model = _model(model)
     files = _paths(data, "data")

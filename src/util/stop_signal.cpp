@@ -95,6 +95,8 @@ StopOnSignalsScope::StopOnSignalsScope() {
   g_scopes.fetch_add(1);
 }
 
+int StopOnSignalsScope::signal() const { return detail::stop_signal(); }
+
 StopOnSignalsScope::~StopOnSignalsScope() {
   using namespace detail;
   const std::lock_guard<std::mutex> lock(g_scope_mutex);

@@ -18,6 +18,18 @@ TEST(StopSignal, AFirstSignalIsRecordedNotDelivered) {
   EXPECT_EQ(stop_signal(), SIGTERM);
 }
 
+// The public scope says what was recorded, for a caller whose work finished after its last check
+// (the Python module delivers it again once Python's handlers are back); an inner scope sees the
+// outer one's record.
+TEST(StopSignal, AScopeSaysTheSignalRecordedSinceTheOutermostOpened) {
+  const StopOnSignalsScope outer;
+  EXPECT_EQ(outer.signal(), 0);
+  ASSERT_EQ(std::raise(SIGINT), 0);
+  const StopOnSignalsScope inner;
+  EXPECT_EQ(inner.signal(), SIGINT);
+  EXPECT_EQ(outer.signal(), SIGINT);
+}
+
 // The H200 campaign of 2026-12-04: `timeout` signals the command and its process group, the
 // profiler took the second SIGTERM as "end now" and printed no summary.
 TEST(StopSignal, TheSameSignalTwiceAtOnceIsOneRequest) {
