@@ -233,17 +233,40 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
 
 // An input error in the words of the Python surface: the library's checks name the CLI's flags
 // ("--test-fraction must be ..."), which Python takes as keywords (test_fraction=...). A hostile
-// tester's finding.
+// tester's finding. Only the flags the Python functions have a keyword for are rewritten, and only
+// as whole words after a space, "(" or "`": "--old/s.db" in a path and a preset named '--force' are
+// the user's own text.
 std::string python_words(const std::string& text) {
-  static const std::regex flag(R"((^|[\s(`'"])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![a-z0-9-]))");
+  static const std::map<std::string, std::string> keywords = [] {
+    std::map<std::string, std::string> k;
+    for (const char* same : {"arch", "backend", "batches", "budget-s", "budgets", "build-s", "candidates", "capacity",
+                             "columns", "confidence", "config", "configs", "count", "data", "db", "diversity",
+                             "known", "latency-max", "layers", "measured", "memory-max", "model", "normalize", "out",
+                             "platform", "precisions", "protocol", "rank-by", "seed", "spread", "strategy", "target",
+                             "test-fraction", "threads", "top-k", "trees",
+                             // the protocol's settings, keys of carb.profile's and carb.plan's protocol
+                             "channels-last", "cooldown", "cooldown-above", "energy-ticks", "keep-memory",
+                             "max-passes", "max-timed-s", "min-energy-window", "min-passes", "realtime",
+                             "rebuild-networks", "reference", "target-ci", "util", "util-window", "warmup"}) {
+      std::string name = same;
+      std::replace(name.begin(), name.end(), '-', '_');
+      k[same] = name;
+    }
+    for (const char* on : {"check-meter", "external", "fast", "force", "group-architectures", "quick", "retry-errors"}) {
+      std::string name = on;
+      std::replace(name.begin(), name.end(), '-', '_');
+      k[on] = name + "=True";
+    }
+    k["no-correctors"] = "correctors=False";
+    return k;
+  }();
+  static const std::regex flag(R"((^|[\s(`])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![a-z0-9_./-]))");
   std::string out;
   auto begin = text.cbegin();
   for (std::smatch m; std::regex_search(begin, text.cend(), m, flag); begin = m[0].second) {
     out.append(begin, m[0].first);
-    std::string name = m[2].str();
-    std::replace(name.begin(), name.end(), '-', '_');
-    if (name == "force" || name == "external" || name == "quick") name += "=True";
-    out += m[1].str() + name;
+    const auto it = keywords.find(m[2].str());
+    out += it == keywords.end() ? m[0].str() : m[1].str() + it->second;
   }
   out.append(begin, text.cend());
   return out;

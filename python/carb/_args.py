@@ -42,13 +42,16 @@ def _scalar(v, what):
     budget that float() accepted)."""
     if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
         raise InputError(f"{what} is {v!r}, not a number")
-    return float(v)
+    try:
+        return float(v)
+    except OverflowError:  # an int past any float (10**400): a raw OverflowError before
+        raise InputError(f"{what} is {v!r}, out of range") from None
 
 
 def _whole_arg(v, what):
     """A whole number given as an argument (a count, a batch size): True is not 1."""
     x = _scalar(v, what)
-    if x != math.floor(x):
+    if not math.isfinite(x) or x != math.floor(x):  # floor(nan) raised ValueError, floor(inf) OverflowError
         raise InputError(f"{what} is {v!r}, not a whole number")
     if abs(x) > 2**31 - 1:
         raise InputError(f"{what} is {v!r}, out of range")
@@ -58,6 +61,6 @@ def _whole_arg(v, what):
 def _seed(v, what="seed"):
     """A seed: a whole number the C++ side takes unsigned (seed=-1 was a raw TypeError)."""
     x = _scalar(v, what)
-    if x != math.floor(x) or not 0 <= x <= 2**32 - 1:
+    if not math.isfinite(x) or x != math.floor(x) or not 0 <= x <= 2**32 - 1:
         raise InputError(f"{what} is {v!r}, not a whole number in 0..4294967295")
     return int(x)

@@ -104,6 +104,12 @@ def test_a_config_equals_only_a_config():
     (lambda m: carb.arch("basic-18"), "config is 'basic-18', not a carb.Config"),
     (lambda m: carb.arch(carb.Config(), layers="yes"), "layers is 'yes', not True or False"),
     (lambda m: carb.features(None), "configurations are None"),
+    # A seed or count past any float, or not finite: raw ValueError and OverflowError before.
+    (lambda m: carb.evaluate(m, str(SOURCE / "data" / "cpu-1t.csv"), external=True, seed=float("nan")), "seed is nan"),
+    (lambda m: carb.Model.train(str(SOURCE / "data" / "h200.csv"), seed=float("inf")), "seed is inf"),
+    (lambda m: carb.Model.train(str(SOURCE / "data" / "h200.csv"), seed=10**400), "seed is 1000"),
+    (lambda m: carb.Model.train(str(SOURCE / "data" / "h200.csv"), trees=float("inf")), "trees is inf"),
+    (lambda m: carb.plan("screen", m, count=10**400), "count is 1000"),
 ])
 def test_what_the_cli_refuses_python_refuses_with_a_carb_error(model, call, says):
     with pytest.raises(carb.InputError, match=says):
@@ -129,3 +135,11 @@ def test_profile_refuses_a_platform_with_a_control_character_and_an_empty_store_
     assert not (tmp_path / "nl.db").exists()
     with pytest.raises(carb.Error, match="file name is empty"):
         carb.profile(one, "", protocol=quick, check_meter=False, progress=False)
+
+
+def test_a_flag_in_the_users_own_text_is_left_as_it_is():
+    # Input errors name Python's keywords for the CLI's flags (force=True for --force), but a name the
+    # user gave is quoted as given: the preset '--force' read 'force=True', a path "--old/s.db" "old/s.db".
+    for name in ("--force", "--old/s.db", "--resnet"):
+        with pytest.raises(carb.InputError, match=f"unknown preset '{name}'"):
+            carb.features(name)
