@@ -11,8 +11,8 @@
 // without them) predicts them from the rest, with the cascade's upstream targets predicted the same
 // way (as a new configuration's are, by models that never saw it); each held-out row's widening
 // needed beyond its in-grid interval, per unit of its distance past the rest, is one draw; the
-// rate at a level is the finite-sample quantile of the draws, and no level's rate is below a lower
-// level's.
+// rate at a level is the largest of the dimensions' finite-sample quantiles of their draws, and no
+// level's rate is below a lower level's.
 #pragma once
 #include <map>
 #include <string>
@@ -51,6 +51,7 @@ class ExtrapolationCalibration {
  private:
   using HoldOut = std::vector<char>;  // 1: the row is held out and predicted
   std::vector<HoldOut> holds_;
+  std::vector<std::size_t> dimension_;  // per hold-out: 0 resolution, 1 batch, 2 width, 3 depth
   // Per hold-out, per calibrated target: its held-out rows' predictions (log y or y), else 0.
   std::vector<std::map<std::string, std::vector<float>>> held_;
 };

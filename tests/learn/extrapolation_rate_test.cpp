@@ -143,6 +143,20 @@ TEST(ExtrapolationRate, HeldOutRowsGetTheirUpstreamFromModelsThatNeverSawThem) {
   EXPECT_EQ(rate[0], rate[1]);
 }
 
+// One rate serves every dimension, so it is the largest of the dimensions' quantiles: pooled, the
+// many held-out widths (here within their unseen-architecture width, needing nothing) outvoted the
+// few held-out resolutions that need widening, and the rate was 0 (the H200's memory past its
+// largest batch: 79% of 90% intervals held).
+TEST(ExtrapolationRate, ADimensionOutnumberedByOthersIsStillCovered) {
+  const Dataset d = rows({0.5, 1.0}, {32, 48, 64, 80, 96, 112, 128, 144, 160, 176}, 2);
+  ExtrapolationCalibration cal(d);
+  ASSERT_EQ(cal.hold_outs(), 4u);  // each end of resolution (12 rows each) and of width (60 each)
+  TargetModel tm = target_model("latency_ms", 0.0);
+  tm.conformal_unseen = widths_of(10.0);
+  cal.calibrate(tm, features(d), {}, d, options(true));
+  EXPECT_GT(tm.extrapolation_rate.at("0.8"), 0.5);
+}
+
 // The rate at a higher coverage level is never below a lower level's: intervals nest. Each level's
 // draws are measured beyond its own width, so a level whose width already holds every held-out row
 // (here 0.99's) has draws of zero, and its rate was 0 where 0.95's was not.
