@@ -38,8 +38,9 @@ auto stoppable(F&& f) -> decltype(f()) {
   int late = 0;
   const auto deliver_late = [&late] {
     if (late == 0) return;
-    std::raise(late);
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    // To Python's own handler, not through the OS: another call's scope may still have carb's handler
+    // installed, which took a raise() as a second signal and ended the process.
+    if (PyErr_SetInterruptEx(late) == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
   };
   try {
     if constexpr (std::is_void_v<decltype(f())>) {

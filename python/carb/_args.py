@@ -33,28 +33,36 @@ def _paths(data, what):
 def _flag(v, what):
     """A yes/no given as an argument: True or False, not 1 or "yes"."""
     if not isinstance(v, bool):
-        raise InputError(f"{what} is {v!r}, not True or False")
+        raise InputError(f"{what} is {_shown(v)}, not True or False")
     return v
+
+
+def _shown(v):
+    """repr(v), but an int too long for Python to print (over 4,300 digits) by its size."""
+    try:
+        return repr(v)
+    except ValueError:
+        return f"an integer of about {int(v.bit_length() * 0.30103) + 1} digits"
 
 
 def _scalar(v, what):
     """A number given as an argument: checked, not converted (True was a 1 ms budget, "0.5" a string
     budget that float() accepted)."""
     if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
-        raise InputError(f"{what} is {v!r}, not a number")
+        raise InputError(f"{what} is {_shown(v)}, not a number")
     try:
         return float(v)
     except OverflowError:  # an int past any float (10**400): a raw OverflowError before
-        raise InputError(f"{what} is {v!r}, out of range") from None
+        raise InputError(f"{what} is {_shown(v)}, out of range") from None
 
 
 def _whole_arg(v, what):
     """A whole number given as an argument (a count, a batch size): True is not 1."""
     x = _scalar(v, what)
     if not math.isfinite(x) or x != math.floor(x):  # floor(nan) raised ValueError, floor(inf) OverflowError
-        raise InputError(f"{what} is {v!r}, not a whole number")
+        raise InputError(f"{what} is {_shown(v)}, not a whole number")
     if abs(x) > 2**31 - 1:
-        raise InputError(f"{what} is {v!r}, out of range")
+        raise InputError(f"{what} is {_shown(v)}, out of range")
     return int(x)
 
 
@@ -62,5 +70,5 @@ def _seed(v, what="seed"):
     """A seed: a whole number the C++ side takes unsigned (seed=-1 was a raw TypeError)."""
     x = _scalar(v, what)
     if not math.isfinite(x) or x != math.floor(x) or not 0 <= x <= 2**32 - 1:
-        raise InputError(f"{what} is {v!r}, not a whole number in 0..4294967295")
+        raise InputError(f"{what} is {_shown(v)}, not a whole number in 0..4294967295")
     return int(x)

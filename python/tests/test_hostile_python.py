@@ -143,3 +143,9 @@ def test_a_flag_in_the_users_own_text_is_left_as_it_is():
     for name in ("--force", "--old/s.db", "--resnet"):
         with pytest.raises(carb.InputError, match=f"unknown preset '{name}'"):
             carb.features(name)
+
+
+def test_an_integer_too_long_to_print_is_refused_by_its_size():
+    # repr() of an int over 4,300 digits raises ValueError: the check's own message did.
+    with pytest.raises(carb.InputError, match="seed is an integer of about 5001 digits"):
+        carb.Model.train(str(SOURCE / "data" / "h200.csv"), seed=10**5000)
