@@ -239,6 +239,10 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
 std::string python_words(const std::string& text) {
   static const std::map<std::string, std::string> keywords = [] {
     std::map<std::string, std::string> k;
+    const auto underscored = [](std::string name) {
+      std::replace(name.begin(), name.end(), '-', '_');
+      return name;
+    };
     for (const char* same : {"arch", "backend", "batches", "budget-s", "budgets", "build-s", "candidates", "capacity",
                              "columns", "confidence", "config", "configs", "count", "data", "db", "diversity",
                              "known", "latency-max", "layers", "measured", "memory-max", "model", "normalize", "out",
@@ -247,16 +251,10 @@ std::string python_words(const std::string& text) {
                              // the protocol's settings, keys of carb.profile's and carb.plan's protocol
                              "channels-last", "cooldown", "cooldown-above", "energy-ticks", "keep-memory",
                              "max-passes", "max-timed-s", "min-energy-window", "min-passes", "realtime",
-                             "rebuild-networks", "reference", "target-ci", "util", "util-window", "warmup"}) {
-      std::string name = same;
-      std::replace(name.begin(), name.end(), '-', '_');
-      k[same] = name;
-    }
-    for (const char* on : {"check-meter", "external", "fast", "force", "group-architectures", "quick", "retry-errors"}) {
-      std::string name = on;
-      std::replace(name.begin(), name.end(), '-', '_');
-      k[on] = name + "=True";
-    }
+                             "rebuild-networks", "reference", "target-ci", "util", "util-window", "warmup"})
+      k[same] = underscored(same);
+    for (const char* on : {"check-meter", "external", "fast", "force", "group-architectures", "quick", "retry-errors"})
+      k[on] = underscored(on) + "=True";
     k["no-correctors"] = "correctors=False";
     return k;
   }();

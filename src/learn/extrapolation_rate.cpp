@@ -42,6 +42,23 @@ ExtrapolationCalibration::ExtrapolationCalibration(const Dataset& d) {
     }
   }
   held_.resize(holds_.size());
+  // Each held-out row's distance past the rest, and whether the rest trained its network: the same
+  // for every target, so measured once here.
+  const std::vector<Config> configs = configs_of(d);
+  distance_.assign(holds_.size(), std::vector<double>(n, 0.0));
+  seen_.assign(holds_.size(), std::vector<char>(n, 0));
+  for (std::size_t s = 0; s < holds_.size(); ++s) {
+    std::vector<Config> rest;
+    std::set<std::string> rest_architectures;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!holds_[s][i]) rest.push_back(configs[i]), rest_architectures.insert(architecture_key(configs[i]));
+    const TrainedEnvelope env = TrainedEnvelope::of(rest);
+    for (std::size_t i = 0; i < n; ++i)
+      if (holds_[s][i]) {
+        distance_[s][i] = extrapolation_widening(env.outside(configs[i]));
+        seen_[s][i] = rest_architectures.count(architecture_key(configs[i])) > 0;
+      }
+  }
 }
 
 void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
@@ -90,19 +107,14 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
   for (std::size_t s = 0; s < holds_.size(); ++s) {
     std::vector<float> pred = oof_in_target_space(b, handles[s], tds[s]);
     for (std::size_t i = 0; i < pred.size(); ++i) pred[i] = holds_[s][i] ? pred[i] + tds[s].offset[i] : 0.0f;
-    std::vector<Config> rest;
-    std::set<std::string> rest_architectures;
-    for (std::size_t i = 0; i < configs.size(); ++i)
-      if (!holds_[s][i]) rest.push_back(configs[i]), rest_architectures.insert(architecture_key(configs[i]));
-    const TrainedEnvelope env = TrainedEnvelope::of(rest);
     for (std::size_t i = 0; i < configs.size(); ++i) {
       if (!holds_[s][i]) continue;
-      const double dist = extrapolation_widening(env.outside(configs[i]));
+      const double dist = distance_[s][i];
       if (!(dist > 0) || !std::isfinite(dist)) continue;
       const double v = o.log_target ? std::exp(double(pred[i])) : double(pred[i]);
       // A held-out depth or width is a network the rest never trained: its interval starts from
       // the unseen-architecture width, as a prediction's does.
-      const bool seen = rest_architectures.count(architecture_key(configs[i])) > 0;
+      const bool seen = seen_[s][i];
       for (double level : kConfidenceLevels) {
         const double h = interval_half_width(tm, configs[i], o.corrector_max_batch, level, seen);
         const double w = widening_to_cover(plain.y_raw[i], v, h, o.log_target);

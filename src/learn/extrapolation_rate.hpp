@@ -52,6 +52,10 @@ class ExtrapolationCalibration {
   using HoldOut = std::vector<char>;  // 1: the row is held out and predicted
   std::vector<HoldOut> holds_;
   std::vector<std::size_t> dimension_;  // per hold-out: 0 resolution, 1 batch, 2 width, 3 depth
+  // Per hold-out and held-out row: its distance past the rest's envelope, and whether the rest
+  // trained its architecture (0 for rows not held out).
+  std::vector<std::vector<double>> distance_;
+  std::vector<std::vector<char>> seen_;
   // Per hold-out, per calibrated target: its held-out rows' predictions (log y or y), else 0.
   std::vector<std::map<std::string, std::vector<float>>> held_;
 };
