@@ -415,17 +415,19 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
         if (tm.conformal_unseen.empty()) throw ModelError(where + " has an empty set of unseen-architecture widths");
       }
       if (j.contains(kRateKey)) {
-        // One finite rate >= 0 per coverage level, as training writes them: a missing level would
-        // fall back on 1, a negative one would narrow intervals past the data below the in-grid width.
+        // One rate >= 0 per coverage level, as training writes them: a missing level would fall
+        // back on 1, a negative one would narrow intervals past the data below the in-grid width.
+        // null is an infinite rate (no widening held enough held-out rows): unbounded past the data.
         const auto& r = j.at(kRateKey);
         if (!r.is_object() || r.size() != kConfidenceLevels.size())
           throw ModelError(where + "'s extrapolation rates are not what training writes");
         for (double level : kConfidenceLevels) {
           const auto it = r.find(conformal_key(level));
-          if (it == r.end() || !it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>()))
+          if (it == r.end() || !(it->is_null() || (it->is_number() && it->get<double>() >= 0 && std::isfinite(it->get<double>()))))
             throw ModelError(where + "'s extrapolation rate at level " + conformal_key(level) +
-                             " is missing or not a finite number >= 0");
-          tm.extrapolation_rate[conformal_key(level)] = it->get<double>();
+                             " is missing or neither a finite number >= 0 nor null (unbounded)");
+          tm.extrapolation_rate[conformal_key(level)] =
+              it->is_null() ? std::numeric_limits<double>::infinity() : it->get<double>();
         }
       }
       tm.oof = OofComponents::from_json(j.at("components"));

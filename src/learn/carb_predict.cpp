@@ -358,7 +358,10 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
       auto& iv = out[i].interval[tm.target];
       // How fast this target's error grows with the distance: calibrated in training (1 in older bundles).
       const auto rate = tm.extrapolation_rate.find(conformal_key(*confidence));
-      const double wide = widen > 0 && rate != tm.extrapolation_rate.end() ? rate->second * widen : widen;
+      // Past the data at all, the distance it multiplies is at least kMinExtrapolationDistance, as
+      // calibrated. A rate no widening reaches (infinite) leaves the interval unbounded there.
+      const double wide =
+          widen > 0 && rate != tm.extrapolation_rate.end() ? rate->second * extrapolation_distance(widen) : widen;
       if (!std::isfinite(wide) || !std::isfinite(h))  // never trained, or too few rows for this level
         iv = {0.0, std::numeric_limits<double>::infinity()};
       else

@@ -112,6 +112,10 @@ std::pair<double, double> widened_interval(double v, double h, double wide, bool
   return {(v - h) * std::exp(-wide), (v + h) * std::exp(wide)};
 }
 
+double extrapolation_distance(double distance) {
+  return distance > 0 ? std::max(distance, kMinExtrapolationDistance) : distance;
+}
+
 double widening_to_cover(double y, double v, double h, bool log_target) {
   if (log_target) return std::max(0.0, std::abs(std::log(y) - std::log(v)) - h);
   // Raw units: the edges scale by e^w, so the widening is a log ratio to the nearer edge. A

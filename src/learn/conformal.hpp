@@ -76,6 +76,16 @@ double interval_half_width(const TargetModel& tm, const Config& c, int low_batch
 /// one (h in the target's units). Not yet clamped to the target's floor.
 std::pair<double, double> widened_interval(double v, double h, double wide, bool log_target);
 
+/// The least distance past the trained ranges (log units; log 1.1) a calibrated extrapolation rate
+/// multiplies. Just past the data the error is the in-grid noise of a forest that lost its nearest
+/// rows, not growth with distance: held-out resolutions 128 against a largest trained 129 gave draws
+/// of noise / log(129/128), rates near 10, and the largest over dimensions spread them to all.
+inline constexpr double kMinExtrapolationDistance = 0.09531017980432486;
+
+/// The distance a calibrated rate multiplies: 0 inside the trained ranges, at least
+/// kMinExtrapolationDistance past them, infinite where a family or precision was never trained.
+double extrapolation_distance(double distance);
+
 /// The least widening (>= 0, log units) that makes widened_interval(v, h, w, log_target) hold the
 /// measured value y: what an extrapolation-rate draw measures. 0 for a raw point at or below zero
 /// (predict bounds it by nothing above); infinite when no widening would hold y.

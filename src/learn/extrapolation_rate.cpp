@@ -8,24 +8,43 @@
 #include <set>
 
 #include "carb/envelope.hpp"
+#include "carb/network_spec.hpp"
 #include "conformal.hpp"
 #include "model_internal.hpp"
 #include "target_data.hpp"
 
 namespace carb {
+namespace {
+
+// Each configuration at the smallest width that builds its network.
+std::vector<Config> one_width_per_network(std::vector<Config> cs) {
+  std::map<std::string, double> width_of;  // channels: the smallest width spelling them
+  for (const Config& c : cs) {
+    const auto [it, fresh] = width_of.emplace(width_channels(c.width), c.width);
+    it->second = std::min(it->second, c.width);
+  }
+  for (Config& c : cs) c.width = width_of.at(width_channels(c.width));
+  return cs;
+}
+
+}  // namespace
 
 ExtrapolationCalibration::ExtrapolationCalibration(const Dataset& d) {
   const std::vector<std::function<double(const Config&)>> dims = {
       [](const Config& c) { return double(c.resolution); }, [](const Config& c) { return double(c.batch); },
       [](const Config& c) { return c.width; }, [](const Config& c) { return double(c.depth); }};
+  // One width per network, as predict asks at one (CarbModel::as_trained): a width spelled otherwise
+  // (0.251 beside 0.25) was held out as the narrowest "network" at distance 0.004, and counted as
+  // one the rest never trained.
+  const std::vector<Config> configs = one_width_per_network(configs_of(d));
   const std::size_t n = d.rows.size();
   for (std::size_t k = 0; k < dims.size(); ++k) {
     // Depth per family: one family's deepest are not past another's.
     const bool per_family = k == 3;
     std::map<int, std::pair<double, double>> range;  // per family (or one group): smallest, largest
-    for (const Record& r : d.rows) {
-      const int g = per_family ? static_cast<int>(r.config.family) : 0;
-      const double v = dims[k](r.config);
+    for (const Config& c : configs) {
+      const int g = per_family ? static_cast<int>(c.family) : 0;
+      const double v = dims[k](c);
       const auto [it, fresh] = range.emplace(g, std::pair{v, v});
       it->second.first = std::min(it->second.first, v), it->second.second = std::max(it->second.second, v);
     }
@@ -33,7 +52,7 @@ ExtrapolationCalibration::ExtrapolationCalibration(const Dataset& d) {
       HoldOut h(n, 0);
       std::size_t held = 0;
       for (std::size_t i = 0; i < n; ++i) {
-        const Config& c = d.rows[i].config;
+        const Config& c = configs[i];
         const auto [lo, hi] = range.at(per_family ? static_cast<int>(c.family) : 0);
         // A group with one value has nothing past it to learn from: not held out.
         if (lo != hi && dims[k](c) == (top ? hi : lo)) h[i] = 1, ++held;
@@ -44,7 +63,6 @@ ExtrapolationCalibration::ExtrapolationCalibration(const Dataset& d) {
   held_.resize(holds_.size());
   // Each held-out row's distance past the rest, and whether the rest trained its network: the same
   // for every target, so measured once here.
-  const std::vector<Config> configs = configs_of(d);
   distance_.assign(holds_.size(), std::vector<double>(n, 0.0));
   seen_.assign(holds_.size(), std::vector<char>(n, 0));
   for (std::size_t s = 0; s < holds_.size(); ++s) {
@@ -62,8 +80,8 @@ ExtrapolationCalibration::ExtrapolationCalibration(const Dataset& d) {
 }
 
 void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
-                                         const std::map<std::string, std::vector<float>>& oof, const Dataset& d,
-                                         const TrainOptions& o) {
+                                         const std::map<std::string, std::vector<float>>& oof,
+                                         const Dataset& d, const TrainOptions& o) {
   tm.extrapolation_rate.clear();
   if (holds_.empty()) return;
   const TargetData plain = target_data(d, tm.target, o.log_target);
@@ -95,30 +113,40 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
     folds.emplace_back(h.begin(), h.end());
     for (int& f : folds.back()) f = f ? 0 : 1;
     tds.push_back(tm.estimate ? ratio_data(plain, *tm.estimate, tm.target, d, folds.back(), 2) : plain);
-    handles.push_back(
-        add_target_oof(b, [&] { return make_learner("extra_trees", quick); }, xs.back(), tds.back(), folds.back(), 2));
+    handles.push_back(add_target_oof(
+        b, [&] { return make_learner("extra_trees", quick); }, xs.back(), tds.back(), folds.back(), 2));
   }
   b.run(o.params.threads);
 
   // Draws per dimension and level: the widening a held-out row's interval needs / its distance past
-  // the rest.
+  // the rest (floored, as predict floors it). Every dimension held out has its list, drawn or not.
   std::map<std::size_t, std::map<std::string, std::vector<double>>> draws;
+  for (std::size_t k : dimension_) draws[k];
   const std::vector<Config> configs = configs_of(d);
+  const double inf = std::numeric_limits<double>::infinity();
   for (std::size_t s = 0; s < holds_.size(); ++s) {
     std::vector<float> pred = oof_in_target_space(b, handles[s], tds[s]);
     for (std::size_t i = 0; i < pred.size(); ++i) pred[i] = holds_[s][i] ? pred[i] + tds[s].offset[i] : 0.0f;
     for (std::size_t i = 0; i < configs.size(); ++i) {
       if (!holds_[s][i]) continue;
-      const double dist = distance_[s][i];
+      const double dist = extrapolation_distance(distance_[s][i]);
       if (!(dist > 0) || !std::isfinite(dist)) continue;
       const double v = o.log_target ? std::exp(double(pred[i])) : double(pred[i]);
+      const double y = plain.y_raw[i];
+      // Predict lifts a memory interval's lower edge to the network's floor: a peak below it (as
+      // validation lets through, within 0.1%) is held by no widening.
+      const bool under_floor =
+          tm.target == "peak_memory_mb" && v > 0 && y < network_totals(configs[i]).memory_floor_mb();
       // A held-out depth or width is a network the rest never trained: its interval starts from
       // the unseen-architecture width, as a prediction's does.
       const bool seen = seen_[s][i];
       for (double level : kConfidenceLevels) {
         const double h = interval_half_width(tm, configs[i], o.corrector_max_batch, level, seen);
-        const double w = widening_to_cover(plain.y_raw[i], v, h, o.log_target);
-        if (std::isfinite(h) && std::isfinite(w)) draws[dimension_[s]][conformal_key(level)].push_back(w / dist);
+        if (!std::isfinite(h)) continue;  // unbounded at this level already: nothing to widen
+        // A row no widening holds is a draw of infinity, not left out: left out, the rows that
+        // need the most widening would make the quantile smaller.
+        const double w = under_floor ? inf : widening_to_cover(y, v, h, o.log_target);
+        draws[dimension_[s]][conformal_key(level)].push_back(w / dist);
       }
     }
     held_[s][tm.target] = std::move(pred);
@@ -128,15 +156,18 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
     // The finite-sample quantile of each dimension's draws, as the conformal widths take it, and the
     // largest of them: one rate serves every dimension, and pooled draws let the dimensions that
     // extrapolate well hide the ones that do not (the H200's memory past its largest batch: 79% of
-    // 90% intervals held with pooled draws). Too few draws in every dimension: the earlier rule's 1.
-    double r = -1.0;
+    // 90% intervals held with pooled draws). A dimension with too few draws for its quantile gets
+    // the earlier rule's 1, not none: skipped, it took the others' rate (0 where they needed no
+    // widening). A quantile no widening reaches is infinite: intervals past the grid are unbounded.
+    double r = 0.0;
     for (auto& [dim, levels] : draws) {
       auto& e = levels[conformal_key(level)];
       std::sort(e.begin(), e.end());
       const auto k = static_cast<std::size_t>(std::ceil((e.size() + 1) * level));
-      if (e.size() >= static_cast<std::size_t>(kMinExtrapolationDraws) && k <= e.size()) r = std::max(r, e[k - 1]);
+      const bool enough = e.size() >= static_cast<std::size_t>(kMinExtrapolationDraws) && k <= e.size();
+      r = std::max(r, enough ? e[k - 1] : 1.0);
     }
-    below = std::max(below, r < 0 ? 1.0 : r);
+    below = std::max(below, r);
     tm.extrapolation_rate[conformal_key(level)] = below;
   }
 }

@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 
 /// Synthetic dataset: memory and latency are smooth functions of the analytic features plus
-/// 2% multiplicative noise; energy is omitted, as on a CPU platform.
+/// 2% noise (memory's on its activations); energy is omitted, as on a CPU platform.
 Dataset make_synthetic_cost_dataset(std::size_t n, unsigned seed) {
   std::mt19937 g(seed);
   const int depths[] = {10, 18, 26, 34};
@@ -47,7 +47,9 @@ Dataset make_synthetic_cost_dataset(std::size_t n, unsigned seed) {
     Record r;
     r.platform = "synthetic";
     r.config = c;
-    r.peak_memory_mb = (s.param_bytes() + s.input_bytes() + 2.0 * s.activation_bytes_max()) / 1e6 * noise;
+    // Never below the weights, input and largest layer output (validation refuses such a row):
+    // the noise moves the rest of the peak.
+    r.peak_memory_mb = (s.param_bytes() + s.input_bytes() + s.activation_bytes_max() * (1.0 + noise)) / 1e6;
     r.latency_ms = (0.2 + s.flops() / 2e10 * (c.precision == Precision::bf16 ? 0.6 : 1.0) +
                     (c.batch <= 4 ? 0.5 : 0.0)) * noise;
     d.rows.push_back(r);
@@ -645,6 +647,29 @@ TEST(CarbModel, PredictionsPastTheTrainedRangesAreFlaggedAndWidened) {
   }
   const auto bf = m.predict({{Family::basic, 18, 0.5, 64, 4, Precision::fp16}}, {}, 0.9);
   EXPECT_TRUE(std::isinf(bf[0].interval.at("latency_ms").second)) << "an untrained precision has no bound";
+}
+
+// A rate that no widening reached (written null) leaves intervals past the data unbounded at its
+// level, and only there; a bundle saved again keeps it so.
+TEST(CarbModel, AnUnboundedExtrapolationRateLeavesIntervalsPastTheDataOpen) {
+  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  const fs::path dir = fs::temp_directory_path() / ("carb_rate_null_" + std::to_string(::getpid()));
+  const fs::path again = dir.string() + "_again";
+  m.save(dir);
+  rewrite_manifest(dir, [](nlohmann::json& man) { man["models"]["latency_ms"]["extrapolation_rate"]["0.9"] = nullptr; });
+  const CarbModel open = CarbModel::load(dir);
+  open.save(again);
+  const CarbModel reloaded = CarbModel::load(again);
+  fs::remove_all(dir), fs::remove_all(again);
+  const Config inside{Family::basic, 18, 0.5, 96, 4, Precision::fp32}, past{Family::basic, 18, 0.5, 192, 4, Precision::fp32};
+  for (const CarbModel* b : {&open, &reloaded}) {
+    EXPECT_TRUE(std::isinf(b->target_summary("latency_ms").extrapolation_rate.at("0.9")));
+    const auto p = b->predict({inside, past}, {}, 0.9);
+    EXPECT_TRUE(std::isfinite(p[0].interval.at("latency_ms").second));
+    EXPECT_TRUE(std::isinf(p[1].interval.at("latency_ms").second));
+    EXPECT_TRUE(std::isfinite(p[1].interval.at("peak_memory_mb").second));
+    EXPECT_TRUE(std::isfinite(b->predict({past}, {}, 0.8)[0].interval.at("latency_ms").second));
+  }
 }
 
 // A bundle from before the calibrated rates widens by the distance itself, as it did.

@@ -3,6 +3,8 @@
 // rate is in the log units its intervals widen by, a new network starts from the
 // unseen-architecture width, the cascade's upstream predictions of a held-out row come from models
 // that never saw it, and the rates never fall as the level rises.
+#include "learn/extrapolation_rate.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,9 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "carb/analytic_estimate.hpp"
 #include "carb/model.hpp"
 #include "carb/network_spec.hpp"
-#include "learn/extrapolation_rate.hpp"
+#include "learn/conformal.hpp"
 #include "learn/model_internal.hpp"
 
 namespace carb {
@@ -35,33 +38,37 @@ TargetModel target_model(const std::string& target, double width, std::vector<st
   return tm;
 }
 
-// Rows of basic networks: `repeats` measurements of each (width, resolution, precision), costs by
-// formula with a deterministic 3% wobble; latency scaled by `unit` (1: ms; 1000: as if in us).
-Dataset rows(const std::vector<double>& widths, const std::vector<int>& resolutions, int repeats, double unit = 1.0) {
+// Rows of basic networks: `repeats` measurements of each (width, resolution, batch, precision), costs
+// by formula with a deterministic 3% wobble; latency scaled by `unit` (1: ms; 1000: as if in us).
+Dataset rows(const std::vector<double>& widths, const std::vector<int>& resolutions, int repeats,
+             double unit = 1.0, const std::vector<int>& batches = {4}) {
   Dataset d;
   int k = 0;
   for (double w : widths)
     for (int res : resolutions)
-      for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16})
-        for (int rep = 0; rep < repeats; ++rep, ++k) {
-          Record r;
-          r.platform = "synthetic";
-          r.config = {Family::basic, 18, w, res, 4, p};
-          const auto s = network_totals(r.config);
-          const double wobble = 1.0 + 0.03 * std::sin(0.7 * k);
-          r.peak_memory_mb = (s.param_bytes() + s.input_bytes() + 1.5 * s.activation_bytes_peak()) / 1e6 * wobble;
-          r.latency_ms = unit * (0.2 + s.flops() / 2e10) * wobble;
-          d.rows.push_back(r);
-        }
+      for (int batch : batches)
+        for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16})
+          for (int rep = 0; rep < repeats; ++rep, ++k) {
+            Record r;
+            r.platform = "synthetic";
+            r.config = {Family::basic, 18, w, res, batch, p};
+            const auto s = network_totals(r.config);
+            const double wobble = 1.0 + 0.03 * std::sin(0.7 * k);
+            r.peak_memory_mb =
+                (s.param_bytes() + s.input_bytes() + 1.5 * s.activation_bytes_peak()) / 1e6 * wobble;
+            r.latency_ms = unit * (0.2 + s.flops() / 2e10) * wobble;
+            d.rows.push_back(r);
+          }
   return d;
 }
 
-// The features a learner sees: resolution, width and precision, as numbers.
+// The features a learner sees: resolution, width, precision and batch, as numbers.
 Matrix features(const Dataset& d) {
-  Matrix x(d.rows.size(), 3);
+  Matrix x(d.rows.size(), 4);
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const Config& c = d.rows[i].config;
     x(i, 0) = static_cast<float>(c.resolution), x(i, 1) = static_cast<float>(c.width);
+    x(i, 3) = static_cast<float>(c.batch);
     x(i, 2) = static_cast<float>(static_cast<int>(c.precision));
   }
   return x;
@@ -92,7 +99,7 @@ TEST(ExtrapolationRate, ARawTargetsRateDoesNotDependOnItsUnits) {
   }
   ASSERT_EQ(rate[0].size(), kConfidenceLevels.size());
   for (const auto& [level, r] : rate[0]) {  // 120 draws: every level calibrated, none the fallback
-    EXPECT_GT(r, 0.0) << level;  // trees answer a constant past the rows: the error grows
+    EXPECT_GT(r, 0.0) << level;             // trees answer a constant past the rows: the error grows
     EXPECT_LT(r, 5.0) << level;
     EXPECT_NEAR(rate[1].at(level), r, 1e-3 * r) << level;
   }
@@ -173,6 +180,103 @@ TEST(ExtrapolationRate, RatesNeverFallAsTheLevelRises) {
       below = r;
     }
     EXPECT_GT(below, 0.0) << t;
+  }
+}
+
+// A dimension with too few draws for a level's quantile gets the earlier rule's 1 there, and the
+// rate is the largest of the dimensions': skipped, the resolutions' 12 draws (here needing
+// widening) left only the widths', which need none, and the rate was 0.
+TEST(ExtrapolationRate, ADimensionWithTooFewDrawsStillCounts) {
+  const Dataset d = rows({0.5, 1.0}, {32, 48, 64, 80, 96, 112, 128, 144, 160, 176}, 1);
+  ExtrapolationCalibration cal(d);
+  ASSERT_EQ(cal.hold_outs(), 4u);  // each end of resolution (6 rows each) and of width (30 each)
+  TargetModel tm = target_model("latency_ms", 0.0);
+  tm.conformal_unseen = widths_of(10.0);  // the held-out widths need no widening
+  cal.calibrate(tm, features(d), {}, d, options(true));
+  for (double level : kConfidenceLevels)
+    EXPECT_GE(tm.extrapolation_rate.at(conformal_key(level)), 1.0) << level;
+}
+
+// Just past the data the error is the forest's in-grid noise without its nearest rows: divided by
+// a distance of log(65/64) (batch 65 beside 64; a resolution one pixel past the largest is not near,
+// its last stage's output grows by a row and a column), it made rates of several. The distance a
+// rate multiplies is floored (kMinExtrapolationDistance), in the calibration as in predict, so a
+// batch of 65 moves the rate no more than a new largest batch does.
+TEST(ExtrapolationRate, ADistanceJustPastTheDataDoesNotBlowTheRateUp) {
+  const std::vector<int> batches{1, 2, 4, 8, 16, 32, 64};
+  std::vector<int> with_65 = batches;
+  with_65.push_back(65);
+  const Dataset plain = rows({0.5}, {64}, 20, 1.0, batches), near = rows({0.5}, {64}, 20, 1.0, with_65);
+  std::map<std::string, double> rate[2];
+  for (int k = 0; k < 2; ++k) {
+    const Dataset& d = k ? near : plain;
+    TargetModel tm = target_model("latency_ms", 0.0);
+    ExtrapolationCalibration(d).calibrate(tm, features(d), {}, d, options(true));
+    rate[k] = tm.extrapolation_rate;
+  }
+  for (const auto& [level, r] : rate[0]) EXPECT_LT(rate[1].at(level), 1.5 * r) << level;  // unfloored: 3-5x
+  EXPECT_DOUBLE_EQ(extrapolation_distance(std::log(65.0 / 64.0)), kMinExtrapolationDistance);
+  EXPECT_DOUBLE_EQ(extrapolation_distance(std::log(2.0)), std::log(2.0));
+  EXPECT_EQ(extrapolation_distance(0.0), 0.0);
+}
+
+// One network spelled two ways (widths 0.25 and 0.251 build the same channels) is one network, as
+// predict asks it at one width: the narrowest held out together, at their distance past the rest,
+// and known to no forest that trained without them. Raw, the 0.25 rows were held out alone at a
+// distance of 0.004 past 0.251's, as a network the rest had never trained.
+TEST(ExtrapolationRate, AWidthSpelledTwoWaysIsOneNetwork) {
+  const Dataset same = rows({0.25, 0.5, 0.75, 1.0}, {48, 64}, 9);
+  Dataset spelled = same;
+  for (std::size_t i = 0; i < spelled.rows.size(); i += 2)
+    if (spelled.rows[i].config.width == 0.25) spelled.rows[i].config.width = 0.251;
+  ASSERT_EQ(width_channels(0.25), width_channels(0.251));
+  const Matrix x = features(same);  // the learners see one width: only the calibration's keys differ
+  std::map<std::string, double> rate[2];
+  for (int k = 0; k < 2; ++k) {
+    const Dataset& d = k ? spelled : same;
+    TargetModel tm = target_model("latency_ms", 0.0);
+    tm.conformal_unseen = widths_of(0.05);
+    ExtrapolationCalibration(d).calibrate(tm, x, {}, d, options(true));
+    rate[k] = tm.extrapolation_rate;
+  }
+  EXPECT_EQ(rate[0], rate[1]);
+}
+
+// A held-out row that no widening holds (a peak below the network's weights, input and largest
+// output, where predict lifts the lower edge) is a draw of infinity: left out, the quantile came
+// from the rows that were held. Past the data such a level is unbounded, and a bundle keeps it so.
+TEST(ExtrapolationRate, ARowNoWideningHoldsMakesTheRateUnbounded) {
+  Dataset d = rows({0.5}, {32, 48, 64, 80, 96, 112, 128}, 20);
+  for (Record& r : d.rows)
+    if (r.config.resolution == 128 || r.config.resolution == 32)
+      r.peak_memory_mb = 0.5 * network_totals(r.config).memory_floor_mb();
+  TargetModel tm = target_model("peak_memory_mb", 0.0);
+  ExtrapolationCalibration(d).calibrate(tm, features(d), {}, d, options(true));
+  for (double level : kConfidenceLevels)
+    EXPECT_TRUE(std::isinf(tm.extrapolation_rate.at(conformal_key(level)))) << level;
+}
+
+// The ratio form predicts a held-out row as its analytic estimate times the learned ratio: the
+// estimate carries the trend past the rest (here latency is linear in FLOPs), so its rate is far
+// below the trees' alone, which answer a constant past their data.
+TEST(ExtrapolationRate, TheRatioFormCarriesTheTrendPastTheRest) {
+  Dataset d = rows({0.5}, {32, 48, 64, 80, 96, 112, 128}, 20);
+  std::vector<double> y;
+  int k = 0;
+  for (Record& r : d.rows) {  // the FLOPs' time alone, with the 3% wobble: the trend is the cost
+    r.latency_ms = network_totals(r.config).flops() / 1e9 * (1.0 + 0.03 * std::sin(0.7 * k++));
+    y.push_back(*r.latency_ms);
+  }
+  std::map<std::string, double> rate[2];
+  for (int k = 0; k < 2; ++k) {
+    TargetModel tm = target_model("latency_ms", 0.0);
+    if (k) tm.estimate = AnalyticEstimate::fit("latency_ms", configs_of(d), y);
+    ExtrapolationCalibration(d).calibrate(tm, features(d), {}, d, options(true));
+    rate[k] = tm.extrapolation_rate;
+  }
+  for (const auto& [level, r] : rate[0]) {
+    EXPECT_GT(r, 0.3) << level;
+    EXPECT_LT(rate[1].at(level), 0.25 * r) << level;
   }
 }
 
