@@ -9,6 +9,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -259,15 +260,33 @@ std::string python_words(const std::string& text) {
     return k;
   }();
   static const std::regex flag(R"((^|[\s(`])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![a-z0-9_./-]))");
+  const auto rewritten = [&](const std::string& part) {
+    std::string out;
+    auto begin = part.cbegin();
+    for (std::smatch m; std::regex_search(begin, part.cend(), m, flag); begin = m[0].second) {
+      out.append(begin, m[0].first);
+      const auto it = keywords.find(m[2].str());
+      out += it == keywords.end() ? m[0].str() : m[1].str() + it->second;
+    }
+    out.append(begin, part.cend());
+    return out;
+  };
+  // A '...'-quoted span is the user's value, kept as given ('x --seed' is a name, not a flag). It
+  // opens at a quote after no letter or digit (an apostrophe, as in "model's", opens none) and
+  // closes at the next quote before none.
+  const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   std::string out;
-  auto begin = text.cbegin();
-  for (std::smatch m; std::regex_search(begin, text.cend(), m, flag); begin = m[0].second) {
-    out.append(begin, m[0].first);
-    const auto it = keywords.find(m[2].str());
-    out += it == keywords.end() ? m[0].str() : m[1].str() + it->second;
+  std::size_t done = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\'' || (i > 0 && word(text[i - 1]))) continue;
+    std::size_t close = i + 1;
+    while (close < text.size() && !(text[close] == '\'' && (close + 1 == text.size() || !word(text[close + 1])))) ++close;
+    if (close >= text.size()) break;
+    out += rewritten(text.substr(done, i - done)) + text.substr(i, close + 1 - i);
+    done = i = close;
+    ++done;
   }
-  out.append(begin, text.cend());
-  return out;
+  return out + rewritten(text.substr(done));
 }
 
 }  // namespace
