@@ -27,31 +27,35 @@ carb::Protocol protocol_from(const std::map<std::string, double>& given);
 /// carb.profile and carb.export (profiling into a store, and the store as a dataset CSV).
 void bind_measure(py::module_& m);
 
+/// Delivers a signal that came after carb's work last checked for one, once the scope that caught
+/// it has put the previous handlers back, as if it had come just after the call. To Python's own
+/// handler (Ctrl-C: KeyboardInterrupt), not through the OS: another call's scope may still have
+/// carb's handler installed, which took a raise() as a second signal and ended the process. A
+/// signal Python leaves at its default (SIGTERM) gets the default action, through the OS: handed to
+/// Python it was ignored, and `kill -TERM` during a call that had checked for the last time left
+/// the process running. Throws py::error_already_set when Python's handler raised.
+inline void deliver_late_signal(int late) {
+  if (late == 0) return;
+  struct sigaction now {};
+  if (sigaction(late, nullptr, &now) == 0 && !(now.sa_flags & SA_SIGINFO) && now.sa_handler == SIG_DFL) {
+    std::raise(late);
+    return;
+  }
+  if (PyErr_SetInterruptEx(late) == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
+}
+
 /// Runs `f` without the GIL inside a carb::StopOnSignalsScope: Ctrl-C (or SIGTERM) stops carb's work
 /// at its next step, as the CLI's, and raises KeyboardInterrupt with carb::Interrupted's message.
 /// (A hostile tester's finding: Python's own handler only runs when C++ returns, so Model.train and
 /// evaluate ran to their end through three Ctrl-Cs, then discarded the result.) A signal that came
-/// after the work's last check is delivered again once the scope has put Python's handlers back,
-/// as if it had come just after the call: Ctrl-C raises KeyboardInterrupt instead of vanishing.
+/// after the work's last check is delivered once the scope has ended (deliver_late_signal).
 template <class F>
 auto stoppable(F&& f) -> decltype(f()) {
-  int late = 0;
-  const auto deliver_late = [&late] {
-    if (late == 0) return;
-    // To Python's own handler, not through the OS: another call's scope may still have carb's handler
-    // installed, which took a raise() as a second signal and ended the process.
-    if (PyErr_SetInterruptEx(late) == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
-  };
-  try {
-    if constexpr (std::is_void_v<decltype(f())>) {
-      {
-        const carb::StopOnSignalsScope scope;
-        const py::gil_scoped_release release;
-        f();
-        late = scope.signal();
-      }
-      deliver_late();
-    } else {
+  if constexpr (std::is_void_v<decltype(f())>) {
+    stoppable([&] { return f(), 0; });
+  } else {
+    try {
+      int late = 0;
       auto result = [&] {
         const carb::StopOnSignalsScope scope;
         const py::gil_scoped_release release;
@@ -59,12 +63,12 @@ auto stoppable(F&& f) -> decltype(f()) {
         late = scope.signal();
         return r;
       }();
-      deliver_late();
+      deliver_late_signal(late);
       return result;
+    } catch (const carb::Interrupted& e) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+      throw py::error_already_set();
     }
-  } catch (const carb::Interrupted& e) {
-    PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
-    throw py::error_already_set();
   }
 }
 }  // namespace carb_python

@@ -401,6 +401,12 @@ PYBIND11_MODULE(_carb, m) {
         py::arg("rank_by") = "", py::arg("top_k") = py::none(), py::arg("budgets") = carb::Budgets{},
         py::arg("confidence") = py::none(), py::arg("capacity") = "");
   carb_python::bind_measure(m);
+  // A testing aid, not the API: a signal that arrives after carb's work checked for the last time
+  // (raised inside the call, which carb's handler records and the work never reads) must still reach
+  // Python, as the Ctrl-C or `kill -TERM` it is.
+  m.def(
+      "_signal_after_the_last_check", [](int sig) { stoppable([sig] { std::raise(sig); }); },
+      "Testing aid: raises signal `sig` inside a stoppable call after its last check.");
   m.def("plan", &plan, py::arg("candidates"), py::arg("measured"), py::arg("model"), py::arg("strategy"),
         py::arg("count"), py::arg("budget_s"), py::arg("diversity"), py::arg("seed"), py::arg("spread") = "units",
         py::arg("build_s") = 0.0, py::arg("backend") = "cpu", py::arg("protocol") = std::map<std::string, double>{});
