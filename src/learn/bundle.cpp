@@ -421,13 +421,19 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
         const auto& r = j.at(kRateKey);
         if (!r.is_object() || r.size() != kConfidenceLevels.size())
           throw ModelError(where + "'s extrapolation rates are not what training writes");
+        double below = 0.0;
         for (double level : kConfidenceLevels) {
           const auto it = r.find(conformal_key(level));
           if (it == r.end() || !(it->is_null() || (it->is_number() && it->get<double>() >= 0 && std::isfinite(it->get<double>()))))
             throw ModelError(where + "'s extrapolation rate at level " + conformal_key(level) +
                              " is missing or neither a finite number >= 0 nor null (unbounded)");
-          tm.extrapolation_rate[conformal_key(level)] =
-              it->is_null() ? std::numeric_limits<double>::infinity() : it->get<double>();
+          const double rate = it->is_null() ? std::numeric_limits<double>::infinity() : it->get<double>();
+          // Training never lets a higher level's rate fall below a lower one's: fallen, a 90% interval
+          // lay inside the 80% one (sixty-fourth hostile pass, on a manifest with its checksum redone).
+          if (rate < below)
+            throw ModelError(where + "'s extrapolation rate at level " + conformal_key(level) +
+                             " is below the rate of a lower level; training never writes that");
+          tm.extrapolation_rate[conformal_key(level)] = below = rate;
         }
       }
       tm.oof = OofComponents::from_json(j.at("components"));
@@ -471,6 +477,13 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
     if (calibrated != 0 && static_cast<std::size_t>(calibrated) != m.models_.size())
       throw ModelError("model bundle " + dir.string() + ": only " + std::to_string(calibrated) + " of its " +
                        std::to_string(m.models_.size()) + " targets have unseen-architecture widths");
+    // Nor are extrapolation rates written for some targets only (the hold-outs are the data's):
+    // without its own, a target widened past the data at the old rate 1.
+    const auto rated = std::count_if(m.models_.begin(), m.models_.end(),
+                                     [](const TargetModel& tm) { return !tm.extrapolation_rate.empty(); });
+    if (rated != 0 && static_cast<std::size_t>(rated) != m.models_.size())
+      throw ModelError("model bundle " + dir.string() + ": only " + std::to_string(rated) + " of its " +
+                       std::to_string(m.models_.size()) + " targets have extrapolation rates");
     if (calibrated && std::any_of(m.models_.begin(), m.models_.end(), [&](const TargetModel& tm) {
           return tm.unseen_networks != m.models_.front().unseen_networks;
         }))

@@ -649,14 +649,16 @@ TEST(CarbModel, PredictionsPastTheTrainedRangesAreFlaggedAndWidened) {
   EXPECT_TRUE(std::isinf(bf[0].interval.at("latency_ms").second)) << "an untrained precision has no bound";
 }
 
-// A rate that no widening reached (written null) leaves intervals past the data unbounded at its
-// level, and only there; a bundle saved again keeps it so.
+// A rate that no widening reached (written null, here from 90% up) leaves intervals past the data
+// unbounded at its levels, and only there; a bundle saved again keeps it so.
 TEST(CarbModel, AnUnboundedExtrapolationRateLeavesIntervalsPastTheDataOpen) {
   const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
   const fs::path dir = fs::temp_directory_path() / ("carb_rate_null_" + std::to_string(::getpid()));
   const fs::path again = dir.string() + "_again";
   m.save(dir);
-  rewrite_manifest(dir, [](nlohmann::json& man) { man["models"]["latency_ms"]["extrapolation_rate"]["0.9"] = nullptr; });
+  rewrite_manifest(dir, [](nlohmann::json& man) {
+    for (const char* level : {"0.9", "0.95", "0.99"}) man["models"]["latency_ms"]["extrapolation_rate"][level] = nullptr;
+  });
   const CarbModel open = CarbModel::load(dir);
   open.save(again);
   const CarbModel reloaded = CarbModel::load(again);
@@ -886,6 +888,17 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
       {"a negative extrapolation rate", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"]["0.9"] = -0.2; }},
       {"an extrapolation rate missing a level", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"].erase("0.99"); }},
       {"extrapolation rates that are no object", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"] = 0.1; }},
+      // Sixty-fourth: a rate that falls as the level rises (90% intervals inside the 80% ones), and
+      // rates for some targets only (the others widening at the old rate 1).
+      {"an extrapolation rate below a lower level's",
+       [](nlohmann::json& j) {
+         auto& r = j["models"]["latency_ms"]["extrapolation_rate"];
+         r["0.8"] = 0.5, r["0.9"] = 0.1;
+       }},
+      {"an unbounded rate below a bounded level",
+       [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"]["0.9"] = nullptr; }},
+      {"extrapolation rates for one target only",
+       [](nlohmann::json& j) { j["models"]["latency_ms"].erase("extrapolation_rate"); }},
       {"a form training never chooses", [](nlohmann::json& j) {
          j["models"]["peak_memory_mb"]["components"]["form"]["chosen"] = "cubic";
        }},
