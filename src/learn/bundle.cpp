@@ -429,7 +429,7 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
                              " is missing or neither a finite number >= 0 nor null (unbounded)");
           const double rate = it->is_null() ? std::numeric_limits<double>::infinity() : it->get<double>();
           // Training never lets a higher level's rate fall below a lower one's: fallen, a 90% interval
-          // lay inside the 80% one (sixty-fourth hostile pass, on a manifest with its checksum redone).
+          // lay inside the 80% one (sixty-fifth hostile pass, on a manifest with its checksum redone).
           if (rate < below)
             throw ModelError(where + "'s extrapolation rate at level " + conformal_key(level) +
                              " is below the rate of a lower level; training never writes that");

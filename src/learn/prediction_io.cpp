@@ -65,7 +65,7 @@ std::string unbounded_causes(double level, int networks) {
          (networks > 0 ? ", or, for an architecture it never trained, too few trained networks (" + pct + " needs " +
                              needed + ", the model has " + std::to_string(networks) + ")"
                        : std::string()) +
-         // Sixty-fourth hostile pass: a bundle whose rate at a level is unbounded (no
+         // Sixty-fifth hostile pass: a bundle whose rate at a level is unbounded (no
          // widening held its held-out rows) had this note name every cause but that one.
          ", or, past the trained ranges, an extrapolation rate unbounded at " + pct +
          " (held-out rows no widening held)" + " (a lower --confidence may bound them), or a precision, family or pairing of the two it never trained "

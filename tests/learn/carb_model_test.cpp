@@ -888,7 +888,7 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
       {"a negative extrapolation rate", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"]["0.9"] = -0.2; }},
       {"an extrapolation rate missing a level", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"].erase("0.99"); }},
       {"extrapolation rates that are no object", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"] = 0.1; }},
-      // Sixty-fourth: a rate that falls as the level rises (90% intervals inside the 80% ones), and
+      // Sixty-fifth: a rate that falls as the level rises (90% intervals inside the 80% ones), and
       // rates for some targets only (the others widening at the old rate 1).
       {"an extrapolation rate below a lower level's",
        [](nlohmann::json& j) {

@@ -63,7 +63,7 @@ TEST(PredictionNotes, TheLinesNameTheCallersLevelAndOnlyDoubtsAreCautions) {
   EXPECT_NE(lines[0].text.find("1 prediction is at or below zero"), std::string::npos) << lines[0].text;
   EXPECT_NE(lines[0].text.find("its interval is unbounded"), std::string::npos) << lines[0].text;
   EXPECT_NE(lines[1].text.find("1 prediction outside the trained ranges has no upper bound at 99%"), std::string::npos);
-  // Sixty-fourth hostile pass: a rate unbounded at the level was the one cause left unnamed.
+  // Sixty-fifth hostile pass: a rate unbounded at the level was the one cause left unnamed.
   EXPECT_NE(lines[1].text.find("an extrapolation rate unbounded at 99%"), std::string::npos) << lines[1].text;
   EXPECT_NE(lines[2].text.find("2 predictions inside the trained ranges have no upper bound at 99%"), std::string::npos);
   EXPECT_NE(lines[2].text.find("needs 99 per regime); a lower confidence may bound them"), std::string::npos)
