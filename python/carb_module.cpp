@@ -260,33 +260,35 @@ std::string python_words(const std::string& text) {
     return k;
   }();
   static const std::regex flag(R"((^|[\s(`])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)(?![a-z0-9_./-]))");
-  const auto rewritten = [&](const std::string& part) {
-    std::string out;
-    auto begin = part.cbegin();
-    for (std::smatch m; std::regex_search(begin, part.cend(), m, flag); begin = m[0].second) {
-      out.append(begin, m[0].first);
-      const auto it = keywords.find(m[2].str());
-      out += it == keywords.end() ? m[0].str() : m[1].str() + it->second;
-    }
-    out.append(begin, part.cend());
-    return out;
-  };
   // A '...'-quoted span is the user's value, kept as given ('x --seed' is a name, not a flag). It
   // opens at a quote after no letter or digit (an apostrophe, as in "model's", opens none) and
-  // closes at the next quote before none.
+  // closes at the next quote before none. The flags are found in the whole text, so that a closing
+  // quote is no start of a word ("'--seed" lost its dashes when the pieces were searched apart).
   const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
-  std::string out;
-  std::size_t done = 0;
+  std::vector<std::pair<std::size_t, std::size_t>> quoted;  // [open, close] positions
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] != '\'' || (i > 0 && word(text[i - 1]))) continue;
     std::size_t close = i + 1;
     while (close < text.size() && !(text[close] == '\'' && (close + 1 == text.size() || !word(text[close + 1])))) ++close;
     if (close >= text.size()) break;
-    out += rewritten(text.substr(done, i - done)) + text.substr(i, close + 1 - i);
-    done = i = close;
-    ++done;
+    quoted.emplace_back(i, close);
+    i = close;
   }
-  return out + rewritten(text.substr(done));
+  const auto inside = [&](std::size_t pos) {
+    return std::any_of(quoted.begin(), quoted.end(), [&](const auto& q) { return q.first < pos && pos < q.second; });
+  };
+  std::string out;
+  auto begin = text.cbegin();
+  // Past the start, "^" is no start of the text (match_prev_avail).
+  const auto from = [&] { return begin == text.cbegin() ? std::regex_constants::match_default : std::regex_constants::match_prev_avail; };
+  for (std::smatch m; std::regex_search(begin, text.cend(), m, flag, from()); begin = m[0].second) {
+    out.append(begin, m[0].first);
+    const auto it = keywords.find(m[2].str());
+    const auto dashes = static_cast<std::size_t>(m[0].first - text.cbegin()) + m[1].length();
+    out += it == keywords.end() || inside(dashes) ? m[0].str() : m[1].str() + it->second;
+  }
+  out.append(begin, text.cend());
+  return out;
 }
 
 }  // namespace

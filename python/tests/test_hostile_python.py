@@ -140,7 +140,7 @@ def test_profile_refuses_a_platform_with_a_control_character_and_an_empty_store_
 def test_a_flag_in_the_users_own_text_is_left_as_it_is():
     # Input errors name Python's keywords for the CLI's flags (force=True for --force), but a name the
     # user gave is quoted as given: the preset '--force' read 'force=True', a path "--old/s.db" "old/s.db".
-    for name in ("--force", "--old/s.db", "--resnet", "x --seed", "a's --force"):
+    for name in ("--force", "--old/s.db", "--resnet", "x --seed", "a's --force", "'--seed"):
         with pytest.raises(carb.InputError, match=f"unknown preset '{name}'"):
             carb.features(name)
     # Outside the quotes, and past an apostrophe (which opens no quote), a flag is still a keyword.

@@ -119,9 +119,9 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
   b.run(o.params.threads);
 
   // Draws per dimension and level: the widening a held-out row's interval needs / its distance past
-  // the rest (floored, as predict floors it). Every dimension held out has its list, drawn or not.
+  // the rest (floored, as predict floors it). A dimension has a level's list once one of its rows
+  // could draw there.
   std::map<std::size_t, std::map<std::string, std::vector<double>>> draws;
-  for (std::size_t k : dimension_) draws[k];
   const std::vector<Config> configs = configs_of(d);
   const double inf = std::numeric_limits<double>::infinity();
   for (std::size_t s = 0; s < holds_.size(); ++s) {
@@ -142,7 +142,9 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
       const bool seen = seen_[s][i];
       for (double level : kConfidenceLevels) {
         const double h = interval_half_width(tm, configs[i], o.corrector_max_batch, level, seen);
-        if (!std::isfinite(h)) continue;  // unbounded at this level already: nothing to widen
+        // Unbounded at this level already (a new network's interval where too few networks trained,
+        // or a level too high for the rows per regime): predict widens nothing there, so no draw.
+        if (!std::isfinite(h)) continue;
         // A row no widening holds is a draw of infinity, not left out: left out, the rows that
         // need the most widening would make the quantile smaller.
         const double w = under_floor ? inf : widening_to_cover(y, v, h, o.log_target);
@@ -158,16 +160,22 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
     // extrapolate well hide the ones that do not (the H200's memory past its largest batch: 79% of
     // 90% intervals held with pooled draws). A dimension with too few draws for its quantile gets
     // the earlier rule's 1, not none: skipped, it took the others' rate (0 where they needed no
-    // widening). A quantile no widening reaches is infinite: intervals past the grid are unbounded.
-    double r = 0.0;
+    // widening). A dimension none of whose rows could draw at the level is left out: predict's
+    // intervals are unbounded wherever its rate would apply (the H200's widths and depths above 80%,
+    // new networks of 8; counted as 1 they widened its batches' 90% intervals to x4-8). A quantile
+    // no widening reaches is infinite: intervals past the grid are unbounded. No dimension at all
+    // that could draw: the earlier rule's 1.
+    double r = -1.0;
     for (auto& [dim, levels] : draws) {
-      auto& e = levels[conformal_key(level)];
+      const auto it = levels.find(conformal_key(level));
+      if (it == levels.end()) continue;
+      auto& e = it->second;
       std::sort(e.begin(), e.end());
       const auto k = static_cast<std::size_t>(std::ceil((e.size() + 1) * level));
       const bool enough = e.size() >= static_cast<std::size_t>(kMinExtrapolationDraws) && k <= e.size();
       r = std::max(r, enough ? e[k - 1] : 1.0);
     }
-    below = std::max(below, r);
+    below = std::max(below, r < 0 ? 1.0 : r);
     tm.extrapolation_rate[conformal_key(level)] = below;
   }
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -195,6 +196,21 @@ TEST(ExtrapolationRate, ADimensionWithTooFewDrawsStillCounts) {
   cal.calibrate(tm, features(d), {}, d, options(true));
   for (double level : kConfidenceLevels)
     EXPECT_GE(tm.extrapolation_rate.at(conformal_key(level)), 1.0) << level;
+}
+
+// A dimension none of whose rows can draw at a level (held-out widths are new networks, whose
+// interval there is unbounded for too few networks) is left out, not counted as 1: predict never
+// widens a bounded interval by its rate there, and counted, it widened every resolution's and
+// batch's interval (the H200's 90% intervals past its largest batch: x4-8 for x2.1-2.8).
+TEST(ExtrapolationRate, ADimensionThatCannotDrawAtALevelIsLeftOut) {
+  const Dataset d = rows({0.25, 0.5, 0.75, 1.0}, {32, 48, 64, 80, 96, 112, 128}, 3);
+  ExtrapolationCalibration cal(d);
+  ASSERT_EQ(cal.hold_outs(), 4u);  // each end of resolution (36 rows each) and of width (63 each)
+  TargetModel tm = target_model("latency_ms", 0.0);
+  tm.conformal_unseen = widths_of(std::numeric_limits<double>::infinity());
+  cal.calibrate(tm, features(d), {}, d, options(true));
+  for (const char* level : {"0.8", "0.9"}) EXPECT_LT(tm.extrapolation_rate.at(level), 1.0) << level;
+  EXPECT_EQ(tm.extrapolation_rate.at("0.99"), 1.0);  // 72 resolution draws: too few for 99%
 }
 
 // Just past the data the error is the forest's in-grid noise without its nearest rows: divided by
