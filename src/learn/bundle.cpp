@@ -61,11 +61,16 @@ constexpr const char* kChecksumKey = "manifest_fnv1a64";
 constexpr const char* kUnseenKey = "conformal_unseen_architecture";
 constexpr const char* kRateKey = "extrapolation_rate";
 
+// An unbounded width or rate is written null (JSON has no infinity) and read back as infinite.
+nlohmann::json number_or_null(double v) { return std::isinf(v) ? nlohmann::json() : nlohmann::json(v); }
+double null_as_infinity(const nlohmann::json& j) {
+  return j.is_null() ? std::numeric_limits<double>::infinity() : j.get<double>();
+}
+
 nlohmann::json widths_json(const ConformalWidths& widths) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [regime, levels] : widths)  // an unbounded width (too few rows) is null
-    for (const auto& [level, half] : levels)
-      out[to_string(regime)][level] = std::isinf(half) ? nlohmann::json() : nlohmann::json(half);
+    for (const auto& [level, half] : levels) out[to_string(regime)][level] = number_or_null(half);
   return out;
 }
 
@@ -77,7 +82,7 @@ ConformalWidths read_widths(const nlohmann::json& j, const std::string& where) {
       auto& w = widths[batch_regime_from(regime)];
       if (!levels.is_object()) throw ModelError(where + "'s conformal widths are not levels");
       for (const auto& [level, half] : levels.items())
-        w[level] = half.is_null() ? std::numeric_limits<double>::infinity() : half.get<double>();
+        w[level] = null_as_infinity(half);
     } catch (const InputError& e) {
       throw ModelError(where + " has conformal widths of an " + e.what());
     }
@@ -157,7 +162,7 @@ void CarbModel::save(BundleDestination& dest) const {
                         {"components", tm.oof.to_json()}};
     if (!tm.conformal_unseen.empty())
       t[kUnseenKey] = {{"networks", tm.unseen_networks}, {"widths", widths_json(tm.conformal_unseen)}};
-    if (!tm.extrapolation_rate.empty()) t[kRateKey] = tm.extrapolation_rate;
+    for (const auto& [level, rate] : tm.extrapolation_rate) t[kRateKey][level] = number_or_null(rate);
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
     for (std::size_t l = 0; l < tm.learners.size(); ++l) {
       const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
@@ -427,7 +432,7 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
           if (it == r.end() || !(it->is_null() || (it->is_number() && it->get<double>() >= 0 && std::isfinite(it->get<double>()))))
             throw ModelError(where + "'s extrapolation rate at level " + conformal_key(level) +
                              " is missing or neither a finite number >= 0 nor null (unbounded)");
-          const double rate = it->is_null() ? std::numeric_limits<double>::infinity() : it->get<double>();
+          const double rate = null_as_infinity(*it);
           // Training never lets a higher level's rate fall below a lower one's: fallen, a 90% interval
           // lay inside the 80% one (sixty-fifth hostile pass, on a manifest with its checksum redone).
           if (rate < below)
@@ -470,20 +475,19 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
         throw ModelError("model bundle " + dir.string() + ": " + t + "'s corrector is not a leaf-wise booster");
       m.models_.push_back(std::move(tm));
     }
-    // Training calibrates every target for new architectures or none: on one target only, the
-    // others answered with trained widths while predict said the model had none.
-    const auto calibrated = std::count_if(m.models_.begin(), m.models_.end(),
-                                          [](const TargetModel& tm) { return !tm.conformal_unseen.empty(); });
-    if (calibrated != 0 && static_cast<std::size_t>(calibrated) != m.models_.size())
-      throw ModelError("model bundle " + dir.string() + ": only " + std::to_string(calibrated) + " of its " +
-                       std::to_string(m.models_.size()) + " targets have unseen-architecture widths");
-    // Nor are extrapolation rates written for some targets only (the hold-outs are the data's):
-    // without its own, a target widened past the data at the old rate 1.
-    const auto rated = std::count_if(m.models_.begin(), m.models_.end(),
-                                     [](const TargetModel& tm) { return !tm.extrapolation_rate.empty(); });
-    if (rated != 0 && static_cast<std::size_t>(rated) != m.models_.size())
-      throw ModelError("model bundle " + dir.string() + ": only " + std::to_string(rated) + " of its " +
-                       std::to_string(m.models_.size()) + " targets have extrapolation rates");
+    // Training calibrates every target or none, for new architectures (on one target only, the
+    // others answered with trained widths while predict said the model had none) and past the data
+    // (the hold-outs are the data's; without its own rates, a target widened at the old rate 1).
+    const auto all_or_none = [&](const auto& has, const std::string& what) {
+      const auto n = std::count_if(m.models_.begin(), m.models_.end(), has);
+      if (n != 0 && static_cast<std::size_t>(n) != m.models_.size())
+        throw ModelError("model bundle " + dir.string() + ": only " + std::to_string(n) + " of its " +
+                         std::to_string(m.models_.size()) + " targets have " + what);
+      return n != 0;
+    };
+    const bool calibrated =
+        all_or_none([](const TargetModel& tm) { return !tm.conformal_unseen.empty(); }, "unseen-architecture widths");
+    all_or_none([](const TargetModel& tm) { return !tm.extrapolation_rate.empty(); }, "extrapolation rates");
     if (calibrated && std::any_of(m.models_.begin(), m.models_.end(), [&](const TargetModel& tm) {
           return tm.unseen_networks != m.models_.front().unseen_networks;
         }))

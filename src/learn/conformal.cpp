@@ -14,6 +14,12 @@
 
 namespace carb {
 
+std::optional<double> finite_sample_quantile(const std::vector<double>& sorted, double level) {
+  const auto k = static_cast<std::size_t>(std::ceil((sorted.size() + 1) * level));
+  if (k > sorted.size()) return std::nullopt;
+  return sorted[k - 1];
+}
+
 ConformalWidths conformal_widths(const std::vector<double>& residuals, const Dataset& d, int low_batch_max) {
   std::map<BatchRegime, std::vector<double>> res;
   for (std::size_t i = 0; i < residuals.size(); ++i) {
@@ -27,8 +33,7 @@ ConformalWidths conformal_widths(const std::vector<double>& residuals, const Dat
       // Finite-sample split-conformal quantile: the ceil((n+1)*level)-th smallest residual. With
       // fewer residuals than that there is none: the interval is unbounded (sixteenth hostile pass:
       // the largest residual stood in, and 8 rows gave "90%" intervals that held 13% of memory).
-      auto k = static_cast<std::size_t>(std::ceil((e.size() + 1) * level));
-      w[regime][conformal_key(level)] = k <= e.size() ? e[k - 1] : std::numeric_limits<double>::infinity();
+      w[regime][conformal_key(level)] = finite_sample_quantile(e, level).value_or(std::numeric_limits<double>::infinity());
     }
   }
   return w;

@@ -7,6 +7,7 @@
 // intervals held 68.5% of cpu-2t's latencies and 76.2% of its memory (README, "Predicting past the
 // measured grid"). The unseen-architecture widths are calibrated where that question is asked.
 #pragma once
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +18,10 @@
 #include "target_model.hpp"
 
 namespace carb {
+
+/// The finite-sample split-conformal quantile of `sorted` (ascending) at `level`: its
+/// ceil((n + 1) * level)-th smallest value; none with fewer values than that.
+std::optional<double> finite_sample_quantile(const std::vector<double>& sorted, double level);
 
 /// Half-widths from absolute residuals (one per row of d, in the learners' space) per batch regime
 /// (batch <= low_batch_max, the rest, all) at every kConfidenceLevels level: the finite-sample

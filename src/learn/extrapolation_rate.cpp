@@ -171,9 +171,8 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
       if (it == levels.end()) continue;
       auto& e = it->second;
       std::sort(e.begin(), e.end());
-      const auto k = static_cast<std::size_t>(std::ceil((e.size() + 1) * level));
-      const bool enough = e.size() >= static_cast<std::size_t>(kMinExtrapolationDraws) && k <= e.size();
-      r = std::max(r, enough ? e[k - 1] : 1.0);
+      const auto q = finite_sample_quantile(e, level);
+      r = std::max(r, q && e.size() >= static_cast<std::size_t>(kMinExtrapolationDraws) ? *q : 1.0);
     }
     below = std::max(below, r < 0 ? 1.0 : r);
     tm.extrapolation_rate[conformal_key(level)] = below;

@@ -68,7 +68,8 @@ std::string unbounded_causes(double level, int networks) {
          // Sixty-fifth hostile pass: a bundle whose rate at a level is unbounded (no
          // widening held its held-out rows) had this note name every cause but that one.
          ", or, past the trained ranges, an extrapolation rate unbounded at " + pct +
-         " (held-out rows no widening held)" + " (a lower --confidence may bound them), or a precision, family or pairing of the two it never trained "
+         " (held-out rows no widening held) (a lower --confidence may bound them), or a precision, family or pairing "
+         "of the two it never trained "
          "(no level will)";
 }
 
