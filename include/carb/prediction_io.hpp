@@ -47,8 +47,10 @@ int draws_needed(double level);
 /// calibrated the model's intervals for new networks (0: it has none).
 std::string unbounded_causes(double level, int networks);
 /// For notes on networks never measured: how their costs are judged (under a confidence, or not),
-/// by a model whose new-network intervals `networks` networks calibrated (0: none).
-std::string new_network_judgement(bool under_confidence, int networks);
+/// by a model whose new-network intervals `networks` networks calibrated (0: none). `never_trained`
+/// names those of them at a family, precision or pairing the model never trained, whose intervals
+/// no level bounds ("the bf16 ones", "2 of them"; "": none).
+std::string new_network_judgement(bool under_confidence, int networks, const std::string& never_trained = "");
 
 /// The tables' column that marks a network the model never measured ("yes"; empty otherwise).
 inline constexpr const char* kNewNetworkColumn = "network never measured";

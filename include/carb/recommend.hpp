@@ -67,6 +67,9 @@ struct RecommendResult {
   /// The precisions evaluated at which the model never measured the architecture (at any resolution
   /// or batch): its answers there are predictions for a new network ("new_network_precisions").
   std::vector<Precision> new_network_precisions;
+  /// Of those, the precisions the model never trained with this family (or at all): no level
+  /// bounds their intervals ("never_trained_precisions").
+  std::vector<Precision> never_trained_precisions;
   /// The networks that calibrated the model's intervals for new networks (0: it has none).
   int unseen_calibration_networks = 0;
   std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints

@@ -180,6 +180,9 @@ struct ScreenResult {
   /// Of the configurations within budget, those of a network the deciding model never measured
   /// (Prediction::trained_architecture false): predictions for a new network, inside the ranges or not.
   std::size_t within_budget_new_architectures = 0;
+  /// Of those, the ones at a family, precision or pairing of the two the model never trained: no
+  /// level bounds their intervals.
+  std::size_t within_budget_never_trained = 0;
   /// The networks that calibrated the deciding model's intervals for new networks (0: it has none).
   int unseen_calibration_networks = 0;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key

@@ -73,12 +73,20 @@ std::string unbounded_causes(double level, int networks) {
          "(no level will)";
 }
 
-std::string new_network_judgement(bool under_confidence, int networks) {
+std::string new_network_judgement(bool under_confidence, int networks, const std::string& never_trained) {
+  // Sixty-sixth hostile pass: recommend --precisions fp32,bf16 on a model that never trained bf16
+  // said --confidence would judge bf16 on intervals calibrated for new networks; no level bounds it.
+  const std::string which =
+      never_trained.empty() ? "" : never_trained + " (at a family, precision or pairing of the two it never trained)";
   if (under_confidence)
-    return networks > 0 ? ", judged on the wider intervals calibrated by holding whole networks out of training"
-                        : ", judged on intervals this model has not calibrated for new networks (it predates them, or "
-                          "trained on fewer than 3 networks): they may hold the measurement less often than stated";
-  return networks > 0 ? "; --confidence judges them on intervals calibrated for new networks" : "";
+    return (networks > 0 ? ", judged on the wider intervals calibrated by holding whole networks out of training"
+                         : ", judged on intervals this model has not calibrated for new networks (it predates them, or "
+                           "trained on fewer than 3 networks): they may hold the measurement less often than stated") +
+           (which.empty() ? "" : "; no level bounds " + which);
+  if (networks > 0)
+    return "; --confidence judges them on intervals calibrated for new networks" +
+           (which.empty() ? "" : ", except " + which + ", which no level bounds");
+  return which.empty() ? "" : "; no --confidence level bounds " + which;
 }
 
 std::size_t count_nonpositive(const std::vector<double>& predicted) {

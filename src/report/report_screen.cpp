@@ -21,6 +21,14 @@ std::string cell(const json& v) {
   return v.dump();
 }
 
+// The clause for those of the networks never measured at a family, precision or pairing the model
+// never trained: no interval level bounds them.
+std::string never_trained_words(long long n) {
+  return n > 0 ? "; " + std::to_string(n) + " of them at a family, precision or pairing of the two it never trained, "
+                 "which no interval level bounds"
+               : "";
+}
+
 // Targets present in the Pareto rows, in cascade order.
 std::vector<std::string> pareto_targets(const json& pareto) {
   std::vector<std::string> out;
@@ -159,7 +167,7 @@ std::string screen_section(const json& screen) {
     cards.push_back(card("Within budget", warning(std::to_string(n) + " of the configurations within budget " +
                                                   (n == 1 ? "is a network" : "are networks") +
                                                   " the deciding model never measured: their costs are predictions "
-                                                  "for a new network"),
+                                                  "for a new network" + never_trained_words(count("within_budget_never_trained"))),
                          true));
   if (const long long n = count("source_guesses"); n > 0)
     cards.push_back(card("First stage", warning(std::to_string(n) + " candidate" + (n == 1 ? " lies" : "s lie") +

@@ -101,6 +101,7 @@ void check_screen_document(const json& doc, const std::string& file) {
   // most what it counts among.
   for (const char* k : {"unbounded_at_confidence", "source_guesses", "nonpositive_predictions",
                         "source_nonpositive_predictions", "within_budget_guesses", "within_budget_new_architectures",
+                        "within_budget_never_trained",
                         "target_guesses", "within_budget"})
     if (doc.contains(k)) {
       const int n = whole_number(doc[k], k, file);
@@ -113,9 +114,12 @@ void check_screen_document(const json& doc, const std::string& file) {
       doc["within_budget"].get<int>() != stage_count["within_budget"])
     refuse(file, "within_budget is " + doc["within_budget"].dump() + " but its stage counts " +
                      std::to_string(stage_count["within_budget"]));
-  for (const char* k : {"within_budget_guesses", "within_budget_new_architectures"})
+  for (const char* k : {"within_budget_guesses", "within_budget_new_architectures", "within_budget_never_trained"})
     if (doc.contains(k) && doc.contains("within_budget") && doc[k].get<int>() > doc["within_budget"].get<int>())
       refuse(file, std::string(k) + " is more than within_budget");
+  if (doc.contains("within_budget_never_trained") && doc.contains("within_budget_new_architectures") &&
+      doc["within_budget_never_trained"].get<int>() > doc["within_budget_new_architectures"].get<int>())
+    refuse(file, "within_budget_never_trained is more than within_budget_new_architectures");
   // A rank correlation is in [-1, 1] (fifty-fifth hostile pass: -7 was drawn as rho).
   if (doc.contains("rank_spearman") && !doc["rank_spearman"].is_null()) {
     const double rho = finite_number(doc["rank_spearman"], "rank_spearman", file);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "carb/arch.hpp"
+#include "carb/envelope.hpp"
 #include "carb/error.hpp"
 #include "carb/prediction_io.hpp"
 #include "carb/screen.hpp"
@@ -131,6 +132,11 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
     if (!p.trained_architecture && std::find(r.new_network_precisions.begin(), r.new_network_precisions.end(),
                                              p.config.precision) == r.new_network_precisions.end())
       r.new_network_precisions.push_back(p.config.precision);
+  for (const auto& p : preds)
+    if (!p.trained_architecture && std::isinf(extrapolation_widening(p.outside)) &&
+        std::find(r.never_trained_precisions.begin(), r.never_trained_precisions.end(), p.config.precision) ==
+            r.never_trained_precisions.end())
+      r.never_trained_precisions.push_back(p.config.precision);
   std::vector<RecommendCandidate> ok;
   for (const auto& p : preds) {
     // A predicted cost at or below zero, budgeted or not, is no answer to rank by (thirty-fifth
@@ -190,6 +196,8 @@ nlohmann::json RecommendResult::to_json() const {
   j["unseen_calibration_networks"] = unseen_calibration_networks;
   j["new_network_precisions"] = nlohmann::json::array();
   for (Precision p : new_network_precisions) j["new_network_precisions"].push_back(to_string(p));
+  j["never_trained_precisions"] = nlohmann::json::array();
+  for (Precision p : never_trained_precisions) j["never_trained_precisions"].push_back(to_string(p));
   if (drift_reference_ms) j["drift_reference_ms"] = *drift_reference_ms;
   j["status"] = best ? "ok" : "infeasible";
   j["best"] = best ? candidate_json(*best, objective) : nlohmann::json(nullptr);
@@ -214,11 +222,17 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
         << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")
         << " (a raw-target model's sums can dip below zero), which no budget or ranking can use\n";
   if (!r.new_network_precisions.empty()) {
-    std::string precs;
-    for (Precision p : r.new_network_precisions) precs += (precs.empty() ? "" : ", ") + to_string(p);
-    out << "note: the model never measured this network at " << precs
+    const auto join = [](const std::vector<Precision>& ps) {
+      std::string s;
+      for (Precision p : ps) s += (s.empty() ? "" : ", ") + to_string(p);
+      return s;
+    };
+    out << "note: the model never measured this network at " << join(r.new_network_precisions)
         << " (at any resolution or batch): its costs there are predictions for a new network"
-        << new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks) << '\n';
+        << new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks,
+                                 r.never_trained_precisions.empty() ? ""
+                                                                    : "the " + join(r.never_trained_precisions) + " ones")
+        << '\n';
   }
   if (r.drift_reference_ms)
     out << "drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "

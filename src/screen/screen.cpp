@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "carb/arch.hpp"
+#include "carb/envelope.hpp"
 #include "carb/error.hpp"
 #include "carb/prediction_io.hpp"
 
@@ -179,6 +180,10 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
       std::count_if(accepted.begin(), accepted.end(), [](const Prediction& p) { return !p.outside.empty(); }));
   r.within_budget_new_architectures = static_cast<std::size_t>(
       std::count_if(accepted.begin(), accepted.end(), [](const Prediction& p) { return !p.trained_architecture; }));
+  r.within_budget_never_trained =
+      static_cast<std::size_t>(std::count_if(accepted.begin(), accepted.end(), [](const Prediction& p) {
+        return !p.trained_architecture && std::isinf(extrapolation_widening(p.outside));
+      }));
   r.stages.push_back({"within_budget", r.within_budget});
   pareto_of(std::move(accepted), o.capacity, r);
   r.stages.push_back({"pareto", r.pareto.size()});
@@ -205,6 +210,7 @@ nlohmann::json ScreenResult::to_json() const {
   j["within_budget"] = within_budget;
   j["within_budget_guesses"] = within_budget_guesses;
   j["within_budget_new_architectures"] = within_budget_new_architectures;
+  j["within_budget_never_trained"] = within_budget_never_trained;
   j["unseen_calibration_networks"] = unseen_calibration_networks;
   if (two_stage) j["target_guesses"] = target_guesses;
   if (confidence) j["unbounded_at_confidence"] = unbounded;

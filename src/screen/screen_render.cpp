@@ -49,7 +49,13 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
     out << "  note: " << r.within_budget_new_architectures << " of the " << r.within_budget << " within budget "
         << (r.within_budget_new_architectures == 1 ? "is a network" : "are networks") << " (family, depth, width, precision) the "
         << (r.two_stage ? "target " : "") << "model never measured: their costs are predictions for a new network"
-        << new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks) << '\n';
+        << new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks,
+                                 r.within_budget_never_trained == 0
+                                     ? ""
+                                     : r.within_budget_never_trained == r.within_budget_new_architectures
+                                           ? std::string(r.within_budget_never_trained == 1 ? "it" : "all of them")
+                                           : std::to_string(r.within_budget_never_trained) + " of them")
+        << '\n';
   out << "  budgets:";
   if (r.budgets.empty()) out << " none";
   for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << fmt_num(v);

@@ -182,6 +182,11 @@ TEST(Report, ScreenSectionStatesNetworksNeverMeasured) {
   const std::string html = render_report_html(in);
   EXPECT_NE(html.find("5 of the configurations within budget are networks the deciding model never measured"),
             std::string::npos);
+  EXPECT_EQ(html.find("no interval level bounds"), std::string::npos);
+  (*in.screen)["within_budget_never_trained"] = 2;
+  EXPECT_NE(render_report_html(in).find("2 of them at a family, precision or pairing of the two it never trained, "
+                                        "which no interval level bounds"),
+            std::string::npos);
   EXPECT_NE(html.find("<th>network never measured</th>"), std::string::npos);
   EXPECT_NE(html.find("<td>yes</td>"), std::string::npos);
   (*in.screen)["within_budget_new_architectures"] = 0;
@@ -582,6 +587,11 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["within_budget_new_architectures"] = 4; })
                 .find("within_budget_new_architectures is more than"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["within_budget_new_architectures"] = 1, d["within_budget_never_trained"] = 2; })
+                .find("within_budget_never_trained is more than within_budget_new_architectures"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["within_budget_never_trained"] = 4; }).find("within_budget_never_trained is more than"),
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["pareto"][0]["trained_architecture"] = "nope"; })
                 .find("pareto[0].trained_architecture is not true or false"),

@@ -286,6 +286,30 @@ TEST(Recommend, DefaultPrecisionsAreThoseTrainedWithTheFamily) {
   const auto asked = recommend(m, o);
   ASSERT_TRUE(asked.best) << asked.message;
   EXPECT_FALSE(asked.best->outside.empty());
+  // Sixty-sixth hostile pass: its note said --confidence would judge it on intervals calibrated
+  // for new networks; no level bounds a pairing never trained.
+  ASSERT_GT(m.unseen_calibration_networks(), 0);
+  o.precisions = {Precision::fp32, Precision::bf16};
+  const auto both = recommend(m, o);
+  EXPECT_EQ(both.never_trained_precisions, (std::vector<Precision>{Precision::bf16}));
+  EXPECT_EQ(both.to_json()["never_trained_precisions"], nlohmann::json::array({"bf16"}));
+  std::ostringstream text;
+  print_recommendation(both, text);
+  EXPECT_NE(text.str().find("--confidence judges them on intervals calibrated for new networks, except the bf16 ones "
+                            "(at a family, precision or pairing of the two it never trained), which no level bounds"),
+            std::string::npos)
+      << text.str();
+  o.confidence = 0.8;
+  std::ostringstream bounded;
+  print_recommendation(recommend(m, o), bounded);
+  EXPECT_NE(bounded.str().find("; no level bounds the bf16 ones"), std::string::npos) << bounded.str();
+  o.precisions = {Precision::fp32};
+  o.confidence.reset();
+  const auto trained = recommend(m, o);
+  EXPECT_TRUE(trained.never_trained_precisions.empty());
+  std::ostringstream quiet;
+  print_recommendation(trained, quiet);
+  EXPECT_EQ(quiet.str().find("no level bounds"), std::string::npos) << quiet.str();
 }
 
 // A network the model never measured (depth 22 between the trained 18 and 26) is said, per

@@ -602,5 +602,35 @@ TEST(Screen, NetworksNeverMeasuredWithinBudgetAreCountedAndMarked) {
   EXPECT_NE(plain.str().find("may hold the measurement less often than stated"), std::string::npos) << plain.str();
 }
 
+// Sixty-sixth hostile pass: networks at a pairing the model never trained (bottleneck bf16) were
+// said to be judged by --confidence on intervals calibrated for new networks; no level bounds them.
+TEST(Screen, NetworksAtAPairingNeverTrainedAreSaidToHaveNoBoundedInterval) {
+  const CarbModel& m = testing::synthetic_model_partial_bf16();
+  ASSERT_GT(m.unseen_calibration_networks(), 0);
+  std::vector<Config> cs;
+  for (int b : {1, 4}) {
+    cs.push_back({Family::bottleneck, 50, 0.5, 32, b, Precision::bf16});
+    cs.push_back({Family::basic, 22, 0.5, 32, b, Precision::fp32});
+  }
+  ScreenOptions o;
+  o.budgets = {{"latency_ms", 1e6}};
+  const auto r = screen(cs, m, nullptr, o);
+  ASSERT_EQ(r.within_budget, cs.size());
+  EXPECT_EQ(r.within_budget_new_architectures, 4u);
+  EXPECT_EQ(r.within_budget_never_trained, 2u);
+  EXPECT_EQ(r.to_json()["within_budget_never_trained"], 2u);
+  std::ostringstream said;
+  print_screen_summary(r, said);
+  EXPECT_NE(said.str().find("calibrated for new networks, except 2 of them (at a family, precision or pairing of the "
+                            "two it never trained), which no level bounds"),
+            std::string::npos)
+      << said.str();
+  const auto trained_pairing = screen({cs[1], cs[3]}, m, nullptr, o);
+  EXPECT_EQ(trained_pairing.within_budget_never_trained, 0u);
+  std::ostringstream quiet;
+  print_screen_summary(trained_pairing, quiet);
+  EXPECT_EQ(quiet.str().find("no level bounds"), std::string::npos) << quiet.str();
+}
+
 }  // namespace
 }  // namespace carb
