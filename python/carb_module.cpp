@@ -323,7 +323,8 @@ PYBIND11_MODULE(_carb, m) {
   // from whatever thread and GIL state they are raised in; a filter that makes them errors raises.
   carb::set_warning_handler([](const std::string& w) {
     py::gil_scoped_acquire gil;
-    if (PyErr_WarnEx(PyExc_RuntimeWarning, w.c_str(), 1) < 0) throw py::error_already_set();
+    // In Python's words too ("force=True replaces", not "--force replaces"; a hostile pass's finding).
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, python_words(w).c_str(), 1) < 0) throw py::error_already_set();
   });
 
   py::class_<carb::Config>(m, "Config", "One point of the configuration space (validated on construction).")

@@ -90,6 +90,10 @@ class Store {
  private:
   void init_schema();
   void open_read_only();
+  /// After a read-only close: the empty -wal and the -shm its open made are removed by one more
+  /// (read-write) connection's close, SQLite's own last-connection rule: nothing is removed while
+  /// any other connection has the store open, or once a writer has written to the -wal.
+  void remove_side_files_made() const noexcept;
   /// Runs one commit, then rescues the store's rows if its file has no name left (also when the
   /// commit failed), throwing MeasureError saying where they are.
   void commit_or_rescue(const std::function<void()>& commit);
@@ -100,6 +104,9 @@ class Store {
   sqlite3* db_ = nullptr;
   int file_fd_ = -1;                 // the store file's held descriptor (never closed: held_file.hpp)
   bool pinned_ = false;              // file_fd_ is pinned for this store's life
+  /// read_only: this open made the -wal and -shm beside the file (neither was there), which a
+  /// read-only connection cannot remove when it closes; ~Store has SQLite remove them.
+  bool made_side_files_ = false;
 };
 
 }  // namespace carb

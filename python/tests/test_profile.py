@@ -63,6 +63,13 @@ def test_export_never_replaces_a_file_it_did_not_write(tmp_path):
     with pytest.raises(carb.InputError, match="is not a dataset CSV carb wrote"):
         carb.export(db, mine)
     assert mine.read_text() == "precious\n"
+    # With force=True it is kept beside, and the warning says so in Python's words (it said "--force").
+    with pytest.warns(RuntimeWarning, match=r"held a file carb did not write that force=True replaces") as said:
+        carb.export(db, mine, force=True)
+    assert "--force" not in str(said[0].message)
+    assert (tmp_path / "mine.earlier.csv").read_text() == "precious\n"
+    # Reading the store left nothing beside it (an empty -wal and a -shm were left).
+    assert sorted(p.name for p in tmp_path.glob("t.db*")) == ["t.db"]
     with pytest.raises(carb.InputError):
         carb.export(tmp_path / "missing.db", tmp_path / "x.csv")
 

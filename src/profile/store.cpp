@@ -509,8 +509,11 @@ void Store::open_read_only() {
   // it is, creating nothing.
   const bool side_files_here = std::filesystem::exists(path_.string() + "-wal") ||
                                std::filesystem::exists(path_.string() + "-shm");
+  const bool side_files_at_file = std::filesystem::exists(file_.string() + "-wal") ||
+                                  std::filesystem::exists(file_.string() + "-shm");
   struct stat st {};
   const bool another_name = ::stat(file_.c_str(), &st) == 0 && st.st_nlink > 1 && !side_files_here;
+  bool immutable = another_name;  // opened as a file that cannot change: SQLite makes no side files
   int rc = another_name ? sqlite3_open_v2(immutable_uri(path_).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
                                           nullptr)
                         : sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
@@ -525,6 +528,7 @@ void Store::open_read_only() {
         !std::filesystem::exists(path_.string() + "-wal") && !std::filesystem::exists(path_.string() + "-shm")) {
       sqlite3_close(db_);
       db_ = nullptr;
+      immutable = true;
       rc = sqlite3_open_v2(immutable_uri(path_).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
       if (rc != SQLITE_OK) fail(db_, path_, "cannot open measurement store");
     }
@@ -545,14 +549,37 @@ void Store::open_read_only() {
       throw MeasureError(path_.string() + ": measurement store has schema version " + std::to_string(version) +
                          ", this carb reads version " + std::to_string(kSchemaVersion));
     check_integrity(db_, path_);
+    // Read through the file's own name (not immutable): whatever -wal and -shm are beside it now,
+    // where neither was before, this open made.
+    made_side_files_ = !immutable && !side_files_here && !side_files_at_file &&
+                       std::filesystem::exists(file_.string() + "-shm");
   } catch (const MeasureError&) {
     sqlite3_close(db_);
     throw;
   }
 }
 
+void Store::remove_side_files_made() const noexcept {
+  // Sixty-sixth pass, a small mess: `data export` left an empty -wal and a -shm beside every store
+  // it read (a read-only connection cannot remove them). Only an empty -wal: one with frames holds
+  // a writer's rows. SQLite removes both at the close of the last connection that can write, and
+  // keeps them while any other connection (reader or writer, in any process) has the store open.
+  std::error_code ec;
+  const std::filesystem::path wal = file_.string() + "-wal";
+  if (!std::filesystem::is_regular_file(wal, ec) || std::filesystem::file_size(wal, ec) != 0 || ec) return;
+  const std::filesystem::path dir = file_.parent_path().empty() ? std::filesystem::path(".") : file_.parent_path();
+  if (::access(file_.c_str(), W_OK) != 0 || ::access(dir.c_str(), W_OK) != 0) return;
+  sqlite3* rw = nullptr;
+  if (sqlite3_open_v2(file_.c_str(), &rw, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
+    sqlite3_busy_timeout(rw, 100);
+    sqlite3_exec(rw, "PRAGMA user_version", nullptr, nullptr, nullptr);  // opens the WAL
+  }
+  sqlite3_close(rw);
+}
+
 Store::~Store() {
   sqlite3_close(db_);
+  if (made_side_files_) remove_side_files_made();
   // The last close folds the WAL into the file and removes it. Where it could not (a full disk, a
   // reader holding a snapshot), committed rows are still only in the -wal, and the lock's record is
   // what lets the next open apply them: it was removed, and the next open refused the store

@@ -153,6 +153,42 @@ TEST_F(StoreTest, ReadingThroughASecondNameCreatesNothingBesideIt) {
   }
 }
 
+// A read-only open makes a -wal and a -shm, which its own close cannot remove: `data export` left
+// them beside every store it read. They are removed when the reader was the last connection, and
+// kept while another reader or a writer has the store open, with the writer's rows.
+TEST_F(StoreTest, AReaderLeavesNoSideFilesButKeepsThoseOthersUse) {
+  const auto sides = [&] { return fs::exists(db().string() + "-wal") || fs::exists(db().string() + "-shm"); };
+  {
+    Store s(db());
+    for (int b : {1, 2}) s.put(sample(b));
+  }
+  ASSERT_FALSE(sides());
+  const auto before = fs::last_write_time(db());
+  {
+    const Store s(db(), StoreAccess::read_only);
+    EXPECT_EQ(s.count(), 2u);
+    EXPECT_TRUE(sides()) << "SQLite reads a WAL store through them";
+  }
+  EXPECT_FALSE(sides());
+  EXPECT_EQ(fs::last_write_time(db()), before) << "the store file is not written";
+  {
+    const Store first(db(), StoreAccess::read_only);
+    { const Store second(db(), StoreAccess::read_only); }
+    EXPECT_TRUE(sides()) << "the first reader still uses them";
+    EXPECT_EQ(first.count(), 2u);
+  }
+  EXPECT_FALSE(sides());
+  {
+    Store writer(db(), StoreAccess::sole_writer);
+    writer.put(sample(3));
+    { EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 3u); }
+    EXPECT_TRUE(sides()) << "the writer's";
+    writer.put(sample(4));
+  }
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 4u);
+  EXPECT_FALSE(sides());
+}
+
 TEST_F(StoreTest, NullsStayNull) {
   Store s(db());
   StoredMeasurement m = sample(2, Status::oom);
