@@ -166,6 +166,9 @@ py::object screen(const std::vector<carb::Config>& configs, const carb::CarbMode
     py::gil_scoped_release release;
     r = carb::screen(configs, source, target, o);
   }
+  // What the CLI notes, as warnings (sixty-sixth hostile pass: Python's screen and recommend said
+  // nothing of guesses, unbounded intervals or precisions never trained, which only the dict held).
+  for (const auto& n : carb::screen_notes(r)) carb::warn(n);
   return to_python(r.to_json());
 }
 
@@ -182,7 +185,9 @@ py::object recommend(const carb::CarbModel& m, const carb::Config& arch, const s
   o.latency_max_ms = latency_max;
   o.memory_max_mb = memory_max;
   o.confidence = confidence;
-  return to_python(carb::recommend(m, o).to_json());
+  const carb::RecommendResult r = carb::recommend(m, o);
+  for (const auto& n : carb::recommendation_notes(r)) carb::warn(n);
+  return to_python(r.to_json());
 }
 
 // The plan as columns: the configurations in the order to measure them, and per row the score,

@@ -61,6 +61,9 @@ struct RecommendResult {
   /// Under a confidence: candidates within the budgets by their point prediction whose interval has
   /// no upper bound at that level, so they cannot pass (unbounded_at_confidence in the JSON).
   std::size_t unbounded = 0;
+  /// Under a confidence: candidates (of those with a positive cost) whose interval of some target
+  /// has no upper bound at that level, budgeted or not ("unbounded_intervals" in the JSON).
+  std::size_t unbounded_intervals = 0;
   /// Candidates left out because a predicted cost is at or below zero (within_any_budget, a
   /// raw-target model past its data; nonpositive_predictions in the JSON).
   std::size_t nonpositive = 0;
@@ -84,6 +87,11 @@ struct RecommendResult {
 /// model lacks (naming the targets it has). Nothing fitting is a result (best empty + message).
 RecommendResult recommend(const CarbModel& m, const RecommendOptions& o);
 
+/// What deserves a word about `r`, one line each without a "note: " prefix: candidates that cannot
+/// pass for an unbounded interval or a cost at or below zero, intervals that judge nothing, networks
+/// never measured, a drift-corrected model's host speed, a recommendation that is a guess. The CLI
+/// prints them; Python raises each as a RuntimeWarning.
+std::vector<std::string> recommendation_notes(const RecommendResult& r);
 void print_recommendation(const RecommendResult& r, std::ostream& out);
 
 }  // namespace carb

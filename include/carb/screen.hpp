@@ -209,6 +209,10 @@ void print_screen_table(const ScreenResult& r, std::ostream& out);
 /// Everything of the table but the Pareto rows: the funnel, the notes and the validation summary
 /// (what `screen --format csv` prints on stderr; thirty-eighth hostile pass: the CSV dropped them).
 void print_screen_summary(const ScreenResult& r, std::ostream& out);
+/// What the table and the summary note about `r`, one line each without a "note: " prefix
+/// (unbounded intervals, costs at or below zero, guesses, networks never measured). Python raises
+/// each as a RuntimeWarning.
+std::vector<std::string> screen_notes(const ScreenResult& r);
 /// The Pareto configurations as a predictions CSV (with _lower/_upper columns under a confidence).
 void write_screen_csv(const ScreenResult& r, std::ostream& out);
 

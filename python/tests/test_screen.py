@@ -89,3 +89,27 @@ def test_a_budget_named_twice_and_float32_levels(model):
         carb.plan("tiny", model, measured="tiny", count=3)
     with pytest.raises(carb.InputError, match="mapping"):
         carb.screen("tiny", model, budgets=[("latency", 1)])
+
+
+def test_recommend_and_screen_warn_what_the_cli_notes(model):
+    # Sixty-sixth hostile pass: Python's recommend chose fp16, a precision the model never trained,
+    # with no warning; the CLI notes it. Each note the CLI prints is a RuntimeWarning here.
+    import warnings
+    arch = carb.Config("basic", 10, 0.5, 64)
+    with warnings.catch_warnings(record=True) as quiet:
+        warnings.simplefilter("always")
+        measured = carb.recommend(model, arch, batches=[1, 2], precisions=["fp32"], latency_max=1000)
+    assert measured["best"] is not None and measured["best"]["outside"] == []
+    assert [str(w.message) for w in quiet] == []
+    with pytest.warns(RuntimeWarning, match=r"never trained\)?, which no level bounds") as said:
+        r = carb.recommend(model, arch, batches=[1, 2], precisions=["fp16"], latency_max=1000)
+    assert r["never_trained_precisions"] == ["fp16"]
+    assert any("lies outside the ranges the model trained on" in str(w.message) for w in said)
+    assert all("--" not in str(w.message) for w in said), "in Python's words"
+    # No budget under a confidence: the intervals judge nothing, and that is said.
+    with pytest.warns(RuntimeWarning, match="no budget was given"):
+        carb.recommend(model, arch, batches=[1, 2], confidence=0.9)
+    # screen: the guesses within budget are said too.
+    with pytest.warns(RuntimeWarning, match="within budget lie outside what the model trained on"):
+        s = carb.screen([carb.Config("basic", 10, 0.5, 224, 1, "fp32")], model, budgets={"latency": 1e6})
+    assert s["within_budget_guesses"] == 1

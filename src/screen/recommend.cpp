@@ -138,6 +138,11 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
             r.never_trained_precisions.end())
       r.never_trained_precisions.push_back(p.config.precision);
   std::vector<RecommendCandidate> ok;
+  if (o.confidence)
+    for (const auto& p : preds)
+      r.unbounded_intervals +=
+          std::all_of(p.value.begin(), p.value.end(), [](const auto& tv) { return within_any_budget(tv.second); }) &&
+          std::any_of(p.interval.begin(), p.interval.end(), [](const auto& ti) { return std::isinf(ti.second.second); });
   for (const auto& p : preds) {
     // A predicted cost at or below zero, budgeted or not, is no answer to rank by (thirty-fifth
     // hostile pass): left out, and counted.
@@ -191,7 +196,7 @@ nlohmann::json RecommendResult::to_json() const {
   if (latency_max_ms) j["constraints"]["latency_ms"] = *latency_max_ms;
   if (memory_max_mb) j["constraints"]["peak_memory_mb"] = *memory_max_mb;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json();
-  if (confidence) j["unbounded_at_confidence"] = unbounded;
+  if (confidence) j["unbounded_at_confidence"] = unbounded, j["unbounded_intervals"] = unbounded_intervals;
   j["nonpositive_predictions"] = nonpositive;
   j["unseen_calibration_networks"] = unseen_calibration_networks;
   j["new_network_precisions"] = nlohmann::json::array();
@@ -207,37 +212,63 @@ nlohmann::json RecommendResult::to_json() const {
   return j;
 }
 
-void print_recommendation(const RecommendResult& r, std::ostream& out) {
-  out << "platform " << r.platform << ": " << r.feasible << " of " << r.evaluated
-      << " batch x precision candidates meet the constraints";
-  if (r.confidence) out << " on the upper bound of their " << fmt_num(*r.confidence * 100, 3) << "% interval";
-  out << "; objective " << r.objective << '\n';
+std::vector<std::string> recommendation_notes(const RecommendResult& r) {
+  std::vector<std::string> notes;
+  const bool budgets = r.latency_max_ms || r.memory_max_mb;
+  const std::string pct = r.confidence ? fmt_num(*r.confidence * 100, 3) + "%" : "";
   if (r.unbounded > 0)
-    out << "note: " << r.unbounded << " candidate" << (r.unbounded == 1 ? " within the budgets by its point prediction cannot"
-                                                                            : "s within the budgets by the point prediction cannot")
-        << " pass: the model has no bounded " << fmt_num(*r.confidence * 100, 3)
-        << "% interval for them: " << unbounded_causes(*r.confidence, r.unseen_calibration_networks) << '\n';
+    notes.push_back(std::to_string(r.unbounded) +
+                    (r.unbounded == 1 ? " candidate within the budgets by its point prediction cannot"
+                                      : " candidates within the budgets by the point prediction cannot") +
+                    " pass: the model has no bounded " + pct +
+                    " interval for them: " + unbounded_causes(*r.confidence, r.unseen_calibration_networks));
+  // Sixty-sixth hostile pass: with no budget, "8 of 8 meet the constraints on the upper bound of
+  // their 90% interval" where every interval was [0, inf], and nothing said so.
+  if (r.confidence && !budgets)
+    notes.push_back("no budget was given, so the " + pct + " intervals are shown and judge nothing" +
+                    (r.unbounded_intervals > 0
+                         ? "; " + std::to_string(r.unbounded_intervals) + " of the " + std::to_string(r.evaluated) +
+                               " candidates have no bounded " + pct + " interval of some target: " +
+                               unbounded_causes(*r.confidence, r.unseen_calibration_networks)
+                         : std::string()));
   if (r.nonpositive > 0)
-    out << "note: " << r.nonpositive << " candidate" << (r.nonpositive == 1 ? " was" : "s were")
-        << " left out: the model predicts a cost at or below zero for " << (r.nonpositive == 1 ? "it" : "them")
-        << " (a raw-target model's sums can dip below zero), which no budget or ranking can use\n";
+    notes.push_back(std::to_string(r.nonpositive) + " candidate" + (r.nonpositive == 1 ? " was" : "s were") +
+                    " left out: the model predicts a cost at or below zero for " + (r.nonpositive == 1 ? "it" : "them") +
+                    " (a raw-target model's sums can dip below zero), which no budget or ranking can use");
   if (!r.new_network_precisions.empty()) {
     const auto join = [](const std::vector<Precision>& ps) {
       std::string s;
       for (Precision p : ps) s += (s.empty() ? "" : ", ") + to_string(p);
       return s;
     };
-    out << "note: the model never measured this network at " << join(r.new_network_precisions)
-        << " (at any resolution or batch): its costs there are predictions for a new network"
-        << new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks,
-                                 r.never_trained_precisions.empty() ? ""
-                                                                    : "the " + join(r.never_trained_precisions) + " ones")
-        << '\n';
+    notes.push_back("the model never measured this network at " + join(r.new_network_precisions) +
+                    " (at any resolution or batch): its costs there are predictions for a new network" +
+                    new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks,
+                                          r.never_trained_precisions.empty()
+                                              ? ""
+                                              : "the " + join(r.never_trained_precisions) + " ones"));
   }
   if (r.drift_reference_ms)
-    out << "drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "
-           "reference network takes "
-        << fmt_num(*r.drift_reference_ms) << " ms\n";
+    notes.push_back("drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "
+                    "reference network takes " + fmt_num(*r.drift_reference_ms) + " ms");
+  if (r.best && !r.best->outside.empty())
+    notes.push_back("the recommended " + config_key(r.best->config) +
+                    " lies outside the ranges the model trained on (" + outside_text(r.best->outside) +
+                    "): its costs are guesses");
+  return notes;
+}
+
+void print_recommendation(const RecommendResult& r, std::ostream& out) {
+  out << "platform " << r.platform << ": ";
+  if (r.latency_max_ms || r.memory_max_mb) {
+    out << r.feasible << " of " << r.evaluated << " batch x precision candidates meet the constraints";
+    if (r.confidence) out << " on the upper bound of their " << fmt_num(*r.confidence * 100, 3) << "% interval";
+  } else {
+    out << r.evaluated << " batch x precision candidates, no constraint given";
+  }
+  out << "; objective " << r.objective << '\n';
+  for (const std::string& n : recommendation_notes(r))
+    out << "note: " << n << '\n';
   if (!r.best) {
     out << r.message << '\n';
     return;

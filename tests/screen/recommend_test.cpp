@@ -198,6 +198,47 @@ TEST(Recommend, CandidatesThatCannotBeBoundedAreCountedAndSaid) {
   EXPECT_EQ(recommend(m, o).unbounded, 0u);
 }
 
+// Sixty-sixth hostile pass: with no budget, "8 of 8 meet the constraints on the upper bound of their
+// 90% interval" where every interval was unbounded. No constraint is said, the unbounded intervals
+// counted, and the recommendation outside the trained ranges named a guess in the notes (which
+// Python raises as warnings).
+TEST(Recommend, WithoutABudgetTheIntervalsJudgeNothingAndUnboundedOnesAreSaid) {
+  const CarbModel m = CarbModel::train(testing::synthetic_cost_dataset(1, false), testing::tiny_train_options());
+  auto o = basic18();
+  o.batches = {1, 2};
+  o.precisions = {Precision::fp32, Precision::fp16};  // fp16 never trained: unbounded at any level
+  o.confidence = 0.8;
+  const auto r = recommend(m, o);
+  EXPECT_EQ(r.unbounded_intervals, 2u);
+  EXPECT_EQ(r.to_json().at("unbounded_intervals"), 2);
+  std::ostringstream text;
+  print_recommendation(r, text);
+  EXPECT_NE(text.str().find(": 4 batch x precision candidates, no constraint given"), std::string::npos) << text.str();
+  EXPECT_EQ(text.str().find("meet the constraints"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("note: no budget was given, so the 80% intervals are shown and judge nothing; 2 of the 4 "
+                            "candidates have no bounded 80% interval of some target"),
+            std::string::npos)
+      << text.str();
+  o.precisions = {Precision::fp32};
+  const auto bounded = recommend(m, o);
+  EXPECT_EQ(bounded.unbounded_intervals, 0u);
+  const auto notes = recommendation_notes(bounded);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_EQ(notes.front(), "no budget was given, so the 80% intervals are shown and judge nothing");
+  // A recommendation outside the trained ranges is a guess, said in the notes.
+  o.resolution = 512;
+  const auto past = recommend(m, o);
+  ASSERT_TRUE(past.best);
+  const auto said = recommendation_notes(past);
+  EXPECT_TRUE(std::any_of(said.begin(), said.end(), [](const std::string& n) {
+    return n.find("lies outside the ranges the model trained on (resolution 512 > ") != std::string::npos &&
+           n.find("its costs are guesses") != std::string::npos;
+  })) << ::testing::PrintToString(said);
+  o.resolution = 64;
+  o.confidence.reset();
+  EXPECT_TRUE(recommendation_notes(recommend(m, o)).empty());
+}
+
 TEST(Recommend, NothingFittingIsAResultWithAReason) {
   auto o = basic18();
   o.latency_max_ms = 1e-6;
