@@ -100,6 +100,12 @@ struct ScreenValidation {
   std::string split = "unknown";
   BudgetConfusion decisions;                 // at the screen's confidence (point predictions without one)
   std::map<std::string, FitMetrics> errors;  // per predicted target measured on the matched rows
+  /// When a shortlist cut the space (--top-k): the screen's own decisions, where a configuration is
+  /// accepted only if it was shortlisted and is within the budgets ("screen_decisions"; sixty-sixth
+  /// hostile pass: the model's row alone hid the false rejects of the cut). `shortlisted`: how many
+  /// of the validated configurations the shortlist kept.
+  std::optional<BudgetConfusion> screen_decisions;
+  std::size_t shortlisted = 0;
   /// With a confidence: the decisions at "none" (point) and each stored level "0.8" .. "0.99".
   std::vector<std::pair<std::string, BudgetConfusion>> tradeoff;
   /// What makes these figures mean less than they seem (measurements of another platform).
@@ -112,10 +118,11 @@ struct ScreenValidation {
 /// Configurations `m` trained on are left out (a held-out check) unless `include_trained`.
 /// When `m` learned drift-corrected latency, the measurements are corrected the same way first.
 /// Throws InputError when no measured configuration is in the screened space, or every one of
-/// them trained the model.
+/// them trained the model. `shortlist`, when a shortlist cut the space: the configurations it kept,
+/// for the screen's own decisions (ScreenValidation::screen_decisions).
 ScreenValidation validate_screen(const std::vector<Config>& screened, const Dataset& measured,
                                  const CarbModel& m, const Budgets& b, std::optional<double> confidence,
-                                 bool include_trained = false);
+                                 bool include_trained = false, const std::vector<Config>* shortlist = nullptr);
 
 // ---- the screen (src/screen/screen.cpp) ----
 

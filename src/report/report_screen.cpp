@@ -224,6 +224,14 @@ std::string screen_section(const json& screen) {
                          " measured configurations";
       for (const char* k : {"accuracy", "false_accept", "false_reject"})
         if (d.contains(k)) text += ", " + std::string(k) + " " + cell(d[k]);
+      // The screen's own decisions, the shortlist's cut included (sixty-sixth hostile pass).
+      if (v.contains("screen_decisions") && v["screen_decisions"].is_object()) {
+        const json& s = v["screen_decisions"];
+        text += " by the deciding model alone; with the shortlist's cut (" +
+                (v.contains("shortlisted") ? cell(v["shortlisted"]) : std::string("?")) + " kept)";
+        for (const char* k : {"accuracy", "false_accept", "false_reject"})
+          if (s.contains(k)) text += ", " + std::string(k) + " " + cell(s[k]);
+      }
       how.push_back(text);
     }
     if (v.contains("warnings") && v["warnings"].is_array())

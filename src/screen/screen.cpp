@@ -187,8 +187,9 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   r.stages.push_back({"within_budget", r.within_budget});
   pareto_of(std::move(accepted), o.capacity, r);
   r.stages.push_back({"pareto", r.pareto.size()});
-  if (o.validate) r.validation = validate_screen(configs, *o.validate, final_model, o.budgets, o.confidence,
-                                                o.validate_include_trained);
+  if (o.validate)
+    r.validation = validate_screen(configs, *o.validate, final_model, o.budgets, o.confidence,
+                                   o.validate_include_trained, k ? &shortlist : nullptr);
   return r;
 }
 

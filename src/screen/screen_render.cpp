@@ -154,8 +154,13 @@ void print_validation(const ScreenValidation& v, std::ostream& out) {
   TextTable t(
       {"decisions", "true_acc", "false_acc", "true_rej", "false_rej", "accuracy", "FA_rate", "FR_rate"});
   print_confusion_row(t, "model", v.decisions);
+  if (v.screen_decisions) print_confusion_row(t, "screen", *v.screen_decisions);
   for (const auto& [level, c] : v.tradeoff) print_confusion_row(t, "conf " + level, c);
   t.print(out);
+  if (v.screen_decisions)
+    out << "(model: the deciding model's budget decisions on every validated configuration; screen: the screen's "
+           "own, where the shortlist kept "
+        << v.shortlisted << " of the " << v.matched << " and rejected the rest)\n";
   TextTable e({"target", "n", "MAE", "RMSE", "MAPE %", "R2"});
   for (const auto& [target, f] : v.errors)
     e.add(

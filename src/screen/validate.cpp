@@ -80,12 +80,13 @@ std::optional<bool> measured_accept(const Measured& m, const Budgets& b) {
   return ok;
 }
 
+// `kept`, when given: whether the shortlist kept each configuration (one it cut is rejected).
 BudgetConfusion confusion(const std::vector<Prediction>& pred, const std::vector<std::optional<bool>>& truth,
-                          const Budgets& b, bool use_upper) {
+                          const Budgets& b, bool use_upper, const std::vector<bool>* kept = nullptr) {
   BudgetConfusion c;
   for (std::size_t i = 0; i < pred.size(); ++i) {
     if (!truth[i]) continue;
-    const bool acc = accepted(pred[i], b, use_upper);
+    const bool acc = (!kept || (*kept)[i]) && accepted(pred[i], b, use_upper);
     if (*truth[i])
       (acc ? c.true_accept : c.false_reject) += 1;
     else
@@ -139,7 +140,7 @@ std::vector<Measured> held_out(std::vector<Measured> rows, const CarbModel& m, b
 
 ScreenValidation validate_screen(const std::vector<Config>& screened, const Dataset& measured,
                                  const CarbModel& m, const Budgets& b, std::optional<double> confidence,
-                                 bool include_trained) {
+                                 bool include_trained, const std::vector<Config>* shortlist) {
   ScreenValidation v;
   v.model_platform = m.platform();
   // A drift-corrected model predicts latency at its typical host speed: compare like with like.
@@ -192,11 +193,17 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
       if (auto x = rows[i].value(t)) y.push_back(*x), p.push_back(point[i].value.at(t));
     if (!y.empty()) v.errors[t] = fit_metrics(y, p);
   }
-  if (!confidence) {
-    v.decisions = confusion(point, truth, b, false);
-    return v;
+  std::vector<bool> kept;
+  if (shortlist) {
+    std::unordered_set<std::string> keys;
+    for (const Config& c : *shortlist) keys.insert(network_key(c));
+    for (const Config& c : cs) kept.push_back(keys.count(network_key(c)) > 0);
+    v.shortlisted = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), true));
   }
-  v.decisions = confusion(m.predict(cs, {}, confidence), truth, b, true);
+  const std::vector<Prediction> decided = confidence ? m.predict(cs, {}, confidence) : point;
+  v.decisions = confusion(decided, truth, b, confidence.has_value());
+  if (shortlist) v.screen_decisions = confusion(decided, truth, b, confidence.has_value(), &kept);
+  if (!confidence) return v;
   v.tradeoff.emplace_back("none", confusion(point, truth, b, false));
   for (double level : kConfidenceLevels) {
     std::ostringstream name;
@@ -218,6 +225,7 @@ nlohmann::json ScreenValidation::to_json(const Budgets& b) const {
                       {"split", split},
                       {"warnings", warnings},
                       {"decisions", decisions.to_json()}};
+  if (screen_decisions) j["screen_decisions"] = screen_decisions->to_json(), j["shortlisted"] = shortlisted;
   j["errors"] = nlohmann::json::object();
   for (const auto& [t, f] : errors) {
     j["errors"][t] = f.to_json();

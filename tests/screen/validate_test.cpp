@@ -177,6 +177,50 @@ TEST(ScreenValidate, ScreenCarriesTheValidation) {
   EXPECT_EQ(j["validation"]["decisions"]["false_reject"], 1u);
 }
 
+// Sixty-sixth hostile pass: a two-stage screen's validation scored the deciding model on every
+// measured configuration, and nothing scored what the screen did, whose shortlist cut most of the
+// feasible ones. With a shortlist, the screen's own decisions are a row of their own.
+TEST(ScreenValidate, TheScreensOwnDecisionsCountWhatTheShortlistCut) {
+  auto h = hand_made();
+  const auto& m = synthetic_model_b();
+  // The shortlist keeps a true accept and the false accept: two true accepts and the false reject
+  // are cut, and rejected.
+  const std::vector<Config> kept = {h.truth[0].first, h.truth[5].first};
+  const auto v = validate_screen(h.space, h.data, m, h.budget, std::nullopt, true, &kept);
+  EXPECT_EQ(v.decisions.true_accept, 3u) << "the model's row is unchanged";
+  ASSERT_TRUE(v.screen_decisions);
+  EXPECT_EQ(v.shortlisted, 2u);
+  EXPECT_EQ(v.screen_decisions->true_accept, 1u);
+  EXPECT_EQ(v.screen_decisions->false_accept, 1u);
+  EXPECT_EQ(v.screen_decisions->true_reject, 2u);
+  EXPECT_EQ(v.screen_decisions->false_reject, 3u);
+  const auto j = v.to_json(h.budget);
+  EXPECT_EQ(j.at("screen_decisions").at("false_reject"), 3u);
+  EXPECT_EQ(j.at("shortlisted"), 2u);
+  ScreenResult shown;
+  shown.validation = v;
+  std::ostringstream table;
+  print_screen_table(shown, table);
+  EXPECT_NE(table.str().find("screen     1         1          2         3"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("where the shortlist kept 2 of the 8 and rejected the rest"), std::string::npos)
+      << table.str();
+  // Without a shortlist there is no such row.
+  EXPECT_FALSE(validate_screen(h.space, h.data, m, h.budget, std::nullopt, true).screen_decisions);
+  // A screen with --top-k passes its shortlist.
+  ScreenOptions o;
+  o.budgets = h.budget;
+  o.validate = &h.data;
+  o.validate_include_trained = true;
+  o.top_k = 3;
+  const auto r = screen(h.space, m, nullptr, o);
+  ASSERT_TRUE(r.validation && r.validation->screen_decisions);
+  EXPECT_LE(r.validation->shortlisted, 3u);
+  EXPECT_LE(r.validation->screen_decisions->true_accept + r.validation->screen_decisions->false_accept,
+            r.validation->shortlisted);
+  o.top_k.reset();
+  EXPECT_FALSE(screen(h.space, m, nullptr, o).validation->screen_decisions);
+}
+
 TEST(ScreenValidate, NoBudgetsAcceptEverything) {
   const auto h = hand_made();
   const auto v = validate_screen(h.space, h.data, synthetic_model_b(), {}, std::nullopt, true);
