@@ -168,7 +168,8 @@ py::object screen(const std::vector<carb::Config>& configs, const carb::CarbMode
   }
   // What the CLI notes, as warnings (sixty-sixth hostile pass: Python's screen and recommend said
   // nothing of guesses, unbounded intervals or precisions never trained, which only the dict held).
-  for (const auto& n : carb::screen_notes(r)) carb::warn(n);
+  for (const auto& n : carb::screen_notes(r))
+    if (n.caution) carb::warn(n.text);
   return to_python(r.to_json());
 }
 
@@ -186,7 +187,8 @@ py::object recommend(const carb::CarbModel& m, const carb::Config& arch, const s
   o.memory_max_mb = memory_max;
   o.confidence = confidence;
   const carb::RecommendResult r = carb::recommend(m, o);
-  for (const auto& n : carb::recommendation_notes(r)) carb::warn(n);
+  for (const auto& n : carb::recommendation_notes(r))
+    if (n.caution) carb::warn(n.text);
   return to_python(r.to_json());
 }
 

@@ -46,11 +46,14 @@ int draws_needed(double level);
 /// For notes: why an interval at `level` can have no upper bound, given the networks that
 /// calibrated the model's intervals for new networks (0: it has none).
 std::string unbounded_causes(double level, int networks);
-/// For notes on networks never measured: how their costs are judged (under a confidence, or not),
-/// by a model whose new-network intervals `networks` networks calibrated (0: none). `never_trained`
+/// For notes on networks never measured: how their costs are judged at `level` (nullopt: without a
+/// confidence, how --confidence would judge them), by a model whose new-network intervals `networks`
+/// networks calibrated (0: none), which bound only the levels draws_needed allows. `never_trained`
 /// names those of them at a family, precision or pairing the model never trained, whose intervals
 /// no level bounds ("the bf16 ones", "2 of them"; "": none).
-std::string new_network_judgement(bool under_confidence, int networks, const std::string& never_trained = "");
+std::string new_network_judgement(std::optional<double> level, int networks, const std::string& never_trained = "");
+/// Whether such a note is a doubt (an interval unbounded or uncalibrated), not only worth knowing.
+bool new_network_doubt(std::optional<double> level, int networks, bool never_trained);
 
 /// The tables' column that marks a network the model never measured ("yes"; empty otherwise).
 inline constexpr const char* kNewNetworkColumn = "network never measured";

@@ -12,6 +12,7 @@
 
 #include "carb/config.hpp"
 #include "carb/model.hpp"
+#include "carb/prediction_notes.hpp"
 
 namespace carb {
 
@@ -89,9 +90,9 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o);
 
 /// What deserves a word about `r`, one line each without a "note: " prefix: candidates that cannot
 /// pass for an unbounded interval or a cost at or below zero, intervals that judge nothing, networks
-/// never measured, a drift-corrected model's host speed, a recommendation that is a guess. The CLI
-/// prints them; Python raises each as a RuntimeWarning.
-std::vector<std::string> recommendation_notes(const RecommendResult& r);
+/// never measured, a recommendation that is a guess. The CLI prints them all; Python raises the
+/// cautions as RuntimeWarnings (a drift-corrected model's host speed is in the result, no note).
+std::vector<PredictionNote> recommendation_notes(const RecommendResult& r);
 void print_recommendation(const RecommendResult& r, std::ostream& out);
 
 }  // namespace carb

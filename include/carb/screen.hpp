@@ -16,6 +16,7 @@
 #include "carb/dataset.hpp"
 #include "carb/metrics.hpp"
 #include "carb/model.hpp"
+#include "carb/prediction_notes.hpp"
 
 namespace carb {
 
@@ -218,8 +219,8 @@ void print_screen_table(const ScreenResult& r, std::ostream& out);
 void print_screen_summary(const ScreenResult& r, std::ostream& out);
 /// What the table and the summary note about `r`, one line each without a "note: " prefix
 /// (unbounded intervals, costs at or below zero, guesses, networks never measured). Python raises
-/// each as a RuntimeWarning.
-std::vector<std::string> screen_notes(const ScreenResult& r);
+/// the cautions as RuntimeWarnings.
+std::vector<PredictionNote> screen_notes(const ScreenResult& r);
 /// The Pareto configurations as a predictions CSV (with _lower/_upper columns under a confidence).
 void write_screen_csv(const ScreenResult& r, std::ostream& out);
 

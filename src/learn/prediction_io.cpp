@@ -73,20 +73,47 @@ std::string unbounded_causes(double level, int networks) {
          "(no level will)";
 }
 
-std::string new_network_judgement(bool under_confidence, int networks, const std::string& never_trained) {
+namespace {
+// The highest stored level `networks` calibrating networks bound (draws_needed), or nullopt.
+std::optional<double> highest_bounded_level(int networks) {
+  std::optional<double> top;
+  for (double level : kConfidenceLevels)
+    if (draws_needed(level) <= networks) top = level;
+  return top;
+}
+}  // namespace
+
+std::string new_network_judgement(std::optional<double> level, int networks, const std::string& never_trained) {
   // Sixty-sixth hostile pass: recommend --precisions fp32,bf16 on a model that never trained bf16
   // said --confidence would judge bf16 on intervals calibrated for new networks; no level bounds it.
+  // Its review: nor does a level that needs more networks than calibrated them (90% with 8).
   const std::string which =
       never_trained.empty() ? "" : never_trained + " (at a family, precision or pairing of the two it never trained)";
-  if (under_confidence)
-    return (networks > 0 ? ", judged on the wider intervals calibrated by holding whole networks out of training"
-                         : ", judged on intervals this model has not calibrated for new networks (it predates them, or "
-                           "trained on fewer than 3 networks): they may hold the measurement less often than stated") +
-           (which.empty() ? "" : "; no level bounds " + which);
-  if (networks > 0)
+  if (level) {
+    const std::string pct = fmt_num(*level * 100, 3) + "%";
+    std::string judged =
+        networks == 0 ? ", judged on intervals this model has not calibrated for new networks (it predates them, or "
+                        "trained on fewer than 3 networks): they may hold the measurement less often than stated"
+        : draws_needed(*level) > networks
+            ? ", whose " + pct + " intervals have no upper bound: " + pct + " needs " +
+                  std::to_string(draws_needed(*level)) + " calibrating networks, the model has " + std::to_string(networks)
+            : ", judged on the wider intervals calibrated by holding whole networks out of training";
+    return judged + (which.empty() ? "" : "; no level bounds " + which);
+  }
+  if (networks > 0) {
+    const auto top = highest_bounded_level(networks);
     return "; --confidence judges them on intervals calibrated for new networks" +
+           (top == kConfidenceLevels.back()
+                ? std::string()
+                : " (its " + std::to_string(networks) + " calibrating networks bound " +
+                      (top ? "levels up to " + fmt_num(*top * 100, 3) + "%" : std::string("no level")) + ")") +
            (which.empty() ? "" : ", except " + which + ", which no level bounds");
+  }
   return which.empty() ? "" : "; no --confidence level bounds " + which;
+}
+
+bool new_network_doubt(std::optional<double> level, int networks, bool never_trained) {
+  return never_trained || (level && (networks == 0 || draws_needed(*level) > networks));
 }
 
 std::size_t count_nonpositive(const std::vector<double>& predicted) {

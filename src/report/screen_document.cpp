@@ -120,6 +120,14 @@ void check_screen_document(const json& doc, const std::string& file) {
   if (doc.contains("within_budget_never_trained") && doc.contains("within_budget_new_architectures") &&
       doc["within_budget_never_trained"].get<int>() > doc["within_budget_new_architectures"].get<int>())
     refuse(file, "within_budget_never_trained is more than within_budget_new_architectures");
+  // The screen's own decisions count among the validated configurations (sixty-sixth pass's review).
+  if (doc.contains("validation") && doc["validation"].is_object() && doc["validation"].contains("shortlisted")) {
+    const nlohmann::json& v = doc["validation"];
+    const int kept = whole_number(v["shortlisted"], "validation.shortlisted", file);
+    if (kept < 0) refuse(file, "validation.shortlisted is negative");
+    if (v.contains("matched") && kept > whole_number(v["matched"], "validation.matched", file))
+      refuse(file, "validation.shortlisted is more than validation.matched");
+  }
   // A rank correlation is in [-1, 1] (fifty-fifth hostile pass: -7 was drawn as rho).
   if (doc.contains("rank_spearman") && !doc["rank_spearman"].is_null()) {
     const double rho = finite_number(doc["rank_spearman"], "rank_spearman", file);

@@ -10,6 +10,7 @@
 #include "carb/envelope.hpp"
 #include "carb/error.hpp"
 #include "carb/prediction_io.hpp"
+#include "carb/prediction_notes.hpp"
 #include "carb/screen.hpp"
 #include "carb/text_table.hpp"
 
@@ -212,49 +213,48 @@ nlohmann::json RecommendResult::to_json() const {
   return j;
 }
 
-std::vector<std::string> recommendation_notes(const RecommendResult& r) {
-  std::vector<std::string> notes;
+std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
+  std::vector<PredictionNote> notes;
   const bool budgets = r.latency_max_ms || r.memory_max_mb;
   const std::string pct = r.confidence ? fmt_num(*r.confidence * 100, 3) + "%" : "";
   if (r.unbounded > 0)
-    notes.push_back(std::to_string(r.unbounded) +
-                    (r.unbounded == 1 ? " candidate within the budgets by its point prediction cannot"
-                                      : " candidates within the budgets by the point prediction cannot") +
-                    " pass: the model has no bounded " + pct +
-                    " interval for them: " + unbounded_causes(*r.confidence, r.unseen_calibration_networks));
+    notes.push_back({std::to_string(r.unbounded) +
+                     (r.unbounded == 1 ? " candidate within the budgets by its point prediction cannot"
+                                       : " candidates within the budgets by the point prediction cannot") +
+                     " pass: the model has no bounded " + pct +
+                     " interval for them: " + unbounded_causes(*r.confidence, r.unseen_calibration_networks)});
   // Sixty-sixth hostile pass: with no budget, "8 of 8 meet the constraints on the upper bound of
   // their 90% interval" where every interval was [0, inf], and nothing said so.
   if (r.confidence && !budgets)
-    notes.push_back("no budget was given, so the " + pct + " intervals are shown and judge nothing" +
-                    (r.unbounded_intervals > 0
-                         ? "; " + std::to_string(r.unbounded_intervals) + " of the " + std::to_string(r.evaluated) +
-                               " candidates have no bounded " + pct + " interval of some target: " +
-                               unbounded_causes(*r.confidence, r.unseen_calibration_networks)
-                         : std::string()));
+    notes.push_back({"no budget was given, so the " + pct + " intervals are shown and judge nothing" +
+                         (r.unbounded_intervals > 0
+                              ? "; " + std::to_string(r.unbounded_intervals) + " of the " +
+                                    std::to_string(r.evaluated - r.nonpositive) + " candidates ranked have no bounded " +
+                                    pct + " interval of some target: " +
+                                    unbounded_causes(*r.confidence, r.unseen_calibration_networks)
+                              : std::string()),
+                     r.unbounded_intervals > 0});
   if (r.nonpositive > 0)
-    notes.push_back(std::to_string(r.nonpositive) + " candidate" + (r.nonpositive == 1 ? " was" : "s were") +
-                    " left out: the model predicts a cost at or below zero for " + (r.nonpositive == 1 ? "it" : "them") +
-                    " (a raw-target model's sums can dip below zero), which no budget or ranking can use");
+    notes.push_back({std::to_string(r.nonpositive) + " candidate" + (r.nonpositive == 1 ? " was" : "s were") +
+                     " left out: the model predicts a cost at or below zero for " + (r.nonpositive == 1 ? "it" : "them") +
+                     " (a raw-target model's sums can dip below zero), which no budget or ranking can use"});
   if (!r.new_network_precisions.empty()) {
     const auto join = [](const std::vector<Precision>& ps) {
       std::string s;
       for (Precision p : ps) s += (s.empty() ? "" : ", ") + to_string(p);
       return s;
     };
-    notes.push_back("the model never measured this network at " + join(r.new_network_precisions) +
-                    " (at any resolution or batch): its costs there are predictions for a new network" +
-                    new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks,
-                                          r.never_trained_precisions.empty()
-                                              ? ""
-                                              : "the " + join(r.never_trained_precisions) + " ones"));
+    const bool never = !r.never_trained_precisions.empty();
+    notes.push_back({"the model never measured this network at " + join(r.new_network_precisions) +
+                         " (at any resolution or batch): its costs there are predictions for a new network" +
+                         new_network_judgement(r.confidence, r.unseen_calibration_networks,
+                                               never ? "the " + join(r.never_trained_precisions) + " ones" : ""),
+                     new_network_doubt(r.confidence, r.unseen_calibration_networks, never)});
   }
-  if (r.drift_reference_ms)
-    notes.push_back("drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "
-                    "reference network takes " + fmt_num(*r.drift_reference_ms) + " ms");
   if (r.best && !r.best->outside.empty())
-    notes.push_back("the recommended " + config_key(r.best->config) +
-                    " lies outside the ranges the model trained on (" + outside_text(r.best->outside) +
-                    "): its costs are guesses");
+    notes.push_back({"the recommended " + config_key(r.best->config) +
+                     " lies outside the ranges the model trained on (" + outside_text(r.best->outside) +
+                     "): its costs are guesses"});
   return notes;
 }
 
@@ -267,8 +267,11 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
     out << r.evaluated << " batch x precision candidates, no constraint given";
   }
   out << "; objective " << r.objective << '\n';
-  for (const std::string& n : recommendation_notes(r))
-    out << "note: " << n << '\n';
+  for (const PredictionNote& n : recommendation_notes(r)) out << "note: " << n.text << '\n';
+  if (r.drift_reference_ms)
+    out << "drift-corrected model: latency is predicted, and budgets judged, at the host speed where the "
+           "reference network takes "
+        << fmt_num(*r.drift_reference_ms) << " ms\n";
   if (!r.best) {
     out << r.message << '\n';
     return;

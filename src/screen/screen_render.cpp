@@ -3,6 +3,7 @@
 #include <string>
 
 #include "carb/prediction_io.hpp"
+#include "carb/prediction_notes.hpp"
 #include "carb/screen.hpp"
 #include "carb/text_table.hpp"
 
@@ -11,53 +12,56 @@ namespace carb {
 namespace {
 
 // The funnel's notes: what the rankings and the counts within budget rest on.
-std::vector<std::string> summary_notes(const ScreenResult& r) {
-  std::vector<std::string> notes;
+std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
+  std::vector<PredictionNote> notes;
   const std::string candidates = std::to_string(r.stages.empty() ? 0 : r.stages.front().count);
   if (r.two_stage && r.source_nonpositive > 0)
-    notes.push_back("the source model predicts " + r.rank_target + " at or below zero for " +
-                    std::to_string(r.source_nonpositive) + " of " + candidates +
-                    " candidates: its first stage ranks them last" + (r.rank_spearman ? ", and so does rho" : ""));
+    notes.push_back({"the source model predicts " + r.rank_target + " at or below zero for " +
+                     std::to_string(r.source_nonpositive) + " of " + candidates +
+                     " candidates: its first stage ranks them last" + (r.rank_spearman ? ", and so does rho" : "")});
   if (r.two_stage && r.source_guesses > 0)
-    notes.push_back(std::to_string(r.source_guesses) + " of " + candidates +
-                    " candidates lie outside what the source model trained on: its first-stage ranking of them is a "
-                    "guess" + (r.rank_spearman ? ", and rho includes them" : ""));
+    notes.push_back({std::to_string(r.source_guesses) + " of " + candidates +
+                     " candidates lie outside what the source model trained on: its first-stage ranking of them is "
+                     "a guess" + (r.rank_spearman ? ", and rho includes them" : "")});
   // Thirty-eighth hostile pass: the deciding model's guesses were flagged on the Pareto rows only;
   // 1,183 of 2,665 configurations "within budget" were guesses, and rho included the target's too.
   if (r.two_stage && r.target_guesses > 0 && r.rank_spearman)
-    notes.push_back(std::to_string(r.target_guesses) + " of " + candidates +
-                    " candidates lie outside what the target model trained on: rho includes its guesses for them");
+    notes.push_back({std::to_string(r.target_guesses) + " of " + candidates +
+                     " candidates lie outside what the target model trained on: rho includes its guesses for them"});
   if (r.within_budget_guesses > 0)
-    notes.push_back(std::to_string(r.within_budget_guesses) + " of the " + std::to_string(r.within_budget) +
-                    " within budget lie outside what the " + (r.two_stage ? "target " : "") +
-                    "model trained on: their costs, and so their place within budget, are guesses");
-  if (r.within_budget_new_architectures > 0)
-    notes.push_back(std::to_string(r.within_budget_new_architectures) + " of the " + std::to_string(r.within_budget) +
-                    " within budget " + (r.within_budget_new_architectures == 1 ? "is a network" : "are networks") +
-                    " (family, depth, width, precision) the " + (r.two_stage ? "target " : "") +
-                    "model never measured: their costs are predictions for a new network" +
-                    new_network_judgement(r.confidence.has_value(), r.unseen_calibration_networks,
-                                          r.within_budget_never_trained == 0
-                                              ? ""
-                                              : std::to_string(r.within_budget_never_trained) + " of them"));
+    notes.push_back({std::to_string(r.within_budget_guesses) + " of the " + std::to_string(r.within_budget) +
+                     " within budget lie outside what the " + (r.two_stage ? "target " : "") +
+                     "model trained on: their costs, and so their place within budget, are guesses"});
+  if (r.within_budget_new_architectures > 0) {
+    const bool never = r.within_budget_never_trained > 0;
+    notes.push_back(
+        {std::to_string(r.within_budget_new_architectures) + " of the " + std::to_string(r.within_budget) +
+             " within budget " + (r.within_budget_new_architectures == 1 ? "is a network" : "are networks") +
+             " (family, depth, width, precision) the " + (r.two_stage ? "target " : "") +
+             "model never measured: their costs are predictions for a new network" +
+             new_network_judgement(r.confidence, r.unseen_calibration_networks,
+                                   never ? std::to_string(r.within_budget_never_trained) + " of them" : ""),
+         new_network_doubt(r.confidence, r.unseen_calibration_networks, never)});
+  }
   return notes;
 }
 
 // The notes on what could not pass: unbounded intervals and costs at or below zero.
-std::vector<std::string> result_notes(const ScreenResult& r) {
-  std::vector<std::string> notes;
+std::vector<PredictionNote> result_notes(const ScreenResult& r) {
+  std::vector<PredictionNote> notes;
   if (r.unbounded > 0)
-    notes.push_back(std::to_string(r.unbounded) + " configuration" + (r.unbounded == 1 ? "" : "s") +
-                    " within budget by the point prediction cannot pass: the model has no bounded " +
-                    fmt_num(*r.confidence * 100, 3) +
-                    "% interval for them: " + unbounded_causes(*r.confidence, r.unseen_calibration_networks));
+    notes.push_back({std::to_string(r.unbounded) + " configuration" + (r.unbounded == 1 ? "" : "s") +
+                     " within budget by the point prediction cannot pass: the model has no bounded " +
+                     fmt_num(*r.confidence * 100, 3) +
+                     "% interval for them: " + unbounded_causes(*r.confidence, r.unseen_calibration_networks)});
   if (r.nonpositive > 0)
     // Thirty-seventh hostile pass: "left out" read as the budget stage's doing where the shortlist
     // had cut them; counted over every candidate, they are out either way.
-    notes.push_back(std::string("the ") + (r.two_stage ? "target " : "") + "model predicts a cost at or below zero for " +
-                    std::to_string(r.nonpositive) + " of the " + std::to_string(r.stages.empty() ? 0 : r.stages.front().count) +
-                    " candidates (a raw-target model's sums can dip below zero): none of them can meet a budget or be on "
-                    "the Pareto front, shortlisted or not");
+    notes.push_back({std::string("the ") + (r.two_stage ? "target " : "") +
+                     "model predicts a cost at or below zero for " + std::to_string(r.nonpositive) + " of the " +
+                     std::to_string(r.stages.empty() ? 0 : r.stages.front().count) +
+                     " candidates (a raw-target model's sums can dip below zero): none of them can meet a budget or "
+                     "be on the Pareto front, shortlisted or not"});
   return notes;
 }
 
@@ -79,7 +83,7 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
         << (r.rank_spearman ? fmt_num(*r.rank_spearman, 3)
                             : std::string("n/a (target model lacks the rank target)"))
         << '\n';
-  for (const std::string& n : summary_notes(r)) out << "  note: " << n << '\n';
+  for (const PredictionNote& n : summary_notes(r)) out << "  note: " << n.text << '\n';
   out << "  budgets:";
   if (r.budgets.empty()) out << " none";
   for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << fmt_num(v);
@@ -88,7 +92,7 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
 }
 
 void print_notes(const ScreenResult& r, std::ostream& out) {
-  for (const std::string& n : result_notes(r)) out << "note: " << n << '\n';
+  for (const PredictionNote& n : result_notes(r)) out << "note: " << n.text << '\n';
 }
 
 void print_pareto(const ScreenResult& r, std::ostream& out) {
@@ -194,9 +198,9 @@ void write_screen_csv(const ScreenResult& r, std::ostream& out) {
   }
 }
 
-std::vector<std::string> screen_notes(const ScreenResult& r) {
-  std::vector<std::string> notes = result_notes(r);
-  for (std::string& n : summary_notes(r)) notes.push_back(std::move(n));
+std::vector<PredictionNote> screen_notes(const ScreenResult& r) {
+  std::vector<PredictionNote> notes = result_notes(r);
+  for (PredictionNote& n : summary_notes(r)) notes.push_back(std::move(n));
   return notes;
 }
 

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 
 #include "carb/error.hpp"
@@ -186,6 +187,20 @@ TEST_F(StoreTest, AReaderLeavesNoSideFilesButKeepsThoseOthersUse) {
     writer.put(sample(4));
   }
   EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 4u);
+  EXPECT_FALSE(sides());
+  // The case that needs SQLite's rule (its review): the reader made the side files, a writer opened
+  // the store after it and has not written yet, and the reader ends first. They stay, for the writer.
+  {
+    auto reader = std::make_unique<Store>(db(), StoreAccess::read_only);
+    ASSERT_TRUE(sides());
+    Store writer(db(), StoreAccess::sole_writer);
+    EXPECT_EQ(writer.count(), 4u);
+    reader.reset();
+    EXPECT_TRUE(sides()) << "the writer has the store open";
+    writer.put(sample(5));
+    EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 5u);
+  }
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 5u);
   EXPECT_FALSE(sides());
 }
 

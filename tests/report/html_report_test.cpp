@@ -321,6 +321,15 @@ TEST(Report, SaysWhatTheCommandsSayBesideTheirFigures) {
                           "Pareto set taken against capacity in gflops", "validated on 12 measured configurations",
                           "false_reject 2", "a validation warning"})
     EXPECT_NE(html.find(say), std::string::npos) << say;
+  EXPECT_EQ(html.find("shortlist"), std::string::npos);
+  // With a shortlist, the screen's own decisions too (sixty-sixth hostile pass).
+  (*sc.screen)["validation"]["shortlisted"] = 5;
+  (*sc.screen)["validation"]["screen_decisions"] = {{"accuracy", 0.5}, {"false_accept", 0}, {"false_reject", 6}};
+  const std::string cut = render_report_html(sc);
+  EXPECT_NE(cut.find("false_reject 2 by the deciding model alone; with the shortlist&#39;s cut (5 kept), accuracy 0.5, "
+                     "false_accept 0, false_reject 6"),
+            std::string::npos)
+      << cut.substr(cut.find("validated on"), 300);
 }
 
 // Twenty-fifth hostile pass: a telemetry model on data where some rows lack utilization dropped the
@@ -580,6 +589,12 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["stages"][2]["count"] = 3000, d["within_budget"] = 3000; })
                 .find("stages[2] (within_budget) keeps 3000 of the 5 shortlist before it"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["validation"] = {{"matched", 3}, {"shortlisted", 4}}; })
+                .find("validation.shortlisted is more than validation.matched"),
+            std::string::npos);
+  EXPECT_NE(edited([](auto& d) { d["validation"] = {{"matched", 3}, {"shortlisted", "two"}}; })
+                .find("validation.shortlisted"),
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["within_budget"] = 4; }).find("within_budget is 4 but its stage counts 3"),
             std::string::npos);

@@ -12,6 +12,7 @@
 #include <algorithm>
 
 #include "carb/error.hpp"
+#include "carb/prediction_io.hpp"
 #include "carb/metrics.hpp"
 #include "carb/network_spec.hpp"
 #include "carb/space.hpp"
@@ -621,10 +622,37 @@ TEST(Screen, NetworksAtAPairingNeverTrainedAreSaidToHaveNoBoundedInterval) {
   EXPECT_EQ(r.to_json()["within_budget_never_trained"], 2u);
   std::ostringstream said;
   print_screen_summary(r, said);
-  EXPECT_NE(said.str().find("calibrated for new networks, except 2 of them (at a family, precision or pairing of the "
-                            "two it never trained), which no level bounds"),
+  EXPECT_NE(said.str().find("--confidence judges them on intervals calibrated for new networks (its " +
+                            std::to_string(m.unseen_calibration_networks()) + " calibrating networks bound levels up to "),
             std::string::npos)
       << said.str();
+  EXPECT_NE(said.str().find("), except 2 of them (at a family, precision or pairing of the two it never trained), "
+                            "which no level bounds"),
+            std::string::npos)
+      << said.str();
+  // Its review: a level that needs more calibrating networks than the model has bounds nothing
+  // either, and the note said the intervals were calibrated.
+  ASSERT_LT(m.unseen_calibration_networks(), draws_needed(0.95));
+  o.confidence = 0.95;
+  o.budgets = {};
+  const auto high = screen({cs[1], cs[3]}, m, nullptr, o);
+  ASSERT_EQ(high.within_budget_new_architectures, 2u);
+  std::ostringstream unbounded;
+  print_screen_summary(high, unbounded);
+  EXPECT_NE(unbounded.str().find("whose 95% intervals have no upper bound: 95% needs 19 calibrating networks, the model "
+                                 "has " + std::to_string(m.unseen_calibration_networks())),
+            std::string::npos)
+      << unbounded.str();
+  const auto notes = screen_notes(high);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const PredictionNote& n) {
+    return n.caution && n.text.find("whose 95% intervals have no upper bound") != std::string::npos;
+  }));
+  o.confidence = 0.8;
+  const auto low = screen_notes(screen({cs[1], cs[3]}, m, nullptr, o));
+  ASSERT_FALSE(low.empty());
+  EXPECT_NE(low.back().text.find("judged on the wider intervals calibrated by holding whole networks out"),
+            std::string::npos);
+  EXPECT_FALSE(low.back().caution) << "calibrated: only worth knowing";
   const auto trained_pairing = screen({cs[1], cs[3]}, m, nullptr, o);
   EXPECT_EQ(trained_pairing.within_budget_never_trained, 0u);
   std::ostringstream quiet;
