@@ -209,6 +209,21 @@ std::string precious_inside(const fs::path& dir) {
   return "";
 }
 
+// Sixty-sixth hostile pass: Model.save("b/sub") put a bundle inside the bundle b, which no bundle
+// may then replace (a bundle below --out is never replaced): b could not be trained again, with or
+// without --force. A bundle is not written inside another.
+void refuse_inside_a_bundle(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+  if (ec) return;
+  for (fs::path up = real.parent_path(); !up.empty(); up = up.parent_path()) {
+    if (fs::is_regular_file(up / "manifest.json", ec) && verified_manifest(read_text(up / "manifest.json")))
+      throw InputError("cannot write model bundle " + dir.string() + " inside the model bundle " + up.string() +
+                       " (a bundle holding another could never be replaced); choose a directory outside it");
+    if (up == up.root_path()) break;
+  }
+}
+
 void refuse_precious_inside(const fs::path& dir) {
   if (const std::string why = precious_inside(dir); !why.empty())
     throw InputError(why + ", which no model bundle replaces (--force does not change this); move it out, or choose "
@@ -385,6 +400,7 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
   if (!fs::is_directory(parent, ec))
     throw InputError("cannot write model bundle " + dir_.string() + ": directory " + parent.string() +
                      " does not exist");
+  refuse_inside_a_bundle(dir_);
   restore_moved_aside(dir_);
   refuse_precious_inside(dir_);
   if (!force_)

@@ -151,6 +151,17 @@ int read_user_version(sqlite3* db, const std::filesystem::path& file) {
   if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE) {
     const std::string msg = sqlite3_errmsg(db);
     sqlite3_finalize(s);
+    // Sixty-sixth hostile pass: on a full disk SQLite cannot make the -shm it reads a WAL store
+    // through, and the message read as a damaged store, which it was not.
+    if ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL) {
+      std::error_code ec;
+      const auto dir = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
+      const auto space = std::filesystem::space(dir, ec);
+      if (!ec && space.available < (std::uintmax_t{1} << 20))
+        throw MeasureError(file.string() + ": cannot open the store: the disk holding it is full (" +
+                           std::to_string(space.available) + " bytes free); nothing in it was changed: free some "
+                           "space and run again");
+    }
     throw MeasureError(file.string() + ": cannot read as a carb measurement store (SQLite): " + msg);
   }
   sqlite3_finalize(s);

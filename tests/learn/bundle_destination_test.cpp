@@ -292,6 +292,34 @@ TEST_F(BundleDestinationTest, DotFromInsideTheBundleReplacesIt) {
   EXPECT_EQ(entries(), (std::set<std::string>{"model"}));
 }
 
+// Sixty-sixth hostile pass: Model.save("b/sub") wrote a bundle inside the bundle b, and from then on
+// b could not be replaced (a bundle below --out never is), with or without --force.
+TEST_F(BundleDestinationTest, NoBundleIsWrittenInsideAnother) {
+  const fs::path outer = dir_ / "b";
+  fake_bundle(outer, "outer");
+  fs::create_directories(outer / "deeper");
+  for (const fs::path& inside : {outer / "sub", outer / "deeper" / "sub"})
+    for (bool force : {false, true}) {
+      try {
+        BundleDestination d(inside, force);
+        ADD_FAILURE() << inside << " was accepted";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("inside the model bundle " + fs::canonical(outer).string()),
+                  std::string::npos)
+            << e.what();
+      }
+    }
+  EXPECT_FALSE(fs::exists(outer / "sub"));
+  EXPECT_EQ(model_text(outer / "m.0.x.model"), "outer");
+  // The bundle itself, and a sibling beside it, are fine.
+  for (const fs::path& ok : {outer, dir_ / "sibling"}) {
+    BundleDestination d(ok, true);
+    stage(d, "new");
+    d.commit();
+    EXPECT_EQ(model_text(ok / "m.0.x.model"), "new");
+  }
+}
+
 TEST_F(BundleDestinationTest, AFailedRunLeavesTheOldBundleAndNoStaging) {
   const fs::path out = dir_ / "model";
   fake_bundle(out, "old");

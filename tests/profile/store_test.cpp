@@ -204,6 +204,44 @@ TEST_F(StoreTest, AReaderLeavesNoSideFilesButKeepsThoseOthersUse) {
   EXPECT_FALSE(sides());
 }
 
+// Sixty-sixth hostile pass: on a full disk SQLite cannot make the -shm it reads a WAL store
+// through, and `profile` said the store could not be read "as a carb measurement store", which
+// read as damage. It says the disk is full, and the rows are all there once there is room. Needs
+// root (a tmpfs).
+TEST(StoreFullDisk, AFullDiskIsSaidAndTheStoreIsUnharmed) {
+  const fs::path dir = fs::temp_directory_path() / ("carb_store_full_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  if (::geteuid() != 0 ||
+      std::system(("mount -t tmpfs -o size=256k tmpfs '" + dir.string() + "' 2>/dev/null").c_str()) != 0) {
+    fs::remove_all(dir);
+    GTEST_SKIP() << "mounting a tmpfs needs root";
+  }
+  const fs::path db = dir / "f.db";
+  {
+    Store s(db, StoreAccess::sole_writer);
+    for (int b : {1, 2, 4}) s.put(sample(b));
+  }
+  {
+    std::ofstream fill(dir / "fill", std::ios::binary);
+    const std::string block(1024, '\0');
+    while (fill.write(block.data(), block.size())) fill.flush();
+  }
+  for (const auto access : {StoreAccess::sole_writer, StoreAccess::read_only}) {
+    try {
+      Store s(db, access);
+      ADD_FAILURE() << "opened on a full disk";
+    } catch (const MeasureError& e) {
+      EXPECT_NE(std::string(e.what()).find("the disk holding it is full"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("as a carb measurement store"), std::string::npos) << e.what();
+    }
+  }
+  fs::remove(dir / "fill");
+  EXPECT_EQ(Store(db, StoreAccess::sole_writer).count(), 3u);
+  // Lazily: this process holds a descriptor of every store file it opened (held_file.hpp).
+  EXPECT_EQ(std::system(("umount -l '" + dir.string() + "'").c_str()), 0);
+  fs::remove_all(dir);
+}
+
 TEST_F(StoreTest, NullsStayNull) {
   Store s(db());
   StoredMeasurement m = sample(2, Status::oom);
