@@ -16,6 +16,7 @@
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/warning.hpp"
+#include "small_disk_test.hpp"
 
 namespace carb {
 namespace {
@@ -90,12 +91,7 @@ TEST(DataProvenance, ASidecarThatCannotBeWrittenLeavesTheCsvAlone) {
 // the pair is the old one byte for byte, or the new one with its own hash. Needs root (a tmpfs).
 TEST(DataProvenance, AFullDiskNeverLeavesAMismatchedPair) {
   const fs::path dir = fs::temp_directory_path() / ("carb_provenance_full_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  if (::geteuid() != 0 ||
-      std::system(("mount -t tmpfs -o size=256k tmpfs '" + dir.string() + "' 2>/dev/null").c_str()) != 0) {
-    fs::remove_all(dir);
-    GTEST_SKIP() << "mounting a tmpfs needs root";
-  }
+  if (!testing::mount_small_disk(dir, "256k")) GTEST_SKIP() << "mounting a tmpfs needs root";
   const auto slurp = [](const fs::path& f) {
     std::ifstream in(f, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), {});

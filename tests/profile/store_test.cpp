@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "profile/store_lock.hpp"
+#include "small_disk_test.hpp"
 #include "temp_dir_test.hpp"
 #include <sqlite3.h>
 
@@ -210,12 +211,7 @@ TEST_F(StoreTest, AReaderLeavesNoSideFilesButKeepsThoseOthersUse) {
 // root (a tmpfs).
 TEST(StoreFullDisk, AFullDiskIsSaidAndTheStoreIsUnharmed) {
   const fs::path dir = fs::temp_directory_path() / ("carb_store_full_" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  if (::geteuid() != 0 ||
-      std::system(("mount -t tmpfs -o size=256k tmpfs '" + dir.string() + "' 2>/dev/null").c_str()) != 0) {
-    fs::remove_all(dir);
-    GTEST_SKIP() << "mounting a tmpfs needs root";
-  }
+  if (!testing::mount_small_disk(dir, "256k")) GTEST_SKIP() << "mounting a tmpfs needs root";
   const fs::path db = dir / "f.db";
   {
     Store s(db, StoreAccess::sole_writer);
