@@ -482,6 +482,20 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), f
   // Before SQLite opens the file: a refused writer must not create or change anything.
   if (access == StoreAccess::sole_writer) lock_ = std::make_unique<StoreLock>(db);
   check_sqlite_side_files(file_, recorded, check_owner, live);
+  // Sixty-seventh hostile pass: side files another user's read made, which this user cannot write,
+  // failed the run with SQLite's "attempt to write a readonly database".
+  for (const char* suffix : {"-wal", "-shm"}) {
+    const std::filesystem::path f = file_.string() + suffix;
+    std::error_code ec;
+    if (!std::filesystem::exists(f, ec) || ::access(f.c_str(), W_OK) == 0) continue;
+    const std::filesystem::path wal = file_.string() + "-wal";
+    const bool rows = std::filesystem::exists(wal, ec) && std::filesystem::file_size(wal, ec) > 0;
+    throw MeasureError(f.string() + " is not writable by this user (another user's read of the store can leave it), " +
+                       "so SQLite cannot write the store " + path_.string() + "; " +
+                       (rows ? "its -wal holds rows not yet in the store: let the user who owns it open the store first"
+                             : "it holds no rows: with no run using the store, remove " + file_.string() + "-wal and " +
+                                   file_.string() + "-shm (as their owner or root) and run again"));
+  }
   // An existing store is locked before SQLite opens it; a new one as soon as SQLite has made it.
   bool locked = false;
   if (lock_ && std::filesystem::exists(file_)) {
@@ -524,8 +538,13 @@ void Store::open_read_only() {
                                   std::filesystem::exists(file_.string() + "-shm");
   struct stat st {};
   const bool another_name = ::stat(file_.c_str(), &st) == 0 && st.st_nlink > 1 && !side_files_here;
-  bool immutable = another_name;  // opened as a file that cannot change: SQLite makes no side files
-  int rc = another_name ? sqlite3_open_v2(immutable_uri(path_).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+  // Sixty-seventh hostile pass: a reader who cannot write the store (another user's, in a shared
+  // sticky directory) made a -wal and -shm of its own there, which it cannot remove, nor can the
+  // store's owner, whose next profile then failed ("attempt to write a readonly database"). With
+  // neither side file there no writer has the store open (a writer keeps both): read it as it is.
+  const bool cannot_write = !side_files_here && !side_files_at_file && ::access(file_.c_str(), W_OK) != 0;
+  bool immutable = another_name || cannot_write;  // opened as a file that cannot change: no side files
+  int rc = immutable ? sqlite3_open_v2(immutable_uri(path_).c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
                                           nullptr)
                         : sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr);
   try {

@@ -159,6 +159,51 @@ TEST_F(DataOps, ExportReadsAStoreInADirectoryItCannotWrite) {
   EXPECT_EQ(read_dataset_csv(out / "s.csv").rows.size(), 1u);
 }
 
+// Sixty-seventh hostile pass: another user's export of a store in a shared (sticky) directory made
+// a -wal and -shm it could not remove, nor could the store's owner, whose next profile failed with
+// SQLite's "attempt to write a readonly database". The reader makes nothing now; side files another
+// user left are named in a clear refusal. Run as other users; skipped where that is not possible.
+TEST_F(DataOps, AnotherUsersExportLeavesNothingAndTheirLeftoversAreNamed) {
+  if (::geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "needs root and setpriv to run carb as other users";
+  const fs::path shared = dir_ / "shared", out = dir_ / "out";
+  fs::create_directories(shared);
+  fs::create_directories(out);
+  {
+    Store s(shared / "s.db");
+    s.put_protocol("p1", {{"warmup", 10}});
+    s.put({row("cpu2t", 1, 10.0), "p1", ""});
+  }
+  ASSERT_EQ(::chown((shared / "s.db").c_str(), 1000, 1000), 0);
+  fs::permissions(shared, fs::perms::all | fs::perms::sticky_bit);
+  fs::permissions(out, fs::perms::all);
+  fs::permissions(dir_, fs::perms::others_exec | fs::perms::others_read, fs::perm_options::add);
+  const auto as = [&](int uid, const std::string& args) {
+    const std::string cmd = "cd '" + shared.string() + "' && setpriv --reuid=" + std::to_string(uid) + " --regid=" +
+                            std::to_string(uid) + " --clear-groups '" + std::string(CARB_BINARY) + "' " + args +
+                            " >/dev/null 2>'" + (out / "err.txt").string() + "'";
+    const int rc = std::system(cmd.c_str());
+    std::ifstream err(out / "err.txt");
+    return std::make_pair(rc, std::string((std::istreambuf_iterator<char>(err)), {}));
+  };
+  const auto [rc, err] = as(65534, "data export --db s.db --out '" + (out / "s.csv").string() + "'");
+  EXPECT_EQ(rc, 0) << err;
+  EXPECT_EQ(read_dataset_csv(out / "s.csv").rows.size(), 1u);
+  EXPECT_FALSE(fs::exists(shared / "s.db-wal"));
+  EXPECT_FALSE(fs::exists(shared / "s.db-shm"));
+  // Leftovers of another user's reader (the sqlite3 command makes them): named, with what to do.
+  for (const char* side : {"s.db-wal", "s.db-shm"}) {
+    std::ofstream(shared / side).flush();
+    ASSERT_EQ(::chown((shared / side).c_str(), 65534, 65534), 0);
+  }
+  const auto [refused, why] = as(1000, "profile --preset tiny --db s.db --warmup 1 --min-passes 1 --max-passes 1 "
+                                       "--cooldown 0 --no-meter-check --quiet");
+  EXPECT_NE(refused, 0);
+  EXPECT_NE(why.find("s.db-wal is not writable by this user"), std::string::npos) << why;
+  EXPECT_NE(why.find("it holds no rows: with no run using the store, remove"), std::string::npos) << why;
+  EXPECT_EQ(Store(shared / "s.db", StoreAccess::read_only).count(), 1u);
+}
+
 // Seventh hostile pass: export switched another application's SQLite database to WAL mode, and
 // wrote carb's schema into an empty file, before refusing them.
 TEST_F(DataOps, ExportNeverChangesAFileThatIsNotACarbStore) {
