@@ -61,16 +61,19 @@ int draws_needed(double level) { return static_cast<int>(std::ceil(level / (1 - 
 std::string unbounded_causes(double level, int networks) {
   const std::string pct = fmt_num(level * 100, 3) + "%";
   const std::string needed = std::to_string(draws_needed(level));
+  // Sixty-seventh hostile pass: "too few trained networks (80% needs 4, the model has 8)" and "a
+  // lower --confidence may bound them" at 80% were causes that could not be.
+  const bool too_few_networks = networks > 0 && draws_needed(level) > networks;
+  const bool lower_level = level > kConfidenceLevels.front();
   return "too few training rows per batch regime for " + pct + " (it needs " + needed + " per regime)" +
-         (networks > 0 ? ", or, for an architecture it never trained, too few trained networks (" + pct + " needs " +
-                             needed + ", the model has " + std::to_string(networks) + ")"
-                       : std::string()) +
+         (too_few_networks ? ", or, for an architecture it never trained, too few trained networks (" + pct + " needs " +
+                                 needed + ", the model has " + std::to_string(networks) + ")"
+                           : std::string()) +
          // Sixty-fifth hostile pass: a bundle whose rate at a level is unbounded (no
          // widening held its held-out rows) had this note name every cause but that one.
          ", or, past the trained ranges, an extrapolation rate unbounded at " + pct +
-         " (held-out rows no widening held) (a lower --confidence may bound them), or a precision, family or pairing "
-         "of the two it never trained "
-         "(no level will)";
+         " (held-out rows no widening held)" + (lower_level ? " (a lower --confidence may bound them)" : "") +
+         ", or a precision, family or pairing of the two it never trained (no level will)";
 }
 
 namespace {
@@ -113,7 +116,10 @@ std::string new_network_judgement(std::optional<double> level, int networks, con
 }
 
 bool new_network_doubt(std::optional<double> level, int networks, bool never_trained) {
-  return never_trained || (level && (networks == 0 || draws_needed(*level) > networks));
+  // Without a level, a doubt where the calibrating networks bound no level at all (the review: the
+  // CLI said "bound no level", Python said nothing).
+  if (!level) return never_trained || (networks > 0 && !highest_bounded_level(networks));
+  return never_trained || networks == 0 || draws_needed(*level) > networks;
 }
 
 std::size_t count_nonpositive(const std::vector<double>& predicted) {

@@ -127,6 +127,33 @@ void check_screen_document(const json& doc, const std::string& file) {
     if (kept < 0) refuse(file, "validation.shortlisted is negative");
     if (v.contains("matched") && kept > whole_number(v["matched"], "validation.matched", file))
       refuse(file, "validation.shortlisted is more than validation.matched");
+    if (stage_count.count("shortlist") && kept > stage_count["shortlist"])
+      refuse(file, "validation.shortlisted is more than the shortlist stage counts");
+  }
+  // The screen's decisions are the model's, less what the shortlist cut: over the same
+  // configurations, accepting no more (sixty-seventh hostile pass: edited ones were drawn as given).
+  if (doc.contains("validation") && doc["validation"].is_object() && doc["validation"].contains("screen_decisions")) {
+    const nlohmann::json& v = doc["validation"];
+    if (!v["screen_decisions"].is_object() || !v.contains("decisions") || !v["decisions"].is_object() ||
+        !v.contains("shortlisted"))
+      refuse(file, "validation.screen_decisions needs an object beside validation.decisions and validation.shortlisted");
+    const auto counts = [&](const char* which) {
+      std::map<std::string, int> c;
+      for (const char* k : {"true_accept", "false_accept", "true_reject", "false_reject"}) {
+        const std::string where = std::string("validation.") + which + "." + k;
+        c[k] = whole_number(member(v[which], k, where, file), where, file);
+        if (c[k] < 0) refuse(file, where + " is negative");
+      }
+      return c;
+    };
+    auto model = counts("decisions"), cut = counts("screen_decisions");
+    if (cut["true_accept"] + cut["false_reject"] != model["true_accept"] + model["false_reject"] ||
+        cut["false_accept"] + cut["true_reject"] != model["false_accept"] + model["true_reject"])
+      refuse(file, "validation.screen_decisions and validation.decisions judge different configurations");
+    if (cut["true_accept"] > model["true_accept"] || cut["false_accept"] > model["false_accept"])
+      refuse(file, "validation.screen_decisions accepts more than validation.decisions, which the shortlist only cuts");
+    if (cut["true_accept"] + cut["false_accept"] > doc["validation"]["shortlisted"].get<int>())
+      refuse(file, "validation.screen_decisions accepts more than validation.shortlisted kept");
   }
   // A rank correlation is in [-1, 1] (fifty-fifth hostile pass: -7 was drawn as rho).
   if (doc.contains("rank_spearman") && !doc["rank_spearman"].is_null()) {

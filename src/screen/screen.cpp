@@ -189,7 +189,8 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   r.stages.push_back({"pareto", r.pareto.size()});
   if (o.validate)
     r.validation = validate_screen(configs, *o.validate, final_model, o.budgets, o.confidence,
-                                   o.validate_include_trained, k ? &shortlist : nullptr);
+                                   o.validate_include_trained,
+                                   k && shortlist.size() < configs.size() ? &shortlist : nullptr);
   return r;
 }
 

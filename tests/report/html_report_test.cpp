@@ -307,7 +307,8 @@ TEST(Report, SaysWhatTheCommandsSayBesideTheirFigures) {
       {"budgets", {{"latency_ms", 10.0}}},
       {"confidence", 0.9},
       {"capacity", "gflops"},
-      {"validation", {{"matched", 12}, {"decisions", {{"accuracy", 0.833}, {"false_accept", 0}, {"false_reject", 2}}},
+      {"validation", {{"matched", 12}, {"decisions", {{"accuracy", 0.833}, {"true_accept", 8}, {"false_accept", 0},
+                                                      {"true_reject", 2}, {"false_reject", 2}}},
                       {"warnings", {"a validation warning"}}}},
       {"stages", {{{"name", "candidates"}, {"count", 30}}, {{"name", "pareto"}, {"count", 1}}}},
       {"pareto",
@@ -324,7 +325,8 @@ TEST(Report, SaysWhatTheCommandsSayBesideTheirFigures) {
   EXPECT_EQ(html.find("shortlist"), std::string::npos);
   // With a shortlist, the screen's own decisions too (sixty-sixth hostile pass).
   (*sc.screen)["validation"]["shortlisted"] = 5;
-  (*sc.screen)["validation"]["screen_decisions"] = {{"accuracy", 0.5}, {"false_accept", 0}, {"false_reject", 6}};
+  (*sc.screen)["validation"]["screen_decisions"] = {
+      {"accuracy", 0.5}, {"true_accept", 4}, {"false_accept", 0}, {"true_reject", 2}, {"false_reject", 6}};
   const std::string cut = render_report_html(sc);
   EXPECT_NE(cut.find("false_reject 2 by the deciding model alone; with the shortlist&#39;s cut (5 kept), accuracy 0.5, "
                      "false_accept 0, false_reject 6"),
@@ -595,6 +597,32 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["validation"] = {{"matched", 3}, {"shortlisted", "two"}}; })
                 .find("validation.shortlisted"),
+            std::string::npos);
+  // Sixty-seventh hostile pass: edited screen decisions were drawn as given.
+  const nlohmann::json model = {{"true_accept", 2}, {"false_accept", 1}, {"true_reject", 0}, {"false_reject", 0}};
+  const auto with_cut = [&](nlohmann::json cut, int kept) {
+    return edited([&](auto& d) {
+      d["validation"] = {{"matched", 3}, {"shortlisted", kept}, {"decisions", model}, {"screen_decisions", cut}};
+    });
+  };
+  EXPECT_EQ(with_cut({{"true_accept", 1}, {"false_accept", 0}, {"true_reject", 1}, {"false_reject", 1}}, 2), "");
+  EXPECT_NE(with_cut({{"true_accept", 3}, {"false_accept", 0}, {"true_reject", 1}, {"false_reject", -1}}, 3)
+                .find("is negative"),
+            std::string::npos);
+  EXPECT_NE(with_cut({{"true_accept", 1}, {"false_accept", 0}, {"true_reject", 1}, {"false_reject", 2}}, 2)
+                .find("judge different configurations"),
+            std::string::npos);
+  EXPECT_NE(with_cut({{"true_accept", 2}, {"false_accept", 1}, {"true_reject", 0}, {"false_reject", 0}}, 2)
+                .find("accepts more than validation.shortlisted kept"),
+            std::string::npos);
+  EXPECT_NE(with_cut("many", 2).find("needs an object"), std::string::npos);
+  EXPECT_NE(edited([&](auto& d) {
+              d["validation"] = {
+                  {"matched", 3},
+                  {"shortlisted", 3},
+                  {"decisions", {{"true_accept", 1}, {"false_accept", 1}, {"true_reject", 0}, {"false_reject", 1}}},
+                  {"screen_decisions", {{"true_accept", 2}, {"false_accept", 1}, {"true_reject", 0}, {"false_reject", 0}}}};
+            }).find("accepts more than validation.decisions"),
             std::string::npos);
   EXPECT_NE(edited([](auto& d) { d["within_budget"] = 4; }).find("within_budget is 4 but its stage counts 3"),
             std::string::npos);

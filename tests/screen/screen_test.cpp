@@ -603,6 +603,24 @@ TEST(Screen, NetworksNeverMeasuredWithinBudgetAreCountedAndMarked) {
   EXPECT_NE(plain.str().find("may hold the measurement less often than stated"), std::string::npos) << plain.str();
 }
 
+// Sixty-seventh hostile pass: the causes of an unbounded interval named "too few trained networks
+// (80% needs 4, the model has 8)" and "a lower --confidence may bound them" at 80%, the lowest level;
+// a model whose calibrating networks bound no level was a doubt on the CLI only.
+TEST(Screen, UnboundedCausesNameOnlyCausesThatCanBe) {
+  const std::string at80 = unbounded_causes(0.8, 8), at90 = unbounded_causes(0.9, 8);
+  EXPECT_EQ(at80.find("too few trained networks"), std::string::npos) << at80;
+  EXPECT_EQ(at80.find("a lower --confidence"), std::string::npos) << at80;
+  EXPECT_NE(at90.find("too few trained networks (90% needs 9, the model has 8)"), std::string::npos) << at90;
+  EXPECT_NE(at90.find("a lower --confidence may bound them"), std::string::npos) << at90;
+  EXPECT_EQ(unbounded_causes(0.9, 0).find("too few trained networks"), std::string::npos) << "none calibrated";
+  EXPECT_TRUE(new_network_doubt(std::nullopt, 3, false)) << "3 networks bound no level";
+  EXPECT_NE(new_network_judgement(std::nullopt, 3).find("its 3 calibrating networks bound no level"), std::string::npos);
+  EXPECT_FALSE(new_network_doubt(std::nullopt, 8, false));
+  EXPECT_FALSE(new_network_doubt(std::nullopt, 0, false)) << "no claim is made without calibration";
+  EXPECT_TRUE(new_network_doubt(0.9, 8, false));
+  EXPECT_FALSE(new_network_doubt(0.8, 8, false));
+}
+
 // Sixty-sixth hostile pass: networks at a pairing the model never trained (bottleneck bf16) were
 // said to be judged by --confidence on intervals calibrated for new networks; no level bounds them.
 TEST(Screen, NetworksAtAPairingNeverTrainedAreSaidToHaveNoBoundedInterval) {

@@ -219,6 +219,8 @@ TEST(ScreenValidate, TheScreensOwnDecisionsCountWhatTheShortlistCut) {
             r.validation->shortlisted);
   o.top_k.reset();
   EXPECT_FALSE(screen(h.space, m, nullptr, o).validation->screen_decisions);
+  o.top_k = h.space.size();  // a shortlist that cuts nothing: no second row (sixty-seventh pass)
+  EXPECT_FALSE(screen(h.space, m, nullptr, o).validation->screen_decisions);
 }
 
 TEST(ScreenValidate, NoBudgetsAcceptEverything) {
