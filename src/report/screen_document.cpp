@@ -130,6 +130,28 @@ void check_screen_document(const json& doc, const std::string& file) {
     if (stage_count.count("shortlist") && kept > stage_count["shortlist"])
       refuse(file, "validation.shortlisted is more than the shortlist stage counts");
   }
+  // The accuracies drawn are their counts' own (sixty-seventh hostile pass: an edited one was drawn).
+  if (doc.contains("validation") && doc["validation"].is_object())
+    for (const char* which : {"decisions", "screen_decisions"}) {
+      const json& v = doc["validation"];
+      if (!v.contains(which) || !v[which].is_object() || !v[which].contains("accuracy") || v[which]["accuracy"].is_null())
+        continue;
+      const json& d = v[which];
+      long long right = 0, total = 0;
+      bool counted = true;
+      for (const char* k : {"true_accept", "false_accept", "true_reject", "false_reject"}) {
+        if (!d.contains(k) || !d[k].is_number_integer()) counted = false;
+        if (!counted) break;
+        const long long n = d[k].get<long long>();
+        total += n;
+        if (std::string(k) == "true_accept" || std::string(k) == "true_reject") right += n;
+      }
+      const std::string where = std::string("validation.") + which + ".accuracy";
+      if (counted && total > 0 &&
+          std::abs(finite_number(d["accuracy"], where, file) - static_cast<double>(right) / static_cast<double>(total)) >
+              1e-9)
+        refuse(file, where + " is not what its counts give");
+    }
   // The screen's decisions are the model's, less what the shortlist cut: over the same
   // configurations, accepting no more (sixty-seventh hostile pass: edited ones were drawn as given).
   if (doc.contains("validation") && doc["validation"].is_object() && doc["validation"].contains("screen_decisions")) {

@@ -616,6 +616,15 @@ TEST(Report, AScreenDocumentIsCheckedBeforeItIsDrawn) {
                 .find("accepts more than validation.shortlisted kept"),
             std::string::npos);
   EXPECT_NE(with_cut("many", 2).find("needs an object"), std::string::npos);
+  const auto with_accuracy = [&](double a) {
+    return edited([&](auto& d) {
+      nlohmann::json m = model;
+      m["accuracy"] = a;
+      d["validation"] = {{"matched", 3}, {"decisions", m}};
+    });
+  };
+  EXPECT_EQ(with_accuracy(2.0 / 3.0), "");
+  EXPECT_NE(with_accuracy(0.99).find("validation.decisions.accuracy is not what its counts give"), std::string::npos);
   EXPECT_NE(edited([&](auto& d) {
               d["validation"] = {
                   {"matched", 3},
