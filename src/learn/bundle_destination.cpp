@@ -31,7 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path parent_of(const fs::path& dir) { return dir.has_parent_path() ? dir.parent_path() : fs::path("."); }
+using detail::parent_of;
 
 // Staging directories are named .NAME.carb-staging-PID-XXXXXX (util/temp_owner.hpp): a later run
 // removes those whose process is gone and leaves another carb's alone.

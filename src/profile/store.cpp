@@ -28,6 +28,7 @@
 #include "held_file.hpp"
 #include "store_lock.hpp"
 #include "util/json_error.hpp"
+#include "util/temp_owner.hpp"
 
 namespace carb {
 namespace {
@@ -155,8 +156,7 @@ int read_user_version(sqlite3* db, const std::filesystem::path& file) {
     // through, and the message read as a damaged store, which it was not.
     if ((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL) {
       std::error_code ec;
-      const auto dir = file.parent_path().empty() ? std::filesystem::path(".") : file.parent_path();
-      const auto space = std::filesystem::space(dir, ec);
+      const auto space = std::filesystem::space(detail::parent_of(file), ec);
       if (!ec && space.available < (std::uintmax_t{1} << 20))
         throw MeasureError(file.string() + ": cannot open the store: the disk holding it is full (" +
                            std::to_string(space.available) + " bytes free); nothing in it was changed: free some "
@@ -597,8 +597,7 @@ void Store::remove_side_files_made() const noexcept {
   std::error_code ec;
   const std::filesystem::path wal = file_.string() + "-wal";
   if (!std::filesystem::is_regular_file(wal, ec) || std::filesystem::file_size(wal, ec) != 0 || ec) return;
-  const std::filesystem::path dir = file_.parent_path().empty() ? std::filesystem::path(".") : file_.parent_path();
-  if (::access(file_.c_str(), W_OK) != 0 || ::access(dir.c_str(), W_OK) != 0) return;
+  if (::access(file_.c_str(), W_OK) != 0 || ::access(detail::parent_of(file_).c_str(), W_OK) != 0) return;
   sqlite3* rw = nullptr;
   if (sqlite3_open_v2(file_.c_str(), &rw, SQLITE_OPEN_READWRITE, nullptr) == SQLITE_OK) {
     sqlite3_busy_timeout(rw, 100);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -67,6 +68,69 @@ Config config_of(const json& row, const std::string& where, const std::string& f
 
 }  // namespace
 
+namespace {
+
+// A confusion row's four counts (true_accept, false_accept, true_reject, false_reject).
+struct Counts {
+  long long true_accept = 0, false_accept = 0, true_reject = 0, false_reject = 0;
+  long long total() const { return true_accept + false_accept + true_reject + false_reject; }
+};
+
+// `d`'s counts where all four are whole numbers; nullopt otherwise, or, when `strict`, refused
+// (negatives too).
+std::optional<Counts> counts_of(const json& d, const std::string& where, const std::string& file, bool strict) {
+  Counts c;
+  for (const auto& [k, n] : {std::pair<const char*, long long*>{"true_accept", &c.true_accept},
+                             {"false_accept", &c.false_accept},
+                             {"true_reject", &c.true_reject},
+                             {"false_reject", &c.false_reject}}) {
+    const std::string at = where + "." + k;
+    if (!strict && (!d.contains(k) || !d[k].is_number_integer())) return std::nullopt;
+    *n = strict ? whole_number(member(d, k, at, file), at, file) : d[k].get<long long>();
+    if (strict && *n < 0) refuse(file, at + " is negative");
+  }
+  return c;
+}
+
+// The validation's counts: the screen's own decisions count among the validated configurations,
+// the accuracies drawn are their counts' own, and the screen's decisions are the model's, less what
+// the shortlist cut (sixty-sixth and sixty-seventh hostile passes: edited ones were drawn as given).
+void check_validation(const json& v, const std::map<std::string, int>& stage_count, const std::string& file) {
+  if (v.contains("shortlisted")) {
+    const int kept = whole_number(v["shortlisted"], "validation.shortlisted", file);
+    if (kept < 0) refuse(file, "validation.shortlisted is negative");
+    if (v.contains("matched") && kept > whole_number(v["matched"], "validation.matched", file))
+      refuse(file, "validation.shortlisted is more than validation.matched");
+    if (const auto it = stage_count.find("shortlist"); it != stage_count.end() && kept > it->second)
+      refuse(file, "validation.shortlisted is more than the shortlist stage counts");
+  }
+  for (const char* which : {"decisions", "screen_decisions"}) {
+    if (!v.contains(which) || !v[which].is_object() || !v[which].contains("accuracy") || v[which]["accuracy"].is_null())
+      continue;
+    const std::string where = std::string("validation.") + which;
+    const auto c = counts_of(v[which], where, file, false);
+    if (c && c->total() > 0 &&
+        std::abs(finite_number(v[which]["accuracy"], where + ".accuracy", file) -
+                 static_cast<double>(c->true_accept + c->true_reject) / static_cast<double>(c->total())) > 1e-9)
+      refuse(file, where + ".accuracy is not what its counts give");
+  }
+  if (!v.contains("screen_decisions")) return;
+  if (!v["screen_decisions"].is_object() || !v.contains("decisions") || !v["decisions"].is_object() ||
+      !v.contains("shortlisted"))
+    refuse(file, "validation.screen_decisions needs an object beside validation.decisions and validation.shortlisted");
+  const Counts model = *counts_of(v["decisions"], "validation.decisions", file, true);
+  const Counts cut = *counts_of(v["screen_decisions"], "validation.screen_decisions", file, true);
+  if (cut.true_accept + cut.false_reject != model.true_accept + model.false_reject ||
+      cut.false_accept + cut.true_reject != model.false_accept + model.true_reject)
+    refuse(file, "validation.screen_decisions and validation.decisions judge different configurations");
+  if (cut.true_accept > model.true_accept || cut.false_accept > model.false_accept)
+    refuse(file, "validation.screen_decisions accepts more than validation.decisions, which the shortlist only cuts");
+  if (cut.true_accept + cut.false_accept > v["shortlisted"].get<long long>())
+    refuse(file, "validation.screen_decisions accepts more than validation.shortlisted kept");
+}
+
+}  // namespace
+
 void check_screen_document(const json& doc, const std::string& file) {
   if (!doc.is_object()) refuse(file, "not a JSON object");
   const json& targets = member(doc, "targets", "the document", file);
@@ -120,63 +184,8 @@ void check_screen_document(const json& doc, const std::string& file) {
   if (doc.contains("within_budget_never_trained") && doc.contains("within_budget_new_architectures") &&
       doc["within_budget_never_trained"].get<int>() > doc["within_budget_new_architectures"].get<int>())
     refuse(file, "within_budget_never_trained is more than within_budget_new_architectures");
-  // The screen's own decisions count among the validated configurations (sixty-sixth pass's review).
-  if (doc.contains("validation") && doc["validation"].is_object() && doc["validation"].contains("shortlisted")) {
-    const nlohmann::json& v = doc["validation"];
-    const int kept = whole_number(v["shortlisted"], "validation.shortlisted", file);
-    if (kept < 0) refuse(file, "validation.shortlisted is negative");
-    if (v.contains("matched") && kept > whole_number(v["matched"], "validation.matched", file))
-      refuse(file, "validation.shortlisted is more than validation.matched");
-    if (stage_count.count("shortlist") && kept > stage_count["shortlist"])
-      refuse(file, "validation.shortlisted is more than the shortlist stage counts");
-  }
-  // The accuracies drawn are their counts' own (sixty-seventh hostile pass: an edited one was drawn).
   if (doc.contains("validation") && doc["validation"].is_object())
-    for (const char* which : {"decisions", "screen_decisions"}) {
-      const json& v = doc["validation"];
-      if (!v.contains(which) || !v[which].is_object() || !v[which].contains("accuracy") || v[which]["accuracy"].is_null())
-        continue;
-      const json& d = v[which];
-      long long right = 0, total = 0;
-      bool counted = true;
-      for (const char* k : {"true_accept", "false_accept", "true_reject", "false_reject"}) {
-        if (!d.contains(k) || !d[k].is_number_integer()) counted = false;
-        if (!counted) break;
-        const long long n = d[k].get<long long>();
-        total += n;
-        if (std::string(k) == "true_accept" || std::string(k) == "true_reject") right += n;
-      }
-      const std::string where = std::string("validation.") + which + ".accuracy";
-      if (counted && total > 0 &&
-          std::abs(finite_number(d["accuracy"], where, file) - static_cast<double>(right) / static_cast<double>(total)) >
-              1e-9)
-        refuse(file, where + " is not what its counts give");
-    }
-  // The screen's decisions are the model's, less what the shortlist cut: over the same
-  // configurations, accepting no more (sixty-seventh hostile pass: edited ones were drawn as given).
-  if (doc.contains("validation") && doc["validation"].is_object() && doc["validation"].contains("screen_decisions")) {
-    const nlohmann::json& v = doc["validation"];
-    if (!v["screen_decisions"].is_object() || !v.contains("decisions") || !v["decisions"].is_object() ||
-        !v.contains("shortlisted"))
-      refuse(file, "validation.screen_decisions needs an object beside validation.decisions and validation.shortlisted");
-    const auto counts = [&](const char* which) {
-      std::map<std::string, int> c;
-      for (const char* k : {"true_accept", "false_accept", "true_reject", "false_reject"}) {
-        const std::string where = std::string("validation.") + which + "." + k;
-        c[k] = whole_number(member(v[which], k, where, file), where, file);
-        if (c[k] < 0) refuse(file, where + " is negative");
-      }
-      return c;
-    };
-    auto model = counts("decisions"), cut = counts("screen_decisions");
-    if (cut["true_accept"] + cut["false_reject"] != model["true_accept"] + model["false_reject"] ||
-        cut["false_accept"] + cut["true_reject"] != model["false_accept"] + model["true_reject"])
-      refuse(file, "validation.screen_decisions and validation.decisions judge different configurations");
-    if (cut["true_accept"] > model["true_accept"] || cut["false_accept"] > model["false_accept"])
-      refuse(file, "validation.screen_decisions accepts more than validation.decisions, which the shortlist only cuts");
-    if (cut["true_accept"] + cut["false_accept"] > doc["validation"]["shortlisted"].get<int>())
-      refuse(file, "validation.screen_decisions accepts more than validation.shortlisted kept");
-  }
+    check_validation(doc["validation"], stage_count, file);
   // A rank correlation is in [-1, 1] (fifty-fifth hostile pass: -7 was drawn as rho).
   if (doc.contains("rank_spearman") && !doc["rank_spearman"].is_null()) {
     const double rho = finite_number(doc["rank_spearman"], "rank_spearman", file);

@@ -129,15 +129,14 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   const auto cs = candidates(o, m);
   const auto preds = m.predict(cs, {}, o.confidence);
   r.evaluated = preds.size();
+  const auto add_once = [](std::vector<Precision>& to, Precision p) {
+    if (std::find(to.begin(), to.end(), p) == to.end()) to.push_back(p);
+  };
   for (const auto& p : preds)
-    if (!p.trained_architecture && std::find(r.new_network_precisions.begin(), r.new_network_precisions.end(),
-                                             p.config.precision) == r.new_network_precisions.end())
-      r.new_network_precisions.push_back(p.config.precision);
-  for (const auto& p : preds)
-    if (!p.trained_architecture && std::isinf(extrapolation_widening(p.outside)) &&
-        std::find(r.never_trained_precisions.begin(), r.never_trained_precisions.end(), p.config.precision) ==
-            r.never_trained_precisions.end())
-      r.never_trained_precisions.push_back(p.config.precision);
+    if (!p.trained_architecture) {
+      add_once(r.new_network_precisions, p.config.precision);
+      if (std::isinf(extrapolation_widening(p.outside))) add_once(r.never_trained_precisions, p.config.precision);
+    }
   std::vector<RecommendCandidate> ok;
   if (o.confidence)
     for (const auto& p : preds)

@@ -19,7 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path parent_of(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
 
 std::string prefix_of(const fs::path& target, const std::string& tag) {
   return "." + target.filename().string() + tag;
@@ -54,6 +53,8 @@ bool owner_gone(const fs::path& temp, const std::string& prefix, const std::stri
 }
 
 }  // namespace
+
+fs::path parent_of(const fs::path& p) { return p.has_parent_path() ? p.parent_path() : fs::path("."); }
 
 int hold_temp(const fs::path& temp) {
   const int fd = ::open(temp.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);

@@ -10,6 +10,10 @@
 
 namespace carb::detail {
 
+/// The directory `p`'s entry lives in: its parent, or "." for a bare name (where temporaries
+/// beside it, and SQLite's side files, go).
+std::filesystem::path parent_of(const std::filesystem::path& p);
+
 /// The mkstemp/mkdtemp template for a temporary beside `target`: ".NAME" + tag + "PID-" + kind + "XXXXXX".
 std::string owned_temp_template(const std::filesystem::path& target, const std::string& tag,
                                 const std::string& kind = "");

@@ -35,6 +35,19 @@ class DataOps : public TempDirTest {
  protected:
   DataOps() : TempDirTest("carb_data_ops_") {}
 
+  // Whether carb can be run as other users here (root, and setpriv to drop to them).
+  static bool can_run_as_other_users() {
+    return ::geteuid() == 0 && std::system("command -v setpriv >/dev/null 2>&1") == 0;
+  }
+  // A closed WAL store at `db` with one row under protocol p1 (SQLite removes -wal and -shm on a
+  // clean close).
+  static void one_row_store(const fs::path& db) {
+    fs::create_directories(db.parent_path());
+    Store s(db);
+    s.put_protocol("p1", {{"warmup", 10}});
+    s.put({row("cpu2t", 1, 10.0), "p1", ""});
+  }
+
   // A store with rows on two platforms under protocol p1 (test data, not a measurement).
   fs::path make_store() const {
     const fs::path db = dir_ / "m.db";
@@ -135,16 +148,10 @@ TEST_F(DataOps, AnExportNeverDropsTheConfigurationsOfTheExportItReplaces) {
 // cannot write failed to export ("attempt to write a readonly database"): export reads a store as
 // it is. Run as another user (root can write anywhere); skipped where that is not possible.
 TEST_F(DataOps, ExportReadsAStoreInADirectoryItCannotWrite) {
-  if (::geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "needs root and setpriv to run carb as another user";
+  if (!can_run_as_other_users()) GTEST_SKIP() << "needs root and setpriv to run carb as another user";
   const fs::path ro = dir_ / "ro", out = dir_ / "out";
-  fs::create_directories(ro);
   fs::create_directories(out);
-  {  // a WAL store, closed (SQLite removes -wal and -shm on a clean close)
-    Store s(ro / "s.db");
-    s.put_protocol("p1", {{"warmup", 10}});
-    s.put({row("cpu2t", 1, 10.0), "p1", ""});
-  }
+  one_row_store(ro / "s.db");
   ASSERT_FALSE(fs::exists(ro / "s.db-shm"));
   fs::permissions(ro, fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write, fs::perm_options::remove);
   fs::permissions(out, fs::perms::all);
@@ -164,16 +171,10 @@ TEST_F(DataOps, ExportReadsAStoreInADirectoryItCannotWrite) {
 // SQLite's "attempt to write a readonly database". The reader makes nothing now; side files another
 // user left are named in a clear refusal. Run as other users; skipped where that is not possible.
 TEST_F(DataOps, AnotherUsersExportLeavesNothingAndTheirLeftoversAreNamed) {
-  if (::geteuid() != 0 || std::system("command -v setpriv >/dev/null 2>&1") != 0)
-    GTEST_SKIP() << "needs root and setpriv to run carb as other users";
+  if (!can_run_as_other_users()) GTEST_SKIP() << "needs root and setpriv to run carb as other users";
   const fs::path shared = dir_ / "shared", out = dir_ / "out";
-  fs::create_directories(shared);
   fs::create_directories(out);
-  {
-    Store s(shared / "s.db");
-    s.put_protocol("p1", {{"warmup", 10}});
-    s.put({row("cpu2t", 1, 10.0), "p1", ""});
-  }
+  one_row_store(shared / "s.db");
   ASSERT_EQ(::chown((shared / "s.db").c_str(), 1000, 1000), 0);
   fs::permissions(shared, fs::perms::all | fs::perms::sticky_bit);
   fs::permissions(out, fs::perms::all);
