@@ -145,6 +145,9 @@ struct TargetComponents {
   std::map<std::string, FitMetrics> learners_test;  // each learner alone on the held-out rows, by kind
   FitMetrics blend_test;
   std::optional<FitMetrics> blend_corrected_test;   // when the target has a corrector
+  /// The model's own answers, held where no smaller configuration may answer more (monotone_in):
+  /// set when the target holds any knob, the last of its parts.
+  std::optional<FitMetrics> held_monotone_test;
   std::optional<FitMetrics> no_cascade;             // retrained with every target from x alone
   std::string no_cascade_reason;                    // why no_cascade is empty
   nlohmann::json to_json() const;

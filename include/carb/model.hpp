@@ -78,6 +78,10 @@ struct TargetSummary {
   /// distance past the trained ranges, calibrated in training by holding out each dimension's
   /// extreme rows; empty for a bundle from before (then 1 at every level).
   std::map<std::string, double> extrapolation_rate;
+  /// The knobs ("batch", "resolution") along which the training measurements never fell, so that
+  /// no answer falls either where a configuration grows along them; empty where they fell (latency,
+  /// energy, an H200's memory between resolutions) or the bundle predates the rule.
+  std::vector<std::string> monotone_in;
 };
 
 struct TargetModel;  // the fitted pieces of one target (src/learn/target_model.hpp)
@@ -190,7 +194,9 @@ class CarbModel {
   /// held between the answers at the trained levels around it: trees split between levels they
   /// saw, and a ratio learned at one level times the estimate at another overshot both (sixtieth
   /// hostile pass: bottleneck-50 at resolution 48 answered 4.34 ms, measured 2.20 ms at 32 and
-  /// 3.21 ms at 64).
+  /// 3.21 ms at 64). A target whose training measurements never fell as batch or resolution grew
+  /// (TargetSummary::monotone_in) never answers less for a configuration than for a smaller one of
+  /// the same network at the trained levels.
   std::map<std::string, std::vector<double>> predict_columns(const std::vector<Config>& configs,
                                                              const std::vector<Telemetry>& telemetry = {}) const;
   /// Gain importance per target, as (feature, share) sorted descending (blend-weighted).
@@ -213,6 +219,9 @@ class CarbModel {
   std::map<std::string, double> trained_width_of_channels_;  // channels a trained width builds -> that width
   std::set<int> trained_resolutions_, trained_batches_;      // the levels trained (set by index_trained)
   std::set<double> trained_widths_;
+  /// predict_columns before answers are held monotone (configurations as trained).
+  std::map<std::string, std::vector<double>> interpolated_columns(const std::vector<Config>& configs,
+                                                                  const std::vector<Telemetry>& telemetry) const;
   /// predict_columns without holding answers between trained levels.
   std::map<std::string, std::vector<double>> raw_columns(const std::vector<Config>& configs,
                                                          const std::vector<Telemetry>& telemetry) const;

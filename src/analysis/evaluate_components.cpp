@@ -21,6 +21,7 @@ void score_parts(const Context& c, const TargetSummary& tm, const Matrix& base, 
     out.learners_test[tm.learners[l]] = score({static_cast<int>(l), false});
   out.blend_test = score({-1, false});
   if (tm.corrector) out.blend_corrected_test = score({});
+  if (!tm.monotone_in.empty()) out.held_monotone_test = fit_metrics(truth, c.test_pred.at(tm.target));
 }
 
 }  // namespace
@@ -62,6 +63,7 @@ nlohmann::json TargetComponents::to_json() const {
   for (const auto& [kind, m] : learners_test) test[kind] = m.to_json();
   test["blend"] = blend_test.to_json();
   if (blend_corrected_test) test["blend_corrected"] = blend_corrected_test->to_json();
+  if (held_monotone_test) test["held_monotone"] = held_monotone_test->to_json();
   return {{"weights", weights},
           {"upstream", upstream},
           {"corrector", corrector},

@@ -134,7 +134,8 @@ void render_lobto_ablation(const Evaluation& e, std::ostream& out) {
 
 std::string cell(const std::optional<double>& v, int digits) { return v ? fmt_num(*v, digits) : "-"; }
 
-// One row per part: the learners first, then the blend and the blend + corrector.
+// One row per part: the learners first, then the blend, the blend + corrector and the answers held
+// monotone (the model's own).
 void render_components(const Evaluation& e, std::ostream& out) {
   out << "\n== components (out-of-fold on train / " << test_rows(e) << ") ==\n";
   TextTable t({"target", "variant", "weight", "OOF R2", "OOF MAE", "test R2", "test MAE"});
@@ -157,6 +158,7 @@ void render_components(const Evaluation& e, std::ostream& out) {
     if (c.blend_corrected_test)
       add(target, "blend_corrected", std::nullopt, c.oof.blend_corrected ? &*c.oof.blend_corrected : nullptr,
           *c.blend_corrected_test);
+    if (c.held_monotone_test) add(target, "held_monotone", std::nullopt, nullptr, *c.held_monotone_test);
     t.add({target, "no_cascade", "-", "-", "-", c.no_cascade ? fmt_num(c.no_cascade->r2, 5) : "skipped",
            c.no_cascade ? fmt_num(c.no_cascade->mae, 4) : "-"});
   }

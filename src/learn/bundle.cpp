@@ -16,6 +16,7 @@
 #include "checksum_file.hpp"
 #include "conformal.hpp"
 #include "model_internal.hpp"
+#include "monotone.hpp"
 #include "util/json_error.hpp"
 
 namespace carb {
@@ -60,6 +61,7 @@ constexpr const char* kChecksumKey = "manifest_fnv1a64";
 // its data had too few architectures to calibrate them).
 constexpr const char* kUnseenKey = "conformal_unseen_architecture";
 constexpr const char* kRateKey = "extrapolation_rate";
+constexpr const char* kMonotoneKey = "monotone_in";
 
 // An unbounded width or rate is written null (JSON has no infinity) and read back as infinite.
 nlohmann::json number_or_null(double v) { return std::isinf(v) ? nlohmann::json() : nlohmann::json(v); }
@@ -164,6 +166,7 @@ void CarbModel::save(BundleDestination& dest) const {
       t[kUnseenKey] = {{"networks", tm.unseen_networks}, {"widths", widths_json(tm.conformal_unseen)}};
     for (const auto& [level, rate] : tm.extrapolation_rate) t[kRateKey][level] = number_or_null(rate);
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
+    if (!tm.monotone_in.empty()) t[kMonotoneKey] = tm.monotone_in;
     for (std::size_t l = 0; l < tm.learners.size(); ++l) {
       const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
       tm.learners[l]->save(tmp / file);
@@ -443,6 +446,13 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
       }
       tm.oof = OofComponents::from_json(j.at("components"));
       if (j.contains("estimate")) tm.estimate = AnalyticEstimate::from_json(j.at("estimate"));
+      if (j.contains(kMonotoneKey)) {
+        const auto& k = j.at(kMonotoneKey);
+        const bool strings = k.is_array() && !k.empty() &&
+                             std::all_of(k.begin(), k.end(), [](const nlohmann::json& e) { return e.is_string(); });
+        if (!strings || !valid_monotone_knobs(tm.monotone_in = k.get<std::vector<std::string>>()))
+          throw ModelError(where + "'s monotone knobs are not what training writes (batch, resolution, each once)");
+      }
       for (const auto& lj : j.at("learners")) {
         // The name carries the position and kind (target.N.kind.model) and the kinds are the
         // options' learners in order: reordered entries would give one learner another's weight.

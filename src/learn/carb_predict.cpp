@@ -13,6 +13,7 @@
 #include "checksum_file.hpp"
 #include "conformal.hpp"
 #include "model_internal.hpp"
+#include "monotone.hpp"
 
 namespace carb {
 
@@ -228,6 +229,44 @@ std::optional<std::pair<T, T>> levels_around(const std::set<T>& levels, T v) {
 std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std::vector<Config>& asked,
                                                                       const std::vector<Telemetry>& tel) const {
   const std::vector<Config> configs = as_trained(asked);
+  auto out = interpolated_columns(configs, tel);
+  // A target whose measurements never fell along a knob is held at least at its network's answers
+  // below the configuration along it (monotone.hpp), each answered as any configuration is.
+  std::vector<Config> below;
+  std::vector<Telemetry> below_tel;
+  std::map<std::string, std::size_t> index;  // a configuration (and its telemetry's row) -> its place in below
+  std::map<std::string, std::vector<std::vector<std::size_t>>> under;  // target -> per configuration, its below
+  for (const auto& tm : models_) {
+    if (tm.monotone_in.empty()) continue;
+    auto& mine = under[tm.target];
+    mine.resize(configs.size());
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      for (const Config& k : configs_below(configs[i], tm.monotone_in, trained_resolutions_, trained_batches_)) {
+        const std::string key = config_key(k) + (tel.empty() ? "" : "#" + std::to_string(i));
+        const auto [it, fresh] = index.emplace(key, below.size());
+        if (fresh) {
+          below.push_back(k);
+          if (!tel.empty()) below_tel.push_back(tel.at(i));
+        }
+        mine[i].push_back(it->second);
+      }
+  }
+  if (below.empty()) return out;
+  const auto at_below = interpolated_columns(below, below_tel);
+  for (const auto& [target, lists] : under) {
+    auto& values = out.at(target);
+    const auto& there = at_below.at(target);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (!(values[i] > 0)) continue;  // 0: no cost any device has, said as such
+      for (std::size_t j : lists[i])
+        if (std::isfinite(there[j])) values[i] = std::max(values[i], there[j]);
+    }
+  }
+  return out;
+}
+
+std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const std::vector<Config>& configs,
+                                                                           const std::vector<Telemetry>& tel) const {
   auto out = raw_columns(configs, tel);
   // The corners of the box of trained levels around each configuration between them, each with its
   // weight in a multilinear interpolation over the logarithms of the levels (a cost follows a power

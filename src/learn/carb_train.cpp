@@ -13,6 +13,7 @@
 #include "blend.hpp"
 #include "conformal.hpp"
 #include "extrapolation_rate.hpp"
+#include "monotone.hpp"
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/model.hpp"
@@ -199,6 +200,7 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
     if (arch_folds.k)
       oof_unseen[t] = calibrate_unseen_architectures(tm, with_upstream(base, tm.upstream, oof_unseen), d, o, arch_folds);
     extrapolation.calibrate(tm, base, oof, d, o);  // after the unseen widths, which its new networks start from
+    tm.monotone_in = monotone_knobs(d, t);
     m.models_.push_back(std::move(tm));
   }
   return m;

@@ -31,6 +31,7 @@ TargetSummary TargetModel::summary() const {
   s.estimate = estimate;
   s.oof = oof;
   s.extrapolation_rate = extrapolation_rate;
+  s.monotone_in = monotone_in;
   return s;
 }
 

@@ -44,6 +44,10 @@ struct TargetModel {
   /// Per coverage level, the log error per unit of distance past the trained ranges beyond the
   /// widths above (extrapolation_rate.hpp); empty in bundles before it: 1 at every level.
   std::map<std::string, double> extrapolation_rate;
+  /// The knobs ("batch", "resolution") along which the training rows of this target never fell
+  /// (monotone.hpp): an answer is held at least at its network's answers below it along them.
+  /// Empty in bundles before it, and where the measurements fell.
+  std::vector<std::string> monotone_in;
   OofComponents oof;  // out-of-fold accuracy of each part and the form choice
   /// Set when the learners fit log(y / estimate): the prediction is estimate × learned ratio.
   std::optional<AnalyticEstimate> estimate;

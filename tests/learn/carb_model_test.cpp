@@ -267,14 +267,22 @@ TEST(CarbModel, NoIntervalReachesBelowZero) {
 // TFLOP/s and 10.8 kW on an H200 with exit 0. A latency or energy past the bounds data validate
 // holds rows to (kMaxFlopsPerSecond, kMaxFlopsPerJoule) is 0, an impossible cost, said as such.
 TEST(CarbModel, APredictionNoDeviceCouldMeasureIsAnImpossibleCost) {
-  Dataset d = make_synthetic_cost_dataset(120, 3);
+  // Networks large enough that 3x too fast is still above the smallest plausible latency (1e-6 ms):
+  // training holds these costs monotone, so configurations below them at the trained levels are
+  // answered too, and one under every plausible bound would be a damaged bundle, said so.
+  const auto large = [](Dataset d) {
+    std::erase_if(d.rows, [](const Record& r) { return r.config.resolution < 64 || r.config.batch < 8; });
+    return d;
+  };
+  Dataset d = large(make_synthetic_cost_dataset(240, 3));
   for (Record& r : d.rows) {
     const double flops = network_totals(r.config).flops();
     r.latency_ms = flops / (3 * kMaxFlopsPerSecond) * 1e3;  // 3x too fast
     r.energy_j = flops / (3 * kMaxFlopsPerJoule);            // 3x too efficient
   }
   const CarbModel m = CarbModel::train(d, fast_options());
-  const Dataset test = make_synthetic_cost_dataset(30, 4);
+  const Dataset test = large(make_synthetic_cost_dataset(60, 4));
+  ASSERT_GT(test.rows.size(), 10u);
   const auto cols = m.predict_columns(configs_of(test));
   for (const char* t : {"latency_ms", "energy_j"}) {
     ASSERT_TRUE(cols.count(t)) << t;
@@ -773,6 +781,64 @@ TEST(CarbModel, ABundleFileThatIsMissingOrNotARegularFileIsSaid) {
 // a negative conformal half-width (it would invert the intervals).
 // What callers see of a model's targets and of the run that made it is typed, and survives a
 // bundle round trip unchanged (bundle.cpp writes and reads it through the same records).
+// Peak memory grows with batch and input where it was measured to; the trees answered less for the
+// larger configuration in 59 steps of the cpu preset and 1,008 of the paper preset (models/cpu-2t).
+TEST(CarbModel, MemoryNeverFallsAsBatchOrResolutionGrowsWhereTheMeasurementsNeverDid) {
+  const CarbModel m = CarbModel::train(read_dataset_csv(fs::path(CARB_SOURCE_DIR) / "data" / "cpu-2t.csv"), fast_options());
+  EXPECT_EQ(m.target_summary("peak_memory_mb").monotone_in, (std::vector<std::string>{"batch", "resolution"}));
+  // The CPU's latency fell in 45 measured batch steps (kernels chosen per shape): never held along batch.
+  const auto latency_knobs = m.target_summary("latency_ms").monotone_in;
+  EXPECT_EQ(std::count(latency_knobs.begin(), latency_knobs.end(), "batch"), 0);
+  // Every network of the trained ranges, at trained levels, between them and past them.
+  const std::vector<int> resolutions = {32, 40, 48, 56, 64, 80, 96, 112, 128, 160};
+  const std::vector<int> batches = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128};
+  std::vector<Config> grid;
+  for (const auto& [family, depth] : std::vector<std::pair<Family, int>>{
+           {Family::basic, 10}, {Family::basic, 18}, {Family::basic, 34}, {Family::bottleneck, 50}, {Family::bottleneck, 80}})
+    for (double width : {0.25, 0.4, 0.5, 1.0})
+      for (Precision p : {Precision::fp32, Precision::bf16})
+        for (int r : resolutions)
+          for (int b : batches) grid.push_back({family, depth, width, r, b, p});
+  const auto memory = m.predict_columns(grid).at("peak_memory_mb");
+  const auto idx = [&](std::size_t net, std::size_t r, std::size_t b) {
+    return net * resolutions.size() * batches.size() + r * batches.size() + b;
+  };
+  const auto at = [&](std::size_t net, std::size_t r, std::size_t b) { return memory.at(idx(net, r, b)); };
+  int steps = 0;
+  for (std::size_t net = 0; net < grid.size() / (resolutions.size() * batches.size()); ++net)
+    for (std::size_t r = 0; r < resolutions.size(); ++r)
+      for (std::size_t b = 0; b < batches.size(); ++b) {
+        if (b > 0) {
+          EXPECT_GE(at(net, r, b), at(net, r, b - 1)) << config_key(grid[idx(net, r, b)]);
+          ++steps;
+        }
+        if (r > 0) {
+          EXPECT_GE(at(net, r, b), at(net, r - 1, b)) << config_key(grid[idx(net, r, b)]);
+          ++steps;
+        }
+      }
+  EXPECT_GT(steps, 9000);
+  // Asked alone, a configuration gets the answer it gets beside others.
+  EXPECT_DOUBLE_EQ(m.predict_columns({grid[777]}).at("peak_memory_mb").at(0), memory[777]);
+  // A bundle from before the rule (no monotone_in) loads and holds nothing.
+  const fs::path dir = fs::temp_directory_path() / ("carb_monotone_" + std::to_string(::getpid()));
+  m.save(dir);
+  EXPECT_EQ(CarbModel::load(dir).target_summary("peak_memory_mb").monotone_in, m.target_summary("peak_memory_mb").monotone_in);
+  rewrite_manifest(dir, [](nlohmann::json& man) {
+    for (auto& [t, j] : man["models"].items()) j.erase("monotone_in");
+  });
+  const CarbModel old = CarbModel::load(dir);
+  fs::remove_all(dir);
+  EXPECT_TRUE(old.target_summary("peak_memory_mb").monotone_in.empty());
+  const auto unheld = old.predict_columns(grid).at("peak_memory_mb");
+  int raised = 0;  // the answers the rule lifted: the trees' own fell there
+  for (std::size_t i = 0; i < grid.size(); ++i) {
+    EXPECT_LE(unheld[i], memory[i]) << config_key(grid[i]);
+    raised += unheld[i] < memory[i];
+  }
+  EXPECT_GT(raised, 0);
+}
+
 TEST(CarbModel, TargetSummariesAndTheTrainingRecordSurviveABundleRoundTrip) {
   CarbModel m = CarbModel::train(synthetic_train(), fast_options());
   TrainingRecord r;
@@ -899,6 +965,11 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
        [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"]["0.9"] = nullptr; }},
       {"extrapolation rates for one target only",
        [](nlohmann::json& j) { j["models"]["latency_ms"].erase("extrapolation_rate"); }},
+      // Knobs training never holds a cost monotone along, or holds twice.
+      {"a monotone knob that is no knob", [](nlohmann::json& j) { j["models"]["peak_memory_mb"]["monotone_in"] = {"depth"}; }},
+      {"a monotone knob named twice", [](nlohmann::json& j) { j["models"]["peak_memory_mb"]["monotone_in"] = {"batch", "batch"}; }},
+      {"monotone knobs that are no list", [](nlohmann::json& j) { j["models"]["peak_memory_mb"]["monotone_in"] = "batch"; }},
+      {"an empty list of monotone knobs", [](nlohmann::json& j) { j["models"]["peak_memory_mb"]["monotone_in"] = nlohmann::json::array(); }},
       {"a form training never chooses", [](nlohmann::json& j) {
          j["models"]["peak_memory_mb"]["components"]["form"]["chosen"] = "cubic";
        }},

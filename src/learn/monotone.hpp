@@ -1,0 +1,46 @@
+// Costs that never fall as the batch or the input grows, where the measurements never did.
+//
+// Peak memory on a CPU grows with batch and resolution: in data/cpu-2t.csv not one of 3,132
+// adjacent steps of one network falls. The trees did not know it: models/cpu-2t answered less
+// memory for the larger of two configurations in 59 steps of the `cpu` preset (up to 2.7%) and
+// 1,008 of the `paper` preset (up to 13.5%), and a screen asking for the largest batch that fits
+// could read that a larger batch needs less. Latency and energy fall in measured steps (the H200's
+// launch-bound configurations, a CPU's kernel choices), and so does an H200's memory between
+// resolutions 32 and 64 (cuDNN workspaces): no such rule is imposed on them.
+//
+// Training records, per target, the knobs along which the training rows never fell beyond the
+// meter's grain; predictions then hold each configuration at least at the answer of every smaller
+// configuration of its network at the trained levels (the lattice below it), and at its own.
+#pragma once
+#include <set>
+#include <string>
+#include <vector>
+
+#include "carb/config.hpp"
+#include "carb/dataset.hpp"
+
+namespace carb {
+
+/// The knobs a cost can be held monotone along.
+inline const std::vector<std::string> kMonotoneKnobCandidates = {"batch", "resolution"};
+/// A fall of at most this fraction between adjacent measured levels is the meter's grain (an H200's
+/// allocator rounds peak memory to a few hundred kB: 4 batch steps fell by up to 0.2%).
+inline constexpr double kMonotoneTolerance = 0.01;
+/// The fewest adjacent steps along a knob that can show a cost never falls along it.
+inline constexpr int kMinMonotoneSteps = 20;
+
+/// The knobs (of kMonotoneKnobCandidates, in that order) along which `target`'s value in d's ok
+/// rows never falls by more than kMonotoneTolerance from one measured level to the next of the same
+/// network (family, depth, width, precision) at the same value of the other knob, over at least
+/// kMinMonotoneSteps such steps. Repeated configurations count by their median.
+std::vector<std::string> monotone_knobs(const Dataset& d, const std::string& target);
+
+/// The configurations of c's network below c along `knobs`, at the trained levels: c with each
+/// combination of, per knob, its own value and every trained level below it, c itself excepted.
+std::vector<Config> configs_below(const Config& c, const std::vector<std::string>& knobs,
+                                  const std::set<int>& trained_resolutions, const std::set<int>& trained_batches);
+
+/// True when each name is one of kMonotoneKnobCandidates, named once, in their order (as training writes them).
+bool valid_monotone_knobs(const std::vector<std::string>& knobs);
+
+}  // namespace carb
