@@ -200,11 +200,17 @@ nlohmann::json read_provenance(const std::filesystem::path& csv) {
   if (type != std::filesystem::file_type::regular) throw DataError(file.string() + ": the provenance file is not a regular file");
   std::ifstream in(file);
   if (!in) throw DataError(file.string() + ": cannot read the provenance file");
+  nlohmann::json j;
   try {
-    return nlohmann::json::parse(in);
+    j = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
     throw DataError(file.string() + ": not valid JSON: " + detail::json_error_text(e.what()));
   }
+  // Refused like JSON that does not parse: `[]` there was read as no provenance at all, without a
+  // word, where `{bad` was refused (sixty-eighth hostile pass).
+  if (!j.is_object())
+    throw DataError(file.string() + ": the provenance file is JSON but not an object, which is what carb writes there");
+  return j;
 }
 
 }  // namespace carb

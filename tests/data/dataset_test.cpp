@@ -6,6 +6,8 @@
 
 #include "temp_dir_test.hpp"
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -81,6 +83,21 @@ TEST_F(DataDataset, RoundTripKeepsEveryField) {
     EXPECT_EQ(b.extra, a.extra);
   }
   EXPECT_EQ(back.extra_columns, d.extra_columns);
+}
+
+// Sixty-eighth hostile pass: `train --data` at a FIFO blocked in its open for good, deaf to the
+// SIGTERM it records to stop between steps. A dataset is a regular file; nothing is opened here.
+TEST_F(DataDataset, ADatasetThatIsNoRegularFileIsRefusedBeforeItIsOpened) {
+  const fs::path fifo = dir_ / "fifo.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const fs::path& p : {fifo, fs::path("/dev/null")}) {
+    try {
+      read_dataset_csv(p);  // would block on the FIFO until a writer came, were it opened
+      ADD_FAILURE() << p << " was read";
+    } catch (const DataError& e) {
+      EXPECT_EQ(std::string(e.what()), p.string() + ": is not a regular file (a pipe, device or socket); give the dataset's CSV file");
+    }
+  }
 }
 
 TEST_F(DataDataset, EmptyOptionalStaysEmptyNeverZero) {

@@ -58,6 +58,18 @@ TEST(DataProvenance, WriteThenReadRoundTrips) {
   EXPECT_FALSE(fs::exists(dir / "d.json.tmp"));
   std::ofstream(dir / "d.json") << "{not json";
   EXPECT_THROW(read_provenance(csv), DataError);
+  // JSON that is no object is no provenance either: `[]` was read as none, without a word, where
+  // `{bad` was refused (sixty-eighth hostile pass).
+  for (const char* text : {"[]", "3", "\"x\"", "null"}) {
+    std::ofstream(dir / "d.json", std::ios::trunc) << text;
+    try {
+      read_provenance(csv);
+      ADD_FAILURE() << text << " was read as provenance";
+    } catch (const DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("d.json: the provenance file is JSON but not an object"), std::string::npos)
+          << e.what();
+    }
+  }
   fs::remove_all(dir);
 }
 
