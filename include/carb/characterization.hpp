@@ -71,6 +71,10 @@ struct KnobScaling : Availability {
   std::optional<double> matched_ratio;
   double matched_low = 0, matched_high = 0;
   int matched_pairs = 0;
+  /// True when the pooled means say other knobs, not this one: no configuration was measured at
+  /// both the lowest and highest level, or the pooled curve's end (highest level's mean over the
+  /// lowest's) goes the other way from the matched ratio.
+  bool pooled_confounded() const;
 };
 
 struct ScalingSection : Availability {
@@ -117,7 +121,7 @@ struct TierCost {
 };
 
 /// One efficiency metric (kEfficiencyMetrics) over the batch tiers; spread = worst / best pooled
-/// tier (unset when no tier is positive).
+/// tier (unset when no tier is positive, or fewer than two tiers have rows).
 struct EfficiencyMetric : Availability {
   std::string name, target;
   std::vector<TierCost> tiers;

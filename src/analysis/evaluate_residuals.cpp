@@ -55,7 +55,13 @@ std::map<std::string, RegimeSpread> regime_spread(const Context& c, const std::s
 
 void high_util(const Context& c, ResidualStudy& s) {
   if (!c.test.has_column("avg_sm_util")) {
-    s.high_util_reason = "the data has no avg_sm_util telemetry in every ok row (e.g. a CPU platform)";
+    // Said with the count: "no avg_sm_util telemetry in every ok row" read as none at all on the
+    // H200's test rows, where some had it (sixty-eighth hostile pass).
+    std::size_t with = 0;
+    for (const auto& r : c.test.rows) with += r.status == Status::ok && r.avg_sm_util.has_value();
+    s.high_util_reason = with == 0 ? "no scored row has avg_sm_util telemetry (a CPU platform has none)"
+                                   : "only " + std::to_string(with) + " of the " + std::to_string(c.test.ok_only().rows.size()) +
+                                         " scored rows have avg_sm_util telemetry; the study needs it in every one";
     return;
   }
   s.high_util_available = true;

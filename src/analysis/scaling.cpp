@@ -115,3 +115,17 @@ ScalingSection scaling_section(const Rows& rows, const std::vector<std::string>&
 }
 
 }  // namespace carb::detail
+
+namespace carb {
+
+// Sixty-eighth hostile pass: the H200's bottleneck rows read depth, width and precision 29.1x each
+// (they changed together) and memory falling 17x with resolution (its largest network measured at
+// 32 px alone), where the 9 configurations measured at both ends rise 2.01x.
+bool KnobScaling::pooled_confounded() const {
+  if (!available || levels.size() < 2) return false;
+  if (!matched_ratio) return true;
+  const double first = levels.front().mean, last = levels.back().mean;
+  return !(first > 0) || (last / first - 1) * (*matched_ratio - 1) < 0;
+}
+
+}  // namespace carb

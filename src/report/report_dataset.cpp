@@ -40,10 +40,18 @@ std::string scaling_chart(const ScalingSection& sc, Knob knob_id) {
   c.draw_title = false;
   c.x = {knob, knob_id == Knob::batch || knob_id == Knob::width};
   c.y = {"mean cost relative to the smallest " + knob + " (x)", true};
+  int left_out = 0;
   for (const auto& [fam, per_target] : sc.families)
     for (const auto& [target, knobs] : per_target) {
       const KnobScaling& k = knobs.at(static_cast<std::size_t>(knob_id));
       if (!k.available) continue;
+      // A curve of pooled means where no configuration was measured at both ends, or whose end
+      // goes the other way from the configurations measured at both, draws other knobs (sixty-eighth
+      // hostile pass: H200 bottleneck memory fell 17x with resolution, where it rises 2.01x).
+      if (k.pooled_confounded()) {
+        ++left_out;
+        continue;
+      }
       // Color says the target, dashes say the family.
       svg::Series s{target_short(target) + " · " + to_string(fam),
                     {},
@@ -58,8 +66,14 @@ std::string scaling_chart(const ScalingSection& sc, Knob knob_id) {
       }
       c.series.push_back(std::move(s));
     }
-  if (c.series.empty()) return card(c.title, warning("fewer than two " + knob + " levels in this dataset"));
-  return card(c.title, svg::render(c));
+  const std::string why =
+      left_out ? std::to_string(left_out) + " curve" + (left_out == 1 ? "" : "s") +
+                     " left out: no configuration measured at both the smallest and largest " + knob +
+                     ", or those measured at both scale the other way (its pooled means compare other knobs)"
+               : "";
+  if (c.series.empty())
+    return card(c.title, warning(left_out ? why : "fewer than two " + knob + " levels in this dataset"));
+  return card(c.title, svg::render(c) + (left_out ? warning(why) : ""));
 }
 
 // Charts of unavailable sections are left out: the section's table card says why.

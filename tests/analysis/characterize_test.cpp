@@ -11,6 +11,7 @@
 
 #include "analysis/synthetic_datasets.hpp"
 #include "carb/error.hpp"
+#include "report/markup_check.hpp"
 
 namespace carb {
 namespace {
@@ -291,6 +292,76 @@ TEST(Characterize, TheMatchedRatioComparesEachNetworkWithItself) {
   render_characterization_table(c, txt);
   EXPECT_NE(txt.str().find("Scaling ratio per knob, matched (basic)"), std::string::npos) << txt.str();
   EXPECT_NE(txt.str().find("5x (1)"), std::string::npos) << txt.str();
+}
+
+// Sixty-eighth hostile pass: on the H200's 44 bottleneck rows, depth, width and precision changed
+// together (36 rows of bottleneck-101 at width 1 in fp16, 8 of bottleneck-200 at width 4 in fp32, at
+// resolution 32 alone), and each knob read 29.1x, one group over the other. Here two networks that
+// differ in every knob but batch: each pooled ratio but batch's is theirs, marked; batch's is not.
+Dataset two_groups() {
+  Dataset d;
+  for (int b : {1, 2, 4}) {
+    d.rows.push_back(synthetic_record("p", Config{Family::bottleneck, 101, 1.0, 64, b, Precision::fp16}, 2.0 * b, {}, {}));
+    d.rows.push_back(synthetic_record("p", Config{Family::bottleneck, 200, 4.0, 32, b, Precision::fp32}, 50.0 * b, {}, {}));
+  }
+  return d;
+}
+
+TEST(Characterize, APooledRatioOfKnobsThatChangedTogetherIsMarked) {
+  const Characterization c = characterize(two_groups());
+  const auto& latency = c.scaling.families.at(Family::bottleneck).at("latency_ms");
+  EXPECT_EQ(latency[static_cast<int>(Knob::depth)].matched_pairs, 0);
+  EXPECT_EQ(latency[static_cast<int>(Knob::batch)].matched_pairs, 2);
+  std::ostringstream txt;
+  render_characterization_table(c, txt);
+  const std::string s = txt.str();
+  EXPECT_EQ(testing::count_of(s, "25x!"), 4u) << s;  // depth, width, resolution, precision
+  EXPECT_NE(s.find(" 4x "), std::string::npos) << s;  // batch: (8 + 200) / 2 over (2 + 50) / 2
+  EXPECT_EQ(s.find("4x!"), std::string::npos) << s;
+  EXPECT_NE(s.find("! = no configuration was measured at both the knob's lowest and highest level"), std::string::npos);
+  // Matched configurations that scale the other way from the pooled means are marked too: one
+  // network at 32-96 px (rising 2x), a larger one at 32 px alone (the pooled means fall).
+  Dataset d;
+  for (int r : {32, 64, 96})
+    d.rows.push_back(synthetic_record("p", Config{Family::bottleneck, 101, 1.0, r, 1, Precision::fp16}, r / 32.0, {}, {}));
+  d.rows.push_back(synthetic_record("p", Config{Family::bottleneck, 200, 4.0, 32, 1, Precision::fp32}, 100.0, {}, {}));
+  const Characterization reversed = characterize(d);
+  const auto& resolution =
+      reversed.scaling.families.at(Family::bottleneck).at("latency_ms")[static_cast<int>(Knob::resolution)];
+  EXPECT_NEAR(*resolution.matched_ratio, 3.0, 1e-9);
+  EXPECT_TRUE(resolution.pooled_confounded());
+  EXPECT_FALSE(latency[static_cast<int>(Knob::batch)].pooled_confounded());
+  // A grid measures every network at every level: no mark, no note.
+  std::ostringstream grid;
+  render_characterization_table(characterize(synthetic_grid(true, true)), grid);
+  EXPECT_EQ(grid.str().find("x!"), std::string::npos) << grid.str();
+  EXPECT_EQ(grid.str().find("! = "), std::string::npos);
+}
+
+// The same pass: one batch tier's efficiency "spread" read 1x, as if the tiers did not differ.
+TEST(Characterize, ASpreadNeedsTwoBatchTiers) {
+  Dataset d;
+  for (int b : {1, 2, 4}) {
+    const Config c{Family::basic, 18, 1.0, 64, b, Precision::fp32};
+    d.rows.push_back(synthetic_record("p", c, 0.5 * config_gflops(c) * b, 3.0 * config_gflops(c), std::nullopt));
+  }
+  const auto j = characterize(d).to_json()["efficiency"]["metrics"]["j_per_gflop"];
+  ASSERT_TRUE(j["available"].get<bool>());
+  EXPECT_TRUE(j["spread"].is_null()) << j.dump();
+  d.rows.push_back(synthetic_record("p", Config{Family::basic, 18, 1.0, 64, 8, Precision::fp32}, 1.0, 6.0, std::nullopt));
+  EXPECT_FALSE(characterize(d).to_json()["efficiency"]["metrics"]["j_per_gflop"]["spread"].is_null());
+}
+
+// And the divergence table used the rows with telemetry alone, without a word for the others (200
+// of the H200's 260).
+TEST(Characterize, DivergenceSaysWhatRowsItLeftOutForWantOfTelemetry) {
+  Dataset d = synthetic_grid(true, true);
+  EXPECT_EQ(characterize(d).divergence.definition.find("no avg_sm_util"), std::string::npos);
+  d.rows[0].avg_sm_util.reset(), d.rows[1].avg_sm_util.reset();
+  const auto div = characterize(d).divergence;
+  ASSERT_TRUE(div.available);
+  EXPECT_NE(div.definition.find("2 rows with energy and latency but no avg_sm_util left out"), std::string::npos)
+      << div.definition;
 }
 
 // The same pass: a precision ratio of two pairs had no mark.

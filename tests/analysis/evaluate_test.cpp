@@ -322,8 +322,11 @@ TEST(EvaluateRatioForm, PerTargetPredictionAgreesWithTheCascade) {
 TEST_F(Evaluate, ComponentsIncludeTheFullModelOnTheTestRows) {
   for (const char* t : kTargets) {
     const auto& c = (*doc_)["components"][t];
-    const auto& full =
-        c["test"].contains("blend_corrected") ? c["test"]["blend_corrected"] : c["test"]["blend"];
+    // The last part the target has is the model: answers held monotone, else the corrected blend.
+    const auto& full = c["test"].contains("held_monotone")     ? c["test"]["held_monotone"]
+                       : c["test"].contains("blend_corrected") ? c["test"]["blend_corrected"]
+                                                               : c["test"]["blend"];
+    EXPECT_EQ(c["test"].contains("held_monotone"), !model_->target_summary(t).monotone_in.empty()) << t;
     EXPECT_NEAR(full["mae"].get<double>(), (*doc_)["targets"][t]["mae"].get<double>(), 1e-6) << t;
     for (const auto& kind : model_->options().learners) EXPECT_TRUE(c["test"].contains(kind)) << t << kind;
     EXPECT_TRUE(c["no_cascade"].contains("r2")) << t;
@@ -416,6 +419,14 @@ TEST(EvaluateTelemetry, AblationUsesTheRowsThatHaveTelemetry) {
   EXPECT_EQ(a["test_rows"].get<std::size_t>() + missing["test"].get<std::size_t>(),
             doc["split"]["test_rows"].get<std::size_t>());
   for (const char* t : kTargets) EXPECT_EQ(a["all_features"][t]["n"], a["test_rows"]) << t;
+
+  // The utilization study needs telemetry in every scored row: said with the count, not as though
+  // the data had none (sixty-eighth hostile pass: "no avg_sm_util telemetry in every ok row").
+  ASSERT_GT(missing["test"].get<std::size_t>(), 0u);
+  const std::string reason = doc["residuals"]["high_util"]["reason"];
+  EXPECT_EQ(reason, "only " + std::to_string(a["test_rows"].get<std::size_t>()) + " of the " +
+                        std::to_string(doc["split"]["test_rows"].get<std::size_t>()) +
+                        " scored rows have avg_sm_util telemetry; the study needs it in every one");
 
   for (auto& r : d.rows) r.avg_mem_util.reset();
   const Evaluation none = evaluate_model(m, d);

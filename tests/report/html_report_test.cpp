@@ -51,6 +51,41 @@ TEST(Report, OneDatasetHasCharacterizationChartsAndTables) {
   EXPECT_EQ(html.find("Cross-platform transfer"), std::string::npos);  // one dataset: no transfer
 }
 
+// Sixty-eighth hostile pass: the H200's "Scaling with resolution" drew bottleneck memory falling 17x
+// where the configurations measured at both ends rise 2.01x: the 8 rows of its largest network were
+// all at resolution 32. A curve no configuration at both ends backs, or one going the other way
+// from those that are, is left out, said so.
+TEST(Report, AScalingCurveThatDrawsOtherKnobsIsLeftOut) {
+  Dataset d;
+  for (int r : {32, 64, 96}) {  // one network at every resolution, memory rising with it
+    d.rows.push_back(testing::synthetic_record("p", Config{Family::bottleneck, 101, 1.0, r, 1, Precision::fp16}, 1.0, {}, {}));
+    d.rows.back().peak_memory_mb = 100.0 + r;
+  }
+  for (int k = 0; k < 4; ++k) {  // the largest network at resolution 32 only: pooled means fall
+    d.rows.push_back(testing::synthetic_record("p", Config{Family::bottleneck, 200, 4.0, 32, 1 << k, Precision::fp32}, 1.0, {}, {}));
+    d.rows.back().peak_memory_mb = 2000.0 * (1 << k);
+  }
+  ReportInputs in;
+  in.datasets.push_back({"two.csv", d});
+  const std::string html = render_report_html(in);
+  const auto card = [&](const std::string& title) {
+    const auto at = html.find("<h3>" + title + "</h3>");
+    return at == std::string::npos ? std::string() : html.substr(at, html.find("</div>", at) - at);
+  };
+  const std::string resolution = card("Scaling with resolution");
+  ASSERT_FALSE(resolution.empty());
+  // Memory's curve is left out; latency's (1 ms everywhere, the same as matched) is drawn.
+  EXPECT_NE(resolution.find("1 curve left out: no configuration measured at both the smallest and largest resolution"),
+            std::string::npos) << resolution;
+  EXPECT_NE(resolution.find("<svg"), std::string::npos);
+  // Along depth no configuration was measured at both ends: nothing to draw, and said why.
+  const std::string depth = card("Scaling with depth");
+  EXPECT_EQ(depth.find("<svg"), std::string::npos) << depth;
+  EXPECT_NE(depth.find("2 curves left out"), std::string::npos) << depth;
+  // The grid measures every network at every level: nothing left out.
+  EXPECT_EQ(render_report_html(synthetic_inputs(true)).find("left out: no configuration"), std::string::npos);
+}
+
 TEST(Report, MissingEnergySaysUnavailable) {
   const std::string html = render_report_html(synthetic_inputs(false));
   expect_self_contained(html);
