@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
+#include <unordered_map>
 
 #include "blend.hpp"
 #include "carb/error.hpp"
@@ -231,35 +232,43 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
   const std::vector<Config> configs = as_trained(asked);
   auto out = interpolated_columns(configs, tel);
   // A target whose measurements never fell along a knob is held at least at its network's answers
-  // below the configuration along it (monotone.hpp), each answered as any configuration is.
-  std::vector<Config> below;
-  std::vector<Telemetry> below_tel;
-  std::map<std::string, std::size_t> index;  // a configuration (and its telemetry's row) -> its place in below
+  // below the configuration along it (monotone.hpp), each answered as any configuration is: those
+  // asked with it by their own answers (a preset asks most of them), the others answered here.
+  const std::size_t n = configs.size();
+  std::vector<Config> extra;
+  std::vector<Telemetry> extra_tel;
+  std::unordered_map<std::string, std::size_t> index;  // a configuration -> its place: asked (< n), or n + in extra
+  if (tel.empty())
+    for (std::size_t i = 0; i < n; ++i) index.emplace(config_key(configs[i]), i);
   std::map<std::string, std::vector<std::vector<std::size_t>>> under;  // target -> per configuration, its below
   for (const auto& tm : models_) {
     if (tm.monotone_in.empty()) continue;
     auto& mine = under[tm.target];
-    mine.resize(configs.size());
-    for (std::size_t i = 0; i < configs.size(); ++i)
+    mine.resize(n);
+    for (std::size_t i = 0; i < n; ++i)
       for (const Config& k : configs_below(configs[i], tm.monotone_in, trained_resolutions_, trained_batches_)) {
+        // With telemetry each configuration's below is answered with its own readings.
         const std::string key = config_key(k) + (tel.empty() ? "" : "#" + std::to_string(i));
-        const auto [it, fresh] = index.emplace(key, below.size());
+        const auto [it, fresh] = index.emplace(key, n + extra.size());
         if (fresh) {
-          below.push_back(k);
-          if (!tel.empty()) below_tel.push_back(tel.at(i));
+          extra.push_back(k);
+          if (!tel.empty()) extra_tel.push_back(tel.at(i));
         }
         mine[i].push_back(it->second);
       }
   }
-  if (below.empty()) return out;
-  const auto at_below = interpolated_columns(below, below_tel);
+  if (under.empty()) return out;
+  const auto at_extra = extra.empty() ? std::map<std::string, std::vector<double>>{} : interpolated_columns(extra, extra_tel);
   for (const auto& [target, lists] : under) {
+    const std::vector<double> asked_values = out.at(target);  // before any is held
+    const auto there = at_extra.find(target);
     auto& values = out.at(target);
-    const auto& there = at_below.at(target);
-    for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t i = 0; i < n; ++i) {
       if (!(values[i] > 0)) continue;  // 0: no cost any device has, said as such
-      for (std::size_t j : lists[i])
-        if (std::isfinite(there[j])) values[i] = std::max(values[i], there[j]);
+      for (std::size_t j : lists[i]) {
+        const double v = j < n ? asked_values[j] : there->second[j - n];
+        if (std::isfinite(v)) values[i] = std::max(values[i], v);
+      }
     }
   }
   return out;
