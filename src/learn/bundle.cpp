@@ -317,6 +317,13 @@ void check_cascade(const std::vector<std::string>& targets, const nlohmann::json
     if (i > 0 && pos <= last) throw ModelError(where + " lists its targets out of cascade order or twice");
     last = pos;
     if (!models.contains(targets[i])) throw ModelError(where + " has no model for its target " + targets[i]);
+  }
+  // Nor a model for a target it does not list: training writes one per target, and such an entry
+  // was read by nothing, its edits (a monotone knob) loading without a word (sixty-ninth hostile pass).
+  for (const auto& [name, model] : models.items())
+    if (std::find(targets.begin(), targets.end(), name) == targets.end())
+      throw ModelError(where + " has a model for '" + name + "', which is not one of its targets");
+  for (std::size_t i = 0; i < targets.size(); ++i) {
     for (const auto& up : models.at(targets[i]).at("upstream")) {
       const auto u = std::find(targets.begin(), targets.begin() + static_cast<std::ptrdiff_t>(i), up.get<std::string>());
       if (u == targets.begin() + static_cast<std::ptrdiff_t>(i))

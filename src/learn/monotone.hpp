@@ -4,9 +4,10 @@
 // adjacent steps of one network falls. The trees did not know it: models/cpu-2t answered less
 // memory for the larger of two configurations in 59 steps of the `cpu` preset (up to 2.7%) and
 // 1,008 of the `paper` preset (up to 13.5%), and a screen asking for the largest batch that fits
-// could read that a larger batch needs less. Latency and energy fall in measured steps (the H200's
-// launch-bound configurations, a CPU's kernel choices), and so does an H200's memory between
-// resolutions 32 and 64 (cuDNN workspaces): no such rule is imposed on them.
+// could read that a larger batch needs less. The rule is the data's, per target and knob: latency and
+// energy fall in measured steps (the H200's launch-bound configurations, cpu-2t's kernel choices
+// along batch), and so does an H200's memory between resolutions 32 and 64 (cuDNN workspaces), so
+// none of those is held; cpu-1t's latency never fell along resolution in its 653 rows, and is.
 //
 // Training records, per target, the knobs along which the training rows never fell beyond the
 // meter's grain; predictions then hold each configuration at least at the answer of every smaller

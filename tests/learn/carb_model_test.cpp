@@ -966,6 +966,7 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
       {"extrapolation rates for one target only",
        [](nlohmann::json& j) { j["models"]["latency_ms"].erase("extrapolation_rate"); }},
       // Knobs training never holds a cost monotone along, or holds twice.
+      {"a model for a target it does not list", [](nlohmann::json& j) { j["models"]["energy_j"] = j["models"]["latency_ms"]; }},
       {"a monotone knob that is no knob", [](nlohmann::json& j) { j["models"]["peak_memory_mb"]["monotone_in"] = {"depth"}; }},
       {"a monotone knob named twice", [](nlohmann::json& j) { j["models"]["peak_memory_mb"]["monotone_in"] = {"batch", "batch"}; }},
       {"monotone knobs that are no list", [](nlohmann::json& j) { j["models"]["peak_memory_mb"]["monotone_in"] = "batch"; }},
