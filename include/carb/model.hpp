@@ -79,8 +79,9 @@ struct TargetSummary {
   /// extreme rows; empty for a bundle from before (then 1 at every level).
   std::map<std::string, double> extrapolation_rate;
   /// The knobs ("batch", "resolution") along which the training measurements never fell, so that
-  /// no answer falls either where a configuration grows along them; empty where they fell (latency,
-  /// energy, an H200's memory between resolutions) or the bundle predates the rule.
+  /// no answer falls either where a configuration grows along them, at and between the trained
+  /// levels; empty where they fell (usually latency and energy; an H200's memory between
+  /// resolutions), where the bundle predates the rule, or where it lists no trained configurations.
   std::vector<std::string> monotone_in;
 };
 
@@ -183,6 +184,12 @@ class CarbModel {
   /// predictions (target -> values, in their units, as predict_columns returns) as columns.
   Matrix target_features(const std::string& target, const Matrix& base,
                          const std::map<std::string, std::vector<double>>& predictions) const;
+  /// What the cascade feeds each downstream target (target -> values, in their units): each
+  /// target's answers before they are held between trained levels or monotone (predict_columns),
+  /// as predict passes them on. With these, target_features and predict_target give predict's
+  /// answers at trained levels where no answer was held.
+  std::map<std::string, std::vector<double>> cascade_inputs(const std::vector<Config>& configs,
+                                                            const std::vector<Telemetry>& telemetry = {}) const;
   /// The members of one target's blend for each configuration (see MemberPredictions); upstream
   /// targets enter the cascade as their full predictions, as in predict. InputError for an unknown target.
   MemberPredictions member_predictions(const std::vector<Config>& configs, const std::string& target,

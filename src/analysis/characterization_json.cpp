@@ -70,7 +70,8 @@ json knob_json(const KnobScaling& k) {
           {"ratio", opt(k.ratio)},
           {"matched_ratio", opt(k.matched_ratio)},
           {"matched_levels", {level_json(k.knob, k.matched_high), level_json(k.knob, k.matched_low)}},
-          {"matched_pairs", k.matched_pairs}};
+          {"matched_pairs", k.matched_pairs},
+          {"pooled_confounded", k.pooled_confounded()}};
 }
 
 json scaling_json(const ScalingSection& s) {

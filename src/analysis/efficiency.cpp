@@ -74,7 +74,7 @@ EfficiencySection efficiency_section(const Rows& rows, const std::vector<std::st
   out.definition =
       "pooled = sum(target) / sum(GFLOPs) over the tier's rows (weights large configurations by their "
       "compute); row_mean (in --format json) = mean of per-row target/GFLOPs; GFLOPs = analytic FLOPs of "
-      "one batch / 1e9; spread = worst / best pooled tier";
+      "one batch / 1e9; spread = worst / best pooled tier (of two tiers or more)";
   for (const Metric& m : kMetrics) {
     EfficiencyMetric e =
         std::find(targets.begin(), targets.end(), m.target) == targets.end()

@@ -20,6 +20,13 @@ namespace eval {
 
 nlohmann::json unavailable(const std::string& reason) { return {{"available", false}, {"reason", reason}}; }
 
+void predict_test_rows(Context& c) {
+  const auto configs = configs_of(c.test);
+  const auto tel = telemetry_of(c.test);
+  c.test_pred = c.model.predict_columns(configs, tel);
+  c.test_cascade = c.model.cascade_inputs(configs, tel);
+}
+
 std::vector<double> target_column(const Dataset& d, const std::string& target) {
   std::vector<double> y;
   y.reserve(d.rows.size());
@@ -135,7 +142,7 @@ void note_few_test_rows(const Dataset& test, std::vector<std::string>& warnings)
 Evaluation evaluate_external(eval::Context& c) {
   const CarbModel& model = c.model;
   c.test = c.all;
-  c.test_pred = model.predict_columns(configs_of(c.test), telemetry_of(c.test));
+  predict_test_rows(c);
   std::size_t seen = 0;
   for (const auto& r : c.test.rows) seen += model.trained_on(r.config);
   Evaluation e = header(model, c);
@@ -178,7 +185,7 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
   // A drift-corrected model is scored on data corrected to its reference time (carb/drift.hpp).
   const Dataset raw = data.ok_only();
   const auto reference = model.drift_reference_ms();
-  eval::Context c{model, reference ? drift_corrected(raw, *reference) : raw, {}, {}, o, false, {}};
+  eval::Context c{model, reference ? drift_corrected(raw, *reference) : raw, {}, {}, o, false, {}, {}};
   if (c.all.rows.empty()) throw InputError("the data has no ok rows to evaluate on");
   const std::string left_out = reference ? drift_left_out_note(raw, *reference) : "";
   for (const auto& t : model.targets()) eval::target_column(c.all, t);  // fail early, naming the row
@@ -206,7 +213,7 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
   c.split_matches_training = dataset_hash(c.train) == model.data_hash();
   e.split.train_rows = c.train.rows.size(), e.split.test_rows = c.test.rows.size();
   e.split.matches_training = c.split_matches_training;
-  c.test_pred = model.predict_columns(configs_of(c.test), telemetry_of(c.test));
+  predict_test_rows(c);
   // Fortieth hostile pass: a model trained on every row (Python Model.train, train --test-fraction 0
   // then evaluate --test-fraction) was scored as "held-out accuracy" on rows it had trained on, with
   // only "may have been seen". The bundle records what it trained on: count them and say it.

@@ -14,7 +14,7 @@ namespace {
 
 void score_parts(const Context& c, const TargetSummary& tm, const Matrix& base, TargetComponents& out) {
   const auto configs = configs_of(c.test);
-  const Matrix X = c.model.target_features(tm.target, base, c.test_pred);
+  const Matrix X = c.model.target_features(tm.target, base, c.test_cascade);
   const auto truth = target_column(c.test, tm.target);
   auto score = [&](PredictParts parts) { return fit_metrics(truth, c.model.predict_target(tm.target, X, configs, parts)); };
   for (std::size_t l = 0; l < tm.learners.size(); ++l)

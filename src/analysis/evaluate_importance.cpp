@@ -40,7 +40,7 @@ std::vector<double> permutation_importance(const CarbModel& m, const std::string
 
 std::vector<FeatureImportance> target_importance(const Context& c, const std::string& target, const Matrix& base) {
   const auto configs = configs_of(c.test);
-  const Matrix X = c.model.target_features(target, base, c.test_pred);
+  const Matrix X = c.model.target_features(target, base, c.test_cascade);
   const auto truth = target_column(c.test, target);
   const double base_mae = mae(truth, c.model.predict_target(target, X, configs));
   const auto perm = permutation_importance(c.model, target, X, configs, truth, c.opts.permutation_repeats);

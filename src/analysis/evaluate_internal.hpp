@@ -12,14 +12,20 @@
 namespace carb::eval {
 
 /// What every section works on: the model, the split of the ok rows, and the model's
-/// cascade predictions on the test rows (raw units, per target).
+/// predictions on the test rows (raw units, per target).
 struct Context {
   const CarbModel& model;
   Dataset all, train, test;
   EvaluateOptions opts;
   bool split_matches_training = false;  // the train split is exactly the bundle's training data
-  std::map<std::string, std::vector<double>> test_pred;
+  std::map<std::string, std::vector<double>> test_pred;  // the model's answers (predict_columns)
+  /// What the cascade feeds each downstream target on the test rows (CarbModel::cascade_inputs):
+  /// the parts a target's learners are scored on take these, as predict does.
+  std::map<std::string, std::vector<double>> test_cascade;
 };
+
+/// Sets c.test_pred and c.test_cascade from c.test.
+void predict_test_rows(Context& c);
 
 /// {"available": false, "reason": reason}
 nlohmann::json unavailable(const std::string& reason);

@@ -234,12 +234,26 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
   // A target whose measurements never fell along a knob is held at least at its network's answers
   // below the configuration along it (monotone.hpp), each answered as any configuration is: those
   // asked with it by their own answers (a preset asks most of them), the others answered here.
+  // A telemetry model answers a configuration at its readings: the smaller ones are asked at the
+  // same readings, and a smaller configuration asked with other readings is another question.
   const std::size_t n = configs.size();
+  const bool by_readings = schema_.telemetry && !tel.empty();
+  const auto key_of = [&](const Config& k, std::size_t row) {
+    std::string key = config_key(k);
+    if (by_readings) {
+      const auto shown = [](const std::optional<double>& v) {
+        char b[32] = "-";
+        if (v) std::snprintf(b, sizeof b, "%.17g", *v);  // every digit: two readings are one only if equal
+        return std::string(b);
+      };
+      key += "#" + shown(tel.at(row).avg_sm_util) + "," + shown(tel.at(row).avg_mem_util);
+    }
+    return key;
+  };
   std::vector<Config> extra;
   std::vector<Telemetry> extra_tel;
   std::unordered_map<std::string, std::size_t> index;  // a configuration -> its place: asked (< n), or n + in extra
-  if (tel.empty())
-    for (std::size_t i = 0; i < n; ++i) index.emplace(config_key(configs[i]), i);
+  for (std::size_t i = 0; i < n; ++i) index.emplace(key_of(configs[i], i), i);
   std::map<std::string, std::vector<std::vector<std::size_t>>> under;  // target -> per configuration, its below
   for (const auto& tm : models_) {
     if (tm.monotone_in.empty()) continue;
@@ -247,9 +261,7 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
     mine.resize(n);
     for (std::size_t i = 0; i < n; ++i)
       for (const Config& k : configs_below(configs[i], tm.monotone_in, trained_resolutions_, trained_batches_)) {
-        // With telemetry each configuration's below is answered with its own readings.
-        const std::string key = config_key(k) + (tel.empty() ? "" : "#" + std::to_string(i));
-        const auto [it, fresh] = index.emplace(key, n + extra.size());
+        const auto [it, fresh] = index.emplace(key_of(k, i), n + extra.size());
         if (fresh) {
           extra.push_back(k);
           if (!tel.empty()) extra_tel.push_back(tel.at(i));
@@ -272,6 +284,11 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
     }
   }
   return out;
+}
+
+std::map<std::string, std::vector<double>> CarbModel::cascade_inputs(const std::vector<Config>& configs,
+                                                                     const std::vector<Telemetry>& tel) const {
+  return raw_columns(as_trained(configs), tel);
 }
 
 std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const std::vector<Config>& configs,

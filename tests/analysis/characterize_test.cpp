@@ -319,6 +319,7 @@ TEST(Characterize, APooledRatioOfKnobsThatChangedTogetherIsMarked) {
   EXPECT_NE(s.find(" 4x "), std::string::npos) << s;  // batch: (8 + 200) / 2 over (2 + 50) / 2
   EXPECT_EQ(s.find("4x!"), std::string::npos) << s;
   EXPECT_NE(s.find("! = no configuration was measured at both the knob's lowest and highest level"), std::string::npos);
+  EXPECT_EQ(testing::count_of(c.to_json().dump(), "\"pooled_confounded\":true"), 4u);  // every knob but batch
   // Matched configurations that scale the other way from the pooled means are marked too: one
   // network at 32-96 px (rising 2x), a larger one at 32 px alone (the pooled means fall).
   Dataset d;
@@ -336,6 +337,7 @@ TEST(Characterize, APooledRatioOfKnobsThatChangedTogetherIsMarked) {
   render_characterization_table(characterize(synthetic_grid(true, true)), grid);
   EXPECT_EQ(grid.str().find("x!"), std::string::npos) << grid.str();
   EXPECT_EQ(grid.str().find("! = "), std::string::npos);
+  EXPECT_EQ(characterize(synthetic_grid(true, true)).to_json().dump().find("\"pooled_confounded\":true"), std::string::npos);
 }
 
 // The same pass: one batch tier's efficiency "spread" read 1x, as if the tiers did not differ.

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -237,6 +239,16 @@ TEST_F(Combine, NeedsTwoRoundsAndWellFormedInputs) {
   const fs::path bad = dir_ / "bad.csv";
   std::ofstream(bad) << "platform,family\ncpu-2t,basic\n";
   EXPECT_THROW(combine_rounds({a, bad}, dir_ / "out.csv", "test"), DataError);
+  EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+  // A FIFO is refused without being opened: the check for a round given twice blocked in its open.
+  const fs::path fifo = dir_ / "fifo.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    combine_rounds({fifo, a}, dir_ / "out.csv", "test");
+    ADD_FAILURE() << "a FIFO was combined";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("fifo.csv: is not a regular file"), std::string::npos) << e.what();
+  }
   EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
 }
 
