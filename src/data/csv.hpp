@@ -32,8 +32,14 @@ std::vector<Row> parse(std::string_view text, const std::string& source);
 /// The largest file read_file accepts: far above any dataset (a 4,320-row CSV is ~1 MiB).
 inline constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
 
-/// Reads and parses a file; throws DataError when it cannot be read, is a directory or is
-/// larger than kMaxFileBytes.
+/// DataError when `file` is something whose open could wait for good: a named pipe (FIFO) on a
+/// file system, which blocks until a writer comes (and, under carb's stop-signal handler, past a
+/// SIGTERM), or a socket. A pipe the shell opens (`<(...)`, /dev/stdin) already has its writer
+/// and passes, as do regular files, directories and devices (their readers say what is wrong).
+void refuse_waiting_source(const std::filesystem::path& file);
+
+/// Reads and parses a file; throws DataError when it cannot be read, is a directory, a named pipe
+/// or a socket (refuse_waiting_source), or is larger than kMaxFileBytes.
 std::vector<Row> read_file(const std::filesystem::path& file);
 
 /// A field quoted only when it needs to be (comma, quote, CR/LF, surrounding spaces).

@@ -235,6 +235,7 @@ void write_report(const ReportOptions& o) {
   for (std::size_t i = 0; i < models.size(); ++i)
     in.models.push_back({o.models[i].filename().string(), &models[i]});
   if (o.screen) {
+    csv::refuse_waiting_source(*o.screen);
     std::ifstream f(*o.screen);
     if (!f) throw InputError("cannot read screen JSON " + o.screen->string());
     in.screen = nlohmann::json::parse(f, nullptr, false);

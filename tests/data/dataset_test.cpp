@@ -7,6 +7,7 @@
 #include "temp_dir_test.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -86,18 +87,27 @@ TEST_F(DataDataset, RoundTripKeepsEveryField) {
 }
 
 // Sixty-eighth hostile pass: `train --data` at a FIFO blocked in its open for good, deaf to the
-// SIGTERM it records to stop between steps. A dataset is a regular file; nothing is opened here.
-TEST_F(DataDataset, ADatasetThatIsNoRegularFileIsRefusedBeforeItIsOpened) {
+// SIGTERM it records to stop between steps. A named pipe is refused before it is opened; a pipe
+// the shell opens (`--data <(...)`, here /proc/self/fd/N of a pipe(2)) already has its writer and is read.
+TEST_F(DataDataset, ANamedPipeIsRefusedBeforeItIsOpenedAndAShellsPipeIsRead) {
   const fs::path fifo = dir_ / "fifo.csv";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  for (const fs::path& p : {fifo, fs::path("/dev/null")}) {
-    try {
-      read_dataset_csv(p);  // would block on the FIFO until a writer came, were it opened
-      ADD_FAILURE() << p << " was read";
-    } catch (const DataError& e) {
-      EXPECT_EQ(std::string(e.what()), p.string() + ": is not a regular file (a pipe, device or socket); give the dataset's CSV file");
-    }
+  try {
+    read_dataset_csv(fifo);  // would block until a writer came, were it opened
+    ADD_FAILURE() << "a FIFO was read";
+  } catch (const DataError& e) {
+    EXPECT_EQ(std::string(e.what()), fifo.string() + ": is a named pipe (FIFO), whose open waits for a writer; give a "
+                                                     "file, or a pipe your shell opens (<(...))");
   }
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const std::string text = std::string(kHeader) + "\ncpu-2t,basic,18,1,32,1,fp32,ok,2.5,,60,,\n";
+  ASSERT_EQ(::write(fds[1], text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ::close(fds[1]);
+  const Dataset d = read_dataset_csv("/proc/self/fd/" + std::to_string(fds[0]));
+  ::close(fds[0]);
+  ASSERT_EQ(d.rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(*d.rows[0].latency_ms, 2.5);
 }
 
 TEST_F(DataDataset, EmptyOptionalStaysEmptyNeverZero) {

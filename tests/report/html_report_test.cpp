@@ -1,6 +1,7 @@
 // Tests of the HTML report: self-contained (no URL, no script), well formed, with the sections its
 // inputs allow and explicit notes for those they do not; escaping; atomic writing; bad inputs.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -513,7 +514,15 @@ TEST(Report, BadInputsAreClearErrors) {
   o.data = {csv};
   o.screen = tmp.path / "missing.json";
   EXPECT_THROW(write_report(o), InputError);
+  // Seventieth hostile pass: a named pipe at --screen or --curves blocked the open for good, deaf
+  // to the SIGTERM the report records to stop; refused before it is opened.
+  ASSERT_EQ(::mkfifo((tmp.path / "fifo").c_str(), 0600), 0);
+  o.screen = tmp.path / "fifo";
+  EXPECT_THROW(write_report(o), DataError);
   o.screen.reset();
+  o.curves = tmp.path / "fifo";
+  EXPECT_THROW(write_report(o), DataError);
+  o.curves.reset();
   o.out = tmp.path / "no_such_dir" / "r.html";
   EXPECT_THROW(write_report(o), InputError);
   o.out = tmp.path / "r.html";
