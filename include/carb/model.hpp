@@ -4,6 +4,7 @@
 // prediction intervals. Saved as a bundle directory with a manifest.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -226,12 +227,15 @@ class CarbModel {
   std::map<std::string, double> trained_width_of_channels_;  // channels a trained width builds -> that width
   std::set<int> trained_resolutions_, trained_batches_;      // the levels trained (set by index_trained)
   std::set<double> trained_widths_;
-  /// predict_columns before answers are held monotone (configurations as trained).
+  /// predict_columns before answers are held monotone (configurations as trained); only the first
+  /// `leading` targets of the cascade (each needs only those before it).
   std::map<std::string, std::vector<double>> interpolated_columns(const std::vector<Config>& configs,
-                                                                  const std::vector<Telemetry>& telemetry) const;
+                                                                  const std::vector<Telemetry>& telemetry,
+                                                                  std::size_t leading = SIZE_MAX) const;
   /// predict_columns without holding answers between trained levels.
   std::map<std::string, std::vector<double>> raw_columns(const std::vector<Config>& configs,
-                                                         const std::vector<Telemetry>& telemetry) const;
+                                                         const std::vector<Telemetry>& telemetry,
+                                                         std::size_t leading = SIZE_MAX) const;
   bool knows_trained_ = false;
   std::optional<double> drift_reference_ms_;
   TrainedEnvelope envelope_;

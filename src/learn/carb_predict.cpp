@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <limits>
 #include <sstream>
-#include <unordered_map>
 
 #include "blend.hpp"
 #include "carb/error.hpp"
@@ -233,56 +232,16 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
   auto out = interpolated_columns(configs, tel);
   // A target whose measurements never fell along a knob is held at least at its network's answers
   // below the configuration along it (monotone.hpp), each answered as any configuration is: those
-  // asked with it by their own answers (a preset asks most of them), the others answered here.
-  // A telemetry model answers a configuration at its readings: the smaller ones are asked at the
-  // same readings, and a smaller configuration asked with other readings is another question.
-  const std::size_t n = configs.size();
-  const bool by_readings = schema_.telemetry && !tel.empty();
-  const auto key_of = [&](const Config& k, std::size_t row) {
-    std::string key = config_key(k);
-    if (by_readings) {
-      const auto shown = [](const std::optional<double>& v) {
-        char b[32] = "-";
-        if (v) std::snprintf(b, sizeof b, "%.17g", *v);  // every digit: two readings are one only if equal
-        return std::string(b);
-      };
-      key += "#" + shown(tel.at(row).avg_sm_util) + "," + shown(tel.at(row).avg_mem_util);
-    }
-    return key;
-  };
-  std::vector<Config> extra;
-  std::vector<Telemetry> extra_tel;
-  std::unordered_map<std::string, std::size_t> index;  // a configuration -> its place: asked (< n), or n + in extra
-  for (std::size_t i = 0; i < n; ++i) index.emplace(key_of(configs[i], i), i);
-  std::map<std::string, std::vector<std::vector<std::size_t>>> under;  // target -> per configuration, its below
-  for (const auto& tm : models_) {
-    if (tm.monotone_in.empty()) continue;
-    auto& mine = under[tm.target];
-    mine.resize(n);
-    for (std::size_t i = 0; i < n; ++i)
-      for (const Config& k : configs_below(configs[i], tm.monotone_in, trained_resolutions_, trained_batches_)) {
-        const auto [it, fresh] = index.emplace(key_of(k, i), n + extra.size());
-        if (fresh) {
-          extra.push_back(k);
-          if (!tel.empty()) extra_tel.push_back(tel.at(i));
-        }
-        mine[i].push_back(it->second);
-      }
-  }
-  if (under.empty()) return out;
-  const auto at_extra = extra.empty() ? std::map<std::string, std::vector<double>>{} : interpolated_columns(extra, extra_tel);
-  for (const auto& [target, lists] : under) {
-    const std::vector<double> asked_values = out.at(target);  // before any is held
-    const auto there = at_extra.find(target);
-    auto& values = out.at(target);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!(values[i] > 0)) continue;  // 0: no cost any device has, said as such
-      for (std::size_t j : lists[i]) {
-        const double v = j < n ? asked_values[j] : there->second[j - n];
-        if (std::isfinite(v)) values[i] = std::max(values[i], v);
-      }
-    }
-  }
+  // asked with it by their own answers, the others here, only as far down the cascade as the last
+  // target held. A telemetry model answers at the configuration's readings.
+  std::map<std::string, std::vector<std::string>> held;
+  std::size_t leading = 0;
+  for (std::size_t t = 0; t < models_.size(); ++t)
+    if (!models_[t].monotone_in.empty()) held[models_[t].target] = models_[t].monotone_in, leading = t + 1;
+  hold_monotone(configs, tel, schema_.telemetry && !tel.empty(), held, trained_resolutions_, trained_batches_, out,
+                [&](const std::vector<Config>& cs, const std::vector<Telemetry>& t) {
+                  return interpolated_columns(cs, t, leading);
+                });
   return out;
 }
 
@@ -292,8 +251,9 @@ std::map<std::string, std::vector<double>> CarbModel::cascade_inputs(const std::
 }
 
 std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const std::vector<Config>& configs,
-                                                                           const std::vector<Telemetry>& tel) const {
-  auto out = raw_columns(configs, tel);
+                                                                           const std::vector<Telemetry>& tel,
+                                                                           std::size_t leading) const {
+  auto out = raw_columns(configs, tel, leading);
   // The corners of the box of trained levels around each configuration between them, each with its
   // weight in a multilinear interpolation over the logarithms of the levels (a cost follows a power
   // of resolution, width and batch; trees answer there only what they learned at a level nearby).
@@ -326,7 +286,7 @@ std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const
     span[i].second = corners.size();
   }
   if (corners.empty()) return out;
-  const auto at_corners = raw_columns(corners, corner_tel);
+  const auto at_corners = raw_columns(corners, corner_tel, leading);
   for (auto& [target, values] : out) {
     const auto& around = at_corners.at(target);
     for (std::size_t i = 0; i < values.size(); ++i) {
@@ -348,11 +308,13 @@ std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const
 }
 
 std::map<std::string, std::vector<double>> CarbModel::raw_columns(const std::vector<Config>& configs,
-                                                                  const std::vector<Telemetry>& tel) const {
+                                                                  const std::vector<Telemetry>& tel,
+                                                                  std::size_t leading) const {
   const Matrix base = build_features(schema_, configs, tel);
   std::map<std::string, std::vector<float>> z;  // upstream predictions in the training (log) space
   std::map<std::string, std::vector<double>> out;
   for (const auto& tm : models_) {
+    if (out.size() == leading) break;
     const Matrix X = with_upstream(base, tm.upstream, z);
     auto& raw = out[tm.target];
     raw = predict_target_model(tm, opts_, X, configs);

@@ -13,12 +13,15 @@
 // meter's grain; predictions then hold each configuration at least at the answer of every smaller
 // configuration of its network at the trained levels (the lattice below it), and at its own.
 #pragma once
+#include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "carb/config.hpp"
 #include "carb/dataset.hpp"
+#include "carb/features.hpp"
 
 namespace carb {
 
@@ -40,6 +43,23 @@ std::vector<std::string> monotone_knobs(const Dataset& d, const std::string& tar
 /// combination of, per knob, its own value and every trained level below it, c itself excepted.
 std::vector<Config> configs_below(const Config& c, const std::vector<std::string>& knobs,
                                   const std::set<int>& trained_resolutions, const std::set<int>& trained_batches);
+
+/// `value` and the trained levels below it, in that order (`value` alone when `held` is false).
+std::vector<int> levels_below(int value, const std::set<int>& trained, bool held);
+
+/// Answers (target -> one value per configuration) for configurations and their readings.
+using Answerer = std::function<std::map<std::string, std::vector<double>>(const std::vector<Config>&,
+                                                                          const std::vector<Telemetry>&)>;
+
+/// Raises each held target's answer for configs[i] (values[target][i], > 0) to the largest of its
+/// network's answers below it (configs_below): those among `configs` by their answers in `values`
+/// before any is raised, the others answered by `answer` in one call. `held` maps a target to its
+/// knobs. With `by_readings`, a configuration's smaller ones are its network's at the same
+/// telemetry readings (tel[i]); without, readings are ignored.
+void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemetry>& tel, bool by_readings,
+                   const std::map<std::string, std::vector<std::string>>& held, const std::set<int>& trained_resolutions,
+                   const std::set<int>& trained_batches, std::map<std::string, std::vector<double>>& values,
+                   const Answerer& answer);
 
 /// True when each name is one of kMonotoneKnobCandidates, named once, in their order (as training writes them).
 bool valid_monotone_knobs(const std::vector<std::string>& knobs);
