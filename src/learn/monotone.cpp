@@ -1,5 +1,7 @@
 #include "monotone.hpp"
 
+#include "carb/error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -134,6 +136,8 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
   for (const auto& [target, knobs] : held) {
     const std::vector<double> asked = values.at(target);  // before any is raised
     const auto there = answered.find(target);
+    if (!extra.empty() && (there == answered.end() || there->second.size() != extra.size()))
+      throw ModelError("internal: the smaller configurations were not answered for " + target);
     auto& v = values.at(target);
     each_below(knobs, [&](std::size_t i, int r, int b) {
       if (!(asked[i] > 0)) return;  // 0: no cost any device has, said as such

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "carb/error.hpp"
+
 namespace carb {
 namespace {
 
@@ -91,6 +93,41 @@ TEST(MonotoneKnobs, TheConfigurationsBelowAreTheTrainedLevelsUnderEachHeldKnob) 
   // At the smallest levels nothing lies below.
   const Config least{Family::basic, 18, 0.5, 32, 1, Precision::fp16};
   EXPECT_TRUE(configs_below(least, {"batch", "resolution"}, resolutions, batches).empty());
+}
+
+// The hold itself: asked configurations raised to their network's smaller ones' answers, those
+// asked by their own answers, the others by one call to the answerer.
+TEST(MonotoneKnobs, TheHoldTakesTheLargestAnswerBelowAndAsksOnlyForTheUnasked) {
+  const std::set<int> resolutions = {32, 64}, batches = {1, 2};
+  const auto at = [](int r, int b) { return Config{Family::basic, 18, 0.5, r, b, Precision::fp32}; };
+  // Memory falling along resolution at batch 2: (32, 2) answers 9, (64, 2) answers 5.
+  std::vector<Config> asked = {at(32, 1), at(32, 2), at(64, 1), at(64, 2)};
+  std::map<std::string, std::vector<double>> values = {{"peak_memory_mb", {4, 9, 3, 5}}, {"latency_ms", {1, 1, 1, 1}}};
+  int calls = 0;
+  const Answerer none = [&](const std::vector<Config>&, const std::vector<Telemetry>&) {
+    ++calls;
+    return std::map<std::string, std::vector<double>>{};
+  };
+  hold_monotone(asked, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, resolutions, batches, values, none);
+  EXPECT_EQ(values.at("peak_memory_mb"), (std::vector<double>{4, 9, 4, 9}));
+  EXPECT_EQ(values.at("latency_ms"), (std::vector<double>{1, 1, 1, 1}));  // not held
+  EXPECT_EQ(calls, 0);  // every smaller one was asked
+  // Asked alone, (64, 2)'s smaller ones are answered in one call, and it is held at the largest.
+  std::vector<Config> seen;
+  const Answerer answer = [&](const std::vector<Config>& cs, const std::vector<Telemetry>&) {
+    seen = cs;
+    std::vector<double> v;
+    for (const Config& c : cs) v.push_back(c.resolution == 32 && c.batch == 2 ? 9.0 : 1.0);
+    return std::map<std::string, std::vector<double>>{{"peak_memory_mb", v}};
+  };
+  std::map<std::string, std::vector<double>> alone = {{"peak_memory_mb", {5}}};
+  hold_monotone({at(64, 2)}, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, resolutions, batches, alone, answer);
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_EQ(alone.at("peak_memory_mb"), std::vector<double>{9});
+  // An answerer that leaves a held target out is an internal error, never a read past the end.
+  std::map<std::string, std::vector<double>> again = {{"peak_memory_mb", {5}}};
+  EXPECT_THROW(hold_monotone({at(64, 2)}, {}, false, {{"peak_memory_mb", {"batch"}}}, resolutions, batches, again, none),
+               ModelError);
 }
 
 TEST(MonotoneKnobs, OnlyWhatTrainingWritesIsValid) {
