@@ -38,7 +38,7 @@ void scaling_tables(const ScalingSection& sec, std::vector<NamedTable>& out) {
                  "mean at the knob's highest level / at its lowest (precision: the lowest-precision type / "
                  "fp32), over only the configurations measured at both (every other knob equal); "
                  "(configurations)"};
-    int thin_cells = 0, unmatched_cells = 0;
+    int thin_cells = 0, confounded_cells = 0;
     for (Knob k : kKnobs) t.header.push_back(to_string(k)), m.header.push_back(to_string(k));
     for (const char* target : kTargets) {  // cascade order, not the map's alphabetical one
       const auto it = per_target.find(target);
@@ -51,9 +51,9 @@ void scaling_tables(const ScalingSection& sec, std::vector<NamedTable>& out) {
         thin_cells += thin;
         // Sixty-eighth: on the H200's 44 bottleneck rows, depth, width and precision changed
         // together, and each read 29.1x, one group against the other, as if each knob scaled so.
-        const bool unmatched = ks.pooled_confounded();
-        unmatched_cells += unmatched;
-        row.push_back(ks.available ? num(ks.ratio, "x") + (thin ? "*" : "") + (unmatched ? "!" : "") : "-");
+        const bool confounded = ks.pooled_confounded();
+        confounded_cells += confounded;
+        row.push_back(ks.available ? num(ks.ratio, "x") + (thin ? "*" : "") + (confounded ? "!" : "") : "-");
         matched.push_back(ks.available && ks.matched_ratio
                               ? num(ks.matched_ratio, "x") + " (" + std::to_string(ks.matched_pairs) + ")"
                               : "-");
@@ -64,7 +64,7 @@ void scaling_tables(const ScalingSection& sec, std::vector<NamedTable>& out) {
     if (thin_cells > 0)
       t.note += "; * = its lowest or highest mean is of fewer than " + std::to_string(kFewRows) +
                 " rows (the counts: --format json)";
-    if (unmatched_cells > 0)
+    if (confounded_cells > 0)
       t.note += "; ! = no configuration was measured at both the knob's lowest and highest level, or those "
                 "that were scale the other way: the ratio compares different configurations (other knobs "
                 "changed with it), not this knob (the matched table does not)";

@@ -28,7 +28,6 @@ EfficiencyMetric metric_tiers(const Rows& rows, const std::vector<double>& gflop
   EfficiencyMetric out;
   out.target = target;
   double best = 0, worst = 0;
-  bool any = false;
   int tiers = 0;  // with rows
   for (std::size_t t = 0; t < kBatchTiers.size(); ++t) {
     double sum_y = 0, sum_g = 0, sum_ratio = 0;
@@ -46,9 +45,8 @@ EfficiencyMetric metric_tiers(const Rows& rows, const std::vector<double>& gflop
       const double pooled = sum_y / sum_g;
       tier.pooled = pooled;
       tier.row_mean = sum_ratio / n;
-      best = any ? std::min(best, pooled) : pooled;
-      worst = any ? std::max(worst, pooled) : pooled;
-      any = true;
+      best = tiers ? std::min(best, pooled) : pooled;
+      worst = tiers ? std::max(worst, pooled) : pooled;
       ++tiers;
     }
     out.tiers.push_back(tier);
