@@ -60,7 +60,11 @@ void run(const RecommendCmd& c) {
   else
     print_recommendation(r, std::cout);
   // The result (with best = null) is still printed: a script sees why, and the exit status says no fit.
-  if (!r.best) throw InputError(r.message);
+  // The reasons are in it; the error line says where (seventy-second hostile pass: a paragraph of
+  // them was printed twice, on stdout and again on stderr).
+  if (!r.best)
+    throw InputError("no batch size x precision meets the constraints (" + std::to_string(r.evaluated) +
+                     " evaluated): why is in the " + (c.format == "json" ? "document's \"message\"" : "output above"));
 }
 
 Registrar reg({"recommend",

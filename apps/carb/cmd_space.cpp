@@ -20,6 +20,10 @@ void run_space(const SpaceOpts& o) {
   // Thirtieth hostile pass: `--list --format csv` printed the table as if CSV had been asked for.
   if (o.list && o.format == "csv" && o.format_opt->count() > 0)
     throw InputError("--list prints a table or JSON (--format table|json); --format csv lists configurations");
+  // Seventy-second hostile pass: `--list --count` and `--list --preset tiny` listed the presets, the
+  // other flags ignored.
+  if (o.list && (o.count || o.src.given() || !o.src.shard_spec.empty()))
+    throw InputError("--list lists the presets; it takes no --preset, --configs, --shard or --count");
   if (o.list) {
     nlohmann::json j = nlohmann::json::array();
     TextTable t({"preset", "configs", "description"});

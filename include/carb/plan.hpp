@@ -28,7 +28,8 @@ class CarbModel;
 /// done, at max_timed_s), the reference network's passes when p.reference, the cuda backend's
 /// energy and utilization windows, and the cooldown. `reference_ms` is the reference network's
 /// latency (counted once per timed pass when p.reference). Throws InputError for a latency that is
-/// not positive and finite.
+/// not positive and finite, or a backend other than "cpu" and "cuda" (require_priced_backend).
+void require_priced_backend(const std::string& backend);
 double measure_seconds(double latency_ms, const Protocol& p, const std::string& backend, double reference_ms = 0);
 
 enum class PlanStrategy {

@@ -159,7 +159,8 @@ def test_fast_training_is_the_clis_fast_setting(rows_csv, tmp_path):
 
 
 def test_evaluate_is_the_clis_document(model, model_dir, rows_csv):
-    doc = carb.evaluate(model, rows_csv, external=True)
+    with pytest.warns(RuntimeWarning, match="in-sample"):  # the model trained on these rows
+        doc = carb.evaluate(model, rows_csv, external=True)
     assert doc["split"]["external"] is True
     assert set(doc["targets"]) == set(model.targets)
     cli = subprocess.run([os.environ["CARB_BINARY"], "evaluate", "--model", str(model_dir), "--data", str(rows_csv),
@@ -179,6 +180,22 @@ def test_evaluate_says_when_the_test_rows_trained_the_model(model, rows_csv):
         doc = carb.evaluate(model, rows_csv, test_fraction=0.2)
     assert doc["split"]["test_rows"] > 0
     assert doc["split"]["in_sample_rows"] == doc["split"]["test_rows"]
+
+
+def test_evaluate_warns_what_the_cli_warns(model, rows_csv, tmp_path):
+    # Seventy-first hostile pass: another platform's data was evaluated with no warning raised, the
+    # CLI's "warning:" lines only in doc["warnings"].
+    lines = rows_csv.read_text().splitlines()
+    other = tmp_path / "other.csv"
+    col = lines[0].split(",").index("platform")
+    other.write_text("\n".join([lines[0]] + [",".join("gpu-x" if i == col else f for i, f in enumerate(l.split(",")))
+                                             for l in lines[1:]]) + "\n")
+    with pytest.warns(RuntimeWarning) as raised:
+        doc = carb.evaluate(model, other, external=True)
+    texts = [str(w.message) for w in raised]
+    assert any("the data is from platform 'gpu-x', the model from 'cpu-2t'" in t for t in texts), texts
+    assert sorted(t[len("carb: "):] for t in texts if t.startswith("carb: ")) == \
+        sorted(w for w in doc["warnings"] if not w.startswith("--quick:"))
 
 
 def test_train_checks_its_arguments(rows_csv):

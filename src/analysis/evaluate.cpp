@@ -161,7 +161,8 @@ Evaluation evaluate_external(eval::Context& c) {
                          "are another platform's measurements of them, which it never saw");
   else if (seen > 0)
     e.warnings.push_back(std::to_string(seen) + " of " + std::to_string(c.test.rows.size()) +
-                         " rows are configurations the model trained on: their errors are optimistic");
+                         " rows are configurations the model trained on: their errors are in-sample, not held-out, "
+                         "and optimistic");
   if (c.all.rows.front().platform != model.platform())
     e.warnings.push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
                          model.platform() + "'");

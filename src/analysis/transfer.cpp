@@ -142,6 +142,13 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
                         const CarbModel* model) {
   if (o.repeats < 1) throw InputError("transfer: repeats must be at least 1");
   const auto joined = join_targets(source, dest);
+  // Seventy-second hostile pass: a copy of the source (refused under its own path) fitted y = x,
+  // R² 1, as if two platforms agreed perfectly. Two rounds of one platform differ; a copy does not.
+  if (platforms_of(source) == platforms_of(dest) &&
+      std::all_of(joined.begin(), joined.end(), [](const JoinedTarget& j) { return j.source == j.dest; }))
+    throw InputError("the source and target datasets hold the same measurements of all " +
+                     std::to_string(joined.front().configs.size()) +
+                     " common configurations (a copy?): a platform compared with itself fits y = x by construction");
   TransferResult res;
   res.source_platforms = platforms_of(source);
   res.target_platforms = platforms_of(dest);

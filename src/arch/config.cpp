@@ -203,6 +203,12 @@ void validate(const Config& c) {
       throw InputError(o.str());
     }
   };
+  // A value cast into the enums from a number (seventy-first hostile pass: precision 7 validated,
+  // and was predicted as fp16, keyed "?").
+  if (c.family != Family::basic && c.family != Family::bottleneck)
+    throw InputError("family " + std::to_string(static_cast<int>(c.family)) + " is not basic or bottleneck");
+  if (c.precision != Precision::fp32 && c.precision != Precision::fp16 && c.precision != Precision::bf16)
+    throw InputError("precision " + std::to_string(static_cast<int>(c.precision)) + " is not fp32, fp16 or bf16");
   range("width", c.width, ConfigLimits::kMinWidth, ConfigLimits::kMaxWidth);
   range("resolution", c.resolution, ConfigLimits::kMinResolution, ConfigLimits::kMaxResolution);
   range("batch", c.batch, ConfigLimits::kMinBatch, ConfigLimits::kMaxBatch);

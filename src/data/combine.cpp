@@ -120,6 +120,21 @@ void check_one_protocol(const std::vector<Dataset>& rounds, const std::vector<fs
                        std::next(ids.begin())->second + ": combine rounds of one protocol");
 }
 
+// Rounds of one platform: a combined dataset holds one (as any dataset). Checked per round, naming
+// the rounds (seventy-second hostile pass: checked on the combined rows, the error named the output
+// file twice, which did not exist yet, and not the round of the other platform).
+void check_one_platform(const std::vector<Dataset>& rounds, const std::vector<fs::path>& files) {
+  std::optional<std::pair<std::string, std::size_t>> first;  // platform, round
+  for (std::size_t i = 0; i < rounds.size(); ++i)
+    for (const Record& r : rounds[i].rows) {
+      if (!first) first.emplace(r.platform, i);
+      if (r.platform != first->first)
+        throw DataError(files[i].string() + " (" + config_key(r.config) + ") is platform '" + r.platform + "', but " +
+                         files[first->second].string() + " is platform '" + first->first +
+                         "': combine rounds of one platform");
+    }
+}
+
 // A round counted twice would pass for two agreeing measurements (spread 0): refuse the same
 // file under two names and two files with identical bytes alike.
 void check_distinct_rounds(const std::vector<fs::path>& files) {
@@ -192,6 +207,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
     sources.push_back({{"file", f.string()}, {kResolvedPathKey, resolved_path(f).string()}, {"rows", rounds.back().rows.size()},
                      {kCsvHashKey, file_fnv1a64(f).value_or("")}, {"provenance", prov}});
   }
+  check_one_platform(rounds, files);
   check_one_protocol(rounds, files);
   check_rounds_are_measurements(rounds, files);
 

@@ -393,8 +393,10 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
         iv = {0.0, std::numeric_limits<double>::infinity()};
       else
         iv = widened_interval(v, h, wide, opts_.log_target);
-      if (tm.target == "peak_memory_mb" && v > 0)  // nor can its interval reach below, bounded or not
-        iv.first = std::max(iv.first, network_totals(configs[i]).memory_floor_mb());
+      // Nor can its interval reach below, bounded or not: below the least peak a measurement may
+      // have (validation's tolerance under the floor), so every row training accepts can be held.
+      if (tm.target == "peak_memory_mb" && v > 0)
+        iv.first = std::max(iv.first, kMinMemoryOverNetwork * network_totals(configs[i]).memory_floor_mb());
       // No cost is below zero: a raw-target interval (a fixed width around the point) reached -27 ms
       // for a 0.5 ms network (twenty-sixth hostile pass). Clamping keeps the coverage: no measured
       // value lies below.

@@ -133,10 +133,11 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
       if (!(dist > 0) || !std::isfinite(dist)) continue;
       const double v = o.log_target ? std::exp(double(pred[i])) : double(pred[i]);
       const double y = plain.y_raw[i];
-      // Predict lifts a memory interval's lower edge to the network's floor: a peak below it (as
-      // validation lets through, within 0.1%) is held by no widening.
-      const bool under_floor =
-          tm.target == "peak_memory_mb" && v > 0 && y < network_totals(configs[i]).memory_floor_mb();
+      // Predict lifts a memory interval's lower edge to the least peak validation accepts (0.1%
+      // under the network's floor): a peak below that is held by no widening. At the floor itself,
+      // one accepted row a hair under it made every level's rate infinite.
+      const bool under_floor = tm.target == "peak_memory_mb" && v > 0 &&
+                               y < kMinMemoryOverNetwork * network_totals(configs[i]).memory_floor_mb();
       // A held-out depth or width is a network the rest never trained: its interval starts from
       // the unseen-architecture width, as a prediction's does.
       const bool seen = seen_[s][i];

@@ -7,7 +7,13 @@
 
 namespace carb {
 
+void require_priced_backend(const std::string& backend) {
+  if (backend != "cpu" && backend != "cuda")
+    throw InputError("backend '" + backend + "': carb prices the measuring time of the cpu and cuda backends only");
+}
+
 double measure_seconds(double latency_ms, const Protocol& p, const std::string& backend, double reference_ms) {
+  require_priced_backend(backend);
   if (!(latency_ms > 0) || !std::isfinite(latency_ms))
     throw InputError("cannot predict the measuring time of a latency of " + std::to_string(latency_ms) + " ms");
   const double s = latency_ms / 1000.0;

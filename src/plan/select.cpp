@@ -30,6 +30,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 void check_options(const PlanOptions& o, bool has_model) {
   if (!o.count && !o.budget_s) throw InputError("say how much to plan: give a count of rows or a budget in seconds");
+  // Seventy-first hostile pass: a strategy cast from a number planned with every score 1, and a
+  // backend of any other name was priced as the cpu's.
+  if (to_string(o.strategy) == "?")
+    throw InputError("strategy " + std::to_string(static_cast<int>(o.strategy)) + " is none of carb plan's strategies");
+  require_priced_backend(o.backend);
   if (o.count && *o.count == 0) throw InputError("the count of rows to plan must be at least 1");
   if (o.budget_s && !(*o.budget_s > 0 && std::isfinite(*o.budget_s)))
     throw InputError("the budget must be a positive, finite number of seconds");

@@ -61,6 +61,23 @@ TEST(Transfer, AConstantSourceDefinesNoSlopeOrRankCorrelation) {
   EXPECT_FALSE(std::isnan(transfer(a, b).targets.at("peak_memory_mb").slope));  // the others vary
 }
 
+// Seventy-second hostile pass: a byte-identical copy of the source (refused under its own path)
+// fitted y = x, R² 1. Two rounds of one platform, which differ, are compared.
+TEST(Transfer, ACopyOfTheSourceIsRefusedTwoRoundsOfOnePlatformAreNot) {
+  const Dataset a = synthetic_grid(true, false);
+  try {
+    transfer(a, a);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("same measurements of all 96 common configurations"), std::string::npos)
+        << e.what();
+  }
+  Dataset round2 = a;
+  round2.rows.front().latency_ms = *round2.rows.front().latency_ms * 1.01;
+  EXPECT_TRUE(transfer(a, round2).targets.at("latency_ms").available);
+  EXPECT_NO_THROW(transfer(a, synthetic_affine_copy(a, 1.0, 0.0, "synthetic-b")));  // another platform agreeing
+}
+
 TEST(Transfer, MonotoneNonLinearMapKeepsRanksButNotR2) {
   Dataset a = synthetic_grid(false, false), b = a;
   for (auto& r : b.rows) r.platform = "synthetic-b", r.latency_ms = std::pow(*r.latency_ms, 2.0);

@@ -253,6 +253,9 @@ TEST(ConfigValidate, RejectsBadFieldsNamingThem) {
       {"depth", with([](Config& c) { c.depth = -18; })},
       {"depth", with([](Config& c) { c.depth = 19; })},
       {"depth", with([](Config& c) { c.family = Family::bottleneck; })},  // depth 18 is basic-only
+      // Seventy-first hostile pass: values cast into the enums validated (precision 7 as fp16).
+      {"precision 7 is not fp32, fp16 or bf16", with([](Config& c) { c.precision = static_cast<Precision>(7); })},
+      {"family 9 is not basic or bottleneck", with([](Config& c) { c.family = static_cast<Family>(9); })},
   };
   for (const auto& c : cases) {
     const std::string msg = input_error_of([&] { validate(c.c); });

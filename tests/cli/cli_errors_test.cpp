@@ -45,6 +45,8 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
       {"predict --model no_model --configs header_only.csv", {"nothing to predict"}},
       {"plan --configs header_only.csv --count 3 --out p.csv", {"nothing to plan", "no candidate"}},
       {"recommend --model no_model --batches 8,", {"--batches", "empty item"}},
+      {"space --list --count", {"--list", "--count"}},
+      {"space --list --preset tiny", {"--list", "--preset"}},
       // Twentieth hostile pass: a forced ratio form was ignored under --raw-target; --k 5 --k 5 ran twice.
       {"train --data fp16.csv --out m --raw-target --normalize on", {"--normalize on", "--raw-target"}},
       {"transfer --source fp16.csv --target missing_column.csv --k 5 --k 5", {"--k", "twice"}},

@@ -158,6 +158,14 @@ TEST(CliReliability, APredictedCostAtOrBelowZeroIsSaidByEveryCommand) {
   EXPECT_EQ(u.status, 0) << u.err;
   EXPECT_NE(u.out.find("the model predicts a cost at or below zero for 2 of the 2 candidates (2 of them planned)"),
             std::string::npos) << u.out;
+  // Seventy-second hostile pass: recommend's reasons for no fit were printed twice, on stdout and
+  // again as the error line.
+  const CliRun r = carb("recommend --model falling --depth 18 --width 0.5 --resolution 32 --latency-max 0.001",
+                        "fall_recommend");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("no batch size x precision meets the constraints (7 evaluated); "), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "carb: error: no batch size x precision meets the constraints (7 evaluated): why is in the output "
+                   "above\n");
 }
 
 // train once trained on conflicting duplicates (latency R2 -0.30, exit 0) and on 1e308 latencies.

@@ -339,6 +339,17 @@ TEST_F(Combine, RefusesAnInputAsOutputAndRoundsThatAreNotNewMeasurements) {
   const auto g = write("g.csv", {other});
   EXPECT_THROW(combine_rounds({a, g}, dir_ / "out.csv", "test"), DataError);
   EXPECT_FALSE(fs::exists(dir_ / "out.csv"));
+  // Seventy-second hostile pass: the error named the output (twice), not the rounds.
+  try {
+    combine_rounds({a, b, g}, dir_ / "out.csv", "test");
+    FAIL() << "expected DataError";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(g.string() + " (basic-18-w0.1-r32-b1-fp32) is platform 'gpu', but " +
+                                         a.string() + " is platform 'cpu-2t'"),
+              std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).find("out.csv"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -272,6 +272,25 @@ TEST(ExtrapolationRate, ARowNoWideningHoldsMakesTheRateUnbounded) {
     EXPECT_TRUE(std::isinf(tm.extrapolation_rate.at(conformal_key(level)))) << level;
 }
 
+// A peak validation accepts a hair under the floor (within kMinMemoryOverNetwork) is held by the
+// interval, whose lower edge stops there: the rate stays finite. Counted as a draw of infinity, one
+// such row made every level's rate infinite, and every interval past the data unbounded.
+TEST(ExtrapolationRate, APeakJustUnderTheFloorIsHeld) {
+  // The held-out rows (the smallest and largest resolution) at 0.9995 of their floor, which
+  // validation accepts, and at 0.99, which it refuses.
+  for (const double under : {0.9995, 0.99}) {
+    Dataset d = rows({0.5}, {32, 48, 64, 80, 96, 112, 128}, 20);
+    for (Record& r : d.rows)
+      if (r.config.resolution == 128 || r.config.resolution == 32)
+        r.peak_memory_mb = under * network_totals(r.config).memory_floor_mb();
+    TargetModel tm = target_model("peak_memory_mb", 0.0);
+    ExtrapolationCalibration(d).calibrate(tm, features(d), {}, d, options(true));
+    for (double level : kConfidenceLevels)
+      EXPECT_EQ(std::isfinite(tm.extrapolation_rate.at(conformal_key(level))), under >= kMinMemoryOverNetwork)
+          << under << " " << level;
+  }
+}
+
 // The ratio form predicts a held-out row as its analytic estimate times the learned ratio: the
 // estimate carries the trend past the rest (here latency is linear in FLOPs), so its rate is far
 // below the trees' alone, which answer a constant past their data.

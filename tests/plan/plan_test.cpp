@@ -330,6 +330,12 @@ TEST(Plan, RefusesOptionsThatCannotWork) {
     EXPECT_THROW(make_plan(cands, {}, nullptr, l), InputError) << to_string(s);
     EXPECT_NO_THROW(make_plan(cands, {}, nullptr, options(s, 5))) << to_string(s);
   }
+  // Seventy-first hostile pass: a strategy cast from a number planned with every score 1; a backend
+  // carb cannot price was priced as the cpu's.
+  EXPECT_THROW(make_plan(cands, {}, nullptr, options(static_cast<PlanStrategy>(42), 5)), InputError);
+  PlanOptions tpu = options(PlanStrategy::uncertainty, 5);
+  tpu.backend = "tpu";
+  EXPECT_THROW(make_plan(cands, {}, &model(), tpu), InputError);
   EXPECT_THROW(parse_plan_strategy("greedy"), InputError);
   EXPECT_THROW(parse_spread_space("linear"), InputError);
 }
@@ -355,6 +361,7 @@ TEST(MeasureSeconds, CountsWarmupPassesWindowsAndCooldown) {
   EXPECT_NEAR(measure_seconds(10, p, "cuda"), 0.01 * 1 + 1.0 + 0.2 * 2.0 + 1.0, 1e-12);
   EXPECT_THROW(measure_seconds(0, p, "cpu"), InputError);
   EXPECT_THROW(measure_seconds(std::nan(""), p, "cpu"), InputError);
+  EXPECT_THROW(measure_seconds(10, p, "bogus"), InputError);
 }
 
 TEST(MemberPredictions, TreesAverageToTheForestAndLearnersMatchTheModel) {
