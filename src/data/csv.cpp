@@ -141,6 +141,53 @@ std::vector<Row> parse(std::string_view text, const std::string& source) {
 
 namespace {
 constexpr decltype(statfs::f_type) kPipeFsMagic = 0x50495045;  // linux/magic.h PIPEFS_MAGIC
+
+// The descriptor of this process that `file` names (/dev/stdin, /dev/fd/N, /proc/self/fd/N), when
+// it is a pipe: its writer came before carb started (the shell's open waited for it), so it is read
+// through the descriptor. Reopened by its name, a named pipe's open waits for a writer again, for
+// good once the writer has written and gone (the seventieth pass's "Left": `--configs /dev/stdin <
+// f.fifo` was refused).
+std::optional<int> own_pipe_descriptor(const std::filesystem::path& file) {
+  const std::string s = file.string();
+  std::string digits;
+  if (s == "/dev/stdin") digits = "0";
+  for (const char* prefix : {"/dev/fd/", "/proc/self/fd/"})
+    if (s.rfind(prefix, 0) == 0) digits = s.substr(std::strlen(prefix));
+  if (digits.empty() || digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return std::nullopt;
+  const int fd = std::stoi(digits);
+  struct stat by_fd {}, by_name {};
+  if (::fstat(fd, &by_fd) != 0 || !S_ISFIFO(by_fd.st_mode) || ::stat(file.c_str(), &by_name) != 0 ||
+      by_fd.st_dev != by_name.st_dev || by_fd.st_ino != by_name.st_ino)
+    return std::nullopt;
+  return fd;
+}
+
+// Everything a descriptor holds, up to the cap, through a duplicate (the caller's stays open).
+std::string read_descriptor(int fd, const std::filesystem::path& file) {
+  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0) throw DataError(file.string() + ": cannot read: " + std::strerror(errno));
+  std::string text;
+  char chunk[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(own, chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(own);
+      throw DataError(file.string() + ": read failed: " + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(chunk, static_cast<std::size_t>(n));
+    if (text.size() > kMaxFileBytes) {
+      ::close(own);
+      throw DataError(file.string() + ": larger than " + std::to_string(kMaxFileBytes >> 20) +
+                      " MiB; not a file carb reads");
+    }
+  }
+  ::close(own);
+  return text;
+}
+
 }  // namespace
 
 void refuse_waiting_source(const std::filesystem::path& file) {
@@ -154,16 +201,17 @@ void refuse_waiting_source(const std::filesystem::path& file) {
   // FIFO blocked in its open for good, deaf to the SIGTERM they record to stop between steps.
   struct statfs fs {};
   if (::statfs(file.c_str(), &fs) == 0 && fs.f_type == kPipeFsMagic) return;
+  if (own_pipe_descriptor(file)) return;  // open already, and read through its descriptor
   throw DataError(file.string() +
                   ": is a named pipe (FIFO), whose open waits for a writer; give a file, or a pipe your shell opens "
                   "(<(...))");
 }
 
-std::vector<Row> read_file(const std::filesystem::path& file) {
+std::string read_text(const std::filesystem::path& file) {
   refuse_waiting_source(file);
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
-    throw DataError(file.string() + ": is a directory, not a CSV file");
+  if (std::filesystem::is_directory(file, ec)) throw DataError(file.string() + ": is a directory, not a file");
+  if (const auto fd = own_pipe_descriptor(file)) return read_descriptor(*fd, file);
   std::ifstream in(file, std::ios::binary);
   if (!in) throw DataError(file.string() + ": cannot open for reading: " + std::strerror(errno));
   // Read in chunks up to a cap: a device or pipe (/dev/zero) would otherwise grow without bound.
@@ -173,9 +221,17 @@ std::vector<Row> read_file(const std::filesystem::path& file) {
     text.append(chunk, static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxFileBytes)
       throw DataError(file.string() + ": larger than " + std::to_string(kMaxFileBytes >> 20) +
-                      " MiB; not a CSV carb reads");
+                      " MiB; not a file carb reads");
   }
   if (in.bad()) throw DataError(file.string() + ": read failed");
+  return text;
+}
+
+std::vector<Row> read_file(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(file, ec))
+    throw DataError(file.string() + ": is a directory, not a CSV file");
+  const std::string text = read_text(file);
   // Text only: a byte that is not UTF-8 (a platform of "cpu-\xff2t") passed every check and then
   // broke the JSON written from it ("internal error"), after the work.
   if (const std::size_t bad = detail::first_invalid_utf8(text); bad != std::string::npos) {

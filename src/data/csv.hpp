@@ -35,8 +35,16 @@ inline constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
 /// DataError when `file` is something whose open could wait for good: a named pipe (FIFO) on a
 /// file system, which blocks until a writer comes (and, under carb's stop-signal handler, past a
 /// SIGTERM), or a socket. A pipe the shell opens (`<(...)`, /dev/stdin) already has its writer
-/// and passes, as do regular files, directories and devices (their readers say what is wrong).
+/// and passes, as does a named pipe this process has open (`/dev/stdin < f.fifo`, read through its
+/// descriptor by read_text), and regular files, directories and devices (their readers say what
+/// is wrong).
 void refuse_waiting_source(const std::filesystem::path& file);
+
+/// The whole text of a file, up to kMaxFileBytes; throws DataError when it cannot be read, is a
+/// directory, a named pipe or a socket (refuse_waiting_source), or is larger. A pipe named by one of
+/// this process's descriptors (/dev/stdin, /dev/fd/N, /proc/self/fd/N) is read through it, named
+/// pipes too: its writer came before carb started.
+std::string read_text(const std::filesystem::path& file);
 
 /// Reads and parses a file; throws DataError when it cannot be read, is a directory, a named pipe
 /// or a socket (refuse_waiting_source), or is larger than kMaxFileBytes.

@@ -235,10 +235,7 @@ void write_report(const ReportOptions& o) {
   for (std::size_t i = 0; i < models.size(); ++i)
     in.models.push_back({o.models[i].filename().string(), &models[i]});
   if (o.screen) {
-    csv::refuse_waiting_source(*o.screen);
-    std::ifstream f(*o.screen);
-    if (!f) throw InputError("cannot read screen JSON " + o.screen->string());
-    in.screen = nlohmann::json::parse(f, nullptr, false);
+    in.screen = nlohmann::json::parse(csv::read_text(*o.screen), nullptr, false);
     if (in.screen->is_discarded() || !in.screen->is_object())
       throw InputError(o.screen->string() +
                        ": not a JSON object (expected `carb screen --format json` output)");

@@ -6,7 +6,9 @@
 
 #include "temp_dir_test.hpp"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -108,6 +110,45 @@ TEST_F(DataDataset, ANamedPipeIsRefusedBeforeItIsOpenedAndAShellsPipeIsRead) {
   ::close(fds[0]);
   ASSERT_EQ(d.rows.size(), 1u);
   EXPECT_DOUBLE_EQ(*d.rows[0].latency_ms, 2.5);
+}
+
+// The seventieth pass's "Left": a named pipe the shell had already opened (`--configs /dev/stdin <
+// f.fifo`) was refused, and reopened by its name it would wait for a writer for good once the
+// writer had gone. It is read through the descriptor: here after its writer has written and exited.
+TEST_F(DataDataset, ANamedPipeThisProcessHasOpenIsReadThroughItsDescriptor) {
+  const fs::path fifo = dir_ / "open.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const std::string text = std::string(kHeader) + "\ncpu-2t,basic,18,1,32,1,fp32,ok,2.5,,60,,\n";
+  const pid_t writer = ::fork();
+  ASSERT_GE(writer, 0);
+  if (writer == 0) {  // opens for writing (waits for the reader), writes, goes
+    const int w = ::open(fifo.c_str(), O_WRONLY);
+    const bool ok = w >= 0 && ::write(w, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::_exit(ok ? 0 : 1);
+  }
+  const int r = ::open(fifo.c_str(), O_RDONLY);  // as the shell's `< f.fifo`
+  ASSERT_GE(r, 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(writer, &status, 0), writer);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  // In a child with an alarm: a reopen by name would wait for good.
+  const pid_t reader = ::fork();
+  ASSERT_GE(reader, 0);
+  if (reader == 0) {
+    ::alarm(10);
+    try {
+      const Dataset d = read_dataset_csv("/dev/fd/" + std::to_string(r));
+      ::_exit(d.rows.size() == 1 && d.rows[0].latency_ms == 2.5 ? 0 : 2);
+    } catch (...) {
+      ::_exit(3);
+    }
+  }
+  ASSERT_EQ(::waitpid(reader, &status, 0), reader);
+  ::close(r);
+  EXPECT_TRUE(WIFEXITED(status)) << "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 0);
+  // By its name, still refused: nothing here has it open under that name.
+  EXPECT_THROW(read_dataset_csv(fifo), DataError);
 }
 
 TEST_F(DataDataset, EmptyOptionalStaysEmptyNeverZero) {
