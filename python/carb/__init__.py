@@ -369,7 +369,8 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     external=True scores every row of the data as held out (a file the model did not train on).
     Scored rows the model trained on are counted in split.in_sample_rows: their errors are in-sample
     (a Model.train model trained on every row). Each of doc["warnings"] (those rows, another
-    platform's data, answers past the trained ranges, ...) is also raised as a RuntimeWarning.
+    platform's data, answers past the trained ranges, ...) is also raised as a RuntimeWarning, but
+    the note that quick=True skipped the sections that retrain, which the caller asked for.
     Ctrl-C stops it at the next step and raises KeyboardInterrupt; a second Ctrl-C a second or more
     later ends the process, as it does `carb evaluate`."""
     path = None if isinstance(model, Model) else _path(model, "model")

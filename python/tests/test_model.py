@@ -176,8 +176,11 @@ def test_evaluate_is_the_clis_document(model, model_dir, rows_csv):
 def test_evaluate_says_when_the_test_rows_trained_the_model(model, rows_csv):
     # Fortieth hostile pass: Model.train trains on every row; evaluate with a split called its
     # in-sample errors "held-out accuracy" without a word.
-    with pytest.warns(RuntimeWarning, match="in-sample"):
+    with pytest.warns(RuntimeWarning, match="in-sample") as raised:
         doc = carb.evaluate(model, rows_csv, test_fraction=0.2)
+    # quick=True (the default) asked for the retraining sections to be skipped: no warning of it.
+    assert any(w.startswith("--quick:") for w in doc["warnings"])
+    assert not any("--quick" in str(w.message) for w in raised)
     assert doc["split"]["test_rows"] > 0
     assert doc["split"]["in_sample_rows"] == doc["split"]["test_rows"]
 

@@ -145,10 +145,14 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
   // Seventy-second hostile pass: a copy of the source (refused under its own path) fitted y = x,
   // R² 1, as if two platforms agreed perfectly. Two rounds of one platform differ; a copy does not.
   if (platforms_of(source) == platforms_of(dest) &&
-      std::all_of(joined.begin(), joined.end(), [](const JoinedTarget& j) { return j.source == j.dest; }))
-    throw InputError("the source and target datasets hold the same measurements of all " +
-                     std::to_string(joined.front().configs.size()) +
-                     " common configurations (a copy?): a platform compared with itself fits y = x by construction");
+      std::all_of(joined.begin(), joined.end(), [](const JoinedTarget& j) { return j.source == j.dest; })) {
+    std::set<std::string> common;
+    for (const auto& j : joined)
+      for (const auto& c : j.configs) common.insert(network_key(c));
+    throw InputError("the " + std::to_string(common.size()) + " configuration" + (common.size() == 1 ? "" : "s") +
+                     " both datasets measured hold the same values on the same platform (the same file, or one "
+                     "holding the other's rows?): a platform compared with its own measurements fits y = x by construction");
+  }
   TransferResult res;
   res.source_platforms = platforms_of(source);
   res.target_platforms = platforms_of(dest);

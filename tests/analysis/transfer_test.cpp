@@ -69,7 +69,8 @@ TEST(Transfer, ACopyOfTheSourceIsRefusedTwoRoundsOfOnePlatformAreNot) {
     transfer(a, a);
     FAIL() << "expected InputError";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("same measurements of all 96 common configurations"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("the 96 configurations both datasets measured hold the same values"),
+              std::string::npos)
         << e.what();
   }
   Dataset round2 = a;

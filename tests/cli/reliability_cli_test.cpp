@@ -3,6 +3,8 @@
 // NaN, error lines without raw control bytes, and kill -9 of `carb train` at random moments.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -166,6 +168,13 @@ TEST(CliReliability, APredictedCostAtOrBelowZeroIsSaidByEveryCommand) {
   EXPECT_NE(r.out.find("no batch size x precision meets the constraints (7 evaluated); "), std::string::npos) << r.out;
   EXPECT_EQ(r.err, "carb: error: no batch size x precision meets the constraints (7 evaluated): why is in the output "
                    "above\n");
+  const CliRun rj = carb("recommend --model falling --depth 18 --width 0.5 --resolution 32 --latency-max 0.001 "
+                         "--format json", "fall_recommend_json");
+  EXPECT_EQ(rj.status, 1);
+  EXPECT_NE(nlohmann::json::parse(rj.out).at("message").get<std::string>().find("no batch size x precision meets"),
+            std::string::npos) << rj.out;
+  EXPECT_EQ(rj.err, "carb: error: no batch size x precision meets the constraints (7 evaluated): why is in the "
+                    "document's \"message\"\n");
 }
 
 // train once trained on conflicting duplicates (latency R2 -0.30, exit 0) and on 1e308 latencies.
