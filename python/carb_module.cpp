@@ -130,7 +130,8 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
 }
 
 carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees, bool correctors,
-                      const std::string& normalize, unsigned seed, int threads, bool fast) {
+                      const std::string& normalize, unsigned seed, int threads, bool fast,
+                      const std::vector<std::filesystem::path>& remeasured) {
   if (fast && (trees != 0 || !correctors))
     throw carb::InputError("fast=True sets the trees and turns the correctors off; give it alone");
   carb::TrainOptions o;
@@ -145,9 +146,20 @@ carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees,
   carb::new_warning_round();  // each call says again what is wrong with its inputs
   const carb::Dataset d = carb::read_datasets(data, &notes);
   for (const auto& n : notes) carb::warn(n);
+  for (const auto& f : remeasured)
+    for (const auto& g : data)
+      if (std::error_code ec; std::filesystem::equivalent(f, g, ec))
+        throw carb::InputError(f.string() + " is given as data and as remeasured: the re-measurement is another run");
+  std::optional<carb::Dataset> again;
+  if (!remeasured.empty()) {
+    again = carb::read_datasets(remeasured);
+    carb::check_remeasurement(d, *again);  // before the work
+  }
   carb::CarbModel m = stoppable([&] { return carb::CarbModel::train(d, o); });
+  if (again) m.calibrate_remeasurement(d, *again);
   carb::TrainingRecord record;  // the files it was trained from: save() never writes over them
   for (const auto& f : data) record.data_files.push_back(std::filesystem::absolute(f).string());
+  for (const auto& f : remeasured) record.remeasured_files.push_back(std::filesystem::absolute(f).string());
   m.set_training_record(std::move(record));
   return m;
 }
@@ -396,6 +408,7 @@ PYBIND11_MODULE(_carb, m) {
       .def_static("load", &carb::CarbModel::load, py::arg("path"), "Loads a bundle written by `carb train`.")
       .def_static("train", &train, py::arg("data"), py::arg("trees") = 0, py::arg("correctors") = true,
                   py::arg("normalize") = "auto", py::arg("seed") = 42u, py::arg("threads") = 2, py::arg("fast") = false,
+                  py::arg("remeasured") = std::vector<std::filesystem::path>{},
                   "Trains on dataset CSVs (checked as every carb reader checks them); trees=0 is the paper's 800/800/400.")
       .def("save", py::overload_cast<const std::filesystem::path&, bool>(&carb::CarbModel::save, py::const_),
            py::arg("path"), py::arg("force") = false,

@@ -12,7 +12,7 @@ namespace {
 
 struct TrainCmd {
   TrainJob job;
-  std::vector<std::string> data;
+  std::vector<std::string> data, remeasured;
   std::string format;
   bool no_correctors = false, no_cascade = false, raw_target = false, fast = false;
 };
@@ -36,6 +36,12 @@ void print(const TrainSummary& s) {
   }
   std::cout << "held-out " << s.test_rows << " rows:\n";
   t.print(std::cout);
+  if (!s.remeasured_factor_90.empty()) {
+    std::cout << "intervals add the spread of an independent re-measurement (" << s.remeasured_pairs
+              << " configurations measured in both runs; at 90%:";
+    for (const auto& [target, f] : s.remeasured_factor_90) std::cout << " " << target << " x" << fmt_num(f, 3);
+    std::cout << ")\n";
+  }
   for (const auto& w : s.warnings) std::cout << "warning: " << w << '\n';
 }
 
@@ -49,6 +55,11 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                                 "atomically, anything else is refused")
                      ->required();
                  app.add_flag("--force", c->job.force, "replace whatever is at --out, even if it is not a carb bundle");
+                 app.add_option("--remeasured", c->remeasured,
+                                "an independent re-measurement of some of the data's configurations (same "
+                                "platform, at least 20 in common; another protocol is warned of): how far it lands from the data is "
+                                "added to every interval, which then holds a new measurement, not only a held-out "
+                                "row of the training campaign");
                  app.add_option("--seed", o.seed, "seed for the split, folds and learners")->capture_default_str();
                  app.add_flag("--drift-correct", c->job.drift_correct,
                               "learn latency corrected for host-speed drift, from the reference_ms column of data "
@@ -88,6 +99,7 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                  add_format(app, c->format, {"table", "json"});
                  app.callback([c] {
                    for (const auto& d : c->data) c->job.data.emplace_back(d);
+                   for (const auto& d : c->remeasured) c->job.remeasured.emplace_back(d);
                    auto& opt = c->job.options;
                    opt.correctors = !c->no_correctors, opt.cascade = !c->no_cascade, opt.log_target = !c->raw_target;
                    // The ratio form is a log-space form: a forced "on" was silently ignored (twentieth pass).

@@ -84,6 +84,13 @@ struct TargetSummary {
   /// levels; empty where they fell (usually latency and energy; an H200's memory between
   /// resolutions), where the bundle predates the rule, or where it lists no trained configurations.
   std::vector<std::string> monotone_in;
+  /// Per coverage level, how far (|log ratio|, that level's quantile) an independent re-measurement
+  /// of the data's configurations landed from the campaign's measurement; every interval adds it
+  /// (CarbModel::calibrate_remeasurement). Empty for a model trained without one: its intervals
+  /// hold a held-out row of the training campaign, and a measurement on another day may fall
+  /// outside far more often (cpu-2t: 44% of 90% latency intervals held an independent run).
+  std::map<std::string, double> remeasured_spread;
+  std::size_t remeasured_pairs = 0;  // configurations measured in both runs
 };
 
 struct TargetModel;  // the fitted pieces of one target (src/learn/target_model.hpp)
@@ -115,6 +122,12 @@ struct MemberPredictions {
   std::vector<std::vector<double>> learners;  // [learner][configuration]: each blended learner alone
   std::vector<std::vector<double>> trees;     // [tree][configuration]: every tree of the forest learners
 };
+
+/// InputError unless `again` can calibrate a re-measurement spread for `campaign`
+/// (CarbModel::calibrate_remeasurement): the same one platform, and not the same values for every
+/// configuration both measured (a copy, not a measurement). Another protocol is warned of (carb/
+/// warning.hpp): its spread includes whatever the two protocols measure differently.
+void check_remeasurement(const Dataset& campaign, const Dataset& again);
 
 class CarbModel {
  public:
@@ -169,6 +182,14 @@ class CarbModel {
   /// Set when the model learned drift-corrected latency (see carb/drift.hpp): the typical
   /// reference time R its latency is expressed at. Data it is evaluated on is corrected the same way.
   std::optional<double> drift_reference_ms() const { return drift_reference_ms_; }
+  /// Calibrates every target's re-measurement spread (TargetSummary::remeasured_spread) from
+  /// `again`, an independent measurement of some of `campaign`'s configurations (the data the model
+  /// was trained from, its held-out rows too), same platform (and protocol, or a warning).
+  /// InputError when it cannot (another platform, a copy of the data, fewer than 20
+  /// configurations measured in both, a drift-corrected model).
+  void calibrate_remeasurement(const Dataset& campaign, const Dataset& again);
+  /// Whether calibrate_remeasurement gave the intervals a re-measurement's spread.
+  bool has_remeasured_spread() const;
   void set_drift_reference_ms(double r) { drift_reference_ms_ = r; }
 
   /// Predicts every target for each configuration. `confidence`, one of kConfidenceLevels, adds

@@ -23,6 +23,9 @@ struct TrainJob {
   bool drift_correct = false;
   /// Replace whatever is at `out`, not only an earlier carb bundle.
   bool force = false;
+  /// An independent re-measurement of some of the data's configurations (same platform and
+  /// protocol): its spread from the data is added to every interval (CarbModel::calibrate_remeasurement).
+  std::vector<std::filesystem::path> remeasured;
   TrainOptions options;
 };
 
@@ -38,6 +41,10 @@ struct TrainSummary {
   std::map<std::string, OofComponents> oof_components;                 // per target
   std::string data_hash;
   std::optional<double> drift_reference_ms;
+  /// Per target, the 90% re-measurement spread added to the intervals (as a factor, e^q), and the
+  /// configurations measured in both runs; empty without --remeasured.
+  std::map<std::string, double> remeasured_factor_90;
+  std::size_t remeasured_pairs = 0;
   /// What evaluate warns of the same held-out rows (how many are guesses past the trained ranges).
   std::vector<std::string> warnings;
   /// The `carb train --format json` document.

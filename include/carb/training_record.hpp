@@ -57,6 +57,8 @@ struct TrainingRecord {
   std::map<std::string, FitMetrics> test_metrics;  // held-out accuracy per target
   std::optional<double> train_seconds;
   std::vector<std::string> data_files;
+  /// The re-measurement that calibrated the intervals' spread (`carb train --remeasured`), absolute.
+  std::vector<std::string> remeasured_files;
   nlohmann::json to_json() const;
   /// A field the document lacks stays unset (bundles of older runs recorded less).
   static TrainingRecord from_json(const nlohmann::json& j);

@@ -152,13 +152,16 @@ class Model:
         return cls(_carb.Model.load(_path(path, "path")))
 
     @classmethod
-    def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2, fast=False):
+    def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2, fast=False, remeasured=None):
         """Trains on every ok row of one or more dataset CSVs, holding none out (unlike `carb train`,
         which holds out 20% to score the model): to measure accuracy, use `carb train` or evaluate
         on other measurements (`carb.evaluate` warns, and counts in split.in_sample_rows, the scored
         rows the model trained on).
         trees=0 means the paper's 800/800/400; fast=True takes `carb train --fast`'s settings
-        (100 trees, 3 folds, no correctors: for planning rounds).
+        (100 trees, 3 folds, no correctors: for planning rounds). remeasured: one or more CSVs of an
+        independent re-measurement of some of the data's configurations (same platform and protocol,
+        at least 20 in common), as `carb train --remeasured`: its spread from the data is added to
+        every interval, which then holds a new measurement, not only one of the training campaign's.
         Ctrl-C stops it at the next fit and raises KeyboardInterrupt; a second Ctrl-C a second or
         more later ends the process, as it does `carb train`."""
         files = _paths(data, "data")
@@ -172,7 +175,8 @@ class Model:
         if not 1 <= threads <= 1024:
             raise InputError(f"threads is {threads}, not in 1..1024")
         _flag(correctors, "correctors"), _flag(fast, "fast")
-        return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast))
+        again = [] if remeasured is None else _paths(remeasured, "remeasured")
+        return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast, again))
 
     def save(self, path, force=False):
         self._m.save(_path(path, "path"), _flag(force, "force"))

@@ -17,6 +17,7 @@
 #include "conformal.hpp"
 #include "model_internal.hpp"
 #include "monotone.hpp"
+#include "remeasurement.hpp"
 #include "util/json_error.hpp"
 
 namespace carb {
@@ -62,9 +63,33 @@ constexpr const char* kChecksumKey = "manifest_fnv1a64";
 constexpr const char* kUnseenKey = "conformal_unseen_architecture";
 constexpr const char* kRateKey = "extrapolation_rate";
 constexpr const char* kMonotoneKey = "monotone_in";
+constexpr const char* kRemeasuredKey = "remeasured";
 
 // An unbounded width or rate is written null (JSON has no infinity) and read back as infinite.
 nlohmann::json number_or_null(double v) { return std::isinf(v) ? nlohmann::json() : nlohmann::json(v); }
+double null_as_infinity(const nlohmann::json& j);
+
+// One value >= 0 per coverage level (null: infinite), never smaller at a higher level, as training
+// writes the extrapolation rates and re-measurement spreads: fallen, a 90% interval lay inside the
+// 80% one (sixty-fifth hostile pass, on a manifest with its checksum redone).
+std::map<std::string, double> read_levels(const nlohmann::json& r, const std::string& where, const std::string& what) {
+  if (!r.is_object() || r.size() != kConfidenceLevels.size())
+    throw ModelError(where + "'s " + what + "s are not what training writes");
+  std::map<std::string, double> out;
+  double below = 0.0;
+  for (double level : kConfidenceLevels) {
+    const auto it = r.find(conformal_key(level));
+    if (it == r.end() || !(it->is_null() || (it->is_number() && it->get<double>() >= 0 && std::isfinite(it->get<double>()))))
+      throw ModelError(where + "'s " + what + " at level " + conformal_key(level) +
+                       " is missing or neither a finite number >= 0 nor null (unbounded)");
+    const double v = null_as_infinity(*it);
+    if (v < below)
+      throw ModelError(where + "'s " + what + " at level " + conformal_key(level) + " is below the " + what +
+                       " of a lower level; training never writes that");
+    out[conformal_key(level)] = below = v;
+  }
+  return out;
+}
 double null_as_infinity(const nlohmann::json& j) {
   return j.is_null() ? std::numeric_limits<double>::infinity() : j.get<double>();
 }
@@ -167,6 +192,10 @@ void CarbModel::save(BundleDestination& dest) const {
     for (const auto& [level, rate] : tm.extrapolation_rate) t[kRateKey][level] = number_or_null(rate);
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
     if (!tm.monotone_in.empty()) t[kMonotoneKey] = tm.monotone_in;
+    if (!tm.remeasured_spread.empty()) {
+      t[kRemeasuredKey] = {{"pairs", tm.remeasured_pairs}, {"spread", nlohmann::json::object()}};
+      for (const auto& [level, q] : tm.remeasured_spread) t[kRemeasuredKey]["spread"][level] = number_or_null(q);
+    }
     for (std::size_t l = 0; l < tm.learners.size(); ++l) {
       const std::string file = tm.target + "." + std::to_string(l) + "." + tm.learners[l]->kind() + ".model";
       tm.learners[l]->save(tmp / file);
@@ -429,27 +458,17 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
         tm.conformal_unseen = read_widths(u.at("widths"), where);
         if (tm.conformal_unseen.empty()) throw ModelError(where + " has an empty set of unseen-architecture widths");
       }
-      if (j.contains(kRateKey)) {
-        // One rate >= 0 per coverage level, as training writes them: a missing level would fall
-        // back on 1, a negative one would narrow intervals past the data below the in-grid width.
-        // null is an infinite rate (no widening held enough held-out rows): unbounded past the data.
-        const auto& r = j.at(kRateKey);
-        if (!r.is_object() || r.size() != kConfidenceLevels.size())
-          throw ModelError(where + "'s extrapolation rates are not what training writes");
-        double below = 0.0;
-        for (double level : kConfidenceLevels) {
-          const auto it = r.find(conformal_key(level));
-          if (it == r.end() || !(it->is_null() || (it->is_number() && it->get<double>() >= 0 && std::isfinite(it->get<double>()))))
-            throw ModelError(where + "'s extrapolation rate at level " + conformal_key(level) +
-                             " is missing or neither a finite number >= 0 nor null (unbounded)");
-          const double rate = null_as_infinity(*it);
-          // Training never lets a higher level's rate fall below a lower one's: fallen, a 90% interval
-          // lay inside the 80% one (sixty-fifth hostile pass, on a manifest with its checksum redone).
-          if (rate < below)
-            throw ModelError(where + "'s extrapolation rate at level " + conformal_key(level) +
-                             " is below the rate of a lower level; training never writes that");
-          tm.extrapolation_rate[conformal_key(level)] = below = rate;
-        }
+      // One rate >= 0 per coverage level, as training writes them: a missing level would fall
+      // back on 1, a negative one would narrow intervals past the data below the in-grid width.
+      // null is an infinite rate (no widening held enough held-out rows): unbounded past the data.
+      if (j.contains(kRateKey)) tm.extrapolation_rate = read_levels(j.at(kRateKey), where, "extrapolation rate");
+      if (j.contains(kRemeasuredKey)) {
+        const auto& r = j.at(kRemeasuredKey);
+        if (!r.is_object() || !r.contains("pairs") || !r.at("pairs").is_number_unsigned() || !r.contains("spread") ||
+            r.at("pairs").get<std::size_t>() < kMinRemeasuredPairs)
+          throw ModelError(where + "'s re-measurement spread is not what training writes");
+        tm.remeasured_pairs = r.at("pairs").get<std::size_t>();
+        tm.remeasured_spread = read_levels(r.at("spread"), where, "re-measurement spread");
       }
       tm.oof = OofComponents::from_json(j.at("components"));
       if (j.contains("estimate")) tm.estimate = AnalyticEstimate::from_json(j.at("estimate"));
@@ -505,6 +524,7 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
     const bool calibrated =
         all_or_none([](const TargetModel& tm) { return !tm.conformal_unseen.empty(); }, "unseen-architecture widths");
     all_or_none([](const TargetModel& tm) { return !tm.extrapolation_rate.empty(); }, "extrapolation rates");
+    all_or_none([](const TargetModel& tm) { return !tm.remeasured_spread.empty(); }, "re-measurement spreads");
     if (calibrated && std::any_of(m.models_.begin(), m.models_.end(), [&](const TargetModel& tm) {
           return tm.unseen_networks != m.models_.front().unseen_networks;
         }))

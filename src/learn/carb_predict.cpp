@@ -14,6 +14,7 @@
 #include "conformal.hpp"
 #include "model_internal.hpp"
 #include "monotone.hpp"
+#include "remeasurement.hpp"
 
 namespace carb {
 
@@ -393,6 +394,9 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
         iv = {0.0, std::numeric_limits<double>::infinity()};
       else
         iv = widened_interval(v, h, wide, opts_.log_target);
+      // And where a new measurement lands from the campaign's, when training measured it.
+      if (const auto q = tm.remeasured_spread.find(conformal_key(*confidence)); q != tm.remeasured_spread.end())
+        iv = with_remeasured_spread(v, iv, q->second);
       // Nor can its interval reach below, bounded or not: below the least peak a measurement may
       // have (validation's tolerance under the floor), so every row training accepts can be held.
       if (tm.target == "peak_memory_mb" && v > 0)

@@ -32,6 +32,8 @@ TargetSummary TargetModel::summary() const {
   s.oof = oof;
   s.extrapolation_rate = extrapolation_rate;
   s.monotone_in = monotone_in;
+  s.remeasured_spread = remeasured_spread;
+  s.remeasured_pairs = remeasured_pairs;
   return s;
 }
 

@@ -44,6 +44,10 @@ struct TargetModel {
   /// Per coverage level, the log error per unit of distance past the trained ranges beyond the
   /// widths above (extrapolation_rate.hpp); empty in bundles before it: 1 at every level.
   std::map<std::string, double> extrapolation_rate;
+  /// Per coverage level, the spread of a new measurement around the campaign's, in log space
+  /// (remeasurement.hpp), added to every interval; empty unless trained with a re-measurement.
+  std::map<std::string, double> remeasured_spread;
+  std::size_t remeasured_pairs = 0;  // the configurations measured in both runs that calibrated it
   /// The knobs ("batch", "resolution") along which the training rows of this target never fell
   /// (monotone.hpp): an answer is held at least at its network's answers below it along them.
   /// Empty in bundles before it, and where the measurements fell.

@@ -9,6 +9,7 @@
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
 #include "carb/prediction_io.hpp"
+#include "remeasurement.hpp"
 #include "util/join.hpp"
 #include "util/stop_signal.hpp"
 
@@ -76,6 +77,16 @@ TrainSummary run_train_job(const TrainJob& job) {
   // Nor an input or its provenance sidecar (thirteenth hostile pass: `--out d.json --force`
   // replaced the training data's provenance with a bundle), the guard every other writer uses.
   check_not_an_input(job.out, job.data);
+  // The re-measurement is read and checked before the work too.
+  if (!job.remeasured.empty() && job.drift_correct)
+    throw InputError("--remeasured with --drift-correct is not implemented: a drift-corrected model learned latency "
+                     "at one host speed; give one");
+  for (const auto& f : job.remeasured)
+    for (const auto& d : job.data)
+      if (std::error_code ec; std::filesystem::equivalent(f, d, ec))
+        throw InputError(f.string() + " is given as --data and as --remeasured: the re-measurement is another run");
+  const std::optional<Dataset> again =
+      job.remeasured.empty() ? std::nullopt : std::optional<Dataset>(read_datasets(job.remeasured));
   // SIGINT/SIGTERM stop the fits at the next one and remove the staging directory (dest's
   // destructor); main exits 128 + signal. A second signal ends the process at once.
   detail::StopOnSignals signals;
@@ -83,6 +94,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   const std::string failed_note = failed_rows_note(all);
   const Dataset d = ok_rows_of(all, job.data);
   if (!d.rows.empty()) dest.check_platform(d.rows.front().platform);
+  if (again) check_remeasurement(d, *again);
   std::vector<std::size_t> tr, te;
   split_indices(d.rows.size(), job.test_fraction, job.options.seed, tr, te);
   Dataset train = subset(d, tr), test = subset(d, te);
@@ -94,6 +106,8 @@ TrainSummary run_train_job(const TrainJob& job) {
   const auto t0 = std::chrono::steady_clock::now();
   CarbModel m = CarbModel::train(train, job.options);
   if (reference) m.set_drift_reference_ms(*reference);
+  // Against every row of the campaign, held-out ones too: a measurement against a measurement.
+  if (again) m.calibrate_remeasurement(d, *again);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   TrainSummary s;
   if (!failed_note.empty()) s.warnings.push_back(failed_note);
@@ -141,6 +155,8 @@ TrainSummary run_train_job(const TrainJob& job) {
   // hostile pass: a relative "data/x.csv" resolved against another directory, and save(force=True)
   // replaced the directory holding the real one).
   for (const auto& f : job.data) record.data_files.push_back(std::filesystem::absolute(f).lexically_normal().string());
+  for (const auto& f : job.remeasured)
+    record.remeasured_files.push_back(std::filesystem::absolute(f).lexically_normal().string());
   m.set_training_record(std::move(record));
   detail::throw_if_stopped("training", "no model bundle was written");  // and again before the swap
   m.save(dest);
@@ -151,6 +167,11 @@ TrainSummary run_train_job(const TrainJob& job) {
   s.train_seconds = secs;
   s.data_hash = m.data_hash();
   s.drift_reference_ms = reference;
+  for (const auto& tm : m.target_summaries())
+    if (const auto q = tm.remeasured_spread.find("0.9"); q != tm.remeasured_spread.end()) {
+      s.remeasured_factor_90[tm.target] = std::exp(q->second);
+      s.remeasured_pairs = tm.remeasured_pairs;
+    }
   return s;
 }
 
@@ -163,7 +184,10 @@ nlohmann::json TrainSummary::to_json() const {
           {"train_rows", train_rows},    {"test_rows", test_rows}, {"train_seconds", train_seconds},
           {"blend_weights", weights},    {"test_metrics", metrics}, {"oof_components", components},
           {"data_hash", data_hash},              {"warnings", warnings},
-          {"drift_reference_ms", drift_reference_ms ? nlohmann::json(*drift_reference_ms) : nlohmann::json(nullptr)}};
+          {"drift_reference_ms", drift_reference_ms ? nlohmann::json(*drift_reference_ms) : nlohmann::json(nullptr)},
+          {"remeasured", remeasured_factor_90.empty() ? nlohmann::json(nullptr)
+                                                      : nlohmann::json{{"pairs", remeasured_pairs},
+                                                                       {"factor_90", remeasured_factor_90}}}};
 }
 
 }  // namespace carb

@@ -74,6 +74,7 @@ nlohmann::json TrainingRecord::to_json() const {
   }
   if (train_seconds) j["train_seconds"] = *train_seconds;
   if (!data_files.empty() || train_seconds) j["data_files"] = data_files;
+  if (!remeasured_files.empty()) j["remeasured_files"] = remeasured_files;
   return j;
 }
 
@@ -102,6 +103,7 @@ TrainingRecord TrainingRecord::from_json(const nlohmann::json& j) {
     for (const auto& [t, m] : j.at("test_metrics").items()) r.test_metrics[t] = FitMetrics::from_json(m);
   if (j.contains("train_seconds")) r.train_seconds = j.at("train_seconds").get<double>();
   if (j.contains("data_files")) r.data_files = j.at("data_files").get<std::vector<std::string>>();
+  if (j.contains("remeasured_files")) r.remeasured_files = j.at("remeasured_files").get<std::vector<std::string>>();
   return r;
 }
 

@@ -1,0 +1,119 @@
+// The re-measurement spread (remeasurement.hpp).
+#include "remeasurement.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "carb/error.hpp"
+#include "carb/model.hpp"
+#include "carb/warning.hpp"
+#include "conformal.hpp"
+#include "data/provenance.hpp"
+#include "model_internal.hpp"
+#include "target_model.hpp"
+
+namespace carb {
+namespace {
+
+// The ok rows by network (a width spelled otherwise builds the same network).
+std::map<std::string, const Record*> by_network(const Dataset& d) {
+  std::map<std::string, const Record*> out;
+  for (const Record& r : d.rows)
+    if (r.status == Status::ok) out.emplace(network_key(r.config), &r);
+  return out;
+}
+
+std::set<std::string> platforms_of(const Dataset& d) {
+  std::set<std::string> out;
+  for (const Record& r : d.rows) out.insert(r.platform);
+  return out;
+}
+
+}  // namespace
+
+void check_remeasurement(const Dataset& campaign, const Dataset& again) {
+  const auto pa = platforms_of(campaign), pb = platforms_of(again);
+  if (pb.empty()) throw InputError("the re-measurement holds no rows");
+  if (pa != pb)
+    throw InputError("the re-measurement is of platform '" + *pb.begin() + "', the data of '" +
+                     (pa.empty() ? std::string() : *pa.begin()) + "': a re-measurement is of the same platform");
+  std::set<std::string> protocols_a, protocols_b;
+  for (const Record& r : campaign.rows) protocols_a.insert(protocol_of(r));
+  for (const Record& r : again.rows) protocols_b.insert(protocol_of(r));
+  // Said, not refused: a protocol differing only in what the timed window does not see (the H200's
+  // repeats sample no utilization, its campaign a fifth of the rows) measures the same costs, and a
+  // real difference only widens the intervals.
+  if (protocols_a != protocols_b)
+    warn("the re-measurement was measured under protocol " +
+         (protocols_b.begin()->empty() ? std::string("(none)") : *protocols_b.begin()) + ", the data under " +
+         (protocols_a.empty() || protocols_a.begin()->empty() ? std::string("(none)") : *protocols_a.begin()) +
+         ": its spread includes whatever the two protocols measure differently");
+  const auto a = by_network(campaign), b = by_network(again);
+  std::size_t common = 0, same = 0;
+  for (const auto& [key, rb] : b) {
+    const auto it = a.find(key);
+    if (it == a.end()) continue;
+    ++common;
+    bool equal = true;
+    for (const char* t : kTargets) equal = equal && it->second->value(t) == rb->value(t);
+    same += equal;
+  }
+  if (common > 0 && same == common)
+    throw InputError("the re-measurement holds the data's own values for all " + std::to_string(common) +
+                     " configurations both measured: a copy, not a new measurement");
+}
+
+RemeasuredSpread remeasured_spread(const Dataset& campaign, const Dataset& again, const std::string& target) {
+  const auto a = by_network(campaign), b = by_network(again);
+  std::vector<double> r;
+  for (const auto& [key, rb] : b) {
+    const auto it = a.find(key);
+    if (it == a.end()) continue;
+    const auto va = it->second->value(target), vb = rb->value(target);
+    if (va && vb && *va > 0 && *vb > 0) r.push_back(std::fabs(std::log(*vb / *va)));
+  }
+  if (r.size() < kMinRemeasuredPairs)
+    throw InputError("the re-measurement measured " + target + " of " + std::to_string(r.size()) +
+                     " configuration" + (r.size() == 1 ? "" : "s") + " the data holds; its spread needs at least " +
+                     std::to_string(kMinRemeasuredPairs));
+  std::sort(r.begin(), r.end());
+  RemeasuredSpread s;
+  s.pairs = r.size();
+  for (double level : kConfidenceLevels)
+    s.spread[conformal_key(level)] =
+        finite_sample_quantile(r, level).value_or(std::numeric_limits<double>::infinity());
+  return s;
+}
+
+std::pair<double, double> with_remeasured_spread(double v, std::pair<double, double> iv, double q) {
+  const double inf = std::numeric_limits<double>::infinity();
+  if (!std::isfinite(q)) return {0.0, inf};
+  auto [lo, hi] = iv;
+  if (!(v > 0)) return iv;
+  if (lo > 0) lo = v * std::exp(-std::hypot(std::log(std::max(v / lo, 1.0)), q));
+  if (std::isfinite(hi)) hi = v * std::exp(std::hypot(std::log(std::max(hi / v, 1.0)), q));
+  return {lo, hi};
+}
+
+bool CarbModel::has_remeasured_spread() const {
+  return !models_.empty() && !models_.front().remeasured_spread.empty();
+}
+
+void CarbModel::calibrate_remeasurement(const Dataset& campaign, const Dataset& again) {
+  check_remeasurement(campaign, again);
+  if (!campaign.rows.empty() && campaign.rows.front().platform != platform_)
+    throw InputError("the data is of platform '" + campaign.rows.front().platform + "', the model of '" + platform_ + "'");
+  if (drift_reference_ms_)
+    throw InputError("a drift-corrected model learned latency at one host speed; its re-measurement spread is not "
+                     "implemented (train without --drift-correct, or without --remeasured)");
+  std::vector<RemeasuredSpread> spreads;  // every target or none
+  for (const auto& tm : models_) spreads.push_back(remeasured_spread(campaign, again, tm.target));
+  for (std::size_t i = 0; i < models_.size(); ++i) {
+    models_[i].remeasured_pairs = spreads[i].pairs;
+    models_[i].remeasured_spread = spreads[i].spread;
+  }
+}
+
+}  // namespace carb

@@ -1,0 +1,58 @@
+// `carb train --remeasured`: an independent re-measurement's spread added to the intervals, on the
+// shipped CPU data and its repeat run; and what it refuses.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_run.hpp"
+
+namespace {
+
+using namespace carb_cli_test;
+
+const std::string kData = std::string(CARB_SOURCE_DIR) + "/data/cpu-2t.csv";
+const std::string kRepeat = std::string(CARB_SOURCE_DIR) + "/data/cpu-2t-repeat.csv";
+
+double upper(const std::string& json) {
+  return nlohmann::json::parse(json).at("predictions").at(0).at("latency_ms_upper").get<double>();
+}
+
+TEST(CliRemeasured, TheSpreadWidensTheIntervalsAndIsRecorded) {
+  const CliRun plain = carb("train --data " + kData + " --out rm_plain --fast", "rm_plain");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  const CliRun t = carb("train --data " + kData + " --remeasured " + kRepeat + " --out rm_spread --fast", "rm_spread");
+  ASSERT_EQ(t.status, 0) << t.err;
+  EXPECT_NE(t.out.find("intervals add the spread of an independent re-measurement (490 configurations measured in "
+                       "both runs; at 90%: latency_ms x1.2"),
+            std::string::npos)
+      << t.out;
+  const std::string ask = " --family basic --depth 18 --width 0.5 --resolution 64 --batch 4 --precision fp32 "
+                          "--confidence 0.9 --format json";
+  const CliRun a = carb("predict --model rm_plain" + ask, "rm_predict_plain");
+  const CliRun b = carb("predict --model rm_spread" + ask, "rm_predict_spread");
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_GT(upper(b.out), 1.1 * upper(a.out));
+  const nlohmann::json man = nlohmann::json::parse(slurp(scratch().dir() / "rm_spread" / "manifest.json"));
+  EXPECT_EQ(man.at("models").at("latency_ms").at("remeasured").at("pairs"), 490);
+  EXPECT_EQ(man.at("extra").at("remeasured_files").size(), 1u);
+}
+
+TEST(CliRemeasured, OnlyAnotherRunOfTheSamePlatformIsTaken) {
+  const CliRun same = carb("train --data " + kData + " --remeasured " + kData + " --out rm_same --fast", "rm_same");
+  EXPECT_EQ(same.status, 1);
+  EXPECT_NE(same.err.find("is given as --data and as --remeasured"), std::string::npos) << same.err;
+  const std::string other = std::string(CARB_SOURCE_DIR) + "/data/cpu-1t.csv";
+  const CliRun plat = carb("train --data " + kData + " --remeasured " + other + " --out rm_other --fast", "rm_other");
+  EXPECT_EQ(plat.status, 1);
+  EXPECT_NE(plat.err.find("the re-measurement is of platform 'cpu-1t', the data of 'cpu-2t'"), std::string::npos)
+      << plat.err;
+  EXPECT_FALSE(fs::exists(scratch().dir() / "rm_other"));
+  const CliRun drift = carb("train --data " + kData + " --remeasured " + kRepeat + " --drift-correct --out rm_drift",
+                            "rm_drift");
+  EXPECT_EQ(drift.status, 1);
+  EXPECT_NE(drift.err.find("--remeasured with --drift-correct is not implemented"), std::string::npos) << drift.err;
+}
+
+}  // namespace
