@@ -146,10 +146,7 @@ carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees,
   carb::new_warning_round();  // each call says again what is wrong with its inputs
   const carb::Dataset d = carb::read_datasets(data, &notes);
   for (const auto& n : notes) carb::warn(n);
-  for (const auto& f : remeasured)
-    for (const auto& g : data)
-      if (std::error_code ec; std::filesystem::equivalent(f, g, ec))
-        throw carb::InputError(f.string() + " is given as data and as remeasured: the re-measurement is another run");
+  carb::check_remeasurement_files(remeasured, data);
   std::optional<carb::Dataset> again;
   if (!remeasured.empty()) {
     again = carb::read_datasets(remeasured);
@@ -159,7 +156,8 @@ carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees,
   if (again) m.calibrate_remeasurement(d, *again);
   carb::TrainingRecord record;  // the files it was trained from: save() never writes over them
   for (const auto& f : data) record.data_files.push_back(std::filesystem::absolute(f).string());
-  for (const auto& f : remeasured) record.remeasured_files.push_back(std::filesystem::absolute(f).string());
+  for (const auto& f : remeasured)
+    record.remeasured_files.push_back(std::filesystem::absolute(f).lexically_normal().string());
   m.set_training_record(std::move(record));
   return m;
 }

@@ -43,13 +43,14 @@ namespace {
 
 py::object profile(std::vector<carb::Config> configs, const std::filesystem::path& db, const std::string& backend,
                    const std::string& platform, const std::map<std::string, double>& protocol, bool group_architectures,
-                   bool check_meter, bool retry_errors, bool progress, const std::string& command_line) {
+                   bool check_meter, bool retry_errors, bool progress, const std::string& command_line, bool redo) {
   carb::ProfileOptions o;
   o.backend = backend;
   o.db = db;
   o.protocol = protocol_from(protocol);
   o.check_meter = check_meter;
   o.retry_errors = retry_errors;
+  o.redo = redo;
   o.progress = progress;
   o.command_line = command_line;
   // As the CLI: CPU results depend on the thread count, so it is part of the default platform id.
@@ -93,7 +94,7 @@ py::object export_store(const std::filesystem::path& db, const std::filesystem::
 void bind_measure(py::module_& m) {
   m.def("profile", &profile, py::arg("configs"), py::arg("db"), py::arg("backend"), py::arg("platform"),
         py::arg("protocol"), py::arg("group_architectures"), py::arg("check_meter"), py::arg("retry_errors"),
-        py::arg("progress"), py::arg("command_line"));
+        py::arg("progress"), py::arg("command_line"), py::arg("redo") = false);
   m.def("export", &export_store, py::arg("db"), py::arg("out"), py::arg("platform"), py::arg("protocol"),
         py::arg("force"), py::arg("command_line"));
 }

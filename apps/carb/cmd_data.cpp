@@ -100,7 +100,7 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
 void add_info(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   auto* app = data.add_subcommand(
       "info", "Summarize a dataset CSV: rows per platform/status/family/precision, ranges, targets");
-  app->add_option("csv", o->csv, "dataset CSV")->required();
+  app->add_option("csv", o->csv, "dataset CSV")->required()->check(CLI::ExistingFile);
   add_format(*app, o->format, {"table", "json"});
   app->callback([o] {
     const DatasetInfo info = dataset_info(o->csv);
@@ -122,7 +122,7 @@ void add_info(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
 void add_validate(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   auto* app = data.add_subcommand("validate",
                                   "Check a dataset CSV and list every problem with its line; exit 1 if any");
-  app->add_option("csv", o->csv, "dataset CSV")->required();
+  app->add_option("csv", o->csv, "dataset CSV")->required()->check(CLI::ExistingFile);
   add_format(*app, o->format, {"table", "json"});
   app->callback([o] {
     const std::vector<std::string> problems = validate_dataset_csv(o->csv);

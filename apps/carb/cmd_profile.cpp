@@ -69,6 +69,9 @@ void run(ProfileCmd& c, const std::string& cmdline) {
     std::cout << "profiled " << printable(c.o.platform) << " into " << printable(c.o.db.string()) << ": " << s.total << " configurations, "
               << s.skipped << " already done, " << s.ok << " ok, " << s.oom << " oom, " << s.error << " error"
               << (s.interrupted ? " (interrupted; rerun the same command to resume)" : "") << '\n';
+    if (s.replaced > 0)
+      std::cout << "  " << s.replaced << " stored row" << (s.replaced == 1 ? "" : "s") << " measured again"
+                << (s.interrupted ? " (those reached are replaced)" : ", each replaced by its new row") << '\n';
     if (s.skipped_errors > 0)
       std::cout << "  " << s.skipped_errors << " of the " << s.skipped << " already done "
                 << (s.skipped_errors == 1 ? "is an error row" : "are error rows")
@@ -78,6 +81,11 @@ void run(ProfileCmd& c, const std::string& cmdline) {
                 << extra_number(s.configs_per_s()) << " configurations/s, compute share "
                 << extra_number(100 * s.compute_share()) << "% (timed and energy-window passes / wall)\n";
   }
+  if (s.export_problems > 0)
+    std::cerr << "carb: warning: `data export` would refuse this store's rows of " << printable(c.o.platform)
+              << " under this protocol: " << s.export_problems << " problem" << (s.export_problems == 1 ? "" : "s")
+              << " (first: " << printable(s.first_export_problem)
+              << "); measure those configurations again with --redo (as --configs, with this run's other flags)\n";
   // Twenty-fifth hostile pass: a run whose store was renamed under it reported its rows "into" a name
   // that no longer held them.
   if (s.store_moved)
@@ -100,6 +108,10 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                  app.add_flag("--retry-errors", c->o.retry_errors,
                               "measure again the configurations the store holds as error (a fault of the machine, "
                               "not of the configuration); an oom row stays");
+                 app.add_flag("--redo", c->o.redo,
+                              "measure the given configurations again, those stored ok too, each new row replacing "
+                              "the stored one (for measurements `data export` refuses as disturbed: give them as "
+                              "--configs with the store's other flags)");
                  app.add_option("--platform", c->o.platform, "platform id stored with each row (default: <backend>-<threads>t)");
                  app.add_option("--warmup", p.warmup, "untimed warm-up passes")->capture_default_str()->check(in_range(0, 100000));
                  app.add_option("--min-passes", p.min_passes, "timed passes at least")->capture_default_str()->check(in_range(1, 1000000));

@@ -124,9 +124,9 @@ struct MemberPredictions {
 };
 
 /// InputError unless `again` can calibrate a re-measurement spread for `campaign`
-/// (CarbModel::calibrate_remeasurement): the same one platform, and not the same values for every
-/// configuration both measured (a copy, not a measurement). Another protocol is warned of (carb/
-/// warning.hpp): its spread includes whatever the two protocols measure differently.
+/// (CarbModel::calibrate_remeasurement): the same one platform, some configuration in common, and
+/// not the data's own values (to 0.01%) for most of them (a copy, edited or rounded, is no
+/// measurement).
 void check_remeasurement(const Dataset& campaign, const Dataset& again);
 
 class CarbModel {

@@ -132,12 +132,21 @@ struct ProfileOptions {
   /// Measure again the configurations stored as error (a fault of the machine, such as too few file
   /// descriptors, not of the configuration); their rows are replaced. An oom row stays.
   bool retry_errors = false;
+  /// Measure every given configuration again, those stored ok too; the new row replaces the stored
+  /// one (a disturbed measurement that `data export` refuses: "re-measure both").
+  bool redo = false;
 };
 
 struct ProfileSummary {
   std::size_t total = 0, skipped = 0, ok = 0, oom = 0, error = 0;
   /// Of the skipped, those stored as error (not measured again without retry_errors).
   std::size_t skipped_errors = 0;
+  /// Stored rows measured again under `redo` (each replaced by its new row).
+  std::size_t replaced = 0;
+  /// What `data export` would refuse of the store's rows of this platform and protocol, checked at
+  /// the end of the run: how many problems, and the first (rows measured on a disturbed host, say).
+  std::size_t export_problems = 0;
+  std::string first_export_problem;
   /// A signal stopped the run with configurations left to measure; signal is its number.
   bool interrupted = false;
   int signal = 0;

@@ -54,6 +54,11 @@ struct TrainSummary {
 /// Trains, scores the held-out rows and saves the bundle (with its TrainingRecord).
 TrainSummary run_train_job(const TrainJob& job);
 
+/// InputError when a re-measurement file cannot be another run of `data`: one of the data files
+/// (under any name), or a round the data combines (its provenance names it by path or by hash).
+void check_remeasurement_files(const std::vector<std::filesystem::path>& remeasured,
+                               const std::vector<std::filesystem::path>& data);
+
 /// The ok rows of several dataset CSVs, read and checked as one dataset (see read_dataset_csvs).
 /// `notes`, when given, receives what `carb train` warns of the rows left out: how many were
 /// measured as oom or error, and how many of those a larger batch of the same network contradicts.

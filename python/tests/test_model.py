@@ -391,7 +391,7 @@ def test_train_with_a_remeasurement_widens_the_intervals(rows_csv, tmp_path):
     spread.save(tmp_path / "m")
     again = carb.Model.load(tmp_path / "m").predict(one, confidence=0.9)
     assert again["latency_ms_upper"][0] == pytest.approx(b["latency_ms_upper"][0], rel=1e-12)
-    with pytest.raises(carb.InputError, match="is given as data and as remeasured"):
+    with pytest.raises(carb.InputError, match="is given as the data and as the re-measurement"):
         carb.Model.train(rows_csv, fast=True, remeasured=rows_csv)
     with pytest.raises(carb.InputError, match="re-measurement is of platform"):
         carb.Model.train(rows_csv, fast=True, remeasured=SOURCE / "data" / "cpu-1t.csv")

@@ -464,11 +464,21 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
       if (j.contains(kRateKey)) tm.extrapolation_rate = read_levels(j.at(kRateKey), where, "extrapolation rate");
       if (j.contains(kRemeasuredKey)) {
         const auto& r = j.at(kRemeasuredKey);
-        if (!r.is_object() || !r.contains("pairs") || !r.at("pairs").is_number_unsigned() || !r.contains("spread") ||
-            r.at("pairs").get<std::size_t>() < kMinRemeasuredPairs)
+        if (!r.is_object() || r.size() != 2 || !r.contains("pairs") || !r.at("pairs").is_number_unsigned() ||
+            !r.contains("spread") || r.at("pairs").get<std::size_t>() < kMinRemeasuredPairs)
           throw ModelError(where + "'s re-measurement spread is not what training writes");
         tm.remeasured_pairs = r.at("pairs").get<std::size_t>();
         tm.remeasured_spread = read_levels(r.at("spread"), where, "re-measurement spread");
+        // Seventy-fifth hostile pass: a finite spread at a level its pairs cannot bound (training
+        // writes null there) loaded, as did a spread on a drift-corrected model (training refuses).
+        for (double level : kConfidenceLevels) {
+          const double n = static_cast<double>(tm.remeasured_pairs);  // finite_sample_quantile's rule
+          if (std::ceil((n + 1) * level) > n && std::isfinite(tm.remeasured_spread.at(conformal_key(level))))
+            throw ModelError(where + "'s re-measurement spread at level " + conformal_key(level) + " is bounded by " +
+                             std::to_string(tm.remeasured_pairs) + " configurations, which cannot bound it");
+        }
+        if (m.drift_reference_ms_)
+          throw ModelError(where + " has a re-measurement spread and a drift correction; training never writes both");
       }
       tm.oof = OofComponents::from_json(j.at("components"));
       if (j.contains("estimate")) tm.estimate = AnalyticEstimate::from_json(j.at("estimate"));

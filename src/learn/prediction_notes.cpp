@@ -7,6 +7,7 @@
 
 #include "carb/prediction_io.hpp"
 #include "carb/text_table.hpp"
+#include "model_internal.hpp"
 
 namespace carb {
 namespace {
@@ -66,12 +67,22 @@ std::vector<PredictionNote> prediction_note_lines(const PredictionNotes& n, cons
                    " outside the trained ranges " + plural(n.unbounded_outside, "has", "have") + " no upper bound at " +
                    pct + ": " + unbounded_causes(*level, networks) + "; read such an interval as unknown"});
   // Seventeenth hostile pass: h200 at 0.99 printed [0, inf] inside the ranges without a word.
+  // Seventy-fifth hostile pass: a re-measurement of 20-98 configurations leaves 99% unbounded, and
+  // the note blamed the training rows.
+  std::size_t pairs = 0;
+  for (const auto& t : m.target_summaries())
+    if (const auto q = t.remeasured_spread.find(conformal_key(*level)); q != t.remeasured_spread.end() && std::isinf(q->second))
+      pairs = t.remeasured_pairs;
   if (n.unbounded_inside > 0)
     out.push_back({std::to_string(n.unbounded_inside) + plural(n.unbounded_inside, " prediction", " predictions") +
                    " inside the trained ranges " + plural(n.unbounded_inside, "has", "have") + " no upper bound at " +
-                   pct + ": the model has too few training rows per batch regime to bound that level (a " + pct +
-                   " interval needs " + std::to_string(needed) + " per regime); a lower " + confidence_name +
-                   " may bound them"});
+                   pct + ": " +
+                   (pairs > 0 ? "the re-measurement that calibrated its spread has " + std::to_string(pairs) +
+                                    " configurations, too few to bound that level (it needs " +
+                                    std::to_string(needed) + ")"
+                              : "the model has too few training rows per batch regime to bound that level (a " + pct +
+                                    " interval needs " + std::to_string(needed) + " per regime)") +
+                   "; a lower " + confidence_name + " may bound them"});
   if (n.new_networks > 0) {
     const bool calibrated = m.calibrates_unseen_architectures();
     out.push_back(

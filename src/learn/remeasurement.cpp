@@ -33,36 +33,81 @@ std::set<std::string> platforms_of(const Dataset& d) {
 
 }  // namespace
 
+namespace {
+
+// The largest |log ratio| over the targets both measured, per configuration both measured ok.
+std::vector<double> pair_distances(const Dataset& campaign, const Dataset& again) {
+  const auto a = by_network(campaign), b = by_network(again);
+  std::vector<double> out;
+  for (const auto& [key, rb] : b) {
+    const auto it = a.find(key);
+    if (it == a.end()) continue;
+    double d = 0;
+    for (const char* t : kTargets) {
+      const auto va = it->second->value(t), vb = rb->value(t);
+      if (va && vb && *va > 0 && *vb > 0) d = std::max(d, std::fabs(std::log(*vb / *va)));
+      else if (va != vb) d = std::numeric_limits<double>::infinity();  // measured in one run only
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+// The relative difference under which two runs' values are the same number written twice
+// (rounded to 6 digits, say): no two measurements of a cost agree that closely on most configurations.
+constexpr double kSameValue = 1e-4;
+
+}  // namespace
+
 void check_remeasurement(const Dataset& campaign, const Dataset& again) {
   const auto pa = platforms_of(campaign), pb = platforms_of(again);
   if (pb.empty()) throw InputError("the re-measurement holds no rows");
   if (pa != pb)
     throw InputError("the re-measurement is of platform '" + *pb.begin() + "', the data of '" +
                      (pa.empty() ? std::string() : *pa.begin()) + "': a re-measurement is of the same platform");
+  std::vector<double> d = pair_distances(campaign, again);
+  if (d.empty()) throw InputError("the re-measurement shares no configuration with the data");
+  // Seventy-fifth hostile pass: the data with one value changed, or rounded to 6 digits, was taken
+  // as a new run (spread 0): refused where most configurations hold the data's own values.
+  std::sort(d.begin(), d.end());
+  if (d[d.size() / 2] < kSameValue)
+    throw InputError("the re-measurement holds the data's own values (to 0.01%) for " +
+                     std::to_string(std::count_if(d.begin(), d.end(), [](double x) { return x < kSameValue; })) +
+                     " of the " + std::to_string(d.size()) +
+                     " configurations both measured: a copy, not a new measurement");
+}
+
+void warn_remeasurement(const Dataset& campaign, const Dataset& again) {
   std::set<std::string> protocols_a, protocols_b;
   for (const Record& r : campaign.rows) protocols_a.insert(protocol_of(r));
   for (const Record& r : again.rows) protocols_b.insert(protocol_of(r));
   // Said, not refused: a protocol differing only in what the timed window does not see (the H200's
   // repeats sample no utilization, its campaign a fifth of the rows) measures the same costs, and a
   // real difference only widens the intervals.
-  if (protocols_a != protocols_b)
+  if (!protocols_b.empty() && protocols_a != protocols_b)
     warn("the re-measurement was measured under protocol " +
          (protocols_b.begin()->empty() ? std::string("(none)") : *protocols_b.begin()) + ", the data under " +
          (protocols_a.empty() || protocols_a.begin()->empty() ? std::string("(none)") : *protocols_a.begin()) +
          ": its spread includes whatever the two protocols measure differently");
+  // Seventy-fifth hostile pass: every latency doubled passed as noise. A run on a slower or faster
+  // host is one (the spread then widens both sides by the shift), and is said.
   const auto a = by_network(campaign), b = by_network(again);
-  std::size_t common = 0, same = 0;
-  for (const auto& [key, rb] : b) {
-    const auto it = a.find(key);
-    if (it == a.end()) continue;
-    ++common;
-    bool equal = true;
-    for (const char* t : kTargets) equal = equal && it->second->value(t) == rb->value(t);
-    same += equal;
+  for (const char* t : kTargets) {
+    std::vector<double> r;
+    for (const auto& [key, rb] : b)
+      if (const auto it = a.find(key); it != a.end()) {
+        const auto va = it->second->value(t), vb = rb->value(t);
+        if (va && vb && *va > 0 && *vb > 0) r.push_back(std::log(*vb / *va));
+      }
+    if (r.size() < kMinRemeasuredPairs) continue;
+    std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2), r.end());
+    const double shift = r[r.size() / 2];
+    if (std::fabs(shift) > kRemeasuredShift)
+      warn("the re-measurement's " + std::string(t) + " is " + std::to_string(std::lround(100 * std::fabs(std::expm1(shift)))) +
+           "% " + (shift > 0 ? "higher" : "lower") + " than the data's (median of " + std::to_string(r.size()) +
+           " configurations): a run on a slower or faster host, or another setting; its spread widens both sides "
+           "of every interval by that much");
   }
-  if (common > 0 && same == common)
-    throw InputError("the re-measurement holds the data's own values for all " + std::to_string(common) +
-                     " configurations both measured: a copy, not a new measurement");
 }
 
 RemeasuredSpread remeasured_spread(const Dataset& campaign, const Dataset& again, const std::string& target) {
@@ -103,6 +148,7 @@ bool CarbModel::has_remeasured_spread() const {
 
 void CarbModel::calibrate_remeasurement(const Dataset& campaign, const Dataset& again) {
   check_remeasurement(campaign, again);
+  warn_remeasurement(campaign, again);
   if (!campaign.rows.empty() && campaign.rows.front().platform != platform_)
     throw InputError("the data is of platform '" + campaign.rows.front().platform + "', the model of '" + platform_ + "'");
   if (drift_reference_ms_)
@@ -114,6 +160,13 @@ void CarbModel::calibrate_remeasurement(const Dataset& campaign, const Dataset& 
     models_[i].remeasured_pairs = spreads[i].pairs;
     models_[i].remeasured_spread = spreads[i].spread;
   }
+  // Said at training, not first at predict (seventy-fifth hostile pass).
+  std::string unbounded;
+  for (const auto& [level, q] : spreads.front().spread)
+    if (std::isinf(q)) unbounded += (unbounded.empty() ? "" : ", ") + std::to_string(std::lround(std::stod(level) * 100)) + "%";
+  if (!unbounded.empty())
+    warn("the re-measurement's " + std::to_string(spreads.front().pairs) + " configurations cannot bound the " +
+         unbounded + " level (99% needs 99): intervals there have no upper bound");
 }
 
 }  // namespace carb

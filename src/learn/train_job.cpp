@@ -9,6 +9,7 @@
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
 #include "carb/prediction_io.hpp"
+#include "data/provenance.hpp"
 #include "remeasurement.hpp"
 #include "util/join.hpp"
 #include "util/stop_signal.hpp"
@@ -60,7 +61,60 @@ std::string failed_rows_note(const Dataset& all) {
   return note;
 }
 
+std::string remeasured_names(const TrainJob& job) {
+  return "--remeasured " + join(job.remeasured, [](const auto& f) { return f.string(); });
+}
+
 }  // namespace
+
+// Seventy-fifth hostile pass: a round combined into the data (cpu-2t-round1.csv into cpu-2t.csv)
+// passed as an independent run, though the data's median holds it. A combined dataset's sidecar
+// names its rounds, by resolved path and by the hash of the CSV as read.
+void check_remeasurement_files(const std::vector<std::filesystem::path>& remeasured,
+                               const std::vector<std::filesystem::path>& data) {
+  for (const auto& f : remeasured)
+    for (const auto& d : data)
+      if (std::error_code ec; std::filesystem::equivalent(f, d, ec))
+        throw InputError(f.string() + " is given as the data and as the re-measurement: a re-measurement is another run");
+  for (const auto& d : data) {
+    nlohmann::json prov;
+    try {
+      prov = read_provenance(d);
+    } catch (const Error&) {
+      continue;  // the data's own reading says what is wrong with it
+    }
+    if (!prov.is_object() || !prov.contains("rounds") || !prov["rounds"].is_array()) continue;
+    for (const auto& f : remeasured) {
+      std::error_code ec;
+      const std::string resolved = std::filesystem::weakly_canonical(f, ec).string();
+      const auto hash = file_fnv1a64(f);
+      for (const auto& round : prov["rounds"]) {
+        if (!round.is_object()) continue;
+        const bool same_path = round.contains(kResolvedPathKey) && round[kResolvedPathKey].is_string() &&
+                               round[kResolvedPathKey].get<std::string>() == resolved;
+        // The hash as combine read it, or (older combines) as the round's own sidecar recorded it.
+        const auto hash_in = [&](const nlohmann::json& j) {
+          return hash && j.is_object() && j.contains(kCsvHashKey) && j[kCsvHashKey].is_string() &&
+                 j[kCsvHashKey].get<std::string>() == *hash;
+        };
+        const bool same_bytes = hash_in(round) || (round.contains("provenance") && hash_in(round["provenance"]));
+        // Older combines recorded the round as typed only, relative to where they ran: tried from
+        // here, beside the data and from the data's parent directory (a repository's root).
+        bool typed = false;
+        if (round.contains("file") && round["file"].is_string()) {
+          const std::filesystem::path named = round["file"].get<std::string>();
+          const auto dir = std::filesystem::absolute(d).parent_path();
+          for (const auto& base : {std::filesystem::path(), dir, dir.parent_path()})
+            typed = typed || std::filesystem::equivalent(named.is_absolute() ? named : base / named, f, ec);
+        }
+        if (same_path || same_bytes || typed)
+          throw InputError(f.string() + " is one of the rounds " + d.string() +
+                           " combines (its provenance says so): the data's median holds it, so it is no independent "
+                           "run; give a run that is not in the data");
+      }
+    }
+  }
+}
 
 Dataset read_datasets(const std::vector<std::filesystem::path>& files, std::vector<std::string>* notes) {
   const Dataset all = read_all_rows(files);
@@ -73,20 +127,24 @@ TrainSummary run_train_job(const TrainJob& job) {
   if (job.out.empty()) throw InputError("--out DIR is required");
   // Checked and staged before the work: an occupied or unwritable --out fails now, not after training.
   // Never over the training data, even with --force (the destination refuses a --out holding it).
-  BundleDestination dest(job.out, job.force, job.data);
+  // The re-measurement is an input too (seventy-fifth hostile pass: `--out DIR --force` moved the
+  // re-measurement inside DIR away, and the bundle recorded a file that was gone).
+  std::vector<std::filesystem::path> inputs = job.data;
+  inputs.insert(inputs.end(), job.remeasured.begin(), job.remeasured.end());
+  BundleDestination dest(job.out, job.force, inputs);
   // Nor an input or its provenance sidecar (thirteenth hostile pass: `--out d.json --force`
   // replaced the training data's provenance with a bundle), the guard every other writer uses.
-  check_not_an_input(job.out, job.data);
+  check_not_an_input(job.out, inputs);
   // The re-measurement is read and checked before the work too.
   if (!job.remeasured.empty() && job.drift_correct)
     throw InputError("--remeasured with --drift-correct is not implemented: a drift-corrected model learned latency "
                      "at one host speed; give one");
-  for (const auto& f : job.remeasured)
-    for (const auto& d : job.data)
-      if (std::error_code ec; std::filesystem::equivalent(f, d, ec))
-        throw InputError(f.string() + " is given as --data and as --remeasured: the re-measurement is another run");
-  const std::optional<Dataset> again =
-      job.remeasured.empty() ? std::nullopt : std::optional<Dataset>(read_datasets(job.remeasured));
+  check_remeasurement_files(job.remeasured, job.data);
+  std::optional<Dataset> again;
+  if (!job.remeasured.empty()) {
+    again = read_all_rows(job.remeasured).ok_only();
+    if (again->rows.empty()) throw InputError(remeasured_names(job) + ": no ok rows to compare with the data");
+  }
   // SIGINT/SIGTERM stop the fits at the next one and remove the staging directory (dest's
   // destructor); main exits 128 + signal. A second signal ends the process at once.
   detail::StopOnSignals signals;
@@ -94,7 +152,15 @@ TrainSummary run_train_job(const TrainJob& job) {
   const std::string failed_note = failed_rows_note(all);
   const Dataset d = ok_rows_of(all, job.data);
   if (!d.rows.empty()) dest.check_platform(d.rows.front().platform);
-  if (again) check_remeasurement(d, *again);
+  if (again) {
+    try {  // named: with several files, which one
+      check_remeasurement(d, *again);
+      for (const auto& tm : kTargets)
+        if (d.rows.front().value(tm)) remeasured_spread(d, *again, tm);  // too few pairs: now, not after the work
+    } catch (const InputError& e) {
+      throw InputError(remeasured_names(job) + ": " + e.what());
+    }
+  }
   std::vector<std::size_t> tr, te;
   split_indices(d.rows.size(), job.test_fraction, job.options.seed, tr, te);
   Dataset train = subset(d, tr), test = subset(d, te);

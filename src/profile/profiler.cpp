@@ -15,6 +15,8 @@
 
 #include "carb/error.hpp"
 #include "carb/store.hpp"
+#include "data/provenance.hpp"
+#include "data/validate.hpp"
 #include "progress.hpp"
 #include "util/join.hpp"
 #include "util/stop_signal.hpp"
@@ -158,23 +160,28 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   };
   const std::unordered_set<std::string> not_errors = networks(store.done_keys(o.platform, pid, false));
   const auto all_done = store.done_keys(o.platform, pid);
-  std::unordered_set<std::string> done = o.retry_errors ? not_errors : networks(all_done);
-  // The networks stored as error, each with its row's spelling: a retried network is measured under
-  // it, which the new row then replaces (sixty-first hostile pass: width 0.251 for a stored 0.25
-  // added a duplicate row).
-  std::unordered_map<std::string, Config> error_rows;
+  std::unordered_set<std::string> done =
+      o.redo ? std::unordered_set<std::string>{} : o.retry_errors ? not_errors : networks(all_done);
+  // The networks stored, each with its row's spelling: a network measured again (retried as error,
+  // or redone) is measured under it, which the new row then replaces (sixty-first hostile pass:
+  // width 0.251 for a stored 0.25 added a duplicate row).
+  std::unordered_map<std::string, Config> stored_rows;
+  std::unordered_set<std::string> error_networks;
   for (const auto& k : all_done)
-    if (const auto c = parse_config_key(k); c && !not_errors.count(network_key(*c)))
-      error_rows.emplace(network_key(*c), *c);
+    if (const auto c = parse_config_key(k)) {
+      stored_rows.emplace(network_key(*c), *c);
+      if (!not_errors.count(network_key(*c))) error_networks.insert(network_key(*c));
+    }
   ProfileSummary s;
   s.total = configs.size();
   std::vector<Config> todo;
   for (const auto& c : configs) {
     const std::string n = network_key(c);
     if (done.insert(n).second) {
-      const auto stored = error_rows.find(n);  // only when retrying: else an error row is done
-      todo.push_back(stored != error_rows.end() ? stored->second : c);  // and each network once
-    } else if (!o.retry_errors && error_rows.count(n)) {
+      const auto stored = stored_rows.find(n);  // only when retrying or redoing: else a stored row is done
+      s.replaced += stored != stored_rows.end();
+      todo.push_back(stored != stored_rows.end() ? stored->second : c);  // and each network once
+    } else if (!o.retry_errors && error_networks.count(n)) {
       ++s.skipped_errors;
     }
   }
@@ -200,6 +207,21 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   }
   s.wall_s = seconds_since(t0);
   bar.finish();
+  // Seventy-fourth hostile pass: rows measured on a loaded host were stored ok, and only `data
+  // export`, later, refused them. The same checks now run at the end of the run, on this platform
+  // and protocol's rows, so that the run says what to measure again (--redo).
+  if (measured > 0) {
+    Dataset mine;
+    std::vector<std::string> where;
+    for (Record& r : store.to_dataset().rows)
+      if (r.platform == o.platform && protocol_of(r) == pid) {
+        where.push_back(o.db.string() + " (" + config_key(r.config) + ")");
+        mine.rows.push_back(std::move(r));
+      }
+    const auto problems = check_dataset(mine, where, protocol_facts_of(store.protocols()));
+    s.export_problems = problems.size();
+    if (!problems.empty()) s.first_export_problem = problems.front();
+  }
   // Interrupted means "the store lacks configurations": a signal after the last one changes nothing.
   s.interrupted = measured < todo.size();
   s.signal = s.interrupted ? detail::stop_signal() : 0;

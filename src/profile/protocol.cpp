@@ -135,6 +135,8 @@ nlohmann::json ProfileSummary::to_json() const {
   nlohmann::json j = {{"total", total},
                       {"skipped", skipped},
                       {"skipped_errors", skipped_errors},
+                      {"replaced", replaced},
+                      {"export_problems", export_problems},
                       {"ok", ok},
                       {"oom", oom},
                       {"error", error},

@@ -84,17 +84,32 @@ TEST(RemeasuredSpread, OnlyAnotherRunOfTheSamePlatformAndProtocolCalibratesIt) {
   set_warning_handler([&](const std::string& w) { said.push_back(w); });
   new_warning_round();
   EXPECT_NO_THROW(check_remeasurement(d, protocol));
+  warn_remeasurement(d, protocol);
+  // A target shifted as a whole (every latency doubled) is said: the spread reads it as noise.
+  Dataset doubled = again(d, 30);
+  for (Record& r : doubled.rows) r.latency_ms = *r.latency_ms * 2;
+  warn_remeasurement(d, doubled);
+  warn_remeasurement(d, a);  // nothing to say
   set_warning_handler(nullptr);
-  ASSERT_EQ(said.size(), 1u);
+  ASSERT_EQ(said.size(), 2u);
   EXPECT_NE(said[0].find("measured under protocol p2, the data under p1"), std::string::npos) << said[0];
+  EXPECT_EQ(said[1].rfind("the re-measurement's latency_ms is 10", 0), 0u) << said[1];  // 100-101%
+  EXPECT_NE(said[1].find("% higher than the data's"), std::string::npos) << said[1];
   Dataset copy(d);
   copy.rows.resize(30);
-  try {
-    check_remeasurement(d, copy);
-    FAIL() << "a copy of the data calibrated a spread";
-  } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("a copy, not a new measurement"), std::string::npos) << e.what();
-  }
+  // Seventy-fifth hostile pass: the data with one value changed, or rounded to 6 digits, passed.
+  Dataset edited = copy, rounded = copy;
+  edited.rows[0].latency_ms = *edited.rows[0].latency_ms * 1.01;
+  for (Record& r : rounded.rows) r.latency_ms = *r.latency_ms * (1 + 2e-6);
+  for (const Dataset* c : {&copy, &edited, &rounded}) try {
+      check_remeasurement(d, *c);
+      ADD_FAILURE() << "a copy of the data calibrated a spread";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("a copy, not a new measurement"), std::string::npos) << e.what();
+    }
+  Dataset elsewhere = a;
+  for (Record& r : elsewhere.rows) r.config.resolution = 128;  // none of the data's
+  EXPECT_THROW(check_remeasurement(d, elsewhere), InputError);
 }
 
 TEST(RemeasuredSpread, AddsInQuadratureOnEachSideInLogSpace) {
@@ -157,6 +172,13 @@ TEST(RemeasuredSpread, WidensPredictionsAndTravelsWithTheBundle) {
       {"too few pairs", [](nlohmann::json& j) { j["models"]["latency_ms"]["remeasured"]["pairs"] = 3; }},
       {"a spread for one target only", [](nlohmann::json& j) { j["models"]["peak_memory_mb"].erase("remeasured"); }},
       {"a spread missing a level", [](nlohmann::json& j) { j["models"]["latency_ms"]["remeasured"]["spread"].erase("0.8"); }},
+      // Seventy-fifth hostile pass: what training never writes loaded.
+      {"a bounded 99% from 60 configurations",
+       [](nlohmann::json& j) {
+         for (auto& [t, tj] : j["models"].items()) tj["remeasured"]["spread"]["0.99"] = 5.0;
+       }},
+      {"a key training never writes", [](nlohmann::json& j) { j["models"]["latency_ms"]["remeasured"]["note"] = 1; }},
+      {"a spread on a drift-corrected model", [](nlohmann::json& j) { j["drift_correction"] = {{"reference_ms", 3.5}}; }},
   };
   for (const auto& [what, edit] : edits) {
     m.save(dir, true);

@@ -150,6 +150,7 @@ struct FakeState {
   std::size_t reads = 0;
   int measured = 0;
   bool fail = false;  // every measurement an error, as on a machine out of file descriptors
+  double latency_ms = 1.0;
 };
 FakeState fake;
 
@@ -165,7 +166,7 @@ class FakeBackend final : public Backend {
       m.error = "Unable to open /dev/urandom";
       return m;
     }
-    m.latency_ms = 1.0, m.peak_memory_mb = 10.0;
+    m.latency_ms = fake.latency_ms, m.peak_memory_mb = 10.0;
     m.extra["timed_s"] = "0.01";
     m.extra["energy_window_s"] = "0.02";
     return m;
@@ -311,6 +312,59 @@ TEST_F(Campaign, ErrorRowsAreCountedAndMeasuredAgainWhenAsked) {
   const Dataset after = Store(dir_ / "s.db").to_dataset();
   EXPECT_EQ(after.rows.size(), 3u);
   for (const auto& r : after.rows) EXPECT_EQ(r.status, Status::ok) << config_key(r.config);
+}
+
+// Seventy-fourth hostile pass: rows measured on a loaded host were stored ok, `data export` refused
+// them ("re-measure both"), and no run could: a resume skipped them as done. `redo` measures the
+// given configurations again, each new row replacing the stored one under its stored spelling.
+TEST_F(Campaign, RedoMeasuresStoredRowsAgainAndReplacesThem) {
+  fake.temps = {40};
+  auto o = options();
+  o.protocol.cooldown_s = 0;
+  const Config a{Family::basic, 10, 0.25, 32, 1, Precision::fp32}, b{Family::basic, 10, 0.25, 32, 2, Precision::fp32};
+  fake.latency_ms = 7.0;  // disturbed
+  EXPECT_EQ(run_profile({a, b}, o).ok, 2u);
+  fake.latency_ms = 1.0, fake.measured = 0;
+  EXPECT_EQ(run_profile({a, b}, o).skipped, 2u);  // a resume: done
+  EXPECT_EQ(fake.measured, 0);
+  o.redo = true;
+  Config respelled = a;
+  respelled.width = 0.251;  // the same network
+  const auto s = run_profile({respelled}, o);
+  EXPECT_EQ(fake.measured, 1);
+  EXPECT_EQ(s.replaced, 1u);
+  EXPECT_EQ(s.skipped, 0u);
+  EXPECT_EQ(s.to_json()["replaced"], 1);
+  const Dataset d = Store(dir_ / "s.db").to_dataset();
+  ASSERT_EQ(d.rows.size(), 2u);
+  for (const auto& r : d.rows)
+    EXPECT_EQ(*r.latency_ms, r.config.batch == 1 ? 1.0 : 7.0) << config_key(r.config);  // a replaced, b kept
+  for (const auto& r : d.rows) EXPECT_EQ(r.config.width, 0.25);
+  // A configuration the store does not hold is measured as new, not counted as replaced.
+  const Config c{Family::basic, 10, 0.25, 32, 4, Precision::fp32};
+  EXPECT_EQ(run_profile({c}, o).replaced, 0u);
+  fake.latency_ms = 1.0;
+}
+
+// The same hostile pass: only `data export`, later, said the disturbed rows were wrong. The run now
+// checks its platform and protocol's rows as export does, and says so at once.
+TEST_F(Campaign, ARunSaysWhatExportWouldRefuseAndRedoMendsIt) {
+  fake.temps = {40};
+  auto o = options();
+  o.protocol.cooldown_s = 0;
+  const Config small{Family::basic, 10, 0.25, 32, 1, Precision::fp32}, large{Family::basic, 10, 0.25, 32, 16, Precision::fp32};
+  fake.latency_ms = 9.0;  // batch 1 on a loaded host
+  EXPECT_EQ(run_profile({small}, o).export_problems, 0u);
+  fake.latency_ms = 1.0;  // batch 16, 16x the work, in a ninth of the time
+  const auto s = run_profile({large}, o);
+  EXPECT_GE(s.export_problems, 1u);
+  EXPECT_NE(s.first_export_problem.find("basic-10-w0.25-r32-b"), std::string::npos) << s.first_export_problem;
+  o.redo = true;
+  fake.latency_ms = 0.2;
+  const auto mended = run_profile({small}, o);
+  EXPECT_EQ(mended.replaced, 1u);
+  EXPECT_EQ(mended.export_problems, 0u);
+  fake.latency_ms = 1.0;
 }
 
 TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {

@@ -161,7 +161,12 @@ TEST_F(KillProperty, SigkillAtRandomMomentsNeverLosesOrCorruptsCommittedRows) {
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
           << when << ": status " << status << ": " << test::slurp(dir_ / (tag + ".err"));
     }
-    EXPECT_EQ(test::slurp(dir_ / (tag + ".err")), "") << when;  // never refused (no stale lock)
+    // Never refused (no stale lock): nothing but the end-of-run warning of rows `data export` would
+    // refuse, which tiny networks timed on a machine busy with the other tests can earn.
+    const std::string err = test::slurp(dir_ / (tag + ".err"));
+    EXPECT_TRUE(err.empty() || (err.rfind("carb: warning: `data export` would refuse", 0) == 0 &&
+                                std::count(err.begin(), err.end(), '\n') == 1))
+        << when << ": " << err;
     expect_store_sound(db, when);
     const Rows after = committed_rows(db);
     expect_kept(before, after, when);
