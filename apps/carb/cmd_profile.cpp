@@ -68,7 +68,14 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   } else {
     std::cout << "profiled " << printable(c.o.platform) << " into " << printable(c.o.db.string()) << ": " << s.total << " configurations, "
               << s.skipped << " already done, " << s.ok << " ok, " << s.oom << " oom, " << s.error << " error"
-              << (s.interrupted ? " (interrupted; rerun the same command to resume)" : "") << '\n';
+              << (s.interrupted ? c.o.redo ? " (interrupted; a rerun measures every given configuration again, "
+                                             "those redone already too: give only the rest)"
+                                           : " (interrupted; rerun the same command to resume)"
+                                : "")
+              << '\n';
+    if (s.kept_on_error > 0)
+      std::cout << "  " << s.kept_on_error << " configuration" << (s.kept_on_error == 1 ? "" : "s")
+                << " failed when measured again (error) and kept the stored ok row\n";
     if (s.replaced > 0)
       std::cout << "  " << s.replaced << " stored row" << (s.replaced == 1 ? "" : "s") << " measured again"
                 << (s.interrupted ? " (those reached are replaced)" : ", each replaced by its new row") << '\n';

@@ -141,8 +141,10 @@ struct ProfileSummary {
   std::size_t total = 0, skipped = 0, ok = 0, oom = 0, error = 0;
   /// Of the skipped, those stored as error (not measured again without retry_errors).
   std::size_t skipped_errors = 0;
-  /// Stored rows measured again under `redo` (each replaced by its new row).
+  /// Stored rows measured again, under `redo` or `retry_errors` (each replaced by its new row).
   std::size_t replaced = 0;
+  /// Under `redo`: stored ok rows kept because measuring them again failed with an error.
+  std::size_t kept_on_error = 0;
   /// What `data export` would refuse of the store's rows of this platform and protocol, checked at
   /// the end of the run: how many problems, and the first (rows measured on a disturbed host, say).
   std::size_t export_problems = 0;

@@ -23,8 +23,9 @@ struct TrainJob {
   bool drift_correct = false;
   /// Replace whatever is at `out`, not only an earlier carb bundle.
   bool force = false;
-  /// An independent re-measurement of some of the data's configurations (same platform and
-  /// protocol): its spread from the data is added to every interval (CarbModel::calibrate_remeasurement).
+  /// An independent re-measurement of some of the data's configurations (same platform; another
+  /// protocol is warned of): its spread from the data is added to every interval
+  /// (CarbModel::calibrate_remeasurement).
   std::vector<std::filesystem::path> remeasured;
   TrainOptions options;
 };

@@ -159,8 +159,8 @@ class Model:
         rows the model trained on).
         trees=0 means the paper's 800/800/400; fast=True takes `carb train --fast`'s settings
         (100 trees, 3 folds, no correctors: for planning rounds). remeasured: one or more CSVs of an
-        independent re-measurement of some of the data's configurations (same platform and protocol,
-        at least 20 in common), as `carb train --remeasured`: its spread from the data is added to
+        independent re-measurement of some of the data's configurations (same platform, at least 20
+        in common; another protocol is warned of), as `carb train --remeasured`: its spread from the data is added to
         every interval, which then holds a new measurement, not only one of the training campaign's.
         Ctrl-C stops it at the next fit and raises KeyboardInterrupt; a second Ctrl-C a second or
         more later ends the process, as it does `carb train`."""

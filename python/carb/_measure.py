@@ -120,6 +120,10 @@ def profile(configs, db, backend="cpu", platform=None, protocol=None, group_arch
                + ", ".join(f"{k}={v!r}" for k, v in flags.items()) + ") [Python]")
     s = _carb.profile(configs, db, backend, platform or "", settings, flags["group_architectures"],
                       flags["check_meter"], flags["retry_errors"], flags["progress"], command, flags["redo"])
+    if s.get("export_problems"):
+        warnings.warn(f"carb: `data export` would refuse this store's rows of this platform and protocol: "
+                      f"{s['export_problems']} problem(s) (first: {s.get('first_export_problem')}); measure those "
+                      "configurations again with redo=True", RuntimeWarning, stacklevel=2)
     if s.get("store_moved"):
         warnings.warn(f"carb: {db} was renamed, moved or replaced during the run; the rows are in the file that had "
                       "that name, under its new name", RuntimeWarning, stacklevel=2)

@@ -136,7 +136,7 @@ std::pair<double, double> with_remeasured_spread(double v, std::pair<double, dou
   const double inf = std::numeric_limits<double>::infinity();
   if (!std::isfinite(q)) return {0.0, inf};
   auto [lo, hi] = iv;
-  if (!(v > 0)) return iv;
+  if (!(v > 0) || q == 0) return iv;
   if (lo > 0) lo = v * std::exp(-std::hypot(std::log(std::max(v / lo, 1.0)), q));
   if (std::isfinite(hi)) hi = v * std::exp(std::hypot(std::log(std::max(hi / v, 1.0)), q));
   return {lo, hi};

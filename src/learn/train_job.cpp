@@ -101,7 +101,10 @@ void check_remeasurement_files(const std::vector<std::filesystem::path>& remeasu
         // Older combines recorded the round as typed only, relative to where they ran: tried from
         // here, beside the data and from the data's parent directory (a repository's root).
         bool typed = false;
-        if (round.contains("file") && round["file"].is_string()) {
+        const bool older = !round.contains(kResolvedPathKey) && !round.contains(kCsvHashKey) &&
+                           !(round.contains("provenance") && round["provenance"].is_object() &&
+                             round["provenance"].contains(kCsvHashKey));
+        if (older && round.contains("file") && round["file"].is_string()) {
           const std::filesystem::path named = round["file"].get<std::string>();
           const auto dir = std::filesystem::absolute(d).parent_path();
           for (const auto& base : {std::filesystem::path(), dir, dir.parent_path()})

@@ -343,6 +343,13 @@ TEST_F(Campaign, RedoMeasuresStoredRowsAgainAndReplacesThem) {
   // A configuration the store does not hold is measured as new, not counted as replaced.
   const Config c{Family::basic, 10, 0.25, 32, 4, Precision::fp32};
   EXPECT_EQ(run_profile({c}, o).replaced, 0u);
+  // A redo that fails (a fault of the machine) keeps the stored ok row.
+  fake.fail = true;
+  const auto failed = run_profile({b}, o);
+  fake.fail = false;
+  EXPECT_EQ(failed.kept_on_error, 1u);
+  EXPECT_EQ(failed.replaced, 0u);
+  for (const auto& r : Store(dir_ / "s.db").to_dataset().rows) EXPECT_EQ(r.status, Status::ok) << config_key(r.config);
   fake.latency_ms = 1.0;
 }
 
@@ -361,6 +368,9 @@ TEST_F(Campaign, ARunSaysWhatExportWouldRefuseAndRedoMendsIt) {
   EXPECT_NE(s.first_export_problem.find("basic-10-w0.25-r32-b"), std::string::npos) << s.first_export_problem;
   o.redo = true;
   fake.latency_ms = 0.2;
+  // Another campaign's damaged settings in the same store: the check says nothing of them, and
+  // never fails a run whose rows are saved (a review).
+  Store(dir_ / "s.db").put_protocol("pforeign00000", nlohmann::json{{"warmup", "not a number"}});
   const auto mended = run_profile({small}, o);
   EXPECT_EQ(mended.replaced, 1u);
   EXPECT_EQ(mended.export_problems, 0u);
