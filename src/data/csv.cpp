@@ -162,29 +162,28 @@ std::optional<int> own_pipe_descriptor(const std::filesystem::path& file) {
   return fd;
 }
 
-// Everything a descriptor holds, up to the cap, through a duplicate (the caller's stays open).
-std::string read_descriptor(int fd, const std::filesystem::path& file) {
-  const int own = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0) throw DataError(file.string() + ": cannot read: " + std::strerror(errno));
+// Everything an open descriptor holds, up to the cap; the descriptor is closed. Chunked up to a cap:
+// a device or pipe (/dev/zero) would otherwise grow without bound.
+std::string read_all(int fd, const std::filesystem::path& file) {
   std::string text;
   char chunk[1 << 16];
   for (;;) {
-    const ssize_t n = ::read(own, chunk, sizeof chunk);
+    const ssize_t n = ::read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
-      ::close(own);
+      ::close(fd);
       throw DataError(file.string() + ": read failed: " + std::strerror(err));
     }
     if (n == 0) break;
     text.append(chunk, static_cast<std::size_t>(n));
     if (text.size() > kMaxFileBytes) {
-      ::close(own);
+      ::close(fd);
       throw DataError(file.string() + ": larger than " + std::to_string(kMaxFileBytes >> 20) +
                       " MiB; not a file carb reads");
     }
   }
-  ::close(own);
+  ::close(fd);
   return text;
 }
 
@@ -207,31 +206,20 @@ void refuse_waiting_source(const std::filesystem::path& file) {
                   "(<(...))");
 }
 
-std::string read_text(const std::filesystem::path& file) {
+std::string read_text(const std::filesystem::path& file, const char* kind) {
   refuse_waiting_source(file);
   std::error_code ec;
-  if (std::filesystem::is_directory(file, ec)) throw DataError(file.string() + ": is a directory, not a file");
-  if (const auto fd = own_pipe_descriptor(file)) return read_descriptor(*fd, file);
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw DataError(file.string() + ": cannot open for reading: " + std::strerror(errno));
-  // Read in chunks up to a cap: a device or pipe (/dev/zero) would otherwise grow without bound.
-  std::string text;
-  char chunk[1 << 16];
-  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
-    text.append(chunk, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes)
-      throw DataError(file.string() + ": larger than " + std::to_string(kMaxFileBytes >> 20) +
-                      " MiB; not a file carb reads");
-  }
-  if (in.bad()) throw DataError(file.string() + ": read failed");
-  return text;
+  if (std::filesystem::is_directory(file, ec)) throw DataError(file.string() + ": is a directory, not a " + kind);
+  // A pipe of this process's own is read through a duplicate of its descriptor (the caller's stays
+  // open); anything else is opened by its name.
+  const auto own = own_pipe_descriptor(file);
+  const int fd = own ? ::fcntl(*own, F_DUPFD_CLOEXEC, 0) : ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw DataError(file.string() + ": cannot open for reading: " + std::strerror(errno));
+  return read_all(fd, file);
 }
 
 std::vector<Row> read_file(const std::filesystem::path& file) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(file, ec))
-    throw DataError(file.string() + ": is a directory, not a CSV file");
-  const std::string text = read_text(file);
+  const std::string text = read_text(file, "CSV file");
   // Text only: a byte that is not UTF-8 (a platform of "cpu-\xff2t") passed every check and then
   // broke the JSON written from it ("internal error"), after the work.
   if (const std::size_t bad = detail::first_invalid_utf8(text); bad != std::string::npos) {

@@ -44,7 +44,8 @@ void refuse_waiting_source(const std::filesystem::path& file);
 /// directory, a named pipe or a socket (refuse_waiting_source), or is larger. A pipe named by one of
 /// this process's descriptors (/dev/stdin, /dev/fd/N, /proc/self/fd/N) is read through it, named
 /// pipes too: its writer came before carb started.
-std::string read_text(const std::filesystem::path& file);
+/// `kind` names what a directory in its place is not ("file", "CSV file").
+std::string read_text(const std::filesystem::path& file, const char* kind = "file");
 
 /// Reads and parses a file; throws DataError when it cannot be read, is a directory, a named pipe
 /// or a socket (refuse_waiting_source), or is larger than kMaxFileBytes.

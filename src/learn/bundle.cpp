@@ -67,7 +67,9 @@ constexpr const char* kRemeasuredKey = "remeasured";
 
 // An unbounded width or rate is written null (JSON has no infinity) and read back as infinite.
 nlohmann::json number_or_null(double v) { return std::isinf(v) ? nlohmann::json() : nlohmann::json(v); }
-double null_as_infinity(const nlohmann::json& j);
+double null_as_infinity(const nlohmann::json& j) {
+  return j.is_null() ? std::numeric_limits<double>::infinity() : j.get<double>();
+}
 
 // One value >= 0 per coverage level (null: infinite), never smaller at a higher level, as training
 // writes the extrapolation rates and re-measurement spreads: fallen, a 90% interval lay inside the
@@ -89,9 +91,6 @@ std::map<std::string, double> read_levels(const nlohmann::json& r, const std::st
     out[conformal_key(level)] = below = v;
   }
   return out;
-}
-double null_as_infinity(const nlohmann::json& j) {
-  return j.is_null() ? std::numeric_limits<double>::infinity() : j.get<double>();
 }
 
 nlohmann::json widths_json(const ConformalWidths& widths) {

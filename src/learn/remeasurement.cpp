@@ -17,11 +17,28 @@
 namespace carb {
 namespace {
 
-// The ok rows by network (a width spelled otherwise builds the same network).
-std::map<std::string, const Record*> by_network(const Dataset& d) {
-  std::map<std::string, const Record*> out;
-  for (const Record& r : d.rows)
-    if (r.status == Status::ok) out.emplace(network_key(r.config), &r);
+// The ok rows of both runs, paired by network (a width spelled otherwise builds the same network).
+std::vector<std::pair<const Record*, const Record*>> common_pairs(const Dataset& campaign, const Dataset& again) {
+  std::map<std::string, const Record*> first;
+  for (const Record& r : campaign.rows)
+    if (r.status == Status::ok) first.emplace(network_key(r.config), &r);
+  std::map<std::string, const Record*> second;
+  for (const Record& r : again.rows)
+    if (r.status == Status::ok) second.emplace(network_key(r.config), &r);
+  std::vector<std::pair<const Record*, const Record*>> out;
+  for (const auto& [key, rb] : second)
+    if (const auto it = first.find(key); it != first.end()) out.emplace_back(it->second, rb);
+  return out;
+}
+
+// log(again / campaign) of `target` over the pairs where both measured it above zero.
+std::vector<double> log_ratios(const std::vector<std::pair<const Record*, const Record*>>& pairs,
+                               const std::string& target) {
+  std::vector<double> out;
+  for (const auto& [ra, rb] : pairs) {
+    const auto va = ra->value(target), vb = rb->value(target);
+    if (va && vb && *va > 0 && *vb > 0) out.push_back(std::log(*vb / *va));
+  }
   return out;
 }
 
@@ -31,20 +48,13 @@ std::set<std::string> platforms_of(const Dataset& d) {
   return out;
 }
 
-}  // namespace
-
-namespace {
-
 // The largest |log ratio| over the targets both measured, per configuration both measured ok.
-std::vector<double> pair_distances(const Dataset& campaign, const Dataset& again) {
-  const auto a = by_network(campaign), b = by_network(again);
+std::vector<double> pair_distances(const std::vector<std::pair<const Record*, const Record*>>& pairs) {
   std::vector<double> out;
-  for (const auto& [key, rb] : b) {
-    const auto it = a.find(key);
-    if (it == a.end()) continue;
+  for (const auto& [ra, rb] : pairs) {
     double d = 0;
     for (const char* t : kTargets) {
-      const auto va = it->second->value(t), vb = rb->value(t);
+      const auto va = ra->value(t), vb = rb->value(t);
       if (va && vb && *va > 0 && *vb > 0) d = std::max(d, std::fabs(std::log(*vb / *va)));
       else if (va != vb) d = std::numeric_limits<double>::infinity();  // measured in one run only
     }
@@ -65,7 +75,7 @@ void check_remeasurement(const Dataset& campaign, const Dataset& again) {
   if (pa != pb)
     throw InputError("the re-measurement is of platform '" + *pb.begin() + "', the data of '" +
                      (pa.empty() ? std::string() : *pa.begin()) + "': a re-measurement is of the same platform");
-  std::vector<double> d = pair_distances(campaign, again);
+  std::vector<double> d = pair_distances(common_pairs(campaign, again));
   if (d.empty()) throw InputError("the re-measurement shares no configuration with the data");
   // Seventy-fifth hostile pass: the data with one value changed, or rounded to 6 digits, was taken
   // as a new run (spread 0): refused where most configurations hold the data's own values.
@@ -91,14 +101,9 @@ void warn_remeasurement(const Dataset& campaign, const Dataset& again) {
          ": its spread includes whatever the two protocols measure differently");
   // Seventy-fifth hostile pass: every latency doubled passed as noise. A run on a slower or faster
   // host is one (the spread then widens both sides by the shift), and is said.
-  const auto a = by_network(campaign), b = by_network(again);
+  const auto pairs = common_pairs(campaign, again);
   for (const char* t : kTargets) {
-    std::vector<double> r;
-    for (const auto& [key, rb] : b)
-      if (const auto it = a.find(key); it != a.end()) {
-        const auto va = it->second->value(t), vb = rb->value(t);
-        if (va && vb && *va > 0 && *vb > 0) r.push_back(std::log(*vb / *va));
-      }
+    std::vector<double> r = log_ratios(pairs, t);
     if (r.size() < kMinRemeasuredPairs) continue;
     std::nth_element(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(r.size() / 2), r.end());
     const double shift = r[r.size() / 2];
@@ -111,14 +116,8 @@ void warn_remeasurement(const Dataset& campaign, const Dataset& again) {
 }
 
 RemeasuredSpread remeasured_spread(const Dataset& campaign, const Dataset& again, const std::string& target) {
-  const auto a = by_network(campaign), b = by_network(again);
-  std::vector<double> r;
-  for (const auto& [key, rb] : b) {
-    const auto it = a.find(key);
-    if (it == a.end()) continue;
-    const auto va = it->second->value(target), vb = rb->value(target);
-    if (va && vb && *va > 0 && *vb > 0) r.push_back(std::fabs(std::log(*vb / *va)));
-  }
+  std::vector<double> r = log_ratios(common_pairs(campaign, again), target);
+  for (double& x : r) x = std::fabs(x);
   if (r.size() < kMinRemeasuredPairs)
     throw InputError("the re-measurement measured " + target + " of " + std::to_string(r.size()) +
                      " configuration" + (r.size() == 1 ? "" : "s") + " the data holds; its spread needs at least " +
@@ -162,8 +161,9 @@ void CarbModel::calibrate_remeasurement(const Dataset& campaign, const Dataset& 
   }
   // Said at training, not first at predict (seventy-fifth hostile pass).
   std::string unbounded;
-  for (const auto& [level, q] : spreads.front().spread)
-    if (std::isinf(q)) unbounded += (unbounded.empty() ? "" : ", ") + std::to_string(std::lround(std::stod(level) * 100)) + "%";
+  for (double level : kConfidenceLevels)
+    if (std::isinf(spreads.front().spread.at(conformal_key(level))))
+      unbounded += (unbounded.empty() ? "" : ", ") + std::to_string(std::lround(level * 100)) + "%";
   if (!unbounded.empty())
     warn("the re-measurement's " + std::to_string(spreads.front().pairs) + " configurations cannot bound the " +
          unbounded + " level (99% needs 99): intervals there have no upper bound");

@@ -67,9 +67,40 @@ std::string remeasured_names(const TrainJob& job) {
 
 }  // namespace
 
+namespace {
+
+// Whether `round`, an entry of a combined dataset's provenance (`data` its CSV), records the file
+// `f`: by its path as resolved, by the hash of its bytes (as combine read them, or as the round's
+// own sidecar recorded them), or, for older combines that recorded neither, by the path as typed,
+// relative to where they ran: tried from here, beside the data and from the data's parent
+// directory (a repository's root).
+bool round_is(const nlohmann::json& round, const std::filesystem::path& f, const std::optional<std::string>& hash,
+              const std::filesystem::path& data) {
+  if (!round.is_object()) return false;
+  const auto text = [](const nlohmann::json& j, const char* key) {
+    return j.is_object() && j.contains(key) && j[key].is_string() ? std::optional(j[key].get<std::string>())
+                                                                  : std::nullopt;
+  };
+  const auto resolved = text(round, kResolvedPathKey);
+  const auto hashed = text(round, kCsvHashKey);
+  const auto own_hash = round.contains("provenance") ? text(round["provenance"], kCsvHashKey) : std::nullopt;
+  if (resolved && *resolved == resolved_path(f).string()) return true;
+  if (hash && ((hashed && *hashed == *hash) || (own_hash && *own_hash == *hash))) return true;
+  const auto typed = text(round, "file");
+  if (resolved || hashed || own_hash || !typed) return false;
+  const std::filesystem::path named = *typed;
+  const auto dir = std::filesystem::absolute(data).parent_path();
+  std::error_code ec;
+  for (const auto& base : {std::filesystem::path(), dir, dir.parent_path()})
+    if (std::filesystem::equivalent(named.is_absolute() ? named : base / named, f, ec)) return true;
+  return false;
+}
+
+}  // namespace
+
 // Seventy-fifth hostile pass: a round combined into the data (cpu-2t-round1.csv into cpu-2t.csv)
 // passed as an independent run, though the data's median holds it. A combined dataset's sidecar
-// names its rounds, by resolved path and by the hash of the CSV as read.
+// names its rounds.
 void check_remeasurement_files(const std::vector<std::filesystem::path>& remeasured,
                                const std::vector<std::filesystem::path>& data) {
   for (const auto& f : remeasured)
@@ -85,36 +116,12 @@ void check_remeasurement_files(const std::vector<std::filesystem::path>& remeasu
     }
     if (!prov.is_object() || !prov.contains("rounds") || !prov["rounds"].is_array()) continue;
     for (const auto& f : remeasured) {
-      std::error_code ec;
-      const std::string resolved = std::filesystem::weakly_canonical(f, ec).string();
       const auto hash = file_fnv1a64(f);
-      for (const auto& round : prov["rounds"]) {
-        if (!round.is_object()) continue;
-        const bool same_path = round.contains(kResolvedPathKey) && round[kResolvedPathKey].is_string() &&
-                               round[kResolvedPathKey].get<std::string>() == resolved;
-        // The hash as combine read it, or (older combines) as the round's own sidecar recorded it.
-        const auto hash_in = [&](const nlohmann::json& j) {
-          return hash && j.is_object() && j.contains(kCsvHashKey) && j[kCsvHashKey].is_string() &&
-                 j[kCsvHashKey].get<std::string>() == *hash;
-        };
-        const bool same_bytes = hash_in(round) || (round.contains("provenance") && hash_in(round["provenance"]));
-        // Older combines recorded the round as typed only, relative to where they ran: tried from
-        // here, beside the data and from the data's parent directory (a repository's root).
-        bool typed = false;
-        const bool older = !round.contains(kResolvedPathKey) && !round.contains(kCsvHashKey) &&
-                           !(round.contains("provenance") && round["provenance"].is_object() &&
-                             round["provenance"].contains(kCsvHashKey));
-        if (older && round.contains("file") && round["file"].is_string()) {
-          const std::filesystem::path named = round["file"].get<std::string>();
-          const auto dir = std::filesystem::absolute(d).parent_path();
-          for (const auto& base : {std::filesystem::path(), dir, dir.parent_path()})
-            typed = typed || std::filesystem::equivalent(named.is_absolute() ? named : base / named, f, ec);
-        }
-        if (same_path || same_bytes || typed)
+      for (const auto& round : prov["rounds"])
+        if (round_is(round, f, hash, d))
           throw InputError(f.string() + " is one of the rounds " + d.string() +
                            " combines (its provenance says so): the data's median holds it, so it is no independent "
                            "run; give a run that is not in the data");
-      }
     }
   }
 }

@@ -169,8 +169,9 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   std::unordered_set<std::string> error_networks;
   for (const auto& k : all_done)
     if (const auto c = parse_config_key(k)) {
-      stored_rows.emplace(network_key(*c), *c);
-      if (!not_errors.count(network_key(*c))) error_networks.insert(network_key(*c));
+      const std::string n = network_key(*c);
+      stored_rows.emplace(n, *c);
+      if (!not_errors.count(n)) error_networks.insert(n);
     }
   ProfileSummary s;
   s.total = configs.size();
