@@ -55,6 +55,12 @@ struct KnobRange {
 };
 
 /// What is in a dataset CSV (`carb data info`).
+/// What `carb data export` recorded in a sidecar of the campaign it exported: the configurations its
+/// runs were given, and those with no row when exported.
+struct CampaignProgress {
+  std::size_t planned = 0, unmeasured = 0;
+};
+
 struct DatasetInfo {
   std::filesystem::path file;
   std::size_t rows = 0;
@@ -64,6 +70,7 @@ struct DatasetInfo {
   std::size_t duplicates = 0;  // rows that repeat an earlier row's platform and network (readers refuse them)
   std::optional<KnobRange<int>> depth, resolution, batch;  // empty for a file without rows
   std::optional<KnobRange<double>> width;
+  std::optional<CampaignProgress> campaign;  // from the sidecar; empty when it records none
   nlohmann::json to_json() const;
 };
 

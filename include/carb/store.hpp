@@ -5,9 +5,11 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_set>
+#include <vector>
 
 #include "carb/config.hpp"
 #include "carb/dataset.hpp"
@@ -66,6 +68,14 @@ class Store {
   /// Stores the settings of a protocol id once: the first settings stored for an id are
   /// kept, later calls with the same id leave them as they are.
   void put_protocol(const std::string& protocol_id, const nlohmann::json& settings);
+  /// Records the configurations a run was given to measure for (platform, protocol_id), each once
+  /// however often runs give it, in one transaction: what `carb data export` compares the stored
+  /// rows with, so that an export of an unfinished campaign says so.
+  void put_planned(const std::string& platform, const std::string& protocol_id, const std::vector<Config>& configs);
+  /// The configuration keys runs recorded as planned for (platform, protocol_id), sorted; nullopt
+  /// for a store made before carb kept that record (nothing is known of what was planned).
+  std::optional<std::vector<std::string>> planned_keys(const std::string& platform,
+                                                       const std::string& protocol_id) const;
   /// Every stored protocol, {id: settings}.
   nlohmann::json protocols() const;
   /// Every row in insertion order (a replaced row counts as inserted when replaced).

@@ -24,6 +24,10 @@ struct ExportSummary {
   std::size_t rows = 0;
   std::vector<std::string> platforms;  // exported, sorted
   std::filesystem::path csv, provenance;
+  /// The configurations the store's runs were given for the exported platforms and protocols, and
+  /// those of them with no row: a campaign stopped early (also warned of). Both 0 for a store made
+  /// before carb recorded what runs were given (nothing is known).
+  std::size_t planned = 0, unmeasured = 0;
 
   nlohmann::json to_json() const;
 };
@@ -32,7 +36,9 @@ struct ExportSummary {
 /// the protocols those rows were measured under, the exporting machine and the command.
 /// Throws InputError when the store is missing, nothing matches the filters, `out` may not be
 /// replaced (check_dataset_output), or the rows would not make one valid dataset (two protocols
-/// of one platform: export one with `protocol`).
+/// of one platform: export one with `protocol`). Warns (warning.hpp) when configurations the
+/// store's runs were given for those rows' platform and protocol have no row; the sidecar records
+/// the counts as "campaign": {"planned", "unmeasured"}.
 ExportSummary export_store(const ExportOptions& o);
 
 }  // namespace carb

@@ -161,6 +161,28 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   return s;
 }
 
+namespace {
+// What `data export` recorded of the campaign (store_export.hpp), when the sidecar says it; a
+// sidecar that cannot be read says nothing here (`data validate` is where it is refused).
+std::optional<CampaignProgress> exported_campaign(const fs::path& csv) {
+  nlohmann::json prov;
+  try {
+    prov = read_provenance(csv);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!prov.is_object() || !prov.contains("campaign") || !prov["campaign"].is_object()) return std::nullopt;
+  const nlohmann::json& c = prov["campaign"];
+  const auto count = [&](const char* k) -> std::optional<std::size_t> {
+    if (!c.contains(k) || !c[k].is_number_unsigned()) return std::nullopt;
+    return c[k].get<std::size_t>();
+  };
+  const auto planned = count("planned"), unmeasured = count("unmeasured");
+  if (!planned || !unmeasured || *unmeasured > *planned) return std::nullopt;
+  return CampaignProgress{*planned, *unmeasured};
+}
+}  // namespace
+
 DatasetInfo dataset_info(const fs::path& csv) {
   // A summary of any well-formed file, also one that readers refuse (two platforms, duplicates):
   // `data info` is how a user sees what is in it.
@@ -181,6 +203,7 @@ DatasetInfo dataset_info(const fs::path& csv) {
     platforms.insert(r.platform);
   }
   for (const auto& p : platforms) info.platforms[p] = platform_rows(d, p);
+  info.campaign = exported_campaign(csv);
   if (!d.rows.empty()) {
     info.depth = range_of<int>(d, [](const Config& c) { return c.depth; });
     info.width = range_of<double>(d, [](const Config& c) { return c.width; });
@@ -208,6 +231,8 @@ nlohmann::json DatasetInfo::to_json() const {
   if (width) j["width"] = range_json(*width);
   if (resolution) j["resolution"] = range_json(*resolution);
   if (batch) j["batch"] = range_json(*batch);
+  j["campaign"] = campaign ? nlohmann::json{{"planned", campaign->planned}, {"unmeasured", campaign->unmeasured}}
+                           : nlohmann::json();
   return j;
 }
 
@@ -248,6 +273,11 @@ std::string format_dataset_info(const DatasetInfo& info) {
   if (info.duplicates > 0)
     out << "  duplicates: " << info.duplicates << " row" << (info.duplicates == 1 ? "" : "s")
         << " repeat an earlier row's network (readers refuse the file; carb data validate lists them)\n";
+  if (info.campaign && info.campaign->unmeasured > 0)
+    out << "  unfinished campaign: when exported, " << info.campaign->unmeasured << " of the "
+        << info.campaign->planned << " configurations its runs were given had no row (a partial sample)\n";
+  else if (info.campaign)
+    out << "  campaign: all " << info.campaign->planned << " configurations its runs were given were measured\n";
   return out.str();
 }
 

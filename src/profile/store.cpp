@@ -57,7 +57,16 @@ CREATE TABLE measurements (
   UNIQUE (platform, config_key, protocol_id)
 );
 CREATE TABLE protocols (id TEXT PRIMARY KEY, settings TEXT NOT NULL);
+CREATE TABLE planned (platform TEXT NOT NULL, protocol_id TEXT NOT NULL, config_key TEXT NOT NULL,
+                      PRIMARY KEY (platform, protocol_id, config_key)) WITHOUT ROWID;
 )sql";
+
+// What runs were given to measure (Store::put_planned). Made with the schema since 2026-12-06, and
+// on demand in a store made before: the same schema version, since a carb that does not know the
+// table reads the store as before.
+constexpr const char* kPlannedTable =
+    "CREATE TABLE IF NOT EXISTS planned (platform TEXT NOT NULL, protocol_id TEXT NOT NULL, "
+    "config_key TEXT NOT NULL, PRIMARY KEY (platform, protocol_id, config_key)) WITHOUT ROWID";
 
 [[noreturn]] void fail(sqlite3* db, const std::filesystem::path& file, const std::string& what) {
   throw MeasureError(file.string() + ": " + what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
@@ -71,6 +80,8 @@ class Stmt {
       fail(db_, file_, "cannot prepare statement");
   }
   ~Stmt() { sqlite3_finalize(s_); }
+  /// Ready to bind and run again.
+  void reset() { sqlite3_reset(s_); }
   Stmt(const Stmt&) = delete;
   Stmt& operator=(const Stmt&) = delete;
 
@@ -712,6 +723,39 @@ void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& s
   Stmt s(db_, path_, "INSERT OR IGNORE INTO protocols (id, settings) VALUES (?1, ?2)");
   s.bind(1, protocol_id).bind(2, settings.dump());
   commit_or_rescue([&] { commit_recorded(s, lock_.get(), file_fd_); });
+}
+
+void Store::put_planned(const std::string& platform, const std::string& protocol_id,
+                        const std::vector<Config>& configs) {
+  commit_or_rescue([&] {
+    if (lock_) lock_->record_store(file_fd_, true);
+    exec(db_, path_, "BEGIN IMMEDIATE");
+    try {
+      exec(db_, path_, kPlannedTable);
+      Stmt s(db_, path_, "INSERT OR IGNORE INTO planned (platform, protocol_id, config_key) VALUES (?1, ?2, ?3)");
+      for (const Config& c : configs) {
+        s.bind(1, platform).bind(2, protocol_id).bind(3, config_key(c));
+        s.run();
+        s.reset();
+      }
+      exec(db_, path_, "COMMIT");
+    } catch (const MeasureError&) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+    if (lock_) lock_->record_store(file_fd_);  // the file as this commit left it
+  });
+}
+
+std::optional<std::vector<std::string>> Store::planned_keys(const std::string& platform,
+                                                            const std::string& protocol_id) const {
+  if (query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'planned'") == 0)
+    return std::nullopt;
+  Stmt s(db_, path_, "SELECT config_key FROM planned WHERE platform = ?1 AND protocol_id = ?2 ORDER BY config_key");
+  s.bind(1, platform).bind(2, protocol_id);
+  std::vector<std::string> keys;
+  while (s.step()) keys.push_back(s.text(0));
+  return keys;
 }
 
 nlohmann::json Store::protocols() const {

@@ -2,11 +2,14 @@
 // measured under and the exporting machine in its provenance sidecar.
 #include "carb/store_export.hpp"
 
+#include <map>
 #include <set>
+#include <utility>
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/store.hpp"
+#include "carb/warning.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
 #include "util/join.hpp"
@@ -19,8 +22,12 @@ namespace fs = std::filesystem;
 }  // namespace
 
 nlohmann::json ExportSummary::to_json() const {
-  return {
-      {"rows", rows}, {"platforms", platforms}, {"csv", csv.string()}, {"provenance", provenance.string()}};
+  return {{"rows", rows},
+          {"platforms", platforms},
+          {"csv", csv.string()},
+          {"provenance", provenance.string()},
+          {"planned", planned},
+          {"unmeasured", unmeasured}};
 }
 
 namespace {
@@ -43,6 +50,27 @@ void check_export_destination(const ExportOptions& o) {
       throw InputError(o.out.string() + " holds an export of " + (source.empty() ? "another store" : source) +
                        ", not of " + o.db.string() + "; choose another --out, or pass --force to replace it");
   }
+}
+
+// What the store's runs were given for the exported platforms and protocols, and how many of those
+// configurations have no row (any status), counted by network as resume counts them. {0, 0} for a
+// store made before carb recorded what was planned.
+std::pair<std::size_t, std::size_t> campaign_progress(const Store& store, const Dataset& exported) {
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> measured;
+  for (const Record& r : exported.rows) measured[{r.platform, protocol_of(r)}].insert(network_key(r.config));
+  std::size_t planned = 0, unmeasured = 0;
+  for (const auto& [pair, networks] : measured) {
+    const auto keys = store.planned_keys(pair.first, pair.second);
+    if (!keys) return {0, 0};
+    std::set<std::string> wanted;
+    for (const auto& k : *keys) {
+      const auto c = parse_config_key(k);
+      wanted.insert(c ? network_key(*c) : k);
+    }
+    planned += wanted.size();
+    for (const auto& n : wanted) unmeasured += !networks.count(n);
+  }
+  return {planned, unmeasured};
 }
 
 }  // namespace
@@ -98,7 +126,8 @@ ExportSummary export_store(const ExportOptions& o) {
   const nlohmann::json stored = store.protocols();
   nlohmann::json protocols = nlohmann::json::object();
   for (const auto& id : protocol_ids) protocols[id] = stored[id];
-  const nlohmann::json prov = {
+  const auto [planned, unmeasured] = campaign_progress(store, d);
+  nlohmann::json prov = {
       {"kind", kExportedKind},
       {"csv", o.out.filename().string()},
       {"rows", d.rows.size()},
@@ -110,8 +139,19 @@ ExportSummary export_store(const ExportOptions& o) {
       // The exporting machine; each protocol's settings describe the measuring one.
       {"exported_on", collect_machine_info()},
       {"protocols", protocols}};
+  if (planned > 0) prov["campaign"] = {{"planned", planned}, {"unmeasured", unmeasured}};
   write_dataset_with_provenance(d, o.out, prov, check_out);
-  return {d.rows.size(), {platforms.begin(), platforms.end()}, o.out, provenance_path(o.out)};
+  // Said once the file is written, as what it holds: an export is a fine thing to take of a
+  // campaign under way, as long as nobody reads it as the whole campaign.
+  if (unmeasured > 0)
+    warn(o.out.string() + " holds an unfinished campaign: " + std::to_string(unmeasured) + " of the " +
+         std::to_string(planned) + " configurations its runs were given have no row in " + o.db.string() +
+         " (the run stopped before them); rerun the same `carb profile` command to measure them, or read this "
+         "export as a partial sample of what was planned");
+  ExportSummary summary{d.rows.size(), {platforms.begin(), platforms.end()}, o.out, provenance_path(o.out)};
+  summary.planned = planned;
+  summary.unmeasured = unmeasured;
+  return summary;
 }
 
 }  // namespace carb

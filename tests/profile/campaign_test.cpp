@@ -5,17 +5,21 @@
 
 #include "profile/store_lock.hpp"
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <map>
 #include <set>
 
+#include "carb/data_ops.hpp"
 #include "carb/error.hpp"
 #include "carb/meter.hpp"
 #include "carb/profiler.hpp"
 #include "carb/space.hpp"
 #include "carb/store.hpp"
+#include "carb/store_export.hpp"
+#include "carb/warning.hpp"
 #include "temp_dir_test.hpp"
 
 namespace carb {
@@ -150,6 +154,7 @@ struct FakeState {
   std::size_t reads = 0;
   int measured = 0;
   bool fail = false;  // every measurement an error, as on a machine out of file descriptors
+  int stop_after = 0;  // > 0: a SIGTERM arrives while this many-th measurement is in flight
   double latency_ms = 1.0;
 };
 FakeState fake;
@@ -160,6 +165,7 @@ class FakeBackend final : public Backend {
   void check(const Config&) const override {}
   Measurement measure(const Config&, const Protocol&) override {
     ++fake.measured;
+    if (fake.stop_after > 0 && fake.measured == fake.stop_after) std::raise(SIGTERM);
     Measurement m;
     if (fake.fail) {
       m.status = Status::error;
@@ -375,6 +381,53 @@ TEST_F(Campaign, ARunSaysWhatExportWouldRefuseAndRedoMendsIt) {
   EXPECT_EQ(mended.replaced, 1u);
   EXPECT_EQ(mended.export_problems, 0u);
   fake.latency_ms = 1.0;
+}
+
+// Left alone for several sessions: the export of a campaign stopped early read as the whole of it. A
+// preset measured in its grid order and stopped holds its small networks only. The store records
+// what runs were given, and export says what has no row.
+TEST_F(Campaign, AnExportOfAnUnfinishedCampaignSaysSo) {
+  fake.temps = {40};
+  auto o = options();
+  o.protocol.cooldown_s = 0;
+  const auto configs = enumerate_preset("tiny");
+  ASSERT_GE(configs.size(), 6u);
+  const std::vector<Config> six(configs.begin(), configs.begin() + 6);
+  fake.stop_after = 2;  // stopped after the second configuration
+  const auto stopped = run_profile(six, o);
+  fake.stop_after = 0;
+  ASSERT_TRUE(stopped.interrupted);
+  EXPECT_EQ(stopped.ok, 2u);
+  const auto planned = Store(o.db).planned_keys("fake", o.protocol.id());
+  ASSERT_TRUE(planned.has_value());
+  EXPECT_EQ(planned->size(), 6u);
+  std::vector<std::string> said;
+  const auto before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  const ExportSummary partial = export_store({o.db, dir_ / "partial.csv", "fake", ""});
+  EXPECT_EQ(partial.rows, 2u);
+  EXPECT_EQ(partial.planned, 6u);
+  EXPECT_EQ(partial.unmeasured, 4u);
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("4 of the 6 configurations"), std::string::npos) << said[0];
+  EXPECT_EQ(partial.to_json()["unmeasured"], 4);
+  nlohmann::json prov;
+  std::ifstream(partial.provenance) >> prov;
+  EXPECT_EQ(prov["campaign"], (nlohmann::json{{"planned", 6}, {"unmeasured", 4}}));
+  EXPECT_EQ(dataset_info(dir_ / "partial.csv").campaign->unmeasured, 4u);
+  // A second run giving the same configurations plans nothing new; a respelled width is the same
+  // network; resumed to the end, the export is whole.
+  std::vector<Config> respelled = six;
+  respelled[5].width += 0.001;
+  const auto rest = run_profile(respelled, o);
+  EXPECT_EQ(rest.ok, 4u);
+  said.clear();
+  const ExportSummary whole = export_store({o.db, dir_ / "partial.csv", "fake", ""});
+  set_warning_handler(before);
+  EXPECT_TRUE(said.empty()) << said.front();
+  EXPECT_EQ(whole.rows, 6u);
+  EXPECT_EQ(whole.planned, 6u);
+  EXPECT_EQ(whole.unmeasured, 0u);
+  EXPECT_EQ(dataset_info(dir_ / "partial.csv").campaign->unmeasured, 0u);
 }
 
 TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {

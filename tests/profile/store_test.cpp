@@ -364,6 +364,34 @@ TEST_F(StoreTest, AStoreIsNeverMadeAtADatasetsSidecarNameNorAtAnEmptyName) {
   }
 }
 
+// What runs were given (put_planned) is recorded once per configuration, and a store made before the
+// record existed (no `planned` table) says nothing is known, read-only too, and gets the table when
+// a writer records a plan in it.
+TEST_F(StoreTest, PlannedConfigurationsAreRecordedOnceAndAnOlderStoreKnowsNone) {
+  const Config a{Family::basic, 10, 0.25, 32, 1, Precision::fp32}, b{Family::basic, 10, 0.25, 32, 2, Precision::fp32};
+  {
+    Store s(db(), StoreAccess::sole_writer);
+    s.put_planned("cpu", "p1", {a, b});
+    s.put_planned("cpu", "p1", {b});
+    s.put_planned("gpu", "p1", {a});
+    EXPECT_EQ(s.planned_keys("cpu", "p1"), (std::vector<std::string>{config_key(a), config_key(b)}));
+    EXPECT_EQ(s.planned_keys("gpu", "p1")->size(), 1u);
+    EXPECT_EQ(s.planned_keys("cpu", "p2")->size(), 0u);
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "DROP TABLE planned", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(raw);
+  EXPECT_FALSE(Store(db(), StoreAccess::read_only).planned_keys("cpu", "p1").has_value());
+  {
+    Store s(db(), StoreAccess::sole_writer);
+    EXPECT_FALSE(s.planned_keys("cpu", "p1").has_value());
+    s.put_planned("cpu", "p1", {a});
+    EXPECT_EQ(s.planned_keys("cpu", "p1")->size(), 1u);
+  }
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).planned_keys("cpu", "p1")->size(), 1u);
+}
+
 TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
   { Store s(db()); }
   sqlite3* raw = nullptr;
