@@ -265,6 +265,11 @@ class CarbModel {
   const TargetModel& target_model(const std::string& target) const;  // InputError when unknown
 };
 
+/// Refuses (InputError, naming the first) ok rows a dataset CSV's reader would refuse too: one that
+/// repeats an earlier ok row's platform and network, and a measured value that is not finite or not
+/// above zero. CarbModel::train and evaluate_model check the Dataset they are given with it.
+void check_learnable_rows(const Dataset& d);
+
 /// Targets (of kTargets, in cascade order) that have a value in every ok row of the dataset.
 std::vector<std::string> available_targets(const Dataset& d);
 

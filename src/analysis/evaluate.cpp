@@ -185,6 +185,7 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
   check_options(o);
   // A drift-corrected model is scored on data corrected to its reference time (carb/drift.hpp).
   const Dataset raw = data.ok_only();
+  check_learnable_rows(raw);
   const auto reference = model.drift_reference_ms();
   eval::Context c{model, reference ? drift_corrected(raw, *reference) : raw, {}, {}, o, false, {}, {}};
   if (c.all.rows.empty()) throw InputError("the data has no ok rows to evaluate on");
@@ -203,9 +204,14 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
         "(the metrics will then include rows the model was trained on)");
   std::vector<std::size_t> tr, te;
   split_indices(raw.rows.size(), e.split.test_fraction, e.split.seed, tr, te);
+  // Said as what to change (seventy-seventh hostile pass: a fraction leaving no training row was
+  // blamed on the 30 rows).
   if (te.size() < 2 || tr.size() < 2)
-    throw InputError("too few ok rows (" + std::to_string(raw.rows.size()) +
-                     ") for a held-out split at test fraction " + std::to_string(e.split.test_fraction));
+    throw InputError("a test fraction of " + format_width(e.split.test_fraction) + " splits the " +
+                     std::to_string(raw.rows.size()) + " ok rows into " + std::to_string(tr.size()) + " to train on and " +
+                     std::to_string(te.size()) + " to test, and each needs at least 2: " +
+                     (raw.rows.size() >= 4 ? "choose another --test-fraction, or " : "") +
+                     "pass --external to score the model on every row as given");
   // Split as train split, then corrected as train corrected: a drift correction that leaves rows out
   // must leave them out of the same split (fifty-ninth hostile pass).
   const auto corrected = [&](const Dataset& part) { return reference ? drift_corrected(part, *reference) : part; };

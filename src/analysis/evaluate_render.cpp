@@ -182,7 +182,7 @@ void render_importance(const Evaluation& e, std::ostream& out, std::size_t top) 
 
 void render_residuals(const Evaluation& e, std::ostream& out) {
   const ResidualStudy& r = e.residuals;
-  if (!heading(out, "residuals vs SM utilization (" + test_rows(e) + " rows above the threshold)", r.high_util_available,
+  if (!heading(out, "residuals vs SM utilization, on rows above the threshold (" + test_rows(e) + ")", r.high_util_available,
                r.high_util_reason)) {
     TextTable t({"target", "n", "Spearman rho"});
     for (const auto& name : e.targets_predicted) {

@@ -141,6 +141,14 @@ std::vector<JoinedTarget> join_targets(const Dataset& source, const Dataset& des
 TransferResult transfer(const Dataset& source, const Dataset& dest, const TransferOptions& o,
                         const CarbModel* model) {
   if (o.repeats < 1) throw InputError("transfer: repeats must be at least 1");
+  // Seventy-sixth hostile pass: NaN source latencies were joined, and a Spearman of them reported.
+  for (const auto& [d, which] : {std::pair<const Dataset*, const char*>{&source, "source"}, {&dest, "target"}}) {
+    try {
+      check_learnable_rows(*d);
+    } catch (const InputError& e) {
+      throw InputError(std::string("the ") + which + " data's " + e.what());
+    }
+  }
   const auto joined = join_targets(source, dest);
   // Seventy-second hostile pass: a copy of the source (refused under its own path) fitted y = x,
   // R² 1, as if two platforms agreed perfectly. Two rounds of one platform differ; a copy does not.
@@ -158,6 +166,22 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
   res.target_platforms = platforms_of(dest);
   res.seed = o.seed;
   res.repeats = o.repeats;
+  // A target one side measured and the other did not is said, not dropped (seventy-seventh hostile
+  // pass: h200 -> cpu-1t left energy out without a word).
+  for (const char* t : kTargets) {
+    if (std::any_of(joined.begin(), joined.end(), [&](const JoinedTarget& j) { return j.target == t; })) continue;
+    const auto measures = [&](const Dataset& d) {
+      return std::any_of(d.rows.begin(), d.rows.end(), [&](const Record& r) { return r.status == Status::ok && r.value(t); });
+    };
+    const bool in_source = measures(source), in_dest = measures(dest);
+    if (!in_source && !in_dest) continue;
+    TransferFit f;
+    f.available = false;
+    f.reason = !in_dest ? "the target data has no " + std::string(t) + " (measured by the source only)"
+               : !in_source ? "the source data has no " + std::string(t) + " (measured by the target only)"
+                            : "no configuration has " + std::string(t) + " measured on both";
+    res.targets[t] = f;
+  }
   if (model) {
     res.model = TransferModel{model->platform(), model->targets(), ""};
     if (!res.source_platforms.count(model->platform()))

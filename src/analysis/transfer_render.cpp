@@ -33,14 +33,18 @@ json zero_shot_json(const ZeroShot& z) {
   return {{"mae", z.mae}, {"mape", z.mape}, {"r2", z.r2}, {"n", z.n}, {"nonpositive_share", z.nonpositive_share}};
 }
 
-void few_shot_table(const std::map<std::string, std::vector<FewShotPoint>>& sec, const std::string& what,
-                    int repeats, std::ostream& out) {
+void few_shot_table(const std::map<std::string, std::vector<FewShotPoint>>& sec,
+                    const std::map<std::string, TransferFit>& fits, const std::string& what, int repeats,
+                    std::ostream& out) {
   out << "\n" << what << " (mean over " << repeats << " draws)\n";
   TextTable f({"target", "k", "mae", "mape %", "note"});
   for (const auto& [t, points] : sec)
     for (const auto& p : points)  // a "-" says why (tenth hostile pass: only JSON said it)
       f.add({t, std::to_string(p.k), p.mae ? fmt_num(*p.mae) : "-", p.mape ? fmt_num(*p.mape) : "-", p.table_note()});
   f.print(out);
+  // A target without a fit has no draws either: said, not an empty table (seventy-seventh hostile pass).
+  for (const auto& [t, fit] : fits)
+    if (!fit.available && !sec.count(t)) out << t << ": none (" << fit.reason << ")\n";
 }
 
 }  // namespace
@@ -97,9 +101,9 @@ void render_transfer_table(const TransferResult& r, std::ostream& out) {
     for (const auto& [t, v] : r.zero_shot)
       if (!v.available) out << t << ": no zero-shot score (" << v.reason << ")\n";
   }
-  few_shot_table(r.few_shot, "few-shot calibration of the source measurements", r.repeats, out);
+  few_shot_table(r.few_shot, r.targets, "few-shot calibration of the source measurements", r.repeats, out);
   if (r.model)
-    few_shot_table(r.few_shot_model, "few-shot calibration of the model's predictions", r.repeats, out);
+    few_shot_table(r.few_shot_model, r.targets, "few-shot calibration of the model's predictions", r.repeats, out);
 }
 
 }  // namespace carb

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "carb/config.hpp"
@@ -18,7 +19,15 @@
 
 namespace carb {
 
-std::string to_string(Family f) { return f == Family::basic ? "basic" : "bottleneck"; }
+// An enum value no parse makes (a cast in a caller's code) is refused, never named as another
+// (seventy-sixth hostile pass: Family 7 read "bottleneck", and a valid-looking key was made of it).
+std::string to_string(Family f) {
+  switch (f) {
+    case Family::basic: return "basic";
+    case Family::bottleneck: return "bottleneck";
+  }
+  throw InputError("family " + std::to_string(static_cast<int>(f)) + " is none (expected basic or bottleneck)");
+}
 
 std::string to_string(Precision p) {
   switch (p) {
@@ -26,7 +35,7 @@ std::string to_string(Precision p) {
     case Precision::fp16: return "fp16";
     case Precision::bf16: return "bf16";
   }
-  return "?";
+  throw InputError("precision " + std::to_string(static_cast<int>(p)) + " is none (expected fp32, fp16 or bf16)");
 }
 
 Family parse_family(std::string_view s) {
@@ -42,7 +51,14 @@ Precision parse_precision(std::string_view s) {
   throw InputError("unknown precision '" + std::string(s) + "' (expected fp32, fp16 or bf16)");
 }
 
-int element_bytes(Precision p) { return p == Precision::fp32 ? 4 : 2; }
+int element_bytes(Precision p) {
+  switch (p) {
+    case Precision::fp32: return 4;
+    case Precision::fp16:
+    case Precision::bf16: return 2;
+  }
+  throw InputError("precision " + std::to_string(static_cast<int>(p)) + " is none (expected fp32, fp16 or bf16)");
+}
 
 std::string format_width(double w) {
   char buf[32];
@@ -166,13 +182,20 @@ std::array<int, 4> stage_blocks(Family f, int depth) {
 }
 
 int scaled_channels(int base, double width) {
-  int c = static_cast<int>(std::lround(base * width / 8.0)) * 8;
-  return std::max(8, c);
+  // Seventy-sixth hostile pass: a NaN, infinite or negative width answered 8 channels, as the
+  // narrowest network does, and a width past int overflowed to 8 too.
+  const double n = base * width / 8.0;
+  if (base < 1 || !(width > 0) || !(n < std::numeric_limits<int>::max() / 8.0))
+    throw InputError("width " + format_width(width) + " of " + std::to_string(base) +
+                     " channels builds no network (a width is a positive number, at most " +
+                     format_width(ConfigLimits::kMaxWidth) + ")");
+  return std::max(8, static_cast<int>(std::lround(n)) * 8);
 }
 
 double canonical_width(double width) {
   // scaled_channels(b, w) is n*8 for n = lround(b*w/8) >= 2, i.e. b*w/8 in [n - 0.5, n + 0.5), and
   // 8 for b*w/8 < 1.5: the widths of one network are the intersection of those ranges.
+  const std::string channels = width_channels(width);  // refuses a width that builds no network
   double lo = ConfigLimits::kMinWidth, hi = ConfigLimits::kMaxWidth;
   const auto narrow = [&](int base) {
     const long n = std::lround(base * width / 8.0);
@@ -184,7 +207,7 @@ double canonical_width(double width) {
   for (int base : NetworkDefaults::kStageChannels) narrow(base);
   const double mid = 0.5 * (lo + hi);
   // The half-open ends and float rounding: the middle builds the same channels, or `width` stays.
-  return width_channels(mid) == width_channels(width) ? mid : width;
+  return width_channels(mid) == channels ? mid : width;
 }
 
 void validate(const Config& c) {

@@ -74,6 +74,11 @@ void telemetry_row(const Config& c, const Telemetry& t, std::size_t row, float* 
   if (!t.avg_sm_util || !t.avg_mem_util)
     throw InputError("configuration " + std::to_string(row + 1) + " (" + config_key(c) +
                      ") has no avg_sm_util/avg_mem_util, but the model uses telemetry features");
+  // Seventy-sixth hostile pass: NaN utilization made NaN features, and answers from them.
+  for (const double u : {*t.avg_sm_util, *t.avg_mem_util})
+    if (!std::isfinite(u) || u < 0 || u > 100)
+      throw InputError("configuration " + std::to_string(row + 1) + " (" + config_key(c) +
+                       ") has a utilization of " + std::to_string(u) + "; avg_sm_util and avg_mem_util are percentages, 0 to 100");
   const NetworkSpec s = network_totals(c);
   const double sm = *t.avg_sm_util, mem = *t.avg_mem_util;
   const double v[] = {sm,  mem, c.batch * sm, std::log1p(s.flops()) * sm, std::log1p(s.activation_bytes_total() / 1e6) * mem,
@@ -89,8 +94,13 @@ Matrix build_features(const FeatureSchema& schema, const std::vector<Config>& co
     throw InputError("the model was trained with --telemetry: it predicts only from utilization measured for every "
                      "configuration (give `carb predict --configs` a CSV with avg_sm_util and avg_mem_util columns), "
                      "or use a model trained without --telemetry");
-  Matrix X(configs.size(), schema.size());
   const std::size_t na = analytic_feature_names().size();
+  // Seventy-sixth hostile pass: an empty schema (a default-constructed one, or a model never trained)
+  // was written past the end of its zero columns.
+  if (schema.size() != na + (schema.telemetry ? telemetry_feature_names().size() : 0))
+    throw InputError("a feature schema of " + std::to_string(schema.size()) +
+                     " features is not one carb builds (FeatureSchema::make)");
+  Matrix X(configs.size(), schema.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
     float* row = X.data.data() + i * X.cols;
     analytic_row(configs[i], row);

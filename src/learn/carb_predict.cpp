@@ -113,6 +113,11 @@ Config CarbModel::as_trained(const Config& c) const {
 }
 
 std::vector<Config> CarbModel::as_trained(const std::vector<Config>& cs) const {
+  // Every answer passes here. Seventy-sixth hostile pass: a default-constructed or moved-from model
+  // crashed the process where it should have said what it is.
+  if (models_.empty())
+    throw ModelError("this CarbModel holds no trained model (constructed empty, or moved from): load one "
+                     "(CarbModel::load) or train one (CarbModel::train) first");
   std::vector<Config> out;
   out.reserve(cs.size());
   for (const Config& c : cs) out.push_back(as_trained(c));
@@ -357,7 +362,8 @@ void check_confidence_level(double confidence) {
     if (confidence == level) return;
   std::string levels;
   for (double level : kConfidenceLevels) levels += (levels.empty() ? "" : ", ") + conformal_key(level);
-  throw InputError("confidence " + (std::isfinite(confidence) ? conformal_key(confidence) : std::string("nan/inf")) +
+  // Written as it reads back (seventy-sixth hostile pass: 0.9000000001 was said as "0.9 is not a level").
+  throw InputError("confidence " + (std::isfinite(confidence) ? format_width(confidence) : std::string("nan/inf")) +
                    " is not a level carb calibrates intervals at; use one of " + levels);
 }
 

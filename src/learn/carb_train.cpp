@@ -141,7 +141,16 @@ std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset&
 CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
   const Dataset d = data.ok_only();
   if (d.rows.empty()) throw InputError("no ok rows to train on");
+  check_learnable_rows(d);
   if (o.learners.empty()) throw InputError("no learners given");
+  // What `carb train` accepts, and the bundle loader: a library caller's NaN damping trained in full,
+  // predicted with it, and only save() refused it, in a loader's words (seventy-sixth hostile pass).
+  if (!(o.lambda >= 0 && o.lambda <= 1))
+    throw InputError("the corrector damping (lambda) must be between 0 and 1, got " + std::to_string(o.lambda));
+  if (o.corrector_max_batch < 1 || o.corrector_max_batch > 1000000)
+    throw InputError("the low-batch limit (corrector_max_batch) must be 1 to 1000000, got " +
+                     std::to_string(o.corrector_max_batch));
+  if (o.folds < 2 || o.folds > 50) throw InputError("folds must be 2 to 50, got " + std::to_string(o.folds));
   for (std::size_t i = 0; i < o.learners.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (o.learners[i] == o.learners[j])  // the blend would give the copy weight 0 and say nothing

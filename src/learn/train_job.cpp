@@ -27,7 +27,7 @@ Dataset read_all_rows(const std::vector<std::filesystem::path>& files) {
 Dataset ok_rows_of(const Dataset& all, const std::vector<std::filesystem::path>& files) {
   Dataset ok = all.ok_only();
   if (ok.rows.empty())
-    throw InputError(join(files, [](const auto& f) { return f.string(); }) + ": no ok rows to train on");
+    throw InputError(join(files, [](const auto& f) { return f.string(); }) + ": no ok rows (none measured ok) to learn from or score");
   return ok;
 }
 

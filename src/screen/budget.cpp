@@ -36,6 +36,11 @@ void check_budgets(const Budgets& b, const CarbModel& m) {
 bool within_any_budget(double predicted) { return predicted > 0; }  // NaN too is none
 
 double budgeted_value(const Prediction& p, const std::string& t, bool use_upper) {
+  // Seventy-sixth hostile pass: a Prediction without the target threw std::out_of_range.
+  if (!p.value.count(t)) throw InputError("the prediction has no " + t + " to hold to a budget (its targets: " +
+                                          (p.value.empty() ? std::string("none") : join(p.value, [](const auto& kv) {
+                                            return kv.first;
+                                          })) + ")");
   // A predicted cost at or below zero is no cost a configuration has (a raw-target model's answer
   // past its data): it meets no budget, on its point or on an interval (thirty-fifth hostile pass).
   if (!within_any_budget(p.value.at(t))) return std::numeric_limits<double>::quiet_NaN();

@@ -453,6 +453,26 @@ struct BadInput {
 // Fortieth hostile pass: a model trained on every row (Python Model.train; train --test-fraction 0,
 // then evaluate --test-fraction) was scored as "held-out accuracy" on rows it trained on, with only
 // "may have been seen". They are counted, said, and the heading says in-sample.
+// Seventy-seventh hostile pass: with a constant latency the log-linear baseline fitted it up to
+// rounding (MAE 1.5e-7 ms), and CARB's reduction from it read -2.35e+10 %. An exact baseline, up to
+// rounding, leaves no percentage.
+TEST(EvaluateBaselines, AReductionFromABaselineExactUpToRoundingIsUndefined) {
+  Dataset d = synthetic_cost_dataset(120, false, 3);
+  for (Record& r : d.rows) r.latency_ms = 5.0;
+  EvaluateOptions o;
+  o.quick = true;
+  o.external = false;
+  o.test_fraction = 0.2;
+  const Evaluation e = evaluate_model(CarbModel::train(d, small_options()), d, o);
+  for (const Baseline* b : {&e.baselines.flops_linear, &e.baselines.flops_loglinear}) {
+    ASSERT_TRUE(b->targets.count("latency_ms")) << b->feature;
+    const BaselineScore& s = b->targets.at("latency_ms");
+    EXPECT_LT(s.metrics.mae, 1e-5) << b->feature;
+    EXPECT_TRUE(std::isnan(s.carb_mae_reduction_pct)) << b->feature << ": " << s.carb_mae_reduction_pct;
+  }
+  EXPECT_FALSE(std::isnan(e.baselines.flops_loglinear.targets.at("peak_memory_mb").carb_mae_reduction_pct));
+}
+
 TEST(EvaluateInSample, TestRowsTheModelTrainedOnAreCountedAndSaid) {
   const Dataset d = synthetic_cost_dataset(200, false, 7);
   const CarbModel all = CarbModel::train(d, small_options());  // every row, as Model.train does
@@ -564,7 +584,9 @@ TEST(EvaluateErrors, RejectsBadInputWithClearErrors) {
        "no ok rows"},
       {"test fraction above 1", [](Dataset&, EvaluateOptions& o) { o.test_fraction = 1.5; }, "test-fraction"},
       {"test fraction 0", [](Dataset&, EvaluateOptions& o) { o.test_fraction = 0.0; }, "test-fraction"},
-      {"too few rows to hold out", [](Dataset& d, EvaluateOptions&) { d.rows.resize(3); }, "too few"},
+      {"too few rows to hold out", [](Dataset& d, EvaluateOptions&) { d.rows.resize(3); }, "each needs at least 2: pass --external"},
+      {"a fraction leaving no training row",  // said as the fraction (seventy-seventh hostile pass)
+       [](Dataset&, EvaluateOptions& o) { o.test_fraction = 0.999999; }, "choose another --test-fraction"},
       {"no permutation repeats", [](Dataset&, EvaluateOptions& o) { o.permutation_repeats = 0; }, "repeats"},
   };
   for (const auto& c : cases) {

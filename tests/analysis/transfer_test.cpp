@@ -61,6 +61,31 @@ TEST(Transfer, AConstantSourceDefinesNoSlopeOrRankCorrelation) {
   EXPECT_FALSE(std::isnan(transfer(a, b).targets.at("peak_memory_mb").slope));  // the others vary
 }
 
+// Seventy-sixth and seventy-seventh hostile passes: NaN source latencies were joined and a rank
+// correlation of them reported; a target one side never measured was left out without a word.
+TEST(Transfer, RowsNoReaderTakesAreRefusedAndATargetOneSideLacksIsSaid) {
+  Dataset a = synthetic_grid(true, false);
+  const Dataset b = synthetic_affine_copy(a, 2.0, 3.0, "synthetic-b");
+  Dataset nan_source = a;
+  for (Record& r : nan_source.rows) r.latency_ms = std::nan("");
+  try {
+    transfer(nan_source, b);
+    ADD_FAILURE() << "NaN latencies were compared";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the source data's row 1"), std::string::npos) << e.what();
+  }
+  for (Record& r : a.rows) r.energy_j.reset();  // a CPU source
+  const TransferResult res = transfer(a, b);
+  const TransferFit& energy = res.targets.at("energy_j");
+  EXPECT_FALSE(energy.available);
+  EXPECT_NE(energy.reason.find("the source data has no energy_j"), std::string::npos) << energy.reason;
+  EXPECT_TRUE(res.targets.at("latency_ms").available);
+  std::ostringstream table;
+  render_transfer_table(res, table);
+  EXPECT_NE(table.str().find("energy_j: no fit (the source data has no energy_j"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("energy_j: none (the source data has no energy_j"), std::string::npos) << table.str();
+}
+
 // Seventy-second hostile pass: a byte-identical copy of the source (refused under its own path)
 // fitted y = x, R² 1. Two rounds of one platform, which differ, are compared.
 TEST(Transfer, ACopyOfTheSourceIsRefusedTwoRoundsOfOnePlatformAreNot) {
@@ -152,7 +177,10 @@ TEST(Transfer, OnlyTargetsMeasuredOnBothAppear) {
                 b = synthetic_affine_copy(synthetic_grid(false, false), 2, 0, "b");
   const auto doc = transfer(a, b).to_json();
   EXPECT_TRUE(doc["targets"].contains("latency_ms"));
-  EXPECT_FALSE(doc["targets"].contains("energy_j"));
+  // Measured by one side only: no fit, and said why (seventy-seventh hostile pass: left out silently).
+  EXPECT_EQ(doc["targets"]["energy_j"]["available"], false);
+  EXPECT_NE(doc["targets"]["energy_j"]["reason"].get<std::string>().find("measured by the source only"), std::string::npos);
+  EXPECT_FALSE(doc["few_shot"].contains("energy_j"));
   EXPECT_FALSE(doc.contains("zero_shot"));  // no model given
 }
 

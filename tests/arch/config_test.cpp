@@ -312,5 +312,23 @@ TEST(CanonicalWidth, OneWidthForEachNetwork) {
     EXPECT_EQ(canonical_width(canonical_width(x)), canonical_width(x)) << x;
   }
 }
+// Seventy-sixth hostile pass: the width helpers answered any double, a NaN width as the narrowest
+// network (8 channels, the key of a valid width-0.05 network); an enum value no parse makes read as
+// a valid family.
+TEST(ConfigWidth, AWidthThatBuildsNoNetworkIsRefusedNotNamedAsTheNarrowest) {
+  for (const double w : {std::nan(""), std::numeric_limits<double>::infinity(), -1.0, 0.0, 1e300}) {
+    EXPECT_THROW(scaled_channels(64, w), InputError) << w;
+    EXPECT_THROW(width_channels(w), InputError) << w;
+    EXPECT_THROW(canonical_width(w), InputError) << w;
+    EXPECT_THROW(network_key(Config{Family::basic, 18, w, 64, 1, Precision::fp32}), InputError) << w;
+  }
+  EXPECT_THROW(scaled_channels(std::numeric_limits<int>::max(), 8.0), InputError);
+  EXPECT_EQ(scaled_channels(64, 0.05), 8);  // the narrowest width still builds its 8 channels
+  EXPECT_NE(input_error_of([] { return to_string(static_cast<Family>(7)); }).find("family 7 is none"), std::string::npos);
+  EXPECT_THROW(to_string(static_cast<Precision>(9)), InputError);
+  EXPECT_THROW(element_bytes(static_cast<Precision>(9)), InputError);
+  EXPECT_THROW(config_key(Config{static_cast<Family>(7), 18, 1.0, 64, 1, Precision::fp32}), InputError);
+}
+
 }  // namespace
 }  // namespace carb

@@ -221,6 +221,39 @@ TEST_F(Combine, KeepsConfigurationsOfOneRoundAndIgnoresFailedRounds) {
   EXPECT_EQ(prov["rows"], 4);
 }
 
+// Seventy-seventh hostile pass: two rounds out of memory at the same configurations were refused as
+// "the same round twice"; rounds sharing no configuration were "combined" without a word; and a
+// round without energy was blamed on the output, never written.
+TEST_F(Combine, RoundsWithoutAnOkRowOrWithoutACommonOneAreSaidAndABadRowNamesItsRounds) {
+  Record oom = row(4, 0, 0);
+  oom.status = Status::oom;
+  oom.latency_ms.reset();
+  oom.peak_memory_mb.reset();
+  Record oom_again = oom;
+  oom_again.extra["passes"] = "7";
+  const auto a = write("oom-a.csv", {oom});
+  const auto b = write("oom-b.csv", {oom_again});
+  EXPECT_NO_THROW(combine_rounds({a, b}, dir_ / "oom.csv", "test"));
+  const auto c = write("c.csv", {row(1, 10, 5)});
+  const auto d = write("d.csv", {row(2, 20, 8)});
+  const CombineSummary disjoint = combine_rounds({c, d}, dir_ / "disjoint.csv", "test");
+  ASSERT_EQ(disjoint.warnings.size(), 1u);
+  EXPECT_NE(disjoint.warnings[0].find("nothing was combined"), std::string::npos) << disjoint.warnings[0];
+  Record with_energy = row(1, 12, 5), with_energy2 = row(2, 22, 8);
+  with_energy.energy_j = 0.01, with_energy2.energy_j = 0.02;
+  const auto e = write("e.csv", {with_energy, with_energy2});
+  const auto f = write("f.csv", {row(1, 10, 5), row(8, 30, 9)});
+  try {
+    combine_rounds({e, f}, dir_ / "mixed.csv", "test");
+    ADD_FAILURE() << "a round without energy beside one with it was combined";
+  } catch (const DataError& err) {
+    const std::string what = err.what();
+    EXPECT_NE(what.find("combined from " + f.string()), std::string::npos) << what;
+    EXPECT_EQ(what.find((dir_ / "mixed.csv").string()), std::string::npos) << what;
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "mixed.csv"));
+}
+
 TEST_F(Combine, RefusesRoundsOfDifferentProtocols) {
   const auto a = write("a.csv", {row(1, 10, 5, "p1")});
   const auto b = write("b.csv", {row(1, 12, 5, "p2")});

@@ -32,7 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 
 /// Synthetic dataset: memory and latency are smooth functions of the analytic features plus
-/// 2% noise (memory's on its activations); energy is omitted, as on a CPU platform.
+/// 2% noise (memory's on its activations); energy is omitted, as on a CPU platform. Each
+/// configuration once, as a dataset holds it (at most 672 of them).
 Dataset make_synthetic_cost_dataset(std::size_t n, unsigned seed) {
   std::mt19937 g(seed);
   const int depths[] = {10, 18, 26, 34};
@@ -40,9 +41,11 @@ Dataset make_synthetic_cost_dataset(std::size_t n, unsigned seed) {
   const int res[] = {32, 64, 96};
   const int batches[] = {1, 2, 4, 8, 16, 32, 64};
   Dataset d;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::set<std::string> drawn;
+  while (d.rows.size() < n) {
     Config c{Family::basic, depths[g() % 4], widths[g() % 4], res[g() % 3], batches[g() % 7],
              g() % 2 ? Precision::fp32 : Precision::bf16};
+    if (!drawn.insert(config_key(c)).second) continue;
     const auto s = build_network_spec(c);
     const double noise = 1.0 + 0.02 * ((g() % 2001) / 1000.0 - 1.0);
     Record r;
@@ -365,6 +368,61 @@ TEST(CarbModel, ALearnerNamedTwiceIsRefused) {
   } catch (const InputError& e) {
     EXPECT_EQ(std::string(e.what()), "learner linear is given twice; name each learner once");
   }
+}
+
+// Seventy-sixth hostile pass, on the C++ API: a model constructed empty or moved from crashed the
+// process (a write past an empty feature schema) where it should say what it is.
+TEST(CarbModel, AModelWithNothingTrainedSaysSoInsteadOfAnswering) {
+  const Config c{Family::basic, 18, 0.5, 64, 8, Precision::fp32};
+  const CarbModel empty;
+  EXPECT_THROW(empty.predict({c}), ModelError);
+  EXPECT_THROW(empty.predict_columns({c}), ModelError);
+  EXPECT_THROW(empty.cascade_inputs({c}), ModelError);
+  CarbModel trained = CarbModel::train(synthetic_train(), fast_options());
+  const CarbModel moved = std::move(trained);
+  EXPECT_THROW(trained.predict({c}), ModelError);  // NOLINT(bugprone-use-after-move): what is tested
+  EXPECT_EQ(moved.predict({c}).size(), 1u);
+  EXPECT_THROW(build_features(FeatureSchema{}, {c}), InputError);
+  Telemetry nan_util;
+  nan_util.avg_sm_util = std::nan(""), nan_util.avg_mem_util = 50;
+  EXPECT_THROW(build_features(FeatureSchema::make(true), {c}, {nan_util}), InputError);
+}
+
+// The same pass: options the loader refuses trained in full, predicted, and only save() refused
+// them, in a loader's words; rows the CSV reader refuses (copies of one row, a negative latency)
+// trained and were scored.
+TEST(CarbModel, TrainingRefusesOptionsAndRowsEveryReaderRefuses) {
+  for (const double lambda : {std::nan(""), -0.5, 7.0}) {
+    TrainOptions o = fast_options();
+    o.lambda = lambda;
+    EXPECT_THROW(CarbModel::train(synthetic_train(), o), InputError) << lambda;
+  }
+  for (const int limit : {0, -4, 2000000000}) {
+    TrainOptions o = fast_options();
+    o.corrector_max_batch = limit;
+    EXPECT_THROW(CarbModel::train(synthetic_train(), o), InputError) << limit;
+  }
+  Dataset copies = make_synthetic_cost_dataset(40, 6);
+  copies.rows[5] = copies.rows[4];
+  try {
+    CarbModel::train(copies, fast_options());
+    ADD_FAILURE() << "a dataset holding one row twice trained";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("row 6"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("same network as row 5"), std::string::npos) << e.what();
+  }
+  Dataset negative = make_synthetic_cost_dataset(40, 6);
+  negative.rows[2].latency_ms = -3;
+  EXPECT_THROW(CarbModel::train(negative, fast_options()), InputError);
+  negative.rows[2].latency_ms = std::nan("");
+  EXPECT_THROW(check_learnable_rows(negative), InputError);
+  // A failed row is no measurement: its empty values and a repeat of it are not refused.
+  Dataset failed = make_synthetic_cost_dataset(40, 6);
+  Record oom = failed.rows[0];
+  oom.status = Status::oom, oom.latency_ms.reset(), oom.peak_memory_mb.reset();
+  failed.rows.push_back(oom);
+  failed.rows.push_back(oom);
+  EXPECT_NO_THROW(check_learnable_rows(failed));
 }
 
 TEST(CarbModel, IdenticalUnderTheSameSeed) {

@@ -146,6 +146,15 @@ TEST(Screen, TheSameNetworkTwiceIsRefused) {
   EXPECT_THROW(screen(configs, synthetic_model_a(), nullptr, ScreenOptions{}), InputError);
 }
 
+// Seventy-sixth hostile pass: a Prediction without the budgeted target threw std::out_of_range.
+TEST(Screen, ABudgetOnATargetThePredictionLacksIsAnInputError) {
+  Prediction p;
+  p.value["peak_memory_mb"] = 10;
+  EXPECT_THROW(budgeted_value(p, "latency_ms", true), InputError);
+  EXPECT_THROW(accepted(p, {{"latency_ms", 5.0}}, false), InputError);
+  EXPECT_TRUE(accepted(p, {{"peak_memory_mb", 20.0}}, false));
+}
+
 TEST(Screen, BudgetsAreRespectedAndCountedExactly) {
   const auto cs = synthetic_screen_configs();
   const auto& m = synthetic_model_b();
