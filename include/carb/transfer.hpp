@@ -53,7 +53,8 @@ struct TransferFit {
 
 /// Few-shot calibration at one k: the affine map fitted on k drawn target configurations, scored
 /// on the rest and averaged over `repeats` draws. No error (and repeats 0, `note` says why) when
-/// k leaves nothing to fit or to score.
+/// k leaves nothing to fit or to score; with an error, `note` says what limits it (a source that
+/// never varies) or is empty.
 struct FewShotPoint {
   int k = 0;
   std::optional<double> mae, mape;
@@ -63,8 +64,8 @@ struct FewShotPoint {
   /// has: a steep map with a negative intercept does it to small configurations). Scored as they
   /// are, and said (eighteenth hostile pass: cpu-2t -> cpu-1t latency scored 32 such rows silently).
   double nonpositive_share = 0;
-  /// What a table says beside the point: why there is no error (`note`), or the share of
-  /// predictions at or below zero (percent to `digits` significant digits); "" otherwise.
+  /// What a table says beside the point: `note`, then the share of predictions at or below zero
+  /// (percent to `digits` significant digits) when there are any; "" when neither.
   std::string table_note(int digits = 4) const;
 };
 

@@ -55,6 +55,21 @@ def test_profile_resumes_and_shares_its_store_with_the_cli(tmp_path):
     assert "carb.profile(8 configurations" in (tmp_path / "tiny.json").read_text()
 
 
+def test_an_export_of_an_unfinished_campaign_says_so(tmp_path):
+    import sqlite3
+    db = tmp_path / "u.db"
+    carb.profile(SPREAD, db, protocol=QUICK, check_meter=False, progress=False)
+    whole = carb.export(db, tmp_path / "whole.csv")
+    assert (whole["planned"], whole["unmeasured"]) == (8, 0)
+    # Three rows gone, as if the run had stopped before them: the store still knows they were planned.
+    with sqlite3.connect(db) as con:
+        con.execute("DELETE FROM measurements WHERE depth IN (18, 20, 22)")
+    con.close()
+    with pytest.warns(RuntimeWarning, match=r"unfinished campaign: 3 of the 8 configurations"):
+        part = carb.export(db, tmp_path / "part.csv")
+    assert (part["rows"], part["planned"], part["unmeasured"]) == (5, 8, 3)
+
+
 def test_export_never_replaces_a_file_it_did_not_write(tmp_path):
     db = tmp_path / "t.db"
     carb.profile(SPREAD[:1], db, protocol=QUICK, check_meter=False, progress=False)

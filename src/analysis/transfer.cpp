@@ -228,11 +228,15 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
     LineFit f = fit_line(j.source, j.dest);
     // A source that never varies defines no slope (0/0); fit_line's 0 is only the least-squares
     // fallback the few-shot draws need (fourteenth hostile pass: the table printed slope 0).
-    if (std::all_of(j.source.begin(), j.source.end(), [&](double v) { return v == j.source.front(); }))
-      f.slope = kUndefined;
+    const bool constant = std::all_of(j.source.begin(), j.source.end(), [&](double v) { return v == j.source.front(); });
+    if (constant) f.slope = kUndefined;
     res.targets[j.target] = {j.configs.size(),          true, "", f.slope, f.intercept, f.r2,
                              spearman(j.source, j.dest)};
     res.few_shot[j.target] = few_shot(j.source, j.dest, o, j.target);
+    // Seventy-seventh hostile pass: scored without a word, as if the source told the target apart.
+    if (constant)
+      for (FewShotPoint& p : res.few_shot[j.target])
+        if (p.mae) p.note = "the source never varies: each fit learns an offset only";
     if (model) add_model_sections(j, *model, telemetry_for(source, j.configs), o, res);
   }
   return res;

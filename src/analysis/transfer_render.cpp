@@ -51,8 +51,10 @@ void few_shot_table(const std::map<std::string, std::vector<FewShotPoint>>& sec,
 
 std::string FewShotPoint::table_note(int digits) const {
   if (!mae) return note;
-  if (nonpositive_share > 0) return fmt_num(100 * nonpositive_share, digits) + "% of predictions <= 0, scored as they are";
-  return "";
+  std::string out = note;
+  if (nonpositive_share > 0)
+    out += (out.empty() ? "" : "; ") + fmt_num(100 * nonpositive_share, digits) + "% of predictions <= 0, scored as they are";
+  return out;
 }
 
 json TransferResult::to_json() const {

@@ -59,6 +59,12 @@ TEST(Transfer, AConstantSourceDefinesNoSlopeOrRankCorrelation) {
   EXPECT_TRUE(std::isnan(f.slope)) << f.slope;
   EXPECT_TRUE(std::isnan(f.spearman)) << f.spearman;
   EXPECT_FALSE(std::isnan(transfer(a, b).targets.at("peak_memory_mb").slope));  // the others vary
+  // Its few-shot errors are of fits that learn an offset only, and say so (seventy-seventh pass).
+  for (const FewShotPoint& p : transfer(a, b).few_shot.at("latency_ms"))
+    if (p.mae) {
+      EXPECT_NE(p.table_note().find("learns an offset only"), std::string::npos) << p.k;
+    }
+  for (const FewShotPoint& p : transfer(a, b).few_shot.at("peak_memory_mb")) EXPECT_EQ(p.note.find("offset"), std::string::npos);
 }
 
 // Seventy-sixth and seventy-seventh hostile passes: NaN source latencies were joined and a rank
