@@ -89,12 +89,22 @@ py::object export_store(const std::filesystem::path& db, const std::filesystem::
   return to_python(s.to_json());
 }
 
+py::object store_info(const std::filesystem::path& db) {
+  carb::StoreInfo info;
+  {
+    py::gil_scoped_release release;
+    info = carb::store_info(db);
+  }
+  return to_python(info.to_json());
+}
+
 }  // namespace
 
 void bind_measure(py::module_& m) {
   m.def("profile", &profile, py::arg("configs"), py::arg("db"), py::arg("backend"), py::arg("platform"),
         py::arg("protocol"), py::arg("group_architectures"), py::arg("check_meter"), py::arg("retry_errors"),
         py::arg("progress"), py::arg("command_line"), py::arg("redo") = false);
+  m.def("store_info", &store_info, py::arg("db"));
   m.def("export", &export_store, py::arg("db"), py::arg("out"), py::arg("platform"), py::arg("protocol"),
         py::arg("force"), py::arg("command_line"));
 }

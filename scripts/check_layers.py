@@ -22,7 +22,7 @@ HEADERS = {
     "space": ["space"],
     "data": ["dataset", "data_ops", "combine", "drift"],
     "features": ["features"],
-    "profile": ["profiler", "meter", "plugin", "store", "store_export"],
+    "profile": ["profiler", "meter", "plugin", "store", "store_export", "store_info"],
     "learn": ["learner", "model", "analytic_estimate", "envelope", "bundle_destination", "training", "training_record",
               "prediction_io", "prediction_notes"],
     "analysis": ["evaluate", "characterize", "characterization", "transfer"],

@@ -6,6 +6,7 @@
 #include "carb/combine.hpp"
 #include "carb/data_ops.hpp"
 #include "carb/store_export.hpp"
+#include "carb/store_info.hpp"
 #include "carb/error.hpp"
 #include "cli.hpp"
 
@@ -99,18 +100,22 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
 
 void add_info(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   auto* app = data.add_subcommand(
-      "info", "Summarize a dataset CSV: rows per platform/status/family/precision, ranges, targets");
-  app->add_option("csv", o->csv, "dataset CSV")->required()->check(CLI::ExistingFile);
+      "info", "Summarize a dataset CSV (rows per platform/status/family/precision, ranges, targets) or a "
+              "measurement store (rows per platform and protocol, and how many configurations its runs were "
+              "given still have no row)");
+  app->add_option("file", o->csv, "dataset CSV, or a measurement store (carb profile --db)")
+      ->required()
+      ->check(CLI::ExistingFile);
   add_format(*app, o->format, {"table", "json"});
   app->callback([o] {
-    const DatasetInfo info = dataset_info(o->csv);
+    const bool store = is_sqlite_file(o->csv);
     if (o->format == "json") {
-      std::cout << info.to_json().dump(2) << "\n";
+      std::cout << (store ? store_info(o->csv).to_json() : dataset_info(o->csv).to_json()).dump(2) << "\n";
       return;
     }
     // Every line escaped (thirteenth hostile pass: an ESC in the file name or a header reached the
     // terminal from here, as from no other command).
-    const std::string text = format_dataset_info(info);
+    const std::string text = store ? format_store_info(store_info(o->csv)) : format_dataset_info(dataset_info(o->csv));
     for (std::size_t at = 0, nl; at < text.size(); at = nl + 1) {
       nl = text.find('\n', at);
       if (nl == std::string::npos) nl = text.size();

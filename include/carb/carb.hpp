@@ -36,3 +36,4 @@
 #include "carb/profiler.hpp"
 #include "carb/store.hpp"
 #include "carb/store_export.hpp"
+#include "carb/store_info.hpp"

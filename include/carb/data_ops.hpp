@@ -54,13 +54,13 @@ struct KnobRange {
   T min{}, max{};
 };
 
-/// What is in a dataset CSV (`carb data info`).
 /// What `carb data export` recorded in a sidecar of the campaign it exported: the configurations its
-/// runs were given, and those with no row when exported.
+/// runs were given, and those with no row (any status) when exported.
 struct CampaignProgress {
   std::size_t planned = 0, unmeasured = 0;
 };
 
+/// What is in a dataset CSV (`carb data info`).
 struct DatasetInfo {
   std::filesystem::path file;
   std::size_t rows = 0;

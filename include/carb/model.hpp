@@ -55,6 +55,12 @@ struct TrainOptions {
   bool verbose = false;           // progress lines on stderr
 };
 
+/// Refuses (InputError) options training does not take, and the bundle loader would refuse: unknown
+/// or repeated learners, learner parameters out of range, more than 1024 threads, folds outside 2–50,
+/// a blend step outside (0, 1], a low-batch limit outside 1–1000000, a damping outside [0, 1], a
+/// normalize other than auto, on or off. CarbModel::train calls it first.
+void check_train_options(const TrainOptions& o);
+
 /// The fast setting, for planning rounds and quick looks: 100 trees per learner, 3 folds, no
 /// low-batch correctors (README, "Training speed": its accuracy cost on the shipped data).
 inline constexpr int kFastTrees = 100, kFastFolds = 3;
@@ -265,9 +271,11 @@ class CarbModel {
   const TargetModel& target_model(const std::string& target) const;  // InputError when unknown
 };
 
-/// Refuses (InputError, naming the first) ok rows a dataset CSV's reader would refuse too: one that
-/// repeats an earlier ok row's platform and network, and a measured value that is not finite or not
-/// above zero. CarbModel::train and evaluate_model check the Dataset they are given with it.
+/// Refuses (DataError, naming the first by its 1-based position in `d`) ok rows a dataset CSV's
+/// reader would refuse too: one that repeats an earlier ok row's platform and network, and a
+/// measured value outside the plausibility bounds (kPlausibleBounds: NaN, zero or negative costs,
+/// utilization outside 0-100 %). Failed rows are not looked at. CarbModel::train, evaluate_model and
+/// transfer check the Dataset they are given with it.
 void check_learnable_rows(const Dataset& d);
 
 /// Targets (of kTargets, in cascade order) that have a value in every ok row of the dataset.

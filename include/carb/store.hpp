@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "carb/config.hpp"
@@ -76,6 +77,9 @@ class Store {
   /// for a store made before carb kept that record (nothing is known of what was planned).
   std::optional<std::vector<std::string>> planned_keys(const std::string& platform,
                                                        const std::string& protocol_id) const;
+  /// The (platform, protocol id) pairs runs recorded a plan for, sorted; empty for a store made
+  /// before carb kept that record.
+  std::vector<std::pair<std::string, std::string>> planned_pairs() const;
   /// Every stored protocol, {id: settings}.
   nlohmann::json protocols() const;
   /// Every row in insertion order (a replaced row counts as inserted when replaced).

@@ -25,9 +25,9 @@ struct ExportSummary {
   std::vector<std::string> platforms;  // exported, sorted
   std::filesystem::path csv, provenance;
   /// The configurations the store's runs were given for the exported platforms and protocols, and
-  /// those of them with no row: a campaign stopped early (also warned of). Both 0 for a store made
-  /// before carb recorded what runs were given (nothing is known).
-  std::size_t planned = 0, unmeasured = 0;
+  /// those of them with no row: a campaign stopped early (also warned of). Empty (JSON null) where
+  /// that is not known: a store made before carb recorded what runs were given.
+  std::optional<std::size_t> planned, unmeasured;
 
   nlohmann::json to_json() const;
 };

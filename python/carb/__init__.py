@@ -45,10 +45,10 @@ from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelErr
 from ._carb import features as _features
 from ._args import _flag, _path, _paths, _scalar, _seed, _whole_arg
 from . import _measure  # noqa: E402
-from ._measure import export, profile  # noqa: E402
+from ._measure import export, profile, store_info  # noqa: E402
 
 __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "campaign_order", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset", "preset_names", "recommend", "screen", "__version__"]
+           "campaign_order", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset", "preset_names", "recommend", "screen", "store_info", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 

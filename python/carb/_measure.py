@@ -138,7 +138,10 @@ def export(db, out, platform=None, protocol=None, force=False):
     """Writes the rows of the store `db` as a dataset CSV at `out` with its provenance sidecar, as
     `carb data export` does (`platform`: only its rows; `protocol`: only rows of that protocol id;
     `out` replaces only an earlier export of carb's unless `force`). Returns {"rows", "platforms",
-    "csv", "provenance"}; the CSV is what carb.Model.train reads."""
+    "csv", "provenance", "planned", "unmeasured"}: `planned` the configurations the store's runs
+    were given for the exported rows' platform and protocol, `unmeasured` those with no row (None
+    for a store made before carb recorded them); an unfinished campaign is also said as a
+    RuntimeWarning. The CSV is what carb.Model.train reads."""
     db, out = _path(db, "db"), _path(out, "out")
     for name, v in (("platform", platform), ("protocol", protocol)):
         if v is not None and not isinstance(v, str):
@@ -147,3 +150,12 @@ def export(db, out, platform=None, protocol=None, force=False):
     platform, protocol = platform or None, protocol or None
     command = f"carb.export(db={db!r}, out={out!r}, platform={platform!r}, protocol={protocol!r}, force={force!r}) [Python]"
     return _carb.export(db, out, platform, protocol, _flag(force, "force"), command)
+
+
+def store_info(db):
+    """What the measurement store `db` holds, as `carb data info STORE.db` says it, without exporting
+    it: {"store", "rows", "campaigns": [{"platform", "protocol_id", "ok", "oom", "error", "planned",
+    "unmeasured", "command"}]}, one campaign per platform and protocol; `planned` is how many
+    configurations its runs were given and `unmeasured` how many of them have no row yet (both None
+    for a store made before carb recorded them), `command` the first run's, which resumes it."""
+    return _carb.store_info(_path(db, "db"))

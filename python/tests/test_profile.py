@@ -68,6 +68,17 @@ def test_an_export_of_an_unfinished_campaign_says_so(tmp_path):
     with pytest.warns(RuntimeWarning, match=r"unfinished campaign: 3 of the 8 configurations"):
         part = carb.export(db, tmp_path / "part.csv")
     assert (part["rows"], part["planned"], part["unmeasured"]) == (5, 8, 3)
+    # The store itself says the same, with the command that resumes it.
+    info = carb.store_info(db)
+    assert info["rows"] == 5 and len(info["campaigns"]) == 1
+    c = info["campaigns"][0]
+    assert (c["platform"], c["ok"], c["planned"], c["unmeasured"]) == ("cpu-1t", 5, 8, 3)
+    assert "carb.profile(" in c["command"]
+    cli = subprocess.run([CLI, "data", "info", str(db), "--format", "json"], check=True, capture_output=True, text=True)
+    import json
+    assert json.loads(cli.stdout)["campaigns"] == info["campaigns"]
+    with pytest.raises(carb.InputError, match="no such measurement store"):
+        carb.store_info(tmp_path / "missing.db")
 
 
 def test_export_never_replaces_a_file_it_did_not_write(tmp_path):

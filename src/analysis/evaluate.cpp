@@ -89,6 +89,8 @@ void check_options(const EvaluateOptions& o) {
     throw InputError("--test-fraction must be in (0, 1), got " + std::to_string(*o.test_fraction));
   if (o.permutation_repeats < 1) throw InputError("permutation repeats must be at least 1");
   if (o.lobto_max_batch < 1) throw InputError("the leave-one-batch-tier-out boundary must be a batch >= 1");
+  if (!(o.high_util_threshold >= 0 && o.high_util_threshold <= 100))  // seventy-sixth hostile pass: NaN taken
+    throw InputError("the SM utilization threshold is a percentage, 0 to 100, got " + std::to_string(o.high_util_threshold));
 }
 
 // What a drift-corrected model says about raw (uncorrected) latencies of the held-out rows: its
@@ -184,8 +186,8 @@ Evaluation evaluate_external(eval::Context& c) {
 Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const EvaluateOptions& o) {
   check_options(o);
   // A drift-corrected model is scored on data corrected to its reference time (carb/drift.hpp).
+  check_learnable_rows(data);  // numbered as the caller's rows, failed ones too
   const Dataset raw = data.ok_only();
-  check_learnable_rows(raw);
   const auto reference = model.drift_reference_ms();
   eval::Context c{model, reference ? drift_corrected(raw, *reference) : raw, {}, {}, o, false, {}, {}};
   if (c.all.rows.empty()) throw InputError("the data has no ok rows to evaluate on");

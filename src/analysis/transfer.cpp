@@ -145,8 +145,8 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
   for (const auto& [d, which] : {std::pair<const Dataset*, const char*>{&source, "source"}, {&dest, "target"}}) {
     try {
       check_learnable_rows(*d);
-    } catch (const InputError& e) {
-      throw InputError(std::string("the ") + which + " data's " + e.what());
+    } catch (const DataError& e) {
+      throw DataError(std::string("the ") + which + " data's " + e.what());
     }
   }
   const auto joined = join_targets(source, dest);
@@ -177,8 +177,8 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
     if (!in_source && !in_dest) continue;
     TransferFit f;
     f.available = false;
-    f.reason = !in_dest ? "the target data has no " + std::string(t) + " (measured by the source only)"
-               : !in_source ? "the source data has no " + std::string(t) + " (measured by the target only)"
+    f.reason = !in_dest ? "the target data has no " + std::string(t) + ": the source alone measured it"
+               : !in_source ? "the source data has no " + std::string(t) + ": the target alone measured it"
                             : "no configuration has " + std::string(t) + " measured on both";
     res.targets[t] = f;
   }

@@ -263,10 +263,15 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
                           ", latency_round_spread " + spread->second;
   }
   // Seventy-seventh hostile pass: rounds of different configurations were "combined" without a word.
-  if (s.combined == 0 && !combined.rows.empty())
-    s.warnings.push_back("no configuration was measured ok in two or more of the rounds: nothing was combined, "
-                         "the rows are each round's own (rounds of different configurations are merged with "
-                         "`carb data merge`)");
+  if (s.combined == 0 && !combined.rows.empty()) {
+    const bool any_ok = std::any_of(combined.rows.begin(), combined.rows.end(),
+                                    [](const Record& r) { return r.status == Status::ok; });
+    s.warnings.push_back(any_ok ? "no configuration was measured ok in two or more of the rounds: nothing was combined, "
+                                  "the rows are each round's own (rounds of different configurations are merged with "
+                                  "`carb data merge`)"
+                                : "no round measured any configuration ok: the rows are the rounds' failures, "
+                                  "with nothing to combine");
+  }
   if (disagreeing)
     s.warnings.push_back(std::to_string(disagreeing) + " row" + (disagreeing == 1 ? "" : "s") +
                          " combine rounds whose latencies are more than " +

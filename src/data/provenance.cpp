@@ -191,6 +191,23 @@ void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path
   write_csv_with_provenance(csv, out.str(), provenance, recheck);
 }
 
+std::optional<std::pair<std::size_t, std::size_t>> recorded_campaign(const nlohmann::json& sidecar,
+                                                                     const std::string& sidecar_name) {
+  if (!sidecar.is_object() || !sidecar.contains("campaign")) return std::nullopt;
+  // Seventy-eighth hostile pass: an edited record was dropped without a word, and validate passed it.
+  const nlohmann::json& c = sidecar["campaign"];
+  const auto count = [&](const char* k) -> std::optional<std::size_t> {
+    if (!c.is_object() || !c.contains(k) || !c[k].is_number_unsigned()) return std::nullopt;
+    return c[k].get<std::size_t>();
+  };
+  const auto planned = count("planned"), unmeasured = count("unmeasured");
+  if (!planned || !unmeasured || c.size() != 2 || *planned == 0 || *unmeasured > *planned)
+    throw DataError(sidecar_name + ": its campaign record " + c.dump() +
+                    " is none an export writes ({\"planned\": N, \"unmeasured\": M}, whole numbers, 0 <= M <= N, "
+                    "N > 0): it was edited; export the store again, or remove the record");
+  return std::pair{*planned, *unmeasured};
+}
+
 nlohmann::json read_provenance(const std::filesystem::path& csv) {
   const std::filesystem::path file = provenance_path(csv);
   std::error_code ec;

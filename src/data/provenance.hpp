@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "carb/dataset.hpp"
 
@@ -76,6 +77,13 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
 /// The same for a dataset, written as write_dataset_csv writes it.
 void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path& csv, const nlohmann::json& provenance,
                                    const std::function<void()>& recheck = {});
+
+/// The campaign a store export recorded in its sidecar (`campaign`: {"planned", "unmeasured"}, the
+/// configurations its runs were given and those with no row then), as {planned, unmeasured};
+/// nullopt when the sidecar records none. Throws DataError naming `sidecar_name` when the record is
+/// one no export writes: not an object of those two whole numbers, planned 0, unmeasured above it.
+std::optional<std::pair<std::size_t, std::size_t>> recorded_campaign(const nlohmann::json& sidecar,
+                                                                     const std::string& sidecar_name);
 
 /// Reads the sidecar of `csv`; JSON null when there is none. Throws DataError
 /// naming the file when it exists but is not a regular file or not valid JSON.

@@ -665,6 +665,11 @@ std::vector<std::string> validate_dataset_csv(const std::filesystem::path& path)
   const Dataset d = read_dataset_csv(path, problems, &lines);
   const std::vector<std::string> more = check_dataset(d, row_places(path.string(), lines), recorded_protocol_facts(path));
   problems.insert(problems.end(), more.begin(), more.end());
+  try {
+    recorded_campaign(read_provenance(path), provenance_path(path).string());
+  } catch (const DataError& e) {
+    problems.push_back(e.what());  // no line: said with the file's other problems
+  }
   // Row problems come from two passes; report them in file order.
   std::stable_sort(problems.begin(), problems.end(), [&](const std::string& a, const std::string& b) {
     return line_of(a, path.string()) < line_of(b, path.string());

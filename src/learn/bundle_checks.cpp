@@ -33,20 +33,10 @@ std::string shown(double v) {
 
 void check_options(const TrainOptions& o, const fs::path& dir) {
   try {
-    check_learner_params(o.params);
+    check_train_options(o);  // what training takes, stated once
   } catch (const InputError& e) {
     refuse(dir, std::string("has options no training writes (") + e.what() + ")");
   }
-  if (o.params.threads > 1024) refuse(dir, "asks for " + std::to_string(o.params.threads) + " threads");
-  if (o.folds < 2 || o.folds > 50) refuse(dir, "has " + std::to_string(o.folds) + " folds");
-  if (o.corrector_max_batch < 1 || o.corrector_max_batch > 1000000)  // what `carb train` accepts
-    refuse(dir, "has a low-batch limit of " + std::to_string(o.corrector_max_batch));
-  if (o.normalize != "auto" && o.normalize != "on" && o.normalize != "off")
-    refuse(dir, "has the target form setting '" + o.normalize + "'");
-  if (!(o.blend_step > 0 && o.blend_step <= 1)) refuse(dir, "has a blend grid step of " + shown(o.blend_step));
-  const auto kinds = learner_kinds();
-  for (const auto& l : o.learners)
-    if (std::find(kinds.begin(), kinds.end(), l) == kinds.end()) refuse(dir, "names an unknown learner '" + l + "'");
 }
 
 void check_trained_configs(const CarbModel& m, const fs::path& dir) {

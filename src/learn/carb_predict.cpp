@@ -137,8 +137,9 @@ std::vector<float> to_training_space(const std::vector<double>& raw, bool log_ta
 std::vector<double> predict_target_model(const TargetModel& tm, const TrainOptions& opts_, const Matrix& X,
                                          const std::vector<Config>& configs, PredictParts parts) {
   if (X.rows != configs.size()) throw InputError("internal: feature rows and configurations differ");
-  if (parts.only_learner >= static_cast<int>(tm.learners.size()))
-    throw InputError(tm.target + " has no learner " + std::to_string(parts.only_learner));
+  if (parts.only_learner < -1 || parts.only_learner >= static_cast<int>(tm.learners.size()))
+    throw InputError(tm.target + " has no learner " + std::to_string(parts.only_learner) +
+                     " (0 to " + std::to_string(tm.learners.size() - 1) + ", or -1 for the blend)");
   std::vector<float> p;
   if (parts.only_learner >= 0) {
     p = tm.learners.at(static_cast<std::size_t>(parts.only_learner))->predict(X);

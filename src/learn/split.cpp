@@ -5,6 +5,7 @@
 #include <random>
 
 #include "carb/error.hpp"
+#include "data/csv.hpp"
 #include "carb/model.hpp"
 
 namespace carb {
@@ -32,7 +33,7 @@ Dataset subset(const Dataset& d, const std::vector<std::size_t>& idx) {
     if (i >= d.rows.size())  // seventy-sixth hostile pass: std::out_of_range escaped
       throw InputError("row index " + std::to_string(i) + " is past the dataset's " + std::to_string(d.rows.size()) +
                        " rows");
-    out.rows.push_back(d.rows.at(i));
+    out.rows.push_back(d.rows[i]);
   }
   return out;
 }
@@ -44,16 +45,16 @@ void check_learnable_rows(const Dataset& d) {
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const Record& r = d.rows[i];
     if (r.status != Status::ok) continue;
-    const std::string what = "row " + std::to_string(i + 1) + " (" + r.platform + " " + config_key(r.config) + ")";
+    const auto what = [&] { return "row " + std::to_string(i + 1) + " (" + r.platform + " " + config_key(r.config) + ")"; };
     const auto [it, fresh] = first.emplace(r.platform + '\n' + network_key(r.config), i);
     if (!fresh)
-      throw InputError(what + " measures the same network as row " + std::to_string(it->second + 1) +
-                       ": a dataset holds each configuration once per platform (carb data combine takes the "
-                       "median of rounds)");
+      throw DataError(what() + " measures the same network as row " + std::to_string(it->second + 1) +
+                      ": a dataset holds each configuration once per platform (carb data combine takes the "
+                      "median of rounds)");
     for (const ColumnBounds& b : kPlausibleBounds)
       if (const auto v = r.value(b.column); v && !b.contains(*v))
-        throw InputError(what + " has " + b.column + " " + std::to_string(*v) + ", outside " + b.describe() +
-                         ": no measurement");
+        throw DataError(what() + " has " + b.column + " " + csv::format_number(*v) + ", outside " + b.describe() +
+                        ": no measurement");
   }
 }
 

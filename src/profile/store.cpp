@@ -727,19 +727,24 @@ void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& s
 
 void Store::put_planned(const std::string& platform, const std::string& protocol_id,
                         const std::vector<Config>& configs) {
+  // Every key made before the transaction opens: a throw inside it left the connection in it, and
+  // every later put() went into a transaction rolled back at close (a review).
+  std::vector<std::string> keys;
+  keys.reserve(configs.size());
+  for (const Config& c : configs) keys.push_back(config_key(c));
   commit_or_rescue([&] {
     if (lock_) lock_->record_store(file_fd_, true);
     exec(db_, path_, "BEGIN IMMEDIATE");
     try {
       exec(db_, path_, kPlannedTable);
       Stmt s(db_, path_, "INSERT OR IGNORE INTO planned (platform, protocol_id, config_key) VALUES (?1, ?2, ?3)");
-      for (const Config& c : configs) {
-        s.bind(1, platform).bind(2, protocol_id).bind(3, config_key(c));
+      for (const std::string& k : keys) {
+        s.bind(1, platform).bind(2, protocol_id).bind(3, k);
         s.run();
         s.reset();
       }
       exec(db_, path_, "COMMIT");
-    } catch (const MeasureError&) {
+    } catch (...) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
       throw;
     }
@@ -756,6 +761,15 @@ std::optional<std::vector<std::string>> Store::planned_keys(const std::string& p
   std::vector<std::string> keys;
   while (s.step()) keys.push_back(s.text(0));
   return keys;
+}
+
+std::vector<std::pair<std::string, std::string>> Store::planned_pairs() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'planned'") == 0)
+    return out;
+  Stmt s(db_, path_, "SELECT DISTINCT platform, protocol_id FROM planned ORDER BY platform, protocol_id");
+  while (s.step()) out.emplace_back(s.text(0), s.text(1));
+  return out;
 }
 
 nlohmann::json Store::protocols() const {

@@ -12,6 +12,7 @@
 #include "carb/warning.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
+#include "planned.hpp"
 #include "util/join.hpp"
 
 namespace carb {
@@ -26,8 +27,8 @@ nlohmann::json ExportSummary::to_json() const {
           {"platforms", platforms},
           {"csv", csv.string()},
           {"provenance", provenance.string()},
-          {"planned", planned},
-          {"unmeasured", unmeasured}};
+          {"planned", planned ? nlohmann::json(*planned) : nlohmann::json()},
+          {"unmeasured", unmeasured ? nlohmann::json(*unmeasured) : nlohmann::json()}};
 }
 
 namespace {
@@ -53,24 +54,19 @@ void check_export_destination(const ExportOptions& o) {
 }
 
 // What the store's runs were given for the exported platforms and protocols, and how many of those
-// configurations have no row (any status), counted by network as resume counts them. {0, 0} for a
-// store made before carb recorded what was planned.
-std::pair<std::size_t, std::size_t> campaign_progress(const Store& store, const Dataset& exported) {
+// configurations have no row (any status); nullopt where that is not known for every pair: a store
+// made before carb recorded plans, or rows of a protocol whose runs were all older than the record.
+std::optional<PlannedProgress> campaign_progress(const Store& store, const Dataset& exported) {
   std::map<std::pair<std::string, std::string>, std::set<std::string>> measured;
   for (const Record& r : exported.rows) measured[{r.platform, protocol_of(r)}].insert(network_key(r.config));
-  std::size_t planned = 0, unmeasured = 0;
+  PlannedProgress total;
   for (const auto& [pair, networks] : measured) {
-    const auto keys = store.planned_keys(pair.first, pair.second);
-    if (!keys) return {0, 0};
-    std::set<std::string> wanted;
-    for (const auto& k : *keys) {
-      const auto c = parse_config_key(k);
-      wanted.insert(c ? network_key(*c) : k);
-    }
-    planned += wanted.size();
-    for (const auto& n : wanted) unmeasured += !networks.count(n);
+    const auto p = planned_progress(store, pair.first, pair.second, networks);
+    if (!p || p->planned == 0) return std::nullopt;
+    total.planned += p->planned;
+    total.unmeasured += p->unmeasured;
   }
-  return {planned, unmeasured};
+  return total;
 }
 
 }  // namespace
@@ -126,7 +122,7 @@ ExportSummary export_store(const ExportOptions& o) {
   const nlohmann::json stored = store.protocols();
   nlohmann::json protocols = nlohmann::json::object();
   for (const auto& id : protocol_ids) protocols[id] = stored[id];
-  const auto [planned, unmeasured] = campaign_progress(store, d);
+  const auto progress = campaign_progress(store, d);
   nlohmann::json prov = {
       {"kind", kExportedKind},
       {"csv", o.out.filename().string()},
@@ -139,18 +135,21 @@ ExportSummary export_store(const ExportOptions& o) {
       // The exporting machine; each protocol's settings describe the measuring one.
       {"exported_on", collect_machine_info()},
       {"protocols", protocols}};
-  if (planned > 0) prov["campaign"] = {{"planned", planned}, {"unmeasured", unmeasured}};
+  if (progress) prov["campaign"] = {{"planned", progress->planned}, {"unmeasured", progress->unmeasured}};
   write_dataset_with_provenance(d, o.out, prov, check_out);
   // Said once the file is written, as what it holds: an export is a fine thing to take of a
   // campaign under way, as long as nobody reads it as the whole campaign.
-  if (unmeasured > 0)
-    warn(o.out.string() + " holds an unfinished campaign: " + std::to_string(unmeasured) + " of the " +
-         std::to_string(planned) + " configurations its runs were given have no row in " + o.db.string() +
-         " (the run stopped before them); rerun the same `carb profile` command to measure them, or read this "
-         "export as a partial sample of what was planned");
-  ExportSummary summary{d.rows.size(), {platforms.begin(), platforms.end()}, o.out, provenance_path(o.out)};
-  summary.planned = planned;
-  summary.unmeasured = unmeasured;
+  if (progress && progress->unmeasured > 0)
+    warn(o.out.string() + " holds an unfinished campaign: " + std::to_string(progress->unmeasured) + " of the " +
+         std::to_string(progress->planned) + " configurations its runs were given have no row in " + o.db.string() +
+         " (a run stopped before them; `carb data info " + o.db.string() + "` names its command, which measures "
+         "them when run again), so read this export as a partial sample of what was planned");
+  ExportSummary summary;
+  summary.rows = d.rows.size();
+  summary.platforms.assign(platforms.begin(), platforms.end());
+  summary.csv = o.out;
+  summary.provenance = provenance_path(o.out);
+  if (progress) summary.planned = progress->planned, summary.unmeasured = progress->unmeasured;
   return summary;
 }
 

@@ -267,6 +267,53 @@ TEST_F(DataOps, ExportWritesCsvAndProvenance) {
   EXPECT_EQ(read_dataset_csv(dir_ / "cpu.csv").rows[0].energy_j, std::nullopt);  // never measured: stays empty
 }
 
+// A store whose rows were put without a plan (as by a carb before plans were recorded, or test code)
+// knows nothing of what was planned: null, not 0, and no campaign in the sidecar. A plan recorded
+// later for another pair says nothing of this one.
+TEST_F(DataOps, AnExportOfRowsNoRunPlannedKnowsNothingOfACampaign) {
+  const fs::path db = make_store();
+  Store(db).put_planned("other", "p1", {Config{Family::basic, 10, 0.25, 32, 1, Precision::fp32}});
+  const ExportSummary s = export_store({db, dir_ / "gpu.csv", "gpu", ""});
+  EXPECT_FALSE(s.planned.has_value());
+  EXPECT_TRUE(s.to_json()["planned"].is_null());
+  EXPECT_FALSE(read_provenance(dir_ / "gpu.csv").contains("campaign"));
+}
+
+// Seventy-eighth hostile pass: an edited campaign record was dropped without a word, and validate
+// passed it. data info warns and shows none; validate lists it with the file's problems.
+TEST_F(DataOps, AnEditedCampaignRecordIsSaidNotDropped) {
+  const fs::path out = dir_ / "gpu.csv";
+  export_store({make_store(), out, "gpu", ""});
+  EXPECT_TRUE(validate_dataset_csv(out).empty());
+  const auto with_campaign = [&](const nlohmann::json& c) {
+    nlohmann::json prov = read_provenance(out);
+    prov["campaign"] = c;
+    std::ofstream(provenance_path(out)) << prov.dump(2);
+  };
+  with_campaign({{"planned", 8}, {"unmeasured", 2}});
+  EXPECT_EQ(dataset_info(out).campaign->unmeasured, 2u);
+  for (const nlohmann::json& bad : {nlohmann::json{{"planned", 5}, {"unmeasured", 9}},
+                                    nlohmann::json{{"planned", 8}, {"unmeasured", -3}},
+                                    nlohmann::json{{"planned", "8"}, {"unmeasured", "2"}},
+                                    nlohmann::json{{"planned", 8}}, nlohmann::json{{"planned", 0}, {"unmeasured", 0}},
+                                    nlohmann::json{{"planned", 8}, {"unmeasured", 2.5}}, nlohmann::json("yes")}) {
+    with_campaign(bad);
+    std::vector<std::string> said;
+    const auto before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+    new_warning_round();
+    const DatasetInfo info = dataset_info(out);
+    set_warning_handler(before);
+    EXPECT_FALSE(info.campaign) << bad.dump();
+    bool warned = false;
+    for (const auto& w : said) warned = warned || w.find("campaign record") != std::string::npos;
+    EXPECT_TRUE(warned) << bad.dump();
+    const auto problems = validate_dataset_csv(out);
+    bool listed = false;
+    for (const auto& p : problems) listed = listed || p.find("campaign record") != std::string::npos;
+    EXPECT_TRUE(listed) << bad.dump();
+  }
+}
+
 // A dataset is one platform; a store of two is exported one platform at a time, and says so.
 TEST_F(DataOps, ExportOfTwoPlatformsAsksForOne) {
   try {

@@ -19,6 +19,7 @@
 #include "carb/space.hpp"
 #include "carb/store.hpp"
 #include "carb/store_export.hpp"
+#include "carb/store_info.hpp"
 #include "carb/warning.hpp"
 #include "temp_dir_test.hpp"
 
@@ -155,6 +156,7 @@ struct FakeState {
   int measured = 0;
   bool fail = false;  // every measurement an error, as on a machine out of file descriptors
   int stop_after = 0;  // > 0: a SIGTERM arrives while this many-th measurement is in flight
+  bool stop_in_meter_check = false;  // a SIGTERM arrives during the meter check, before any row
   double latency_ms = 1.0;
 };
 FakeState fake;
@@ -179,6 +181,7 @@ class FakeBackend final : public Backend {
   }
   nlohmann::json platform_info() const override { return {{"backend", "fake-campaign"}}; }
   MeterCheck check_meter(double) override {
+    if (fake.stop_in_meter_check) std::raise(SIGTERM);
     MeterCheck m;
     m.meter = "fake counter";
     m.updates = 12;
@@ -414,6 +417,15 @@ TEST_F(Campaign, AnExportOfAnUnfinishedCampaignSaysSo) {
   std::ifstream(partial.provenance) >> prov;
   EXPECT_EQ(prov["campaign"], (nlohmann::json{{"planned", 6}, {"unmeasured", 4}}));
   EXPECT_EQ(dataset_info(dir_ / "partial.csv").campaign->unmeasured, 4u);
+  // `data info` of the store itself says the same, and the command that resumes it.
+  const StoreInfo info = store_info(o.db);
+  ASSERT_EQ(info.campaigns.size(), 1u);
+  EXPECT_EQ(info.campaigns[0].ok, 2u);
+  EXPECT_EQ(info.campaigns[0].planned, 6u);
+  EXPECT_EQ(info.campaigns[0].unmeasured, 4u);
+  EXPECT_NE(format_store_info(info).find("4 of 6 configurations its runs were given have no row yet"), std::string::npos)
+      << format_store_info(info);
+  EXPECT_EQ(info.to_json()["campaigns"][0]["unmeasured"], 4);
   // A second run giving the same configurations plans nothing new; a respelled width is the same
   // network; resumed to the end, the export is whole.
   std::vector<Config> respelled = six;
@@ -428,6 +440,20 @@ TEST_F(Campaign, AnExportOfAnUnfinishedCampaignSaysSo) {
   EXPECT_EQ(whole.planned, 6u);
   EXPECT_EQ(whole.unmeasured, 0u);
   EXPECT_EQ(dataset_info(dir_ / "partial.csv").campaign->unmeasured, 0u);
+  EXPECT_EQ(store_info(o.db).campaigns[0].unmeasured, 0u);
+  // A run stopped before its first row planned a campaign that has no row yet: shown, not hidden.
+  auto other = o;
+  other.platform = "fake-b";
+  fake.stop_in_meter_check = true;
+  EXPECT_TRUE(run_profile(six, other).interrupted);
+  fake.stop_in_meter_check = false;
+  const StoreInfo both = store_info(o.db);
+  ASSERT_EQ(both.campaigns.size(), 2u);
+  EXPECT_EQ(both.campaigns[1].platform, "fake-b");
+  EXPECT_EQ(both.campaigns[1].ok, 0u);
+  EXPECT_EQ(both.campaigns[1].unmeasured, 6u);
+  EXPECT_TRUE(is_sqlite_file(o.db));
+  EXPECT_FALSE(is_sqlite_file(dir_ / "partial.csv"));
 }
 
 TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {

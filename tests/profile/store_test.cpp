@@ -390,6 +390,20 @@ TEST_F(StoreTest, PlannedConfigurationsAreRecordedOnceAndAnOlderStoreKnowsNone) 
     EXPECT_EQ(s.planned_keys("cpu", "p1")->size(), 1u);
   }
   EXPECT_EQ(Store(db(), StoreAccess::read_only).planned_keys("cpu", "p1")->size(), 1u);
+  // A plan that cannot be recorded (a configuration no key can name) leaves no transaction open:
+  // a row put after it is kept (a review: it went into a transaction rolled back at close).
+  {
+    Store s(db(), StoreAccess::sole_writer);
+    Config bad = a;
+    bad.family = static_cast<Family>(7);
+    EXPECT_THROW(s.put_planned("cpu", "p1", {b, bad}), InputError);
+    Record r;
+    r.platform = "cpu", r.config = b, r.latency_ms = 1.0, r.peak_memory_mb = 1.0;
+    s.put({r, "p1", ""});
+  }
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).count(), 1u);
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).planned_keys("cpu", "p1")->size(), 1u);  // b was not planned either
+  EXPECT_EQ(Store(db(), StoreAccess::read_only).planned_pairs().size(), 1u);  // the gpu plan went with the dropped table
 }
 
 TEST_F(StoreTest, OtherSchemaVersionAndForeignDatabaseAreRefused) {
