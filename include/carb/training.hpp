@@ -62,7 +62,8 @@ void check_remeasurement_files(const std::vector<std::filesystem::path>& remeasu
 
 /// The ok rows of several dataset CSVs, read and checked as one dataset (see read_dataset_csvs).
 /// `notes`, when given, receives what `carb train` warns of the rows left out: how many were
-/// measured as oom or error, and how many of those a larger batch of the same network contradicts.
+/// measured as oom or error, and how many of those a larger batch of the same network contradicts;
+/// and of each file that is the export of an unfinished campaign (its sidecar's `campaign`).
 Dataset read_datasets(const std::vector<std::filesystem::path>& files, std::vector<std::string>* notes = nullptr);
 
 }  // namespace carb

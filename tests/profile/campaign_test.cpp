@@ -20,6 +20,7 @@
 #include "carb/store.hpp"
 #include "carb/store_export.hpp"
 #include "carb/store_info.hpp"
+#include "carb/training.hpp"
 #include "carb/warning.hpp"
 #include "temp_dir_test.hpp"
 
@@ -426,6 +427,11 @@ TEST_F(Campaign, AnExportOfAnUnfinishedCampaignSaysSo) {
   EXPECT_NE(format_store_info(info).find("4 of 6 configurations its runs were given have no row yet"), std::string::npos)
       << format_store_info(info);
   EXPECT_EQ(info.to_json()["campaigns"][0]["unmeasured"], 4);
+  // Training from that export says it learns from a partial sample.
+  std::vector<std::string> notes;
+  read_datasets({dir_ / "partial.csv"}, &notes);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("the export of an unfinished campaign: 4 of the 6"), std::string::npos) << notes[0];
   // A second run giving the same configurations plans nothing new; a respelled width is the same
   // network; resumed to the end, the export is whole.
   std::vector<Config> respelled = six;
