@@ -220,6 +220,11 @@ std::string read_text(const std::filesystem::path& file, const char* kind) {
 
 std::vector<Row> read_file(const std::filesystem::path& file) {
   const std::string text = read_text(file, "CSV file");
+  // A measurement store given where a dataset goes was said to hold "byte 0xf8", which is no help.
+  if (text.compare(0, 16, std::string_view("SQLite format 3\0", 16)) == 0)
+    throw DataError(file.string() + ": is an SQLite database (a measurement store?), not a CSV file: export a store as "
+                    "a dataset with `carb data export --db " + file.string() + " --out FILE.csv`; `carb data info " +
+                    file.string() + "` summarises it");
   // Text only: a byte that is not UTF-8 (a platform of "cpu-\xff2t") passed every check and then
   // broke the JSON written from it ("internal error"), after the work.
   if (const std::size_t bad = detail::first_invalid_utf8(text); bad != std::string::npos) {

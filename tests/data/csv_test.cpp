@@ -265,6 +265,12 @@ TEST(DataCsv, BytesThatAreNotUtf8AreRefusedWithTheirLine) {
             (dir / "bad.csv").string() + ":3: byte 0xff is not UTF-8 text; save the file as UTF-8");
   std::ofstream(dir / "cut.csv") << "platform\ncaf\xc3";  // a sequence cut short by the end
   EXPECT_NE(error_of([&] { read_file(dir / "cut.csv"); }).find(":2: byte 0xc3 is not UTF-8"), std::string::npos);
+  // A measurement store given as a dataset is named as one, with the command that exports it (it
+  // was "byte 0xf8 is not UTF-8": seventy-eighth hostile pass).
+  std::ofstream(dir / "m.db", std::ios::binary) << std::string("SQLite format 3\0", 16) << "\x10\x00\x02\x02";
+  EXPECT_NE(error_of([&] { read_file(dir / "m.db"); }).find("is an SQLite database (a measurement store?), not a CSV file: "
+                                                         "export a store as a dataset with `carb data export --db"),
+            std::string::npos);
   fs::remove_all(dir);
 }
 
