@@ -75,7 +75,15 @@ std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<
     }
     // Each target's spread in units of how much its predictions vary over the candidates: the
     // squared ratio is the share of that variance a wrong prediction of this row would cost in R².
-    const double scale = variance_of(pred, space);
+    double scale = variance_of(pred, space);
+    // One candidate (or all predicted alike) has no variance to measure against: its spread is then
+    // relative to its own prediction (a hostile tester: a lone candidate the model called a guess
+    // was planned with uncertainty 0).
+    if (!(scale > 0)) {
+      double mean = 0;
+      for (double v : pred) mean += v / double(pred.size());
+      scale = space == SpreadSpace::log ? 1.0 : mean * mean;
+    }
     if (!(scale > 0)) continue;
     for (std::size_t i = 0; i < configs.size(); ++i)
       total[i] += (member_variance(m.trees, i, space) + member_variance(m.learners, i, space)) / scale;

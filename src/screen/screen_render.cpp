@@ -5,6 +5,7 @@
 #include "carb/prediction_io.hpp"
 #include "carb/prediction_notes.hpp"
 #include "carb/screen.hpp"
+#include "data/csv.hpp"
 #include "carb/text_table.hpp"
 
 namespace carb {
@@ -86,7 +87,9 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
   for (const PredictionNote& n : summary_notes(r)) out << "  note: " << n.text << '\n';
   out << "  budgets:";
   if (r.budgets.empty()) out << " none";
-  for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << fmt_num(v);
+  // As given, to the last digit (a hostile tester: 0.6411248448079879 and 0.641124844807987 both read
+  // "0.6411", one admitting a configuration the other did not).
+  for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << csv::format_number(v);
   if (r.confidence) out << " (on the " << fmt_num(*r.confidence * 100, 3) << "% upper bound)";
   out << "\n\n";
 }

@@ -220,6 +220,17 @@ TEST(Plan, AnUncertaintyPlanNeedsMembersThatCanDisagreeAndLogsOfPositiveCosts) {
   EXPECT_TRUE(disagree);
 }
 
+// A hostile tester: one candidate left (the others trained on) was planned with uncertainty 0, its
+// spread measured against a variance over the candidates that one has not.
+TEST(Plan, ALoneCandidateHasTheSpreadOfItsOwnPrediction) {
+  const auto cands = candidates();
+  for (const SpreadSpace space : {SpreadSpace::units, SpreadSpace::log}) {
+    const auto lone = model_uncertainty(model(), {cands.front()}, space);
+    ASSERT_EQ(lone.size(), 1u);
+    EXPECT_GT(lone[0], 0) << (space == SpreadSpace::log ? "log" : "units");
+  }
+}
+
 TEST(Plan, SameSeedSamePlanAndTheSeedMatters) {
   const auto cands = candidates();
   auto keys = [](const Plan& p) {

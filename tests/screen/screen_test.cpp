@@ -155,6 +155,16 @@ TEST(Screen, ABudgetOnATargetThePredictionLacksIsAnInputError) {
   EXPECT_TRUE(accepted(p, {{"peak_memory_mb", 20.0}}, false));
 }
 
+// A hostile tester: the summary rounded a budget to 4 digits, so two budgets that decided a
+// configuration differently read the same.
+TEST(Screen, TheSummaryStatesEachBudgetAsGiven) {
+  ScreenOptions o;
+  o.budgets = {{"latency_ms", 0.6411248448079879}};
+  std::ostringstream out;
+  print_screen_summary(screen(synthetic_screen_configs(), synthetic_model_a(), nullptr, o), out);
+  EXPECT_NE(out.str().find("latency_ms <= 0.6411248448079879"), std::string::npos) << out.str();
+}
+
 TEST(Screen, BudgetsAreRespectedAndCountedExactly) {
   const auto cs = synthetic_screen_configs();
   const auto& m = synthetic_model_b();
