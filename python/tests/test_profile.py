@@ -100,6 +100,26 @@ def test_export_never_replaces_a_file_it_did_not_write(tmp_path):
         carb.export(tmp_path / "missing.db", tmp_path / "x.csv")
 
 
+def test_a_warning_made_an_error_stops_an_export_only_once_it_is_written(tmp_path):
+    # A hostile tester: with warnings as errors, export(force=True) kept the user's file, raised, and
+    # wrote nothing; every retry kept another copy. The warning is said once both files are written.
+    import warnings
+    db = tmp_path / "w.db"
+    carb.profile(SPREAD[:2], db, protocol=QUICK, check_meter=False, progress=False)
+    mine = tmp_path / "out.csv"
+    mine.write_text("my precious\n")
+    for _ in range(2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            try:
+                carb.export(db, mine, force=True)
+            except RuntimeWarning as e:
+                assert "kept as" in str(e)
+    assert mine.read_text().startswith("platform,")  # the export, written in full
+    assert (tmp_path / "out.earlier.csv").read_text() == "my precious\n"
+    assert not (tmp_path / "out.earlier-1.csv").exists()  # the second call replaced carb's own export
+
+
 @pytest.mark.parametrize("kwargs, error, message", [
     (dict(protocol={"passes": 5}), carb.InputError, "unknown protocol setting 'passes'"),
     (dict(protocol={"lock_clocks": True}), carb.InputError, "unknown protocol setting"),

@@ -17,6 +17,7 @@
 #include "carb/error.hpp"
 #include "data/csv.hpp"
 #include "util/fnv.hpp"
+#include "util/held_warnings.hpp"
 #include "util/json_error.hpp"
 
 namespace carb {
@@ -164,6 +165,9 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
   // warning that it did (fifty-eighth hostile pass). But first when a killed run left the CSV's
   // provenance staged: staging removes it as a dead run's temporary, and the keep needs it
   // (sixty-first hostile pass).
+  // What the recheck warns of (a file kept as <stem>.earlier.csv) is said once both are written: a
+  // handler that raises (Python's warnings made errors) must not stop the write after the keep.
+  detail::HeldWarnings held;
   const bool staged_first = recheck && !staged_provenance_of(csv).empty();
   if (staged_first) recheck();
   csv::StagedText side_staged(provenance_path(csv), side_text), csv_staged(csv, text);
@@ -182,6 +186,7 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
     throw DataError(std::string(e.what()) + "; " + csv.string() + " was written, complete, but its provenance " +
                     "was not: rerun the same command with --force to write both");
   }
+  held.release();
 }
 
 void write_dataset_with_provenance(const Dataset& d, const std::filesystem::path& csv, const nlohmann::json& provenance,

@@ -5,6 +5,7 @@
 
 #include "carb/error.hpp"
 #include "data/csv.hpp"
+#include "util/held_warnings.hpp"
 #include "data/keep_earlier.hpp"
 #include "data/provenance.hpp"
 #include "report_html.hpp"
@@ -251,8 +252,10 @@ void write_report(const ReportOptions& o) {
   // of what it would have replaced (fifty-eighth hostile pass, for the dataset outputs).
   const auto before = csv::file_id(o.out);
   csv::StagedText staged(o.out, html + seal(html));
+  detail::HeldWarnings held;  // "kept as ...earlier.html" said once the report is written
   check_report_output(o, true);
   (void)staged.commit(before);
+  held.release();
 }
 
 }  // namespace carb

@@ -1,5 +1,7 @@
 #include "carb/warning.hpp"
 
+#include "util/held_warnings.hpp"
+
 #include <atomic>
 #include <iostream>
 #include <mutex>
@@ -22,13 +24,41 @@ WarningHandler set_warning_handler(WarningHandler handler) {
   return std::exchange(current(), std::move(handler));
 }
 
+namespace {
+thread_local std::vector<std::string>* t_held = nullptr;  // the innermost HeldWarnings of this thread
+}  // namespace
+
 void warn(const std::string& text) {
+  if (t_held) return t_held->push_back(text);
   const std::lock_guard<std::mutex> g(lock());
   if (current())
     current()(text);
   else
     std::cerr << "carb: warning: " << text << '\n';
 }
+
+namespace detail {
+
+HeldWarnings::HeldWarnings() : outer_(t_held) { t_held = &held_; }
+
+void HeldWarnings::release() {
+  if (released_) return;
+  released_ = true;
+  t_held = outer_;
+  for (const std::string& w : held_) warn(w);  // to the outer holder, or said
+}
+
+HeldWarnings::~HeldWarnings() {
+  if (released_) return;
+  released_ = true;
+  t_held = outer_;
+  for (const std::string& w : held_) try {
+      warn(w);
+    } catch (...) {  // the failure in flight is the one to report
+    }
+}
+
+}  // namespace detail
 
 namespace {
 std::atomic<std::uint64_t> g_round{0};

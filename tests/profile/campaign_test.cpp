@@ -432,6 +432,13 @@ TEST_F(Campaign, AnExportOfAnUnfinishedCampaignSaysSo) {
   read_datasets({dir_ / "partial.csv"}, &notes);
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("the export of an unfinished campaign: 4 of the 6"), std::string::npos) << notes[0];
+  // One file given twice is said as such, not as every row a duplicate (eightieth hostile pass).
+  try {
+    read_datasets({dir_ / "partial.csv", dir_ / "." / "partial.csv"});
+    ADD_FAILURE() << "a file given twice was read as two";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is given twice"), std::string::npos) << e.what();
+  }
   // A second run giving the same configurations plans nothing new; a respelled width is the same
   // network; resumed to the end, the export is whole.
   std::vector<Config> respelled = six;
