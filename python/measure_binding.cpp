@@ -43,7 +43,8 @@ namespace {
 
 py::object profile(std::vector<carb::Config> configs, const std::filesystem::path& db, const std::string& backend,
                    const std::string& platform, const std::map<std::string, double>& protocol, bool group_architectures,
-                   bool check_meter, bool retry_errors, bool progress, const std::string& command_line, bool redo) {
+                   bool check_meter, bool retry_errors, bool progress, const std::string& command_line, bool redo,
+                   bool replan) {
   carb::ProfileOptions o;
   o.backend = backend;
   o.db = db;
@@ -51,6 +52,7 @@ py::object profile(std::vector<carb::Config> configs, const std::filesystem::pat
   o.check_meter = check_meter;
   o.retry_errors = retry_errors;
   o.redo = redo;
+  o.replan = replan;
   o.progress = progress;
   o.command_line = command_line;
   // As the CLI: CPU results depend on the thread count, so it is part of the default platform id.
@@ -103,7 +105,7 @@ py::object store_info(const std::filesystem::path& db) {
 void bind_measure(py::module_& m) {
   m.def("profile", &profile, py::arg("configs"), py::arg("db"), py::arg("backend"), py::arg("platform"),
         py::arg("protocol"), py::arg("group_architectures"), py::arg("check_meter"), py::arg("retry_errors"),
-        py::arg("progress"), py::arg("command_line"), py::arg("redo") = false);
+        py::arg("progress"), py::arg("command_line"), py::arg("redo") = false, py::arg("replan") = false);
   m.def("store_info", &store_info, py::arg("db"));
   m.def("export", &export_store, py::arg("db"), py::arg("out"), py::arg("platform"), py::arg("protocol"),
         py::arg("force"), py::arg("command_line"));

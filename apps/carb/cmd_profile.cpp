@@ -119,6 +119,10 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                               "measure the given configurations again, those stored ok too, each new row replacing "
                               "the stored one (for measurements `data export` refuses as disturbed: give them as "
                               "--configs with the store's other flags)");
+                 app.add_flag("--replan", c->o.replan,
+                              "this run's configurations become the store's whole plan for its platform and "
+                              "protocol: what earlier runs were given and this one is not is forgotten, and export "
+                              "no longer counts it as unmeasured (rows already measured stay)");
                  app.add_option("--platform", c->o.platform, "platform id stored with each row (default: <backend>-<threads>t)");
                  app.add_option("--warmup", p.warmup, "untimed warm-up passes")->capture_default_str()->check(in_range(0, 100000));
                  app.add_option("--min-passes", p.min_passes, "timed passes at least")->capture_default_str()->check(in_range(1, 1000000));

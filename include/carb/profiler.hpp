@@ -135,6 +135,10 @@ struct ProfileOptions {
   /// Measure every given configuration again, those stored ok too; the new row replaces the stored
   /// one (a disturbed measurement that `data export` refuses: "re-measure both").
   bool redo = false;
+  /// This run's configurations become the whole plan of its platform and protocol: what earlier runs
+  /// were given and this one is not is forgotten, so `data export` no longer counts it as unmeasured
+  /// (a campaign abandoned for a smaller one). Rows already measured stay.
+  bool replan = false;
 };
 
 struct ProfileSummary {

@@ -72,7 +72,10 @@ class Store {
   /// Records the configurations a run was given to measure for (platform, protocol_id), each once
   /// however often runs give it, in one transaction: what `carb data export` compares the stored
   /// rows with, so that an export of an unfinished campaign says so.
-  void put_planned(const std::string& platform, const std::string& protocol_id, const std::vector<Config>& configs);
+  /// With `replace`, these configurations become the pair's whole plan: what earlier runs were given
+  /// and this one is not is forgotten (their rows stay).
+  void put_planned(const std::string& platform, const std::string& protocol_id, const std::vector<Config>& configs,
+                   bool replace = false);
   /// The configuration keys runs recorded as planned for (platform, protocol_id), sorted; nullopt
   /// for a store made before carb kept that record (nothing is known of what was planned).
   std::optional<std::vector<std::string>> planned_keys(const std::string& platform,

@@ -84,7 +84,7 @@ def plan_pricing(protocol, backend, model):
 
 
 def profile(configs, db, backend="cpu", platform=None, protocol=None, group_architectures=False, check_meter=True,
-            retry_errors=False, progress=True, redo=False):
+            retry_errors=False, progress=True, redo=False, replan=False):
     """Measures `configs` (a list of carb.Config, a preset name or columns), in their order, into
     the SQLite store `db`, as `carb profile` does: resumable (what the store holds under the same
     platform and protocol is skipped), each row committed as it completes. `protocol`: a mapping of
@@ -96,7 +96,9 @@ def profile(configs, db, backend="cpu", platform=None, protocol=None, group_arch
     `group_architectures` measures one architecture at a time, in the order of their first
     configuration (carb.campaign_order gives the seeded order). `redo` measures the configurations
     again where the store holds them ok too, each new row replacing the stored one (`--redo`: for
-    measurements `data export` refuses as disturbed). Returns the summary as a dict
+    measurements `data export` refuses as disturbed). `replan` makes `configs` the store's whole plan
+    for this platform and protocol (`--replan`): what earlier calls were given and this one is not
+    is no longer counted as unmeasured by export and store_info. Returns the summary as a dict
     (`carb profile --format json`). SIGINT or SIGTERM stops it after the configuration in flight,
     keeping every row measured, and raises KeyboardInterrupt; calling it again resumes (a signal
     during the last configuration leaves nothing unmeasured: the call returns). As in the CLI, a
@@ -114,12 +116,13 @@ def profile(configs, db, backend="cpu", platform=None, protocol=None, group_arch
     settings = protocol_settings(protocol, PROFILE_PROTOCOL)
     flags = {name: _flag(v, name) for name, v in (("group_architectures", group_architectures),
                                                  ("check_meter", check_meter), ("retry_errors", retry_errors),
-                                                 ("progress", progress), ("redo", redo))}
+                                                 ("progress", progress), ("redo", redo), ("replan", replan))}
     command = (f"carb.profile({len(configs)} configurations, db={db!r}, backend={backend!r}, "
                f"platform={platform!r}, protocol={dict(protocol or {})!r}, "
                + ", ".join(f"{k}={v!r}" for k, v in flags.items()) + ") [Python]")
     s = _carb.profile(configs, db, backend, platform or "", settings, flags["group_architectures"],
-                      flags["check_meter"], flags["retry_errors"], flags["progress"], command, flags["redo"])
+                      flags["check_meter"], flags["retry_errors"], flags["progress"], command, flags["redo"],
+                      flags["replan"])
     if s.get("export_problems"):
         warnings.warn(f"carb: `data export` would refuse this store's rows of this platform and protocol: "
                       f"{s['export_problems']} problem(s) (first: {s.get('first_export_problem')}); measure those "

@@ -79,6 +79,11 @@ def test_an_export_of_an_unfinished_campaign_says_so(tmp_path):
     assert json.loads(cli.stdout)["campaigns"] == info["campaigns"]
     with pytest.raises(carb.InputError, match="no such measurement store"):
         carb.store_info(tmp_path / "missing.db")
+    # replan=True: the five measured become the whole plan, and nothing is unfinished any more.
+    again = carb.profile(SPREAD[:5], db, protocol=QUICK, check_meter=False, progress=False, replan=True)
+    assert again["skipped"] == 5
+    c = carb.store_info(db)["campaigns"][0]
+    assert (c["planned"], c["unmeasured"]) == (5, 0)
 
 
 def test_export_never_replaces_a_file_it_did_not_write(tmp_path):

@@ -726,7 +726,7 @@ void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& s
 }
 
 void Store::put_planned(const std::string& platform, const std::string& protocol_id,
-                        const std::vector<Config>& configs) {
+                        const std::vector<Config>& configs, bool replace) {
   // Every key made before the transaction opens: a throw inside it left the connection in it, and
   // every later put() went into a transaction rolled back at close (a review).
   std::vector<std::string> keys;
@@ -737,6 +737,11 @@ void Store::put_planned(const std::string& platform, const std::string& protocol
     exec(db_, path_, "BEGIN IMMEDIATE");
     try {
       exec(db_, path_, kPlannedTable);
+      if (replace) {
+        Stmt forget(db_, path_, "DELETE FROM planned WHERE platform = ?1 AND protocol_id = ?2");
+        forget.bind(1, platform).bind(2, protocol_id);
+        forget.run();
+      }
       Stmt s(db_, path_, "INSERT OR IGNORE INTO planned (platform, protocol_id, config_key) VALUES (?1, ?2, ?3)");
       for (const std::string& k : keys) {
         s.bind(1, platform).bind(2, protocol_id).bind(3, k);

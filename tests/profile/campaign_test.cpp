@@ -469,6 +469,34 @@ TEST_F(Campaign, AnExportOfAnUnfinishedCampaignSaysSo) {
   EXPECT_FALSE(is_sqlite_file(dir_ / "partial.csv"));
 }
 
+// A campaign abandoned for a smaller one kept being reported unfinished on every export: --replan
+// makes a run's configurations the whole plan of its platform and protocol.
+TEST_F(Campaign, ARunCanReplaceThePlanItsCampaignIsCountedAgainst) {
+  fake.temps = {40};
+  auto o = options();
+  o.protocol.cooldown_s = 0;
+  const auto configs = enumerate_preset("tiny");
+  const std::vector<Config> six(configs.begin(), configs.begin() + 6), two(configs.begin(), configs.begin() + 2);
+  fake.stop_after = 2;
+  run_profile(six, o);  // 2 of 6 measured
+  fake.stop_after = 0;
+  run_profile(two, o);  // a smaller run adds nothing to the plan
+  EXPECT_EQ(store_info(o.db).campaigns[0].unmeasured, 4u);
+  o.replan = true;
+  const auto s = run_profile(two, o);
+  EXPECT_EQ(s.skipped, 2u);  // nothing measured again
+  const StoreInfo info = store_info(o.db);
+  EXPECT_EQ(info.campaigns[0].planned, 2u);
+  EXPECT_EQ(info.campaigns[0].unmeasured, 0u);
+  EXPECT_EQ(info.campaigns[0].ok, 2u);
+  std::vector<std::string> said;
+  const auto before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  const ExportSummary e = export_store({o.db, dir_ / "two.csv", "fake", ""});
+  set_warning_handler(before);
+  EXPECT_TRUE(said.empty()) << said.front();
+  EXPECT_EQ(e.unmeasured, 0u);
+}
+
 TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {
   fake.temps = {40};
   struct Blind final : public Backend {
