@@ -52,10 +52,12 @@ carb::Dataset make_synthetic_cost_dataset(std::size_t n, unsigned seed) {
   const int res[] = {32, 64};
   const int batches[] = {1, 2, 4, 8, 16, 32};
   carb::Dataset d;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::set<std::string> drawn;  // each configuration once, as a dataset holds it (training refuses repeats)
+  while (d.rows.size() < n) {
     const carb::Config c{carb::Family::basic, depths[g() % 4],
                          widths[g() % 3],     res[g() % 2],
                          batches[g() % 6],    g() % 2 ? carb::Precision::fp32 : carb::Precision::bf16};
+    if (!drawn.insert(carb::config_key(c)).second) continue;
     const auto s = carb::network_totals(c);
     const double noise = 1.0 + 0.02 * ((g() % 2001) / 1000.0 - 1.0);
     carb::Record r;

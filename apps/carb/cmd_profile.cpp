@@ -29,6 +29,10 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   if (c.o.db.empty()) throw InputError("--db FILE is required");
   if (!c.plan.empty() && (c.src.given() || !c.src.shard_spec.empty()))
     throw InputError("give either --plan or --preset/--configs/--shard, not both");
+  // A hostile tester: each shard's --replan erased the other shards' plan in a shared store.
+  if (c.o.replan && !c.src.shard_spec.empty())
+    throw InputError("--replan makes a run's configurations the whole plan, and a shard is part of one: replan "
+                     "with the whole --preset or --configs, without --shard");
   if (!c.plan.empty() && c.arch_order >= 0)
     throw InputError("--arch-order reorders configurations; a plan is measured in its own order (--group-architectures "
                      "groups it by architecture): give one of them");

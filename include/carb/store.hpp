@@ -73,9 +73,13 @@ class Store {
   /// however often runs give it, in one transaction: what `carb data export` compares the stored
   /// rows with, so that an export of an unfinished campaign says so.
   /// With `replace`, these configurations become the pair's whole plan: what earlier runs were given
-  /// and this one is not is forgotten (their rows stay).
+  /// and this one is not is forgotten (their rows stay). `command`, when given, is recorded as the
+  /// run's (plan_commands), in the same transaction.
   void put_planned(const std::string& platform, const std::string& protocol_id, const std::vector<Config>& configs,
-                   bool replace = false);
+                   bool replace = false, const std::string& command = "");
+  /// The commands of the runs that recorded the pair's plan, oldest first (since the last replace);
+  /// empty for a store made before carb recorded them, or runs that gave none.
+  std::vector<std::string> plan_commands(const std::string& platform, const std::string& protocol_id) const;
   /// The configuration keys runs recorded as planned for (platform, protocol_id), sorted; nullopt
   /// for a store made before carb kept that record (nothing is known of what was planned).
   std::optional<std::vector<std::string>> planned_keys(const std::string& platform,

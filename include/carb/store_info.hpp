@@ -1,6 +1,6 @@
 // `carb data info STORE.db`: what a measurement store holds, without exporting it. Per platform and
 // protocol, the rows by status and, where runs recorded what they were given, how many of those
-// configurations have no row yet: how far a campaign has come, and the command that resumes it.
+// configurations have no row yet: how far a campaign has come, and the runs that planned it.
 #pragma once
 #include <cstddef>
 #include <filesystem>
@@ -18,8 +18,10 @@ struct StoreCampaign {
   /// The configurations runs were given and those with no row (by network, as resume counts);
   /// empty for a store made before carb recorded them.
   std::optional<std::size_t> planned, unmeasured;
-  /// The command of the first run under this protocol (as recorded in its settings), "" if none.
-  std::string command;
+  /// The commands of the runs that planned it, oldest first (since the last --replan); run again,
+  /// each measures what it was given and lacks. For a store made before carb recorded them, the
+  /// first run's command under this protocol (from its settings), if any.
+  std::vector<std::string> commands;
 };
 
 struct StoreInfo {
@@ -29,7 +31,8 @@ struct StoreInfo {
   nlohmann::json to_json() const;
 };
 
-/// True when `file` starts as an SQLite database does (what `data info` takes for a store).
+/// True when `file` is a regular file that starts as an SQLite database does (what `data info` takes
+/// for a store).
 bool is_sqlite_file(const std::filesystem::path& file);
 
 /// Reads the store without changing it (StoreAccess::read_only). Throws InputError for a missing

@@ -158,7 +158,8 @@ def export(db, out, platform=None, protocol=None, force=False):
 def store_info(db):
     """What the measurement store `db` holds, as `carb data info STORE.db` says it, without exporting
     it: {"store", "rows", "campaigns": [{"platform", "protocol_id", "ok", "oom", "error", "planned",
-    "unmeasured", "command"}]}, one campaign per platform and protocol; `planned` is how many
+    "unmeasured", "commands"}]}, one campaign per platform and protocol; `planned` is how many
     configurations its runs were given and `unmeasured` how many of them have no row yet (both None
-    for a store made before carb recorded them), `command` the first run's, which resumes it."""
+    for a store made before carb recorded them), `commands` those of the runs that planned it, oldest
+    first (a run measures what it was given and lacks when called again)."""
     return _carb.store_info(_path(db, "db"))

@@ -218,6 +218,14 @@ std::string read_text(const std::filesystem::path& file, const char* kind) {
   return read_all(fd, file);
 }
 
+bool starts_as_sqlite(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return false;
+  std::ifstream in(file, std::ios::binary);
+  char head[16] = {};
+  return in.read(head, sizeof head) && std::string_view(head, sizeof head) == std::string_view("SQLite format 3\0", 16);
+}
+
 std::vector<Row> read_file(const std::filesystem::path& file) {
   const std::string text = read_text(file, "CSV file");
   // A measurement store given where a dataset goes was said to hold "byte 0xf8", which is no help.

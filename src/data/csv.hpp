@@ -47,8 +47,13 @@ void refuse_waiting_source(const std::filesystem::path& file);
 /// `kind` names what a directory in its place is not ("file", "CSV file").
 std::string read_text(const std::filesystem::path& file, const char* kind = "file");
 
+/// True when `file` is a regular file that starts as an SQLite database does (a measurement store);
+/// false for anything else, a pipe too (never opened).
+bool starts_as_sqlite(const std::filesystem::path& file);
+
 /// Reads and parses a file; throws DataError when it cannot be read, is a directory, a named pipe
-/// or a socket (refuse_waiting_source), or is larger than kMaxFileBytes.
+/// or a socket (refuse_waiting_source), is an SQLite database (naming the export command), or is
+/// larger than kMaxFileBytes.
 std::vector<Row> read_file(const std::filesystem::path& file);
 
 /// A field quoted only when it needs to be (comma, quote, CR/LF, surrounding spaces).

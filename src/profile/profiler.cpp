@@ -149,7 +149,7 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   // What this run was given, so that an export of the store says when a campaign is unfinished
   // (a run stopped in a preset's grid order holds its small networks only, and read as a dataset
   // without a word that was a biased sample).
-  store.put_planned(o.platform, pid, configs, o.replan);
+  store.put_planned(o.platform, pid, configs, o.replan, o.command_line);
   // Done by network: a resume that spells a width otherwise (0.251 for 0.25, the same channels)
   // measured the network again, and the store could then not be exported (fourteenth hostile pass).
   // Sixtieth hostile pass: a machine fault (ulimit -n 8) stored every configuration as error, and

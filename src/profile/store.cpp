@@ -59,6 +59,7 @@ CREATE TABLE measurements (
 CREATE TABLE protocols (id TEXT PRIMARY KEY, settings TEXT NOT NULL);
 CREATE TABLE planned (platform TEXT NOT NULL, protocol_id TEXT NOT NULL, config_key TEXT NOT NULL,
                       PRIMARY KEY (platform, protocol_id, config_key)) WITHOUT ROWID;
+CREATE TABLE plan_runs (platform TEXT NOT NULL, protocol_id TEXT NOT NULL, command TEXT NOT NULL);
 )sql";
 
 // What runs were given to measure (Store::put_planned). Made with the schema since 2026-12-06, and
@@ -67,6 +68,9 @@ CREATE TABLE planned (platform TEXT NOT NULL, protocol_id TEXT NOT NULL, config_
 constexpr const char* kPlannedTable =
     "CREATE TABLE IF NOT EXISTS planned (platform TEXT NOT NULL, protocol_id TEXT NOT NULL, "
     "config_key TEXT NOT NULL, PRIMARY KEY (platform, protocol_id, config_key)) WITHOUT ROWID";
+// The commands of the runs that planned, in order (Store::plan_commands): what `data info` names.
+constexpr const char* kPlanRunsTable =
+    "CREATE TABLE IF NOT EXISTS plan_runs (platform TEXT NOT NULL, protocol_id TEXT NOT NULL, command TEXT NOT NULL)";
 
 [[noreturn]] void fail(sqlite3* db, const std::filesystem::path& file, const std::string& what) {
   throw MeasureError(file.string() + ": " + what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
@@ -726,7 +730,7 @@ void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& s
 }
 
 void Store::put_planned(const std::string& platform, const std::string& protocol_id,
-                        const std::vector<Config>& configs, bool replace) {
+                        const std::vector<Config>& configs, bool replace, const std::string& command) {
   // Every key made before the transaction opens: a throw inside it left the connection in it, and
   // every later put() went into a transaction rolled back at close (a review).
   std::vector<std::string> keys;
@@ -737,10 +741,18 @@ void Store::put_planned(const std::string& platform, const std::string& protocol
     exec(db_, path_, "BEGIN IMMEDIATE");
     try {
       exec(db_, path_, kPlannedTable);
-      if (replace) {
-        Stmt forget(db_, path_, "DELETE FROM planned WHERE platform = ?1 AND protocol_id = ?2");
-        forget.bind(1, platform).bind(2, protocol_id);
-        forget.run();
+      exec(db_, path_, kPlanRunsTable);
+      if (replace)
+        for (const char* sql : {"DELETE FROM planned WHERE platform = ?1 AND protocol_id = ?2",
+                                "DELETE FROM plan_runs WHERE platform = ?1 AND protocol_id = ?2"}) {
+          Stmt forget(db_, path_, sql);
+          forget.bind(1, platform).bind(2, protocol_id);
+          forget.run();
+        }
+      if (!command.empty()) {
+        Stmt run(db_, path_, "INSERT INTO plan_runs (platform, protocol_id, command) VALUES (?1, ?2, ?3)");
+        run.bind(1, platform).bind(2, protocol_id).bind(3, command);
+        run.run();
       }
       Stmt s(db_, path_, "INSERT OR IGNORE INTO planned (platform, protocol_id, config_key) VALUES (?1, ?2, ?3)");
       for (const std::string& k : keys) {
@@ -766,6 +778,16 @@ std::optional<std::vector<std::string>> Store::planned_keys(const std::string& p
   std::vector<std::string> keys;
   while (s.step()) keys.push_back(s.text(0));
   return keys;
+}
+
+std::vector<std::string> Store::plan_commands(const std::string& platform, const std::string& protocol_id) const {
+  std::vector<std::string> out;
+  if (query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plan_runs'") == 0)
+    return out;
+  Stmt s(db_, path_, "SELECT command FROM plan_runs WHERE platform = ?1 AND protocol_id = ?2 ORDER BY rowid");
+  s.bind(1, platform).bind(2, protocol_id);
+  while (s.step()) out.push_back(s.text(0));
+  return out;
 }
 
 std::vector<std::pair<std::string, std::string>> Store::planned_pairs() const {

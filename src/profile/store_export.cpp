@@ -142,9 +142,9 @@ ExportSummary export_store(const ExportOptions& o) {
   if (progress && progress->unmeasured > 0)
     warn(o.out.string() + " holds an unfinished campaign: " + std::to_string(progress->unmeasured) + " of the " +
          std::to_string(progress->planned) + " configurations its runs were given have no row in " + o.db.string() +
-         " (a run stopped before them; `carb data info " + o.db.string() + "` names the first run's command, "
-         "which measures only what is missing when run again), so read this export as a partial sample of what "
-         "was planned");
+         " (a run stopped before them; `carb data info " + o.db.string() + "` names the runs that planned them, "
+         "each of which measures only what it lacks when run again), so read this export as a partial sample of "
+         "what was planned");
   ExportSummary summary;
   summary.rows = d.rows.size();
   summary.platforms.assign(platforms.begin(), platforms.end());

@@ -1,6 +1,7 @@
 // `carb data info STORE.db` (store_info.hpp): a store's rows and campaigns, read without changing it.
 #include "carb/store_info.hpp"
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 #include <map>
@@ -12,18 +13,13 @@
 #include "carb/error.hpp"
 #include "carb/store.hpp"
 #include "carb/text_table.hpp"
+#include "data/csv.hpp"
 #include "data/provenance.hpp"
 #include "planned.hpp"
 
 namespace carb {
 
-bool is_sqlite_file(const std::filesystem::path& file) {
-  static constexpr std::array<char, 16> kMagic = {'S', 'Q', 'L', 'i', 't', 'e', ' ', 'f',
-                                                  'o', 'r', 'm', 'a', 't', ' ', '3', '\0'};
-  std::ifstream in(file, std::ios::binary);
-  std::array<char, 16> head{};
-  return in.read(head.data(), head.size()) && head == kMagic;
-}
+bool is_sqlite_file(const std::filesystem::path& file) { return csv::starts_as_sqlite(file); }
 
 StoreInfo store_info(const std::filesystem::path& db) {
   // As export: a typo must not read as an empty store (Store would create one, were it not read-only).
@@ -51,9 +47,12 @@ StoreInfo store_info(const std::filesystem::path& db) {
   for (auto& [pair, c] : by_pair) {
     if (const auto p = planned_progress(store, pair.first, pair.second, networks[pair]); p && p->planned > 0)
       c.planned = p->planned, c.unmeasured = p->unmeasured;
-    if (settings.contains(c.protocol_id) && settings[c.protocol_id].is_object() &&
+    // The runs that planned it (a hostile tester: the first run's command was named as the one that
+    // resumes the campaign after a --replan had dropped its configurations from the plan).
+    c.commands = store.plan_commands(pair.first, pair.second);
+    if (c.commands.empty() && settings.contains(c.protocol_id) && settings[c.protocol_id].is_object() &&
         settings[c.protocol_id].contains("command") && settings[c.protocol_id]["command"].is_string())
-      c.command = settings[c.protocol_id]["command"].get<std::string>();
+      c.commands.push_back(settings[c.protocol_id]["command"].get<std::string>());
     info.campaigns.push_back(c);
   }
   return info;
@@ -69,7 +68,7 @@ nlohmann::json StoreInfo::to_json() const {
                     {"error", c.error},
                     {"planned", c.planned ? nlohmann::json(*c.planned) : nlohmann::json()},
                     {"unmeasured", c.unmeasured ? nlohmann::json(*c.unmeasured) : nlohmann::json()},
-                    {"command", c.command}});
+                    {"commands", c.commands}});
   return {{"store", db.string()}, {"rows", rows}, {"campaigns", list}};
 }
 
@@ -88,8 +87,15 @@ std::string format_store_info(const StoreInfo& info) {
     if (!c.unmeasured || *c.unmeasured == 0) continue;
     out << "\n" << c.platform << " (" << c.protocol_id << "): " << *c.unmeasured << " of " << *c.planned
         << " configurations its runs were given have no row yet";
-    if (!c.command.empty()) out << "; its first run was: " << c.command;
-    out << " (the same command resumes it, measuring only what is missing)\n";
+    if (!c.commands.empty()) {
+      const std::size_t shown = std::min<std::size_t>(c.commands.size(), 3);
+      out << "; " << (c.commands.size() == 1 ? "the run that planned it" : "the runs that planned it");
+      if (shown < c.commands.size()) out << " (the last " << shown << " of " << c.commands.size() << ")";
+      out << ":";
+      for (std::size_t i = c.commands.size() - shown; i < c.commands.size(); ++i) out << "\n  " << c.commands[i];
+      out << "\n(run again, a run measures only what it was given and lacks)";
+    }
+    out << "\n";
   }
   if (unknown) out << "\n(-: the store was made before carb recorded what its runs were given)\n";
   return out.str();

@@ -478,17 +478,25 @@ TEST_F(Campaign, ARunCanReplaceThePlanItsCampaignIsCountedAgainst) {
   const auto configs = enumerate_preset("tiny");
   const std::vector<Config> six(configs.begin(), configs.begin() + 6), two(configs.begin(), configs.begin() + 2);
   fake.stop_after = 2;
+  o.command_line = "carb profile --preset six";
   run_profile(six, o);  // 2 of 6 measured
   fake.stop_after = 0;
+  o.command_line = "carb profile --configs two.csv";
   run_profile(two, o);  // a smaller run adds nothing to the plan
   EXPECT_EQ(store_info(o.db).campaigns[0].unmeasured, 4u);
+  EXPECT_EQ(store_info(o.db).campaigns[0].commands,
+            (std::vector<std::string>{"carb profile --preset six", "carb profile --configs two.csv"}));
   o.replan = true;
+  o.command_line = "carb profile --configs two.csv --replan";
   const auto s = run_profile(two, o);
   EXPECT_EQ(s.skipped, 2u);  // nothing measured again
   const StoreInfo info = store_info(o.db);
   EXPECT_EQ(info.campaigns[0].planned, 2u);
   EXPECT_EQ(info.campaigns[0].unmeasured, 0u);
   EXPECT_EQ(info.campaigns[0].ok, 2u);
+  // The runs that planned it are this one alone (a hostile tester: the first run's command, whose
+  // configurations the replan dropped, was named as the one that resumes the campaign).
+  EXPECT_EQ(info.campaigns[0].commands, (std::vector<std::string>{"carb profile --configs two.csv --replan"}));
   std::vector<std::string> said;
   const auto before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
   const ExportSummary e = export_store({o.db, dir_ / "two.csv", "fake", ""});

@@ -66,7 +66,7 @@ void expect_store_sound(const fs::path& db, const std::string& when) {
     return;
   }
   EXPECT_EQ(version.front(), "1") << when;
-  EXPECT_EQ(tables, std::vector<std::string>{"3"}) << when;  // measurements, protocols, planned
+  EXPECT_EQ(tables, std::vector<std::string>{"4"}) << when;  // measurements, protocols, planned, plan_runs
   try {
     const Store store(db);  // what `carb data export` opens
     for (const auto& r : store.to_dataset().rows) {
