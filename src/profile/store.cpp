@@ -428,6 +428,14 @@ void unlock_writer(int fd) {
   g_locked.erase(fd);
 }
 
+// Whether the store has table `name`: the tables added to schema 1 later (planned, plan_runs) are
+// missing from stores made before them, which read as "nothing recorded".
+bool has_table(sqlite3* db, const std::filesystem::path& file, const std::string& name) {
+  Stmt s(db, file, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1");
+  s.bind(1, name);
+  return s.step();
+}
+
 bool has_carb_tables(sqlite3* db, const std::filesystem::path& file) {
   return query_int(db, file,
                    "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('measurements', 'protocols')") == 2;
@@ -771,8 +779,7 @@ void Store::put_planned(const std::string& platform, const std::string& protocol
 
 std::optional<std::vector<std::string>> Store::planned_keys(const std::string& platform,
                                                             const std::string& protocol_id) const {
-  if (query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'planned'") == 0)
-    return std::nullopt;
+  if (!has_table(db_, path_, "planned")) return std::nullopt;
   Stmt s(db_, path_, "SELECT config_key FROM planned WHERE platform = ?1 AND protocol_id = ?2 ORDER BY config_key");
   s.bind(1, platform).bind(2, protocol_id);
   std::vector<std::string> keys;
@@ -782,8 +789,7 @@ std::optional<std::vector<std::string>> Store::planned_keys(const std::string& p
 
 std::vector<std::string> Store::plan_commands(const std::string& platform, const std::string& protocol_id) const {
   std::vector<std::string> out;
-  if (query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'plan_runs'") == 0)
-    return out;
+  if (!has_table(db_, path_, "plan_runs")) return out;
   Stmt s(db_, path_, "SELECT command FROM plan_runs WHERE platform = ?1 AND protocol_id = ?2 ORDER BY rowid");
   s.bind(1, platform).bind(2, protocol_id);
   while (s.step()) out.push_back(s.text(0));
@@ -792,8 +798,7 @@ std::vector<std::string> Store::plan_commands(const std::string& platform, const
 
 std::vector<std::pair<std::string, std::string>> Store::planned_pairs() const {
   std::vector<std::pair<std::string, std::string>> out;
-  if (query_int(db_, path_, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'planned'") == 0)
-    return out;
+  if (!has_table(db_, path_, "planned")) return out;
   Stmt s(db_, path_, "SELECT DISTINCT platform, protocol_id FROM planned ORDER BY platform, protocol_id");
   while (s.step()) out.emplace_back(s.text(0), s.text(1));
   return out;

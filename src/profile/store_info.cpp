@@ -2,8 +2,6 @@
 #include "carb/store_info.hpp"
 
 #include <algorithm>
-#include <array>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
