@@ -9,18 +9,20 @@
 # That machine has no package registry: the Debian -dev packages carb's core needs (XGBoost,
 # SQLite, CLI11, nlohmann-json) travel unpacked in .deps/root (see scripts/gpu_deps.sh).
 # Usage there: OUT=... CARB_GPU_BUDGET_S=450 scripts/gpu_profile.sh
+# PLATFORM is h200 on an H200, h100 on an H100 (read from nvidia-smi; CARB_GPU_PLATFORM overrides): every
+# file below is that platform's, and a lease on another GPU starts that GPU's own campaign.
 # CARB_GPU_ENERGY_TICKS=N pins --energy-ticks (keep it the same across the leases of one campaign:
 # it is part of the protocol id, and rows of another id are measured again instead of resumed).
 # CARB_GPU_STUDY_S=S (default 200; 0 skips it) spends at most S seconds on the window study
 # (data/gpu/window-study-configs.csv, 5 s traces, 3 repeats, repeat-major): a study already in
-# data/gpu/h200-window-study.csv is continued, not repeated, and a complete one costs nothing.
+# data/gpu/PLATFORM-window-study.csv is continued, not repeated, and a complete one costs nothing.
 # Its result sets --energy-ticks: the shortest tick-aligned window whose p90 deviation from the
 # 5 s reference is <= 3% (scripts/window_study.py); without one, 1 s worth of counter periods.
 # CARB_GPU_DEPLOY_S=S first spends S seconds on the `deploy` preset (resolutions 160-256, what
-# people run) into $OUT/h200-deploy.csv: rows that test how the model, trained on the paper
+# people run) into $OUT/PLATFORM-deploy.csv: rows that test how the model, trained on the paper
 # preset, holds past its grid (README, "Predicting past the grid").
 # CARB_GPU_REPEAT_N=N (with CARB_GPU_REPEAT_S, default 60 s, kept back from the campaign) measures
-# N ok configurations of the campaign, drawn at random, again into $OUT/h200-repeat.csv, for the energy
+# N ok configurations of the campaign, drawn at random, again into $OUT/PLATFORM-repeat.csv, for the energy
 # repeatability R^2 (scripts/repeatability.py).
 # CARB_GPU_PER_ARCH=K (default 6) measures K configurations of each architecture per visit, in rounds.
 # CARB_GPU_PLAN=plan.csv (from `carb plan --model models/h200 --preset paper --exclude data/h200.csv
@@ -56,6 +58,18 @@ PER_ARCH=${CARB_GPU_PER_ARCH:-6}
 step "machine (read only; nothing is set)"
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")'
 nvidia-smi --query-gpu=name,driver_version,power.limit,power.default_limit,power.draw,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,persistence_mode,compute_mode,mig.mode.current --format=csv
+# The platform is named after the GPU read here, so that an H100's rows never join the H200's
+# campaign (its store, its data/PLATFORM.csv, its window study); carb profile refuses a store whose
+# protocol record names another GPU anyway. CARB_GPU_PLATFORM=name overrides.
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+case "$GPU_NAME" in
+  *H200*) PLAT=h200 ;;
+  *H100*) PLAT=h100 ;;
+  *) PLAT=$(echo "$GPU_NAME" | tr 'A-Z' 'a-z' | sed -E 's/^nvidia //; s/[^a-z0-9]+/-/g; s/^-+|-+$//g') ;;
+esac
+PLAT=${CARB_GPU_PLATFORM:-$PLAT}
+[[ "$PLAT" =~ ^[a-z0-9][a-z0-9._-]*$ ]] || die "no platform name from the GPU name '$GPU_NAME': set CARB_GPU_PLATFORM"
+echo "platform: $PLAT (GPU '$GPU_NAME'); files: data/$PLAT.csv, data/gpu/$PLAT-*"
 g++ --version | head -1; cmake --version | head -1
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 CUDA_ROOT=$(dirname "$(dirname "$NVCC")")
@@ -81,37 +95,37 @@ cmake --build build-gpu -j"$(nproc)" --target carb carb_torch >"$W/build.log" 2>
 B=build-gpu/carb
 
 step "meter check (idle GPU)"
-$B meter --backend cuda --seconds 3 --format json | tee "$OUT/h200-meter.json" || die "meter check failed"
-PERIOD_MS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("period_ms") or "")' "$OUT/h200-meter.json")
+$B meter --backend cuda --seconds 3 --format json | tee "$OUT/${PLAT}-meter.json" || die "meter check failed"
+PERIOD_MS=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("period_ms") or "")' "$OUT/${PLAT}-meter.json")
 
-STUDY=data/gpu/h200-window-study.csv
+STUDY=data/gpu/${PLAT}-window-study.csv
 # A study already shipped has its verdict: later leases add its repeats in 100 s slices.
 STUDY_S=${CARB_GPU_STUDY_S:-200}
 [ -z "${CARB_GPU_STUDY_S:-}" ] && [ -f "$STUDY" ] && STUDY_S=100
 # Leave the campaign and the export at least 150 s of the budget.
 LEFT_FOR_STUDY=$((BUDGET - ($(date +%s) - T0) - 150))
 [ "$STUDY_S" -gt "$LEFT_FOR_STUDY" ] && STUDY_S=$LEFT_FOR_STUDY
-[ -f "$STUDY" ] && cp "$STUDY" "$W/h200-window-study.csv" && cp "$STUDY.json" "$W/h200-window-study.csv.json" 2>/dev/null
+[ -f "$STUDY" ] && cp "$STUDY" "$W/${PLAT}-window-study.csv" && cp "$STUDY.json" "$W/${PLAT}-window-study.csv.json" 2>/dev/null
 if [ "$STUDY_S" -gt 10 ]; then
   step "window study (at most $STUDY_S s; resumes $STUDY when present)"
   timeout -k 10 "$STUDY_S" $B meter --backend cuda --study data/gpu/window-study-configs.csv \
-    --out "$W/h200-window-study.csv" --trace-s 5 --windows 0.1,0.25,0.5,1,2 --repeats 3 --warmup 5
+    --out "$W/${PLAT}-window-study.csv" --trace-s 5 --windows 0.1,0.25,0.5,1,2 --repeats 3 --warmup 5
   echo "window study exit status $?"
 else
   step "window study skipped (CARB_GPU_STUDY_S or the budget)"
 fi
-if [ -f "$W/h200-window-study.csv" ]; then
-  cp "$W/h200-window-study.csv" "$OUT/"
-  cp "$W/h200-window-study.csv.json" "$OUT/" 2>/dev/null
-  python3 scripts/window_study.py "$OUT/h200-window-study.csv" | tee "$OUT/h200-window-study.txt"
+if [ -f "$W/${PLAT}-window-study.csv" ]; then
+  cp "$W/${PLAT}-window-study.csv" "$OUT/"
+  cp "$W/${PLAT}-window-study.csv.json" "$OUT/" 2>/dev/null
+  python3 scripts/window_study.py "$OUT/${PLAT}-window-study.csv" | tee "$OUT/${PLAT}-window-study.txt"
 fi
 TICKS=${CARB_GPU_ENERGY_TICKS:-}
-# A campaign keeps its protocol across leases: the tick count of the rows already in data/h200.csv
+# A campaign keeps its protocol across leases: the tick count of the rows already in data/${PLAT}.csv
 # (the protocol id includes it; rows of another id would be measured again, not resumed).
-[ -z "$TICKS" ] && [ -f data/h200.csv ] &&
-  TICKS=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1])), {}); print(r.get("energy_ticks") or "")' data/h200.csv)
-[ -z "$TICKS" ] && [ -f "$OUT/h200-window-study.csv" ] &&
-  TICKS=$(python3 scripts/window_study.py --json "$OUT/h200-window-study.csv" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("energy_ticks") or "")')
+[ -z "$TICKS" ] && [ -f data/${PLAT}.csv ] &&
+  TICKS=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1])), {}); print(r.get("energy_ticks") or "")' data/${PLAT}.csv)
+[ -z "$TICKS" ] && [ -f "$OUT/${PLAT}-window-study.csv" ] &&
+  TICKS=$(python3 scripts/window_study.py --json "$OUT/${PLAT}-window-study.csv" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("energy_ticks") or "")')
 if [ -z "$TICKS" ] && [ -n "$PERIOD_MS" ]; then  # no study verdict yet: 1 s worth of counter periods
   TICKS=$(python3 -c 'import math,sys; print(max(1, math.ceil(1000 / float(sys.argv[1]) - 0.05)))' "$PERIOD_MS")
 fi
@@ -144,11 +158,11 @@ basic,18,1,224,8,fp32
 CSV
 # Row 2 reuses row 1's network (net_reused 1); row 5 asks for far more than the GPU holds: expect
 # status oom, then row 6 ok again. Utilization on every row, so that path runs before the campaign.
-$B profile --backend cuda --platform h200 --db "$W/probe.db" --configs "$W/probe.csv" $P --util all --format json ||
+$B profile --backend cuda --platform ${PLAT} --db "$W/probe.db" --configs "$W/probe.csv" $P --util all --format json ||
   die "probe profiling failed"
-$B data export --db "$W/probe.db" --out "$OUT/h200-probe.csv" || die "probe export failed"
-cat "$OUT/h200-probe.csv"
-head -c 4000 "$OUT/h200-probe.json"; echo
+$B data export --db "$W/probe.db" --out "$OUT/${PLAT}-probe.csv" || die "probe export failed"
+cat "$OUT/${PLAT}-probe.csv"
+head -c 4000 "$OUT/${PLAT}-probe.json"; echo
 fi
 
 # Architectures in a seeded random order, visited in rounds of CARB_GPU_PER_ARCH (default 6)
@@ -159,13 +173,13 @@ fi
 SEED=20261130
 
 if [ -n "${CARB_GPU_DEPLOY_S:-}" ]; then
-  [ -f data/gpu/h200-deploy.db ] && [ ! -f "$W/h200-deploy.db" ] && cp data/gpu/h200-deploy.db "$W/h200-deploy.db"
+  [ -f data/gpu/${PLAT}-deploy.db ] && [ ! -f "$W/${PLAT}-deploy.db" ] && cp data/gpu/${PLAT}-deploy.db "$W/${PLAT}-deploy.db"
   step "profile the deploy preset in architecture order for $CARB_GPU_DEPLOY_S s"
-  timeout -k 25 "$CARB_GPU_DEPLOY_S" $B profile --backend cuda --platform h200 --db "$W/h200-deploy.db" \
+  timeout -k 25 "$CARB_GPU_DEPLOY_S" $B profile --backend cuda --platform ${PLAT} --db "$W/${PLAT}-deploy.db" \
     --preset deploy --arch-order $SEED --per-arch "$PER_ARCH" $P $UTIL
   echo "deploy profile exit status $?"
-  $B data export --db "$W/h200-deploy.db" --out "$OUT/h200-deploy.csv" --platform h200 || die "deploy export failed"
-  cp "$W/h200-deploy.db" "$OUT/h200-deploy.db"
+  $B data export --db "$W/${PLAT}-deploy.db" --out "$OUT/${PLAT}-deploy.csv" --platform ${PLAT} || die "deploy export failed"
+  cp "$W/${PLAT}-deploy.db" "$OUT/${PLAT}-deploy.db"
 fi
 
 if [ -n "${CARB_GPU_PLAN:-}" ]; then
@@ -176,32 +190,32 @@ else
   ORDER=(--preset paper --arch-order $SEED --per-arch "$PER_ARCH")
 fi
 # A store from an earlier lease (same protocol) resumes: its configurations are skipped. The shipped
-# one (data/gpu/h200-campaign.db) by default, unless this machine's own store is already there (a
+# one (data/gpu/${PLAT}-campaign.db) by default, unless this machine's own store is already there (a
 # second call of one lease).
-RESUME=${CARB_GPU_RESUME_DB:-data/gpu/h200-campaign.db}
+RESUME=${CARB_GPU_RESUME_DB:-data/gpu/${PLAT}-campaign.db}
 # A copied store must not meet the -wal/-shm of the one it replaces.
-[ -f "$RESUME" ] && { [ -n "${CARB_GPU_RESUME_DB:-}" ] || [ ! -f "$W/h200.db" ]; } &&
-  rm -f "$W/h200.db-wal" "$W/h200.db-shm" && cp "$RESUME" "$W/h200.db"
+[ -f "$RESUME" ] && { [ -n "${CARB_GPU_RESUME_DB:-}" ] || [ ! -f "$W/${PLAT}.db" ]; } &&
+  rm -f "$W/${PLAT}.db-wal" "$W/${PLAT}.db-shm" && cp "$RESUME" "$W/${PLAT}.db"
 REPEAT_N=${CARB_GPU_REPEAT_N:-0}
 REPEAT_S=0; [ "$REPEAT_N" -gt 0 ] && REPEAT_S=${CARB_GPU_REPEAT_S:-60}
 LEFT=$((BUDGET - ($(date +%s) - T0) - 40 - REPEAT_S))
 [ "$LEFT" -gt 20 ] || die "no time left to profile"
 echo "profiling for at most $LEFT s"
-timeout -k 25 "$LEFT" $B profile --backend cuda --platform h200 --db "$W/h200.db" "${ORDER[@]}" $P $UTIL --format json |
+timeout -k 25 "$LEFT" $B profile --backend cuda --platform ${PLAT} --db "$W/${PLAT}.db" "${ORDER[@]}" $P $UTIL --format json |
   tee "$W/summary.json"
 echo "profile exit status ${PIPESTATUS[0]}"
 step export
-$B data export --db "$W/h200.db" --out "$OUT/h200.csv" --platform h200 || die "export failed"
-cp "$W/h200.db" "$OUT/h200.db"
-$B data info "$OUT/h200.csv" 2>&1 | head -60 || true
+$B data export --db "$W/${PLAT}.db" --out "$OUT/${PLAT}.csv" --platform ${PLAT} || die "export failed"
+cp "$W/${PLAT}.db" "$OUT/${PLAT}.db"
+$B data info "$OUT/${PLAT}.csv" 2>&1 | head -60 || true
 if [ "$REPEAT_N" -gt 0 ]; then
   # Repeatability: REPEAT_N ok configurations drawn at random (seeded; the first N of an
   # architecture-ordered campaign would be one or two architectures) measured again, in a store of
   # their own (so nothing is resumed), same protocol, no utilization windows.
   step "measure $REPEAT_N configurations again for repeatability (at most $REPEAT_S s)"
-  # Only rows measured in this lease (not in the shipped data/h200.csv): a repeat minutes later, not
+  # Only rows measured in this lease (not in the shipped data/${PLAT}.csv): a repeat minutes later, not
   # a lease-to-lease comparison.
-  python3 - "$OUT/h200.csv" "$REPEAT_N" data/h200.csv >"$W/repeat.csv" <<'PY'
+  python3 - "$OUT/${PLAT}.csv" "$REPEAT_N" data/${PLAT}.csv >"$W/repeat.csv" <<'PY'
 import csv, os, random, sys
 keys = ["family", "depth", "width", "resolution", "batch", "precision"]
 shipped = set()
@@ -213,18 +227,18 @@ print(",".join(keys))
 for r in rows:
     print(",".join(r[k] for k in keys))
 PY
-  rm -f "$W/h200-repeat.db" "$W/h200-repeat.db-wal" "$W/h200-repeat.db-shm"  # nothing resumed
-  timeout -k 10 "$REPEAT_S" $B profile --backend cuda --platform h200 --db "$W/h200-repeat.db" \
+  rm -f "$W/${PLAT}-repeat.db" "$W/${PLAT}-repeat.db-wal" "$W/${PLAT}-repeat.db-shm"  # nothing resumed
+  timeout -k 10 "$REPEAT_S" $B profile --backend cuda --platform ${PLAT} --db "$W/${PLAT}-repeat.db" \
     --configs "$W/repeat.csv" $P --util none
   echo "repeat profile exit status $?"
-  if $B data export --db "$W/h200-repeat.db" --out "$OUT/h200-repeat.csv" --platform h200; then
-    python3 scripts/repeatability.py "$OUT/h200.csv" "$OUT/h200-repeat.csv" || echo "repeatability.py failed"
+  if $B data export --db "$W/${PLAT}-repeat.db" --out "$OUT/${PLAT}-repeat.csv" --platform ${PLAT}; then
+    python3 scripts/repeatability.py "$OUT/${PLAT}.csv" "$OUT/${PLAT}-repeat.csv" || echo "repeatability.py failed"
   else
     echo "repeat export failed"
   fi
 fi
 nvidia-smi --query-gpu=power.limit,clocks.sm,clocks.mem,temperature.gpu --format=csv
-python3 - "$W/summary.json" "$OUT/h200.csv" "$(($(date +%s) - T0))" "$TICKS" >"$OUT/lease.md" <<'PY'
+python3 - "$W/summary.json" "$OUT/${PLAT}.csv" "$(($(date +%s) - T0))" "$TICKS" >"$OUT/lease.md" <<'PY'
 import csv, datetime, json, subprocess, sys
 try:
     s = json.load(open(sys.argv[1]))
@@ -238,7 +252,7 @@ try:
                           "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
 except OSError as e:
     gpu = f"unread ({e})"
-print(f"- {datetime.date.today()}: {sys.argv[3]} s in the script, {rows} ok rows of {archs} architectures in h200.csv, "
+print(f"- {datetime.date.today()}: {sys.argv[3]} s in the script, {rows} ok rows of {archs} architectures in {sys.argv[2].rsplit('/', 1)[-1]}, "
       f"{s.get('configs_per_s', 0):.2f} configurations/s, compute share {100 * s.get('compute_share', 0):.0f}%, "
       f"--energy-ticks {sys.argv[4]}; GPU read (never set): {gpu}")
 PY

@@ -17,6 +17,7 @@
 #include "carb/store.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
+#include "device_identity.hpp"
 #include "progress.hpp"
 #include "util/join.hpp"
 #include "util/stop_signal.hpp"
@@ -144,6 +145,10 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   settings["backend"] = o.backend;
   settings["platform_info"] = backend->platform_info();
   if (!o.command_line.empty()) settings["command"] = o.command_line;  // provenance; not part of the id
+  // Before the meter check costs seconds: a store whose record of this protocol names another
+  // device (an H200's campaign resumed on an H100) would skip that device's configurations as done
+  // and export these rows as measured there.
+  detail::require_same_device(store.protocols(), pid, settings, o.db.string());
   if (o.check_meter) settings["meter_check"] = backend->check_meter(kMeterCheckS).to_json();
   store.put_protocol(pid, settings);
   // What this run was given, so that an export of the store says when a campaign is unfinished

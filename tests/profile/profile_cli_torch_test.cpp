@@ -242,6 +242,39 @@ TEST_F(ProfileCli, AStoreWithADamagedRowIsRefusedBeforeAnyMeasuring) {
   EXPECT_EQ(stored_rows(db()), 1);
 }
 
+// A store's record of a protocol names the device that measured its rows; the same flags on
+// another device (an H200's campaign copied to an H100) are refused before anything is measured,
+// instead of skipping that device's configurations as done and exporting these rows as its.
+TEST_F(ProfileCli, AStoreOfAnotherDeviceIsRefusedBeforeAnyMeasuring) {
+  std::ofstream(dir_ / "one.csv") << "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp32\n";
+  std::vector<std::string> args = profile_args("0");
+  args[1] = "--configs";
+  args[2] = (dir_ / "one.csv").string();
+  const Finished first = run_carb(args, dir_, "first");
+  ASSERT_EQ(first.exit_code(), 0) << first.err;
+  // The same device again resumes (nothing to measure), as always.
+  const Finished again = run_carb(args, dir_, "again");
+  EXPECT_EQ(again.exit_code(), 0) << again.err;
+  const std::string edit = "sqlite3 '" + db().string() +
+                           "' \"UPDATE protocols SET settings = json_set(settings, '$.platform_info.cpu_model', "
+                           "'Another CPU 9000')\"";
+  ASSERT_EQ(std::system(edit.c_str()), 0);
+  std::ofstream(dir_ / "two.csv") << "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,2,fp32\n";
+  args[2] = (dir_ / "two.csv").string();
+  const auto before = test::slurp(db());
+  const Finished other = run_carb(args, dir_, "other");
+  EXPECT_EQ(other.exit_code(), 1) << other.err;
+  EXPECT_EQ(lines(other.err), 1u) << other.err;
+  EXPECT_NE(other.err.find("as measured on 'cpu Another CPU 9000'"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("another --db"), std::string::npos) << other.err;
+  EXPECT_EQ(stored_rows(db()), 1);
+  EXPECT_EQ(test::slurp(db()), before);
+  // Another store takes it.
+  args.back() = (dir_ / "mine.db").string();
+  const Finished fresh = run_carb(args, dir_, "fresh");
+  EXPECT_EQ(fresh.exit_code(), 0) << fresh.err;
+}
+
 struct SignalCase {
   int signal;
   const char* name;

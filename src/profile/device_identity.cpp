@@ -1,0 +1,38 @@
+// A store's protocol record names the device its rows were measured on; a run on another device
+// under the same protocol is refused rather than recorded as that device's.
+#include "device_identity.hpp"
+
+#include "carb/error.hpp"
+
+namespace carb::detail {
+namespace {
+
+std::string text_at(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+}  // namespace
+
+std::string measuring_device(const nlohmann::json& settings) {
+  if (!settings.is_object()) return "";
+  const std::string backend = text_at(settings, "backend");
+  const auto info = settings.find("platform_info");
+  if (backend.empty() || info == settings.end()) return "";
+  const std::string name = text_at(*info, backend == "cpu" ? "cpu_model" : "gpu_name");
+  return name.empty() || name == "unknown" ? "" : backend + " " + name;
+}
+
+void require_same_device(const nlohmann::json& stored, const std::string& protocol_id,
+                         const nlohmann::json& settings, const std::string& db) {
+  if (!stored.is_object() || !stored.contains(protocol_id)) return;
+  const std::string was = measuring_device(stored.at(protocol_id));
+  const std::string now = measuring_device(settings);
+  if (was.empty() || now.empty() || was == now) return;
+  throw InputError(db + " records protocol " + protocol_id + " as measured on '" + was + "', and this run's device is '" +
+                   now + "': its rows would be exported as the other device's; profile into another --db (carb data "
+                   "merge joins the exports, each with its own platform name)");
+}
+
+}  // namespace carb::detail

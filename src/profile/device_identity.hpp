@@ -1,0 +1,23 @@
+// Which device a protocol's recorded settings say measured its rows, and the refusal to add rows
+// of another device under them.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace carb::detail {
+
+/// The device named by a protocol's recorded settings (what run_profile stores: "backend" and the
+/// backend's platform_info): "cuda NVIDIA H200" from its NVML name, "cpu AMD EPYC 7B13" from
+/// /proc/cpuinfo's model name; "" when the settings name none (a CUDA run without NVML, an older
+/// or hand-made record).
+std::string measuring_device(const nlohmann::json& settings);
+
+/// Throws InputError when `stored` (a store's protocols, {id: settings}) records `protocol_id` as
+/// measured on another device than `settings` name. A store keeps one record of each protocol, the
+/// first one, so rows of this device would be exported as measured on the other (a protocol's id
+/// leaves out what runs it: the same flags on an H100 resume an H200's campaign). Nothing is
+/// refused where either record names no device.
+void require_same_device(const nlohmann::json& stored, const std::string& protocol_id,
+                         const nlohmann::json& settings, const std::string& db);
+
+}  // namespace carb::detail
