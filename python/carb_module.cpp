@@ -131,7 +131,7 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
 
 carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees, bool correctors,
                       const std::string& normalize, unsigned seed, int threads, bool fast,
-                      const std::vector<std::filesystem::path>& remeasured) {
+                      const std::vector<std::filesystem::path>& remeasured, std::optional<double> device_memory_mb) {
   if (fast && (trees != 0 || !correctors))
     throw carb::InputError("fast=True sets the trees and turns the correctors off; give it alone");
   carb::TrainOptions o;
@@ -152,8 +152,10 @@ carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees,
     again = carb::read_datasets(remeasured);
     carb::check_remeasurement(d, *again);  // before the work
   }
+  const carb::DeviceLimits device = carb::device_limits_of(data, d, device_memory_mb);  // before the work
   carb::CarbModel m = stoppable([&] { return carb::CarbModel::train(d, o); });
   if (again) m.calibrate_remeasurement(d, *again);
+  m.set_device_limits(device);
   carb::TrainingRecord record;  // the files it was trained from: save() never writes over them
   for (const auto& f : data) record.data_files.push_back(std::filesystem::absolute(f).string());
   for (const auto& f : remeasured)
@@ -406,13 +408,25 @@ PYBIND11_MODULE(_carb, m) {
       .def_static("load", &carb::CarbModel::load, py::arg("path"), "Loads a bundle written by `carb train`.")
       .def_static("train", &train, py::arg("data"), py::arg("trees") = 0, py::arg("correctors") = true,
                   py::arg("normalize") = "auto", py::arg("seed") = 42u, py::arg("threads") = 2, py::arg("fast") = false,
-                  py::arg("remeasured") = std::vector<std::filesystem::path>{},
-                  "Trains on dataset CSVs (checked as every carb reader checks them); trees=0 is the paper's 800/800/400.")
+                  py::arg("remeasured") = std::vector<std::filesystem::path>{}, py::arg("device_memory_mb") = py::none(),
+                  "Trains on dataset CSVs (checked as every carb reader checks them); trees=0 is the paper's 800/800/400; "
+                  "device_memory_mb: the device's memory, so that predictions needing more are said not to fit.")
       .def("save", py::overload_cast<const std::filesystem::path&, bool>(&carb::CarbModel::save, py::const_),
            py::arg("path"), py::arg("force") = false,
            "Writes the bundle atomically; refuses to replace anything but a carb bundle unless force.")
       .def_property_readonly("platform", &carb::CarbModel::platform)
       .def_property_readonly("targets", &carb::CarbModel::targets)
+      .def_property_readonly(
+          "device",
+          [](const carb::CarbModel& m) {
+            py::dict d;
+            const carb::DeviceLimits& l = m.device_limits();
+            d["memory_mb"] = l.memory_mb ? py::object(py::float_(*l.memory_mb)) : py::object(py::none());
+            d["power_limit_w"] = l.power_limit_w ? py::object(py::float_(*l.power_limit_w)) : py::object(py::none());
+            return d;
+          },
+          "What the model knows of its device: memory_mb (as trained with device_memory_mb) and power_limit_w (from "
+          "the data's provenance); None where unknown.")
       .def("trained_on", &carb::CarbModel::trained_on, py::arg("config"))
       .def("trained_architecture", &carb::CarbModel::trained_architecture, py::arg("config"))
       .def_property_readonly("unseen_calibration_networks", &carb::CarbModel::unseen_calibration_networks)

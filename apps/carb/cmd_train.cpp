@@ -60,6 +60,11 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                                 "platform, at least 20 in common; another protocol is warned of): how far it lands from the data is "
                                 "added to every interval, which then holds a new measurement, not only a held-out "
                                 "row of the training campaign");
+                 app.add_option("--device-memory-mb", c->job.device_memory_mb,
+                                "the device's memory (e.g. the capacity a CUDA out-of-memory error states): "
+                                "recorded in the bundle, so that predictions needing more are said not to fit "
+                                "and recommend never picks them (the power limit is read from the data's provenance)")
+                     ->check(in_range(1e-3, 1e12));
                  app.add_option("--seed", o.seed, "seed for the split, folds and learners")->capture_default_str();
                  app.add_flag("--drift-correct", c->job.drift_correct,
                               "learn latency corrected for host-speed drift, from the reference_ms column of data "

@@ -99,6 +99,17 @@ struct TargetSummary {
   std::size_t remeasured_pairs = 0;  // configurations measured in both runs
 };
 
+/// What the model knows of the device its data was measured on, beyond the rows: its memory (a
+/// configuration predicted to need more would not run there) and the power limit its rows were
+/// measured under (a prediction implying more power than that is off). Either may be unknown.
+struct DeviceLimits {
+  std::optional<double> memory_mb;      // `carb train --device-memory-mb` (the device's capacity)
+  std::optional<double> power_limit_w;  // from the data's provenance (platform_info.power_limit_w)
+  bool empty() const { return !memory_mb && !power_limit_w; }
+  /// InputError unless each value present is finite and positive.
+  void check() const;
+};
+
 struct TargetModel;  // the fitted pieces of one target (src/learn/target_model.hpp)
 
 /// Which parts of a target's model a prediction uses (evaluation compares them; predict uses all).
@@ -197,6 +208,10 @@ class CarbModel {
   /// Whether calibrate_remeasurement gave the intervals a re-measurement's spread.
   bool has_remeasured_spread() const;
   void set_drift_reference_ms(double r) { drift_reference_ms_ = r; }
+  /// The device's memory and power limit, where training was told or read them (DeviceLimits).
+  const DeviceLimits& device_limits() const { return device_; }
+  /// Records them (checked: DeviceLimits::check); saved with the bundle.
+  void set_device_limits(const DeviceLimits& d);
 
   /// Predicts every target for each configuration. `confidence`, one of kConfidenceLevels, adds
   /// intervals (check_confidence_level: any other level is refused, not rounded to a stored one).
@@ -265,6 +280,7 @@ class CarbModel {
                                                          std::size_t leading = SIZE_MAX) const;
   bool knows_trained_ = false;
   std::optional<double> drift_reference_ms_;
+  DeviceLimits device_;
   TrainedEnvelope envelope_;
   TrainingRecord record_;
 

@@ -24,6 +24,13 @@ struct PredictionNotes {
   /// Inside the trained ranges, not nonpositive, of a network (family, depth, width, precision) the
   /// model never trained on.
   std::size_t new_networks = 0;
+  /// Of those with positive costs, the ones whose peak memory is predicted above the device's memory
+  /// (DeviceLimits::memory_mb): they would not run there.
+  std::size_t over_memory = 0;
+  /// Of those with positive costs, the ones whose energy per batch over latency per batch is above
+  /// the device's power limit (DeviceLimits::power_limit_w), and the most power any implies.
+  std::size_t over_power = 0;
+  double most_power_w = 0;
 };
 
 /// Counts what `p`, predicted by `m`, deserves a word about.

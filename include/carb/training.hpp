@@ -27,6 +27,9 @@ struct TrainJob {
   /// protocol is warned of): its spread from the data is added to every interval
   /// (CarbModel::calibrate_remeasurement).
   std::vector<std::filesystem::path> remeasured;
+  /// The device's memory, recorded in the bundle (DeviceLimits): predictions above it are said
+  /// not to fit, and `recommend` never picks them. The power limit comes from the data's provenance.
+  std::optional<double> device_memory_mb;
   TrainOptions options;
 };
 
@@ -64,6 +67,12 @@ void check_remeasurement_files(const std::vector<std::filesystem::path>& remeasu
 /// `notes`, when given, receives what `carb train` warns of the rows left out: how many were
 /// measured as oom or error, and how many of those a larger batch of the same network contradicts;
 /// and of each file that is the export of an unfinished campaign (its sidecar's `campaign`).
+/// What a model trained on `files` (whose ok rows are `d`) knows of its device: `memory_mb` as
+/// given (checked positive) and the power limit the files' provenance records for the rows'
+/// protocols (the highest where they differ; none where no protocol records one).
+DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, const Dataset& d,
+                              std::optional<double> memory_mb);
+
 Dataset read_datasets(const std::vector<std::filesystem::path>& files, std::vector<std::string>* notes = nullptr);
 
 }  // namespace carb

@@ -152,7 +152,8 @@ class Model:
         return cls(_carb.Model.load(_path(path, "path")))
 
     @classmethod
-    def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2, fast=False, remeasured=None):
+    def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2, fast=False, remeasured=None,
+              device_memory_mb=None):
         """Trains on every ok row of one or more dataset CSVs, holding none out (unlike `carb train`,
         which holds out 20% to score the model): to measure accuracy, use `carb train` or evaluate
         on other measurements (`carb.evaluate` warns, and counts in split.in_sample_rows, the scored
@@ -162,6 +163,9 @@ class Model:
         independent re-measurement of some of the data's configurations (same platform, at least 20
         in common; another protocol is warned of), as `carb train --remeasured`: its spread from the data is added to
         every interval, which then holds a new measurement, not only one of the training campaign's.
+        device_memory_mb: the device's memory in MB, as `carb train --device-memory-mb`: predictions
+        needing more are warned of as not fitting, and recommend never picks them (the power limit
+        comes from the data's provenance; both are read back by Model.device).
         Ctrl-C stops it at the next fit and raises KeyboardInterrupt; a second Ctrl-C a second or
         more later ends the process, as it does `carb train`."""
         files = _paths(data, "data")
@@ -176,7 +180,12 @@ class Model:
             raise InputError(f"threads is {threads}, not in 1..1024")
         _flag(correctors, "correctors"), _flag(fast, "fast")
         again = [] if remeasured is None else _paths(remeasured, "remeasured")
-        return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast, again))
+        memory = None
+        if device_memory_mb is not None:  # as `carb train --device-memory-mb`
+            memory = _scalar(device_memory_mb, "device_memory_mb")
+            if not 1e-3 <= memory <= 1e12:
+                raise InputError(f"device_memory_mb is {device_memory_mb!r}, not between 1e-3 and 1e12")
+        return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast, again, memory))
 
     def save(self, path, force=False):
         self._m.save(_path(path, "path"), _flag(force, "force"))
@@ -188,6 +197,11 @@ class Model:
     @property
     def targets(self):
         return list(self._m.targets)
+
+    @property
+    def device(self):
+        """What the model knows of its device: {"memory_mb": ..., "power_limit_w": ...}, None where unknown."""
+        return dict(self._m.device)
 
     def trained_on(self, config):
         return self._m.trained_on(_config(config, "config"))

@@ -180,6 +180,11 @@ void CarbModel::save(BundleDestination& dest) const {
                         {"data_hash", data_hash_},
                         {"extra", record_.to_json()}};
   if (drift_reference_ms_) man["drift_correction"] = {{"reference_ms", *drift_reference_ms_}};
+  if (!device_.empty()) {
+    nlohmann::json& d = man["device"] = nlohmann::json::object();
+    if (device_.memory_mb) d["memory_mb"] = *device_.memory_mb;
+    if (device_.power_limit_w) d["power_limit_w"] = *device_.power_limit_w;
+  }
   if (!envelope_.empty()) man["envelope"] = envelope_.to_json();
   if (knows_trained_) {
     const std::string text = joined_lines(trained_configs_);
@@ -438,6 +443,21 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
     if (m.drift_reference_ms_ && !(*m.drift_reference_ms_ > 0 && std::isfinite(*m.drift_reference_ms_)))
       throw ModelError("model bundle " + dir.string() + " has a drift reference of " +
                        std::to_string(*m.drift_reference_ms_) + " ms");
+    if (man.contains("device")) {
+      const auto& d = man.at("device");
+      if (!d.is_object()) throw ModelError("model bundle " + dir.string() + "'s device record is not an object");
+      const auto number = [&](const char* key) -> std::optional<double> {
+        if (!d.contains(key)) return std::nullopt;
+        if (!d.at(key).is_number()) throw ModelError("model bundle " + dir.string() + "'s device " + key + " is not a number");
+        return d.at(key).get<double>();
+      };
+      m.device_ = {number("memory_mb"), number("power_limit_w")};
+      try {
+        m.device_.check();
+      } catch (const InputError& e) {
+        throw ModelError("model bundle " + dir.string() + ": " + e.what());
+      }
+    }
     if (man.contains("envelope")) m.envelope_ = TrainedEnvelope::from_json(man.at("envelope"));
     if (man.contains("trained_configs")) {
       m.trained_configs_ = read_trained(dir, man.at("trained_configs"));

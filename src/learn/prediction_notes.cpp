@@ -35,6 +35,16 @@ PredictionNotes count_prediction_notes(const std::vector<Prediction>& p, const C
       ++n.nonpositive;
       continue;
     }
+    // A hostile tester: 2.4 TB of peak memory on the 141 GB H200, and 1,226 W on its 700 W limit,
+    // were answered with the outside-the-ranges note alone.
+    const DeviceLimits& d = m.device_limits();
+    if (const auto mem = x.value.find("peak_memory_mb"); d.memory_mb && mem != x.value.end())
+      n.over_memory += mem->second > *d.memory_mb;
+    const auto e = x.value.find("energy_j"), l = x.value.find("latency_ms");
+    if (d.power_limit_w && e != x.value.end() && l != x.value.end()) {
+      const double watts = e->second / (l->second / 1000);
+      if (watts > *d.power_limit_w) ++n.over_power, n.most_power_w = std::max(n.most_power_w, watts);
+    }
     if (!x.outside.empty()) {
       n.unbounded_outside += unbounded(x);
       continue;
@@ -57,6 +67,18 @@ std::vector<PredictionNote> prediction_note_lines(const PredictionNotes& n, cons
                    plural(n.nonpositive, "it", "them") +
                    (level ? plural(n.nonpositive, " and its interval is unbounded", " and their intervals are unbounded")
                           : "")});
+  const DeviceLimits& d = m.device_limits();
+  if (n.over_memory > 0)
+    out.push_back({std::to_string(n.over_memory) + plural(n.over_memory, " prediction needs", " predictions need") +
+                   " more memory than the device has (peak memory above its " + fmt_num(*d.memory_mb, 6) +
+                   " MB): " + plural(n.over_memory, "it", "they") + " would run out of memory there, and " +
+                   plural(n.over_memory, "its", "their") + " other costs are of a run that cannot happen"});
+  if (n.over_power > 0)
+    out.push_back({std::to_string(n.over_power) + plural(n.over_power, " prediction implies", " predictions imply") +
+                   " more power than the device's " + fmt_num(*d.power_limit_w, 6) +
+                   " W limit its data was measured under (energy over latency, up to " + fmt_num(n.most_power_w, 4) +
+                   " W): " + plural(n.over_power, "its", "their") +
+                   " energy or latency is off (past the measured grid, most likely)"});
   if (!level) return out;
   const std::string pct = fmt_num(*level * 100, 3) + "%";
   const int networks = m.unseen_calibration_networks();

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 
 #include "carb/drift.hpp"
 #include "carb/error.hpp"
@@ -10,6 +11,7 @@
 #include "carb/training.hpp"
 #include "carb/prediction_io.hpp"
 #include "data/provenance.hpp"
+#include "data/validate.hpp"
 #include "remeasurement.hpp"
 #include "util/join.hpp"
 #include "util/stop_signal.hpp"
@@ -152,6 +154,27 @@ std::vector<std::string> unfinished_campaign_notes(const std::vector<std::filesy
 }
 }  // namespace
 
+DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, const Dataset& d,
+                              std::optional<double> memory_mb) {
+  DeviceLimits out;
+  out.memory_mb = memory_mb;
+  std::set<std::string> protocols;
+  for (const Record& r : d.rows) protocols.insert(protocol_of(r));
+  for (const auto& f : files) {
+    ProtocolFactsById facts;
+    try {
+      facts = recorded_protocol_facts(f);
+    } catch (const Error&) {
+      continue;  // the data's own reading says what is wrong with its sidecar
+    }
+    for (const auto& [id, fact] : facts)
+      if (protocols.count(id) && fact.power_limit_w)
+        out.power_limit_w = std::max(out.power_limit_w.value_or(0), *fact.power_limit_w);
+  }
+  out.check();
+  return out;
+}
+
 Dataset read_datasets(const std::vector<std::filesystem::path>& files, std::vector<std::string>* notes) {
   const Dataset all = read_all_rows(files);
   if (notes) {
@@ -190,6 +213,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   const std::string failed_note = failed_rows_note(all);
   const Dataset d = ok_rows_of(all, job.data);
   if (!d.rows.empty()) dest.check_platform(d.rows.front().platform);
+  const DeviceLimits device = device_limits_of(job.data, d, job.device_memory_mb);  // refused now, not after the work
   if (again) {
     try {  // named: with several files, which one
       check_remeasurement(d, *again);
@@ -210,6 +234,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   const auto t0 = std::chrono::steady_clock::now();
   CarbModel m = CarbModel::train(train, job.options);
   if (reference) m.set_drift_reference_ms(*reference);
+  m.set_device_limits(device);
   // Against every row of the campaign, held-out ones too: a measurement against a measurement.
   if (again) m.calibrate_remeasurement(d, *again);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

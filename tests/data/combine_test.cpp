@@ -14,6 +14,7 @@
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
+#include "data/csv.hpp"
 #include "data/provenance.hpp"
 #include "temp_dir_test.hpp"
 
@@ -143,6 +144,30 @@ TEST_F(Combine, AnExtraColumnTheRoundsAgreeOnIsKeptAsWritten) {
   EXPECT_EQ(r.extra.at("sample_id"), "00012345678");
   EXPECT_EQ(r.extra.at("commit"), "1234e56");
   EXPECT_DOUBLE_EQ(std::stod(r.extra.at("reference_ms")), (1.23456789 + 1.23456791) / 2);  // not 1.23457
+}
+
+// A README walkthrough: combining the shipped rounds again wrote load_avg_1m 1.8800000000000001 and
+// latency_cv 0.057762100000000004 where the rounds' readings have a few digits: the mean of the
+// middle two, in binary. Medians are written as the decimals they are.
+TEST_F(Combine, AMedianOfDecimalReadingsIsWrittenAsADecimal) {
+  const auto with = [&](const std::string& name, double latency, const std::string& load) {
+    Record r = row(1, latency, 5);
+    r.extra["load_avg_1m"] = load;
+    Dataset d;
+    d.rows = {r};
+    d.extra_columns = {"protocol_id", "passes", "load_avg_1m"};
+    write_dataset_csv(d, dir_ / name);
+    return dir_ / name;
+  };
+  // The binary means are not the decimal ones.
+  ASSERT_EQ(csv::format_number((0.1 + 0.2) / 2), "0.15000000000000002");
+  ASSERT_EQ(csv::format_number((2.1 + 2.2) / 2), "2.1500000000000004");
+  combine_rounds({with("a.csv", 2.1, "0.1"), with("b.csv", 2.2, "0.2")}, dir_ / "out.csv", "test");
+  const std::string text = slurp(dir_ / "out.csv");
+  const Record r = read_dataset_csv(dir_ / "out.csv").rows.at(0);
+  EXPECT_EQ(r.extra.at("load_avg_1m"), "0.15") << text;
+  EXPECT_EQ(csv::format_number(r.latency_ms), "2.15") << text;
+  EXPECT_EQ(text.find("0000"), std::string::npos) << text;
 }
 
 // Twenty-eighth hostile pass: rounds measured at 1 and 2 threads under one protocol id were combined,

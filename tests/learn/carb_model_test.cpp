@@ -1045,6 +1045,9 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
          t["components"]["form"]["chosen"] = "ratio";
        }},
       {"a drift reference of 0", [](nlohmann::json& j) { j["drift_correction"] = {{"reference_ms", 0.0}}; }},
+      {"a device memory of 0", [](nlohmann::json& j) { j["device"] = {{"memory_mb", 0.0}}; }},
+      {"a device power limit in text", [](nlohmann::json& j) { j["device"] = {{"power_limit_w", "700"}}; }},
+      {"a device record that is no object", [](nlohmann::json& j) { j["device"] = 141000; }},
       // Intervals past the trained ranges narrower than inside them, or a level falling back on 1.
       {"a negative extrapolation rate", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"]["0.9"] = -0.2; }},
       {"an extrapolation rate missing a level", [](nlohmann::json& j) { j["models"]["latency_ms"]["extrapolation_rate"].erase("0.99"); }},

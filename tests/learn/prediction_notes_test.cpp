@@ -3,9 +3,13 @@
 // never trained), and worded with the caller's name for the level.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <limits>
 
 #include "analysis/synthetic_datasets.hpp"
+#include "carb/error.hpp"
 #include "carb/prediction_notes.hpp"
 
 namespace carb {
@@ -51,6 +55,42 @@ TEST(PredictionNotes, EachRowIsCountedOnceUnderTheRuleThatDecidesIt) {
     EXPECT_EQ(n.unbounded_inside, 2u);
     EXPECT_EQ(n.unbounded_new, 0u);
   }
+}
+
+// A hostile tester: 2.4 TB of peak memory on the 141 GB H200, and 1,226 W on its 700 W limit, came
+// with the outside-the-ranges note alone. A model that knows its device says so.
+TEST(PredictionNotes, WhatTheDeviceCannotRunIsSaid) {
+  // A model of its own to set limits on: the shared one saved and loaded again (never freed, as the
+  // shared ones: XGBoost's globals go before statics at exit).
+  const auto dir = std::filesystem::temp_directory_path() / ("carb_notes_device_" + std::to_string(::getpid()));
+  testing::synthetic_source_model().save(dir, true);
+  CarbModel& m = *new CarbModel(CarbModel::load(dir));
+  std::filesystem::remove_all(dir);
+  const auto with = [](double memory, double energy, double latency) {
+    Prediction p;
+    p.config = {Family::basic, 18, 0.5, 32, 4, Precision::fp32};
+    p.value = {{"peak_memory_mb", memory}, {"energy_j", energy}, {"latency_ms", latency}};
+    return p;
+  };
+  const std::vector<Prediction> p = {with(50, 0.2, 1), with(150, 0.2, 1), with(50, 0.5, 1), with(50, 0.45, 1.5)};
+  EXPECT_EQ(count_prediction_notes(p, m).over_memory, 0u);  // a model that knows nothing of its device
+  EXPECT_EQ(count_prediction_notes(p, m).over_power, 0u);
+  m.set_device_limits({100.0, 300.0});
+  const PredictionNotes n = count_prediction_notes(p, m);
+  EXPECT_EQ(n.over_memory, 1u);
+  EXPECT_EQ(n.over_power, 1u);  // 500 W; 0.45 J in 1.5 ms is exactly 300 W
+  EXPECT_DOUBLE_EQ(n.most_power_w, 500);
+  const auto lines = prediction_note_lines(n, m, std::nullopt, "--confidence");
+  ASSERT_EQ(lines.size(), 2u) << all(lines);
+  EXPECT_NE(lines[0].text.find("1 prediction needs more memory than the device has (peak memory above its 100 MB)"),
+            std::string::npos) << lines[0].text;
+  EXPECT_NE(lines[1].text.find("1 prediction implies more power than the device's 300 W limit"), std::string::npos)
+      << lines[1].text;
+  EXPECT_NE(lines[1].text.find("up to 500 W"), std::string::npos) << lines[1].text;
+  EXPECT_TRUE(lines[0].caution && lines[1].caution);
+  EXPECT_THROW(m.set_device_limits({0.0, std::nullopt}), InputError);
+  EXPECT_THROW(m.set_device_limits({std::nullopt, kInf}), InputError);
+  EXPECT_EQ(*m.device_limits().memory_mb, 100);  // a refused setting changes nothing
 }
 
 TEST(PredictionNotes, TheLinesNameTheCallersLevelAndOnlyDoubtsAreCautions) {

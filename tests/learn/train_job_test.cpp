@@ -1,9 +1,12 @@
 // Tests of `carb train` as a library job (src/learn/train_job.cpp): what its summary warns of.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "carb/dataset.hpp"
+#include "carb/error.hpp"
+#include "carb/model.hpp"
 #include "carb/network_spec.hpp"
 #include "carb/training.hpp"
 #include "temp_dir_test.hpp"
@@ -92,6 +95,37 @@ TEST_F(TrainJobTest, SaysWhichRowsItDidNotTrainOnAndWhichFailuresAreContradicted
   EXPECT_TRUE(warns_of(t, "1 row measured as oom or error is not trained on (no cost to learn)"));
   EXPECT_FALSE(warns_of(t, "ran out of memory where"));
   EXPECT_FALSE(warns_of(train({1, 4}, false), "not trained on"));
+}
+
+// A hostile tester: predictions of 2.4 TB on the 141 GB H200 and of 1,226 W on its 700 W limit came
+// with no word of the device. A bundle records the memory it is told and the power limit the data's
+// provenance records for the rows' protocol.
+TEST_F(TrainJobTest, TheBundleKnowsTheDevicesMemoryAndThePowerLimitItsDataRecords) {
+  const auto f = write_data({1, 4});
+  Dataset d = read_dataset_csv(f);
+  for (auto& r : d.rows) r.extra["protocol_id"] = "p1";
+  d.extra_columns = {"protocol_id"};
+  write_dataset_csv(d, f);
+  std::ofstream(dir_ / "data.json") << R"({"protocols": {"p1": {"backend": "cuda", "platform_info": {"power_limit_w": 700}},)"
+                                       R"( "p2": {"platform_info": {"power_limit_w": 9000}}}})";
+  TrainJob job;
+  job.data = {f};
+  job.out = dir_ / "model";
+  job.options.params.n_trees = 8;
+  job.options.params.threads = 1;
+  job.options.folds = 2;
+  job.device_memory_mb = 143155;
+  run_train_job(job);
+  const CarbModel m = CarbModel::load(dir_ / "model");
+  ASSERT_TRUE(m.device_limits().memory_mb && m.device_limits().power_limit_w);
+  EXPECT_EQ(*m.device_limits().memory_mb, 143155);
+  EXPECT_EQ(*m.device_limits().power_limit_w, 700);  // p2 measured none of the rows
+  EXPECT_EQ(device_limits_of({f}, d, std::nullopt).memory_mb, std::nullopt);
+  // Refused before the work, the bundle there kept.
+  job.device_memory_mb = -1;
+  job.force = true;
+  EXPECT_THROW(run_train_job(job), InputError);
+  EXPECT_EQ(*CarbModel::load(dir_ / "model").device_limits().memory_mb, 143155);
 }
 
 }  // namespace

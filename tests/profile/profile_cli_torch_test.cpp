@@ -168,6 +168,14 @@ TEST_F(ProfileCli, MeterCheckAndStudyOnAMachineWithoutACounterSaySo) {
   EXPECT_EQ(gpu.exit_code(), 1) << gpu.out;
   EXPECT_NE(gpu.err.find("built without CUDA support"), std::string::npos) << gpu.err;
   EXPECT_EQ(gpu.out.find("meter:"), std::string::npos) << gpu.out;
+  // And profile names the flag too (a README walkthrough: its line named no input), storing nothing.
+  std::vector<std::string> args = profile_args(dir_ / "cuda.db", "0");
+  args.insert(args.end(), {"--backend", "cuda"});
+  const Finished profile = run_carb(args, dir_, "profilecuda");
+  EXPECT_EQ(profile.exit_code(), 1) << profile.err;
+  EXPECT_NE(profile.err.find("--backend cuda: this carb was built without CUDA support"), std::string::npos)
+      << profile.err;
+  EXPECT_FALSE(fs::exists(dir_ / "cuda.db"));
 #endif
   // The study's own flags without --study would be ignored: refused instead.
   const Finished alone = run_carb({"meter", "--backend", "cpu", "--repeats", "5"}, dir_, "alone");

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "carb/error.hpp"
+#include "carb/text_table.hpp"
 #include "screen/screen_test_util.hpp"
 
 namespace carb {
@@ -90,6 +91,46 @@ TEST(Recommend, EveryReturnedCandidateMeetsTheConstraints) {
   }
   EXPECT_LE(r.best->value.at("latency_ms"), 8.0);
   EXPECT_LE(r.best->value.at("peak_memory_mb"), 60.0);
+}
+
+// A hostile tester: on the 141 GB H200 the best answer was batch 4096 at 2.4 TB of peak memory,
+// "feasible". A model that knows its device's memory never recommends what would not fit there.
+TEST(Recommend, TheDevicesMemoryBoundsTheMemoryBudget) {
+  // A model of its own to set limits on, trained as synthetic_model_b is (never freed, as that one).
+  CarbModel& m = *new CarbModel(CarbModel::train(testing::synthetic_cost_dataset(1, true), testing::tiny_train_options()));
+  auto o = basic18();
+  const auto unbounded = recommend(m, o);
+  ASSERT_TRUE(unbounded.best);
+  EXPECT_FALSE(unbounded.device_memory_mb);
+  std::vector<double> memory;
+  for (const auto& c : unbounded.runners_up) memory.push_back(c.value.at("peak_memory_mb"));
+  memory.push_back(unbounded.best->value.at("peak_memory_mb"));
+  std::sort(memory.begin(), memory.end());
+  const double cap = memory[memory.size() / 2];  // some of the ranked candidates need more
+  ASSERT_LT(cap, memory.back());
+  m.set_device_limits({cap, std::nullopt});
+  const auto r = recommend(m, o);
+  ASSERT_TRUE(r.best) << r.message;
+  EXPECT_EQ(r.device_memory_mb, cap);
+  EXPECT_LT(r.feasible, r.evaluated);
+  EXPECT_LE(r.best->value.at("peak_memory_mb"), cap);
+  for (const auto& c : r.runners_up) EXPECT_LE(c.value.at("peak_memory_mb"), cap);
+  EXPECT_EQ(r.to_json()["constraints"]["device_memory_mb"], cap);
+  std::ostringstream text;
+  print_recommendation(r, text);
+  EXPECT_NE(text.str().find("meet the constraints (peak memory within the device's"), std::string::npos) << text.str();
+  // Nothing fitting names the device's memory as the limit it missed.
+  m.set_device_limits({memory.front() / 2, std::nullopt});
+  const auto none = recommend(m, o);
+  EXPECT_FALSE(none.best);
+  EXPECT_NE(none.message.find("above the limit " + fmt_num(memory.front() / 2) + " (the device's memory)"),
+            std::string::npos) << none.message;
+  m.set_device_limits({cap, std::nullopt});
+  // A lower budget of the user's is the budget, and the device's is not named.
+  o.memory_max_mb = cap / 2;
+  const auto lower = recommend(m, o);
+  EXPECT_FALSE(lower.device_memory_mb);
+  EXPECT_FALSE(lower.to_json()["constraints"].contains("device_memory_mb"));
 }
 
 // Twenty-sixth hostile pass: budgets were judged on point predictions only. Under a confidence a
