@@ -167,6 +167,10 @@ struct ScreenResult {
   std::size_t source_guesses = 0;
   std::vector<std::string> targets;  // the final model's targets: the Pareto objectives
   Budgets budgets;
+  /// Set when the deciding model knows its device's memory (DeviceLimits::memory_mb) and no lower
+  /// memory budget was given: `budgets` then holds it as the peak_memory_mb budget, so that nothing
+  /// that would not fit passes ("device_memory_mb" in the JSON).
+  std::optional<double> device_memory_mb;
   std::optional<double> confidence;
   std::size_t within_budget = 0;
   /// With a confidence: configurations within budget by their point predictions whose interval

@@ -133,6 +133,11 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   r.targets = final_model.targets();
   r.unseen_calibration_networks = final_model.unseen_calibration_networks();
   r.budgets = o.budgets;
+  // As recommend does (a hostile tester: 2.4 TB answers on the 141 GB H200 passed as feasible): the
+  // device's memory, where the deciding model knows it, bounds the memory budget.
+  if (const auto cap = final_model.device_limits().memory_mb; cap && final_model.has_target("peak_memory_mb"))
+    if (const auto it = r.budgets.find("peak_memory_mb"); it == r.budgets.end() || it->second > *cap)
+      r.budgets["peak_memory_mb"] = *cap, r.device_memory_mb = *cap;
   r.confidence = o.confidence;
   r.stages.push_back({"candidates", configs.size()});
 
@@ -173,7 +178,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   }
 
   // Only where the deciding model scored no more than the shortlist (a target without the rank target).
-  auto accepted = apply_budgets(final_model, shortlist, cols, o.budgets, o.confidence, &r.unbounded,
+  auto accepted = apply_budgets(final_model, shortlist, cols, r.budgets, o.confidence, &r.unbounded,
                                 target && tgt_all.empty() ? &r.nonpositive : nullptr);
   r.within_budget = accepted.size();
   r.within_budget_guesses = static_cast<std::size_t>(
@@ -188,7 +193,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   pareto_of(std::move(accepted), o.capacity, r);
   r.stages.push_back({"pareto", r.pareto.size()});
   if (o.validate)
-    r.validation = validate_screen(configs, *o.validate, final_model, o.budgets, o.confidence,
+    r.validation = validate_screen(configs, *o.validate, final_model, r.budgets, o.confidence,
                                    o.validate_include_trained,
                                    k && shortlist.size() < configs.size() ? &shortlist : nullptr);
   return r;
@@ -208,6 +213,7 @@ nlohmann::json ScreenResult::to_json() const {
   j["targets"] = targets;
   j["budgets"] = nlohmann::json::object();
   for (const auto& [t, v] : budgets) j["budgets"][t] = v;
+  if (device_memory_mb) j["device_memory_mb"] = *device_memory_mb;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
   j["within_budget_guesses"] = within_budget_guesses;

@@ -89,7 +89,10 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
   if (r.budgets.empty()) out << " none";
   // As given, to the last digit (a hostile tester: 0.6411248448079879 and 0.641124844807987 both read
   // "0.6411", one admitting a configuration the other did not).
-  for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << csv::format_number(v);
+  for (const auto& [t, v] : r.budgets) {
+    out << ' ' << t << " <= " << csv::format_number(v);
+    if (t == "peak_memory_mb" && r.device_memory_mb) out << " (the device's memory)";
+  }
   if (r.confidence) out << " (on the " << fmt_num(*r.confidence * 100, 3) << "% upper bound)";
   out << "\n\n";
 }

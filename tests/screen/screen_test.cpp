@@ -183,6 +183,34 @@ TEST(Screen, BudgetsAreRespectedAndCountedExactly) {
   }
 }
 
+// As in recommend: a deciding model that knows its device's memory lets nothing that would not fit
+// pass (a hostile tester: 2.4 TB answers on the 141 GB H200), and says the budget is the device's.
+TEST(Screen, TheDecidingModelsDeviceMemoryBoundsTheMemoryBudget) {
+  const auto cs = synthetic_screen_configs();
+  // A model of its own to set limits on, trained as synthetic_model_b is (never freed, as that one).
+  CarbModel& m = *new CarbModel(CarbModel::train(testing::synthetic_cost_dataset(1, true), testing::tiny_train_options()));
+  m.set_device_limits({60.0, std::nullopt});
+  ScreenOptions o;
+  o.budgets = {{"latency_ms", 4.0}};
+  const auto r = screen(cs, m, nullptr, o);
+  const Budgets b = {{"latency_ms", 4.0}, {"peak_memory_mb", 60.0}};
+  std::size_t expected = 0, fast = 0;
+  for (const auto& p : m.predict(cs)) expected += accepted(p, b, false), fast += p.value.at("latency_ms") <= 4.0;
+  EXPECT_EQ(r.within_budget, expected);
+  ASSERT_LT(expected, fast);  // the device's memory bites
+  EXPECT_EQ(r.device_memory_mb, 60.0);
+  EXPECT_EQ(r.to_json()["budgets"]["peak_memory_mb"], 60.0);
+  EXPECT_EQ(r.to_json()["device_memory_mb"], 60.0);
+  std::ostringstream out;
+  print_screen_summary(r, out);
+  EXPECT_NE(out.str().find("peak_memory_mb <= 60 (the device's memory)"), std::string::npos) << out.str();
+  // A lower budget of the user's is the budget.
+  o.budgets["peak_memory_mb"] = 30.0;
+  const auto lower = screen(cs, m, nullptr, o);
+  EXPECT_FALSE(lower.device_memory_mb);
+  EXPECT_EQ(lower.budgets.at("peak_memory_mb"), 30.0);
+}
+
 TEST(Screen, ParetoMembersAreNotDominatedByAnyAcceptedConfiguration) {
   const auto cs = synthetic_screen_configs();
   ScreenOptions o;
