@@ -70,6 +70,9 @@ esac
 PLAT=${CARB_GPU_PLATFORM:-$PLAT}
 [[ "$PLAT" =~ ^[a-z0-9][a-z0-9._-]*$ ]] || die "no platform name from the GPU name '$GPU_NAME': set CARB_GPU_PLATFORM"
 echo "platform: $PLAT (GPU '$GPU_NAME'); files: data/$PLAT.csv, data/gpu/$PLAT-*"
+# The device's memory as the driver reports it (read, never set): scripts/main_job.sh trains the
+# platform's model with it (--device-memory-mb) when no probe's out-of-memory error states one.
+nvidia-smi --query-gpu=name,memory.total,power.limit,driver_version --format=csv | tee "$OUT/${PLAT}-gpu.csv"
 g++ --version | head -1; cmake --version | head -1
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 CUDA_ROOT=$(dirname "$(dirname "$NVCC")")

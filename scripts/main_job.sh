@@ -10,17 +10,23 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 carb=build/carb
 mkdir -p models out
-for p in cpu-2t cpu-1t h200; do
+for p in cpu-2t cpu-1t h200 h100; do
+  [[ -f data/$p.csv ]] || continue  # h100: once a lease on one has measured it (scripts/gpu_profile.sh)
   # An independent re-measurement of the platform under the same protocol (data/P-repeat.csv), where
   # there is one: its spread from the data is added to the intervals (README, "Intervals that hold a
   # new measurement").
   again=()
   [[ -f data/$p-repeat.csv ]] && again=(--remeasured "data/$p-repeat.csv")
-  # The device's memory, where it was read on the device: the H200's CUDA out-of-memory error in
-  # data/gpu/h200-probe.csv says "a total capacity of 139.80 GiB" (150,109 MB). Predictions needing
-  # more are said not to fit, and recommend never picks them.
+  # The device's memory, where it was read on the device: the capacity the CUDA out-of-memory error
+  # of the lease's probe states (data/gpu/h200-probe.csv: "a total capacity of 139.80 GiB", 150,109
+  # MB). Predictions needing more are said not to fit, and recommend and screen never pass them.
   device=()
-  [[ $p == h200 ]] && device=(--device-memory-mb 150109)
+  gib=$(grep -o -m1 'total capacity of [0-9.]* GiB' "data/gpu/$p-probe.csv" 2>/dev/null | grep -o '[0-9][0-9.]*' || true)
+  [[ -n $gib ]] && device=(--device-memory-mb "$(awk -v g="$gib" 'BEGIN { printf "%d", g * 1073.741824 + 0.5 }')")
+  # Else the driver's figure, read by scripts/gpu_profile.sh (data/gpu/PLATFORM-gpu.csv, "81559 MiB").
+  mib=$(awk -F', ' 'NR == 2 { print $2 + 0 }' "data/gpu/$p-gpu.csv" 2>/dev/null || true)
+  [[ -z $gib && -n $mib && $mib != 0 ]] &&
+    device=(--device-memory-mb "$(awk -v m="$mib" 'BEGIN { printf "%d", m * 1.048576 + 0.5 }')")
   # Retrain when the data changed since, when this carb cannot load the bundle (an older schema),
   # when the bundle predates calibrated extrapolation rates (it would widen past the grid at rate 1),
   # or when it lacks the re-measurement's spread there is one for.
