@@ -375,6 +375,12 @@ PYBIND11_MODULE(_carb, m) {
     return names;
   }, "Names of the configuration-space presets.");
   m.def("preset", &carb::enumerate_preset, py::arg("name"), "Every configuration of a preset, in a fixed order.");
+  m.def(
+      "read_configs",
+      [](const std::filesystem::path& file) {
+        return py::make_tuple(carb::read_configs_csv(file), carb::read_config_platforms_csv(file));
+      },
+      py::arg("path"), "The configurations of a CSV and each row's platform cell (\"\" without one).");
   m.def("campaign_order", &carb::order_by_architecture, py::arg("configs"), py::arg("seed"), py::arg("per_arch") = 0,
         "The order `carb profile --arch-order SEED --per-arch K` measures configurations in.");
   m.def("evaluate",

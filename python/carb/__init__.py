@@ -48,7 +48,8 @@ from . import _measure  # noqa: E402
 from ._measure import export, profile, store_info  # noqa: E402
 
 __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "campaign_order", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset", "preset_names", "recommend", "screen", "store_info", "__version__"]
+           "campaign_order", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset",
+           "preset_names", "read_configs", "recommend", "screen", "store_info", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 
@@ -119,7 +120,22 @@ def features(configs):
     return _features(_configs(configs))
 
 
+def read_configs(path):
+    """The configurations of a CSV (a dataset, a plan or a configuration list; its six configuration
+    columns, the others ignored), as `carb predict --configs` and `carb plan --exclude` read one."""
+    return list(_carb.read_configs(_path(path, "path"))[0])
+
+
+def _is_csv_path(x):
+    """A file where configurations go: an os.PathLike, or text naming a .csv (no preset name does)."""
+    return hasattr(x, "__fspath__") or (isinstance(x, (str, bytes)) and os.fsdecode(x).lower().endswith(".csv"))
+
+
 def _configs(configs):
+    # A README walkthrough: measured="data/cpu-2t.csv" was "unknown preset 'data/cpu-2t.csv'", where
+    # the CLI's --exclude takes the file.
+    if _is_csv_path(configs):
+        return read_configs(configs)
     if isinstance(configs, str):
         return preset(configs)
     if isinstance(configs, Config):
@@ -321,7 +337,8 @@ def campaign_order(configs, seed, per_arch=0):
 def plan(candidates, model=None, measured=(), count=None, budget_s=None, strategy=None, diversity=1.0, seed=42,
          spread="units", build_s=0.0, backend="cpu", protocol=None):
     """Which configurations to measure next (as `carb plan`): among `candidates` (a list, a preset
-    name or columns), never one in `measured` or one the model trained on, ranked by the model's
+    name, columns or a CSV file), never one in `measured` (the same, e.g. a dataset CSV as `--exclude`
+    takes one: its rows of another platform than the model's are not counted) or one the model trained on, ranked by the model's
     spread (strategy "uncertainty", the default with a model; "uncertainty-per-cost";
     "stratified", the default without one, as in `carb plan`; "space-filling"; "random"), at most
     `count` rows or `budget_s`
@@ -355,6 +372,18 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     settings = _measure.plan_pricing(protocol, backend, model)
     if strategy is None:
         strategy = "uncertainty" if model is not None else "stratified"
+    if _is_csv_path(measured) and model is not None:
+        # As `carb plan --exclude` (thirty-third hostile pass): rows of another platform than the
+        # model's are not measured on it.
+        name = _path(measured, "measured")
+        configs, platforms = _carb.read_configs(name)
+        other = sorted({p for p in platforms if p and p != model.platform})
+        measured = [c for c, p in zip(configs, platforms) if not p or p == model.platform]
+        if other:
+            n = len(configs) - len(measured)
+            warnings.warn(f"{n} row{'s' if n != 1 else ''} of {name} (platform {', '.join(repr(p) for p in other)}) "
+                          f"{'is' if n == 1 else 'are'} not of the model's platform {model.platform!r}: not counted "
+                          "as measured", RuntimeWarning, stacklevel=2)
     candidates = _configs(candidates)
     if not candidates:  # as `carb plan` says it (the empty plan's message blamed the budget)
         raise InputError("nothing to plan: no candidate configurations were given")

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import carb
+from conftest import SOURCE
 
 
 def test_plan_never_repeats_what_is_measured_or_trained(model):
@@ -116,3 +117,25 @@ def test_bad_pricing_settings_are_refused(model, kwargs, message):
 
 def test_measured_none_is_nothing_measured(model):
     assert carb.plan("screen", model, count=4, measured=None)["configs"] == carb.plan("screen", model, count=4)["configs"]
+
+
+def test_measured_and_candidates_can_be_csv_files(model, tmp_path):
+    # A README walkthrough: measured="data/cpu-2t.csv" was "unknown preset 'data/cpu-2t.csv'", where
+    # `carb plan --exclude` takes the file.
+    data = SOURCE / "data" / "cpu-2t.csv"
+    rows = carb.read_configs(data)
+    assert len(rows) == 1958 and all(isinstance(c, carb.Config) for c in rows)
+    assert carb.read_configs(str(data)) == rows
+    done = {str(c) for c in rows}
+    for measured in (data, str(data)):
+        p = carb.plan("paper", model, measured=measured, count=5)
+        assert p["configs"] and not any(str(c) in done for c in p["configs"])
+    # Rows of another platform than the model's are not measured on it, and that is said.
+    h200 = SOURCE / "data" / "h200.csv"
+    with pytest.warns(RuntimeWarning, match=r"260 rows of .*h200.csv \(platform 'h200'\) are not of the model's platform 'cpu-2t'"):
+        carb.plan("paper", model, measured=h200, count=3)
+    plan_file = tmp_path / "c.csv"
+    plan_file.write_text("family,depth,width,resolution,batch,precision\nbasic,18,0.5,224,4,fp32\n")
+    assert carb.plan(plan_file, model, count=1)["configs"] == [carb.Config("basic", 18, 0.5, 224, 4, "fp32")]
+    with pytest.raises(carb.InputError, match="unknown preset"):
+        carb.plan("cpu-2t", model, count=1)
