@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# For a lent GPU machine (the H200 device): build carb against the PyTorch install's CUDA
+# For a lent GPU machine (an H200 or H100): build carb against the PyTorch install's CUDA
 # LibTorch, check the energy meter (carb meter), run or continue the window study that decides the
 # energy window, check the cuda backend on a few probe configurations, then profile the paper
 # preset one architecture at a time in a seeded random order until the time budget is spent, and
@@ -25,7 +25,7 @@
 # N ok configurations of the campaign, drawn at random, again into $OUT/PLATFORM-repeat.csv, for the energy
 # repeatability R^2 (scripts/repeatability.py).
 # CARB_GPU_PER_ARCH=K (default 6) measures K configurations of each architecture per visit, in rounds.
-# CARB_GPU_PLAN=plan.csv (from `carb plan --model models/h200 --preset paper --exclude data/h200.csv
+# CARB_GPU_PLAN=plan.csv (from `carb plan --model models/PLATFORM --preset paper --exclude data/PLATFORM.csv
 # --backend cuda --warmup 5 --min-passes 10 --max-passes 100 --max-timed-s 0.5 --min-energy-window 1
 # --util-window 0.5 --util sample:0.2 --cooldown 0 --build-s 2.8 --budget-s ...`, priced about as
 # this script measures: 10 ticks of the 100 ms counter are a 1 s window, the pause comes only above
@@ -53,7 +53,10 @@ LIB=$DEPS/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$LIB:${LD_LIBRARY_PATH:-}
 # Settings checked before anything costs lease time.
 PER_ARCH=${CARB_GPU_PER_ARCH:-6}
-[[ "$PER_ARCH" =~ ^[0-9]+$ ]] || die "CARB_GPU_PER_ARCH '$PER_ARCH' is not a whole number"
+# Whole seconds and counts, or bash's arithmetic fails minutes in, after the build (a review).
+for v in CARB_GPU_BUDGET_S CARB_GPU_PER_ARCH CARB_GPU_STUDY_S CARB_GPU_DEPLOY_S CARB_GPU_REPEAT_N CARB_GPU_REPEAT_S CARB_GPU_ENERGY_TICKS; do
+  [ -z "${!v:-}" ] || [[ "${!v}" =~ ^[0-9]+$ ]] || die "$v '${!v}' is not a whole number"
+done
 
 step "machine (read only; nothing is set)"
 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else "")'
@@ -61,10 +64,12 @@ nvidia-smi --query-gpu=name,driver_version,power.limit,power.default_limit,power
 # The platform is named after the GPU read here, so that an H100's rows never join the H200's
 # campaign (its store, its data/PLATFORM.csv, its window study); carb profile refuses a store whose
 # protocol record names another GPU anyway. CARB_GPU_PLATFORM=name overrides.
-GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+# Exact names only: an H200 NVL, a GH200 or an H100 PCIe is another device, with a name of its own.
+GPU_NAME=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) || GPU_NAME=
+[[ "$GPU_NAME" == NVIDIA\ * ]] || die "nvidia-smi read no NVIDIA GPU name (it said '$GPU_NAME')"
 case "$GPU_NAME" in
-  *H200*) PLAT=h200 ;;
-  *H100*) PLAT=h100 ;;
+  "NVIDIA H200") PLAT=h200 ;;
+  "NVIDIA H100 80GB HBM3") PLAT=h100 ;;
   *) PLAT=$(echo "$GPU_NAME" | tr 'A-Z' 'a-z' | sed -E 's/^nvidia //; s/[^a-z0-9]+/-/g; s/^-+|-+$//g') ;;
 esac
 PLAT=${CARB_GPU_PLATFORM:-$PLAT}
@@ -73,6 +78,15 @@ echo "platform: $PLAT (GPU '$GPU_NAME'); files: data/$PLAT.csv, data/gpu/$PLAT-*
 # The device's memory as the driver reports it (read, never set): scripts/main_job.sh trains the
 # platform's model with it (--device-memory-mb) when no probe's out-of-memory error states one.
 nvidia-smi --query-gpu=name,memory.total,power.limit,driver_version --format=csv | tee "$OUT/${PLAT}-gpu.csv"
+# A store from an earlier lease (same protocol) resumes: its configurations are skipped. The shipped
+# one (data/gpu/PLATFORM-campaign.db) by default, unless this machine's own store is already there (a
+# second call of one lease).
+RESUME=${CARB_GPU_RESUME_DB:-data/gpu/${PLAT}-campaign.db}
+# Before the build costs a minute: every file this lease would continue was measured on this GPU, and
+# the plan was made for this platform; the energy window the campaign's store was measured with.
+STORE_TICKS=$(python3 scripts/gpu_preflight.py --platform "$PLAT" --gpu-name "$GPU_NAME" --store "$RESUME" \
+  --store "data/gpu/${PLAT}-deploy.db" --study "data/gpu/${PLAT}-window-study.csv" ${CARB_GPU_PLAN:+--plan "$CARB_GPU_PLAN"}) ||
+  die "preflight refused this lease's files (above)"
 g++ --version | head -1; cmake --version | head -1
 NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 CUDA_ROOT=$(dirname "$(dirname "$NVCC")")
@@ -108,7 +122,10 @@ STUDY_S=${CARB_GPU_STUDY_S:-200}
 # Leave the campaign and the export at least 150 s of the budget.
 LEFT_FOR_STUDY=$((BUDGET - ($(date +%s) - T0) - 150))
 [ "$STUDY_S" -gt "$LEFT_FOR_STUDY" ] && STUDY_S=$LEFT_FOR_STUDY
-[ -f "$STUDY" ] && cp "$STUDY" "$W/${PLAT}-window-study.csv" && cp "$STUDY.json" "$W/${PLAT}-window-study.csv.json" 2>/dev/null
+# The shipped study, unless this machine's own is already there (a second call of one lease went
+# back to the shipped one and measured its traces again).
+[ -f "$STUDY" ] && [ ! -f "$W/${PLAT}-window-study.csv" ] && cp "$STUDY" "$W/${PLAT}-window-study.csv" &&
+  cp "$STUDY.json" "$W/${PLAT}-window-study.csv.json" 2>/dev/null
 if [ "$STUDY_S" -gt 10 ]; then
   step "window study (at most $STUDY_S s; resumes $STUDY when present)"
   timeout -k 10 "$STUDY_S" $B meter --backend cuda --study data/gpu/window-study-configs.csv \
@@ -123,10 +140,10 @@ if [ -f "$W/${PLAT}-window-study.csv" ]; then
   python3 scripts/window_study.py "$OUT/${PLAT}-window-study.csv" | tee "$OUT/${PLAT}-window-study.txt"
 fi
 TICKS=${CARB_GPU_ENERGY_TICKS:-}
-# A campaign keeps its protocol across leases: the tick count of the rows already in data/${PLAT}.csv
-# (the protocol id includes it; rows of another id would be measured again, not resumed).
-[ -z "$TICKS" ] && [ -f data/${PLAT}.csv ] &&
-  TICKS=$(python3 -c 'import csv,sys; r=next(csv.DictReader(open(sys.argv[1])), {}); print(r.get("energy_ticks") or "")' data/${PLAT}.csv)
+# A campaign keeps its protocol across leases: the --energy-ticks its store's rows were measured with,
+# from the store's protocol record (the protocol id includes it; rows of another id would be measured
+# again, not resumed). A row's energy_ticks column is what its window counted, not the setting.
+[ -z "$TICKS" ] && TICKS=$STORE_TICKS
 [ -z "$TICKS" ] && [ -f "$OUT/${PLAT}-window-study.csv" ] &&
   TICKS=$(python3 scripts/window_study.py --json "$OUT/${PLAT}-window-study.csv" | python3 -c 'import json,sys; print(json.load(sys.stdin).get("energy_ticks") or "")')
 if [ -z "$TICKS" ] && [ -n "$PERIOD_MS" ]; then  # no study verdict yet: 1 s worth of counter periods
@@ -181,8 +198,10 @@ if [ -n "${CARB_GPU_DEPLOY_S:-}" ]; then
   timeout -k 25 "$CARB_GPU_DEPLOY_S" $B profile --backend cuda --platform ${PLAT} --db "$W/${PLAT}-deploy.db" \
     --preset deploy --arch-order $SEED --per-arch "$PER_ARCH" $P $UTIL
   echo "deploy profile exit status $?"
-  $B data export --db "$W/${PLAT}-deploy.db" --out "$OUT/${PLAT}-deploy.csv" --platform ${PLAT} || die "deploy export failed"
-  cp "$W/${PLAT}-deploy.db" "$OUT/${PLAT}-deploy.db"
+  [ -f "$W/${PLAT}-deploy.db" ] && cp "$W/${PLAT}-deploy.db" "$OUT/${PLAT}-deploy.db"
+  # Not fatal: a slice too short for one row (a new GPU's store starts empty) must not end the lease.
+  $B data export --db "$W/${PLAT}-deploy.db" --out "$OUT/${PLAT}-deploy.csv" --platform ${PLAT} ||
+    echo "deploy export failed (the campaign goes on)"
 fi
 
 if [ -n "${CARB_GPU_PLAN:-}" ]; then
@@ -192,10 +211,6 @@ else
   step "profile the paper preset in architecture order ($PER_ARCH per visit; 0 = whole) until the budget"
   ORDER=(--preset paper --arch-order $SEED --per-arch "$PER_ARCH")
 fi
-# A store from an earlier lease (same protocol) resumes: its configurations are skipped. The shipped
-# one (data/gpu/${PLAT}-campaign.db) by default, unless this machine's own store is already there (a
-# second call of one lease).
-RESUME=${CARB_GPU_RESUME_DB:-data/gpu/${PLAT}-campaign.db}
 # A copied store must not meet the -wal/-shm of the one it replaces.
 [ -f "$RESUME" ] && { [ -n "${CARB_GPU_RESUME_DB:-}" ] || [ ! -f "$W/${PLAT}.db" ]; } &&
   rm -f "$W/${PLAT}.db-wal" "$W/${PLAT}.db-shm" && cp "$RESUME" "$W/${PLAT}.db"
@@ -208,8 +223,8 @@ timeout -k 25 "$LEFT" $B profile --backend cuda --platform ${PLAT} --db "$W/${PL
   tee "$W/summary.json"
 echo "profile exit status ${PIPESTATUS[0]}"
 step export
+cp "$W/${PLAT}.db" "$OUT/${PLAT}.db"  # first: an export that refuses must not lose the lease's rows
 $B data export --db "$W/${PLAT}.db" --out "$OUT/${PLAT}.csv" --platform ${PLAT} || die "export failed"
-cp "$W/${PLAT}.db" "$OUT/${PLAT}.db"
 $B data info "$OUT/${PLAT}.csv" 2>&1 | head -60 || true
 if [ "$REPEAT_N" -gt 0 ]; then
   # Repeatability: REPEAT_N ok configurations drawn at random (seeded; the first N of an

@@ -1,4 +1,5 @@
 // `carb train`: fit the CARB cascade on measured data and save a model bundle.
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -41,6 +42,18 @@ void print(const TrainSummary& s) {
               << " configurations measured in both runs; at 90%:";
     for (const auto& [target, f] : s.remeasured_factor_90) std::cout << " " << target << " x" << fmt_num(f, 3);
     std::cout << ")\n";
+  }
+  // What the bundle knows of its device (a hostile tester: nothing showed the power limit read from
+  // the data's provenance, or that none was).
+  if (s.device.memory_mb || s.device.power_limit_w) {
+    std::cout << "device:";
+    if (s.device.memory_mb) std::cout << " memory " << fmt_num(*s.device.memory_mb, 10) << " MB (given)";
+    if (s.device.power_limit_w)
+      std::cout << (s.device.memory_mb ? "," : "") << " power limit " << fmt_num(*s.device.power_limit_w, 10)
+                << " W (the data's provenance)";
+    if (!s.device.power_limit_w && s.targets.end() != std::find(s.targets.begin(), s.targets.end(), "energy_j"))
+      std::cout << "; no power limit (the data's provenance records none)";
+    std::cout << '\n';
   }
   for (const auto& w : s.warnings) std::cout << "warning: " << w << '\n';
 }

@@ -102,11 +102,13 @@ struct TargetSummary {
 /// What the model knows of the device its data was measured on, beyond the rows: its memory (a
 /// configuration predicted to need more would not run there) and the power limit its rows were
 /// measured under (a prediction implying more power than that is off). Either may be unknown.
+inline constexpr double kMinDeviceMemoryMb = 1e-3, kMaxDeviceMemoryMb = 1e12;
+inline constexpr double kMinDevicePowerW = 1e-3, kMaxDevicePowerW = 1e6;
 struct DeviceLimits {
   std::optional<double> memory_mb;      // `carb train --device-memory-mb` (the device's capacity)
   std::optional<double> power_limit_w;  // from the data's provenance (platform_info.power_limit_w)
   bool empty() const { return !memory_mb && !power_limit_w; }
-  /// InputError unless each value present is finite and positive.
+  /// InputError unless each value present lies in its range (kMinDeviceMemoryMb ... kMaxDevicePowerW).
   void check() const;
 };
 

@@ -27,6 +27,9 @@ struct PredictionNotes {
   /// Of those with positive costs, the ones whose peak memory is predicted above the device's memory
   /// (DeviceLimits::memory_mb): they would not run there.
   std::size_t over_memory = 0;
+  /// Of the rest, under a confidence: those whose peak memory interval reaches above the device's
+  /// memory (as recommend and screen judge a budget on the upper bound): they may not fit.
+  std::size_t may_exceed_memory = 0;
   /// Of those with positive costs, the ones whose energy per batch over latency per batch is above
   /// the device's power limit (DeviceLimits::power_limit_w), and the most power any implies.
   std::size_t over_power = 0;

@@ -171,6 +171,9 @@ struct ScreenResult {
   /// memory budget was given: `budgets` then holds it as the peak_memory_mb budget, so that nothing
   /// that would not fit passes ("device_memory_mb" in the JSON).
   std::optional<double> device_memory_mb;
+  /// The memory budget given, where the device's lower memory replaced it (a note says so;
+  /// "given_memory_max_mb" in the JSON).
+  std::optional<double> given_memory_max_mb;
   std::optional<double> confidence;
   std::size_t within_budget = 0;
   /// With a confidence: configurations within budget by their point predictions whose interval

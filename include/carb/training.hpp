@@ -45,6 +45,8 @@ struct TrainSummary {
   std::map<std::string, OofComponents> oof_components;                 // per target
   std::string data_hash;
   std::optional<double> drift_reference_ms;
+  /// What the bundle knows of its device ("device" in the JSON, null where unknown).
+  DeviceLimits device;
   /// Per target, the 90% re-measurement spread added to the intervals (as a factor, e^q), and the
   /// configurations measured in both runs; empty without --remeasured.
   std::map<std::string, double> remeasured_factor_90;

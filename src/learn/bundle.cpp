@@ -446,6 +446,9 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
     if (man.contains("device")) {
       const auto& d = man.at("device");
       if (!d.is_object()) throw ModelError("model bundle " + dir.string() + "'s device record is not an object");
+      for (const auto& [key, value] : d.items())  // a misspelt key dropped its limit without a word
+        if (key != "memory_mb" && key != "power_limit_w")
+          throw ModelError("model bundle " + dir.string() + "'s device record has '" + key + "', which training never writes");
       const auto number = [&](const char* key) -> std::optional<double> {
         if (!d.contains(key)) return std::nullopt;
         if (!d.at(key).is_number()) throw ModelError("model bundle " + dir.string() + "'s device " + key + " is not a number");

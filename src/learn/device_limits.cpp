@@ -8,12 +8,15 @@
 namespace carb {
 
 void DeviceLimits::check() const {
-  const auto positive = [](const std::optional<double>& v, const char* what) {
-    if (v && !(*v > 0 && std::isfinite(*v)))
-      throw InputError(std::string("the device's ") + what + " must be a positive number, not " + fmt_num(*v, 6));
+  // The CLI's range for --device-memory-mb; a power limit of any device there is (a hostile tester:
+  // a hand-sealed manifest's 1e-300 W was "the device's 1e-300 W limit").
+  const auto within = [](const std::optional<double>& v, const char* what, double lo, double hi) {
+    if (v && !(*v >= lo && *v <= hi))
+      throw InputError(std::string("the device's ") + what + " must be between " + fmt_num(lo) + " and " + fmt_num(hi) +
+                       ", not " + fmt_num(*v, 6));
   };
-  positive(memory_mb, "memory (MB)");
-  positive(power_limit_w, "power limit (W)");
+  within(memory_mb, "memory (MB)", kMinDeviceMemoryMb, kMaxDeviceMemoryMb);
+  within(power_limit_w, "power limit (W)", kMinDevicePowerW, kMaxDevicePowerW);
 }
 
 void CarbModel::set_device_limits(const DeviceLimits& d) {

@@ -8,6 +8,7 @@
 #include "carb/drift.hpp"
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
+#include "carb/text_table.hpp"
 #include "carb/training.hpp"
 #include "carb/prediction_io.hpp"
 #include "data/provenance.hpp"
@@ -159,7 +160,17 @@ DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, c
   DeviceLimits out;
   out.memory_mb = memory_mb;
   std::set<std::string> protocols;
-  for (const Record& r : d.rows) protocols.insert(protocol_of(r));
+  const Record* largest = nullptr;
+  for (const Record& r : d.rows) {
+    protocols.insert(protocol_of(r));
+    if (r.peak_memory_mb && (!largest || *r.peak_memory_mb > *largest->peak_memory_mb)) largest = &r;
+  }
+  // A hostile tester: 141 (GiB typed as MB) was taken on data whose rows measured up to 4,207 MB on
+  // that device, and the model then said measured configurations would not fit.
+  if (memory_mb && largest && *largest->peak_memory_mb > *memory_mb)
+    throw InputError("the device's memory, " + fmt_num(*memory_mb, 6) + " MB, is below the " +
+                     fmt_num(*largest->peak_memory_mb, 6) + " MB of peak memory the data measured on it (" +
+                     config_key(largest->config) + "): give it in MB (1 GiB = 1073.74 MB)");
   for (const auto& f : files) {
     ProtocolFactsById facts;
     try {
@@ -297,6 +308,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   s.train_seconds = secs;
   s.data_hash = m.data_hash();
   s.drift_reference_ms = reference;
+  s.device = device;
   for (const auto& tm : m.target_summaries())
     if (const auto q = tm.remeasured_spread.find("0.9"); q != tm.remeasured_spread.end()) {
       s.remeasured_factor_90[tm.target] = std::exp(q->second);
@@ -315,6 +327,8 @@ nlohmann::json TrainSummary::to_json() const {
           {"blend_weights", weights},    {"test_metrics", metrics}, {"oof_components", components},
           {"data_hash", data_hash},              {"warnings", warnings},
           {"drift_reference_ms", drift_reference_ms ? nlohmann::json(*drift_reference_ms) : nlohmann::json(nullptr)},
+          {"device", {{"memory_mb", device.memory_mb ? nlohmann::json(*device.memory_mb) : nlohmann::json(nullptr)},
+                      {"power_limit_w", device.power_limit_w ? nlohmann::json(*device.power_limit_w) : nlohmann::json(nullptr)}}},
           {"remeasured", remeasured_factor_90.empty() ? nlohmann::json(nullptr)
                                                       : nlohmann::json{{"pairs", remeasured_pairs},
                                                                        {"factor_90", remeasured_factor_90}}}};

@@ -20,4 +20,10 @@ std::string measuring_device(const nlohmann::json& settings);
 void require_same_device(const nlohmann::json& stored, const std::string& protocol_id,
                          const nlohmann::json& settings, const std::string& db);
 
+/// Throws InputError when `recorded` (a record with "backend" and "platform_info", such as a window
+/// study's sidecar) names another device than `now` does; `what` names what is being added to
+/// (e.g. "study.csv's traces") and `instead` the way out. Nothing is refused where either names none.
+void require_recorded_device(const nlohmann::json& recorded, const nlohmann::json& now, const std::string& what,
+                             const std::string& instead);
+
 }  // namespace carb::detail

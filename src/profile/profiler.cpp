@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 #include <unordered_set>
 
@@ -139,7 +140,7 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   Store store(o.db, StoreAccess::sole_writer);      // a second profiler of this store stops here
   // Every stored row must read back before more are added (thirty-first hostile pass: a row whose
   // extra_json was damaged passed SQLite's integrity check; export refused it, profile resumed past it).
-  (void)store.to_dataset();
+  const Dataset stored = store.to_dataset();
   const std::string pid = o.protocol.id();
   nlohmann::json settings = o.protocol.to_json();
   settings["backend"] = o.backend;
@@ -148,7 +149,18 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   // Before the meter check costs seconds: a store whose record of this protocol names another
   // device (an H200's campaign resumed on an H100) would skip that device's configurations as done
   // and export these rows as measured there.
-  detail::require_same_device(store.protocols(), pid, settings, o.db.string());
+  const nlohmann::json protocols = store.protocols();
+  detail::require_same_device(protocols, pid, settings, o.db.string());
+  // Nor under other flags: one platform name is one device (a review: the same --platform with
+  // another protocol went into a store of another device's rows).
+  std::set<std::string> platform_protocols;
+  for (const Record& r : stored.rows)
+    if (r.platform == o.platform) platform_protocols.insert(protocol_of(r));
+  for (const std::string& id : platform_protocols)
+    if (id != pid && protocols.contains(id))
+      detail::require_recorded_device(protocols.at(id), settings,
+                                      o.db.string() + "'s " + o.platform + " rows (protocol " + id + ") are recorded",
+                                      "one platform name is one device; give this one another --platform or --db");
   if (o.check_meter) settings["meter_check"] = backend->check_meter(kMeterCheckS).to_json();
   store.put_protocol(pid, settings);
   // What this run was given, so that an export of the store says when a campaign is unfinished

@@ -10,6 +10,7 @@
 #include "carb/meter.hpp"
 #include "data/csv.hpp"
 #include "carb/error.hpp"
+#include "device_identity.hpp"
 #include "carb/profiler.hpp"
 #include "carb/warning.hpp"
 #include "data/keep_earlier.hpp"
@@ -207,6 +208,17 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
                          {"platform_info", backend->platform_info()},
                          {"meter_check", meter.to_json()}};
   if (!o.command_line.empty()) prov["command"] = o.command_line;
+  // A review of the GPU script: an H100 resumed the H200's study, its traces added to the ones that
+  // decide the H200's energy window. Every run recorded in the sidecar names its device.
+  if (resume) {
+    std::ifstream in(side);
+    const nlohmann::json recorded = nlohmann::json::parse(in, nullptr, false);
+    const std::string what = o.out.string() + " records its traces";
+    const std::string instead = "its traces would be added to the other device's; give another --out";
+    detail::require_recorded_device(recorded, prov, what, instead);
+    if (recorded.is_object() && recorded.contains("resumed") && recorded["resumed"].is_array())
+      for (const auto& run : recorded["resumed"]) detail::require_recorded_device(run, prov, what, instead);
+  }
   // A resumed study keeps the provenance of the run that measured its first rows and adds this one.
   if (resume) {
     std::ifstream in(side);

@@ -209,7 +209,9 @@ std::string screen_section(const json& screen) {
   std::vector<std::string> how;
   if (screen.contains("budgets") && screen["budgets"].is_object() && !screen["budgets"].empty()) {
     std::string b;
-    for (const auto& [k, v] : screen["budgets"].items()) b += (b.empty() ? "" : ", ") + k + " ≤ " + cell(v);
+    for (const auto& [k, v] : screen["budgets"].items())
+      b += (b.empty() ? "" : ", ") + k + " ≤ " + cell(v) +
+           (k == "peak_memory_mb" && screen.contains("device_memory_mb") ? " (the device's memory)" : "");
     how.push_back("budgets " + b);
   }
   if (screen.contains("confidence") && screen["confidence"].is_number())

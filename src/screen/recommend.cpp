@@ -94,8 +94,9 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
     if (v > limit) {
       each_met = false;
       msg += "; the lowest " + what + t + " is " + fmt_num(v) + " (" + config_key(it->config) +
-             "), above the limit " + fmt_num(limit) +
-             (device_memory && t == "peak_memory_mb" ? std::string(" (the device's memory)") : std::string());
+             "), above " +
+             (device_memory && t == "peak_memory_mb" ? "the device's memory, " + fmt_num(limit, 10) + " MB"
+                                                      : "the limit " + fmt_num(limit));
       // Thirtieth hostile pass: "the lowest upper 99% bound is inf" without a reason.
       if (std::isinf(v))
         msg += " (no candidate's interval has an upper bound at this level: " +
@@ -200,8 +201,11 @@ nlohmann::json RecommendResult::to_json() const {
       {"platform", platform}, {"objective", objective}, {"evaluated", evaluated}, {"feasible", feasible}};
   j["constraints"] = nlohmann::json::object();
   if (latency_max_ms) j["constraints"]["latency_ms"] = *latency_max_ms;
-  if (memory_max_mb) j["constraints"]["peak_memory_mb"] = *memory_max_mb;
+  // The budget applied, as screen's JSON has it (a hostile tester: the two disagreed).
+  if (memory_max_mb || device_memory_mb)
+    j["constraints"]["peak_memory_mb"] = device_memory_mb ? *device_memory_mb : *memory_max_mb;
   if (device_memory_mb) j["constraints"]["device_memory_mb"] = *device_memory_mb;
+  if (device_memory_mb && memory_max_mb) j["constraints"]["given_memory_max_mb"] = *memory_max_mb;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json();
   if (confidence) j["unbounded_at_confidence"] = unbounded, j["unbounded_intervals"] = unbounded_intervals;
   j["nonpositive_predictions"] = nonpositive;
@@ -223,6 +227,9 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
   std::vector<PredictionNote> notes;
   const bool budgets = r.latency_max_ms || r.memory_max_mb || r.device_memory_mb;
   const std::string pct = r.confidence ? fmt_num(*r.confidence * 100, 3) + "%" : "";
+  if (r.device_memory_mb && r.memory_max_mb)
+    notes.push_back({"the memory budget given, " + fmt_num(*r.memory_max_mb, 10) + " MB, is above the " +
+                     "device's " + fmt_num(*r.device_memory_mb, 10) + " MB: the device's applies", false});
   if (r.unbounded > 0)
     notes.push_back({std::to_string(r.unbounded) +
                      (r.unbounded == 1 ? " candidate within the budgets by its point prediction cannot"
@@ -268,7 +275,7 @@ void print_recommendation(const RecommendResult& r, std::ostream& out) {
   out << "platform " << r.platform << ": ";
   if (r.latency_max_ms || r.memory_max_mb || r.device_memory_mb) {
     out << r.feasible << " of " << r.evaluated << " batch x precision candidates meet the constraints";
-    if (r.device_memory_mb) out << " (peak memory within the device's " << fmt_num(*r.device_memory_mb, 6) << " MB)";
+    if (r.device_memory_mb) out << " (peak memory within the device's " << fmt_num(*r.device_memory_mb, 10) << " MB)";
     if (r.confidence) out << " on the upper bound of their " << fmt_num(*r.confidence * 100, 3) << "% interval";
   } else {
     out << r.evaluated << " batch x precision candidates, no constraint given";

@@ -136,8 +136,10 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   // As recommend does (a hostile tester: 2.4 TB answers on the 141 GB H200 passed as feasible): the
   // device's memory, where the deciding model knows it, bounds the memory budget.
   if (const auto cap = final_model.device_limits().memory_mb; cap && final_model.has_target("peak_memory_mb"))
-    if (const auto it = r.budgets.find("peak_memory_mb"); it == r.budgets.end() || it->second > *cap)
+    if (const auto it = r.budgets.find("peak_memory_mb"); it == r.budgets.end() || it->second > *cap) {
+      if (it != r.budgets.end()) r.given_memory_max_mb = it->second;
       r.budgets["peak_memory_mb"] = *cap, r.device_memory_mb = *cap;
+    }
   r.confidence = o.confidence;
   r.stages.push_back({"candidates", configs.size()});
 
@@ -214,6 +216,7 @@ nlohmann::json ScreenResult::to_json() const {
   j["budgets"] = nlohmann::json::object();
   for (const auto& [t, v] : budgets) j["budgets"][t] = v;
   if (device_memory_mb) j["device_memory_mb"] = *device_memory_mb;
+  if (given_memory_max_mb) j["given_memory_max_mb"] = *given_memory_max_mb;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
   j["within_budget_guesses"] = within_budget_guesses;

@@ -15,6 +15,10 @@ namespace {
 // The funnel's notes: what the rankings and the counts within budget rest on.
 std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
   std::vector<PredictionNote> notes;
+  if (r.given_memory_max_mb && r.device_memory_mb)
+    notes.push_back({"the memory budget given, " + fmt_num(*r.given_memory_max_mb, 10) + " MB, is above the " +
+                     "deciding model's device, which holds " + fmt_num(*r.device_memory_mb, 10) +
+                     " MB: the device's applies", false});
   const std::string candidates = std::to_string(r.stages.empty() ? 0 : r.stages.front().count);
   if (r.two_stage && r.source_nonpositive > 0)
     notes.push_back({"the source model predicts " + r.rank_target + " at or below zero for " +

@@ -88,6 +88,17 @@ TEST(PredictionNotes, WhatTheDeviceCannotRunIsSaid) {
       << lines[1].text;
   EXPECT_NE(lines[1].text.find("up to 500 W"), std::string::npos) << lines[1].text;
   EXPECT_TRUE(lines[0].caution && lines[1].caution);
+  // Under a confidence, an interval reaching above the device's memory may not fit.
+  std::vector<Prediction> q = {with(50, 0.2, 1), with(60, 0.2, 1)};
+  q[0].interval["peak_memory_mb"] = {40, 90}, q[1].interval["peak_memory_mb"] = {45, 120};
+  const PredictionNotes nq = count_prediction_notes(q, m);
+  EXPECT_EQ(nq.over_memory, 0u);
+  EXPECT_EQ(nq.may_exceed_memory, 1u);
+  const auto at90 = prediction_note_lines(nq, m, 0.9, "--confidence");
+  ASSERT_EQ(at90.size(), 1u) << all(at90);
+  EXPECT_NE(at90[0].text.find("1 prediction within the device's 100 MB reaches above it at the upper end of its 90% "
+                              "interval of peak memory: it may not fit"),
+            std::string::npos) << at90[0].text;
   EXPECT_THROW(m.set_device_limits({0.0, std::nullopt}), InputError);
   EXPECT_THROW(m.set_device_limits({std::nullopt, kInf}), InputError);
   EXPECT_EQ(*m.device_limits().memory_mb, 100);  // a refused setting changes nothing

@@ -277,6 +277,14 @@ TEST_F(ProfileCli, AStoreOfAnotherDeviceIsRefusedBeforeAnyMeasuring) {
   EXPECT_NE(other.err.find("another --db"), std::string::npos) << other.err;
   EXPECT_EQ(stored_rows(db()), 1);
   EXPECT_EQ(test::slurp(db()), before);
+  // Nor under other flags (another protocol) with the same platform name: one name, one device.
+  std::vector<std::string> other_flags = args;
+  other_flags[std::find(other_flags.begin(), other_flags.end(), "--min-passes") - other_flags.begin() + 1] = "1";
+  const Finished flags = run_carb(other_flags, dir_, "flags");
+  EXPECT_EQ(flags.exit_code(), 1) << flags.err;
+  EXPECT_NE(flags.err.find("cpu-1t rows (protocol"), std::string::npos) << flags.err;
+  EXPECT_NE(flags.err.find("one platform name is one device"), std::string::npos) << flags.err;
+  EXPECT_EQ(stored_rows(db()), 1);
   // Another store takes it.
   args.back() = (dir_ / "mine.db").string();
   const Finished fresh = run_carb(args, dir_, "fresh");

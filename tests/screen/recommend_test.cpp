@@ -123,9 +123,19 @@ TEST(Recommend, TheDevicesMemoryBoundsTheMemoryBudget) {
   m.set_device_limits({memory.front() / 2, std::nullopt});
   const auto none = recommend(m, o);
   EXPECT_FALSE(none.best);
-  EXPECT_NE(none.message.find("above the limit " + fmt_num(memory.front() / 2) + " (the device's memory)"),
+  EXPECT_NE(none.message.find("above the device's memory, " + fmt_num(memory.front() / 2, 10) + " MB"),
             std::string::npos) << none.message;
   m.set_device_limits({cap, std::nullopt});
+  // A higher budget of the user's is replaced by the device's, and that is said.
+  o.memory_max_mb = cap * 2;
+  const auto higher = recommend(m, o);
+  EXPECT_EQ(higher.device_memory_mb, cap);
+  EXPECT_EQ(higher.to_json()["constraints"]["peak_memory_mb"], cap);  // the budget applied
+  EXPECT_EQ(higher.to_json()["constraints"]["given_memory_max_mb"], cap * 2);
+  const auto notes = recommendation_notes(higher);
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes.front().text.find("is above the device's " + fmt_num(cap, 10) + " MB: the device's applies"),
+            std::string::npos) << notes.front().text;
   // A lower budget of the user's is the budget, and the device's is not named.
   o.memory_max_mb = cap / 2;
   const auto lower = recommend(m, o);

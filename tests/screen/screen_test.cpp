@@ -204,6 +204,15 @@ TEST(Screen, TheDecidingModelsDeviceMemoryBoundsTheMemoryBudget) {
   std::ostringstream out;
   print_screen_summary(r, out);
   EXPECT_NE(out.str().find("peak_memory_mb <= 60 (the device's memory)"), std::string::npos) << out.str();
+  // A higher budget of the user's is replaced by the device's, and that is said.
+  o.budgets["peak_memory_mb"] = 90.0;
+  const auto higher = screen(cs, m, nullptr, o);
+  EXPECT_EQ(higher.budgets.at("peak_memory_mb"), 60.0);
+  EXPECT_EQ(higher.to_json()["given_memory_max_mb"], 90.0);
+  std::ostringstream said;
+  print_screen_summary(higher, said);
+  EXPECT_NE(said.str().find("the memory budget given, 90 MB, is above the deciding model's device, which holds 60 MB"),
+            std::string::npos) << said.str();
   // A lower budget of the user's is the budget.
   o.budgets["peak_memory_mb"] = 30.0;
   const auto lower = screen(cs, m, nullptr, o);
