@@ -118,6 +118,14 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
   auto tw = trained.mutable_unchecked<1>();
   for (std::size_t i = 0; i < p.size(); ++i) tw(static_cast<py::ssize_t>(i)) = p[i].trained_architecture;
   out["trained_architecture"] = trained;
+  // Whether each predicted peak memory is within the device's, where the model knows it (as predict's
+  // CSV and JSON have it).
+  if (const auto mem = m.device_limits().memory_mb) {
+    py::array_t<bool> fits(static_cast<py::ssize_t>(p.size()));
+    auto fw = fits.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < p.size(); ++i) fw(static_cast<py::ssize_t>(i)) = carb::fits_device_memory(p[i], *mem);
+    out["fits_device_memory"] = fits;
+  }
   // As the CLI notes it (twenty-seventh hostile pass: Python said nothing of the host speed).
   if (const auto ref = m.drift_reference_ms()) out["drift_reference_ms"] = *ref;
   // The CLI's notes as (text, caution) pairs, which Model.predict turns into warnings and removes.

@@ -34,11 +34,16 @@ std::size_t count_nonpositive(const std::vector<double>& predicted);
 /// `extra`, when given, is one more named column (one value per prediction) before it. With bounds,
 /// a "confidence" column before "outside" holds `confidence`, the coverage they were computed at.
 /// A "trained_architecture" column (true/false, Prediction::trained_architecture) comes just before
-/// "outside": false marks a network the model never measured at any resolution or batch.
+/// "outside": false marks a network the model never measured at any resolution or batch. With
+/// `device_memory_mb` (the model's DeviceLimits::memory_mb), a "fits_device_memory" column before it
+/// says whether the predicted peak memory is within the device's.
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out,
                            const std::pair<std::string, std::vector<double>>* extra = nullptr,
-                           std::optional<double> confidence = std::nullopt);
+                           std::optional<double> confidence = std::nullopt,
+                           std::optional<double> device_memory_mb = std::nullopt);
+/// Whether `x`'s predicted peak memory is within `memory_mb` (true when it predicts no memory).
+bool fits_device_memory(const Prediction& x, double memory_mb);
 /// The finite-sample rule: a level L is bounded only with ceil(L / (1 - L)) draws (training rows
 /// per batch regime; trained networks, for a network never trained): 0.8 needs 4, 0.9 needs 9,
 /// 0.95 needs 19, 0.99 needs 99.

@@ -241,7 +241,9 @@ class Model:
         drift-corrected model adds "drift_reference_ms": its latency holds at the host speed where the
         reference network takes that long. "trained_architecture": a bool array, False for a network
         (family, depth, width, precision) the model never measured at any resolution or batch; its
-        interval is the wider one calibrated by holding whole networks out. What `carb predict` notes
+        interval is the wider one calibrated by holding whole networks out. A model that knows its
+        device's memory (Model.device) adds "fits_device_memory": a bool array, False where the predicted
+        peak memory is above it. What `carb predict` notes
         as a doubt comes as a RuntimeWarning with the same words: a cost at or below zero, an upper
         bound of inf (outside the trained ranges, or inside them where the model's rows, or its
         networks for a new one, cannot bound the level), new networks' intervals no calibration covers."""

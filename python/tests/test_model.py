@@ -400,16 +400,22 @@ def test_train_with_a_remeasurement_widens_the_intervals(rows_csv, tmp_path):
 def test_a_model_that_knows_its_device_says_what_it_cannot_run(tmp_path):
     # A hostile tester: 2.4 TB of peak memory on the 141 GB H200, and 1,226 W on its 700 W limit,
     # came with the outside-the-ranges note alone. The power limit comes from the data's provenance;
-    # the memory is given (here far below the H200's, so that a shipped-grid configuration needs more).
+    # the memory is given (here far below the H200's, above the data's largest peak, so that a larger
+    # configuration needs more).
     h200 = SOURCE / "data" / "h200.csv"
-    m = carb.Model.train(h200, fast=True, device_memory_mb=1000)
-    assert m.device == {"memory_mb": 1000.0, "power_limit_w": 700.0}
-    big = carb.Config("bottleneck", 101, 2.0, 128, 256, "fp16")
-    with pytest.warns(RuntimeWarning, match=r"1 prediction needs more memory than the device has \(peak memory above its 1000 MB\)"):
-        m.predict([big])
+    m = carb.Model.train(h200, fast=True, device_memory_mb=5000)
+    assert m.device == {"memory_mb": 5000.0, "power_limit_w": 700.0}
+    big = carb.Config("bottleneck", 200, 4.0, 128, 256, "fp32")
+    with pytest.warns(RuntimeWarning, match=r"1 prediction needs more memory than the device has \(peak memory above its 5000 MB\)"):
+        p = m.predict([big, carb.Config("basic", 18, 0.5, 32, 1, "fp32")])
+    assert p["fits_device_memory"].tolist() == [False, True]
+    assert "fits_device_memory" not in carb.Model.train(h200, fast=True).predict([big])
     m.save(tmp_path / "m")
     assert carb.Model.load(tmp_path / "m").device == m.device
     assert carb.Model.train(h200, fast=True).device == {"memory_mb": None, "power_limit_w": 700.0}
     for bad in (0, -5, float("nan"), True, "1000"):
         with pytest.raises(carb.InputError, match="device_memory_mb"):
             carb.Model.train(h200, fast=True, device_memory_mb=bad)
+    # Below what the data measured on the device (GiB typed as MB): refused, naming the row.
+    with pytest.raises(carb.InputError, match=r"the device's memory, 141 MB, is below the 4206.75 MB of peak memory"):
+        carb.Model.train(h200, fast=True, device_memory_mb=141)

@@ -139,9 +139,14 @@ std::string nonpositive_note(const std::map<std::string, std::vector<double>>& p
          "zero): " + which + " among " + std::to_string(rows) + " rows, scored as they are";
 }
 
+bool fits_device_memory(const Prediction& x, double memory_mb) {
+  const auto it = x.value.find("peak_memory_mb");
+  return it == x.value.end() || !(it->second > memory_mb);
+}
+
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out, const std::pair<std::string, std::vector<double>>* extra,
-                           std::optional<double> confidence) {
+                           std::optional<double> confidence, std::optional<double> device_memory_mb) {
   const bool intervals = !p.empty() && !p.front().interval.empty();
   // Thirty-third hostile pass: the bounds' columns did not say what coverage they have; the table
   // and the JSON did.
@@ -154,6 +159,8 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
   }
   if (extra) out << ',' << extra->first;
   if (level) out << ",confidence";
+  // A hostile tester: only a count on stderr said which rows would not fit the device.
+  if (device_memory_mb) out << ",fits_device_memory";
   out << ",trained_architecture,outside\n";
   for (std::size_t i = 0; i < p.size(); ++i) {
     const Prediction& x = p[i];
@@ -166,6 +173,7 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
     }
     if (extra) out << ',' << num(extra->second[i]);
     if (level) out << ',' << num(*confidence);
+    if (device_memory_mb) out << ',' << (fits_device_memory(x, *device_memory_mb) ? "true" : "false");
     out << ',' << (x.trained_architecture ? "true" : "false");
     out << ',' << csv_field(outside_text(x.outside)) << '\n';
   }
@@ -178,6 +186,7 @@ nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbM
     nlohmann::json r = config_to_json(x.config);
     for (const auto& [t, v] : x.value) r[t] = v;
     for (const auto& [t, iv] : x.interval) r[t + "_lower"] = iv.first, r[t + "_upper"] = iv.second;
+    if (const auto mem = m.device_limits().memory_mb) r["fits_device_memory"] = fits_device_memory(x, *mem);
     r["trained_architecture"] = x.trained_architecture;
     r["outside"] = outside_json(x.outside);
     rows.push_back(r);
@@ -188,6 +197,9 @@ nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbM
                         {"predictions", rows}};
   // A drift-corrected model predicts latency at the typical host speed of its training data.
   if (m.drift_reference_ms()) doc["drift_reference_ms"] = *m.drift_reference_ms();
+  if (const DeviceLimits& d = m.device_limits(); !d.empty())
+    doc["device"] = {{"memory_mb", d.memory_mb ? nlohmann::json(*d.memory_mb) : nlohmann::json()},
+                     {"power_limit_w", d.power_limit_w ? nlohmann::json(*d.power_limit_w) : nlohmann::json()}};
   return doc;
 }
 
