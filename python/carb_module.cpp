@@ -254,6 +254,7 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
   out["unknown_cost"] = p.unknown_cost;
   out["planned_unknown_cost"] = p.planned_unknown_cost();
   out["nonpositive_predictions"] = p.nonpositive_predictions;
+  out["over_device_memory"] = p.over_device_memory;
   out["planned_nonpositive"] = p.planned_nonpositive();
   out["total_cost_s"] = p.total_cost_s;
   return out;

@@ -85,7 +85,12 @@ void run(PlanCmd& c, CLI::App& app) {
   const Plan p = make_plan(candidates, measured, model.get(), c.o);
   // An empty plan is one `profile --plan` refuses: say why here, and keep an earlier plan at --out.
   if (p.rows.empty())
-    throw InputError(p.excluded == p.candidates
+    throw InputError(p.over_device_memory > 0 && p.excluded + p.over_device_memory == p.candidates
+                         ? "nothing to plan: of the " + std::to_string(p.candidates) + " candidates, " +
+                               std::to_string(p.excluded) + " are excluded or trained on and the other " +
+                               std::to_string(p.over_device_memory) + " would not fit the device's memory; " + c.out +
+                               " was not written"
+                     : p.excluded == p.candidates
                          ? "nothing to plan: all " + std::to_string(p.candidates) +
                                " candidates are excluded or trained on; " + c.out + " was not written"
                          // Thirty-sixth hostile pass: when no candidate's time could be predicted at all, the
@@ -116,6 +121,10 @@ void run(PlanCmd& c, CLI::App& app) {
     std::cout << ", predicted measuring time unknown (" << p.planned_unknown_cost() << " of the planned rows' latency is not "
               << "positive)";
   std::cout << " -> " << printable(c.out) << '\n';
+  if (p.over_device_memory)
+    std::cout << "note: " << p.over_device_memory << " candidate" << (p.over_device_memory == 1 ? " was" : "s were")
+              << " left out: the model predicts more peak memory than its device has (" << fmt_num(*model->device_limits().memory_mb, 10)
+              << " MB), so measuring would spend time on an out-of-memory row\n";
   if (p.unknown_cost)
     std::cout << "note: " << p.unknown_cost << " candidate" << (p.unknown_cost == 1 ? " was" : "s were")
               << " passed over: the model predicts no positive latency for them, so their measuring time is unknown "

@@ -94,6 +94,10 @@ struct Plan {
   /// impossible cost, so the spread there says where the model is wrong, not how unsure a sane
   /// prediction is (thirty-ninth hostile pass: memory at or below zero was neither counted nor said).
   std::size_t nonpositive_predictions = 0;
+  /// Candidates (not excluded) the model predicts to need more peak memory than its device has
+  /// (DeviceLimits::memory_mb): never planned, since measuring them spends a lease's seconds on an
+  /// out-of-memory row that teaches no cost.
+  std::size_t over_device_memory = 0;
   /// What it was planned for, recorded in the plan's sidecar (`planned_for`) and compared by
   /// plan_departures: the model's platform (empty without a model) and, when its rows are priced
   /// (a model predicting latency), the backend, protocol and build time the costs assume.

@@ -393,8 +393,8 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
                    model._m if model is not None else None, strategy, count, budget_s, diversity, seed, spread,
                    build_s, backend, settings)
     if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing)
-        raise InputError("nothing to plan: every candidate is measured, trained on, over the budget or of a "
-                         "measuring time the model cannot predict")
+        raise InputError("nothing to plan: every candidate is measured, trained on, over the budget, of a "
+                         "measuring time the model cannot predict or more memory than its device has")
     if p["planned_unknown_cost"]:
         # Thirty-seventh hostile pass: planned by count, they came back with NaN costs and no word.
         warnings.warn(f"carb: {p['planned_unknown_cost']} planned row(s) have a predicted latency at or below zero: "
@@ -404,6 +404,9 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
         warnings.warn(f"carb: the model predicts a cost at or below zero for {p['nonpositive_predictions']} "
                       f"candidate(s) ({p['planned_nonpositive']} planned): an impossible value, so there the "
                       "score says where the model is wrong, not how unsure it is", RuntimeWarning, stacklevel=2)
+    if p["over_device_memory"]:
+        warnings.warn(f"carb: {p['over_device_memory']} candidate(s) were left out: the model predicts more peak "
+                      f"memory than its device has ({model.device['memory_mb']:g} MB)", RuntimeWarning, stacklevel=2)
     if p["unknown_cost"]:
         warnings.warn(f"carb: {p['unknown_cost']} candidate(s) were passed over: the model cannot predict their "
                       "measuring time (latency at or below zero, or not a number), so they fit no budget_s",

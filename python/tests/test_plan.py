@@ -139,3 +139,14 @@ def test_measured_and_candidates_can_be_csv_files(model, tmp_path):
     assert carb.plan(plan_file, model, count=1)["configs"] == [carb.Config("basic", 18, 0.5, 224, 4, "fp32")]
     with pytest.raises(carb.InputError, match="unknown preset"):
         carb.plan("cpu-2t", model, count=1)
+
+
+def test_what_would_not_fit_the_device_is_not_planned():
+    # An out-of-memory row spends a lease's seconds and teaches no cost.
+    m = carb.Model.train(SOURCE / "data" / "h200.csv", fast=True, device_memory_mb=5000)
+    with pytest.warns(RuntimeWarning, match=r"candidate\(s\) were left out: the model predicts more peak memory than "
+                                             r"its device has \(5000 MB\)"):
+        p = carb.plan("paper", m, count=2000)
+    assert p["over_device_memory"] > 0
+    assert (m.predict(p["configs"])["peak_memory_mb"] <= 5000).all()
+    assert len(p["configs"]) == 2000 and p["candidates"] - p["excluded"] - p["over_device_memory"] >= 2000

@@ -67,6 +67,7 @@ nlohmann::json Plan::to_json() const {
                       {"excluded", excluded},            {"planned", rows.size()},
                       {"unknown_cost", unknown_cost},    {"planned_unknown_cost", planned_unknown_cost()},
                       {"nonpositive_predictions", nonpositive_predictions},
+                      {"over_device_memory", over_device_memory},
                       {"planned_nonpositive", planned_nonpositive()},
                       {"planned_outside", rows_outside()},
                       {"predicted_cost_s", value(total_cost_s)}, {"rows", nlohmann::json::array()}};

@@ -114,6 +114,16 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
     pool.push_back(c);
   }
   plan.candidates = seen.size();
+  // What would not fit the device is not worth a lease's seconds: an out-of-memory row teaches no cost.
+  if (model && model->has_target("peak_memory_mb") && !pool.empty())
+    if (const auto cap = model->device_limits().memory_mb) {
+      const auto memory = model->predict_columns(pool).at("peak_memory_mb");
+      std::vector<Config> fits;
+      for (std::size_t i = 0; i < pool.size(); ++i)
+        if (memory[i] > *cap) ++plan.over_device_memory;
+        else fits.push_back(pool[i]);
+      pool.swap(fits);
+    }
 
   const std::size_t n = pool.size();
   std::vector<double> unc(n, kNaN), lat(n, kNaN), cost(n, kNaN);

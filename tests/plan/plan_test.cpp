@@ -3,7 +3,11 @@
 // that cannot work.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
@@ -70,6 +74,32 @@ TEST(Plan, NeverRepeatsAMeasuredOrPlannedConfiguration) {
   const Plan b = make_plan(cands, respelled, &model(), options(PlanStrategy::random, 1000));
   EXPECT_EQ(b.excluded, a.excluded);
   EXPECT_EQ(b.rows.size(), a.rows.size());
+}
+
+// What the model's device could not hold is never planned: measuring it spends a lease's seconds
+// on an out-of-memory row that teaches no cost.
+TEST(Plan, WhatWouldNotFitTheDeviceIsNeverPlanned) {
+  const auto cands = candidates();
+  // A model of its own to set limits on (never freed, as the shared ones).
+  const auto dir = std::filesystem::temp_directory_path() / ("carb_plan_device_" + std::to_string(::getpid()));
+  model().save(dir, true);
+  CarbModel& m = *new CarbModel(CarbModel::load(dir));
+  std::filesystem::remove_all(dir);
+  const Plan all = make_plan(cands, {}, &m, options(PlanStrategy::random, 1000));
+  std::vector<double> memory;
+  for (const auto& r : all.rows) memory.push_back(m.predict_columns({r.config}).at("peak_memory_mb").at(0));
+  std::sort(memory.begin(), memory.end());
+  const double cap = memory[memory.size() / 2];
+  m.set_device_limits({cap, std::nullopt});
+  for (PlanStrategy s : kAll) {
+    const Plan p = make_plan(cands, {}, &m, options(s, 1000));
+    EXPECT_EQ(p.over_device_memory, static_cast<std::size_t>(std::count_if(memory.begin(), memory.end(),
+                                                                           [&](double v) { return v > cap; })));
+    EXPECT_GT(p.over_device_memory, 0u);
+    EXPECT_EQ(p.rows.size() + p.excluded + p.over_device_memory, p.candidates) << to_string(s);
+    for (const auto& r : p.rows) EXPECT_LE(m.predict_columns({r.config}).at("peak_memory_mb").at(0), cap);
+    EXPECT_EQ(p.to_json()["over_device_memory"], p.over_device_memory);
+  }
 }
 
 TEST(Plan, KeepsToTheBudgetAndLeavesNoAffordableRowBehind) {
