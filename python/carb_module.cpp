@@ -120,7 +120,7 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
   out["trained_architecture"] = trained;
   // Whether each predicted peak memory is within the device's, where the model knows it (as predict's
   // CSV and JSON have it).
-  if (const auto mem = m.device_limits().memory_mb) {
+  if (const auto mem = m.device_limits().memory_mb; mem && m.has_target("peak_memory_mb")) {
     py::array_t<bool> fits(static_cast<py::ssize_t>(p.size()));
     auto fw = fits.mutable_unchecked<1>();
     for (std::size_t i = 0; i < p.size(); ++i) fw(static_cast<py::ssize_t>(i)) = carb::fits_device_memory(p[i], *mem);

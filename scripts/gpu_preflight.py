@@ -38,6 +38,7 @@ def check_store(path, platform, gpu):
     try:
         con = sqlite3.connect(f"file:{path}?immutable=1", uri=True)
         settings = {pid: json.loads(text) for pid, text in con.execute("SELECT id, settings FROM protocols")}
+        settings = {pid: s if isinstance(s, dict) else {} for pid, s in settings.items()}
         counts = con.execute("SELECT protocol_id, count(*) FROM measurements WHERE platform = ? GROUP BY protocol_id "
                              "ORDER BY 2 DESC", (platform,)).fetchall()
         con.close()
@@ -71,7 +72,8 @@ def main():
             side = json.load(open(a.study + ".json"))
         except ValueError as e:
             fail(f"{a.study}.json: not JSON ({e})")
-        runs = [side] + (side.get("resumed", []) if isinstance(side, dict) else [])
+        resumed = side.get("resumed", []) if isinstance(side, dict) else []
+        runs = [side] + (resumed if isinstance(resumed, list) else [])
         for run in runs:
             if gpu_of(run) not in (None, a.gpu_name):
                 fail(f"{a.study} holds traces measured on '{gpu_of(run)}', and this GPU is '{a.gpu_name}': "

@@ -32,7 +32,7 @@ for p in cpu-2t cpu-1t h200 h100; do
   # or when it lacks the re-measurement's spread there is one for.
   if [[ ! -f models/$p/manifest.json || data/$p.csv -nt models/$p/manifest.json ]] ||
     ! grep -q '"extrapolation_rate"' models/$p/manifest.json ||
-    { [[ ${#device[@]} -gt 0 ]] && ! grep -q '"device"' models/$p/manifest.json; } ||
+    { [[ ${#device[@]} -gt 0 ]] && ! grep -q '"memory_mb"' models/$p/manifest.json; } ||
     { [[ ${#again[@]} -gt 0 ]] && { ! grep -q '"remeasured"' models/$p/manifest.json ||
       [[ data/$p-repeat.csv -nt models/$p/manifest.json ]]; }; } ||
     ! $carb predict --model models/$p --family basic --depth 18 --width 1 --resolution 64 --batch 1 \

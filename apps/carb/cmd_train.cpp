@@ -45,14 +45,16 @@ void print(const TrainSummary& s) {
   }
   // What the bundle knows of its device (a hostile tester: nothing showed the power limit read from
   // the data's provenance, or that none was).
-  if (s.device.memory_mb || s.device.power_limit_w) {
+  const bool energy = std::find(s.targets.begin(), s.targets.end(), "energy_j") != s.targets.end();
+  if (s.device.memory_mb || s.device.power_limit_w || energy) {
     std::cout << "device:";
-    if (s.device.memory_mb) std::cout << " memory " << fmt_num(*s.device.memory_mb, 10) << " MB (given)";
+    if (s.device.memory_mb) std::cout << " memory " << fmt_num(*s.device.memory_mb, 10) << " MB (given),";
     if (s.device.power_limit_w)
-      std::cout << (s.device.memory_mb ? "," : "") << " power limit " << fmt_num(*s.device.power_limit_w, 10)
-                << " W (the data's provenance)";
-    if (!s.device.power_limit_w && s.targets.end() != std::find(s.targets.begin(), s.targets.end(), "energy_j"))
-      std::cout << "; no power limit (the data's provenance records none)";
+      std::cout << " power limit " << fmt_num(*s.device.power_limit_w, 10) << " W (the data's provenance)";
+    else if (energy)
+      std::cout << " no power limit (the data's provenance records none for its rows' protocol)";
+    else
+      std::cout << " no power limit (no energy to hold to one)";
     std::cout << '\n';
   }
   for (const auto& w : s.warnings) std::cout << "warning: " << w << '\n';

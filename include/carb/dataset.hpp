@@ -101,6 +101,12 @@ inline constexpr double kMinPowerOverInstant = 0.1;
 /// provenance records one (platform_info.power_limit_w of the row's protocol): 1.5x (shipped H200
 /// rows: at most 1.007x the 700 W limit; the limit holds over about a second, a window may be shorter).
 inline constexpr double kMaxPowerOverLimit = 1.5;
+/// The most a prediction's average power may exceed that limit before `predict` says its energy or
+/// latency is off: 1.1x (measured rows reach 1.007x; a review: 1.0x flagged answers as close to the
+/// limit as measurements are).
+inline constexpr double kPredictedPowerOverLimit = 1.1;
+/// The average power of a batch: its energy over its time (W from J and ms).
+inline double average_power_w(double energy_j, double latency_ms) { return energy_j / (latency_ms / 1000.0); }
 /// The least a row's average power may be of that limit: 0.05x (35 W on the H200, below its idle
 /// draw; shipped H200 rows at least 0.16x; a consumer GPU idles near 0.05x of its limit and draws
 /// more while it computes). Fifty-second hostile pass: the H200's energy and every power column

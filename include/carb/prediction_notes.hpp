@@ -31,7 +31,8 @@ struct PredictionNotes {
   /// memory (as recommend and screen judge a budget on the upper bound): they may not fit.
   std::size_t may_exceed_memory = 0;
   /// Of those with positive costs, the ones whose energy per batch over latency per batch is above
-  /// the device's power limit (DeviceLimits::power_limit_w), and the most power any implies.
+  /// kPredictedPowerOverLimit times the device's power limit (DeviceLimits::power_limit_w), and the
+  /// most power any implies.
   std::size_t over_power = 0;
   double most_power_w = 0;
 };

@@ -54,10 +54,11 @@ struct RecommendResult {
   std::string platform;
   std::string objective;  // "energy_per_image_j" | "latency_per_image_ms"
   std::optional<double> latency_max_ms, memory_max_mb;
-  /// The device's memory (DeviceLimits::memory_mb) where the model knows it and no lower memory
-  /// budget was given: the memory budget then ("device_memory_mb" in the JSON's constraints), so a
-  /// candidate that would not fit is never recommended.
+  /// The device's memory (DeviceLimits::memory_mb) where the model knows it ("device_memory_mb" in
+  /// the JSON's constraints): a candidate whose predicted peak memory is above it is left out, on the
+  /// point prediction, beside any budget, and counted ("over_device_memory").
   std::optional<double> device_memory_mb;
+  std::size_t over_device_memory = 0;
   std::optional<double> confidence;  // the budgets were judged on upper bounds at this coverage
   /// A drift-corrected model's reference time: latencies, and the latency budget, hold at the host
   /// speed where the reference network takes this long (carb/drift.hpp).

@@ -167,13 +167,11 @@ struct ScreenResult {
   std::size_t source_guesses = 0;
   std::vector<std::string> targets;  // the final model's targets: the Pareto objectives
   Budgets budgets;
-  /// Set when the deciding model knows its device's memory (DeviceLimits::memory_mb) and no lower
-  /// memory budget was given: `budgets` then holds it as the peak_memory_mb budget, so that nothing
-  /// that would not fit passes ("device_memory_mb" in the JSON).
+  /// The deciding model's device memory (DeviceLimits::memory_mb) where it knows it: a configuration
+  /// within the budgets whose predicted peak memory is above it is left out, on the point prediction,
+  /// and counted ("device_memory_mb" and "over_device_memory" in the JSON).
   std::optional<double> device_memory_mb;
-  /// The memory budget given, where the device's lower memory replaced it (a note says so;
-  /// "given_memory_max_mb" in the JSON).
-  std::optional<double> given_memory_max_mb;
+  std::size_t over_device_memory = 0;
   std::optional<double> confidence;
   std::size_t within_budget = 0;
   /// With a confidence: configurations within budget by their point predictions whose interval

@@ -65,16 +65,17 @@ TrainSummary run_train_job(const TrainJob& job);
 void check_remeasurement_files(const std::vector<std::filesystem::path>& remeasured,
                                const std::vector<std::filesystem::path>& data);
 
-/// The ok rows of several dataset CSVs, read and checked as one dataset (see read_dataset_csvs).
-/// `notes`, when given, receives what `carb train` warns of the rows left out: how many were
-/// measured as oom or error, and how many of those a larger batch of the same network contradicts;
-/// and of each file that is the export of an unfinished campaign (its sidecar's `campaign`).
 /// What a model trained on `files` (whose ok rows are `d`) knows of its device: `memory_mb` as
-/// given (checked positive) and the power limit the files' provenance records for the rows'
+/// given (InputError outside DeviceLimits' range, below the largest peak memory `d` measured, or
+/// where `d` measured none) and the power limit the files' provenance records for the rows'
 /// protocols (the highest where they differ; none where no protocol records one).
 DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, const Dataset& d,
                               std::optional<double> memory_mb);
 
+/// The ok rows of several dataset CSVs, read and checked as one dataset (see read_dataset_csvs).
+/// `notes`, when given, receives what `carb train` warns of the rows left out: how many were
+/// measured as oom or error, and how many of those a larger batch of the same network contradicts;
+/// and of each file that is the export of an unfinished campaign (its sidecar's `campaign`).
 Dataset read_datasets(const std::vector<std::filesystem::path>& files, std::vector<std::string>* notes = nullptr);
 
 }  // namespace carb

@@ -67,3 +67,21 @@ def test_the_shipped_h200_files_pass_on_an_h200_only():
     ok = run("--platform", "h200", "--gpu-name", "NVIDIA H200", *args)
     assert ok.returncode == 0 and ok.stdout.strip() == "10", ok.stderr
     assert run("--platform", "h200", "--gpu-name", "NVIDIA H100 80GB HBM3", *args).returncode == 1
+
+
+def test_odd_records_are_refused_or_read_without_a_traceback(tmp_path):
+    study = tmp_path / "study.csv"
+    study.write_text("x\n")
+    (tmp_path / "study.csv.json").write_text(json.dumps({"platform_info": {"gpu_name": "NVIDIA H200"}, "resumed": 3}))
+    r = run("--platform", "h200", "--gpu-name", "NVIDIA H200", "--study", study)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    db = tmp_path / "s.db"
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE protocols (id TEXT PRIMARY KEY, settings TEXT NOT NULL)")
+    con.execute("CREATE TABLE measurements (platform TEXT, protocol_id TEXT)")
+    con.execute("INSERT INTO protocols VALUES ('p1', '[1, 2]')")
+    con.execute("INSERT INTO measurements VALUES ('h200', 'p1')")
+    con.commit()
+    con.close()
+    r = run("--platform", "h200", "--gpu-name", "NVIDIA H200", "--store", db)
+    assert r.returncode == 0 and "Traceback" not in r.stderr and r.stdout.strip() == "", r.stderr

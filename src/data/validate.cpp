@@ -563,7 +563,7 @@ ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv) {
 void check_power_limit(const Record& r, const ProtocolFacts* facts, const std::string& where,
                        std::vector<std::string>& problems) {
   if (!facts || !facts->power_limit_w || !r.energy_j || !r.latency_ms || !(*r.latency_ms > 0)) return;
-  const double watts = *r.energy_j / (*r.latency_ms / 1000.0);
+  const double watts = average_power_w(*r.energy_j, *r.latency_ms);
   if (watts > kMaxPowerOverLimit * *facts->power_limit_w)
     problems.push_back(at(where) + "energy_j " + csv::format_number(r.energy_j) + " J in latency_ms " +
                        csv::format_number(r.latency_ms) + " ms is an average power of " + csv::format_number(watts) +

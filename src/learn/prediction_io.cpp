@@ -186,7 +186,8 @@ nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbM
     nlohmann::json r = config_to_json(x.config);
     for (const auto& [t, v] : x.value) r[t] = v;
     for (const auto& [t, iv] : x.interval) r[t + "_lower"] = iv.first, r[t + "_upper"] = iv.second;
-    if (const auto mem = m.device_limits().memory_mb) r["fits_device_memory"] = fits_device_memory(x, *mem);
+    if (const auto mem = m.device_limits().memory_mb; mem && m.has_target("peak_memory_mb"))
+      r["fits_device_memory"] = fits_device_memory(x, *mem);
     r["trained_architecture"] = x.trained_architecture;
     r["outside"] = outside_json(x.outside);
     rows.push_back(r);

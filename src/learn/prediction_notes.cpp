@@ -42,13 +42,15 @@ PredictionNotes count_prediction_notes(const std::vector<Prediction>& p, const C
       const auto iv = x.interval.find("peak_memory_mb");
       if (mem->second > *d.memory_mb)
         ++n.over_memory;
-      else if (iv != x.interval.end() && iv->second.second > *d.memory_mb)  // a hostile tester: [5.7e4, 1.2e6] on 150,109 MB
+      // A hostile tester: [5.7e4, 1.2e6] on 150,109 MB. An unbounded interval is said as one, not
+      // as reaching above the device (a review: it counted 15 MB predictions [12, inf] twice).
+      else if (iv != x.interval.end() && std::isfinite(iv->second.second) && iv->second.second > *d.memory_mb)
         ++n.may_exceed_memory;
     }
     const auto e = x.value.find("energy_j"), l = x.value.find("latency_ms");
     if (d.power_limit_w && e != x.value.end() && l != x.value.end()) {
-      const double watts = e->second / (l->second / 1000);
-      if (watts > *d.power_limit_w) ++n.over_power, n.most_power_w = std::max(n.most_power_w, watts);
+      const double watts = average_power_w(e->second, l->second);
+      if (watts > kPredictedPowerOverLimit * *d.power_limit_w) ++n.over_power, n.most_power_w = std::max(n.most_power_w, watts);
     }
     if (!x.outside.empty()) {
       n.unbounded_outside += unbounded(x);
@@ -80,8 +82,9 @@ std::vector<PredictionNote> prediction_note_lines(const PredictionNotes& n, cons
                    plural(n.over_memory, "its", "their") + " other costs are of a run that cannot happen"});
   if (n.over_power > 0)
     out.push_back({std::to_string(n.over_power) + plural(n.over_power, " prediction implies", " predictions imply") +
-                   " more power than the device's " + fmt_num(*d.power_limit_w, 10) +
-                   " W limit its data was measured under (energy over latency, up to " + fmt_num(n.most_power_w, 4) +
+                   " more than " + fmt_num(kPredictedPowerOverLimit, 3) + "x the " + fmt_num(*d.power_limit_w, 10) +
+                   " W power limit the device's data was measured under (energy over latency, up to " +
+                   fmt_num(n.most_power_w, 4) +
                    " W): " + plural(n.over_power, "its", "their") +
                    " energy or latency is off (past the measured grid, most likely)"});
   if (!level) return out;

@@ -167,6 +167,10 @@ DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, c
   }
   // A hostile tester: 141 (GiB typed as MB) was taken on data whose rows measured up to 4,207 MB on
   // that device, and the model then said measured configurations would not fit.
+  // A review: a model without memory took a device memory and said every row fits.
+  if (memory_mb && !largest)
+    throw InputError("the data has no peak_memory_mb, so the model predicts no memory a device's memory could judge; "
+                     "leave --device-memory-mb out");
   if (memory_mb && largest && *largest->peak_memory_mb > *memory_mb)
     throw InputError("the device's memory, " + fmt_num(*memory_mb, 6) + " MB, is below the " +
                      fmt_num(*largest->peak_memory_mb, 6) + " MB of peak memory the data measured on it (" +

@@ -209,11 +209,11 @@ std::string screen_section(const json& screen) {
   std::vector<std::string> how;
   if (screen.contains("budgets") && screen["budgets"].is_object() && !screen["budgets"].empty()) {
     std::string b;
-    for (const auto& [k, v] : screen["budgets"].items())
-      b += (b.empty() ? "" : ", ") + k + " ≤ " + cell(v) +
-           (k == "peak_memory_mb" && screen.contains("device_memory_mb") ? " (the device's memory)" : "");
+    for (const auto& [k, v] : screen["budgets"].items()) b += (b.empty() ? "" : ", ") + k + " ≤ " + cell(v);
     how.push_back("budgets " + b);
   }
+  if (screen.contains("device_memory_mb") && screen["device_memory_mb"].is_number())
+    how.push_back("peak memory within the device's " + cell(screen["device_memory_mb"]) + " MB (point predictions)");
   if (screen.contains("confidence") && screen["confidence"].is_number())
     how.push_back("budgets judged on the upper end of the " + cell(screen["confidence"]) + " interval");
   if (screen.contains("capacity") && screen["capacity"].is_string())

@@ -72,7 +72,7 @@ std::vector<Config> candidates(const RecommendOptions& o, const CarbModel& m) {
 
 // Why nothing fits: for each constraint, the best any candidate reaches.
 std::string infeasible_message(const std::vector<Prediction>& all, const Budgets& b,
-                               std::optional<double> confidence, int networks, bool device_memory) {
+                               std::optional<double> confidence, int networks) {
   std::string msg =
       "no batch size x precision meets the constraints (" + std::to_string(all.size()) + " evaluated)";
   const std::string what =
@@ -94,9 +94,7 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
     if (v > limit) {
       each_met = false;
       msg += "; the lowest " + what + t + " is " + fmt_num(v) + " (" + config_key(it->config) +
-             "), above " +
-             (device_memory && t == "peak_memory_mb" ? "the device's memory, " + fmt_num(limit, 10) + " MB"
-                                                      : "the limit " + fmt_num(limit));
+             "), above the limit " + fmt_num(limit);
       // Thirtieth hostile pass: "the lowest upper 99% bound is inf" without a reason.
       if (std::isinf(v))
         msg += " (no candidate's interval has an upper bound at this level: " +
@@ -124,13 +122,13 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   // Thirtieth hostile pass: a drift-corrected model's latency budget was judged at its reference
   // host speed without a word (predict and screen say it).
   if (m.has_target("latency_ms")) r.drift_reference_ms = m.drift_reference_ms();
-  Budgets b = constraints_of(o);
+  const Budgets b = constraints_of(o);
   check_budgets(b, m);
   // A hostile tester: on the 141 GB H200 the best answer was batch 4096 at 2.4 TB of peak memory,
-  // "feasible". The device's memory, where the model knows it, bounds the memory budget.
-  if (const auto cap = m.device_limits().memory_mb; cap && m.has_target("peak_memory_mb") &&
-                                                   (!o.memory_max_mb || *o.memory_max_mb > *cap))
-    b["peak_memory_mb"] = *cap, r.device_memory_mb = *cap;
+  // "feasible". The device's memory, where the model knows it, holds every candidate, on its point
+  // prediction: not a budget judged on the upper bound, which leaves nothing where an interval is
+  // unbounded (a review: 11 of 14 candidates of 15 MB on a 150 GB device at --confidence 0.99).
+  if (m.has_target("peak_memory_mb")) r.device_memory_mb = m.device_limits().memory_mb;
   // Twenty-sixth hostile pass: budgets were judged on point predictions only, while `screen` offers
   // the conformal upper bound. Under a confidence the candidates also carry their intervals.
   const auto cs = candidates(o, m);
@@ -157,6 +155,10 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
       ++r.nonpositive;
       continue;
     }
+    if (r.device_memory_mb && !fits_device_memory(p, *r.device_memory_mb)) {
+      ++r.over_device_memory;
+      continue;
+    }
     if (accepted(p, b, o.confidence.has_value())) {
       ok.push_back({p.config, p.value, p.value.at(cost) / p.config.batch, p.outside, p.interval, p.trained_architecture});
       continue;
@@ -168,7 +170,10 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   }
   r.feasible = ok.size();
   if (ok.empty()) {
-    r.message = infeasible_message(preds, b, o.confidence, r.unseen_calibration_networks, r.device_memory_mb.has_value());
+    r.message = infeasible_message(preds, b, o.confidence, r.unseen_calibration_networks);
+    if (r.over_device_memory > 0)
+      r.message += "; " + std::to_string(r.over_device_memory) + " of them need more peak memory than the device's " +
+                   fmt_num(*r.device_memory_mb, 10) + " MB";
     if (r.nonpositive > 0)
       r.message += "; " + std::to_string(r.nonpositive) + " of them have a predicted cost at or below zero, which "
                    "nothing can use";
@@ -201,11 +206,9 @@ nlohmann::json RecommendResult::to_json() const {
       {"platform", platform}, {"objective", objective}, {"evaluated", evaluated}, {"feasible", feasible}};
   j["constraints"] = nlohmann::json::object();
   if (latency_max_ms) j["constraints"]["latency_ms"] = *latency_max_ms;
-  // The budget applied, as screen's JSON has it (a hostile tester: the two disagreed).
-  if (memory_max_mb || device_memory_mb)
-    j["constraints"]["peak_memory_mb"] = device_memory_mb ? *device_memory_mb : *memory_max_mb;
-  if (device_memory_mb) j["constraints"]["device_memory_mb"] = *device_memory_mb;
-  if (device_memory_mb && memory_max_mb) j["constraints"]["given_memory_max_mb"] = *memory_max_mb;
+  if (memory_max_mb) j["constraints"]["peak_memory_mb"] = *memory_max_mb;
+  // Held on the point prediction, beside any budget (as screen's JSON has it).
+  if (device_memory_mb) j["constraints"]["device_memory_mb"] = *device_memory_mb, j["over_device_memory"] = over_device_memory;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json();
   if (confidence) j["unbounded_at_confidence"] = unbounded, j["unbounded_intervals"] = unbounded_intervals;
   j["nonpositive_predictions"] = nonpositive;
@@ -225,11 +228,13 @@ nlohmann::json RecommendResult::to_json() const {
 
 std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
   std::vector<PredictionNote> notes;
-  const bool budgets = r.latency_max_ms || r.memory_max_mb || r.device_memory_mb;
+  const bool budgets = r.latency_max_ms || r.memory_max_mb;
   const std::string pct = r.confidence ? fmt_num(*r.confidence * 100, 3) + "%" : "";
-  if (r.device_memory_mb && r.memory_max_mb)
-    notes.push_back({"the memory budget given, " + fmt_num(*r.memory_max_mb, 10) + " MB, is above the " +
-                     "device's " + fmt_num(*r.device_memory_mb, 10) + " MB: the device's applies", false});
+  if (r.over_device_memory > 0)
+    notes.push_back({std::to_string(r.over_device_memory) + " candidate" + (r.over_device_memory == 1 ? " was" : "s were") +
+                     " left out: " + (r.over_device_memory == 1 ? "its" : "their") +
+                     " predicted peak memory is above the device's " + fmt_num(*r.device_memory_mb, 10) +
+                     " MB (judged on the point prediction, under a confidence too)"});
   if (r.unbounded > 0)
     notes.push_back({std::to_string(r.unbounded) +
                      (r.unbounded == 1 ? " candidate within the budgets by its point prediction cannot"
@@ -273,10 +278,12 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
 
 void print_recommendation(const RecommendResult& r, std::ostream& out) {
   out << "platform " << r.platform << ": ";
-  if (r.latency_max_ms || r.memory_max_mb || r.device_memory_mb) {
-    out << r.feasible << " of " << r.evaluated << " batch x precision candidates meet the constraints";
-    if (r.device_memory_mb) out << " (peak memory within the device's " << fmt_num(*r.device_memory_mb, 10) << " MB)";
-    if (r.confidence) out << " on the upper bound of their " << fmt_num(*r.confidence * 100, 3) << "% interval";
+  const bool budgets = r.latency_max_ms || r.memory_max_mb;
+  if (budgets || r.device_memory_mb) {
+    out << r.feasible << " of " << r.evaluated << " batch x precision candidates ";
+    if (budgets) out << "meet the constraints";
+    if (budgets && r.confidence) out << " on the upper bound of their " << fmt_num(*r.confidence * 100, 3) << "% interval";
+    if (r.device_memory_mb) out << (budgets ? " and " : "") << "fit the device's " << fmt_num(*r.device_memory_mb, 10) << " MB";
   } else {
     out << r.evaluated << " batch x precision candidates, no constraint given";
   }

@@ -134,12 +134,10 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   r.unseen_calibration_networks = final_model.unseen_calibration_networks();
   r.budgets = o.budgets;
   // As recommend does (a hostile tester: 2.4 TB answers on the 141 GB H200 passed as feasible): the
-  // device's memory, where the deciding model knows it, bounds the memory budget.
-  if (const auto cap = final_model.device_limits().memory_mb; cap && final_model.has_target("peak_memory_mb"))
-    if (const auto it = r.budgets.find("peak_memory_mb"); it == r.budgets.end() || it->second > *cap) {
-      if (it != r.budgets.end()) r.given_memory_max_mb = it->second;
-      r.budgets["peak_memory_mb"] = *cap, r.device_memory_mb = *cap;
-    }
+  // device's memory, where the deciding model knows it, holds every configuration on its point
+  // prediction, beside the budgets (on the upper bound it removed nearly all at --confidence 0.99,
+  // where memory intervals are unbounded: a review).
+  if (final_model.has_target("peak_memory_mb")) r.device_memory_mb = final_model.device_limits().memory_mb;
   r.confidence = o.confidence;
   r.stages.push_back({"candidates", configs.size()});
 
@@ -182,6 +180,12 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   // Only where the deciding model scored no more than the shortlist (a target without the rank target).
   auto accepted = apply_budgets(final_model, shortlist, cols, r.budgets, o.confidence, &r.unbounded,
                                 target && tgt_all.empty() ? &r.nonpositive : nullptr);
+  if (r.device_memory_mb) {
+    const auto over = std::remove_if(accepted.begin(), accepted.end(),
+                                     [&](const Prediction& p) { return !fits_device_memory(p, *r.device_memory_mb); });
+    r.over_device_memory = static_cast<std::size_t>(accepted.end() - over);
+    accepted.erase(over, accepted.end());
+  }
   r.within_budget = accepted.size();
   r.within_budget_guesses = static_cast<std::size_t>(
       std::count_if(accepted.begin(), accepted.end(), [](const Prediction& p) { return !p.outside.empty(); }));
@@ -215,8 +219,7 @@ nlohmann::json ScreenResult::to_json() const {
   j["targets"] = targets;
   j["budgets"] = nlohmann::json::object();
   for (const auto& [t, v] : budgets) j["budgets"][t] = v;
-  if (device_memory_mb) j["device_memory_mb"] = *device_memory_mb;
-  if (given_memory_max_mb) j["given_memory_max_mb"] = *given_memory_max_mb;
+  if (device_memory_mb) j["device_memory_mb"] = *device_memory_mb, j["over_device_memory"] = over_device_memory;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
   j["within_budget_guesses"] = within_budget_guesses;

@@ -15,10 +15,11 @@ namespace {
 // The funnel's notes: what the rankings and the counts within budget rest on.
 std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
   std::vector<PredictionNote> notes;
-  if (r.given_memory_max_mb && r.device_memory_mb)
-    notes.push_back({"the memory budget given, " + fmt_num(*r.given_memory_max_mb, 10) + " MB, is above the " +
-                     "deciding model's device, which holds " + fmt_num(*r.device_memory_mb, 10) +
-                     " MB: the device's applies", false});
+  if (r.over_device_memory > 0)
+    notes.push_back({std::to_string(r.over_device_memory) + " configuration" + (r.over_device_memory == 1 ? "" : "s") +
+                     " within the budgets " + (r.over_device_memory == 1 ? "was" : "were") +
+                     " left out: the deciding model predicts more peak memory than its device's " +
+                     fmt_num(*r.device_memory_mb, 10) + " MB (on the point prediction, under a confidence too)"});
   const std::string candidates = std::to_string(r.stages.empty() ? 0 : r.stages.front().count);
   if (r.two_stage && r.source_nonpositive > 0)
     notes.push_back({"the source model predicts " + r.rank_target + " at or below zero for " +
@@ -93,11 +94,10 @@ void print_funnel(const ScreenResult& r, std::ostream& out) {
   if (r.budgets.empty()) out << " none";
   // As given, to the last digit (a hostile tester: 0.6411248448079879 and 0.641124844807987 both read
   // "0.6411", one admitting a configuration the other did not).
-  for (const auto& [t, v] : r.budgets) {
-    out << ' ' << t << " <= " << csv::format_number(v);
-    if (t == "peak_memory_mb" && r.device_memory_mb) out << " (the device's memory)";
-  }
+  for (const auto& [t, v] : r.budgets) out << ' ' << t << " <= " << csv::format_number(v);
   if (r.confidence) out << " (on the " << fmt_num(*r.confidence * 100, 3) << "% upper bound)";
+  if (r.device_memory_mb)
+    out << "; peak memory within the device's " << fmt_num(*r.device_memory_mb, 10) << " MB (on the point prediction)";
   out << "\n\n";
 }
 

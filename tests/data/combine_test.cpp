@@ -168,6 +168,16 @@ TEST_F(Combine, AMedianOfDecimalReadingsIsWrittenAsADecimal) {
   EXPECT_EQ(r.extra.at("load_avg_1m"), "0.15") << text;
   EXPECT_EQ(csv::format_number(r.latency_ms), "2.15") << text;
   EXPECT_EQ(text.find("0000"), std::string::npos) << text;
+  // An odd count's median is one round's own reading, to the last digit (a review: it was rounded to
+  // 15 digits); an even count's mean keeps every digit it has (1 and 0.001: 0.5005, not 0.5).
+  combine_rounds({with("a.csv", 0.9206117162162163, "1"), with("b.csv", 0.95, "0.001"),
+                  with("c.csv", 0.91, "5")},
+                 dir_ / "odd.csv", "test");
+  const Record odd = read_dataset_csv(dir_ / "odd.csv").rows.at(0);
+  EXPECT_EQ(*odd.latency_ms, 0.9206117162162163);
+  EXPECT_EQ(odd.extra.at("load_avg_1m"), "1");
+  combine_rounds({with("a.csv", 2.1, "1"), with("b.csv", 2.2, "0.001")}, dir_ / "even.csv", "test");
+  EXPECT_EQ(read_dataset_csv(dir_ / "even.csv").rows.at(0).extra.at("load_avg_1m"), "0.5005");
 }
 
 // Twenty-eighth hostile pass: rounds measured at 1 and 2 threads under one protocol id were combined,

@@ -72,30 +72,32 @@ TEST(PredictionNotes, WhatTheDeviceCannotRunIsSaid) {
     p.value = {{"peak_memory_mb", memory}, {"energy_j", energy}, {"latency_ms", latency}};
     return p;
   };
-  const std::vector<Prediction> p = {with(50, 0.2, 1), with(150, 0.2, 1), with(50, 0.5, 1), with(50, 0.45, 1.5)};
+  const std::vector<Prediction> p = {with(50, 0.2, 1), with(150, 0.2, 1), with(50, 0.5, 1), with(50, 0.32, 1)};
   EXPECT_EQ(count_prediction_notes(p, m).over_memory, 0u);  // a model that knows nothing of its device
   EXPECT_EQ(count_prediction_notes(p, m).over_power, 0u);
   m.set_device_limits({100.0, 300.0});
   const PredictionNotes n = count_prediction_notes(p, m);
   EXPECT_EQ(n.over_memory, 1u);
-  EXPECT_EQ(n.over_power, 1u);  // 500 W; 0.45 J in 1.5 ms is exactly 300 W
+  EXPECT_EQ(n.over_power, 1u);  // 500 W; 320 W is within 1.1x, as close as measured rows come
   EXPECT_DOUBLE_EQ(n.most_power_w, 500);
   const auto lines = prediction_note_lines(n, m, std::nullopt, "--confidence");
   ASSERT_EQ(lines.size(), 2u) << all(lines);
   EXPECT_NE(lines[0].text.find("1 prediction needs more memory than the device has (peak memory above its 100 MB)"),
             std::string::npos) << lines[0].text;
-  EXPECT_NE(lines[1].text.find("1 prediction implies more power than the device's 300 W limit"), std::string::npos)
+  EXPECT_NE(lines[1].text.find("1 prediction implies more than 1.1x the 300 W power limit"), std::string::npos)
       << lines[1].text;
   EXPECT_NE(lines[1].text.find("up to 500 W"), std::string::npos) << lines[1].text;
   EXPECT_TRUE(lines[0].caution && lines[1].caution);
   // Under a confidence, an interval reaching above the device's memory may not fit.
   std::vector<Prediction> q = {with(50, 0.2, 1), with(60, 0.2, 1)};
   q[0].interval["peak_memory_mb"] = {40, 90}, q[1].interval["peak_memory_mb"] = {45, 120};
+  q.push_back(with(50, 0.2, 1));
+  q[2].interval["peak_memory_mb"] = {45, kInf};  // unbounded: said as such, not as reaching above
   const PredictionNotes nq = count_prediction_notes(q, m);
   EXPECT_EQ(nq.over_memory, 0u);
   EXPECT_EQ(nq.may_exceed_memory, 1u);
   const auto at90 = prediction_note_lines(nq, m, 0.9, "--confidence");
-  ASSERT_EQ(at90.size(), 1u) << all(at90);
+  ASSERT_GE(at90.size(), 1u) << all(at90);  // and the unbounded one's own note
   EXPECT_NE(at90[0].text.find("1 prediction within the device's 100 MB reaches above it at the upper end of its 90% "
                               "interval of peak memory: it may not fit"),
             std::string::npos) << at90[0].text;

@@ -121,6 +121,11 @@ TEST_F(TrainJobTest, TheBundleKnowsTheDevicesMemoryAndThePowerLimitItsDataRecord
   EXPECT_EQ(*m.device_limits().memory_mb, 143155);
   EXPECT_EQ(*m.device_limits().power_limit_w, 700);  // p2 measured none of the rows
   EXPECT_EQ(device_limits_of({f}, d, std::nullopt).memory_mb, std::nullopt);
+  // Data without memory: a device's memory would judge nothing (a review: every row "fit").
+  Dataset no_memory = d;
+  for (auto& r : no_memory.rows) r.peak_memory_mb.reset();
+  EXPECT_THROW(device_limits_of({f}, no_memory, 143155.0), InputError);
+  EXPECT_NO_THROW(device_limits_of({f}, no_memory, std::nullopt));
   // Refused before the work, the bundle there kept.
   job.device_memory_mb = -1;
   job.force = true;
