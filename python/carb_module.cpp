@@ -319,6 +319,20 @@ std::string python_words(const std::string& text) {
   return out;
 }
 
+// Sets a Python exception whose message is `text` read as UTF-8, bytes that are not (a file name
+// that is not UTF-8, quoted in the message) escaped as \\xNN: a hostile tester got an empty message,
+// the whole text dropped because it did not decode.
+void set_error(PyObject* type, const std::string& text) {
+  PyObject* msg = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
+  if (!msg) {
+    PyErr_Clear();
+    PyErr_SetString(type, "(a message that could not be decoded)");
+    return;
+  }
+  PyErr_SetObject(type, msg);
+  Py_DECREF(msg);
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_carb, m) {
@@ -335,15 +349,15 @@ PYBIND11_MODULE(_carb, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const carb::InputError& e) {
-      input_error(python_words(e.what()).c_str());
+      set_error(input_error.ptr(), python_words(e.what()));
     } catch (const carb::DataError& e) {
-      data_error(e.what());
+      set_error(data_error.ptr(), e.what());
     } catch (const carb::ModelError& e) {
-      model_error(e.what());
+      set_error(model_error.ptr(), e.what());
     } catch (const carb::MeasureError& e) {
-      measure_error(e.what());
+      set_error(measure_error.ptr(), e.what());
     } catch (const carb::Error& e) {
-      error(e.what());
+      set_error(error.ptr(), e.what());
     }
   });
 

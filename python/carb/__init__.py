@@ -145,10 +145,13 @@ def _configs(configs):
     try:
         configs = list(configs)
     except TypeError:  # None, a number: a raw TypeError before
-        raise InputError(f"configurations are {configs!r}: give carb.Config objects, a preset name or a "
-                         "mapping of columns") from None
+        raise InputError(f"configurations are {configs!r}: give carb.Config objects, a preset name, a CSV file or "
+                         "a mapping of columns") from None
+    if configs and all(_is_csv_path(c) for c in configs):  # several files, as Model.train takes them
+        return [c for f in configs for c in read_configs(f)]
     if not all(isinstance(c, Config) for c in configs):
-        raise InputError("configurations must be carb.Config objects, a preset name or a mapping of columns")
+        raise InputError("configurations must be carb.Config objects, a preset name, a CSV file (or a list of them) "
+                         "or a mapping of columns")
     return configs
 
 
@@ -374,27 +377,42 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     settings = _measure.plan_pricing(protocol, backend, model)
     if strategy is None:
         strategy = "uncertainty" if model is not None else "stratified"
-    if _is_csv_path(measured) and model is not None:
+    files = [measured] if _is_csv_path(measured) else measured if (
+        isinstance(measured, (list, tuple)) and measured and all(_is_csv_path(f) for f in measured)) else None
+    if files is not None and model is not None:
         # As `carb plan --exclude` (thirty-third hostile pass): rows of another platform than the
         # model's are not measured on it.
-        name = _path(measured, "measured")
-        configs, platforms = _carb.read_configs(name)
-        other = sorted({p for p in platforms if p and p != model.platform})
-        measured = [c for c, p in zip(configs, platforms) if not p or p == model.platform]
-        if other:
-            n = len(configs) - len(measured)
-            warnings.warn(f"{n} row{'s' if n != 1 else ''} of {name} (platform {', '.join(repr(p) for p in other)}) "
-                          f"{'is' if n == 1 else 'are'} not of the model's platform {model.platform!r}: not counted "
-                          "as measured", RuntimeWarning, stacklevel=2)
+        measured = []
+        for f in files:
+            name = _path(f, "measured")
+            configs, platforms = _carb.read_configs(name)
+            other = sorted({p for p in platforms if p and p != model.platform})
+            mine = [c for c, p in zip(configs, platforms) if not p or p == model.platform]
+            measured += mine
+            if other:
+                n = len(configs) - len(mine)
+                warnings.warn(f"{n} row{'s' if n != 1 else ''} of {name} (platform {', '.join(repr(p) for p in other)}) "
+                              f"{'is' if n == 1 else 'are'} not of the model's platform {model.platform!r}: not "
+                              "counted as measured", RuntimeWarning, stacklevel=2)
     candidates = _configs(candidates)
     if not candidates:  # as `carb plan` says it (the empty plan's message blamed the budget)
         raise InputError("nothing to plan: no candidate configurations were given")
     p = _carb.plan(candidates, _configs(measured),
                    model._m if model is not None else None, strategy, count, budget_s, diversity, seed, spread,
                    build_s, backend, settings)
-    if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing)
-        raise InputError("nothing to plan: every candidate is measured, trained on, over the budget, of a "
-                         "measuring time the model cannot predict or more memory than its device has")
+    if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing), saying why
+        n, out, mem, unknown = p["candidates"], p["excluded"], p["over_device_memory"], p["unknown_cost"]
+        if out == n:
+            why = f"all {n} candidates are measured or trained on"
+        elif mem and out + mem == n:
+            why = f"of the {n} candidates, {out} are measured or trained on and the other {mem} would not fit the device's memory"
+        elif unknown and out + mem + unknown == n:
+            why = f"the measuring time of none of the {unknown} open candidates can be predicted, so none fits budget_s"
+        elif budget_s is not None:
+            why = f"no open candidate fits within budget_s {budget_s:g} s"
+        else:
+            why = "no candidate is open"
+        raise InputError(f"nothing to plan: {why}")
     if p["planned_unknown_cost"]:
         # Thirty-seventh hostile pass: planned by count, they came back with NaN costs and no word.
         warnings.warn(f"carb: {p['planned_unknown_cost']} planned row(s) have a predicted latency at or below zero: "

@@ -16,6 +16,10 @@ def _path(p, what):
         raise InputError(f"{what} is {p!r}, not a path (str, bytes or os.PathLike)") from None
     if "\0" in text:  # no file has one in its name (a raw pybind11 TypeError before)
         raise InputError(f"{what} is {p!r}: a path cannot hold a NUL character")
+    try:  # a lone surrogate no file system name holds (a raw pybind11 TypeError before)
+        os.fsencode(text)
+    except UnicodeEncodeError:
+        raise InputError(f"{what} is {p!r}: it cannot be encoded as a file name") from None
     return text
 
 

@@ -1,4 +1,6 @@
 # Active profiling from Python: carb.plan picks what to measure next, as `carb plan` does.
+import os
+
 import numpy as np
 import pytest
 
@@ -150,3 +152,26 @@ def test_what_would_not_fit_the_device_is_not_planned():
     assert p["over_device_memory"] > 0
     assert (m.predict(p["configs"])["peak_memory_mb"] <= 5000).all()
     assert len(p["configs"]) == 2000 and p["candidates"] - p["excluded"] - p["over_device_memory"] >= 2000
+
+
+def test_several_measured_files_and_the_reason_nothing_is_left(model):
+    # A hostile tester: measured=[path, ...] was "configurations must be carb.Config objects", and an
+    # empty plan listed every possible cause instead of its own.
+    h200, cpu = SOURCE / "data" / "h200.csv", SOURCE / "data" / "cpu-2t.csv"
+    with pytest.warns(RuntimeWarning, match="not of the model's platform 'cpu-2t'"):
+        p = carb.plan("paper", model, measured=[cpu, str(h200)], count=3)
+    assert len(p["configs"]) == 3
+    m = carb.Model.train(h200, fast=True)
+    with pytest.raises(carb.InputError, match=r"nothing to plan: all 260 candidates are measured or trained on"):
+        carb.plan(h200, m, measured=h200, count=3)
+    with pytest.raises(carb.InputError, match=r"nothing to plan: all 260 candidates are measured or trained on"):
+        carb.plan(h200, None, measured=h200, count=3)
+
+
+def test_file_names_that_are_no_text_are_said_in_the_error(tmp_path):
+    # A hostile tester: a path that is not UTF-8 gave an error with an empty message, and one with a
+    # lone surrogate a raw TypeError.
+    with pytest.raises(carb.DataError, match=r"nope\\xfe\.csv"):
+        carb.read_configs(os.fsencode(str(tmp_path)) + b"/nope\xfe.csv")
+    with pytest.raises(carb.InputError, match="cannot be encoded as a file name"):
+        carb.read_configs(str(tmp_path) + "/x\ud800.csv")
