@@ -120,7 +120,7 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
   out["trained_architecture"] = trained;
   // Whether each predicted peak memory is within the device's, where the model knows it (as predict's
   // CSV and JSON have it).
-  if (const auto mem = m.device_limits().memory_mb; mem && m.has_target("peak_memory_mb")) {
+  if (const auto mem = carb::held_device_memory(m)) {
     py::array_t<bool> fits(static_cast<py::ssize_t>(p.size()));
     auto fw = fits.mutable_unchecked<1>();
     for (std::size_t i = 0; i < p.size(); ++i) fw(static_cast<py::ssize_t>(i)) = carb::fits_device_memory(p[i], *mem);
@@ -447,13 +447,7 @@ PYBIND11_MODULE(_carb, m) {
       .def_property_readonly("targets", &carb::CarbModel::targets)
       .def_property_readonly(
           "device",
-          [](const carb::CarbModel& m) {
-            py::dict d;
-            const carb::DeviceLimits& l = m.device_limits();
-            d["memory_mb"] = l.memory_mb ? py::object(py::float_(*l.memory_mb)) : py::object(py::none());
-            d["power_limit_w"] = l.power_limit_w ? py::object(py::float_(*l.power_limit_w)) : py::object(py::none());
-            return d;
-          },
+          [](const carb::CarbModel& m) { return to_python(carb::device_json(m.device_limits())); },
           "What the model knows of its device: memory_mb (as trained with device_memory_mb) and power_limit_w (from "
           "the data's provenance); None where unknown.")
       .def("trained_on", &carb::CarbModel::trained_on, py::arg("config"))

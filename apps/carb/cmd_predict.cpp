@@ -50,8 +50,7 @@ void run(const PredictCmd& c) {
   if (c.format == "json") {
     std::cout << predictions_to_json(p, m, level).dump(1) << '\n';
   } else if (c.format == "csv") {
-    write_predictions_csv(p, m.targets(), std::cout, nullptr, level,
-                          m.has_target("peak_memory_mb") ? m.device_limits().memory_mb : std::nullopt);
+    write_predictions_csv(p, m.targets(), std::cout, nullptr, level, held_device_memory(m));
   } else {
     std::vector<std::string> head = {"configuration"};
     // The bounds' coverage beside each target (twenty-sixth hostile pass: the table did not say).

@@ -79,7 +79,7 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                                 "the device's memory (e.g. the capacity a CUDA out-of-memory error states): "
                                 "recorded in the bundle, so that predictions needing more are said not to fit "
                                 "and recommend never picks them (the power limit is read from the data's provenance)")
-                     ->check(in_range(1e-3, 1e12));
+                     ->check(in_range(kMinDeviceMemoryMb, kMaxDeviceMemoryMb));
                  app.add_option("--seed", o.seed, "seed for the split, folds and learners")->capture_default_str();
                  app.add_flag("--drift-correct", c->job.drift_correct,
                               "learn latency corrected for host-speed drift, from the reference_ms column of data "

@@ -44,6 +44,11 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
                            std::optional<double> device_memory_mb = std::nullopt);
 /// Whether `x`'s predicted peak memory is within `memory_mb` (true when it predicts no memory).
 bool fits_device_memory(const Prediction& x, double memory_mb);
+/// The device's memory that `m`'s answers are held to: DeviceLimits::memory_mb where `m` predicts
+/// peak memory, nullopt otherwise (what predict flags and recommend, screen and plan leave out).
+std::optional<double> held_device_memory(const CarbModel& m);
+/// {"memory_mb", "power_limit_w"}, null where unknown: the "device" of train's and predict's JSON.
+nlohmann::json device_json(const DeviceLimits& d);
 /// The finite-sample rule: a level L is bounded only with ceil(L / (1 - L)) draws (training rows
 /// per batch regime; trained networks, for a network never trained): 0.8 needs 4, 0.9 needs 9,
 /// 0.95 needs 19, 0.99 needs 99.

@@ -139,6 +139,15 @@ std::string nonpositive_note(const std::map<std::string, std::vector<double>>& p
          "zero): " + which + " among " + std::to_string(rows) + " rows, scored as they are";
 }
 
+std::optional<double> held_device_memory(const CarbModel& m) {
+  return m.has_target("peak_memory_mb") ? m.device_limits().memory_mb : std::nullopt;
+}
+
+nlohmann::json device_json(const DeviceLimits& d) {
+  const auto value = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+  return {{"memory_mb", value(d.memory_mb)}, {"power_limit_w", value(d.power_limit_w)}};
+}
+
 bool fits_device_memory(const Prediction& x, double memory_mb) {
   const auto it = x.value.find("peak_memory_mb");
   return it == x.value.end() || !(it->second > memory_mb);
@@ -186,8 +195,7 @@ nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbM
     nlohmann::json r = config_to_json(x.config);
     for (const auto& [t, v] : x.value) r[t] = v;
     for (const auto& [t, iv] : x.interval) r[t + "_lower"] = iv.first, r[t + "_upper"] = iv.second;
-    if (const auto mem = m.device_limits().memory_mb; mem && m.has_target("peak_memory_mb"))
-      r["fits_device_memory"] = fits_device_memory(x, *mem);
+    if (const auto mem = held_device_memory(m)) r["fits_device_memory"] = fits_device_memory(x, *mem);
     r["trained_architecture"] = x.trained_architecture;
     r["outside"] = outside_json(x.outside);
     rows.push_back(r);
@@ -198,9 +206,7 @@ nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbM
                         {"predictions", rows}};
   // A drift-corrected model predicts latency at the typical host speed of its training data.
   if (m.drift_reference_ms()) doc["drift_reference_ms"] = *m.drift_reference_ms();
-  if (const DeviceLimits& d = m.device_limits(); !d.empty())
-    doc["device"] = {{"memory_mb", d.memory_mb ? nlohmann::json(*d.memory_mb) : nlohmann::json()},
-                     {"power_limit_w", d.power_limit_w ? nlohmann::json(*d.power_limit_w) : nlohmann::json()}};
+  if (!m.device_limits().empty()) doc["device"] = device_json(m.device_limits());
   return doc;
 }
 

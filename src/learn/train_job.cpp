@@ -331,8 +331,7 @@ nlohmann::json TrainSummary::to_json() const {
           {"blend_weights", weights},    {"test_metrics", metrics}, {"oof_components", components},
           {"data_hash", data_hash},              {"warnings", warnings},
           {"drift_reference_ms", drift_reference_ms ? nlohmann::json(*drift_reference_ms) : nlohmann::json(nullptr)},
-          {"device", {{"memory_mb", device.memory_mb ? nlohmann::json(*device.memory_mb) : nlohmann::json(nullptr)},
-                      {"power_limit_w", device.power_limit_w ? nlohmann::json(*device.power_limit_w) : nlohmann::json(nullptr)}}},
+          {"device", device_json(device)},
           {"remeasured", remeasured_factor_90.empty() ? nlohmann::json(nullptr)
                                                       : nlohmann::json{{"pairs", remeasured_pairs},
                                                                        {"factor_90", remeasured_factor_90}}}};

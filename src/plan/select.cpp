@@ -16,6 +16,7 @@
 #include "carb/error.hpp"
 #include "carb/model.hpp"
 #include "carb/plan.hpp"
+#include "carb/prediction_io.hpp"
 #include "plan/config_space.hpp"
 #include "plan/strata.hpp"
 #include "util/join.hpp"
@@ -115,8 +116,8 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   }
   plan.candidates = seen.size();
   // What would not fit the device is not worth a lease's seconds: an out-of-memory row teaches no cost.
-  if (model && model->has_target("peak_memory_mb") && !pool.empty())
-    if (const auto cap = model->device_limits().memory_mb) {
+  if (model && !pool.empty())
+    if (const auto cap = held_device_memory(*model)) {
       const auto memory = model->predict_columns(pool).at("peak_memory_mb");
       std::vector<Config> fits;
       for (std::size_t i = 0; i < pool.size(); ++i)

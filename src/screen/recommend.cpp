@@ -128,7 +128,7 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   // "feasible". The device's memory, where the model knows it, holds every candidate, on its point
   // prediction: not a budget judged on the upper bound, which leaves nothing where an interval is
   // unbounded (a review: 11 of 14 candidates of 15 MB on a 150 GB device at --confidence 0.99).
-  if (m.has_target("peak_memory_mb")) r.device_memory_mb = m.device_limits().memory_mb;
+  r.device_memory_mb = held_device_memory(m);
   // Twenty-sixth hostile pass: budgets were judged on point predictions only, while `screen` offers
   // the conformal upper bound. Under a confidence the candidates also carry their intervals.
   const auto cs = candidates(o, m);

@@ -137,7 +137,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   // device's memory, where the deciding model knows it, holds every configuration on its point
   // prediction, beside the budgets (on the upper bound it removed nearly all at --confidence 0.99,
   // where memory intervals are unbounded: a review).
-  if (final_model.has_target("peak_memory_mb")) r.device_memory_mb = final_model.device_limits().memory_mb;
+  r.device_memory_mb = held_device_memory(final_model);
   r.confidence = o.confidence;
   r.stages.push_back({"candidates", configs.size()});
 
