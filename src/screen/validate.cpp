@@ -80,13 +80,14 @@ std::optional<bool> measured_accept(const Measured& m, const Budgets& b) {
   return ok;
 }
 
-// `kept`, when given: whether the shortlist kept each configuration (one it cut is rejected).
+// `allowed`, when given: whether the screen could accept each configuration at all (one the
+// shortlist cut, or one predicted not to fit the device's memory, is rejected).
 BudgetConfusion confusion(const std::vector<Prediction>& pred, const std::vector<std::optional<bool>>& truth,
-                          const Budgets& b, bool use_upper, const std::vector<bool>* kept = nullptr) {
+                          const Budgets& b, bool use_upper, const std::vector<bool>* allowed = nullptr) {
   BudgetConfusion c;
   for (std::size_t i = 0; i < pred.size(); ++i) {
     if (!truth[i]) continue;
-    const bool acc = (!kept || (*kept)[i]) && accepted(pred[i], b, use_upper);
+    const bool acc = (!allowed || (*allowed)[i]) && accepted(pred[i], b, use_upper);
     if (*truth[i])
       (acc ? c.true_accept : c.false_reject) += 1;
     else
@@ -193,22 +194,37 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
       if (auto x = rows[i].value(t)) y.push_back(*x), p.push_back(point[i].value.at(t));
     if (!y.empty()) v.errors[t] = fit_metrics(y, p);
   }
+  // As the screen decides: a configuration predicted not to fit the device's memory (on its point
+  // prediction) is left out whatever the budgets say (a hostile pass: validation counted such
+  // configurations as accepted where the screen had dropped them).
+  std::vector<bool> fits(cs.size(), true);
+  const auto device_memory = held_device_memory(m);
+  if (device_memory)
+    for (std::size_t i = 0; i < cs.size(); ++i) fits[i] = fits_device_memory(point[i], *device_memory);
+  const auto over = static_cast<std::size_t>(std::count(fits.begin(), fits.end(), false));
+  if (over)
+    v.warnings.push_back(std::to_string(over) + " measured configuration" + (over == 1 ? " is" : "s are") +
+                         " predicted not to fit the device's " + fmt_num(*device_memory) +
+                         " MB of memory: rejected, as the screen rejects them");
+  const std::vector<bool>* allowed = device_memory ? &fits : nullptr;
   std::vector<bool> kept;
   if (shortlist) {
     std::unordered_set<std::string> keys;
     for (const Config& c : *shortlist) keys.insert(network_key(c));
-    for (const Config& c : cs) kept.push_back(keys.count(network_key(c)) > 0);
-    v.shortlisted = static_cast<std::size_t>(std::count(kept.begin(), kept.end(), true));
+    for (std::size_t i = 0; i < cs.size(); ++i) kept.push_back(keys.count(network_key(cs[i])) > 0 && fits[i]);
+    v.shortlisted = static_cast<std::size_t>(std::count_if(cs.begin(), cs.end(), [&](const Config& c) {
+      return keys.count(network_key(c)) > 0;
+    }));
   }
   const std::vector<Prediction> decided = confidence ? m.predict(cs, {}, confidence) : point;
-  v.decisions = confusion(decided, truth, b, confidence.has_value());
+  v.decisions = confusion(decided, truth, b, confidence.has_value(), allowed);
   if (shortlist) v.screen_decisions = confusion(decided, truth, b, confidence.has_value(), &kept);
   if (!confidence) return v;
-  v.tradeoff.emplace_back("none", confusion(point, truth, b, false));
+  v.tradeoff.emplace_back("none", confusion(point, truth, b, false, allowed));
   for (double level : kConfidenceLevels) {
     std::ostringstream name;
     name << level;
-    v.tradeoff.emplace_back(name.str(), confusion(m.predict(cs, {}, level), truth, b, true));
+    v.tradeoff.emplace_back(name.str(), confusion(m.predict(cs, {}, level), truth, b, true, allowed));
   }
   return v;
 }

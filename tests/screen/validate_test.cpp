@@ -236,6 +236,48 @@ TEST(ScreenValidate, NoBudgetsAcceptEverything) {
   EXPECT_TRUE(nlohmann::json::parse(v.decisions.to_json().dump()).at("false_accept_rate").is_null());
 }
 
+// Eighty-seventh session: validation counted a configuration the screen had left out for the
+// device's memory as accepted. It decides as the screen does: on the point prediction, rejected.
+TEST(ScreenValidate, WhatWouldNotFitTheDeviceIsRejectedAsTheScreenRejectsIt) {
+  const auto h = hand_made();
+  // A model of its own to set limits on, trained as synthetic_model_b is (never freed, as that one).
+  CarbModel& m = *new CarbModel(CarbModel::train(testing::synthetic_cost_dataset(1, true), testing::tiny_train_options()));
+  const auto plain = validate_screen(h.space, h.data, m, {}, std::nullopt, true);
+  ASSERT_EQ(plain.decisions.true_accept, 8u);
+  std::vector<double> memory;
+  for (const auto& p : m.predict(h.space)) memory.push_back(p.value.at("peak_memory_mb"));
+  std::sort(memory.begin(), memory.end());
+  m.set_device_limits({memory[memory.size() / 2], std::nullopt});
+  std::size_t over = 0;
+  std::vector<Config> measured_configs;
+  for (const auto& [c, y] : h.truth) measured_configs.push_back(c);
+  measured_configs.push_back(h.data.rows[h.data.rows.size() - 3].config);  // the unclassified one
+  for (const auto& p : m.predict(measured_configs)) over += p.value.at("peak_memory_mb") > m.device_limits().memory_mb.value();
+  ASSERT_GT(over, 0u);
+  ASSERT_LT(over, 8u);
+  const auto v = validate_screen(h.space, h.data, m, {}, std::nullopt, true);
+  EXPECT_EQ(v.decisions.true_accept, 8u - over);
+  EXPECT_EQ(v.decisions.false_reject, over);
+  EXPECT_EQ(v.decisions.false_accept + v.decisions.true_reject, 0u);
+  const std::string said = std::to_string(over) + " measured configuration";
+  EXPECT_TRUE(std::any_of(v.warnings.begin(), v.warnings.end(), [&](const std::string& w) {
+    return w.rfind(said, 0) == 0 && w.find("predicted not to fit the device's") != std::string::npos;
+  }));
+  // The same under a confidence: the device is judged on the point prediction, as the screen does.
+  const auto vc = validate_screen(h.space, h.data, m, {}, 0.9, true);
+  EXPECT_EQ(vc.decisions.false_reject, over);
+  for (const auto& [level, c] : vc.tradeoff) EXPECT_EQ(c.false_reject, over) << level;
+  // The screen carries the same counts, and its shortlist row rejects them too.
+  ScreenOptions o;
+  o.validate = &h.data;
+  o.validate_include_trained = true;
+  o.top_k = h.space.size() - 1;
+  const auto r = screen(h.space, m, nullptr, o);
+  ASSERT_TRUE(r.validation && r.validation->screen_decisions);
+  EXPECT_EQ(r.validation->decisions.false_reject, over);
+  EXPECT_GE(r.validation->screen_decisions->false_reject, over);
+}
+
 TEST(ScreenValidate, DataOutsideTheSpaceIsAnError) {
   const auto h = hand_made();
   Dataset outside;
