@@ -319,6 +319,23 @@ std::string python_words(const std::string& text) {
   return out;
 }
 
+// The stack level of a warning raised from C++: the first frame outside the carb package, so that
+// a warning points at the user's line (a hostile tester: screen's warnings pointed inside carb's
+// __init__.py, where a filter by module or line cannot tell one caller from another).
+int user_stack_level() {
+  static const std::string package = [] {
+    const auto file = py::module_::import("carb").attr("__file__").cast<std::string>();
+    return file.substr(0, file.find_last_of('/') + 1);
+  }();
+  int level = 1;
+  PyFrameObject* top = PyEval_GetFrame();
+  if (!top) return level;
+  for (auto frame = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(top)); !frame.is_none();
+       frame = frame.attr("f_back"), ++level)
+    if (frame.attr("f_code").attr("co_filename").cast<std::string>().rfind(package, 0) != 0) break;
+  return level;
+}
+
 // Sets a Python exception whose message is `text` read as UTF-8, bytes that are not (a file name
 // that is not UTF-8, quoted in the message) escaped as \\xNN: a hostile tester got an empty message,
 // the whole text dropped because it did not decode.
@@ -366,7 +383,8 @@ PYBIND11_MODULE(_carb, m) {
   carb::set_warning_handler([](const std::string& w) {
     py::gil_scoped_acquire gil;
     // In Python's words too ("force=True replaces", not "--force replaces"; a hostile pass's finding).
-    if (PyErr_WarnEx(PyExc_RuntimeWarning, python_words(w).c_str(), 1) < 0) throw py::error_already_set();
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, python_words(w).c_str(), user_stack_level()) < 0)
+      throw py::error_already_set();
   });
 
   py::class_<carb::Config>(m, "Config", "One point of the configuration space (validated on construction).")
