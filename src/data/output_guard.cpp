@@ -144,7 +144,9 @@ fs::path described_csv(const fs::path& f) {
   return name.empty() ? fs::path() : (f.has_parent_path() ? f.parent_path() / name : name);
 }
 
-void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* what, bool force) {
+// `forcible`: whether --force would replace such a file there (not at a sidecar's place, where it
+// replaces only carb's own provenance: a hostile tester was told to pass --force, then refused).
+void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* what, bool force, bool forcible = true) {
   std::error_code ec;
   check_not_a_link(f, force);
   const auto st = fs::status(f, ec);
@@ -153,8 +155,10 @@ void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* wha
   if (!force && (st.type() != fs::file_type::regular || !ours(f))) {
     if (const std::string manifest = bundle_manifest(f); !manifest.empty())
       throw InputError(f.string() + " is " + manifest + "; choose another --out");
-    throw InputError(f.string() + " exists and is not " + what + " carb wrote; choose another --out, or pass --force "
-                     "to replace it");
+    throw InputError(f.string() + " exists and is not " + what + " carb wrote; " +
+                     (forcible ? "choose another --out, or pass --force to replace it"
+                               : "move it away, or choose another --out (--force replaces only carb's own " +
+                                     std::string(what) + " there)"));
   }
 }
 
@@ -390,7 +394,7 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
                                                    " does not exist");
   refuse_a_window_study(csv);
   check_one(csv, ours, what, force);
-  check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force);
+  check_one(provenance_path(csv), looks_like_provenance, "a provenance file", force, false);
   // Fifty-second hostile pass: `plan --out cpu-2t.csv --force` replaced a measured dataset and its
   // provenance with a plan, as the refusal without --force advised. Only a dataset's own kinds of
   // output (export, merge, combine, each with its checks of what it keeps) replace one.

@@ -380,6 +380,18 @@ bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool 
   return true;
 }
 
+namespace {
+// Removes the bundle `dir` held before the swap, now at `earlier`; what cannot be removed is said,
+// not left behind without a word (a hostile tester found one hidden full copy per run).
+void remove_earlier(const fs::path& dir, const fs::path& earlier) {
+  std::error_code ec;
+  fs::remove_all(earlier, ec);
+  if (ec && fs::exists(earlier, ec))
+    warn("the earlier bundle at " + dir.string() + " was replaced, but its files could not be removed: they are "
+         "left at " + earlier.string());
+}
+}  // namespace
+
 BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector<fs::path>& keep)
     : dir_(std::move(dir)), force_(force) {
   if (dir_.empty()) throw InputError("no model bundle directory given");
@@ -401,6 +413,13 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
     throw InputError("cannot write model bundle " + dir_.string() + ": directory " + parent.string() +
                      " does not exist");
   refuse_inside_a_bundle(dir_);
+  // A write-protected bundle (chmod a-w) was swapped out all the same, as only its parent needs
+  // writing for that, and its files, which could then not be removed, stayed behind under a hidden
+  // staging name, a full copy per run and no word of it (a hostile tester). Its owner's "keep this"
+  // is kept, even with --force.
+  if (fs::is_directory(dir_, ec) && ::access(dir_.c_str(), W_OK) != 0 && errno == EACCES)
+    throw InputError("cannot replace model bundle " + dir_.string() + ": it is write-protected; make it writable "
+                     "(chmod u+w) to replace it, or choose another --out");
   restore_moved_aside(dir_);
   refuse_precious_inside(dir_);
   if (!force_)
@@ -511,12 +530,12 @@ void BundleDestination::commit() {
       fs::remove(aside.parent_path(), ec);  // empty once the bundle is kept elsewhere
       return;
     }
-    if (exists) fs::remove_all(aside.parent_path(), ec);
+    if (exists) remove_earlier(dir_, aside.parent_path());
     return;
   }
   committed_ = true;
   if (exists && detail::keep_changed_bundle(staging_, dir_, force_, platform_)) return;
-  if (exists) fs::remove_all(staging_, ec);
+  if (exists) remove_earlier(dir_, staging_);
 }
 
 

@@ -714,6 +714,8 @@ TEST_F(DataOps, ForceNeverReplacesAFileCarbDidNotWriteAtTheSidecarsName) {
       ADD_FAILURE() << "the file at the sidecar's name was replaced, force " << force;
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("results.json"), std::string::npos) << e.what();
+      // A hostile tester: without --force the refusal offered --force, which then refused too.
+      EXPECT_EQ(std::string(e.what()).find("pass --force"), std::string::npos) << e.what();
     }
     EXPECT_EQ(slurp(store_there), before);
     EXPECT_FALSE(fs::exists(dir_ / "results.csv"));

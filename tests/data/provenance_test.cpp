@@ -3,6 +3,8 @@
 #include "data/provenance.hpp"
 
 #include <gtest/gtest.h>
+
+#include "carb/data_ops.hpp"
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -256,6 +258,11 @@ TEST(DataProvenance, ACsvThatIsNotItsSidecarsIsReadWithAWarningNamingTheStagedOn
   (void)read_dataset_csv(csv);  // once per file and content
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_EQ(warnings.front(), *said);
+  // `data info` says it too (a hostile tester: it summarised the pair without a word).
+  new_warning_round();  // as a new command
+  (void)dataset_info(csv);
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_EQ(warnings.back(), *said);
   // A staged sidecar of other content is not offered; the mismatch is still told.
   fs::remove(dir / ".mg.json.carb-4242-abcdef");
   std::ofstream(dir / ".mg.json.carb-99-zzzzzz") << R"({"csv_fnv1a64": "0000000000000000"})";

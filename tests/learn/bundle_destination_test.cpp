@@ -492,6 +492,53 @@ TEST_F(BundleDestinationTest, AReplacedBundleKeepsItsDirectorysMode) {
   EXPECT_EQ(fs::status(dir_ / "model").permissions() & fs::perms::all, fs::perms::owner_all);
 }
 
+// A hostile tester: a write-protected bundle (chmod a-w) was swapped out all the same (only its
+// parent needs writing for that) and its files, which could then not be removed, stayed behind as a
+// hidden full copy per run, without a word. Refused now, before any work, even with --force. Root
+// may write anything, so as root the attempt is made as user 65534 (nobody) in a child process.
+TEST_F(BundleDestinationTest, AWriteProtectedBundleIsNeverReplaced) {
+  {
+    BundleDestination d(dir_ / "model", false);
+    stage(d, "old");
+    d.commit();
+  }
+  const bool root = ::geteuid() == 0;
+  if (root)
+    for (const fs::path& p : {dir_, dir_ / "model", dir_ / "model" / "manifest.json", dir_ / "model" / "m.0.x.model"})
+      ASSERT_EQ(::chown(p.c_str(), 65534, 65534), 0) << p;
+  fs::permissions(dir_ / "model", fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                  fs::perms_action::remove);
+  // 0: both refused as write-protected; 1: one was not refused; 2: refused for another reason.
+  const auto attempt = [&] {
+    for (bool force : {false, true}) {
+      try {
+        BundleDestination d(dir_ / "model", force);
+        stage(d, "new");
+        d.commit();
+        return 1;
+      } catch (const InputError& e) {
+        if (std::string(e.what()).find("it is write-protected; make it writable") == std::string::npos) return 2;
+      }
+    }
+    return 0;
+  };
+  int outcome = -1;
+  if (root) {
+    const pid_t child = ::fork();
+    if (child == 0) ::_exit(::setgid(65534) == 0 && ::setuid(65534) == 0 ? attempt() : 3);
+    int status = 0;
+    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_TRUE(WIFEXITED(status));
+    outcome = WEXITSTATUS(status);
+  } else {
+    outcome = attempt();
+  }
+  EXPECT_EQ(outcome, 0);
+  EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "old");
+  EXPECT_EQ(entries(), std::set<std::string>{"model"}) << "no staging copy left behind";
+  fs::permissions(dir_ / "model", fs::perms::owner_write, fs::perms_action::add);
+}
+
 // Seventh hostile pass: with the marker at the top, everything in a dead writer's staging
 // directory went (a user's thesis.tex, photos/); without it, an empty trained_configs.txt and a
 // notes file saying carb-model counted as carb's. Only what carb writes there is carb's.
