@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -30,6 +31,8 @@ template <>
 struct pybind11::detail::is_copy_constructible<carb::CarbModel> : std::false_type {};
 
 namespace {
+
+std::string python_words(const std::string& text);  // below: the CLI's flags in Python's keywords
 
 using carb_python::stoppable;
 using carb_python::to_python;
@@ -120,19 +123,24 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
   out["trained_architecture"] = trained;
   // Whether each predicted peak memory is within the device's, where the model knows it (as predict's
   // CSV and JSON have it).
-  if (const auto mem = carb::held_device_memory(m)) {
-    py::array_t<bool> fits(static_cast<py::ssize_t>(p.size()));
-    auto fw = fits.mutable_unchecked<1>();
-    for (std::size_t i = 0; i < p.size(); ++i) fw(static_cast<py::ssize_t>(i)) = carb::fits_device_memory(p[i], *mem);
-    out["fits_device_memory"] = fits;
-  }
+  const carb::DeviceLimits device = carb::held_device(m);
+  const auto flags = [&](const std::function<bool(const carb::Prediction&)>& holds) {
+    py::array_t<bool> a(static_cast<py::ssize_t>(p.size()));
+    auto w = a.mutable_unchecked<1>();
+    for (std::size_t i = 0; i < p.size(); ++i) w(static_cast<py::ssize_t>(i)) = holds(p[i]);
+    return a;
+  };
+  if (device.memory_mb)
+    out["fits_device_memory"] = flags([&](const carb::Prediction& x) { return carb::fits_device_memory(x, *device.memory_mb); });
+  if (device.power_limit_w)
+    out["within_power_limit"] = flags([&](const carb::Prediction& x) { return carb::within_power_limit(x, *device.power_limit_w); });
   // As the CLI notes it (twenty-seventh hostile pass: Python said nothing of the host speed).
   if (const auto ref = m.drift_reference_ms()) out["drift_reference_ms"] = *ref;
   // The CLI's notes as (text, caution) pairs, which Model.predict turns into warnings and removes.
   py::list notes;
   for (const carb::PredictionNote& n :
        carb::prediction_note_lines(carb::count_prediction_notes(p, m), m, confidence, "confidence"))
-    notes.append(py::make_tuple(n.text, n.caution));
+    notes.append(py::make_tuple(python_words(n.text), n.caution));  // "a lower confidence", not "--confidence"
   out["notes"] = notes;
   return out;
 }

@@ -50,7 +50,7 @@ void run(const PredictCmd& c) {
   if (c.format == "json") {
     std::cout << predictions_to_json(p, m, level).dump(1) << '\n';
   } else if (c.format == "csv") {
-    write_predictions_csv(p, m.targets(), std::cout, nullptr, level, held_device_memory(m));
+    write_predictions_csv(p, m.targets(), std::cout, nullptr, level, held_device(m));
   } else {
     std::vector<std::string> head = {"configuration"};
     // The bounds' coverage beside each target (twenty-sixth hostile pass: the table did not say).
@@ -58,7 +58,20 @@ void run(const PredictCmd& c) {
       head.push_back(level ? t + " [" + fmt_num(*level * 100, 3) + "% interval]" : t);
     const bool any_outside = std::any_of(p.begin(), p.end(), [](const Prediction& x) { return !x.outside.empty(); });
     const bool any_new = std::any_of(p.begin(), p.end(), [](const Prediction& x) { return !x.trained_architecture; });
+    // Which rows the device notes count (a hostile tester: the table had only the count on stderr).
+    const DeviceLimits device = held_device(m);
+    const auto beyond = [&](const Prediction& x) {
+      std::string cell;
+      if (device.memory_mb && !fits_device_memory(x, *device.memory_mb))
+        cell = "peak memory > " + fmt_num(*device.memory_mb, 10) + " MB";
+      if (device.power_limit_w && !within_power_limit(x, *device.power_limit_w))
+        cell += (cell.empty() ? "" : "; ") + fmt_num(*predicted_power_w(x), 4) + " W > " +
+                fmt_num(kPredictedPowerOverLimit, 3) + "x " + fmt_num(*device.power_limit_w, 10) + " W";
+      return cell;
+    };
+    const bool any_beyond = std::any_of(p.begin(), p.end(), [&](const Prediction& x) { return !beyond(x).empty(); });
     if (any_new) head.push_back(kNewNetworkColumn);
+    if (any_beyond) head.push_back("beyond the device");
     if (any_outside) head.push_back("outside the trained ranges (a guess)");
     TextTable t(head);
     for (const auto& x : p) {
@@ -70,6 +83,7 @@ void run(const PredictCmd& c) {
         row.push_back(cell);
       }
       if (any_new) row.push_back(x.trained_architecture ? "" : "yes");
+      if (any_beyond) row.push_back(beyond(x));
       if (any_outside) row.push_back(outside_text(x.outside));
       t.add(row);
     }

@@ -35,18 +35,26 @@ std::size_t count_nonpositive(const std::vector<double>& predicted);
 /// a "confidence" column before "outside" holds `confidence`, the coverage they were computed at.
 /// A "trained_architecture" column (true/false, Prediction::trained_architecture) comes just before
 /// "outside": false marks a network the model never measured at any resolution or batch. With
-/// `device_memory_mb` (the model's DeviceLimits::memory_mb), a "fits_device_memory" column before it
-/// says whether the predicted peak memory is within the device's.
+/// `device` (held_device(m)): with its memory, a "fits_device_memory" column before it says whether
+/// the predicted peak memory is within the device's; with its power limit, a "within_power_limit"
+/// column whether the energy and latency predicted imply at most kPredictedPowerOverLimit times it.
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out,
                            const std::pair<std::string, std::vector<double>>* extra = nullptr,
-                           std::optional<double> confidence = std::nullopt,
-                           std::optional<double> device_memory_mb = std::nullopt);
+                           std::optional<double> confidence = std::nullopt, const DeviceLimits& device = {});
 /// Whether `x`'s predicted peak memory is within `memory_mb` (true when it predicts no memory).
 bool fits_device_memory(const Prediction& x, double memory_mb);
 /// The device's memory that `m`'s answers are held to: DeviceLimits::memory_mb where `m` predicts
 /// peak memory, nullopt otherwise (what predict flags and recommend, screen and plan leave out).
 std::optional<double> held_device_memory(const CarbModel& m);
+/// The average power `x`'s predicted energy and latency imply (W), where it predicts both.
+std::optional<double> predicted_power_w(const Prediction& x);
+/// Whether that power is at most kPredictedPowerOverLimit times `power_limit_w` (true when `x`
+/// predicts no energy or no latency): above it, its energy or latency is off.
+bool within_power_limit(const Prediction& x, double power_limit_w);
+/// The device limits `m`'s answers are judged against: held_device_memory, and the power limit
+/// where `m` predicts both energy and latency (what predict flags per row).
+DeviceLimits held_device(const CarbModel& m);
 /// {"memory_mb", "power_limit_w"}, null where unknown: the "device" of train's and predict's JSON.
 nlohmann::json device_json(const DeviceLimits& d);
 /// The finite-sample rule: a level L is bounded only with ceil(L / (1 - L)) draws (training rows

@@ -410,7 +410,20 @@ def test_a_model_that_knows_its_device_says_what_it_cannot_run(tmp_path):
         p = m.predict([big, carb.Config("basic", 18, 0.5, 32, 1, "fp32")])
     assert p["fits_device_memory"].tolist() == [False, True]
     assert "fits_device_memory" not in carb.Model.train(h200, fast=True).predict([big])
+    # Per row, too, which answers imply more than 1.1x the power limit (a hostile tester: only a count).
+    with pytest.warns(RuntimeWarning, match=r"predictions imply more than 1.1x the 700 W power limit"):
+        q = m.predict("deploy")
+    implied = q["energy_j"] / (q["latency_ms"] / 1000)
+    assert (q["within_power_limit"] == (implied <= 1.1 * 700)).all()
+    assert 0 < (~q["within_power_limit"]).sum() < len(implied)
     m.save(tmp_path / "m")
+    # The CLI's table marks the same rows as its CSV and JSON do.
+    args = [os.environ.get("CARB_BINARY", "carb"), "predict", "--model", str(tmp_path / "m"), "--family", "bottleneck",
+            "--depth", "200", "--width", "4", "--resolution", "128", "--batch", "256"]
+    table = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    assert "beyond the device" in table and "peak memory > 5000 MB" in table, table
+    csv_out = subprocess.run(args + ["--format", "csv"], capture_output=True, text=True, check=True).stdout
+    assert ",fits_device_memory,within_power_limit," in csv_out.splitlines()[0]
     assert carb.Model.load(tmp_path / "m").device == m.device
     assert carb.Model.train(h200, fast=True).device == {"memory_mb": None, "power_limit_w": 700.0}
     for bad in (0, -5, float("nan"), True, "1000"):

@@ -153,9 +153,27 @@ bool fits_device_memory(const Prediction& x, double memory_mb) {
   return it == x.value.end() || !(it->second > memory_mb);
 }
 
+std::optional<double> predicted_power_w(const Prediction& x) {
+  const auto e = x.value.find("energy_j"), l = x.value.find("latency_ms");
+  if (e == x.value.end() || l == x.value.end()) return std::nullopt;
+  return average_power_w(e->second, l->second);
+}
+
+bool within_power_limit(const Prediction& x, double power_limit_w) {
+  const auto w = predicted_power_w(x);
+  return !w || !(*w > kPredictedPowerOverLimit * power_limit_w);
+}
+
+DeviceLimits held_device(const CarbModel& m) {
+  DeviceLimits d;
+  d.memory_mb = held_device_memory(m);
+  if (m.has_target("energy_j") && m.has_target("latency_ms")) d.power_limit_w = m.device_limits().power_limit_w;
+  return d;
+}
+
 void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<std::string>& targets,
                            std::ostream& out, const std::pair<std::string, std::vector<double>>* extra,
-                           std::optional<double> confidence, std::optional<double> device_memory_mb) {
+                           std::optional<double> confidence, const DeviceLimits& device) {
   const bool intervals = !p.empty() && !p.front().interval.empty();
   // Thirty-third hostile pass: the bounds' columns did not say what coverage they have; the table
   // and the JSON did.
@@ -169,7 +187,8 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
   if (extra) out << ',' << extra->first;
   if (level) out << ",confidence";
   // A hostile tester: only a count on stderr said which rows would not fit the device.
-  if (device_memory_mb) out << ",fits_device_memory";
+  if (device.memory_mb) out << ",fits_device_memory";
+  if (device.power_limit_w) out << ",within_power_limit";
   out << ",trained_architecture,outside\n";
   for (std::size_t i = 0; i < p.size(); ++i) {
     const Prediction& x = p[i];
@@ -182,7 +201,8 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
     }
     if (extra) out << ',' << num(extra->second[i]);
     if (level) out << ',' << num(*confidence);
-    if (device_memory_mb) out << ',' << (fits_device_memory(x, *device_memory_mb) ? "true" : "false");
+    if (device.memory_mb) out << ',' << (fits_device_memory(x, *device.memory_mb) ? "true" : "false");
+    if (device.power_limit_w) out << ',' << (within_power_limit(x, *device.power_limit_w) ? "true" : "false");
     out << ',' << (x.trained_architecture ? "true" : "false");
     out << ',' << csv_field(outside_text(x.outside)) << '\n';
   }
@@ -191,11 +211,13 @@ void write_predictions_csv(const std::vector<Prediction>& p, const std::vector<s
 nlohmann::json predictions_to_json(const std::vector<Prediction>& p, const CarbModel& m,
                                    std::optional<double> confidence) {
   nlohmann::json rows = nlohmann::json::array();
+  const DeviceLimits device = held_device(m);
   for (const auto& x : p) {
     nlohmann::json r = config_to_json(x.config);
     for (const auto& [t, v] : x.value) r[t] = v;
     for (const auto& [t, iv] : x.interval) r[t + "_lower"] = iv.first, r[t + "_upper"] = iv.second;
-    if (const auto mem = held_device_memory(m)) r["fits_device_memory"] = fits_device_memory(x, *mem);
+    if (device.memory_mb) r["fits_device_memory"] = fits_device_memory(x, *device.memory_mb);
+    if (device.power_limit_w) r["within_power_limit"] = within_power_limit(x, *device.power_limit_w);
     r["trained_architecture"] = x.trained_architecture;
     r["outside"] = outside_json(x.outside);
     rows.push_back(r);

@@ -47,11 +47,8 @@ PredictionNotes count_prediction_notes(const std::vector<Prediction>& p, const C
       else if (iv != x.interval.end() && std::isfinite(iv->second.second) && iv->second.second > *d.memory_mb)
         ++n.may_exceed_memory;
     }
-    const auto e = x.value.find("energy_j"), l = x.value.find("latency_ms");
-    if (d.power_limit_w && e != x.value.end() && l != x.value.end()) {
-      const double watts = average_power_w(e->second, l->second);
-      if (watts > kPredictedPowerOverLimit * *d.power_limit_w) ++n.over_power, n.most_power_w = std::max(n.most_power_w, watts);
-    }
+    if (d.power_limit_w && !within_power_limit(x, *d.power_limit_w))
+      ++n.over_power, n.most_power_w = std::max(n.most_power_w, *predicted_power_w(x));
     if (!x.outside.empty()) {
       n.unbounded_outside += unbounded(x);
       continue;
