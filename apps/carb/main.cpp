@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <iostream>
+#include <regex>
 
 #include <unistd.h>
 
@@ -107,6 +108,18 @@ int main(int argc, char** argv) {
       [](const std::string& w) { std::cerr << "carb: warning: " << carb::cli::printable(w) << '\n'; });
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConversionError& e) {
+    // CLI11's "Could not convert: --batch = 99999999999" for a decimal the option's type cannot hold
+    // (too large, or negative for a count or a seed): said in carb's words (a hostile tester).
+    static const std::regex what(R"(Could not convert: (\S+) = (.*))");
+    std::smatch m;
+    const std::string text = e.what();
+    std::cerr << "carb: error: "
+              << carb::cli::error_line(std::regex_match(text, m, what)
+                                           ? m[1].str() + ": '" + m[2].str() + "' is out of the range this option takes"
+                                           : text)
+              << "\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     std::cerr << "carb: error: " << carb::cli::error_line(e.what()) << "\n";

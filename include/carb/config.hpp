@@ -45,6 +45,10 @@ std::string config_key(const Config& c);
 /// round to the same channels (0.25 and 0.2500000001, or 0.25 and 0.26) run the same network:
 /// two such rows are one measurement twice.
 std::string network_key(const Config& c);
+/// For a message about `c` repeating `earlier` (the same network_key): "" when the two are the
+/// same configuration as written, " (<earlier's key>: the same network)" when only their widths'
+/// channels make them one.
+std::string same_network_as(const Config& c, const Config& earlier);
 /// The architecture of a configuration, the part a built network fixes: family, depth, width,
 /// precision (resolution and batch only change the input), e.g. "basic-18-w1-fp32".
 std::string architecture_key(const Config& c);

@@ -39,9 +39,15 @@ def _passive_openmp():
 
 _passive_openmp()
 
+try:  # predictions are numpy arrays: said at import, not at the first predict (a hostile tester); after
+    import numpy  # noqa: F401,E402  the OpenMP setting above, as numpy's BLAS may load OpenMP
+except ImportError:
+    raise ImportError("carb's Python package needs numpy (Debian: apt-get install python3-numpy; "
+                      "scripts/setup.sh installs it)") from None
+
 from . import _carb  # noqa: E402  (after the OpenMP setting above)
 from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelError, __version__,
-                    preset, preset_names)
+                    preset_names)
 from ._carb import features as _features
 from ._args import _flag, _path, _paths, _scalar, _seed, _whole_arg
 from . import _measure  # noqa: E402
@@ -52,6 +58,13 @@ __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", 
            "preset_names", "read_configs", "recommend", "screen", "store_info", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
+
+
+def preset(name):
+    """The configurations of a named space (carb.preset_names()), as a list of carb.Config."""
+    if not isinstance(name, str):  # a hostile tester: preset(None) was pybind11's TypeError, not carb's
+        raise InputError(f"a preset is named by a string such as 'tiny', not {name!r}")
+    return _carb.preset(name)
 
 
 def arch(config, layers=False):
@@ -238,15 +251,17 @@ class Model:
         return self._m.unseen_calibration_networks
 
     def predict(self, configs, confidence=None):
-        """Predicts every target. `configs`: a list of carb.Config, one Config, a preset name, or a
-        mapping of columns. Returns {target: numpy array} (with target_lower/_upper under a
+        """Predicts every target. `configs`: a list of carb.Config, one Config, a preset name, a
+        mapping of columns, or a CSV file's path (the six configuration columns). Returns {target: numpy array} (with target_lower/_upper under a
         confidence) and "outside": per configuration, where it lies past the trained ranges. A
         drift-corrected model adds "drift_reference_ms": its latency holds at the host speed where the
         reference network takes that long. "trained_architecture": a bool array, False for a network
         (family, depth, width, precision) the model never measured at any resolution or batch; its
         interval is the wider one calibrated by holding whole networks out. A model that knows its
         device's memory (Model.device) adds "fits_device_memory": a bool array, False where the predicted
-        peak memory is above it. What `carb predict` notes
+        peak memory is above it; one that knows its power limit and predicts energy and latency adds
+        "within_power_limit", False where the energy over the latency implies more than 1.1 times that
+        limit (the energy or latency is off there). What `carb predict` notes
         as a doubt comes as a RuntimeWarning with the same words: a cost at or below zero, an upper
         bound of inf (outside the trained ranges, or inside them where the model's rows, or its
         networks for a new one, cannot bound the level), new networks' intervals no calibration covers."""
@@ -468,7 +483,9 @@ def recommend(model, arch, batches=None, precisions=None, latency_max=None, memo
     are ignored), as a dict (the same document as `carb recommend --format json`). batches=None is
     1..64 in powers of two, precisions=None those the model was trained on with this family; an empty list is refused.
     confidence (0.8, 0.9, 0.95 or 0.99) judges the budgets on the interval's upper bound. `model`
-    is a carb.Model or a bundle's path."""
+    is a carb.Model or a bundle's path. Where no candidate meets the budgets (or fits the device's
+    memory), "best" is None, "status" is "infeasible", and a RuntimeWarning says why (where
+    `carb recommend` exits 1)."""
     model = _model(model)
     if not isinstance(arch, Config):
         raise InputError(f"arch is {arch!r}, not a carb.Config (its family, depth, width and resolution are used)")
@@ -488,5 +505,9 @@ def recommend(model, arch, batches=None, precisions=None, latency_max=None, memo
                 raise InputError(f"a precision is {x!r}, not a name such as 'fp32'")
     latency_max = None if latency_max is None else _budget(latency_max, "latency_max")
     memory_max = None if memory_max is None else _budget(memory_max, "memory_max")
-    return _carb.recommend(model._m, arch, batches or [], precisions or [], latency_max, memory_max,
-                           _confidence(confidence))
+    r = _carb.recommend(model._m, arch, batches or [], precisions or [], latency_max, memory_max,
+                        _confidence(confidence))
+    if r["best"] is None:  # a hostile tester: silent, where the CLI exits 1, and r["best"]["batch"] a TypeError
+        warnings.warn("carb: nothing to recommend: " + r.get("message", "no candidate meets the budgets"),
+                      RuntimeWarning, stacklevel=2)
+    return r

@@ -1,5 +1,6 @@
 # Active profiling from Python: carb.plan picks what to measure next, as `carb plan` does.
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -150,7 +151,9 @@ def test_what_would_not_fit_the_device_is_not_planned():
                                              r"its device has \(5000 MB\)"):
         p = carb.plan("paper", m, count=2000)
     assert p["over_device_memory"] > 0
-    assert (m.predict(p["configs"])["peak_memory_mb"] <= 5000).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the power note of answers past the grid, tested in test_model
+        assert (m.predict(p["configs"])["peak_memory_mb"] <= 5000).all()
     assert len(p["configs"]) == 2000 and p["candidates"] - p["excluded"] - p["over_device_memory"] >= 2000
 
 

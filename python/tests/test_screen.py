@@ -25,7 +25,8 @@ def test_two_stage_screen(model):
 def test_recommend(model):
     r = carb.recommend(model, carb.Config("basic", 18, 0.5, 64), batches=[1, 8, 32], latency_max=200)
     assert r["best"]["batch"] in (1, 8, 32)
-    none = carb.recommend(model, carb.Config("basic", 18, 0.5, 64), batches=[1], latency_max=1e-6)
+    with pytest.warns(RuntimeWarning, match="nothing to recommend: no batch size x precision meets the constraints"):
+        none = carb.recommend(model, carb.Config("basic", 18, 0.5, 64), batches=[1], latency_max=1e-6)
     assert none["best"] is None and none["status"] == "infeasible" and none["message"]
     # One precision given as a name is that precision, not its letters (sixty-third hostile pass).
     one = carb.recommend(model, carb.Config("basic", 18, 0.5, 64), batches=[1, 8], precisions="fp32")
@@ -114,6 +115,12 @@ def test_recommend_and_screen_warn_what_the_cli_notes(model):
     assert [str(w.message) for w in bounded] == []
     with pytest.warns(RuntimeWarning, match="no budget was given.*2 of the 2 candidates ranked have no bounded 90%"):
         carb.recommend(model, arch, batches=[1, 2], precisions=["fp16"], confidence=0.9)
+    # Nothing to recommend: the CLI exits 1; Python said nothing and returned best None (a hostile
+    # tester: r["best"]["batch"] was a TypeError with no word of why).
+    with pytest.warns(RuntimeWarning, match="nothing to recommend: ") as none:
+        r = carb.recommend(model, arch, batches=[1, 2], precisions=["fp32"], latency_max=1e-9)
+    assert r["best"] is None and r["status"] == "infeasible"
+    assert {w.filename for w in none} == {__file__}
     # screen: the guesses within budget are said too.
     with pytest.warns(RuntimeWarning, match="within budget lie outside what the model trained on") as where:
         s = carb.screen([carb.Config("basic", 10, 0.5, 224, 1, "fp32")], model, budgets={"latency": 1e6})

@@ -91,6 +91,12 @@ std::string network_key(const Config& c) {
   return o.str();
 }
 
+std::string same_network_as(const Config& c, const Config& earlier) {
+  // A hostile tester: an identical row was said to be "the same network", as if it were another.
+  const std::string key = config_key(earlier);
+  return key == config_key(c) ? "" : " (" + key + ": the same network)";
+}
+
 std::optional<Config> parse_config_key(const std::string& key) {
   std::vector<std::string> parts;
   std::stringstream in(key);

@@ -285,16 +285,17 @@ std::vector<Config> configs_of_rows(const std::vector<csv::Row>& rows, const std
   read_header(rows.front(), name, kConfigColumns, h, problems);
   throw_first(problems);
   std::vector<Config> out;
-  std::unordered_map<std::string, std::size_t> first_line;  // a repeated configuration was screened twice
+  std::unordered_map<std::string, std::pair<std::size_t, Config>> first_line;  // a repeated configuration was screened twice
   for (std::size_t k = 1; k < rows.size(); ++k) {
     if (!field_count_ok(h, name, rows[k], problems)) break;
     const auto c = parse_config(h, name, rows[k], problems);
     throw_first(problems);
     // By network: 0.25 and 0.251 build the same channels, and profile measured the network twice.
-    const auto [it, fresh] = first_line.emplace(network_key(*c), rows[k].line);
+    const auto [it, fresh] = first_line.emplace(network_key(*c), std::pair{rows[k].line, *c});
     if (!fresh)
       throw DataError(name + ":" + std::to_string(rows[k].line) + ": " + config_key(*c) + " repeats line " +
-                      std::to_string(it->second) + " (the same network); list each configuration once");
+                      std::to_string(it->second.first) + same_network_as(*c, it->second.second) +
+                      "; list each configuration once");
     out.push_back(*c);
   }
   throw_first(problems);

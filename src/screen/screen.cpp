@@ -27,7 +27,8 @@ void check_options(const std::vector<Config>& configs, const CarbModel& source, 
   for (std::size_t i = 0; i < configs.size(); ++i)
     if (const auto [it, fresh] = first.emplace(network_key(configs[i]), i); !fresh)
       throw InputError("configuration " + std::to_string(i + 1) + " (" + config_key(configs[i]) + ") repeats configuration " +
-                       std::to_string(it->second + 1) + " (the same network); list each configuration once");
+                       std::to_string(it->second + 1) + same_network_as(configs[i], configs[it->second]) +
+                       "; list each configuration once");
   require_target(source, rank, "ranking by " + rank);
   check_budgets(o.budgets, final_model);
   if (o.top_k && *o.top_k == 0) throw InputError("top-k must be at least 1");

@@ -139,6 +139,18 @@ TEST(Cli, LeadingZerosAreDecimalOnEveryIntegerFlag) {
   EXPECT_EQ(counted.out, carb("space --preset screen --count --shard 1/3").out);
 }
 
+// A hostile tester: a decimal the option's type cannot hold got CLI11's "Could not convert: ...".
+TEST(Cli, ANumberTheOptionCannotHoldIsSaidInCarbsWords) {
+  for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+           {"arch --batch 99999999999", "--batch: '99999999999' is out of the range this option takes"},
+           {"plan --preset tiny --count 3 --out never.csv --seed -1", "--seed: '-1' is out of the range this option takes"}}) {
+    const CliRun r = carb(args);
+    EXPECT_NE(r.status, 0) << args;
+    EXPECT_EQ(r.err.find("Could not convert"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(said), std::string::npos) << r.err;
+  }
+}
+
 // Eighteenth hostile pass: output that could not be written (a full disk) exited 0.
 TEST(Cli, OutputThatCannotBeWrittenIsAFailure) {
   if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";

@@ -365,7 +365,7 @@ TEST_F(DataDataset, AConfigsCsvListsEachNetworkOnce) {
     read_configs_csv(write(header + "basic,18,0.25,64,1,fp32\nbasic,18,0.251,64,1,fp32\n", "c.csv"));
     ADD_FAILURE() << "two spellings of one network were listed";
   } catch (const DataError& e) {
-    EXPECT_NE(std::string(e.what()).find("c.csv:3: basic-18-w0.251-r64-b1-fp32 repeats line 2 (the same network)"),
+    EXPECT_NE(std::string(e.what()).find("c.csv:3: basic-18-w0.251-r64-b1-fp32 repeats line 2 (basic-18-w0.25-r64-b1-fp32: the same network)"),
               std::string::npos)
         << e.what();
   }
@@ -392,9 +392,9 @@ TEST_F(DataDataset, ConfigsCsvErrorsNameTheLine) {
   EXPECT_NE(error_of(header + "basic,18,1\n").find("c.csv:2: expected 6 fields"), std::string::npos);
   EXPECT_EQ(error_of(header + "basic,18,1,224,1,fp32\n"), "");
   // A repeated configuration was screened and counted twice; now it names both lines.
-  EXPECT_NE(error_of(header + "basic,18,1,224,1,fp32\nbasic,18,1,224,2,fp32\nbasic,18,1.0,224,1,fp32\n")
-                .find("c.csv:4: basic-18-w1-r224-b1-fp32 repeats line 2"),
-            std::string::npos);
+  const std::string twice = error_of(header + "basic,18,1,224,1,fp32\nbasic,18,1,224,2,fp32\nbasic,18,1.0,224,1,fp32\n");
+  EXPECT_NE(twice.find("c.csv:4: basic-18-w1-r224-b1-fp32 repeats line 2; list each configuration once"),
+            std::string::npos) << twice;  // the same configuration, not "the same network" as if another
 }
 
 }  // namespace
