@@ -330,18 +330,46 @@ std::string python_words(const std::string& text) {
 // The stack level of a warning raised from C++: the first frame outside the carb package, so that
 // a warning points at the user's line (a hostile tester: screen's warnings pointed inside carb's
 // __init__.py, where a filter by module or line cannot tell one caller from another).
-int user_stack_level() {
-  static const std::string package = [] {
-    const auto file = py::module_::import("carb").attr("__file__").cast<std::string>();
-    return file.substr(0, file.find_last_of('/') + 1);
+// This extension module's import name (set when it loads: "carb._carb" where installed as carb).
+std::string& module_name() {
+  static std::string name;
+  return name;
+}
+
+// The directory of this extension module, with a trailing '/': the package's Python files sit
+// beside it, whatever the package is named or wherever it is installed. Read at the first warning
+// (the import machinery sets __file__ after the module's init); "" where it cannot be read.
+const std::string& package_dir() {
+  static const std::string dir = [] {
+    try {
+      const auto file = py::module_::import(module_name().c_str()).attr("__file__").cast<std::string>();
+      const auto slash = file.find_last_of('/');
+      return slash == std::string::npos ? std::string() : file.substr(0, slash + 1);
+    } catch (const py::error_already_set&) {
+      return std::string();
+    } catch (const py::cast_error&) {
+      return std::string();
+    }
   }();
+  return dir;
+}
+
+int user_stack_level() {
   int level = 1;
   PyFrameObject* top = PyEval_GetFrame();
-  if (!top) return level;
-  for (auto frame = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(top)); !frame.is_none();
-       frame = frame.attr("f_back"), ++level)
-    if (frame.attr("f_code").attr("co_filename").cast<std::string>().rfind(package, 0) != 0) break;
-  return level;
+  if (!top) return level;  // no Python frame: a thread C++ started
+  const std::string& package = package_dir();
+  if (package.empty()) return level;
+  try {
+    for (auto frame = py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject*>(top)); !frame.is_none();
+         frame = frame.attr("f_back"), ++level)
+      if (frame.attr("f_code").attr("co_filename").cast<std::string>().rfind(package, 0) != 0) return level;
+  } catch (const py::error_already_set&) {  // only a stack level is at stake: the warning itself goes on
+    return 1;
+  } catch (const py::cast_error&) {
+    return 1;
+  }
+  return 1;  // every frame is carb's own: the innermost
 }
 
 // Sets a Python exception whose message is `text` read as UTF-8, bytes that are not (a file name
@@ -361,6 +389,7 @@ void set_error(PyObject* type, const std::string& text) {
 }  // namespace
 
 PYBIND11_MODULE(_carb, m) {
+  module_name() = m.attr("__name__").cast<std::string>();
   m.doc() = "carb: predict what a CNN configuration costs to run, and screen configuration spaces";
   m.attr("__version__") = CARB_VERSION_STRING;
 

@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ConversionError& e) {
     // CLI11's "Could not convert: --batch = 99999999999" for a decimal the option's type cannot hold
     // (too large, or negative for a count or a seed): said in carb's words (a hostile tester).
-    static const std::regex what(R"(Could not convert: (\S+) = (.*))");
+    static const std::regex what(R"(Could not convert: (\S+) = (-?[0-9]+(\.[0-9]*)?))");
     std::smatch m;
     const std::string text = e.what();
     std::cerr << "carb: error: "

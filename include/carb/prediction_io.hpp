@@ -47,10 +47,11 @@ bool fits_device_memory(const Prediction& x, double memory_mb);
 /// The device's memory that `m`'s answers are held to: DeviceLimits::memory_mb where `m` predicts
 /// peak memory, nullopt otherwise (what predict flags and recommend, screen and plan leave out).
 std::optional<double> held_device_memory(const CarbModel& m);
-/// The average power `x`'s predicted energy and latency imply (W), where it predicts both.
+/// The average power `x`'s predicted energy and latency imply (W), where it predicts both as positive,
+/// finite costs (a cost at or below zero is unknown, and implies no power).
 std::optional<double> predicted_power_w(const Prediction& x);
-/// Whether that power is at most kPredictedPowerOverLimit times `power_limit_w` (true when `x`
-/// predicts no energy or no latency): above it, its energy or latency is off.
+/// Whether that power is at most kPredictedPowerOverLimit times `power_limit_w` (true where no power
+/// is implied: false marks only what is known to be above): above it, its energy or latency is off.
 bool within_power_limit(const Prediction& x, double power_limit_w);
 /// The device limits `m`'s answers are judged against: held_device_memory, and the power limit
 /// where `m` predicts both energy and latency (what predict flags per row).

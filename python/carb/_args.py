@@ -1,5 +1,6 @@
 """Checks of the arguments the Python surface takes: checked, not converted (True is not 1, "0.5"
 is not a number, b"dir" is not the path "b'dir'")."""
+import decimal
 import math
 import numbers
 import os
@@ -52,7 +53,8 @@ def _shown(v):
 def _scalar(v, what):
     """A number given as an argument: checked, not converted (True was a 1 ms budget, "0.5" a string
     budget that float() accepted)."""
-    if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, numbers.Real):
+    # A Decimal is a number too (not a numbers.Real; a hostile tester's Decimal("50") budget was "not a number").
+    if isinstance(v, bool) or type(v).__name__ == "bool_" or not isinstance(v, (numbers.Real, decimal.Decimal)):
         raise InputError(f"{what} is {_shown(v)}, not a number")
     try:
         return float(v)

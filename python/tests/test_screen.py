@@ -59,6 +59,12 @@ def test_a_bool_or_a_string_is_not_a_budget(model):
             carb.screen("tiny", model, budgets={"latency": bad})
     with pytest.raises(carb.InputError, match="not a number"):
         carb.recommend(model, carb.Config("basic", 18, 0.5, 64), latency_max=True)
+    # A Decimal is a number: the same answer as the float.
+    from decimal import Decimal
+    as_float = carb.screen("tiny", model, budgets={"latency": 50.5})
+    assert carb.screen("tiny", model, budgets={"latency": Decimal("50.5")}) == as_float
+    with pytest.raises(carb.InputError, match="positive|finite|not"):
+        carb.screen("tiny", model, budgets={"latency": Decimal("NaN")})
 
 
 def test_counts_and_batch_lists_refuse_bools_and_empty_lists(model):

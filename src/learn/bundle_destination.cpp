@@ -413,19 +413,24 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
     throw InputError("cannot write model bundle " + dir_.string() + ": directory " + parent.string() +
                      " does not exist");
   refuse_inside_a_bundle(dir_);
-  // A write-protected bundle (chmod a-w) was swapped out all the same, as only its parent needs
-  // writing for that, and its files, which could then not be removed, stayed behind under a hidden
-  // staging name, a full copy per run and no word of it (a hostile tester). Its owner's "keep this"
-  // is kept, even with --force.
-  if (fs::is_directory(dir_, ec) && ::access(dir_.c_str(), W_OK) != 0 && errno == EACCES)
-    throw InputError("cannot replace model bundle " + dir_.string() + ": it is write-protected; make it writable "
-                     "(chmod u+w) to replace it, or choose another --out");
   restore_moved_aside(dir_);
   refuse_precious_inside(dir_);
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())
       throw InputError(why + "; choose another --out, or pass --force (force=True in Python) to put the bundle there "
                        "(what is there now is then kept beside it as " + dir_.filename().string() + ".earlier)");
+  // A write-protected bundle (chmod a-w) was swapped out all the same, as only its parent needs
+  // writing for that, and its files, which could then not be removed, stayed behind under a hidden
+  // staging name, a full copy per run and no word of it (a hostile tester). Its owner's "keep this"
+  // is kept, --force or not (root, whom no mode stops, removes it as it would any). A link is
+  // replaced as a link, which its target's mode does not protect; a read-only mount is refused here,
+  // not at the swap after the work.
+  if (fs::symlink_status(dir_, ec).type() == fs::file_type::directory &&
+      ::faccessat(AT_FDCWD, dir_.c_str(), W_OK, AT_EACCESS) != 0 && (errno == EACCES || errno == EROFS))
+    throw InputError("cannot replace " + dir_.string() + ": " +
+                     (errno == EROFS ? std::string("it is on a read-only file system; choose another --out")
+                                     : std::string("it is write-protected; make it writable (chmod u+w) to replace "
+                                                   "it, or choose another --out")));
   detail::remove_stale_temps(dir_, kStagingTag, [](const fs::path& p) { return staging_leftover(p); });
   std::string tmpl = detail::owned_temp_template(dir_, kStagingTag);
   if (!::mkdtemp(tmpl.data()))

@@ -156,6 +156,9 @@ bool fits_device_memory(const Prediction& x, double memory_mb) {
 std::optional<double> predicted_power_w(const Prediction& x) {
   const auto e = x.value.find("energy_j"), l = x.value.find("latency_ms");
   if (e == x.value.end() || l == x.value.end()) return std::nullopt;
+  // A cost at or below zero, or not a number, is unknown (said by its own note): no power follows.
+  const auto known = [](double v) { return v > 0 && std::isfinite(v); };
+  if (!known(e->second) || !known(l->second)) return std::nullopt;
   return average_power_w(e->second, l->second);
 }
 

@@ -143,7 +143,21 @@ TEST(Screen, TheSameNetworkTwiceIsRefused) {
   Config again = configs.front();
   again.width += 0.001;
   configs.push_back(again);
-  EXPECT_THROW(screen(configs, synthetic_model_a(), nullptr, ScreenOptions{}), InputError);
+  const auto refusal = [&] {
+    try {
+      screen(configs, synthetic_model_a(), nullptr, ScreenOptions{});
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("not refused");
+  };
+  const std::string n = std::to_string(configs.size());
+  EXPECT_NE(refusal().find("configuration " + n + " (" + config_key(again) + ") repeats configuration 1 (" +
+                           config_key(configs.front()) + ": the same network); list each configuration once"),
+            std::string::npos) << refusal();
+  // The same configuration as written is not "the same network" as if it were another.
+  configs.back() = configs.front();
+  EXPECT_NE(refusal().find("repeats configuration 1; list each configuration once"), std::string::npos) << refusal();
 }
 
 // Seventy-sixth hostile pass: a Prediction without the budgeted target threw std::out_of_range.

@@ -263,6 +263,19 @@ TEST(ScreenValidate, WhatWouldNotFitTheDeviceIsRejectedAsTheScreenRejectsIt) {
   EXPECT_TRUE(std::any_of(v.warnings.begin(), v.warnings.end(), [&](const std::string& w) {
     return w.rfind(said, 0) == 0 && w.find("predicted not to fit the device's") != std::string::npos;
   }));
+  // With a budget that splits the rows: a configuration within it but predicted not to fit is
+  // rejected (a true accept turns false reject, a false accept true reject), the rest as before.
+  BudgetConfusion expected;
+  for (const auto& [c, y] : h.truth) {
+    const Prediction p = m.predict(std::vector<Config>{c}).front();
+    const bool acc = p.value.at("latency_ms") <= h.budget.at("latency_ms") &&
+                     p.value.at("peak_memory_mb") <= *m.device_limits().memory_mb;
+    const bool truly = y <= h.budget.at("latency_ms");
+    (truly ? (acc ? expected.true_accept : expected.false_reject) : (acc ? expected.false_accept : expected.true_reject)) += 1;
+  }
+  const auto vb = validate_screen(h.space, h.data, m, h.budget, std::nullopt, true);
+  EXPECT_EQ(vb.decisions.to_json(), expected.to_json());
+  EXPECT_GT(expected.true_reject + expected.false_accept, 0u);  // the budget splits the rows
   // The same under a confidence: the device is judged on the point prediction, as the screen does.
   const auto vc = validate_screen(h.space, h.data, m, {}, 0.9, true);
   EXPECT_EQ(vc.decisions.false_reject, over);
