@@ -195,6 +195,20 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
   if (!backend->traces_energy())
     throw InputError("the window study needs an energy counter it can trace; the " + o.backend +
                      " backend has none here");
+  // A review of the GPU script: an H100 resumed the H200's study, its traces added to the ones that
+  // decide the H200's energy window. Every run recorded in the sidecar names its device; checked
+  // before the meter check's seconds are spent.
+  const nlohmann::json platform_info = backend->platform_info();
+  if (resume) {
+    std::ifstream in(side);
+    const nlohmann::json recorded = nlohmann::json::parse(in, nullptr, false);
+    const nlohmann::json here = {{"backend", o.backend}, {"platform_info", platform_info}};
+    const std::string what = o.out.string() + " records its traces";
+    const std::string instead = "its traces would be added to the other device's; give another --out";
+    detail::require_recorded_device(recorded, here, what, instead);
+    if (recorded.is_object() && recorded.contains("resumed") && recorded["resumed"].is_array())
+      for (const auto& run : recorded["resumed"]) detail::require_recorded_device(run, here, what, instead);
+  }
   const MeterCheck meter = backend->check_meter(2.0);
   if (meter.meter == "none")
     throw InputError("the window study needs an energy counter; the " + o.backend + " backend has none here (" +
@@ -205,20 +219,9 @@ WindowStudySummary run_window_study(const std::vector<Config>& configs, const Wi
                          {"windows_s", o.windows_s},
                          {"repeats", o.repeats},
                          {"warmup", o.warmup},
-                         {"platform_info", backend->platform_info()},
+                         {"platform_info", platform_info},
                          {"meter_check", meter.to_json()}};
   if (!o.command_line.empty()) prov["command"] = o.command_line;
-  // A review of the GPU script: an H100 resumed the H200's study, its traces added to the ones that
-  // decide the H200's energy window. Every run recorded in the sidecar names its device.
-  if (resume) {
-    std::ifstream in(side);
-    const nlohmann::json recorded = nlohmann::json::parse(in, nullptr, false);
-    const std::string what = o.out.string() + " records its traces";
-    const std::string instead = "its traces would be added to the other device's; give another --out";
-    detail::require_recorded_device(recorded, prov, what, instead);
-    if (recorded.is_object() && recorded.contains("resumed") && recorded["resumed"].is_array())
-      for (const auto& run : recorded["resumed"]) detail::require_recorded_device(run, prov, what, instead);
-  }
   // A resumed study keeps the provenance of the run that measured its first rows and adds this one.
   if (resume) {
     std::ifstream in(side);

@@ -538,13 +538,15 @@ TEST_F(Campaign, AUnknownTemperaturePausesTheFullCooldown) {
 // 100 ms. It counts the traces it was asked for, and runs g_on_trace (when set) before each.
 int g_traces = 0;
 std::function<void(int)> g_on_trace;
+int g_meter_checks = 0;
 class StudyBackend final : public Backend {
  public:
   std::string name() const override { return "fake-study"; }
   void check(const Config&) const override {}
   Measurement measure(const Config&, const Protocol&) override { return {}; }
-  nlohmann::json platform_info() const override { return {{"backend", "fake-study"}}; }
+  nlohmann::json platform_info() const override { return {{"backend", "fake-study"}, {"gpu_name", "Fake GPU"}}; }
   MeterCheck check_meter(double) override {
+    ++g_meter_checks;
     MeterCheck m;
     m.meter = "fake counter";
     m.period_ms = 100;
@@ -701,6 +703,32 @@ TEST_F(Study, ASidecarWhoseCsvMovedAwayIsNotReplacedAndNotesSurviveAResume) {
   EXPECT_FALSE(nlohmann::json::parse(std::ifstream(dir_ / "study.csv.json")).contains("note"));
   EXPECT_EQ(nlohmann::json::parse(std::ifstream(dir_ / "study.earlier.csv.json"))["note"], "GPU at 43 C");
   EXPECT_FALSE(std::filesystem::exists(dir_ / "study.earlier.csv"));
+}
+
+// A study resumed on another device is refused (its traces would decide the other's window), and
+// before the meter check's seconds are spent, not after them.
+TEST_F(Study, AnotherDevicesStudyIsRefusedBeforeTheMeterCheck) {
+  (void)run_window_study(configs, options());
+  auto side = nlohmann::json::parse(std::ifstream(dir_ / "study.csv.json"));
+  ASSERT_EQ(side["platform_info"]["gpu_name"], "Fake GPU");
+  side["platform_info"]["gpu_name"] = "Other GPU";
+  std::ofstream(dir_ / "study.csv.json") << side.dump(2);
+  const auto contents = [&] {
+    std::ifstream in(dir_ / "study.csv");
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  const std::string rows = contents();
+  g_meter_checks = 0;
+  try {
+    (void)run_window_study(configs, options());
+    ADD_FAILURE() << "another device's study was resumed";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("as measured on 'fake-study Other GPU', and this run's device is "
+                                         "'fake-study Fake GPU'"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_EQ(g_meter_checks, 0);
+  EXPECT_EQ(contents(), rows);
 }
 
 // Twenty-first hostile pass: two studies resumed on one file at once kept only one's rows. A study
