@@ -16,6 +16,7 @@
 
 #include "carb/error.hpp"
 #include "carb/store.hpp"
+#include "carb/warning.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
 #include "device_identity.hpp"
@@ -134,6 +135,12 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
         return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
       }))
     throw InputError("the platform name is empty or holds a control character; give a printable name (e.g. cpu-2t)");
+  // Said, not refused (a machine may be larger than this one): more intra-op threads than the host
+  // has measure threads waiting for cores, not the configuration (a hostile tester: 1000 on 2 cores).
+  if (const unsigned cores = std::thread::hardware_concurrency(); o.backend == "cpu" && cores > 0 &&
+                                                                  o.protocol.threads > static_cast<int>(cores))
+    warn(std::to_string(o.protocol.threads) + " threads is more than this machine's " + std::to_string(cores) +
+         " hardware threads: the latencies would be of threads waiting for cores, not of the configurations");
   if (o.protocol.realtime) enter_realtime();
   auto backend = make_backend(o.backend, o.protocol);
   for (const auto& c : configs) backend->check(c);  // refuse up front, before hours of work

@@ -291,6 +291,17 @@ TEST_F(ProfileCli, AStoreOfAnotherDeviceIsRefusedBeforeAnyMeasuring) {
   EXPECT_EQ(fresh.exit_code(), 0) << fresh.err;
 }
 
+// A hostile tester: --threads 1000 on 2 cores was taken without a word; it measures threads
+// waiting for cores. Said (not refused: another machine may have them), before anything else.
+TEST_F(ProfileCli, MoreThreadsThanTheMachineHasAreSaid) {
+  std::vector<std::string> args = profile_args(dir_, "0");  // a directory as --db: refused after the word
+  args[std::find(args.begin(), args.end(), "--threads") - args.begin() + 1] = "1024";
+  const Finished r = run_carb(args, dir_, "threads");
+  EXPECT_EQ(r.exit_code(), 1) << r.err;
+  EXPECT_NE(r.err.find("carb: warning: 1024 threads is more than this machine's"), std::string::npos) << r.err;
+  EXPECT_EQ(run_carb(profile_args(dir_, "0"), dir_, "one").err.find("hardware threads"), std::string::npos);
+}
+
 struct SignalCase {
   int signal;
   const char* name;
