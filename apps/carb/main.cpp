@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <iostream>
+#include <mutex>
 #include <regex>
 
 #include <unistd.h>
@@ -104,8 +105,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   // The library's warnings, as one printable line each (a path may hold control bytes).
-  carb::set_warning_handler(
-      [](const std::string& w) { std::cerr << "carb: warning: " << carb::cli::printable(w) << '\n'; });
+  carb::set_warning_handler([](const std::string& w) {
+    static std::mutex m;  // one whole line at a time, whichever thread warns
+    const std::lock_guard<std::mutex> g(m);
+    std::cerr << "carb: warning: " << carb::cli::printable(w) << '\n';
+  });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ConversionError& e) {

@@ -12,7 +12,9 @@ namespace carb {
 using WarningHandler = std::function<void(const std::string&)>;
 
 /// Sends every later warning to `handler` (an empty one restores the default, standard error);
-/// returns the handler it replaces. Not meant to be called while other threads may warn.
+/// returns the handler it replaces. Not meant to be called while other threads may warn. The
+/// handler is called on the thread that warns, with no lock of carb's held, and so may be called
+/// from several threads at once: it serialises what it shares.
 WarningHandler set_warning_handler(WarningHandler handler);
 
 /// Reports one warning through the current handler.

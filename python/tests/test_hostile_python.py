@@ -168,3 +168,29 @@ def test_a_sigterm_after_the_last_check_ends_the_process_as_sigterm_does():
     code = "import signal, carb; carb._carb._signal_after_the_last_check(signal.SIGTERM); print('ran on')"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == -signal.SIGTERM and "ran on" not in r.stdout, (r.returncode, r.stdout, r.stderr)
+
+
+def test_warnings_from_two_threads_at_once_never_hang(tmp_path):
+    # Eighty-ninth hostile pass: screen and recommend warning from two threads hung the process
+    # (carb's lock held while the handler waited for the GIL, which the other thread held). Run in a
+    # child process so that a hang fails this test instead of stalling the suite.
+    script = tmp_path / "two.py"
+    script.write_text(textwrap.dedent(f"""
+        import threading, warnings
+        import carb
+        m = carb.Model.train({str(SOURCE / "data" / "cpu-1t.csv")!r}, fast=True)
+        cs = [carb.Config("basic", 18, 1.0, 512, 1)]  # past the trained ranges: both calls warn
+        arch = carb.Config("basic", 18, 1.0, 512)
+        def work(i):
+            for _ in range(30):
+                carb.screen(cs, m) if i % 2 else carb.recommend(m, arch)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+            [t.start() for t in ts]
+            [t.join() for t in ts]
+        print("done", len(w) >= 120)
+    """))
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "done True", r.stdout

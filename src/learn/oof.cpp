@@ -76,7 +76,8 @@ void FitBatch::run(int threads) {
     f.learner = std::move(learner);
   });
   // A fit skipped for a signal leaves nothing to use: stop here, before anything half-made is kept.
-  detail::throw_if_stopped("training", "no model bundle was written");
+  // (Python's Model.train writes no bundle: "no model bundle was written" misled a tester there.)
+  detail::throw_if_stopped("training", "no model was made, and nothing was written");
 }
 
 std::vector<float> FitBatch::oof(std::size_t handle) const {

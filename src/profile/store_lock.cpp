@@ -116,6 +116,11 @@ StoreLock::StoreLock(const std::filesystem::path& db, const std::string& what, c
       const int err = errno;
       const std::string pid = holder_of(fd);
       ::close(fd);
+      // Another thread of this process (two Python threads profiling one store) is no other process
+      // (a hostile tester was pointed at "another carb profile" by its own pid).
+      if (err == EWOULDBLOCK && pid == "pid " + std::to_string(::getpid()))
+        throw MeasureError((what.empty() ? "store " + db.string() : what) + " is in use by another " + holder +
+                           " in this process (another thread); wait for it to finish");
       if (err == EWOULDBLOCK)
         throw MeasureError((what.empty() ? "store " + db.string() : what) + " is in use by another " +
                            (command_of(pid).empty() ? holder : command_of(pid)) + " (" + pid +

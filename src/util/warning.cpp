@@ -30,11 +30,19 @@ thread_local std::vector<std::string>* t_held = nullptr;  // the innermost HeldW
 
 void warn(const std::string& text) {
   if (t_held) return t_held->push_back(text);
-  const std::lock_guard<std::mutex> g(lock());
-  if (current())
-    current()(text);
-  else
-    std::cerr << "carb: warning: " << text << '\n';
+  // The handler is called with no lock of carb's held: Python's takes the GIL, which a thread
+  // waiting here may hold (an eighty-ninth-pass deadlock: two Python threads warning at once hung
+  // the process, each holding what the other waited for). A handler may be called from several
+  // threads at once.
+  WarningHandler handler;
+  {
+    const std::lock_guard<std::mutex> g(lock());
+    handler = current();
+  }
+  if (handler) return handler(text);
+  static std::mutex out;  // one whole line at a time
+  const std::lock_guard<std::mutex> g(out);
+  std::cerr << "carb: warning: " << text << '\n';
 }
 
 namespace detail {

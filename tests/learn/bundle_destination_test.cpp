@@ -503,11 +503,13 @@ TEST_F(BundleDestinationTest, AWriteProtectedBundleIsNeverReplaced) {
     d.commit();
   }
   const bool root = ::geteuid() == 0;
-  if (root)
-    for (const fs::path& p : {dir_, dir_ / "model", dir_ / "model" / "manifest.json", dir_ / "model" / "m.0.x.model"})
+  if (root) {
+    for (const fs::path& p : {dir_, dir_ / "model", dir_ / "model" / "manifest.json", dir_ / "model" / "m.0.x.model"}) {
       ASSERT_EQ(::chown(p.c_str(), 65534, 65534), 0) << p;
+    }
+  }
   fs::permissions(dir_ / "model", fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
-                  fs::perms_action::remove);
+                  fs::perm_options::remove);
   // 0: both refused as write-protected; 1: one was not refused; 2: refused for another reason.
   const auto attempt = [&] {
     for (bool force : {false, true}) {
@@ -536,7 +538,7 @@ TEST_F(BundleDestinationTest, AWriteProtectedBundleIsNeverReplaced) {
   EXPECT_EQ(outcome, 0);
   EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "old");
   EXPECT_EQ(entries(), std::set<std::string>{"model"}) << "no staging copy left behind";
-  fs::permissions(dir_ / "model", fs::perms::owner_write, fs::perms_action::add);
+  fs::permissions(dir_ / "model", fs::perms::owner_write, fs::perm_options::add);
 }
 
 // Seventh hostile pass: with the marker at the top, everything in a dead writer's staging
