@@ -2,6 +2,7 @@
 // is its own transaction in WAL mode, so a killed profiler loses at most the row in flight.
 // A sole writer also holds the store's lock (store_lock.hpp).
 #include "carb/store.hpp"
+#include "util/special_file.hpp"
 
 #include <sqlite3.h>
 #include <fcntl.h>
@@ -477,6 +478,9 @@ Store::Store(const std::filesystem::path& db, StoreAccess access) : path_(db), f
     open_read_only();
     return;
   }
+  // A new store is named as every output is: printably (a hostile tester's --db $'n\nl.db' was made).
+  if (std::error_code ec; !std::filesystem::exists(std::filesystem::symlink_status(db, ec)))
+    detail::refuse_unprintable_name(db);
   // A store at a dataset's provenance name (X.json beside X.csv) made the dataset unreadable: every
   // reader took the store for its sidecar (a hostile tester's finding).
   if (std::error_code ec; db.extension() == ".json" && std::filesystem::exists(std::filesystem::path(db).replace_extension(".csv"), ec))

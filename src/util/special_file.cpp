@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -127,7 +128,17 @@ std::vector<fs::path> link_chain(const fs::path& p) {
   return out;
 }
 
+void refuse_unprintable_name(const fs::path& out) {
+  // A name carb would create with a newline or another control character in it breaks every line
+  // that names it (provenance, errors, `ls`): a hostile tester's `--out $'a\nb.csv'` was written.
+  const std::string name = out.filename().string();
+  if (std::any_of(name.begin(), name.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f; }))
+    throw InputError(out.string() + ": the output's name holds a control character (a newline or a tab?); give a "
+                     "printable name");
+}
+
 void refuse_special_file(const fs::path& out) {
+  refuse_unprintable_name(out);
   std::error_code ec;
   const auto own = fs::symlink_status(out, ec).type();
   const auto target = own == fs::file_type::symlink ? fs::status(out, ec).type() : own;

@@ -18,6 +18,10 @@ namespace carb::detail {
 /// its -wal, -shm, -journal or .lock file beside it.
 void refuse_special_file(const std::filesystem::path& out);
 
+/// InputError when the last component of `out` holds a control character (a newline, a tab, DEL):
+/// a name every line that quotes it would break. Part of refuse_special_file; a new store's name too.
+void refuse_unprintable_name(const std::filesystem::path& out);
+
 /// True when `f` (through links) is a regular file that starts with SQLite's 16-byte header: a
 /// measurement store, or another application's database.
 bool is_sqlite_file(const std::filesystem::path& f);

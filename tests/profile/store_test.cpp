@@ -84,6 +84,17 @@ TEST_F(StoreTest, PutHasDoneKeysRoundTrip) {
   EXPECT_EQ(s.count(), 2u);
 }
 
+// A hostile tester: `profile --db $'n\nl.db'` made a store whose name broke every line naming it. A
+// new store is named printably; one that exists already is the user's, and opens.
+TEST_F(StoreTest, ANewStoresNameHoldsNoControlCharacter) {
+  const fs::path odd = db().parent_path() / "n\nl.db";
+  EXPECT_THROW(Store(odd, StoreAccess::sole_writer), InputError);
+  EXPECT_FALSE(fs::exists(odd));
+  { Store made(db(), StoreAccess::sole_writer); made.put(sample(1)); }
+  fs::rename(db(), odd);
+  EXPECT_EQ(Store(odd, StoreAccess::sole_writer).count(), 1u);
+}
+
 // Twenty-ninth hostile pass: a torn copy (taken with `cp` while a profiler wrote) was resumed and
 // exported without a word. Here one index entry's key no longer matches its row: the store opens
 // as SQLite, but its integrity check fails, and carb refuses it for writing and for reading alike.

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 #include <fstream>
+#include <vector>
 
 #include "carb/bundle_destination.hpp"
 #include "carb/dataset.hpp"
@@ -64,6 +65,20 @@ TEST_F(SpecialFileTest, RegularFilesDirectoriesAndNewNamesPass) {
   fs::create_symlink(dir_ / "a.csv", dir_ / "link.csv");
   for (const fs::path& p : {dir_ / "a.csv", dir_ / "new.csv", dir_, dir_ / "link.csv", dir_ / "dangling"})
     EXPECT_NO_THROW(detail::refuse_special_file(p)) << p;
+}
+
+// A hostile tester: `--out $'a\nb.csv'` was written, a name that breaks every line naming it. No
+// output gets a name with a control character; a directory above it is the user's own.
+TEST_F(SpecialFileTest, AnOutputNameWithAControlCharacterIsRefused) {
+  for (const std::string& bad : std::vector<std::string>{"a\nb.csv", "tab\there.csv", "del\x7f.csv", "bundle\r"}) {
+    EXPECT_THROW(detail::refuse_special_file(dir_ / bad), InputError) << bad;
+    EXPECT_THROW(csv::write_text_atomic(dir_ / bad, "x\n"), InputError) << bad;
+    EXPECT_THROW(BundleDestination(dir_ / bad, false), InputError) << bad;
+    EXPECT_FALSE(fs::exists(dir_ / bad)) << bad;
+  }
+  fs::create_directories(dir_ / "odd\ndir");
+  EXPECT_NO_THROW(detail::refuse_special_file(dir_ / "odd\ndir" / "plain.csv"));
+  EXPECT_NO_THROW(detail::refuse_special_file(dir_ / "caf\xc3\xa9.csv"));  // UTF-8 is printable
 }
 
 // Twenty-seventh hostile pass: `train --out` at a mount point trained and then failed at the swap
