@@ -371,6 +371,52 @@ void check_batch_order(const Dataset& d, const std::vector<std::string>& where, 
   }
 }
 
+// The most one precision's latency or energy may differ from another's for the same network and
+// batch (one platform and protocol): 50x either way (shipped: at most 5.7x, bf16 against fp32 on a
+// busy 2-thread host in data/extra).
+constexpr double kMaxPrecisionCostRatio = 50;
+
+// Rows of one network and batch at two precisions, under one platform and protocol, must not differ
+// in latency or energy by more than kMaxPrecisionCostRatio either way: a precision changes the
+// arithmetic, not the units (ninetieth hostile pass: every fp32 latency in microseconds validated).
+// Each row is held to the first precision's row of its group, so one damaged precision is reported
+// once per row and target. A row refused on its own judges no other.
+void check_precision_ratio(const Dataset& d, const std::vector<std::string>& where, const std::vector<bool>& refused,
+                           std::vector<std::string>& problems) {
+  std::map<std::string, std::vector<std::size_t>> groups;  // platform, protocol, network at fp32
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    const Record& r = d.rows[i];
+    if (r.status != Status::ok || refused[i]) continue;
+    Config c = r.config;
+    c.precision = Precision::fp32;
+    groups[r.platform + '\n' + protocol_of(r) + '\n' + network_key(c)].push_back(i);
+  }
+  for (const auto& [key, rows] : groups) {
+    if (rows.size() < 2) continue;
+    for (const char* target : {"latency_ms", "energy_j"}) {
+      const auto first = std::find_if(rows.begin(), rows.end(), [&](std::size_t i) {
+        const auto v = d.rows[i].value(target);
+        return v && *v > 0;
+      });
+      if (first == rows.end()) continue;
+      const double base = *d.rows[*first].value(target);
+      for (auto it = std::next(first); it != rows.end(); ++it) {
+        const Record& r = d.rows[*it];
+        const auto v = r.value(target);
+        if (!v || !(*v > 0) || r.config.precision == d.rows[*first].config.precision) continue;
+        const double ratio = *v / base;
+        if (ratio <= kMaxPrecisionCostRatio && ratio >= 1 / kMaxPrecisionCostRatio) continue;
+        problems.push_back(at(where[*it]) + target + " " + csv::format_number(v) + " at " + to_string(r.config.precision) +
+                           " is " + csv::format_number(std::round(ratio * 1000) / 1000) + "x the " +
+                           csv::format_number(base) + " at " + to_string(d.rows[*first].config.precision) + " at " +
+                           refer(where[*it], where[*first]) + ", the same network and batch: precisions do not differ "
+                           "by over " + csv::format_number(kMaxPrecisionCostRatio) +
+                           "x (one of them in another unit, or damaged; re-measure both)");
+      }
+    }
+  }
+}
+
 // Rows of different networks under one platform and protocol, where one outdoes the other in every
 // dimension (kMinFlopsOverDominated, kMinCostOverDominated, kMinCpuMemoryOverDominated): each row is
 // held to the costliest row it outdoes, so one damaged row is reported once per target. Pairs of one
@@ -657,6 +703,7 @@ std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::
   }
   check_references(d, where, problems, refused);
   check_batch_order(d, where, refused, problems);
+  check_precision_ratio(d, where, refused, problems);
   check_dominance(d, where, refused, facts, problems);
   check_partial_targets(d, where, problems);
   return problems;

@@ -431,6 +431,24 @@ TEST_F(DataValidate, ALargerBatchCheaperThanASmallerOneIsRefused) {
   EXPECT_NE(p[0].find(":2: latency_ms 3 at batch 8 is 0.3x the 10 of batch 1 at line 3"), std::string::npos) << p[0];
 }
 
+// Ninetieth hostile pass: every fp32 latency in microseconds validated and trained, and the model
+// answered fp32 1,500x slower than bf16. Two precisions of one network and batch differ by 50x at most.
+TEST_F(DataValidate, PrecisionsFarApartAreRefused) {
+  const std::string header = std::string(kHeader.substr(0, kHeader.size() - 1)) + ",protocol_id\n";
+  const auto p = validate_text(header +
+                               "cpu,basic,18,1,64,4,fp32,ok,9000,,120,,,p1\n"   // line 2: microseconds
+                               "cpu,basic,18,1,64,4,bf16,ok,6,,110,,,p1\n"      // 0.00067x
+                               "cpu,basic,18,1,64,8,fp32,ok,12,,130,,,p1\n"     // a fair pair: 2x
+                               "cpu,basic,18,1,64,8,bf16,ok,24,,120,,,p1\n"
+                               "cpu,basic,18,0.5,64,8,bf16,ok,0.2,,90,,,p1\n");  // another network: not compared
+  ASSERT_GE(p.size(), 1u);
+  EXPECT_EQ(p[0], file() + ":3: latency_ms 6 at bf16 is 0.001x the 9000 at fp32 at line 2, the same network and "
+                           "batch: precisions do not differ by over 50x (one of them in another unit, or damaged; "
+                           "re-measure both)") << ::testing::PrintToString(p);
+  for (const auto& problem : p) EXPECT_EQ(problem.find(":5:"), std::string::npos) << problem;
+  EXPECT_EQ(p.size(), 2u) << ::testing::PrintToString(p);  // and batch 8 costing under 0.4x batch 4's 9000
+}
+
 // Fifty-first hostile pass: resolutions 32 and 128 (or widths 0.25 and 1) swapped in whole networks
 // validated, each batch set consistent, and trained into resolution 128 predicted 8x faster than 32;
 // a CPU's resolution-32 peaks raised to 1.5x resolution 128's validated too. A configuration that
