@@ -59,9 +59,12 @@ inline const ColumnBounds* plausible_bounds(std::string_view column) {
   return nullptr;
 }
 
-/// The highest average power (energy_j / latency) a row may imply, in W: a rack's worth, far above
-/// any one device (an H200 draws at most about 700 W).
-inline constexpr double kMaxAveragePowerW = 1e5;
+/// The highest average power (energy_j / latency) a row may imply, in W: five times the largest
+/// single accelerator sold (a B200 or MI355X board draws up to about 1.0-1.4 kW; an H200 at most
+/// about 700 W, shipped rows at most 705 W). It was 100 kW, a rack's worth, until the ninetieth
+/// hostile pass: an H200 file stripped of its protocol, with energy and latency swapped, validated
+/// at 8 kW.
+inline constexpr double kMaxAveragePowerW = 5e3;
 /// The lowest: no device carb measures energy on draws under half a watt while it computes (an
 /// NVML GPU's board power, a CPU package's RAPL; shipped H200 rows: 115-705 W, a Jetson Nano idles
 /// at about 1.25 W). Forty-first hostile pass: energy divided by 1e4 validated at 0.01 W on an H200.

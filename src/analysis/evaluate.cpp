@@ -169,6 +169,7 @@ Evaluation evaluate_external(eval::Context& c) {
     e.warnings.push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
                          model.platform() + "'");
   for (auto& note : eval::prediction_notes(model, c.test, c.test_pred)) e.warnings.push_back(std::move(note));
+  for (auto& note : eval::constant_factor_notes(model, c.test, c.test_pred)) e.warnings.push_back(std::move(note));
   note_few_test_rows(c.test, e.warnings);
   const nlohmann::json no_split = eval::unavailable("--external: no training split to fit on");
   e.targets = timed("targets", c.opts, e.seconds, [&] { return eval::score_targets(model, c.test); });

@@ -42,6 +42,10 @@ std::map<std::string, FitMetrics> score_targets(const CarbModel& m, const Datase
 /// below zero (a raw-target model's), scored as they are. Empty strings are left out.
 std::vector<std::string> prediction_notes(const CarbModel& m, const Dataset& test,
                                           const std::map<std::string, std::vector<double>>& pred);
+/// Per target, a note when nearly every row of `test` is one constant factor away from `pred`
+/// (another unit, or a platform that much faster or slower): for --external, where the data is another file.
+std::vector<std::string> constant_factor_notes(const CarbModel& m, const Dataset& test,
+                                               const std::map<std::string, std::vector<double>>& pred);
 /// {target: {r2, mae, rmse, mape, n}}: the one JSON form of per-target metrics.
 nlohmann::json metrics_json(const std::map<std::string, FitMetrics>& m);
 

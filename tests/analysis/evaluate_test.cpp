@@ -568,6 +568,39 @@ TEST(EvaluateExternal, ScoresEveryRowAndCountsTheTrainedOnes) {
   EXPECT_THROW(evaluate_model(m, d, seeded), InputError);
 }
 
+// Ninetieth hostile pass: a good model on a file of latencies in another unit (x10) said R2 -0.26
+// and not why. A factor that holds on nearly every row is said, per target, with its direction;
+// the model's own scatter and a factor of 1 are not.
+TEST(EvaluateExternal, AConstantFactorOnEveryRowIsSaidAsAUnitOrAPlatform) {
+  const auto& [d, m] = small_model();
+  EvaluateOptions o;
+  o.external = true;
+  o.quick = true;
+  const auto said = [&](const Dataset& data, const std::string& words) {
+    const auto doc = evaluate_model(m, data, o).to_json();
+    for (const auto& w : doc["warnings"])
+      if (w.get<std::string>().find(words) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_FALSE(said(d, "a nearly constant factor"));
+  Dataset slow = d;
+  for (auto& r : slow.rows) *r.latency_ms *= 10;
+  EXPECT_TRUE(said(slow, "measured latency_ms is 10x the model's answer at the median row"));
+  EXPECT_TRUE(said(slow, "where it costs that much more"));
+  EXPECT_FALSE(said(slow, "measured peak_memory_mb"));
+  Dataset small = d;
+  for (auto& r : small.rows) *r.peak_memory_mb /= 1000;  // MB written as GB
+  EXPECT_TRUE(said(small, "measured peak_memory_mb is 0.001x the model's answer"));
+  EXPECT_TRUE(said(small, "where it costs that much less"));
+  // A factor on some rows only, or on too few rows, says nothing of a constant factor.
+  Dataset half = d;
+  for (std::size_t i = 0; i < half.rows.size(); i += 2) *half.rows[i].latency_ms *= 10;
+  EXPECT_FALSE(said(half, "a nearly constant factor"));
+  Dataset few = slow;
+  few.rows.resize(9);
+  EXPECT_FALSE(said(few, "a nearly constant factor"));
+}
+
 TEST(EvaluateErrors, RejectsBadInputWithClearErrors) {
   const BadInput cases[] = {
       {"data without a target the model has",

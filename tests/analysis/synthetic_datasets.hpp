@@ -28,7 +28,7 @@ inline Record synthetic_record(const std::string& platform, const Config& c, std
 /// Synthetic basic-family grid (3 depths x 2 widths x 2 resolutions x 4 batches x 2 precisions =
 /// 96 rows). Costs are products of per-knob factors, so pooled group means scale exactly by them:
 ///   latency doubles per depth step (depth ratio 4), memory of fp16 is half of fp32, energy (when
-///   asked) triples with each batch step (batch ratio 27). SM utilization (when asked) is 30% for
+///   asked) triples with each batch step (batch ratio 27), 0.5 J at the smallest. SM utilization (when asked) is 30% for
 ///   batch <= 8 and 80% above (half the rows each, so the median split is 55%).
 inline Dataset synthetic_grid(bool with_energy, bool with_sm, const std::string& platform = "synthetic-a") {
   Dataset d;
@@ -45,7 +45,7 @@ inline Dataset synthetic_grid(bool with_energy, bool with_sm, const std::string&
             const double lat = std::pow(2.0, di) * (1 + wi) * (1 + ri) * (bi + 1);
             const double mem = 100.0 * (1 + wi) * (1 + di) * (p == Precision::fp16 ? 0.5 : 1.0);
             std::optional<double> energy;
-            if (with_energy) energy = std::pow(3.0, bi) * (1 + di);
+            if (with_energy) energy = std::pow(3.0, bi) * (1 + di) / 2;  // at most 3.4 kW: under kMaxAveragePowerW
             std::optional<double> sm;
             if (with_sm) sm = batches[bi] <= 8 ? 30.0 : 80.0;
             d.rows.push_back(synthetic_record(platform, c, lat, energy, mem, sm));

@@ -54,7 +54,7 @@ Record sample_record() {
   Record r;
   r.platform = "h200";
   r.config = {Family::bottleneck, 50, 0.75, 160, 32, Precision::bf16};
-  r.latency_ms = 1.0 / 3.0;
+  r.latency_ms = 100.0 / 3.0;  // a third: no short decimal; 375 W with the energy
   r.energy_j = 12.5;
   r.peak_memory_mb = 2048.125;
   r.avg_sm_util = 97.0;

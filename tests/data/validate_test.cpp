@@ -123,13 +123,17 @@ TEST_F(DataValidate, ImplausibleValuesAreRefused) {
 
 // Twelfth hostile pass: 1000 J per ms of latency (an average power of 1 MW) passed each column's
 // own bound, trained, and answered 1969 J in 1.95 ms. An H200 draws at most about 700 W; the bound
-// is a rack's worth, 100 kW.
+// was a rack's worth, 100 kW, until the ninetieth: an H200 file without its protocol columns, energy
+// and latency swapped, validated at 8 kW. It is 5 kW, five times the largest single accelerator.
 TEST_F(DataValidate, AnAveragePowerNoDeviceDrawsIsRefused) {
   const auto p = validate_text(std::string(kHeader) +
                                "gpu,basic,18,1,224,1,fp32,ok,1,1000,120,,\n"
-                               "gpu,basic,18,1,224,2,fp32,ok,2,1.4,120,,\n");  // 700 W: an H200 at full power
-  ASSERT_EQ(p.size(), 1u) << ::testing::PrintToString(p);
-  EXPECT_EQ(p[0], file() + ":2: energy_j 1000 J in latency_ms 1 ms is an average power of 1e+06 W, above the plausible 1e+05 W");
+                               "gpu,basic,18,1,224,2,fp32,ok,2,1.4,120,,\n"    // 700 W: an H200 at full power
+                               "gpu,basic,18,1,224,4,fp32,ok,5,20,120,,\n"     // 4 kW: more than any one device, kept
+                               "gpu,basic,18,1,224,8,fp32,ok,2.5,20,120,,\n");  // 8 kW: swapped, refused
+  ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":2: energy_j 1000 J in latency_ms 1 ms is an average power of 1e+06 W, above the plausible 5000 W");
+  EXPECT_EQ(p[1], file() + ":5: energy_j 20 J in latency_ms 2.5 ms is an average power of 8000 W, above the plausible 5000 W");
 }
 
 // Forty-first hostile pass: energy divided by 1e4 validated at 0.01 W on an H200, and latency and
@@ -141,7 +145,7 @@ TEST_F(DataValidate, APowerOrAComputeRateNoDeviceHasIsRefused) {
                                "gpu,basic,18,1,112,1,fp16,ok,100,0.001,120,,\n"     // 0.01 W
                                "gpu,basic,18,1,112,2,fp16,ok,100,0.05,120,,\n"      // 0.5 W: the least
                                "gpu,basic,18,1,224,256,fp32,ok,0.01,0.002,12000,,\n"  // 93 PFLOP/s
-                               "gpu,basic,18,1,224,128,fp32,ok,0.05,0.5,6000,,\n");  // 9.3 PFLOP/s: under 10
+                               "gpu,basic,18,1,224,128,fp32,ok,0.05,0.2,6000,,\n");  // 9.3 PFLOP/s at 4 kW: under both
   ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
   EXPECT_EQ(p[0], file() + ":2: energy_j 0.001 J in latency_ms 100 ms is an average power of 0.01 W, below the plausible 0.5 W");
   EXPECT_EQ(p[1].rfind(file() + ":4: latency_ms 0.01 ms for the ", 0), 0u) << p[1];
@@ -206,7 +210,7 @@ TEST_F(DataValidate, APowerOrEfficiencyItsDeviceCannotHaveIsRefused) {
                            "5.8050347008 TFLOP/J, above the plausible 5 TFLOP/J of any device");
   EXPECT_EQ(p[3], file() + ":6: energy_j 20 J in latency_ms 20 ms is an average power of 1000 W, above 1.5x the 600 W "
                            "power limit its provenance records for protocol p1");
-  EXPECT_EQ(p[4], file() + ":8: gpu_power_w_start is -1, outside the plausible range (0, 1e+05] W");
+  EXPECT_EQ(p[4], file() + ":8: gpu_power_w_start is -1, outside the plausible range (0, 5000] W");
 }
 
 // Forty-fourth hostile pass: a cpu-1t peak x1000, 1,821 MB for a network whose every tensor takes
@@ -269,10 +273,10 @@ TEST_F(DataValidate, ARowOfOneMeasurementAgreesWithItselfThroughout) {
                                "gpu,basic,18,1,224,8,fp32,ok,4,1,120,,,0.04,10,4.1,0.2,0.5,250,0.4,100,130,\n"
                                // a negative power is refused, not read as absent
                                "gpu,basic,18,1,224,16,fp32,ok,4,1,120,,,0.04,10,4.1,0.2,0.05,-250,0.4,100,130,\n"
-                               // energy x50 in a row of 1 round: still one measurement
-                               "gpu,basic,18,1,224,32,fp32,ok,4,50,600,,,0.04,10,4.1,0.2,0.05,250,0.4,100,700,1\n"
-                               // energy x50 in a row of 3 rounds: beyond even the medians' 3x
-                               "gpu,basic,18,1,224,64,fp32,ok,4,50,600,,,0.04,10,4.1,0.2,0.05,250,0.4,100,700,3\n"
+                               // energy x5 in a row of 1 round: still one measurement
+                               "gpu,basic,18,1,224,32,fp32,ok,4,5,600,,,0.04,10,4.1,0.2,0.05,250,0.4,100,700,1\n"
+                               // energy x5 in a row of 3 rounds: beyond even the medians' 3x
+                               "gpu,basic,18,1,224,64,fp32,ok,4,5,600,,,0.04,10,4.1,0.2,0.05,250,0.4,100,700,3\n"
                                // energy x1.5 over 3 rounds: medians of their own may differ that much
                                "gpu,basic,18,1,224,128,fp32,ok,4,1.5,600,,,0.05,10,3,0.2,0.5,250,0.4,100,700,3\n"
                                // the allocated peak above the reserved pool
@@ -288,9 +292,9 @@ TEST_F(DataValidate, ARowOfOneMeasurementAgreesWithItselfThroughout) {
   EXPECT_EQ(p[4].rfind(file() + ":3: latency_cv 0.05 disagrees with latency_std_ms 0.2 ms / latency_ms 4000 ms", 0), 0u);
   EXPECT_EQ(p[5].rfind(file() + ":4: latency_ms 4 ms, a mean of passes, is 1 ms from their median", 0), 0u) << p[5];
   EXPECT_EQ(p[6], file() + ":5: latency_cv 0.5 disagrees with latency_std_ms 0.2 ms / latency_ms 4 ms, which is 0.05");
-  EXPECT_EQ(p[7], file() + ":6: avg_power_w is -250, outside the plausible range (0, 1e+05] W");
-  EXPECT_EQ(p[8].rfind(file() + ":7: energy_j 50 J disagrees with its own window: ", 0), 0u) << p[8];
-  EXPECT_EQ(p[9].rfind(file() + ":8: energy_j 50 J disagrees with its own window by more than 3x (a row combined over "
+  EXPECT_EQ(p[7], file() + ":6: avg_power_w is -250, outside the plausible range (0, 5000] W");
+  EXPECT_EQ(p[8].rfind(file() + ":7: energy_j 5 J disagrees with its own window: ", 0), 0u) << p[8];
+  EXPECT_EQ(p[9].rfind(file() + ":8: energy_j 5 J disagrees with its own window by more than 3x (a row combined over "
                                 "rounds)", 0), 0u) << p[9];
   EXPECT_EQ(p[10], file() + ":10: peak_memory_mb 1610 MB is above peak_reserved_mb 1600 MB, the memory its allocator "
                             "held, which the allocated peak lies within");
