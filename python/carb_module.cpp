@@ -265,6 +265,9 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
   out["over_device_memory"] = p.over_device_memory;
   out["planned_nonpositive"] = p.planned_nonpositive();
   out["total_cost_s"] = p.total_cost_s;
+  // As `carb plan` warns: the costs priced under other settings than the model's data was measured with.
+  out["protocol_departure"] = model && p.priced ? python_words(carb::model_protocol_departure(*model, o.protocol, backend))
+                                                : std::string();
   return out;
 }
 

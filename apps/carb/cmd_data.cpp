@@ -30,7 +30,7 @@ void add_export(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
       ->required();
   app->add_option("--platform", o->platform, "export only this platform's rows");
   app->add_option("--protocol", o->protocol, "export only rows measured under this protocol id (protocol_id column)");
-  app->add_flag("--force", o->exp.force, "replace --out even if it is not a dataset CSV carb wrote");
+  app->add_flag("--force", o->exp.force, "replace --out even if it is not a dataset CSV carb wrote; what was there is kept first as STEM.earlier.csv");
   add_format(*app, o->format, {"table", "json"});
   app->callback([o] {
     if (!o->platform.empty()) o->exp.platform = o->platform;
@@ -53,7 +53,7 @@ void add_combine(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
       "median, so a row's latency_cv, latency_std_ms, timed_s and passes summarise the rounds and need not "
       "agree with its latency_ms as one round's do");
   app->add_option("--out", o->out, "combined dataset CSV to write")->required();
-  app->add_flag("--force", o->force, "replace --out even if it is not a dataset CSV carb wrote");
+  app->add_flag("--force", o->force, "replace --out even if it is not a dataset CSV carb wrote; what was there is kept first as STEM.earlier.csv");
   app->add_option("rounds", o->inputs, "dataset CSVs of the same protocol, one per measuring round (two or more)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -73,7 +73,7 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   auto* app = data.add_subcommand(
       "merge", "Merge dataset CSVs; a platform+configuration seen twice keeps its first ok row (a failed row only when no input measured it ok)");
   app->add_option("--out", o->out, "merged dataset CSV to write")->required();
-  app->add_flag("--force", o->force, "replace --out even if it is not a dataset CSV carb wrote");
+  app->add_flag("--force", o->force, "replace --out even if it is not a dataset CSV carb wrote; what was there is kept first as STEM.earlier.csv");
   app->add_option("inputs", o->inputs, "dataset CSVs, in priority order")
       ->required()
       ->check(CLI::ExistingFile);

@@ -83,6 +83,9 @@ void run(PlanCmd& c, CLI::App& app) {
     }
   }
   const Plan p = make_plan(candidates, measured, model.get(), c.o);
+  if (p.priced)
+    if (const std::string w = model_protocol_departure(*model, c.o.protocol, c.o.backend); !w.empty())
+      std::cerr << "carb: warning: " << printable(w) << '\n';
   // An empty plan is one `profile --plan` refuses: say why here, and keep an earlier plan at --out.
   if (p.rows.empty())
     throw InputError(p.over_device_memory > 0 && p.excluded + p.over_device_memory == p.candidates
@@ -114,8 +117,13 @@ void run(PlanCmd& c, CLI::App& app) {
     std::cout << j.dump(1) << '\n';
     return;
   }
+  // A README walkthrough: "(1566 already measured)" counted the model's training split, not every
+  // row measured; what the count holds is said.
+  const std::string out_because = c.model.empty() ? " already measured"
+                                  : c.exclude.empty() ? " the model trained on"
+                                                      : " measured or trained on";
   std::cout << "planned " << p.rows.size() << " of " << p.candidates << " configurations (" << p.excluded
-            << " already measured) by " << to_string(p.strategy);
+            << out_because << ") by " << to_string(p.strategy);
   if (std::isfinite(p.total_cost_s)) std::cout << ", predicted measuring time " << fmt_num(p.total_cost_s, 4) << " s";
   else if (c.model.empty() == false)
     std::cout << ", predicted measuring time unknown (" << p.planned_unknown_cost() << " of the planned rows' latency is not "

@@ -57,7 +57,7 @@ void run_space(const SpaceOpts& o) {
   }
 }
 
-Registrar reg({"space", "List presets; enumerate or count a configuration space (as CSV or JSON)",
+Registrar reg({"space", "List presets; enumerate or count a configuration space (as CSV, JSON or a table)",
                [](CLI::App& app) {
                  auto o = std::make_shared<SpaceOpts>();
                  o->src.add(app);

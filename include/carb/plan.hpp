@@ -164,6 +164,15 @@ std::vector<Config> read_plan_csv(const std::filesystem::path& file);
 std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, const Protocol& p,
                                          const std::string& backend, const std::string& platform, bool grouped);
 
+/// Where pricing a plan under protocol `p` on `backend` departs from the protocol the model's
+/// training data was measured under, as the provenance sidecars of the data files its bundle records
+/// hold (TrainingRecord::data_files): one line naming each priced setting that differs (by its
+/// `carb profile` flag), or another backend; empty when they agree or cannot be compared (a file
+/// gone, no sidecar, no protocol recorded, or its protocols differing among themselves). A README
+/// walkthrough: the cpu-2t example priced its plan under profile's defaults, 10 warm-up and 100
+/// passes, where the model's data took 5 and 10. Never throws for what it reads.
+std::string model_protocol_departure(const CarbModel& m, const Protocol& p, const std::string& backend);
+
 /// Checks, before any work, that a plan may be written at `out`: a file name ending in .csv in an
 /// existing directory, neither it nor its sidecar one of `inputs` (or inside an input directory),
 /// and, unless `force`, nothing there or a plan carb wrote and nobody edited since (its sidecar's

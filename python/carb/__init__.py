@@ -415,6 +415,9 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     p = _carb.plan(candidates, _configs(measured),
                    model._m if model is not None else None, strategy, count, budget_s, diversity, seed, spread,
                    build_s, backend, settings)
+    departure = p.pop("protocol_departure")
+    if departure:  # as `carb plan` warns: priced under other settings than the model's data was measured with
+        warnings.warn(f"carb: {departure}", RuntimeWarning, stacklevel=2)
     if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing), saying why
         n, out, mem, unknown = p["candidates"], p["excluded"], p["over_device_memory"], p["unknown_cost"]
         if out == n:

@@ -166,7 +166,8 @@ def test_several_measured_files_and_the_reason_nothing_is_left(model):
         p = carb.plan("paper", model, measured=[cpu, str(h200)], count=3)
     assert len(p["configs"]) == 3
     m = carb.Model.train(h200, fast=True)
-    with pytest.raises(carb.InputError, match=r"nothing to plan: all 260 candidates are measured or trained on"):
+    with pytest.warns(RuntimeWarning, match=r"measured on the 'cuda' backend; this plan's costs are priced for 'cpu'"), \
+            pytest.raises(carb.InputError, match=r"nothing to plan: all 260 candidates are measured or trained on"):
         carb.plan(h200, m, measured=h200, count=3)
     with pytest.raises(carb.InputError, match=r"nothing to plan: all 260 candidates are measured or trained on"):
         carb.plan(h200, None, measured=h200, count=3)
@@ -179,3 +180,18 @@ def test_file_names_that_are_no_text_are_said_in_the_error(tmp_path):
         carb.read_configs(os.fsencode(str(tmp_path)) + b"/nope\xfe.csv")
     with pytest.raises(carb.InputError, match="cannot be encoded as a file name"):
         carb.read_configs(str(tmp_path) + "/x\ud800.csv")
+
+
+def test_a_plan_priced_unlike_the_models_data_warns_as_the_cli_does(tmp_path):
+    # A README walkthrough: a plan priced under the defaults (10 warm-up, 100 timed passes) for a model
+    # whose data took 5 and 10 said nothing; its costs and budget were another protocol's.
+    import shutil
+    for name in ("cpu-1t.csv", "cpu-1t.json"):
+        shutil.copy(SOURCE / "data" / name, tmp_path / name)
+    m = carb.Model.train(tmp_path / "cpu-1t.csv", fast=True)
+    with pytest.warns(RuntimeWarning, match=r"was measured with warmup 5 \(this plan: 10\), min_passes 10 \(this plan: 100\)"):
+        carb.plan("cpu", m, count=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        carb.plan("cpu", m, count=3, protocol={"warmup": 5, "min_passes": 10, "max_timed_s": 2, "cooldown": 0.5,
+                                               "reference": True})

@@ -4,11 +4,13 @@
 // defaults without a word, its budget meaningless, and an edited plan was measured as if carb had
 // written it).
 #include <cmath>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "carb/error.hpp"
+#include "carb/model.hpp"
 #include "carb/plan.hpp"
 #include "carb/text_table.hpp"
 #include "data/provenance.hpp"
@@ -20,24 +22,48 @@ namespace {
 // The settings measure_seconds reads, by the flag `carb profile` and `carb plan` take them with.
 enum class Kind { count, seconds, on_off, share };
 struct Setting {
-  const char* key;   // in the sidecar
-  const char* flag;  // in the message
+  const char* key;           // in the plan's sidecar
+  const char* protocol_key;  // in a dataset's provenance (Protocol::to_json)
+  const char* flag;          // in the message
   bool cuda_only;
   Kind kind;
   double (*get)(const Protocol&);
 };
 
 constexpr Setting kPriced[] = {
-    {"warmup", "--warmup", false, Kind::count, [](const Protocol& p) { return double(p.warmup); }},
-    {"min_passes", "--min-passes", false, Kind::count, [](const Protocol& p) { return double(p.min_passes); }},
-    {"max_passes", "--max-passes", false, Kind::count, [](const Protocol& p) { return double(p.max_passes); }},
-    {"max_timed_s", "--max-timed-s", false, Kind::seconds, [](const Protocol& p) { return p.max_timed_s; }},
-    {"cooldown", "--cooldown", false, Kind::seconds, [](const Protocol& p) { return p.cooldown_s; }},
-    {"reference", "--reference", false, Kind::on_off, [](const Protocol& p) { return p.reference ? 1.0 : 0.0; }},
-    {"min_energy_window", "--min-energy-window", true, Kind::seconds, [](const Protocol& p) { return p.min_energy_window_s; }},
-    {"util_window", "--util-window", true, Kind::seconds, [](const Protocol& p) { return p.util_window_s; }},
-    {"util_sample", "--util", true, Kind::share, [](const Protocol& p) { return p.util_sample; }},
+    {"warmup", "warmup", "--warmup", false, Kind::count, [](const Protocol& p) { return double(p.warmup); }},
+    {"min_passes", "min_passes", "--min-passes", false, Kind::count, [](const Protocol& p) { return double(p.min_passes); }},
+    {"max_passes", "max_passes", "--max-passes", false, Kind::count, [](const Protocol& p) { return double(p.max_passes); }},
+    {"max_timed_s", "max_timed_s", "--max-timed-s", false, Kind::seconds, [](const Protocol& p) { return p.max_timed_s; }},
+    {"cooldown", "cooldown_s", "--cooldown", false, Kind::seconds, [](const Protocol& p) { return p.cooldown_s; }},
+    {"reference", "reference", "--reference", false, Kind::on_off, [](const Protocol& p) { return p.reference ? 1.0 : 0.0; }},
+    {"min_energy_window", "min_energy_window_s", "--min-energy-window", true, Kind::seconds, [](const Protocol& p) { return p.min_energy_window_s; }},
+    {"util_window", "util_window_s", "--util-window", true, Kind::seconds, [](const Protocol& p) { return p.util_window_s; }},
+    {"util_sample", "util_sample", "--util", true, Kind::share, [](const Protocol& p) { return p.util_sample; }},
 };
+
+// A setting as a dataset's provenance records a protocol (Protocol::to_json leaves `reference` out
+// when off and `util_sample` when 1); nullopt when it records nothing usable, or nothing a plan's
+// flag prices: a pause taken only above a temperature (--cooldown-above), a window counted in the
+// meter's ticks (--energy-ticks), which a plan prices as the seconds it chooses.
+std::optional<double> measured_value(const nlohmann::json& protocol, const Setting& s) {
+  const auto positive = [&](const char* key) {
+    const auto it = protocol.find(key);
+    return it != protocol.end() && it->is_number() && it->get<double>() > 0;
+  };
+  if ((s.key == std::string("cooldown") && positive("cooldown_above_c")) ||
+      (s.key == std::string("min_energy_window") && positive("energy_ticks")))
+    return std::nullopt;
+  const auto it = protocol.find(s.protocol_key);
+  if (it == protocol.end()) {
+    if (s.kind == Kind::on_off) return 0.0;
+    if (s.kind == Kind::share) return 1.0;
+    return std::nullopt;
+  }
+  if (s.kind == Kind::on_off) return it->is_null() || (it->is_boolean() && !it->get<bool>()) ? 0.0 : 1.0;
+  if (it->is_number()) return it->get<double>();
+  return std::nullopt;
+}
 
 std::string shown(const Setting& s, double v) {
   if (s.kind == Kind::on_off) return v != 0 ? "on" : "off";
@@ -143,6 +169,47 @@ std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, 
                   "), as --group-architectures measures it; without it a network is built again whenever its "
                   "architecture recurs in the plan's order");
   return out;
+}
+
+std::string model_protocol_departure(const CarbModel& m, const Protocol& p, const std::string& backend) {
+  // The protocols the model's data files record, and what each file is called in the message.
+  std::vector<nlohmann::json> protocols;
+  std::string files;
+  for (const std::string& f : m.training_record().data_files) {
+    try {
+      if (!std::filesystem::is_regular_file(f)) return "";
+      const nlohmann::json side = read_provenance(f);
+      if (!side.is_object() || !side.contains("protocols") || !side["protocols"].is_object()) return "";
+      for (const auto& [id, settings] : side["protocols"].items())
+        if (settings.is_object()) protocols.push_back(settings);
+    } catch (const std::exception&) {
+      return "";  // the data's own readers say what is wrong with its sidecar
+    }
+    files += std::string(files.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
+  }
+  if (protocols.empty()) return "";
+  const auto data_backend = text_field(protocols.front(), "backend");
+  for (const auto& q : protocols)
+    if (text_field(q, "backend") != data_backend) return "";
+  if (data_backend && *data_backend != backend)
+    return "the model's data (" + files + ") was measured on the " + quoted(*data_backend) + " backend; this plan's costs are "
+           "priced for " + quoted(backend);
+  std::string differ;
+  for (const Setting& s : kPriced) {
+    if (s.cuda_only && backend != "cuda") continue;
+    const auto measured = measured_value(protocols.front(), s);
+    if (!measured) continue;
+    bool one = true;
+    for (const auto& q : protocols) one = one && measured_value(q, s) == measured;
+    if (!one) return "";  // several protocols: no one setting to compare with
+    if (*measured != s.get(p))
+      differ += std::string(differ.empty() ? "" : ", ") + s.flag + " " + shown(s, *measured) + " (this plan: " +
+                shown(s, s.get(p)) + ")";
+  }
+  if (differ.empty()) return "";
+  return "the model's data (" + files + ") was measured with " + differ +
+         ": the plan's predicted costs and budget assume this plan's settings; give it the data's to price it, and "
+         "then measure it, as that data was measured";
 }
 
 }  // namespace carb

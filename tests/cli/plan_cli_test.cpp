@@ -48,7 +48,7 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
                         "--out plan_a.csv",
                         "plan_a");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("planned 10 of 36 configurations (2 already measured)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("planned 10 of 36 configurations (2 measured or trained on)"), std::string::npos) << r.out;
   const auto planned = carb::read_plan_csv(scratch().dir() / "plan_a.csv");
   ASSERT_EQ(planned.size(), 10u);
   EXPECT_EQ(keys(planned).size(), 10u);
@@ -62,7 +62,7 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
                                          "plan_measured_two.csv --count 10 --out plan_two.csv",
                                          "plan_two");
   ASSERT_EQ(two.status, 0) << two.err;
-  EXPECT_NE(two.out.find("(1 already measured)"), std::string::npos) << two.out;
+  EXPECT_NE(two.out.find("(1 measured or trained on)"), std::string::npos) << two.out;
   EXPECT_NE(two.err.find("1 row of plan_measured_two.csv (platform 'other') is not of the model's platform"),
             std::string::npos) << two.err;
 
@@ -70,6 +70,7 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
                         "uncertainty-per-cost --out plan_b.csv",
                         "plan_b");
   ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_NE(b.out.find(" the model trained on) by uncertainty-per-cost"), std::string::npos) << b.out;
   std::ifstream in(scratch().dir() / "plan_b.csv");
   std::string line, last;
   while (std::getline(in, line)) last = line;
@@ -86,6 +87,7 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
   const CliRun fill = carb_cli_test::carb("plan --preset tiny --count 4 --out plan_c.csv", "plan_c");
   ASSERT_EQ(fill.status, 0) << fill.err;
   EXPECT_NE(fill.out.find("stratified"), std::string::npos) << fill.out;
+  EXPECT_NE(fill.out.find("(0 already measured)"), std::string::npos) << fill.out;
   EXPECT_EQ(carb::read_plan_csv(scratch().dir() / "plan_c.csv").size(), 4u);
 
   // A plan carb wrote is planned over; one edited by hand since is kept unless --force.

@@ -7,7 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "carb/dataset.hpp"
+#include "carb/model.hpp"
 #include "carb/plan.hpp"
+#include "carb/training.hpp"
 #include "temp_dir_test.hpp"
 
 namespace carb {
@@ -158,6 +161,87 @@ TEST_F(PlanPricing, AHandWrittenSidecarWithFieldsThatAreNotTextIsSaidNotThrown) 
     EXPECT_EQ(lines[0].find("''"), std::string::npos) << lines[0];
     EXPECT_NE(lines[1].find("--warmup 9 (this run: 5)"), std::string::npos) << lines[1];
   }
+}
+
+}  // namespace
+}  // namespace carb
+
+namespace carb {
+namespace {
+
+class ModelProtocol : public TempDirTest {
+ protected:
+  ModelProtocol() : TempDirTest("carb_model_protocol_") {}
+
+  // A model trained by `carb train`'s job on data whose sidecar records `protocols` (test data: costs
+  // are a formula of the configuration, never a measurement).
+  CarbModel trained(const nlohmann::json& protocols) const {
+    Dataset d;
+    for (int depth : {10, 18, 26})
+      for (int res : {32, 64})
+        for (int batch : {1, 4}) {
+          Record r;
+          r.platform = "cpu-2t";
+          r.config = {Family::basic, depth, 0.5, res, batch, Precision::fp32};
+          r.latency_ms = 0.05 * depth * res * (1 + batch);
+          d.rows.push_back(r);
+        }
+    const auto f = dir_ / "data.csv";
+    write_dataset_csv(d, f);
+    std::ofstream(dir_ / "data.json") << nlohmann::json{{"protocols", protocols}}.dump();
+    TrainJob job;
+    job.data = {f};
+    job.out = dir_ / "model";
+    job.force = true;
+    job.options.params.n_trees = 8;
+    job.options.params.threads = 1;
+    job.options.folds = 2;
+    run_train_job(job);
+    return CarbModel::load(dir_ / "model");
+  }
+  static nlohmann::json cpu_2t_protocol() {  // data/cpu-2t.json's, the priced settings
+    return {{"backend", "cpu"}, {"warmup", 5}, {"min_passes", 10}, {"max_passes", 100}, {"max_timed_s", 2.0},
+            {"cooldown_s", 0.5}, {"reference", "basic-18-w0.5-r64-b1-fp32"}, {"min_energy_window_s", 1.0}};
+  }
+  static Protocol as_measured() {
+    Protocol p;
+    p.warmup = 5, p.min_passes = 10, p.max_passes = 100, p.max_timed_s = 2, p.cooldown_s = 0.5, p.reference = true;
+    return p;
+  }
+};
+
+// A README walkthrough: the cpu-2t plan example was priced under profile's defaults (10 warm-up
+// passes, 100 timed, no time limit) where the model's data took 5 and 10 within 2 s, without a word.
+TEST_F(ModelProtocol, APlanPricedUnderOtherSettingsThanTheModelsDataIsSaid) {
+  const CarbModel m = trained({{"p1", cpu_2t_protocol()}});
+  EXPECT_EQ(model_protocol_departure(m, as_measured(), "cpu"), "");
+  const std::string w = model_protocol_departure(m, Protocol{}, "cpu");
+  EXPECT_EQ(w.rfind("the model's data (data.csv) was measured with --warmup 5 (this plan: 10), --min-passes 10 "
+                    "(this plan: 100), --max-timed-s 2 (this plan: 0), --cooldown 0.5 (this plan: 1), --reference on "
+                    "(this plan: off): ", 0), 0u) << w;
+  // The cuda windows are not priced on the cpu backend; another backend is said as such.
+  EXPECT_NE(model_protocol_departure(m, as_measured(), "cuda").find("was measured on the 'cpu' backend"),
+            std::string::npos);
+  // A pause only above a temperature, a window in the meter's ticks: what the plan prices them as is its own.
+  nlohmann::json h200 = cpu_2t_protocol();
+  h200["backend"] = "cuda", h200["cooldown_s"] = 2, h200["cooldown_above_c"] = 65, h200["energy_ticks"] = 10;
+  h200["min_energy_window_s"] = 0, h200["util_window_s"] = 0.5, h200["util_sample"] = 0.2;
+  Protocol gpu = as_measured();
+  gpu.cooldown_s = 0, gpu.min_energy_window_s = 1, gpu.util_window_s = 0.5, gpu.util_sample = 0.2;
+  EXPECT_EQ(model_protocol_departure(trained({{"p2", h200}}), gpu, "cuda"), "");
+  gpu.util_sample = 1;
+  EXPECT_NE(model_protocol_departure(trained({{"p2", h200}}), gpu, "cuda").find("--util sample:0.2 (this plan: all)"),
+            std::string::npos);
+  // Two protocols that differ in a priced setting: no one setting to compare, nothing said.
+  nlohmann::json other = cpu_2t_protocol();
+  other["warmup"] = 20;
+  EXPECT_EQ(model_protocol_departure(trained({{"p3", cpu_2t_protocol()}, {"p4", other}}), Protocol{}, "cpu"), "");
+  // Data gone, or a sidecar without protocols: nothing to compare with, nothing said.
+  const CarbModel again = trained({{"p1", cpu_2t_protocol()}});
+  std::filesystem::remove(dir_ / "data.json");
+  EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu"), "");
+  std::filesystem::remove(dir_ / "data.csv");
+  EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu"), "");
 }
 
 }  // namespace
