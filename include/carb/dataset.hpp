@@ -59,7 +59,7 @@ inline const ColumnBounds* plausible_bounds(std::string_view column) {
   return nullptr;
 }
 
-/// The highest average power (energy_j / latency) a row may imply, in W: five times the largest
+/// The highest average power (energy_j / latency) a row may imply, in W: well above the largest
 /// single accelerator sold (a B200 or MI355X board draws up to about 1.0-1.4 kW; an H200 at most
 /// about 700 W, shipped rows at most 705 W). It was 100 kW, a rack's worth, until the ninetieth
 /// hostile pass: an H200 file stripped of its protocol, with energy and latency swapped, validated

@@ -168,7 +168,8 @@ std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, 
 /// training data was measured under, as the provenance sidecars of the data files its bundle records
 /// hold (TrainingRecord::data_files): one line naming each priced setting that differs (by its
 /// `carb profile` flag), or another backend; empty when they agree or cannot be compared (a file
-/// gone, no sidecar, no protocol recorded, or its protocols differing among themselves). A README
+/// gone, no sidecar, no protocol recorded; a setting in which its protocols differ among themselves
+/// is not compared). A README
 /// walkthrough: the cpu-2t example priced its plan under profile's defaults, 10 warm-up and 100
 /// passes, where the model's data took 5 and 10. Never throws for what it reads.
 std::string model_protocol_departure(const CarbModel& m, const Protocol& p, const std::string& backend);

@@ -11,12 +11,15 @@
 namespace carb::eval {
 namespace {
 
-// Said only with this many rows, when the median factor is at least this far from 1 and the middle
-// 80% of the rows' factors all lie beyond kSameSideFactor on the same side of 1: a model's own
-// scatter (H200 energy MAPE 27%) stays well inside that, a unit or a platform's speed does not.
+// Said only with this many rows, when the median factor is at least this far from 1, the middle
+// 80% of the rows' factors all lie beyond kSameSideFactor on the same side of 1, and within
+// kMaxSpread of each other: a model's own scatter (H200 energy MAPE 27%) stays well inside the
+// first two, a unit or a platform's speed does not; another device altogether (the cpu-2t model on
+// H200 rows: 0.003x to 0.27x, a review) is no constant factor.
 constexpr std::size_t kMinRows = 10;
 constexpr double kMinMedianFactor = 2.0;
 constexpr double kSameSideFactor = 1.5;
+constexpr double kMaxSpread = 3.0;
 
 double quantile(std::vector<double> v, double q) {  // v non-empty; nearest rank
   std::sort(v.begin(), v.end());
@@ -48,7 +51,7 @@ std::vector<std::string> constant_factor_notes(const CarbModel& m, const Dataset
     const double lo = quantile(ratio, 0.1), mid = quantile(ratio, 0.5), hi = quantile(ratio, 0.9);
     const bool above = mid >= kMinMedianFactor && lo > kSameSideFactor;
     const bool below = mid <= 1 / kMinMedianFactor && hi < 1 / kSameSideFactor;
-    if (!above && !below) continue;
+    if ((!above && !below) || hi > kMaxSpread * lo) continue;
     out.push_back("measured " + t + " is " + factor(mid) + " the model's answer at the median row (the middle 80% of " +
                   std::to_string(ratio.size()) + " rows: " + factor(lo) + " to " + factor(hi) +
                   "): a nearly constant factor, as when the file is in another unit than the model's training data, "

@@ -201,15 +201,15 @@ std::string model_protocol_departure(const CarbModel& m, const Protocol& p, cons
     if (!measured) continue;
     bool one = true;
     for (const auto& q : protocols) one = one && measured_value(q, s) == measured;
-    if (!one) return "";  // several protocols: no one setting to compare with
+    if (!one) continue;  // the data's protocols differ here: no one setting to compare with
     if (*measured != s.get(p))
       differ += std::string(differ.empty() ? "" : ", ") + s.flag + " " + shown(s, *measured) + " (this plan: " +
                 shown(s, s.get(p)) + ")";
   }
   if (differ.empty()) return "";
   return "the model's data (" + files + ") was measured with " + differ +
-         ": the plan's predicted costs and budget assume this plan's settings; give it the data's to price it, and "
-         "then measure it, as that data was measured";
+         ": the plan's predicted costs and budget assume this plan's settings; plan with the data's settings, and "
+         "measure with them";
 }
 
 }  // namespace carb

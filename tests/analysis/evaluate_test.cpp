@@ -599,6 +599,10 @@ TEST(EvaluateExternal, AConstantFactorOnEveryRowIsSaidAsAUnitOrAPlatform) {
   Dataset few = slow;
   few.rows.resize(9);
   EXPECT_FALSE(said(few, "a nearly constant factor"));
+  // Every row slower, but by factors 2 to 50 apart (another device, not a unit): no constant factor.
+  Dataset spread = d;
+  for (std::size_t i = 0; i < spread.rows.size(); ++i) *spread.rows[i].latency_ms *= 2 + 48.0 * i / spread.rows.size();
+  EXPECT_FALSE(said(spread, "a nearly constant factor"));
 }
 
 TEST(EvaluateErrors, RejectsBadInputWithClearErrors) {

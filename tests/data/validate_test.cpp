@@ -124,7 +124,7 @@ TEST_F(DataValidate, ImplausibleValuesAreRefused) {
 // Twelfth hostile pass: 1000 J per ms of latency (an average power of 1 MW) passed each column's
 // own bound, trained, and answered 1969 J in 1.95 ms. An H200 draws at most about 700 W; the bound
 // was a rack's worth, 100 kW, until the ninetieth: an H200 file without its protocol columns, energy
-// and latency swapped, validated at 8 kW. It is 5 kW, five times the largest single accelerator.
+// and latency swapped, validated at 8 kW. It is 5 kW, well above the largest single accelerator.
 TEST_F(DataValidate, AnAveragePowerNoDeviceDrawsIsRefused) {
   const auto p = validate_text(std::string(kHeader) +
                                "gpu,basic,18,1,224,1,fp32,ok,1,1000,120,,\n"

@@ -232,15 +232,22 @@ TEST_F(ModelProtocol, APlanPricedUnderOtherSettingsThanTheModelsDataIsSaid) {
   gpu.util_sample = 1;
   EXPECT_NE(model_protocol_departure(trained({{"p2", h200}}), gpu, "cuda").find("--util sample:0.2 (this plan: all)"),
             std::string::npos);
-  // Two protocols that differ in a priced setting: no one setting to compare, nothing said.
+  // Two protocols that differ in one priced setting: that one is not compared, the others are (a review:
+  // one difference among them silenced every other departure).
   nlohmann::json other = cpu_2t_protocol();
   other["warmup"] = 20;
-  EXPECT_EQ(model_protocol_departure(trained({{"p3", cpu_2t_protocol()}, {"p4", other}}), Protocol{}, "cpu"), "");
-  // Data gone, or a sidecar without protocols: nothing to compare with, nothing said.
+  const std::string two = model_protocol_departure(trained({{"p3", cpu_2t_protocol()}, {"p4", other}}), Protocol{}, "cpu");
+  EXPECT_EQ(two.find("--warmup"), std::string::npos) << two;
+  EXPECT_NE(two.find("--min-passes 10 (this plan: 100)"), std::string::npos) << two;
+  // The data moved away, its sidecar unreadable or gone: nothing to compare with, nothing said.
   const CarbModel again = trained({{"p1", cpu_2t_protocol()}});
-  std::filesystem::remove(dir_ / "data.json");
+  ASSERT_NE(model_protocol_departure(again, Protocol{}, "cpu"), "");
+  std::filesystem::rename(dir_ / "data.csv", dir_ / "moved.csv");
   EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu"), "");
-  std::filesystem::remove(dir_ / "data.csv");
+  std::filesystem::rename(dir_ / "moved.csv", dir_ / "data.csv");
+  std::ofstream(dir_ / "data.json") << "{bad";
+  EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu"), "");
+  std::filesystem::remove(dir_ / "data.json");
   EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu"), "");
 }
 
