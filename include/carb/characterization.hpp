@@ -63,7 +63,8 @@ struct KnobScaling : Availability {
   std::vector<LevelMean> levels;
   LevelMean min, max;
   std::optional<double> ratio;
-  /// The knob's highest level over its lowest (matched_high / matched_low, as `level`), over only
+  /// The knob's highest level over its lowest (matched_high / matched_low, as `level`; for precision,
+  /// which has no order, the pooled costliest level over the cheapest, as `ratio` is), over only
   /// the configurations measured at both (every other knob equal), each one's rows there averaged:
   /// where a space leaves some configurations out at some levels (the cpu space drops networks over
   /// 12 GMACs at large batches), the pooled ratio compares different networks and the matched one

@@ -23,6 +23,9 @@ struct MergeSummary {
   /// Protocol disagreements: one protocol id with different settings in two inputs, or one
   /// platform measured under several protocols. The merge still happens; these are warnings.
   std::vector<std::string> conflicts;
+  /// How many protocols the inputs were measured under (their rows' protocol_id and their
+  /// sidecars): rounds to combine (`carb data combine`) are of one.
+  std::size_t input_protocols = 0;
   /// The rows of an earlier output at `out`, made from these same inputs, whose values or status
   /// this merge changes (the inputs' order, or an input put first): "N rows (first: ...)"; empty
   /// when none (forty-fourth hostile pass: inputs given in the other order replaced every value

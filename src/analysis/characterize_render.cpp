@@ -35,8 +35,8 @@ void scaling_tables(const ScalingSection& sec, std::vector<NamedTable>& out) {
     // Sixty-second hostile pass: pooled means compare different networks where the space leaves
     // some out at some levels; the matched table compares each network with itself.
     NamedTable m{"Scaling ratio per knob, matched (" + to_string(fam) + ")", {"target"}, {},
-                 "mean at the knob's highest level / at its lowest (precision: the lowest-precision type / "
-                 "fp32), over only the configurations measured at both (every other knob equal); "
+                 "mean at the knob's highest level / at its lowest (precision: the type the pooled means find "
+                 "costliest / the cheapest, as in the pooled table), over only the configurations measured at both (every other knob equal); "
                  "(configurations)"};
     int thin_cells = 0, confounded_cells = 0;
     for (Knob k : kKnobs) t.header.push_back(to_string(k)), m.header.push_back(to_string(k));

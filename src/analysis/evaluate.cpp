@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cmath>
 #include <iostream>
+#include <set>
 
 #include "carb/drift.hpp"
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "carb/training.hpp"
 #include "evaluate_internal.hpp"
+#include "learn/training_protocols.hpp"
 
 namespace carb {
 namespace eval {
@@ -145,20 +147,44 @@ Evaluation evaluate_external(eval::Context& c) {
   const CarbModel& model = c.model;
   c.test = c.all;
   predict_test_rows(c);
-  std::size_t seen = 0;
-  for (const auto& r : c.test.rows) seen += model.trained_on(r.config);
+  // Ninety-fourth hostile pass: rows measured under another protocol than the model's data (an
+  // older campaign's) were scored without a word of it, and those of configurations it trained on
+  // called in-sample and optimistic. The protocols come from the rows' protocol_id and the
+  // sidecars of the model's data files; where either is unknown a row counts as the same protocol.
+  const auto model_protocols = training_data_protocols(model);
+  std::size_t seen = 0, seen_elsewhere = 0, other_protocol = 0;
+  std::set<std::string> others;
+  for (const auto& r : c.test.rows) {
+    const auto id = r.extra.find("protocol_id");
+    const bool other = model_protocols && id != r.extra.end() && !id->second.empty() && !model_protocols->count(id->second);
+    if (other) ++other_protocol, others.insert(id->second);
+    if (model.trained_on(r.config)) ++(other ? seen_elsewhere : seen);
+  }
   Evaluation e = header(model, c);
   e.split.external = true;
   e.split.test_rows = c.test.rows.size();
-  if (model.knows_trained_configs()) e.split.rows_in_training = seen;
+  if (model.knows_trained_configs()) e.split.rows_in_training = seen + seen_elsewhere;
   if (model.knows_trained_configs() && c.all.rows.front().platform == model.platform()) e.split.in_sample_rows = seen;
+  if (other_protocol > 0) {
+    std::string ids, mine;
+    for (const auto& id : others) ids += std::string(ids.empty() ? "'" : ", '") + id + "'";
+    for (const auto& [id, settings] : *model_protocols) mine += std::string(mine.empty() ? "'" : ", '") + id + "'";
+    e.warnings.push_back(std::to_string(other_protocol) + " of " + std::to_string(c.test.rows.size()) +
+                         " rows were measured under protocol " + ids + ", the model's data (" +
+                         training_data_names(model) + ") under " + mine +
+                         ": their errors include the difference between the protocols");
+  }
+  if (seen_elsewhere > 0 && c.all.rows.front().platform == model.platform())
+    e.warnings.push_back(std::to_string(seen_elsewhere) + " of " + std::to_string(c.test.rows.size()) +
+                         " rows are configurations the model trained on, measured under another protocol: another "
+                         "measurement of them, which it never saw");
   if (!model.knows_trained_configs())
     e.warnings.push_back("the bundle does not record its training configurations: some rows may have been "
                          "seen in training");
-  else if (seen > 0 && c.all.rows.front().platform != model.platform())
+  else if (seen + seen_elsewhere > 0 && c.all.rows.front().platform != model.platform())
     // Thirty-third hostile pass: another platform's measurements were called optimistic, though
     // they trained nothing; only the configurations are shared.
-    e.warnings.push_back(std::to_string(seen) + " of " + std::to_string(c.test.rows.size()) +
+    e.warnings.push_back(std::to_string(seen + seen_elsewhere) + " of " + std::to_string(c.test.rows.size()) +
                          " rows are configurations the model trained on, measured on its own platform; these rows "
                          "are another platform's measurements of them, which it never saw");
   else if (seen > 0)

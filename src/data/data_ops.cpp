@@ -86,7 +86,7 @@ PlatformRows platform_rows(const Dataset& d, const std::string& platform) {
 
 nlohmann::json MergeSummary::to_json() const {
   return {{"rows_in", rows_in},     {"rows_out", rows_out}, {"dropped_duplicates", dropped},
-          {"disagreeing_duplicates", disagreeing},
+          {"disagreeing_duplicates", disagreeing}, {"input_protocols", input_protocols},
           {"conflicts", conflicts}, {"replaced_in_earlier_output", replaced}, {"csv", csv.string()},  {"provenance", provenance.string()}};
 }
 
@@ -102,6 +102,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
   std::vector<std::string> where;                     // each merged row's source, for messages
   nlohmann::json protocols = nlohmann::json::object(), sources = nlohmann::json::array();
   std::map<std::string, std::string> protocol_source;
+  std::set<std::string> input_protocols;
   for (const fs::path& in : inputs) {
     Dataset d = read_dataset_csv(in);  // everything is read before `out` is written: out may be an input
     const nlohmann::json prov = read_provenance(in);
@@ -110,6 +111,9 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
                        {kCsvHashKey, file_fnv1a64(in).value_or("")},
                        {"provenance", prov}});
     s.rows_in += d.rows.size();
+    for (const Record& r : d.rows)
+      if (const auto id = r.extra.find("protocol_id"); id != r.extra.end() && !id->second.empty())
+        input_protocols.insert(id->second);
     merged.add_extra_columns(d.extra_columns);
     for (Record& r : d.rows) {
       const auto [it, fresh] = seen.emplace(r.platform + '\n' + network_key(r.config), merged.rows.size());  // 0.251 is 0.25's network
@@ -134,6 +138,8 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
       }
     }
   }
+  for (const auto& [id, settings] : protocols.items()) input_protocols.insert(id);
+  s.input_protocols = input_protocols.size();
   // The result must be one valid dataset like any other: rows of two protocols or platforms would
   // be refused by every reader, so refuse them here, where the user can still choose.
   throw_dataset_problems(check_dataset(merged, where, protocol_facts_of(protocols)), "");  // out is not written

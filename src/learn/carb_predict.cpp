@@ -15,6 +15,7 @@
 #include "model_internal.hpp"
 #include "monotone.hpp"
 #include "remeasurement.hpp"
+#include "learn/outside_as_asked.hpp"
 
 namespace carb {
 
@@ -375,7 +376,7 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
   std::vector<Prediction> out(configs.size());
   for (std::size_t i = 0; i < configs.size(); ++i) {
     out[i].config = configs[i];
-    out[i].outside = envelope_.outside(as_trained(configs[i]));
+    out[i].outside = outside_as_asked(*this, configs[i]);
     if (i < tel.size()) {
       auto t = envelope_.outside_telemetry(tel[i].avg_sm_util, tel[i].avg_mem_util);
       out[i].outside.insert(out[i].outside.end(), t.begin(), t.end());

@@ -14,6 +14,7 @@
 #include "carb/plan.hpp"
 #include "carb/text_table.hpp"
 #include "data/provenance.hpp"
+#include "learn/training_protocols.hpp"
 #include "plan/plan_pricing.hpp"
 
 namespace carb {
@@ -172,22 +173,11 @@ std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, 
 }
 
 std::string model_protocol_departure(const CarbModel& m, const Protocol& p, const std::string& backend) {
-  // The protocols the model's data files record, and what each file is called in the message.
+  const auto recorded = training_data_protocols(m);
+  if (!recorded) return "";
   std::vector<nlohmann::json> protocols;
-  std::string files;
-  for (const std::string& f : m.training_record().data_files) {
-    try {
-      if (!std::filesystem::is_regular_file(f)) return "";
-      const nlohmann::json side = read_provenance(f);
-      if (!side.is_object() || !side.contains("protocols") || !side["protocols"].is_object()) return "";
-      for (const auto& [id, settings] : side["protocols"].items())
-        if (settings.is_object()) protocols.push_back(settings);
-    } catch (const std::exception&) {
-      return "";  // the data's own readers say what is wrong with its sidecar
-    }
-    files += std::string(files.empty() ? "" : ", ") + std::filesystem::path(f).filename().string();
-  }
-  if (protocols.empty()) return "";
+  for (const auto& [id, settings] : *recorded) protocols.push_back(settings);
+  const std::string files = training_data_names(m);
   const auto data_backend = text_field(protocols.front(), "backend");
   for (const auto& q : protocols)
     if (text_field(q, "backend") != data_backend) return "";

@@ -20,6 +20,7 @@
 #include "plan/config_space.hpp"
 #include "plan/strata.hpp"
 #include "util/join.hpp"
+#include "learn/outside_as_asked.hpp"
 
 namespace carb {
 namespace {
@@ -217,7 +218,7 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
     built[arch[best]] = 1;
     spent += row_cost;  // NaN once a planned row's time is unknown: so is the plan's
     plan.rows.push_back({pool[best], best_score, unc[best], lat[best], row_cost, dist[best],
-                         model ? model->envelope().outside(model->as_trained(pool[best])) : std::vector<Excursion>{},
+                         model ? outside_as_asked(*model, pool[best]) : std::vector<Excursion>{},
                          impossible[best] != 0});
     for (std::size_t i = 0; i < n; ++i)
       if (open[i]) dist[i] = std::min(dist[i], ConfigSpace::distance(pts[i], pts[best]));

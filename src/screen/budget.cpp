@@ -8,6 +8,7 @@
 #include "carb/screen.hpp"
 #include "carb/text_table.hpp"
 #include "util/join.hpp"
+#include "learn/outside_as_asked.hpp"
 
 namespace carb {
 
@@ -92,7 +93,7 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
   for (std::size_t j = 0; j < pass.size(); ++j) {
     Prediction p;
     p.config = pass[j];
-    p.outside = m.envelope().outside(m.as_trained(pass[j]));
+    p.outside = outside_as_asked(m, pass[j]);
     p.trained_architecture = m.trained_architecture(pass[j]);
     for (const auto& [t, v] : cols) p.value[t] = v[idx[j]];
     out.push_back(std::move(p));

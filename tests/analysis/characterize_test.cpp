@@ -294,6 +294,30 @@ TEST(Characterize, TheMatchedRatioComparesEachNetworkWithItself) {
   EXPECT_NE(txt.str().find("5x (1)"), std::string::npos) << txt.str();
 }
 
+// Ninety-third hostile pass: precision's pooled ratio read fp32/bf16 (1.40x) beside a matched
+// bf16/fp32 (0.71x), one finding shown as two opposite ones. Precision has no order: its matched
+// ratio is the pooled costliest level's over the cheapest's, and a mark means they disagree.
+TEST(Characterize, PrecisionsMatchedRatioIsTheQuotientItsPooledRatioIs) {
+  const Characterization c = characterize(synthetic_grid(true, false));  // fp16 memory half of fp32's
+  const auto& memory = c.scaling.families.at(Family::basic).at("peak_memory_mb")[static_cast<int>(Knob::precision)];
+  ASSERT_TRUE(memory.ratio && memory.matched_ratio);
+  EXPECT_NEAR(*memory.ratio, 2.0, 1e-9);
+  EXPECT_NEAR(*memory.matched_ratio, 2.0, 1e-9);
+  EXPECT_EQ(memory.matched_high, static_cast<int>(Precision::fp32));
+  EXPECT_EQ(memory.matched_low, static_cast<int>(Precision::fp16));
+  EXPECT_FALSE(memory.pooled_confounded());
+  // Pooled over other networks fp32 looks costlier; each network measured at both is cheaper in fp32.
+  Dataset d;
+  for (const Precision p : {Precision::fp32, Precision::fp16})
+    d.rows.push_back(synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 1, p}, p == Precision::fp32 ? 1.0 : 2.0, {}, {}));
+  d.rows.push_back(synthetic_record("p", Config{Family::basic, 34, 2.0, 64, 1, Precision::fp32}, 40.0, {}, {}));
+  const auto& latency =
+      characterize(d).scaling.families.at(Family::basic).at("latency_ms")[static_cast<int>(Knob::precision)];
+  EXPECT_EQ(latency.max.level, static_cast<int>(Precision::fp32));
+  EXPECT_NEAR(*latency.matched_ratio, 0.5, 1e-9);  // fp32 over fp16, matched
+  EXPECT_TRUE(latency.pooled_confounded());
+}
+
 // Sixty-eighth hostile pass: on the H200's 44 bottleneck rows, depth, width and precision changed
 // together (36 rows of bottleneck-101 at width 1 in fp16, 8 of bottleneck-200 at width 4 in fp32, at
 // resolution 32 alone), and each knob read 29.1x, one group over the other. Here two networks that

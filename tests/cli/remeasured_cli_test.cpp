@@ -57,6 +57,18 @@ TEST(CliRemeasured, OnlyAnotherRunOfTheSamePlatformIsTaken) {
                             "rm_round");
   EXPECT_EQ(round.status, 1);
   EXPECT_NE(round.err.find("cpu-2t-round1.csv is one of the rounds"), std::string::npos) << round.err;
+  // Ninety-fourth hostile pass: the same files in a folder not named data/ (the combine recorded the
+  // rounds' paths as typed, and no hash) passed. The round's own provenance, copied into the
+  // combine's, names the export that wrote it.
+  fs::create_directories(scratch().dir() / "rm_archive");
+  for (const char* f : {"cpu-2t.csv", "cpu-2t.json", "cpu-2t-round1.csv", "cpu-2t-round1.json"})
+    fs::copy_file(std::string(CARB_SOURCE_DIR) + "/data/" + f, scratch().dir() / "rm_archive" / f,
+                  fs::copy_options::overwrite_existing);
+  const CliRun moved = carb("train --data rm_archive/cpu-2t.csv --remeasured rm_archive/cpu-2t-round1.csv "
+                            "--out rm_moved --fast", "rm_moved");
+  EXPECT_EQ(moved.status, 1) << moved.out;
+  EXPECT_NE(moved.err.find("cpu-2t-round1.csv is one of the rounds"), std::string::npos) << moved.err;
+  EXPECT_FALSE(fs::exists(scratch().dir() / "rm_moved"));
   // Nor may --out (with --force) hold the re-measurement: it was moved away, and the bundle
   // recorded a file that was gone.
   fs::create_directories(scratch().dir() / "rm_holds");

@@ -1,0 +1,44 @@
+// `carb evaluate --external` through the binary, on shipped measurements: rows measured under
+// another protocol than the model's data are said, and those of configurations it trained on are
+// not called in-sample (ninety-fourth hostile pass: an older campaign's rows were scored without a
+// word, and 1,566 of them called "in-sample ... optimistic").
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_run.hpp"
+
+namespace {
+
+using namespace carb_cli_test;
+using carb_cli_test::carb;  // the helper, not namespace carb
+
+TEST(EvaluateCli, RowsOfAnotherProtocolAreSaidAndNeverInSample) {
+  const std::string data = std::string(CARB_SOURCE_DIR) + "/data/";
+  const CliRun t = carb("train --data " + data + "cpu-1t.csv --out ev_model --fast", "ev_train");
+  ASSERT_EQ(t.status, 0) << t.err;
+  // The previous campaign of the same platform, under protocol pf6805e84f2ef.
+  const CliRun other = carb("evaluate --model ev_model --data " + data + "extra/cpu-1t-ref.csv --external --quick "
+                            "--format json", "ev_other");
+  ASSERT_EQ(other.status, 0) << other.err;
+  const auto doc = nlohmann::json::parse(other.out);
+  const std::string all = doc["warnings"].dump();
+  EXPECT_NE(all.find("653 of 653 rows were measured under protocol 'pf6805e84f2ef', the model's data (cpu-1t.csv) "
+                     "under 'pd102136a4bb8': their errors include the difference between the protocols"),
+            std::string::npos) << all;
+  EXPECT_NE(all.find("rows are configurations the model trained on, measured under another protocol"), std::string::npos)
+      << all;
+  EXPECT_EQ(all.find("in-sample"), std::string::npos) << all;
+  EXPECT_EQ(doc["split"]["in_sample_rows"], 0) << doc["split"].dump();
+  EXPECT_GT(doc["split"]["rows_in_training"].get<int>(), 0) << doc["split"].dump();
+  // Its own data, under its own protocol: in-sample where it trained, and no protocol said.
+  const CliRun own = carb("evaluate --model ev_model --data " + data + "cpu-1t.csv --external --quick --format json",
+                          "ev_own");
+  ASSERT_EQ(own.status, 0) << own.err;
+  const auto mine = nlohmann::json::parse(own.out);
+  EXPECT_EQ(mine["warnings"].dump().find("measured under protocol"), std::string::npos) << mine["warnings"].dump();
+  EXPECT_GT(mine["split"]["in_sample_rows"].get<int>(), 0);
+}
+
+}  // namespace
