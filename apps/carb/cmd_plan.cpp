@@ -83,9 +83,14 @@ void run(PlanCmd& c, CLI::App& app) {
     }
   }
   const Plan p = make_plan(candidates, measured, model.get(), c.o);
-  if (p.priced)
-    if (const std::string w = model_protocol_departure(*model, c.o.protocol, c.o.backend); !w.empty())
+  if (p.priced) {
+    std::string unknown;
+    if (const std::string w = model_protocol_departure(*model, c.o.protocol, c.o.backend, &unknown); !w.empty())
       std::cerr << "carb: warning: " << printable(w) << '\n';
+    else if (!unknown.empty())  // a hostile tester: "settings match" and "could not check" looked alike
+      std::cerr << "note: " << printable(unknown) << ": the plan's protocol settings are not compared with those "
+                << "the model's data was measured with\n";
+  }
   // An empty plan is one `profile --plan` refuses: say why here, and keep an earlier plan at --out.
   if (p.rows.empty())
     throw InputError(p.over_device_memory > 0 && p.excluded + p.over_device_memory == p.candidates

@@ -172,7 +172,10 @@ std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, 
 /// is not compared). A README
 /// walkthrough: the cpu-2t example priced its plan under profile's defaults, 10 warm-up and 100
 /// passes, where the model's data took 5 and 10. Never throws for what it reads.
-std::string model_protocol_departure(const CarbModel& m, const Protocol& p, const std::string& backend);
+/// `unknown`, when given, is set where the model's data files are recorded but one is gone or its
+/// sidecar cannot be read, so nothing could be compared (`carb plan` notes it).
+std::string model_protocol_departure(const CarbModel& m, const Protocol& p, const std::string& backend,
+                                     std::string* unknown = nullptr);
 
 /// Checks, before any work, that a plan may be written at `out`: a file name ending in .csv in an
 /// existing directory, neither it nor its sidecar one of `inputs` (or inside an input directory),

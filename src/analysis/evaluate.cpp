@@ -165,7 +165,8 @@ Evaluation evaluate_external(eval::Context& c) {
   e.split.test_rows = c.test.rows.size();
   if (model.knows_trained_configs()) e.split.rows_in_training = seen + seen_elsewhere;
   if (model.knows_trained_configs() && c.all.rows.front().platform == model.platform()) e.split.in_sample_rows = seen;
-  if (other_protocol > 0) {
+  // Another platform's protocol differs in its device or threads anyway: the platform is said below.
+  if (other_protocol > 0 && c.all.rows.front().platform == model.platform()) {
     std::string ids, mine;
     for (const auto& id : others) ids += std::string(ids.empty() ? "'" : ", '") + id + "'";
     for (const auto& [id, settings] : *model_protocols) mine += std::string(mine.empty() ? "'" : ", '") + id + "'";

@@ -6,19 +6,23 @@
 
 namespace carb {
 
-std::optional<std::map<std::string, nlohmann::json>> training_data_protocols(const CarbModel& m) {
+std::optional<std::map<std::string, nlohmann::json>> training_data_protocols(const CarbModel& m, std::string* why) {
   const auto& files = m.training_record().data_files;
   if (files.empty()) return std::nullopt;
   std::map<std::string, nlohmann::json> out;
   for (const std::string& f : files) {
     try {
-      if (!std::filesystem::is_regular_file(f)) return std::nullopt;
+      if (!std::filesystem::is_regular_file(f)) {
+        if (why) *why = "the model's data file " + f + " is gone (or not a file)";
+        return std::nullopt;
+      }
       const nlohmann::json side = read_provenance(f);
       if (!side.is_object() || !side.contains("protocols") || !side["protocols"].is_object()) return std::nullopt;
       for (const auto& [id, settings] : side["protocols"].items())
         if (settings.is_object()) out[id] = settings;
-    } catch (const std::exception&) {
-      return std::nullopt;  // the data's own readers say what is wrong with its sidecar
+    } catch (const std::exception& e) {
+      if (why) *why = "the provenance of the model's data file " + f + " cannot be read (" + e.what() + ")";
+      return std::nullopt;
     }
   }
   if (out.empty()) return std::nullopt;

@@ -13,8 +13,10 @@ namespace carb {
 
 /// Protocol id -> its settings as recorded, over every data file; nullopt where that cannot be
 /// known: no data files recorded, a file gone, a sidecar missing, unreadable or without protocols.
-/// Never throws for what it reads.
-std::optional<std::map<std::string, nlohmann::json>> training_data_protocols(const CarbModel& m);
+/// `why`, when given, is set where a recorded file is gone or its sidecar cannot be read (not where
+/// a file simply has no provenance). Never throws for what it reads.
+std::optional<std::map<std::string, nlohmann::json>> training_data_protocols(const CarbModel& m,
+                                                                             std::string* why = nullptr);
 
 /// The data files' names, "a.csv, b.csv", for messages.
 std::string training_data_names(const CarbModel& m);

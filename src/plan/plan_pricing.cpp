@@ -61,9 +61,21 @@ std::optional<double> measured_value(const nlohmann::json& protocol, const Setti
     if (s.kind == Kind::share) return 1.0;
     return std::nullopt;
   }
-  if (s.kind == Kind::on_off) return it->is_null() || (it->is_boolean() && !it->get<bool>()) ? 0.0 : 1.0;
-  if (it->is_number()) return it->get<double>();
-  return std::nullopt;
+  // Protocol::to_json writes `reference` as the reference network's key (a hostile tester: "false"
+  // and 0, written by hand, read as on); and a value no flag could have given is not said as the
+  // data's (1e308 warm-up passes, a negative time limit, 10.5 passes were).
+  if (s.kind == Kind::on_off) {
+    if (it->is_boolean()) return it->get<bool>() ? 1.0 : 0.0;
+    if (it->is_string()) return it->get<std::string>().empty() || *it == "false" ? 0.0 : 1.0;
+    if (it->is_number()) return it->get<double>() != 0 ? 1.0 : 0.0;
+    return it->is_null() ? std::optional<double>(0.0) : std::nullopt;
+  }
+  if (!it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < 0 || (s.kind == Kind::count && (v != std::floor(v) || v > 1e9)) ||
+      (s.kind == Kind::seconds && v > 1e6) || (s.kind == Kind::share && v > 1))
+    return std::nullopt;
+  return v;
 }
 
 std::string shown(const Setting& s, double v) {
@@ -172,8 +184,9 @@ std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, 
   return out;
 }
 
-std::string model_protocol_departure(const CarbModel& m, const Protocol& p, const std::string& backend) {
-  const auto recorded = training_data_protocols(m);
+std::string model_protocol_departure(const CarbModel& m, const Protocol& p, const std::string& backend,
+                                     std::string* unknown) {
+  const auto recorded = training_data_protocols(m, unknown);
   if (!recorded) return "";
   std::vector<nlohmann::json> protocols;
   for (const auto& [id, settings] : *recorded) protocols.push_back(settings);

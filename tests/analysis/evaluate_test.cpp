@@ -588,6 +588,9 @@ TEST(EvaluateExternal, AConstantFactorOnEveryRowIsSaidAsAUnitOrAPlatform) {
   EXPECT_TRUE(said(slow, "measured latency_ms is 10x the model's answer at the median row"));
   EXPECT_TRUE(said(slow, "where it costs that much more"));
   EXPECT_FALSE(said(slow, "measured peak_memory_mb"));
+  Dataset twice = d;  // a hostile tester: x2 went unsaid (1.96x at the median), /2 was said
+  for (auto& r : twice.rows) *r.latency_ms *= 2;
+  EXPECT_TRUE(said(twice, "a nearly constant factor"));
   Dataset small = d;
   for (auto& r : small.rows) *r.peak_memory_mb /= 1000;  // MB written as GB
   EXPECT_TRUE(said(small, "measured peak_memory_mb is 0.001x the model's answer"));

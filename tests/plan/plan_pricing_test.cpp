@@ -239,16 +239,32 @@ TEST_F(ModelProtocol, APlanPricedUnderOtherSettingsThanTheModelsDataIsSaid) {
   const std::string two = model_protocol_departure(trained({{"p3", cpu_2t_protocol()}, {"p4", other}}), Protocol{}, "cpu");
   EXPECT_EQ(two.find("--warmup"), std::string::npos) << two;
   EXPECT_NE(two.find("--min-passes 10 (this plan: 100)"), std::string::npos) << two;
-  // The data moved away, its sidecar unreadable or gone: nothing to compare with, nothing said.
+  // A hostile tester: a reference written by hand as "false" or 0 read as on, and values no flag
+  // could give (1e308 passes, a negative limit, 10.5 passes) were said as the data's.
+  nlohmann::json odd = cpu_2t_protocol();
+  odd["reference"] = "false", odd["warmup"] = 1e308, odd["max_timed_s"] = -3, odd["min_passes"] = 10.5;
+  const std::string said = model_protocol_departure(trained({{"p5", odd}}), as_measured(), "cpu");
+  EXPECT_NE(said.find("--reference off (this plan: on)"), std::string::npos) << said;
+  for (const char* flag : {"--warmup", "--max-timed-s", "--min-passes"}) EXPECT_EQ(said.find(flag), std::string::npos) << said;
+  odd["reference"] = 0;
+  EXPECT_NE(model_protocol_departure(trained({{"p6", odd}}), as_measured(), "cpu").find("--reference"), std::string::npos);
+  // The data moved away, its sidecar unreadable or gone: nothing to compare with, nothing said as a
+  // departure; a file gone or a sidecar unreadable is told apart from a match (a hostile tester).
   const CarbModel again = trained({{"p1", cpu_2t_protocol()}});
   ASSERT_NE(model_protocol_departure(again, Protocol{}, "cpu"), "");
+  std::string unknown;
   std::filesystem::rename(dir_ / "data.csv", dir_ / "moved.csv");
-  EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu"), "");
+  EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu", &unknown), "");
+  EXPECT_NE(unknown.find("data.csv is gone"), std::string::npos) << unknown;
   std::filesystem::rename(dir_ / "moved.csv", dir_ / "data.csv");
   std::ofstream(dir_ / "data.json") << "{bad";
-  EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu"), "");
+  unknown.clear();
+  EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu", &unknown), "");
+  EXPECT_NE(unknown.find("cannot be read"), std::string::npos) << unknown;
   std::filesystem::remove(dir_ / "data.json");
-  EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu"), "");
+  unknown.clear();
+  EXPECT_EQ(model_protocol_departure(again, Protocol{}, "cpu", &unknown), "");
+  EXPECT_EQ(unknown, "");  // no provenance at all: a user's own data, nothing to note
 }
 
 }  // namespace
