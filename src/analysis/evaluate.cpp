@@ -151,6 +151,7 @@ Evaluation evaluate_external(eval::Context& c) {
   // older campaign's) were scored without a word of it, and those of configurations it trained on
   // called in-sample and optimistic. The protocols come from the rows' protocol_id and the
   // sidecars of the model's data files; where either is unknown a row counts as the same protocol.
+  const bool same_platform = c.all.rows.front().platform == model.platform();
   const auto model_protocols = training_data_protocols(model);
   std::size_t seen = 0, seen_elsewhere = 0, other_protocol = 0;
   std::set<std::string> others;
@@ -164,9 +165,9 @@ Evaluation evaluate_external(eval::Context& c) {
   e.split.external = true;
   e.split.test_rows = c.test.rows.size();
   if (model.knows_trained_configs()) e.split.rows_in_training = seen + seen_elsewhere;
-  if (model.knows_trained_configs() && c.all.rows.front().platform == model.platform()) e.split.in_sample_rows = seen;
+  if (model.knows_trained_configs() && same_platform) e.split.in_sample_rows = seen;
   // Another platform's protocol differs in its device or threads anyway: the platform is said below.
-  if (other_protocol > 0 && c.all.rows.front().platform == model.platform()) {
+  if (other_protocol > 0 && same_platform) {
     std::string ids, mine;
     for (const auto& id : others) ids += std::string(ids.empty() ? "'" : ", '") + id + "'";
     for (const auto& [id, settings] : *model_protocols) mine += std::string(mine.empty() ? "'" : ", '") + id + "'";
@@ -175,14 +176,14 @@ Evaluation evaluate_external(eval::Context& c) {
                          training_data_names(model) + ") under " + mine +
                          ": their errors include the difference between the protocols");
   }
-  if (seen_elsewhere > 0 && c.all.rows.front().platform == model.platform())
+  if (seen_elsewhere > 0 && same_platform)
     e.warnings.push_back(std::to_string(seen_elsewhere) + " of " + std::to_string(c.test.rows.size()) +
                          " rows are configurations the model trained on, measured under another protocol: another "
                          "measurement of them, which it never saw");
   if (!model.knows_trained_configs())
     e.warnings.push_back("the bundle does not record its training configurations: some rows may have been "
                          "seen in training");
-  else if (seen + seen_elsewhere > 0 && c.all.rows.front().platform != model.platform())
+  else if (seen + seen_elsewhere > 0 && !same_platform)
     // Thirty-third hostile pass: another platform's measurements were called optimistic, though
     // they trained nothing; only the configurations are shared.
     e.warnings.push_back(std::to_string(seen + seen_elsewhere) + " of " + std::to_string(c.test.rows.size()) +
@@ -192,7 +193,7 @@ Evaluation evaluate_external(eval::Context& c) {
     e.warnings.push_back(std::to_string(seen) + " of " + std::to_string(c.test.rows.size()) +
                          " rows are configurations the model trained on: their errors are in-sample, not held-out, "
                          "and optimistic");
-  if (c.all.rows.front().platform != model.platform())
+  if (!same_platform)
     e.warnings.push_back("the data is from platform '" + c.all.rows.front().platform + "', the model from '" +
                          model.platform() + "'");
   for (auto& note : eval::prediction_notes(model, c.test, c.test_pred)) e.warnings.push_back(std::move(note));

@@ -21,10 +21,8 @@ constexpr double kMinMedianFactor = 1.8;  // a file at exactly 2x a slightly bia
 constexpr double kSameSideFactor = 1.5;
 constexpr double kMaxSpread = 3.0;
 
-double quantile(std::vector<double> v, double q) {  // v non-empty; nearest rank
-  std::sort(v.begin(), v.end());
-  const auto i = static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1)));
-  return v[i];
+double quantile(const std::vector<double>& sorted, double q) {  // non-empty, ascending; nearest rank
+  return sorted[static_cast<std::size_t>(std::lround(q * static_cast<double>(sorted.size() - 1)))];
 }
 
 std::string factor(double x) {
@@ -48,6 +46,7 @@ std::vector<std::string> constant_factor_notes(const CarbModel& m, const Dataset
       if (y && std::isfinite(*y) && *y > 0 && std::isfinite(p) && p > 0) ratio.push_back(*y / p);
     }
     if (ratio.size() < kMinRows) continue;
+    std::sort(ratio.begin(), ratio.end());
     const double lo = quantile(ratio, 0.1), mid = quantile(ratio, 0.5), hi = quantile(ratio, 0.9);
     const bool above = mid >= kMinMedianFactor && lo > kSameSideFactor;
     const bool below = mid <= 1 / kMinMedianFactor && hi < 1 / kSameSideFactor;

@@ -44,18 +44,21 @@ NetworkKey key_without(const Record& r, Knob knob) {
   return key;
 }
 
+// Precision has no order: its matched ratio is the pooled costliest level's over the cheapest's,
+// the quotient the pooled ratio is (ninety-third hostile pass: the pooled read fp32/bf16 1.40x beside
+// a matched bf16/fp32 0.71x, the same finding read as two opposite ones). Where every precision
+// costs alike, the levels' own order.
+bool ordered_by_cost(const KnobScaling& k) { return k.knob == Knob::precision && k.min.level != k.max.level; }
+
 // Sixty-second hostile pass: on cpu-2t the pooled batch ratio of basic latency read 6.36x where the
 // 94 networks measured at both batch 1 and 64 scale 9.67x: the space keeps only small networks at
 // large batches, so the pooled means compare different networks. The matched ratio takes the knob's
 // lowest and highest levels (not the pooled extremes, which that bias picks) and, per network
 // measured at both, the mean of its rows there.
-// Precision has no order: its matched ratio is the pooled costliest level's over the cheapest's,
-// the quotient the pooled ratio is (ninety-third hostile pass: the pooled read fp32/bf16 1.40x beside
-// a matched bf16/fp32 0.71x, the same finding read as two opposite ones).
 void matched_ratio(const Rows& rows, Knob knob, const std::string& target, KnobScaling& out) {
-  const bool unordered = knob == Knob::precision && out.min.level != out.max.level;  // else all cost alike
-  const double lowest = unordered ? out.min.level : out.levels.front().level;
-  const double highest = unordered ? out.max.level : out.levels.back().level;
+  const bool by_cost = ordered_by_cost(out);
+  const double lowest = by_cost ? out.min.level : out.levels.front().level;
+  const double highest = by_cost ? out.max.level : out.levels.back().level;
   std::map<NetworkKey, std::pair<Acc, Acc>> at;  // network without the knob -> (lowest, highest)
   for (const Record* r : rows) {
     const double level = level_of(r->config, knob);
@@ -130,8 +133,8 @@ bool KnobScaling::pooled_confounded() const {
   if (!available || levels.size() < 2) return false;
   if (!matched_ratio) return true;
   // As matched_ratio orients it: precision's costliest level over its cheapest, else highest over lowest.
-  const bool unordered = knob == Knob::precision && min.level != max.level;
-  const double first = unordered ? min.mean : levels.front().mean, last = unordered ? max.mean : levels.back().mean;
+  const bool by_cost = detail::ordered_by_cost(*this);
+  const double first = by_cost ? min.mean : levels.front().mean, last = by_cost ? max.mean : levels.back().mean;
   return !(first > 0) || (last / first - 1) * (*matched_ratio - 1) < 0;
 }
 
