@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -214,6 +215,28 @@ void read_extra(const std::string& text, std::map<std::string, std::string>& ext
     extra[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+// A rollback journal whose writer was killed before it synced: SQLite writes the header with its
+// magic and record count zeroed (12 bytes), then the nonce, the database's initial size in pages,
+// the sector size and the page size (big-endian), zeros to the end of the sector, and page
+// records of 4 + page size + 4 bytes; the magic goes in only after the journal is synced. SQLite
+// takes such a journal for an unfinished one and deletes it. Switching a new store to WAL writes
+// exactly this header: a SIGKILL there (kill property test, under load) left one, and the store was
+// refused as a user's file. Anything that is not this exact shape still is.
+bool unsynced_journal(int fd, std::uintmax_t size) {
+  unsigned char h[28] = {};
+  if (fd < 0 || size < 512 || ::pread(fd, h, sizeof h, 0) != static_cast<ssize_t>(sizeof h)) return false;
+  if (!std::all_of(h, h + 12, [](unsigned char c) { return c == 0; })) return false;
+  const auto be32 = [&](int at) {
+    return std::uint32_t{h[at]} << 24 | std::uint32_t{h[at + 1]} << 16 | std::uint32_t{h[at + 2]} << 8 | h[at + 3];
+  };
+  const auto power_of_two = [](std::uint32_t v) { return v >= 512 && v <= 65536 && (v & (v - 1)) == 0; };
+  const std::uint32_t sector = be32(20), page = be32(24);
+  if (!power_of_two(sector) || !power_of_two(page) || size < sector || (size - sector) % (page + 8) != 0) return false;
+  std::vector<unsigned char> pad(sector - sizeof h);
+  return ::pread(fd, pad.data(), pad.size(), sizeof h) == static_cast<ssize_t>(pad.size()) &&
+         std::all_of(pad.begin(), pad.end(), [](unsigned char c) { return c == 0; });
+}
+
 // SQLite reuses, rewrites and deletes <db>-wal, <db>-shm and <db>-journal; a user's file under
 // one of those names (twelfth hostile pass: "my notes" at w.db-wal) was deleted without a word.
 // What SQLite leaves there starts with its magic (a WAL or journal header), is empty, or, for the
@@ -246,7 +269,7 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
       // only as much as it takes to decide: its first bytes, and whether all of it is zeros.
       const int fd = shm ? detail::held_descriptor(f) : ::open(f.c_str(), O_RDONLY | O_CLOEXEC);
       unsigned char head[8] = {};
-      bool zeros = true;
+      bool zeros = true, unsynced = false;
       if (fd >= 0) {
         unsigned char buf[65536];
         off_t at = 0;
@@ -254,14 +277,16 @@ void check_sqlite_side_files(const std::filesystem::path& db, std::optional<Stor
           if (at == 0) std::copy(buf, buf + std::min<ssize_t>(n, sizeof head), head);
           zeros = std::all_of(buf, buf + n, [](unsigned char c) { return c == 0; });
         }
+        // (Only a journal is read a second time, and only when its first 12 bytes are zeros.)
+        unsynced = std::string(suffix) == "-journal" && !zeros && unsynced_journal(fd, size);
         if (!shm) ::close(fd);
       }
       const bool wal = head[0] == 0x37 && head[1] == 0x7f && head[2] == 0x06 && (head[3] == 0x82 || head[3] == 0x83);
       // A rollback journal starts with its magic, or is zeros throughout (forty-sixth hostile pass:
       // a user's file that only began with 8 zero bytes passed, and SQLite deleted it beside a new
-      // store; carb's stores run in WAL mode, so no journal of theirs is zeroed only in its header).
+      // store), or is a journal killed before it was synced (`unsynced_journal`, its exact shape).
       const unsigned char journal[8] = {0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7};
-      const bool is_journal = std::equal(head, head + 8, journal) || zeros;
+      const bool is_journal = std::equal(head, head + 8, journal) || zeros || unsynced;
       // The shared-memory index grows a whole 4 KiB page at a time (SQLite writes each page's last
       // byte), so it is 4096·k bytes; its header starts with the WAL-index version 3007000, or,
       // while a kill -9 interrupted its first initialisation, it is still zeros throughout (that
