@@ -469,6 +469,7 @@ PYBIND11_MODULE(_carb, m) {
            std::optional<unsigned> seed, std::optional<double> test_fraction) {
           carb::EvaluateOptions o;
           o.external = external, o.quick = quick, o.seed = seed, o.test_fraction = test_fraction;
+          o.data_files = data;
           carb::new_warning_round();  // each call says again what is wrong with its inputs
           const carb::Dataset d = carb::read_dataset_csvs(data);
           carb::Evaluation e = stoppable([&] { return carb::evaluate_model(model, d, o); });

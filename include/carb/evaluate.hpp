@@ -41,6 +41,9 @@ struct EvaluateOptions {
   /// ablation, no-cascade) say they are unavailable; rows whose configuration the model trained
   /// on are counted and warned about (from the bundle's record of its training configurations).
   bool external = false;
+  /// The CSV files the data was read from (run_evaluate sets them): with `external`, their
+  /// provenance sidecars say in which settings the rows' protocols differ from the model's data.
+  std::vector<std::filesystem::path> data_files;
 };
 
 /// Which rows were scored: the held-out split of the data (as `carb train` made it), or every

@@ -432,3 +432,15 @@ def test_a_model_that_knows_its_device_says_what_it_cannot_run(tmp_path):
     # Below what the data measured on the device (GiB typed as MB): refused, naming the row.
     with pytest.raises(carb.InputError, match=r"the device's memory, 141 MB, is below the 4206.75 MB of peak memory"):
         carb.Model.train(h200, fast=True, device_memory_mb=141)
+
+
+def test_evaluate_names_the_settings_another_protocol_differs_in():
+    # As `carb evaluate --external`: rows of an older campaign say which measuring settings differ
+    # (from the provenance of the model's data and of the evaluated file).
+    data = SOURCE / "data"
+    model = carb.Model.train(data / "cpu-1t.csv", fast=True, threads=2)
+    with pytest.warns(RuntimeWarning):
+        doc = carb.evaluate(model, data / "extra" / "cpu-1t-ref.csv", external=True)
+    said = [w for w in doc["warnings"] if "differs from the model's" in w]
+    assert said and said[0].endswith("'pf6805e84f2ef' differs from the model's 'pd102136a4bb8' in keep_memory "
+                                     "(none recorded against true), max_timed_s (0.6 against 2.0)"), doc["warnings"]

@@ -142,6 +142,33 @@ void note_few_test_rows(const Dataset& test, std::vector<std::string>& warnings)
                        "little (one row more or less can move them a long way)");
 }
 
+// How each of the data's protocols `ids` differs from the model's protocol nearest it (fewest
+// settings apart), as their provenance records them: "; 'pA' differs from the model's 'pB' in ci
+// ("student_t" against none recorded)". Protocol ids differ for small reasons too (a stopping rule
+// recorded since); saying which settings differ lets a user judge. Empty where nothing is known.
+std::string protocol_differences_said(const std::set<std::string>& ids, const std::map<std::string, nlohmann::json>& model,
+                                      const std::vector<std::filesystem::path>& data_files) {
+  std::vector<std::string> files;
+  for (const auto& f : data_files) files.push_back(f.string());
+  const auto data = protocols_of_files(files);
+  if (!data) return "";
+  std::string said;
+  for (const std::string& id : ids) {
+    const auto theirs = data->find(id);
+    if (theirs == data->end()) continue;
+    std::optional<std::pair<std::string, std::vector<std::string>>> nearest;
+    for (const auto& [mine_id, mine] : model) {
+      auto diff = protocol_setting_differences(theirs->second, mine);
+      if (!nearest || diff.size() < nearest->second.size()) nearest.emplace(mine_id, std::move(diff));
+    }
+    if (!nearest || nearest->second.empty()) continue;
+    std::string settings;
+    for (const auto& d : nearest->second) settings += (settings.empty() ? "" : ", ") + d;
+    said += "; '" + id + "' differs from the model's '" + nearest->first + "' in " + settings;
+  }
+  return said;
+}
+
 // Every ok row is a test row; nothing to fit baselines or retrained models on.
 Evaluation evaluate_external(eval::Context& c) {
   const CarbModel& model = c.model;
@@ -174,7 +201,8 @@ Evaluation evaluate_external(eval::Context& c) {
     e.warnings.push_back(std::to_string(other_protocol) + " of " + std::to_string(c.test.rows.size()) +
                          " rows were measured under protocol " + ids + ", the model's data (" +
                          training_data_names(model) + ") under " + mine +
-                         ": their errors include the difference between the protocols");
+                         ": their errors include the difference between the protocols" +
+                         protocol_differences_said(others, *model_protocols, c.opts.data_files));
   }
   if (seen_elsewhere > 0 && same_platform)
     e.warnings.push_back(std::to_string(seen_elsewhere) + " of " + std::to_string(c.test.rows.size()) +
@@ -295,7 +323,9 @@ Evaluation run_evaluate(const std::filesystem::path& model_dir, const std::vecto
                         const EvaluateOptions& o) {
   check_options(o);
   const CarbModel m = CarbModel::load(model_dir);
-  Evaluation e = evaluate_model(m, read_datasets(data), o);
+  EvaluateOptions with_files = o;
+  with_files.data_files = data;
+  Evaluation e = evaluate_model(m, read_datasets(data), with_files);
   for (const auto& f : data) e.data.push_back(f.string());
   e.model = model_dir.string();
   return e;

@@ -1,19 +1,21 @@
 #include "learn/training_protocols.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include "data/provenance.hpp"
 
 namespace carb {
 
-std::optional<std::map<std::string, nlohmann::json>> training_data_protocols(const CarbModel& m, std::string* why) {
-  const auto& files = m.training_record().data_files;
+std::optional<std::map<std::string, nlohmann::json>> protocols_of_files(const std::vector<std::string>& files,
+                                                                        std::string* why, const std::string& whose) {
   if (files.empty()) return std::nullopt;
   std::map<std::string, nlohmann::json> out;
   for (const std::string& f : files) {
     try {
       if (!std::filesystem::is_regular_file(f)) {
-        if (why) *why = "the model's data file " + f + " is gone (or not a file)";
+        if (why) *why = whose + " " + f + " is gone (or not a file)";
         return std::nullopt;
       }
       const nlohmann::json side = read_provenance(f);
@@ -21,11 +23,33 @@ std::optional<std::map<std::string, nlohmann::json>> training_data_protocols(con
       for (const auto& [id, settings] : side["protocols"].items())
         if (settings.is_object()) out[id] = settings;
     } catch (const std::exception& e) {
-      if (why) *why = "the provenance of the model's data file " + f + " cannot be read (" + e.what() + ")";
+      if (why) *why = "the provenance of " + whose + " " + f + " cannot be read (" + e.what() + ")";
       return std::nullopt;
     }
   }
   if (out.empty()) return std::nullopt;
+  return out;
+}
+
+std::optional<std::map<std::string, nlohmann::json>> training_data_protocols(const CarbModel& m, std::string* why) {
+  return protocols_of_files(m.training_record().data_files, why, "the model's data file");
+}
+
+std::vector<std::string> protocol_setting_differences(const nlohmann::json& theirs, const nlohmann::json& mine) {
+  std::vector<std::string> out;
+  if (!theirs.is_object() || !mine.is_object()) return out;
+  const auto record_only = [](const std::string& k) {
+    return std::find(kProtocolRecordOnlyKeys.begin(), kProtocolRecordOnlyKeys.end(), k) != kProtocolRecordOnlyKeys.end();
+  };
+  const auto said = [](const nlohmann::json& j, const std::string& k) {
+    return j.contains(k) ? j.at(k).dump() : std::string("none recorded");
+  };
+  std::set<std::string> keys;
+  for (const auto& [k, v] : theirs.items()) keys.insert(k);
+  for (const auto& [k, v] : mine.items()) keys.insert(k);
+  for (const std::string& k : keys)
+    if (!record_only(k) && (theirs.contains(k) != mine.contains(k) || (theirs.contains(k) && theirs.at(k) != mine.at(k))))
+      out.push_back(k + " (" + said(theirs, k) + " against " + said(mine, k) + ")");
   return out;
 }
 

@@ -27,6 +27,11 @@ TEST(EvaluateCli, RowsOfAnotherProtocolAreSaidAndNeverInSample) {
   EXPECT_NE(all.find("653 of 653 rows were measured under protocol 'pf6805e84f2ef', the model's data (cpu-1t.csv) "
                      "under 'pd102136a4bb8': their errors include the difference between the protocols"),
             std::string::npos) << all;
+  // Which settings make the difference, from the two files' provenance (the command, the meter
+  // check and the machine's facts are a record, not the protocol).
+  EXPECT_NE(all.find("'pf6805e84f2ef' differs from the model's 'pd102136a4bb8' in keep_memory (none recorded "
+                     "against true), max_timed_s (0.6 against 2.0)"),
+            std::string::npos) << all;
   EXPECT_NE(all.find("rows are configurations the model trained on, measured under another protocol"), std::string::npos)
       << all;
   EXPECT_EQ(all.find("in-sample"), std::string::npos) << all;
