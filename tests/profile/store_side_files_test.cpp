@@ -1,6 +1,6 @@
-// store_side_files: a rollback journal left by a writer killed before SQLite synced it (a CI run of the kill
-// property test: SIGKILL while a new store switched to WAL) is SQLite's own; near-misses of its
-// shape stay refused as a user's file.
+// store_side_files: a rollback journal left by a writer killed before SQLite synced it (a CI run
+// of the kill property test: SIGKILL while a new store switched to WAL) is SQLite's own;
+// near-misses of its shape stay refused as a user's file.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sys/wait.h>
