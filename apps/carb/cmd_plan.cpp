@@ -1,4 +1,7 @@
 // `carb plan`: which configurations to measure next, and in what order (see carb/plan.hpp).
+#include <unistd.h>
+
+#include <chrono>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -10,6 +13,7 @@
 #include "carb/plan.hpp"
 #include "carb/text_table.hpp"
 #include "config_flags.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb::cli {
 namespace {
@@ -82,7 +86,31 @@ void run(PlanCmd& c, CLI::App& app) {
                 << " not counted as measured\n";
     }
   }
-  const Plan p = make_plan(candidates, measured, model.get(), c.o);
+  // Progress on stderr once choosing takes more than a second (a space-filling plan of 50,000 rows
+  // among 100,000 candidates took half a minute without a word): a terminal's line redrawn, a log's
+  // line every 30 s.
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  bool shown = false;
+  const auto start = std::chrono::steady_clock::now();
+  auto last_line = start;
+  PlanOptions o = c.o;
+  // SIGINT/SIGTERM stop the choosing at the next row, nothing written (ninety-sixth hostile pass:
+  // they ended it without a word).
+  detail::StopOnSignals signals;
+  o.progress = [&](std::size_t planned, std::size_t wanted) {
+    detail::throw_if_stopped("plan", "no plan was written; what was at --out is unchanged");
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start < std::chrono::seconds(1) ||
+        (shown && now - last_line < (tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(30000))))
+      return;
+    last_line = now;
+    std::cerr << (tty ? "\r" : "") << "carb plan: " << planned << " of at most " << wanted << " rows chosen"
+              << (tty ? "" : "\n") << std::flush;
+    shown = true;
+  };
+  const Plan p = make_plan(candidates, measured, model.get(), o);
+  if (shown)  // the last count, over the redrawn line (padded: it may be shorter)
+    std::cerr << (tty ? "\r" : "") << "carb plan: " << p.rows.size() << " rows chosen" << (tty ? "                    \n" : "\n");
   if (p.priced) {
     std::string unknown;
     if (const std::string w = model_protocol_departure(*model, c.o.protocol, c.o.backend, &unknown); !w.empty())

@@ -13,6 +13,7 @@
 #include "carb/screen.hpp"
 #include "carb/text_table.hpp"
 #include "config_flags.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb::cli {
 namespace {
@@ -34,6 +35,10 @@ std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<
                                           const std::vector<Telemetry>& tel, std::optional<double> level, bool csv) {
   std::vector<Prediction> all;
   all.reserve(configs.size());
+  // Ninety-sixth hostile pass: SIGINT/SIGTERM ended a streamed CSV between chunks with whole rows
+  // and no word, an answer that looked complete. A signal now stops after the chunk being answered,
+  // and says how much of the output there is.
+  detail::StopOnSignals signals;
   const bool tty = isatty(STDERR_FILENO) != 0, progress = configs.size() >= kProgressFrom;
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
@@ -51,6 +56,13 @@ std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<
       std::cout << (at == 0 ? text : text.substr(text.find('\n') + 1)) << std::flush;  // one header
     }
     all.insert(all.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
+    if (end < configs.size() && detail::stop_signal() != 0) {
+      if (progress && tty) std::cerr << '\n';
+      const std::string kept = csv ? "the output is incomplete: it holds the answers for the first " + std::to_string(end) +
+                                         " of " + std::to_string(configs.size()) + " configurations"
+                                   : "nothing was written";
+      detail::throw_if_stopped("predict", kept.c_str());
+    }
     const auto now = std::chrono::steady_clock::now();
     if (!progress || (end < configs.size() && std::chrono::duration<double>(now - last).count() < (tty ? 0.2 : 30.0)))
       continue;

@@ -64,6 +64,10 @@ struct PlanOptions {
   /// architecture costs its own time plus this; later rows of it cost their own. 0 = not counted.
   double build_s = 0;
   unsigned seed = 42;
+  /// Called after each row is chosen (a space-filling plan of 50,000 rows among 100,000 candidates
+  /// takes half a minute): rows planned so far, and at most how many there will be (the rows asked
+  /// for, or the candidates, whichever is fewer). The caller decides what to show and how often.
+  std::function<void(std::size_t planned, std::size_t wanted)> progress;
 };
 
 struct PlannedRow {

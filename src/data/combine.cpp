@@ -18,6 +18,7 @@
 #include "data/csv.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -217,6 +218,9 @@ nlohmann::json CombineSummary::to_json() const {
 CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path& out,
                               const std::string& command_line, bool force) {
   if (files.size() < 2) throw InputError("combine needs at least two measuring rounds");
+  // SIGINT/SIGTERM from here on stop the command before its write, nothing written (ninety-sixth
+  // hostile pass: they ended it wherever it was, leaving temporaries).
+  detail::StopOnSignals signals;
   check_not_an_input(out, files);
   check_not_an_input(provenance_path(out), files);
   check_distinct_rounds(files);
@@ -308,6 +312,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
       check_output_keeps_sources(out, combined, files, f);
     });
   };
+  detail::throw_if_stopped("data combine", "nothing was written; what was at --out is unchanged");
   write_dataset_with_provenance(combined, out, {{"kind", kCombinedKind},
                          {"csv", out.filename().string()},
                          {"rows", s.rows_out},

@@ -15,6 +15,7 @@
 #include "data/validate.hpp"
 #include "data/provenance.hpp"
 #include "util/join.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -93,6 +94,9 @@ nlohmann::json MergeSummary::to_json() const {
 MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path& out,
                             const std::string& command_line, bool force) {
   if (inputs.empty()) throw InputError("merge needs at least one input dataset");
+  // SIGINT/SIGTERM from here on stop the command before its write, nothing written (ninety-sixth
+  // hostile pass: they ended it wherever it was, leaving temporaries).
+  detail::StopOnSignals signals;
   check_not_an_input(out, inputs);
   check_not_an_input(provenance_path(out), inputs);
   check_dataset_output(out, force, kMergedKind);
@@ -154,6 +158,7 @@ MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path&
       if (f == force) s.replaced = replaced;
     });
   };
+  detail::throw_if_stopped("data merge", "nothing was written; what was at --out is unchanged");
   write_dataset_with_provenance(merged, out, {{"kind", kMergedKind},
                          {"csv", out.filename().string()},
                          {"rows", s.rows_out},

@@ -19,6 +19,7 @@
 #include "util/fnv.hpp"
 #include "util/held_warnings.hpp"
 #include "util/json_error.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -168,6 +169,14 @@ void write_csv_with_provenance(const std::filesystem::path& csv, std::string_vie
   // What the recheck warns of (a file kept as <stem>.earlier.csv) is said once both are written: a
   // handler that raises (Python's warnings made errors) must not stop the write after the keep.
   detail::HeldWarnings held;
+  // Ninety-sixth hostile pass: SIGINT/SIGTERM between the staging and the two renames left hidden
+  // temporaries, or the new CSV beside the old sidecar (refused by the next run until --force). A
+  // signal recorded before this point (a caller's scope opened when its work began) stops here with
+  // nothing written; one during the write waits until both files are in place.
+  detail::StopOnSignals signals;
+  const std::string what = "writing " + csv.string(), kept = "nothing was written; what was at " + csv.string() +
+                                                              " and its provenance is unchanged";
+  detail::throw_if_stopped(what.c_str(), kept.c_str());
   const bool staged_first = recheck && !staged_provenance_of(csv).empty();
   if (staged_first) recheck();
   csv::StagedText side_staged(provenance_path(csv), side_text), csv_staged(csv, text);

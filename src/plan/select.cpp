@@ -222,6 +222,7 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
                          impossible[best] != 0});
     for (std::size_t i = 0; i < n; ++i)
       if (open[i]) dist[i] = std::min(dist[i], ConfigSpace::distance(pts[i], pts[best]));
+    if (o.progress) o.progress(plan.rows.size(), std::min(want, n));
   }
   plan.total_cost_s = model ? spent : kNaN;
   return plan;

@@ -14,6 +14,7 @@
 #include "data/validate.hpp"
 #include "planned.hpp"
 #include "util/join.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -74,6 +75,9 @@ std::optional<PlannedProgress> campaign_progress(const Store& store, const Datas
 ExportSummary export_store(const ExportOptions& o) {
   // Store() would create an empty database; a typo in --db must not look like an empty store.
   if (!fs::exists(o.db)) throw InputError(o.db.string() + ": no such measurement store");
+  // SIGINT/SIGTERM from here on stop the command before its write, nothing written (ninety-sixth
+  // hostile pass: they ended it wherever it was, leaving temporaries).
+  detail::StopOnSignals signals;
   check_export_destination(o);
   const Store store(o.db, StoreAccess::read_only);  // export never changes the file it reads
   Dataset all = store.to_dataset();
@@ -136,6 +140,7 @@ ExportSummary export_store(const ExportOptions& o) {
       {"exported_on", collect_machine_info()},
       {"protocols", protocols}};
   if (progress) prov["campaign"] = {{"planned", progress->planned}, {"unmeasured", progress->unmeasured}};
+  detail::throw_if_stopped("data export", "nothing was written; what was at --out is unchanged");
   write_dataset_with_provenance(d, o.out, prov, check_out);
   // Said once the file is written, as what it holds: an export is a fine thing to take of a
   // campaign under way, as long as nobody reads it as the whole campaign.

@@ -1,6 +1,11 @@
 // `carb plan` as a command: a plan is written and read back, respects --exclude and a budget; bad
 // input exits non-zero with one line naming the problem; --out never overwrites an input.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <csignal>
+#include <thread>
 
 #include <filesystem>
 #include <fstream>
@@ -12,6 +17,7 @@
 #include "carb/dataset.hpp"
 #include "carb/plan.hpp"
 #include "cli/cli_run.hpp"
+#include "profile/carb_process.hpp"
 
 namespace {
 
@@ -166,6 +172,47 @@ TEST(PlanCli, BadInputExitsNonZeroWithOneLineNamingIt) {
   EXPECT_FALSE(fs::exists(scratch().dir() / "p.csv")) << "refused before writing anything";
   EXPECT_EQ(slurp(scratch().dir() / "plan_measured.csv"), measured_before);
   EXPECT_EQ(slurp(scratch().dir() / "plan_notes.txt"), "mine\n");
+}
+
+// A plan that takes a while says how far it has come, and SIGINT/SIGTERM stop it with nothing
+// written (ninety-sixth hostile pass: a 40-second plan died by the signal without a word; the
+// nineteenth session's list: a space-filling plan of 50,000 rows chose for half a minute silently).
+TEST(PlanCli, ALongPlanShowsProgressAndASignalStopsItWritingNothing) {
+  std::vector<carb::Config> cands;  // 40,000 distinct: choosing all of them takes many seconds
+  for (int depth = 10; depth <= 28; depth += 2)
+    for (int w = 1; w <= 10; ++w)
+      for (int r = 0; r < 20; ++r)
+        for (int batch = 1; batch <= 20; ++batch)
+          cands.push_back({carb::Family::basic, depth, 0.25 * w, 32 + 8 * r, batch, carb::Precision::fp32});
+  ASSERT_EQ(cands.size(), 40000u);
+  const fs::path dir = scratch().dir();
+  {
+    std::ofstream out(dir / "long_candidates.csv");
+    carb::write_configs_csv(cands, out);
+  }
+  const fs::path err = dir / "long_plan.err";
+  const pid_t pid = carb::test::spawn_carb({"plan", "--configs", (dir / "long_candidates.csv").string(), "--count",
+                                            "40000", "--strategy", "space-filling", "--out",
+                                            (dir / "long_plan.csv").string()},
+                                           dir / "long_plan.out", err);
+  ASSERT_GT(pid, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (slurp(err).find("carb plan: ") == std::string::npos && !carb::test::has_ended(pid) &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::string shown = slurp(err);
+  ASSERT_NE(shown.find("carb plan: "), std::string::npos) << "no progress within the plan's first seconds: " << shown;
+  EXPECT_NE(shown.find(" of at most 40000 rows chosen\n"), std::string::npos) << shown;  // a log's line (not a terminal)
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  const int status = carb::test::wait_status(pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "plan died by the signal instead of stopping";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  EXPECT_NE(slurp(err).find("carb: plan interrupted by SIGINT; no plan was written; what was at --out is unchanged\n"),
+            std::string::npos) << slurp(err);
+  EXPECT_FALSE(fs::exists(dir / "long_plan.csv"));
+  EXPECT_FALSE(fs::exists(dir / "long_plan.json"));
+  for (const auto& e : fs::directory_iterator(dir))
+    EXPECT_EQ(e.path().filename().string().find(".long_plan."), std::string::npos) << e.path();  // no temporaries
 }
 
 }  // namespace

@@ -3,8 +3,14 @@
 // stderr (ninety-first hostile pass: a million configurations ran for minutes with nothing written
 // and no word, and a kill lost everything).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
+#include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <fstream>
+#include <regex>
+#include <thread>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -13,6 +19,7 @@
 #include "carb/dataset.hpp"
 #include "carb/prediction_io.hpp"
 #include "cli/cli_run.hpp"
+#include "profile/carb_process.hpp"
 
 namespace {
 
@@ -46,6 +53,56 @@ TEST(PredictCli, ManyConfigurationsAreWrittenAsAnsweredWithProgressAndEqualTheWh
   const CliRun few = carb("predict --model many_model --preset tiny --format csv", "few");
   ASSERT_EQ(few.status, 0) << few.err;
   EXPECT_EQ(few.err.find("carb predict:"), std::string::npos) << few.err;
+}
+
+// Ninety-sixth hostile pass: SIGINT or SIGTERM ended a streamed CSV between chunks, whole rows and
+// no word, an answer that looked complete. It now stops after the chunk in hand, exits 128 + the
+// signal and says how many configurations the output holds, which is what the file holds.
+TEST(PredictCli, AnInterruptedCsvSaysHowMuchOfTheAnswerItHolds) {
+  std::vector<::carb::Config> configs;  // 100,000 distinct: five chunks
+  for (int depth = 10; depth <= 28; depth += 2)
+    for (int w = 1; w <= 10; ++w)
+      for (int r = 0; r < 40; ++r)
+        for (int batch = 1; batch <= 25; ++batch)
+          configs.push_back({::carb::Family::basic, depth, 0.25 * w, 32 + 8 * r, batch, ::carb::Precision::fp32});
+  ASSERT_EQ(configs.size(), 100000u);
+  const fs::path dir = scratch().dir();
+  {
+    std::ofstream out(dir / "stop.csv");
+    ::carb::write_configs_csv(configs, out);
+  }
+  ::carb::testing::synthetic_source_model().save(dir / "stop_model");
+  for (const int sig : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGTERM");
+    // A name of its own per run: the first run's output must not read as the second's.
+    const std::string tag = sig == SIGINT ? "int" : "term";
+    const fs::path out = dir / ("stop_" + tag + ".out"), err = dir / ("stop_" + tag + ".err");
+    const pid_t pid = ::carb::test::spawn_carb({"predict", "--model", (dir / "stop_model").string(), "--configs",
+                                                 (dir / "stop.csv").string(), "--format", "csv"}, out, err);
+    ASSERT_GT(pid, 0);
+    const auto t0 = std::chrono::steady_clock::now();
+    std::error_code ec;
+    while ((!fs::exists(out) || fs::file_size(out, ec) == 0) && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_GT(fs::file_size(out, ec), 0u) << "predict wrote nothing in 60 s";
+    ASSERT_EQ(::kill(pid, sig), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "predict died by the signal instead of stopping";
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+    const std::string said = slurp(err);
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(said, m, std::regex("carb: predict interrupted by SIG(INT|TERM); the output is "
+                                                      "incomplete: it holds the answers for the first ([0-9]+) of "
+                                                      "100000 configurations\n")))
+        << said;
+    const std::size_t held = std::stoul(m[2].str());
+    EXPECT_GT(held, 0u);
+    EXPECT_LT(held, 100000u);
+    const std::string text = slurp(out);
+    EXPECT_EQ(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), held + 1);  // and the header
+    EXPECT_EQ(text.back(), '\n');
+  }
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <sys/stat.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "data/csv.hpp"
 #include "data/provenance.hpp"
 #include "temp_dir_test.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -58,6 +60,27 @@ class Combine : public TempDirTest {
     throw std::runtime_error("no row with batch " + std::to_string(batch));
   }
 };
+
+// Ninety-sixth hostile pass: SIGINT/SIGTERM ended combine without a word, sometimes leaving
+// temporaries; a signal while it reads stops it before the write, nothing written.
+TEST_F(Combine, ASignalWhileReadingStopsItWritingNothing) {
+  const auto a = write("a.csv", {row(1, 10, 5)});
+  const auto b = write("b.csv", {row(1, 12, 5)});
+  {
+    detail::StopOnSignals signals;  // as the CLI's: the signal comes while the rounds are read
+    ASSERT_EQ(std::raise(SIGTERM), 0);
+    try {
+      combine_rounds({a, b}, dir_ / "out.csv", "test");
+      ADD_FAILURE() << "combine went on after a signal";
+    } catch (const Interrupted& e) {
+      EXPECT_EQ(std::string(e.what()), "data combine interrupted by SIGTERM; nothing was written; what was at --out is "
+                                       "unchanged");
+    }
+  }
+  for (const auto& e : fs::directory_iterator(dir_))
+    EXPECT_EQ(e.path().filename().string().find("out"), std::string::npos) << e.path() << " was written";
+  EXPECT_EQ(combine_rounds({a, b}, dir_ / "out.csv", "test").rows_out, 1u);  // no signal: written
+}
 
 TEST_F(Combine, TakesTheMedianOfEachQuantityOverTheRounds) {
   // Batch 1: a slow episode in round 2 (30 ms) is outvoted by rounds 1 and 3.

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "carb/combine.hpp"
 #include "carb/dataset.hpp"
@@ -20,6 +21,7 @@
 #include "carb/store_export.hpp"
 #include "carb/warning.hpp"
 #include "data/provenance.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -385,6 +387,32 @@ TEST_F(DataOps, ExportFiltersByPlatform) {
 TEST_F(DataOps, ExportOfMissingStoreDoesNotCreateOne) {
   EXPECT_THROW(export_store({dir_ / "typo.db", dir_ / "x.csv", std::nullopt, ""}), InputError);
   EXPECT_FALSE(fs::exists(dir_ / "typo.db"));
+}
+
+// Ninety-sixth hostile pass: SIGINT/SIGTERM ended merge, combine and export without a word,
+// sometimes leaving temporaries. A signal during the reading stops each before its write, by name
+// (combine: Combine.ASignalWhileReadingStopsItWritingNothing).
+TEST_F(DataOps, ASignalWhileReadingStopsMergeAndExportWritingNothing) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  export_store({db, dir_ / "b.csv", "cpu2t", ""});
+  const auto stopped = [&](const char* what, const std::function<void()>& run) {
+    detail::StopOnSignals signals;  // as the CLI's: the signal comes while the command reads
+    ASSERT_EQ(std::raise(SIGINT), 0);
+    try {
+      run();
+      ADD_FAILURE() << what << " went on after a signal";
+    } catch (const Interrupted& e) {
+      EXPECT_EQ(std::string(e.what()), std::string(what) + " interrupted by SIGINT; nothing was written; what was at "
+                                                            "--out is unchanged");
+    }
+  };
+  stopped("data merge", [&] { merge_datasets({dir_ / "a.csv", dir_ / "b.csv"}, dir_ / "out.csv", "merge"); });
+  stopped("data export", [&] { export_store({db, dir_ / "out.csv", "cpu2t", ""}); });
+  for (const auto& e : fs::directory_iterator(dir_)) {
+    const std::string name = e.path().filename().string();
+    EXPECT_TRUE(name.rfind("out.", 0) != 0 && name.rfind(".out.", 0) != 0) << name << " was written";
+  }
 }
 
 TEST_F(DataOps, MergeKeepsFirstAndCountsDuplicates) {

@@ -8,17 +8,20 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <atomic>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
 #include "carb/warning.hpp"
 #include "small_disk_test.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -113,6 +116,7 @@ TEST(DataProvenance, AFullDiskNeverLeavesAMismatchedPair) {
   const std::string old_text = "a,b\n" + std::string(3000, '1') + "\n";
   const std::string new_text = "a,b\n" + std::string(20000, '2') + "\n";
   const nlohmann::json prov = {{"kind", kMergedKind}, {"notes", std::string(6000, 'n')}};
+  int written = 0, refused = 0;
   for (int pages = 0; pages <= 12; ++pages) {
     for (const auto& e : fs::directory_iterator(dir)) fs::remove_all(e.path());
     write_csv_with_provenance(dir / "d.csv", old_text, prov);
@@ -127,7 +131,10 @@ TEST(DataProvenance, AFullDiskNeverLeavesAMismatchedPair) {
     }
     try {
       write_csv_with_provenance(dir / "d.csv", new_text, prov);
-    } catch (const DataError&) {
+      ++written;
+    } catch (const DataError& e) {
+      ++refused;  // the disk was full: said so
+      EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos) << e.what();
     }
     fs::remove(dir / "fill");
     const std::string csv = slurp(dir / "d.csv"), side = slurp(dir / "d.json");
@@ -135,7 +142,53 @@ TEST(DataProvenance, AFullDiskNeverLeavesAMismatchedPair) {
     const bool new_pair = csv == new_text && nlohmann::json::parse(side)[kCsvHashKey] == file_fnv1a64(dir / "d.csv");
     EXPECT_TRUE(old_pair || new_pair) << pages << " pages free: a new CSV beside the old sidecar, or the reverse";
   }
+  // The sweep reached both sides of the boundary: writes the full disk refused, and writes that fit.
+  EXPECT_GT(refused, 0);
+  EXPECT_GT(written, 0);
   EXPECT_EQ(std::system(("umount '" + dir.string() + "'").c_str()), 0);
+  fs::remove_all(dir);
+}
+
+// Ninety-sixth hostile pass: SIGINT/SIGTERM during `data merge`, `combine` or `plan` ended them
+// wherever they were, leaving hidden temporaries or the new CSV beside the old sidecar. A signal
+// recorded before the write (a command's scope opens when its work begins) stops it with nothing
+// written; one that comes during the write waits until both files are in place.
+TEST(DataProvenance, ASignalBeforeTheWriteWritesNothingAndOneDuringItWaitsForBoth) {
+  const fs::path dir = fs::temp_directory_path() / ("carb_provenance_signal_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const auto slurp = [](const fs::path& f) {
+    std::ifstream in(f, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  const auto names = [&] {
+    std::set<std::string> n;
+    for (const auto& e : fs::directory_iterator(dir)) n.insert(e.path().filename().string());
+    return n;
+  };
+  write_csv_with_provenance(dir / "d.csv", "a,b\n1,2\n", nlohmann::json::object());
+  const std::string old_side = slurp(dir / "d.json");
+  {
+    detail::StopOnSignals signals;
+    ASSERT_EQ(std::raise(SIGTERM), 0);  // recorded, as if it came while the command read its inputs
+    try {
+      write_csv_with_provenance(dir / "d.csv", "a,b\n3,4\n", nlohmann::json::object());
+      ADD_FAILURE() << "written after a signal asked to stop";
+    } catch (const Interrupted& e) {
+      EXPECT_EQ(e.signal_number, SIGTERM);
+      EXPECT_NE(std::string(e.what()).find("interrupted by SIGTERM; nothing was written"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_EQ(slurp(dir / "d.csv"), "a,b\n1,2\n");
+  EXPECT_EQ(slurp(dir / "d.json"), old_side);
+  EXPECT_EQ(names(), (std::set<std::string>{"d.csv", "d.json"}));
+  // During the write (the recheck runs once both files are staged): recorded by the writer's own
+  // scope, not delivered, and both files are replaced.
+  write_csv_with_provenance(dir / "d.csv", "a,b\n5,6\n", nlohmann::json::object(),
+                            [] { ASSERT_EQ(std::raise(SIGINT), 0); });
+  EXPECT_EQ(slurp(dir / "d.csv"), "a,b\n5,6\n");
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir / "d.json"))[kCsvHashKey], file_fnv1a64(dir / "d.csv"));
+  EXPECT_EQ(names(), (std::set<std::string>{"d.csv", "d.json"}));
   fs::remove_all(dir);
 }
 

@@ -277,6 +277,29 @@ TEST(Plan, SameSeedSamePlanAndTheSeedMatters) {
   EXPECT_NE(keys(make_plan(cands, {}, &model(), a)), keys(make_plan(cands, {}, &model(), b)));
 }
 
+// Progress for a caller that shows it (`carb plan` on a terminal) and may stop the choosing by
+// throwing from it (a signal): one call per row chosen, with the most there can be.
+TEST(Plan, ProgressIsToldOfEveryRowAndAThrowStopsTheChoosing) {
+  const auto cands = candidates();
+  std::vector<std::pair<std::size_t, std::size_t>> told;
+  PlanOptions o = options(PlanStrategy::space_filling, 12);
+  o.progress = [&](std::size_t planned, std::size_t wanted) { told.emplace_back(planned, wanted); };
+  const Plan p = make_plan(cands, {}, nullptr, o);
+  ASSERT_EQ(p.rows.size(), 12u);
+  ASSERT_EQ(told.size(), 12u);
+  for (std::size_t i = 0; i < told.size(); ++i) EXPECT_EQ(told[i], std::make_pair(i + 1, std::size_t{12}));
+  // More rows asked for than there are candidates: the most there can be is the candidates.
+  told.clear();
+  o.count = cands.size() + 100;
+  EXPECT_EQ(make_plan(cands, {}, nullptr, o).rows.size(), cands.size());
+  ASSERT_FALSE(told.empty());
+  EXPECT_EQ(told.back(), std::make_pair(cands.size(), cands.size()));
+  o.progress = [](std::size_t planned, std::size_t) {
+    if (planned == 3) throw std::runtime_error("stop");
+  };
+  EXPECT_THROW(make_plan(cands, {}, nullptr, o), std::runtime_error);
+}
+
 TEST(Plan, UncertaintyPicksWhatTheModelDisagreesAboutMost) {
   PlanOptions o = options(PlanStrategy::uncertainty, 1);
   o.diversity = 0;
@@ -343,6 +366,7 @@ TEST(Plan, StratifiedFollowsTheCandidatesProportionsInEveryDimension) {
   for (const Config& c : cands)
     if (c.batch == cands.front().batch) measured.push_back(c);
   const Plan after = make_plan(cands, measured, nullptr, options(PlanStrategy::stratified, 5));
+  ASSERT_FALSE(after.rows.empty());  // a test audit: or the loop checks nothing
   for (const auto& r : after.rows) EXPECT_NE(r.config.batch, cands.front().batch) << config_key(r.config);
   EXPECT_EQ(config_key(make_plan(cands, {}, nullptr, options(PlanStrategy::stratified, 24)).rows.back().config),
             config_key(s.rows.back().config));  // deterministic
