@@ -3,6 +3,7 @@
 import csv
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -113,13 +114,17 @@ def test_a_warning_made_an_error_stops_an_export_only_once_it_is_written(tmp_pat
     carb.profile(SPREAD[:2], db, protocol=QUICK, check_meter=False, progress=False)
     mine = tmp_path / "out.csv"
     mine.write_text("my precious\n")
+    raised = []  # a test audit: the check of the warning ran only if it was raised
     for _ in range(2):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             try:
                 carb.export(db, mine, force=True)
+                raised.append(False)
             except RuntimeWarning as e:
                 assert "kept as" in str(e)
+                raised.append(True)
+    assert raised == [True, False]  # the user's file kept once; carb's own export then replaced
     assert mine.read_text().startswith("platform,")  # the export, written in full
     assert (tmp_path / "out.earlier.csv").read_text() == "my precious\n"
     assert not (tmp_path / "out.earlier-1.csv").exists()  # the second call replaced carb's own export
@@ -173,7 +178,19 @@ def test_an_interrupted_profile_keeps_its_rows_and_resumes(tmp_path):
     deadline = time.monotonic() + 60
     while not db.exists() and time.monotonic() < deadline:  # the run has begun once its store exists
         time.sleep(0.05)
-    time.sleep(1.5)  # the first configuration or two, each followed by a 1 s pause
+    # Until the first row is stored (a test audit: a fixed 1.5 s sleep could signal a slow loaded
+    # run before any row, and read as a failure to keep rows).
+    def stored():
+        try:
+            con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+            try:
+                return con.execute("SELECT count(*) FROM measurements").fetchone()[0]
+            finally:
+                con.close()
+        except sqlite3.Error:
+            return 0
+    while stored() < 1 and time.monotonic() < deadline and child.poll() is None:
+        time.sleep(0.05)
     child.send_signal(signal.SIGINT)
     out, err = child.communicate(timeout=60)
     assert child.returncode == 3, (out, err)

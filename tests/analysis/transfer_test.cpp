@@ -60,10 +60,13 @@ TEST(Transfer, AConstantSourceDefinesNoSlopeOrRankCorrelation) {
   EXPECT_TRUE(std::isnan(f.spearman)) << f.spearman;
   EXPECT_FALSE(std::isnan(transfer(a, b).targets.at("peak_memory_mb").slope));  // the others vary
   // Its few-shot errors are of fits that learn an offset only, and say so (seventy-seventh pass).
+  int scored = 0;  // a test audit: with no scored point the check below never ran
   for (const FewShotPoint& p : transfer(a, b).few_shot.at("latency_ms"))
     if (p.mae) {
+      ++scored;
       EXPECT_NE(p.table_note().find("learns an offset only"), std::string::npos) << p.k;
     }
+  EXPECT_GT(scored, 0);
   for (const FewShotPoint& p : transfer(a, b).few_shot.at("peak_memory_mb")) EXPECT_EQ(p.note.find("offset"), std::string::npos);
 }
 

@@ -147,6 +147,7 @@ TEST(ExtrapolationRate, HeldOutRowsGetTheirUpstreamFromModelsThatNeverSawThem) {
     cal.calibrate(latency, x, {{"peak_memory_mb", oof}}, d, options(true));
     rate[p] = latency.extrapolation_rate;
   }
+  ASSERT_EQ(rate[0].size(), kConfidenceLevels.size());  // every level calibrated (or the loop checks nothing)
   for (const auto& [level, r] : rate[0]) EXPECT_NE(r, 1.0) << level;  // calibrated, not the fallback
   EXPECT_EQ(rate[0], rate[1]);
 }
@@ -230,6 +231,8 @@ TEST(ExtrapolationRate, ADistanceJustPastTheDataDoesNotBlowTheRateUp) {
     ExtrapolationCalibration(d).calibrate(tm, features(d), {}, d, options(true));
     rate[k] = tm.extrapolation_rate;
   }
+  ASSERT_FALSE(rate[0].empty());  // or the loop below checks nothing
+  ASSERT_EQ(rate[1].size(), rate[0].size());
   for (const auto& [level, r] : rate[0]) EXPECT_LT(rate[1].at(level), 1.5 * r) << level;  // unfloored: 3-5x
   EXPECT_DOUBLE_EQ(extrapolation_distance(std::log(65.0 / 64.0)), kMinExtrapolationDistance);
   EXPECT_DOUBLE_EQ(extrapolation_distance(std::log(2.0)), std::log(2.0));

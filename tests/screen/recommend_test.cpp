@@ -117,6 +117,7 @@ TEST(Recommend, WhatWouldNotFitTheDeviceIsNeverRecommended) {
   EXPECT_GT(r.over_device_memory, 0u);
   EXPECT_EQ(r.feasible + r.over_device_memory + r.nonpositive, r.evaluated);
   EXPECT_LE(r.best->value.at("peak_memory_mb"), cap);
+  ASSERT_FALSE(r.runners_up.empty());  // a test audit: or the loop checks nothing
   for (const auto& c : r.runners_up) EXPECT_LE(c.value.at("peak_memory_mb"), cap);
   EXPECT_EQ(r.to_json()["constraints"]["device_memory_mb"], cap);
   EXPECT_EQ(r.to_json()["over_device_memory"], r.over_device_memory);

@@ -219,6 +219,7 @@ TEST(Screen, WhatWouldNotFitTheDecidingModelsDeviceNeverPasses) {
   EXPECT_EQ(r.budgets, o.budgets);  // the budgets are the user's
   EXPECT_EQ(r.to_json()["device_memory_mb"], 60.0);
   EXPECT_EQ(r.to_json()["over_device_memory"], r.over_device_memory);
+  ASSERT_FALSE(r.pareto.empty());  // a test audit: or the loop checks nothing
   for (const auto& p : r.pareto) EXPECT_LE(p.value.at("peak_memory_mb"), 60.0);
   std::ostringstream out;
   print_screen_summary(r, out);
