@@ -466,10 +466,17 @@ void check_sealed_csv_output(const fs::path& csv, bool force, const std::string&
   if (sidecar_edited(prov))
     throw InputError(provenance_path(csv).string() + " was edited since carb wrote it (notes added?), and replacing " +
                      csv.string() + " would replace it too; choose another --out, or pass --force to replace both");
-  if (prov[kCsvHashKey] != file_fnv1a64(csv).value_or(""))
+  if (prov[kCsvHashKey] != file_fnv1a64(csv).value_or("")) {
+    // Ninety-sixth hostile pass: a run killed between its two renames left the CSV's own provenance
+    // staged beside it, and this refusal did not say so (only `data info` did).
+    if (const fs::path staged = staged_provenance_of(csv); !staged.empty())
+      throw InputError(csv.string() + " was written by a run killed before its provenance: that provenance is "
+                       "still staged as " + staged.string() + "; move it to " + provenance_path(csv).string() +
+                       " to keep the pair, or pass --force to replace both");
     throw InputError(csv.string() + " was changed since carb wrote it, or a run writing it was killed (its hash "
                      "differs from the one in " + provenance_path(csv).filename().string() +
                      "); choose another --out, or pass --force to replace it");
+  }
 }
 
 void check_not_a_link(const fs::path& out, bool force) {

@@ -316,6 +316,16 @@ TEST(DataProvenance, ACsvThatIsNotItsSidecarsIsReadWithAWarningNamingTheStagedOn
   (void)dataset_info(csv);
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_EQ(warnings.back(), *said);
+  // A rerun writing there names it too (ninety-sixth hostile pass: only "changed since carb wrote it,
+  // or a run writing it was killed ... pass --force").
+  try {
+    check_dataset_output(csv, false, "carb dataset");
+    ADD_FAILURE() << "the pair a killed run left was replaced without --force";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("still staged as " + (dir / ".mg.json.carb-4242-abcdef").string() +
+                                         "; move it to " + (dir / "mg.json").string()),
+              std::string::npos) << e.what();
+  }
   // A staged sidecar of other content is not offered; the mismatch is still told.
   fs::remove(dir / ".mg.json.carb-4242-abcdef");
   std::ofstream(dir / ".mg.json.carb-99-zzzzzz") << R"({"csv_fnv1a64": "0000000000000000"})";
