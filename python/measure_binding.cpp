@@ -83,11 +83,8 @@ py::object export_store(const std::filesystem::path& db, const std::filesystem::
   o.protocol = std::move(protocol);
   o.force = force;
   o.command_line = command_line;
-  carb::ExportSummary s;
-  {
-    py::gil_scoped_release release;
-    s = carb::export_store(o);
-  }
+  // Ctrl-C stops it before the write, as the CLI's (KeyboardInterrupt, nothing written).
+  const carb::ExportSummary s = stoppable([&] { return carb::export_store(o); });
   return to_python(s.to_json());
 }
 

@@ -162,6 +162,13 @@ def test_a_ctrl_c_after_the_last_check_raises_keyboard_interrupt():
         carb._carb._signal_after_the_last_check(signal.SIGINT)
 
 
+def test_work_stopped_inside_the_library_raises_keyboard_interrupt_not_carb_error():
+    # Ninety-sixth pass's fixes: export and every dataset write stop on a signal inside their own
+    # scope; what escapes is Python's KeyboardInterrupt with carb's words, as a stoppable call's is.
+    with pytest.raises(KeyboardInterrupt, match="work interrupted by a signal"):
+        carb._carb._stopped_inside_the_library(signal.SIGINT)
+
+
 def test_a_sigterm_after_the_last_check_ends_the_process_as_sigterm_does():
     # Python leaves SIGTERM at its default: handed to Python's handler it was ignored, and the
     # process that `kill -TERM` should end ran on.
