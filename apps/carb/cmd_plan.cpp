@@ -13,6 +13,7 @@
 #include "carb/plan.hpp"
 #include "carb/text_table.hpp"
 #include "config_flags.hpp"
+#include "util/repeated_files.hpp"
 #include "util/stop_signal.hpp"
 
 namespace carb::cli {
@@ -54,6 +55,7 @@ void run(PlanCmd& c, CLI::App& app) {
                        "leave it out");
 
   std::vector<std::filesystem::path> inputs(c.exclude.begin(), c.exclude.end());
+  detail::refuse_repeated_files(inputs, "--exclude");  // ninety-seventh hostile pass: taken silently
   if (!c.model.empty()) inputs.emplace_back(c.model);
   if (!c.src.configs.empty()) inputs.emplace_back(c.src.configs);
   check_plan_output(c.out, inputs, c.force);
@@ -192,7 +194,9 @@ Registrar reg({"plan", "Choose the configurations to measure next: most informat
                      ->check(in_range(1e-9, 1e12));
                  app.add_option("--build-s", c->o.build_s,
                                 "seconds to build a network, counted once per architecture in the plan (as `profile "
-                                "--group-architectures` measures it; about 2.8 on the H200; needs --model)")
+                                "--group-architectures` measures it; about 2.8 on the H200; needs --model): in each "
+                                "row's cost and against --budget-s; rows are ranked by their own cost, since a build "
+                                "serves every later row of its network")
                      ->capture_default_str()->check(in_range(0.0, 1e6));
                  app.add_option("--exclude", c->exclude,
                                 "CSV(s) of configurations already measured (a dataset, a plan or a configuration "

@@ -1,6 +1,7 @@
 // `carb profile`: measure configurations on real hardware into a resumable SQLite store.
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "carb/dataset.hpp"
 #include "carb/error.hpp"
@@ -39,6 +40,10 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   if (c.group_architectures && c.arch_order >= 0)
     throw InputError("--arch-order already measures one architecture at a time (in a seeded order); "
                      "--group-architectures keeps the given order of architectures: give one of them");
+  // Ninety-seventh hostile pass: both were taken, and every network was rebuilt without a word.
+  if (c.group_architectures && c.o.protocol.rebuild_networks)
+    throw InputError("--group-architectures measures one architecture at a time so that each network is built once; "
+                     "--rebuild-networks builds it again for every configuration: give one of them");
   if (c.per_arch > 0 && !c.plan.empty())
     throw InputError("--per-arch sets the visits of --arch-order, which a plan does not take (it is measured in its own "
                      "order); --group-architectures measures a plan one architecture at a time");

@@ -1,4 +1,5 @@
 // `carb screen`: two-stage deployment screening of a configuration space against budgets.
+#include <filesystem>
 #include <iostream>
 #include <limits>
 
@@ -30,6 +31,16 @@ void run(const ScreenCmd& c) {
   if (c.memory_opt->count() > 0) o.budgets["peak_memory_mb"] = c.memory_max;
   if (c.confidence_opt->count() > 0) o.confidence = c.confidence;
   const auto configs = c.src.load();
+  // Ninety-seventh hostile pass: one bundle as both stages was a "two-stage screen" with rho 1 and its
+  // shortlist cut to 100 for nothing (transfer refuses the same data twice).
+  const auto resolved = [](const std::string& p) {
+    std::error_code ec;
+    const auto r = std::filesystem::weakly_canonical(std::filesystem::absolute(p, ec), ec);
+    return ec ? std::filesystem::path(p) : r;
+  };
+  if (!c.target_model.empty() && resolved(c.source_model) == resolved(c.target_model))
+    throw InputError("--target-model is the --source-model (" + c.source_model + "): a two-stage screen re-scores the "
+                     "shortlist with another platform's model; leave --target-model out to screen with one");
   const CarbModel source = CarbModel::load(c.source_model);
   std::optional<CarbModel> target;
   if (!c.target_model.empty()) target = CarbModel::load(c.target_model);

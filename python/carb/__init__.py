@@ -333,8 +333,13 @@ def screen(configs, source, target=None, rank_by="", top_k=None, budgets=None, c
     for v, what in ((rank_by, "rank_by"), (capacity, "capacity")):
         if not isinstance(v, str):
             raise InputError(f"{what} is {v!r}, not a name (or '' for the default)")
+    same_path = all(isinstance(m, (str, bytes)) or hasattr(m, "__fspath__") for m in (source, target)) and \
+        os.path.realpath(os.fsdecode(source)) == os.path.realpath(os.fsdecode(target))
     source = _model(source, "source")
     target = None if target is None else _model(target, "target")
+    if target is not None and (same_path or target._m is source._m):  # as the CLI refuses one bundle twice
+        raise InputError("target is the source model: a two-stage screen re-scores the shortlist with another "
+                         "platform's model; screen with the one model alone (target=None)")
     return _carb.screen(_configs(configs), source._m, target._m if target is not None else None, rank_by, top_k,
                         _budgets(budgets), _confidence(confidence), capacity)
 

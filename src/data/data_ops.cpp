@@ -16,6 +16,7 @@
 #include "data/provenance.hpp"
 #include "util/join.hpp"
 #include "util/stop_signal.hpp"
+#include "util/repeated_files.hpp"
 
 namespace carb {
 namespace {
@@ -94,6 +95,7 @@ nlohmann::json MergeSummary::to_json() const {
 MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path& out,
                             const std::string& command_line, bool force) {
   if (inputs.empty()) throw InputError("merge needs at least one input dataset");
+  detail::refuse_repeated_files(inputs, "");  // ninety-seventh hostile pass: "1958 duplicates dropped"
   // SIGINT/SIGTERM from here on stop the command before its write, nothing written (ninety-sixth
   // hostile pass: they ended it wherever it was, leaving temporaries).
   detail::StopOnSignals signals;

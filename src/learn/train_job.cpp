@@ -16,6 +16,7 @@
 #include "remeasurement.hpp"
 #include "util/join.hpp"
 #include "util/stop_signal.hpp"
+#include "util/repeated_files.hpp"
 
 namespace carb {
 
@@ -25,10 +26,7 @@ namespace {
 Dataset read_all_rows(const std::vector<std::filesystem::path>& files) {
   if (files.empty()) throw InputError("no dataset given (--data CSV)");
   // The same file twice was "duplicate of line 2 (and 1957 more problems)" (eightieth hostile pass).
-  for (std::size_t i = 0; i < files.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (std::error_code ec; files[i] == files[j] || (std::filesystem::equivalent(files[i], files[j], ec) && !ec))
-        throw InputError(files[i].string() + " is given twice (also as " + files[j].string() + "): give each dataset once");
+  detail::refuse_repeated_files(files, "");
   return read_dataset_csvs(files);
 }
 

@@ -177,7 +177,13 @@ std::vector<std::string> plan_departures(const std::filesystem::path& plan_csv, 
     out.push_back(name + "'s costs were predicted for " + differ +
                   ": its predicted measuring time and budget do not hold for this run (give the plan's settings, "
                   "or plan again with these)");
-  if (pr.contains("build_s") && pr["build_s"].is_number() && pr["build_s"].get<double>() > 0 && !grouped)
+  // Ninety-seventh hostile pass: --rebuild-networks builds every configuration's network, where the
+  // plan priced one build per architecture, and nothing said so.
+  if (pr.contains("build_s") && pr["build_s"].is_number() && pr["build_s"].get<double>() > 0 && p.rebuild_networks)
+    out.push_back(name + " counted each network's build once (--build-s " + fmt_num(pr["build_s"].get<double>()) +
+                  "); --rebuild-networks builds it again for every configuration, so its predicted measuring time "
+                  "and budget do not hold");
+  else if (pr.contains("build_s") && pr["build_s"].is_number() && pr["build_s"].get<double>() > 0 && !grouped)
     out.push_back(name + " counted each network's build once (--build-s " + fmt_num(pr["build_s"].get<double>()) +
                   "), as --group-architectures measures it; without it a network is built again whenever its "
                   "architecture recurs in the plan's order");

@@ -5,6 +5,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <regex>
 #include <unordered_map>
 #include <chrono>
 #include <cstdlib>
@@ -135,6 +136,13 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
         return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
       }))
     throw InputError("the platform name is empty or holds a control character; give a printable name (e.g. cpu-2t)");
+  // A name of the default's form must agree with the thread count (ninety-seventh hostile pass:
+  // --platform cpu-2t --threads 1 stored one-thread rows as cpu-2t, under cpu-1t's protocol).
+  if (std::smatch m; o.backend == "cpu" && std::regex_match(o.platform, m, std::regex("cpu-([0-9]+)t")) &&
+                     m[1].str() != std::to_string(o.protocol.threads))
+    throw InputError("platform " + o.platform + " names " + m[1].str() + " threads, and this run measures with " +
+                     std::to_string(o.protocol.threads) + ": measure with " + m[1].str() +
+                     " threads (--threads), or give a platform name that does not say another thread count");
   // Said, not refused (a machine may be larger than this one): more intra-op threads than the host
   // has measure threads waiting for cores, not the configuration (a hostile tester: 1000 on 2 cores).
   if (const unsigned cores = std::thread::hardware_concurrency(); o.backend == "cpu" && cores > 0 &&

@@ -58,6 +58,14 @@ void validate(const Protocol& p, const std::string& backend) {
   if (p.min_passes > p.max_passes)
     throw InputError("--min-passes " + std::to_string(p.min_passes) + " is more than --max-passes " +
                      std::to_string(p.max_passes) + ": give a minimum at most the maximum");
+  // Ninety-seventh hostile pass: both stop timing early, between the minimum and the maximum, and
+  // were taken where those are equal (the defaults, 100 and 100): recorded in the protocol, they
+  // changed nothing measured, and rows were read as if timed to that interval or limit.
+  if (p.min_passes == p.max_passes && (p.target_rel_ci > 0 || p.max_timed_s > 0))
+    throw InputError(std::string(p.target_rel_ci > 0 ? "--target-ci" : "--max-timed-s") +
+                     " stops timing early, between --min-passes and --max-passes, and both are " +
+                     std::to_string(p.min_passes) + ": every configuration takes " + std::to_string(p.min_passes) +
+                     " passes. Give a smaller --min-passes (e.g. 10), or leave it out");
   if (backend != "cpu") {
     if (p.reference) throw InputError("--reference is implemented for the cpu backend only, not " + backend);
     if (p.keep_memory)

@@ -13,6 +13,7 @@
 #include "util/fnv.hpp"
 #include "util/join.hpp"
 #include "util/stop_signal.hpp"
+#include "util/repeated_files.hpp"
 
 namespace carb {
 namespace report {
@@ -201,23 +202,15 @@ void check_report_output(const ReportOptions& o, bool at_write = false) {
   if (at_write) detail::keep_file_force_replaces(o.out, o.out.filename().string() + why);
 }
 
-// A dataset given twice was characterized as twice its rows and compared with itself as a
-// "transfer" (hostile tester); a model given twice drew its parity plots twice.
-void refuse_repeats(const std::vector<std::filesystem::path>& files, const std::string& flag) {
-  for (std::size_t i = 0; i < files.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (std::error_code ec; files[i] == files[j] || (std::filesystem::equivalent(files[i], files[j], ec) && !ec))
-        throw InputError(flag + " " + files[i].string() + " is given twice (also as " + files[j].string() +
-                         "): give each once");
-}
-
 }  // namespace
 
 void write_report(const ReportOptions& o) {
   if (o.data.empty()) throw InputError("report: give at least one --data CSV");
   if (o.out.empty()) throw InputError("report: give --out FILE");
-  refuse_repeats(o.data, "--data");
-  refuse_repeats(o.models, "--model");
+  // A dataset given twice was characterized as twice its rows and compared with itself as a
+  // "transfer" (hostile tester); a model given twice drew its parity plots twice.
+  detail::refuse_repeated_files(o.data, "--data");
+  detail::refuse_repeated_files(o.models, "--model");
   check_report_output(o);
   // Checked before the work, so a wrong --out fails in milliseconds, not after rendering.
   if (std::error_code ec; o.out.has_parent_path() && !std::filesystem::is_directory(o.out.parent_path(), ec))

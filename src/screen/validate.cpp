@@ -144,6 +144,12 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
                                  bool include_trained, const std::vector<Config>* shortlist) {
   ScreenValidation v;
   v.model_platform = m.platform();
+  // Ninety-seventh hostile pass: with no budget every configuration is accepted, measured or
+  // predicted, and the table read "accuracy 1" without a word.
+  if (b.empty())
+    v.warnings.push_back("no budget was given: every configuration is accepted, by the model and by the measurements "
+                         "alike, so these decisions cannot be wrong and say nothing of the model; give --energy-max, "
+                         "--latency-max or --memory-max to check its budget decisions");
   // A drift-corrected model predicts latency at its typical host speed: compare like with like.
   const auto reference = m.drift_reference_ms();
   auto in_space = measured_in_space(screened, reference ? drift_corrected(measured, *reference) : measured, v);

@@ -46,6 +46,9 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
       {"plan --configs header_only.csv --count 3 --out p.csv", {"nothing to plan", "no candidate"}},
       {"recommend --model no_model --batches 8,", {"--batches", "empty item"}},
       {"space --list --count", {"--list", "--count"}},
+      // Ninety-seventh hostile pass: one bundle as both stages was a "two-stage screen" with rho 1;
+      // checked before either is loaded (no bundle need exist).
+      {"screen --preset tiny --source-model no_model --target-model ./no_model", {"--target-model is the --source-model"}},
       {"space --list --preset tiny", {"--list", "--preset"}},
       // Twentieth hostile pass: a forced ratio form was ignored under --raw-target; --k 5 --k 5 ran twice.
       {"train --data fp16.csv --out m --raw-target --normalize on", {"--normalize on", "--raw-target"}},

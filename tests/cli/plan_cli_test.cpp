@@ -157,6 +157,8 @@ TEST(PlanCli, BadInputExitsNonZeroWithOneLineNamingIt) {
       // Eighth hostile pass: every candidate excluded wrote a header-only plan (exit 0) that
       // `profile --plan` then refused, over an earlier plan.
       {"plan --configs plan_candidates.csv --exclude plan_candidates.csv --count 3 --out p.csv", "nothing to plan"},
+      // Ninety-seventh hostile pass: taken silently (train, evaluate, report and combine refuse it).
+      {"plan --preset tiny --count 3 --exclude plan_measured.csv ./plan_measured.csv --out p.csv", "given twice"},
   };
   const std::string measured_before = slurp(scratch().dir() / "plan_measured.csv");
   int k = 0;

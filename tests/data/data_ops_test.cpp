@@ -415,6 +415,23 @@ TEST_F(DataOps, ASignalWhileReadingStopsMergeAndExportWritingNothing) {
   }
 }
 
+// Ninety-seventh hostile pass: the same file twice merged as "1958 duplicates dropped" (train,
+// evaluate, report and combine refuse it); under a second name too.
+TEST_F(DataOps, MergeRefusesTheSameFileTwice) {
+  const fs::path db = make_store();
+  export_store({db, dir_ / "a.csv", "cpu2t", ""});
+  for (const fs::path& again : {dir_ / "a.csv", dir_ / "." / "a.csv"}) {
+    try {
+      merge_datasets({dir_ / "a.csv", again}, dir_ / "m.csv", "merge");
+      ADD_FAILURE() << "merged " << again << " with itself";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("is given twice (also as " + (dir_ / "a.csv").string() + "): give each once"),
+                std::string::npos) << e.what();
+    }
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "m.csv"));
+}
+
 TEST_F(DataOps, MergeKeepsFirstAndCountsDuplicates) {
   const fs::path db = make_store();
   export_store({db, dir_ / "a.csv", "cpu2t", ""});

@@ -93,6 +93,13 @@ TEST_F(PlanPricing, AnotherPlatformAndABuildTimeARunDoesNotSaveAreSaid) {
   EXPECT_NE(lines[0].find("platform 'cpu-2t'"), std::string::npos) << lines[0];
   EXPECT_NE(lines[0].find("this run measures platform 'cpu-1t'"), std::string::npos) << lines[0];
   EXPECT_NE(lines[1].find("--build-s 2.8"), std::string::npos) << lines[1];
+  // Ninety-seventh hostile pass: a run that rebuilds every network, grouped or not, was not said.
+  Protocol rebuilding = p.protocol;
+  rebuilding.rebuild_networks = true;
+  const auto rebuilt = plan_departures(f, rebuilding, "cpu", "cpu-2t", true);
+  ASSERT_EQ(rebuilt.size(), 1u) << joined(rebuilt);
+  EXPECT_NE(rebuilt[0].find("--rebuild-networks builds it again for every configuration"), std::string::npos)
+      << rebuilt[0];
 }
 
 TEST_F(PlanPricing, AnUnpricedPlanComparesOnlyItsPlatform) {

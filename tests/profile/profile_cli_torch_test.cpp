@@ -78,6 +78,10 @@ TEST_F(ProfileCli, ContradictoryOrMeaninglessFlagsAreRefusedBeforeTheStoreExists
       {{"--util", "sometimes"}, {"--util", "all, none or sample:P"}},
       {{"--util", "sample:2"}, {"--util", "sample:P"}},
       {{"--cooldown-above", "60"}, {"--cooldown-above", "temperature"}},
+      // Ninety-seventh hostile pass: each was taken without a word.
+      {{"--group-architectures", "--rebuild-networks"}, {"--group-architectures", "--rebuild-networks", "give one"}},
+      {{"--target-ci", "0.01"}, {"--target-ci", "both are 100"}},
+      {{"--platform", "cpu-2t", "--threads", "1"}, {"platform cpu-2t names 2 threads", "measures with 1"}},
   };
   int i = 0;
   for (const auto& c : cases) {

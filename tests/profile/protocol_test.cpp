@@ -61,6 +61,8 @@ TEST(ProtocolValidate, DefaultsAndMeaningfulSettingsPass) {
   p.min_passes = p.max_passes = 7;  // equal is a fixed count, not a contradiction
   p.reference = p.keep_memory = true;
   EXPECT_NO_THROW(validate(p, "cpu"));
+  p.min_passes = 6, p.target_rel_ci = 0.01, p.max_timed_s = 2;  // early stops with room to stop in
+  EXPECT_NO_THROW(validate(p, "cpu"));
   Protocol gpu;
   gpu.util_window_s = 0.5;
   gpu.min_energy_window_s = 5;
@@ -94,6 +96,9 @@ TEST(ProtocolValidate, ContradictionsAndMeaninglessSettingsAreRefused) {
       {"cuda", [nan](Protocol& p) { p.util_window_s = nan; }, {"--util-window", "nan"}},
       {"cpu", [](Protocol& p) { p.max_timed_s = -2; }, {"--max-timed-s", "-2"}},
       {"cpu", [](Protocol& p) { p.target_rel_ci = INFINITY; }, {"--target-ci", "inf"}},
+      // Ninety-seventh hostile pass: early stops between an equal minimum and maximum stop nothing.
+      {"cpu", [](Protocol& p) { p.target_rel_ci = 0.01; }, {"--target-ci", "both are 100", "takes 100 passes"}},
+      {"cuda", [](Protocol& p) { p.min_passes = p.max_passes = 5, p.max_timed_s = 0.5; }, {"--max-timed-s", "both are 5"}},
   };
   for (const auto& c : cases) {
     Protocol p;

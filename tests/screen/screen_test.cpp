@@ -61,6 +61,24 @@ TEST(Screen, TwoStageCountsAreConsistent) {
   EXPECT_EQ(r.target_platform, "cpu-synthetic-b");
 }
 
+// Ninety-seventh hostile pass: "budgets: none (on the 99% upper bound)" read as if the bound judged
+// something (recommend says it).
+TEST(Screen, AConfidenceWithoutABudgetSaysItJudgesNothing) {
+  const auto cs = synthetic_screen_configs();
+  ScreenOptions o;
+  o.confidence = 0.9;
+  const auto notes = [](const ScreenResult& r) {
+    std::string all;
+    for (const auto& n : screen_notes(r)) all += n.text + "\n";
+    return all;
+  };
+  EXPECT_NE(notes(screen(cs, synthetic_model_a(), nullptr, o)).find("no budget was given, so the 90% intervals are "
+                                                                    "shown and judge nothing"),
+            std::string::npos);
+  o.budgets = {{"latency_ms", 5.0}};
+  EXPECT_EQ(notes(screen(cs, synthetic_model_a(), nullptr, o)).find("no budget was given"), std::string::npos);
+}
+
 TEST(Screen, TopKLargerThanSpaceKeepsEverything) {
   const auto cs = synthetic_screen_configs();
   ScreenOptions o;

@@ -131,6 +131,18 @@ TEST(ScreenValidate, MeasurementsOfAnotherPlatformAreWarnedOf) {
   EXPECT_EQ(v.to_json(h.budget)["warnings"].size(), 2u);
 }
 
+// Ninety-seventh hostile pass: with no budget the table read "accuracy 1", every configuration
+// accepted by the model and the measurements alike, and nothing said so.
+TEST(ScreenValidate, WithoutABudgetTheDecisionsCannotBeWrongAndThatIsSaid) {
+  const auto h = hand_made();
+  const auto v = validate_screen(h.space, h.data, synthetic_model_b(), Budgets{}, std::nullopt, true);
+  ASSERT_FALSE(v.warnings.empty());
+  EXPECT_NE(v.warnings.front().find("no budget was given: every configuration is accepted"), std::string::npos)
+      << v.warnings.front();
+  const auto with = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt, true);
+  for (const auto& w : with.warnings) EXPECT_EQ(w.find("no budget was given"), std::string::npos) << w;
+}
+
 TEST(ScreenValidate, ErrorsAreOverTheMatchedMeasurements) {
   const auto h = hand_made();
   const auto& m = synthetic_model_b();
