@@ -88,6 +88,13 @@ void run(ProfileCmd& c, const std::string& cmdline) {
     if (s.replaced > 0)
       std::cout << "  " << s.replaced << " stored row" << (s.replaced == 1 ? "" : "s") << " measured again"
                 << (s.interrupted ? " (those reached are replaced)" : ", each replaced by its new row") << '\n';
+    if (s.ci_target_missed > 0)
+      std::cout << "  " << s.ci_target_missed << " of the " << s.ok << " measured ok stopped timing (--max-passes "
+                << c.o.protocol.max_passes << (c.o.protocol.max_timed_s > 0 ? " or --max-timed-s " +
+                                                                                  extra_number(c.o.protocol.max_timed_s)
+                                                                            : std::string())
+                << ") before their latency interval reached --target-ci " << extra_number(c.o.protocol.target_rel_ci)
+                << "; each row's latency_rel_ci95 says how close it came\n";
     if (s.skipped_errors > 0)
       std::cout << "  " << s.skipped_errors << " of the " << s.skipped << " already done "
                 << (s.skipped_errors == 1 ? "is an error row" : "are error rows")

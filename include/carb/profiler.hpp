@@ -158,6 +158,10 @@ struct ProfileSummary {
   int signal = 0;
   /// The store's name no longer named its file at the end (renamed or moved during the run).
   bool store_moved = false;
+  /// Under a --target-ci: rows measured ok whose latency interval was still wider than the target
+  /// when timing stopped at --max-passes or --max-timed-s (each row's latency_rel_ci95 says by how
+  /// much). Ninety-seventh hostile pass: a missed target was never said.
+  std::size_t ci_target_missed = 0;
   /// Wall time of the measuring loop, and the part of it spent in timed and energy-window passes.
   double wall_s = 0, compute_s = 0;
   std::size_t measured() const { return ok + oom + error; }

@@ -244,6 +244,12 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
       store.put({to_record(o.platform, c, m), pid, m.error});
     ++measured;
     (m.status == Status::ok ? s.ok : m.status == Status::oom ? s.oom : s.error)++;
+    if (const auto ci = m.extra.find("latency_rel_ci95");
+        m.status == Status::ok && o.protocol.target_rel_ci > 0 && ci != m.extra.end()) {
+      char* end = nullptr;
+      const double v = std::strtod(ci->second.c_str(), &end);
+      s.ci_target_missed += end != ci->second.c_str() && v > o.protocol.target_rel_ci;
+    }
     s.compute_s += compute_seconds(m);
     backend->settle();
     bar.tick(config_key(c));

@@ -145,6 +145,7 @@ nlohmann::json ProfileSummary::to_json() const {
                       {"skipped_errors", skipped_errors},
                       {"replaced", replaced},
                       {"kept_on_error", kept_on_error},
+                      {"ci_target_missed", ci_target_missed},
                       {"export_problems", export_problems},
                       {"first_export_problem", first_export_problem},
                       {"ok", ok},

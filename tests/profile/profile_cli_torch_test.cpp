@@ -98,6 +98,29 @@ TEST_F(ProfileCli, ContradictoryOrMeaninglessFlagsAreRefusedBeforeTheStoreExists
   }
 }
 
+// Ninety-seventh hostile pass: rows that stopped timing at --max-passes with their interval still
+// wider than --target-ci were never said. The summary counts them; a target met says nothing.
+TEST_F(ProfileCli, ATargetIntervalNotReachedIsCounted) {
+  const auto args = [&](const std::string& target, const fs::path& db, const std::string& format,
+                         const std::string& max_passes = "3") {
+    return std::vector<std::string>{"profile", "--preset", "tiny", "--threads", "1", "--warmup", "0", "--min-passes",
+                                    "2", "--max-passes", max_passes, "--target-ci", target, "--cooldown", "0", "--quiet",
+                                    "--format", format, "--db", db.string()};
+  };
+  const Finished tight = run_carb(args("1e-9", db(), "json"), dir_, "tight");  // no interval is that narrow
+  ASSERT_EQ(tight.exit_code(), 0) << tight.err;
+  EXPECT_EQ(nlohmann::json::parse(tight.out)["ci_target_missed"], 8);
+  const Finished table = run_carb(args("1e-9", dir_ / "t2.db", "table"), dir_, "tight_table");
+  ASSERT_EQ(table.exit_code(), 0) << table.err;
+  EXPECT_NE(table.out.find("8 of the 8 measured ok stopped timing (--max-passes 3) before their latency interval "
+                           "reached --target-ci 1e-09"),
+            std::string::npos) << table.out;
+  // Within 100% of the mean by 60 passes at the latest, however loaded the machine (t 2.0, CV < 3.8).
+  const Finished loose = run_carb(args("1", dir_ / "loose.db", "json", "60"), dir_, "loose");
+  ASSERT_EQ(loose.exit_code(), 0) << loose.err;
+  EXPECT_EQ(nlohmann::json::parse(loose.out)["ci_target_missed"], 0);
+}
+
 // --arch-order measures one architecture at a time and the summary says how fast it went.
 TEST_F(ProfileCli, ArchitectureOrderAndTheCampaignSummary) {
   std::vector<std::string> args = profile_args("0");
