@@ -39,6 +39,13 @@ void run(PlanCmd& c, CLI::App& app) {
   if (c.strategy.empty()) c.strategy = c.model.empty() ? "stratified" : "uncertainty";
   c.o.strategy = parse_plan_strategy(c.strategy);
   c.o.spread = parse_spread_space(c.spread);
+  // The library sees values, so a flag given at its default value passed where any other was
+  // refused (ninety-seventh hostile pass: --diversity 1 without a model); the CLI sees the flag.
+  if (c.o.strategy != PlanStrategy::uncertainty && c.o.strategy != PlanStrategy::uncertainty_per_cost)
+    for (const char* flag : {"--diversity", "--spread"})
+      if (app.count(flag))
+        throw InputError(std::string(flag) + " weighs the model's uncertainty, which only the uncertainty strategies "
+                         "rank by; " + to_string(c.o.strategy) + " would ignore it: leave it out");
   // Without a model no row has a predicted latency, so nothing is priced: the protocol's flags
   // would change nothing (twenty-fourth hostile pass: --warmup 50 was taken and ignored).
   if (c.model.empty())

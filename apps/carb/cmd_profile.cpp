@@ -164,7 +164,19 @@ Registrar reg({"profile", "Measure latency, peak memory, energy (where measurabl
                  app.add_flag("--keep-memory", p.keep_memory, "keep freed memory in the process (no mmap, no trim) so large buffers are not page-faulted in on every pass; recommended on CPU");
                  app.add_flag("--quiet", c->quiet, "no progress output");
                  add_format(app, c->format, {"table", "json"});
-                 app.callback([c] { run(*c, command_line()); });
+                 app.callback([c, &app] {
+                   // The library sees values, so one of these given at its default value passed on the
+                   // cpu backend where any other value is refused (ninety-seventh hostile pass).
+                   if (c->o.backend == "cpu")
+                     for (const char* flag : {"--util-window", "--min-energy-window", "--energy-ticks", "--util",
+                                              "--cooldown-above"})
+                       if (app.count(flag)) {
+                         if (std::string(flag) == "--util") util_share(c->util);  // a malformed value said as such
+                         throw InputError(std::string(flag) + " means nothing on the cpu backend (it measures no GPU "
+                                          "window, utilization or temperature); leave it out or use --backend cuda");
+                       }
+                   run(*c, command_line());
+                 });
                }});
 
 }  // namespace

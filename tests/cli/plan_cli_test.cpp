@@ -159,6 +159,9 @@ TEST(PlanCli, BadInputExitsNonZeroWithOneLineNamingIt) {
       {"plan --configs plan_candidates.csv --exclude plan_candidates.csv --count 3 --out p.csv", "nothing to plan"},
       // Ninety-seventh hostile pass: taken silently (train, evaluate, report and combine refuse it).
       {"plan --preset tiny --count 3 --exclude plan_measured.csv ./plan_measured.csv --out p.csv", "given twice"},
+      // ... and a flag the strategy ignores, given at its default value (the library sees values only).
+      {"plan --preset tiny --count 3 --diversity 1 --out p.csv", "--diversity"},
+      {"plan --preset tiny --count 3 --spread units --out p.csv", "--spread"},
   };
   const std::string measured_before = slurp(scratch().dir() / "plan_measured.csv");
   int k = 0;

@@ -82,6 +82,8 @@ TEST_F(ProfileCli, ContradictoryOrMeaninglessFlagsAreRefusedBeforeTheStoreExists
       {{"--group-architectures", "--rebuild-networks"}, {"--group-architectures", "--rebuild-networks", "give one"}},
       {{"--target-ci", "0.01"}, {"--target-ci", "both are 100"}},
       {{"--platform", "cpu-2t", "--threads", "1"}, {"platform cpu-2t names 2 threads", "measures with 1"}},
+      {{"--util-window", "2", "--util", "all"}, {"--util-window", "cpu backend"}},  // at their default values
+      {{"--min-energy-window", "1"}, {"--min-energy-window", "cpu backend"}},
   };
   int i = 0;
   for (const auto& c : cases) {
