@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "carb/prediction_io.hpp"
@@ -37,8 +38,9 @@ std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<
   all.reserve(configs.size());
   // Ninety-sixth hostile pass: SIGINT/SIGTERM ended a streamed CSV between chunks with whole rows
   // and no word, an answer that looked complete. A signal now stops after the chunk being answered,
-  // and says how much of the output there is.
-  detail::StopOnSignals signals;
+  // and says how much of the output there is. (One chunk ends as any command does: at once.)
+  std::optional<detail::StopOnSignals> signals;
+  if (configs.size() > kChunk) signals.emplace();
   const bool tty = isatty(STDERR_FILENO) != 0, progress = configs.size() >= kProgressFrom;
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
@@ -56,7 +58,7 @@ std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<
       std::cout << (at == 0 ? text : text.substr(text.find('\n') + 1)) << std::flush;  // one header
     }
     all.insert(all.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
-    if (end < configs.size() && detail::stop_signal() != 0) {
+    if (signals && detail::stop_signal() != 0 && (end < configs.size() || !csv)) {  // a table: nothing printed yet
       if (progress && tty) std::cerr << '\n';
       const std::string kept = csv ? "the output is incomplete: it holds the answers for the first " + std::to_string(end) +
                                          " of " + std::to_string(configs.size()) + " configurations"
