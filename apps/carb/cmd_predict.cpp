@@ -60,9 +60,13 @@ std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<
     all.insert(all.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
     if (signals && detail::stop_signal() != 0 && (end < configs.size() || !csv)) {  // a table: nothing printed yet
       if (progress && tty) std::cerr << '\n';
-      const std::string kept = csv ? "the output is incomplete: it holds the answers for the first " + std::to_string(end) +
+      // Ninety-eighth hostile pass: with standard output failing (a full disk, closed) it claimed the
+      // answers it could not write.
+      const std::string kept = !csv ? "nothing was written"
+                               : std::cout.good()
+                                   ? "the output is incomplete: it holds the answers for the first " + std::to_string(end) +
                                          " of " + std::to_string(configs.size()) + " configurations"
-                                   : "nothing was written";
+                                   : "standard output could not be written either: it holds none or part of the answers";
       detail::throw_if_stopped("predict", kept.c_str());
     }
     const auto now = std::chrono::steady_clock::now();

@@ -41,8 +41,10 @@ struct TrainedEnvelope {
   bool empty() const { return ranges.empty(); }
   /// The envelope of a training set.
   static TrainedEnvelope of(const std::vector<Config>& trained);
-  /// Every excursion of `c`, in a fixed order; empty inside the envelope.
-  std::vector<Excursion> outside(const Config& c) const;
+  /// Every excursion of `c`, in a fixed order; empty inside the envelope. `asked_width`: the width
+  /// `c` was asked at where `c` holds the one its channels build (CarbModel::as_trained): a width
+  /// excursion then names both, "width 0.1 (0.0976562 as built) < 0.25 trained".
+  std::vector<Excursion> outside(const Config& c, std::optional<double> asked_width = std::nullopt) const;
   /// Every excursion of a configuration's measured utilization from the telemetry ranges
   /// (seventeenth hostile pass: memory utilization 100 against 54.9 trained passed without a word).
   /// Its log_ratio is |log((1 + v) / (1 + bound))|, since utilization may be 0.

@@ -81,6 +81,13 @@ struct RecommendResult {
   std::vector<Precision> never_trained_precisions;
   /// The networks that calibrated the model's intervals for new networks (0: it has none).
   int unseen_calibration_networks = 0;
+  /// Where, inside the trained ranges, a smaller batch is predicted to cost more per batch than a
+  /// larger one of the same precision (by over 5%): one line per precision and target, naming the
+  /// widest such pair. Less work does not cost more on hardware; the model follows measurements that
+  /// disagree with each other there, and a ranking across those batches is uncertain (ninety-ninth
+  /// hostile pass: batch 4 predicted 1.8x slower than batch 128 on the H200, and recommend ruled out
+  /// batches 2-32 under a budget batch 128 met).
+  std::vector<std::string> cost_falls_with_batch;
   std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints
   std::vector<RecommendCandidate> runners_up;  // the next feasible ones, best first
   std::string message;                         // why nothing fits, when best is empty

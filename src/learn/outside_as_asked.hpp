@@ -10,8 +10,8 @@
 
 namespace carb {
 
-/// m.envelope().outside(m.as_trained(asked)), each width's text naming the asked width first:
-/// "width 0.1 (0.0977 as built) < 0.25 trained". Nothing else changes.
+/// m.envelope().outside(m.as_trained(asked), asked.width): each width's text names the asked width
+/// first, "width 0.1 (0.0977 as built) < 0.25 trained". Nothing else changes.
 std::vector<Excursion> outside_as_asked(const CarbModel& m, const Config& asked);
 
 }  // namespace carb

@@ -41,15 +41,28 @@ std::vector<std::string> protocol_setting_differences(const nlohmann::json& thei
   const auto record_only = [](const std::string& k) {
     return std::find(kProtocolRecordOnlyKeys.begin(), kProtocolRecordOnlyKeys.end(), k) != kProtocolRecordOnlyKeys.end();
   };
-  const auto said = [](const nlohmann::json& j, const std::string& k) {
-    return j.contains(k) ? j.at(k).dump() : std::string("none recorded");
+  // As JSON with every non-ASCII and control character escaped, and cut short: a sidecar is a file
+  // anyone can edit (ninety-eighth hostile pass: a key with a newline forged a "warning:" line, a
+  // right-to-left override passed, a 1 MB value was echoed whole).
+  const auto escaped = [](const nlohmann::json& j) {
+    std::string s = j.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+    return s.size() > 60 ? s.substr(0, 57) + "..." : s;
+  };
+  const auto said = [&](const nlohmann::json& j, const std::string& k) {
+    return j.contains(k) ? escaped(j.at(k)) : std::string("none recorded");
+  };
+  const auto named = [&](const std::string& k) {
+    const bool plain = !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    });
+    return plain ? k : escaped(nlohmann::json(k));
   };
   std::set<std::string> keys;
   for (const auto& [k, v] : theirs.items()) keys.insert(k);
   for (const auto& [k, v] : mine.items()) keys.insert(k);
   for (const std::string& k : keys)
     if (!record_only(k) && (theirs.contains(k) != mine.contains(k) || (theirs.contains(k) && theirs.at(k) != mine.at(k))))
-      out.push_back(k + " (" + said(theirs, k) + " against " + said(mine, k) + ")");
+      out.push_back(named(k) + " (" + said(theirs, k) + " against " + said(mine, k) + ")");
   return out;
 }
 

@@ -3,6 +3,8 @@
 #include "carb/recommend.hpp"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <cmath>
 #include <set>
 
@@ -142,6 +144,32 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
       add_once(r.new_network_precisions, p.config.precision);
       if (std::isinf(extrapolation_widening(p.outside))) add_once(r.never_trained_precisions, p.config.precision);
     }
+  // Per precision and cost target, inside the trained ranges: the pair of batches where the smaller
+  // is predicted dearest above the larger.
+  std::map<std::pair<std::string, std::string>, std::tuple<double, const Prediction*, const Prediction*>> worst;
+  for (const auto& a : preds)
+    for (const auto& c : preds) {
+      if (a.config.precision != c.config.precision || a.config.batch >= c.config.batch || !a.outside.empty() ||
+          !c.outside.empty())
+        continue;
+      for (const char* t : {"latency_ms", "energy_j"}) {
+        const auto va = a.value.find(t), vc = c.value.find(t);
+        if (va == a.value.end() || vc == c.value.end() || !(vc->second > 0) || !(va->second > 1.05 * vc->second)) continue;
+        auto& w = worst[{to_string(a.config.precision), t}];
+        if (va->second / vc->second > std::get<0>(w)) w = {va->second / vc->second, &a, &c};
+      }
+    }
+  for (const auto& [key, w] : worst) {
+    const auto& [ratio, a, c] = w;
+    const bool latency = key.second == "latency_ms";
+    r.cost_falls_with_batch.push_back(
+        std::string(latency ? "latency" : "energy") + " per batch at " + key.first + " is predicted to fall as the batch "
+        "grows: batch " + std::to_string(a->config.batch) + " " + fmt_num(a->value.at(key.second), 4) +
+        (latency ? " ms" : " J") + ", batch " + std::to_string(c->config.batch) + " " +
+        fmt_num(c->value.at(key.second), 4) + (latency ? " ms" : " J") + " (" + fmt_num(ratio, 3) +
+        "x). Less work does not cost more on hardware: the measurements the model follows there disagree with "
+        "each other (a noisy or launch-bound regime), so a ranking across those batches is uncertain");
+  }
   std::vector<RecommendCandidate> ok;
   if (o.confidence)
     for (const auto& p : preds)
@@ -212,6 +240,7 @@ nlohmann::json RecommendResult::to_json() const {
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json();
   if (confidence) j["unbounded_at_confidence"] = unbounded, j["unbounded_intervals"] = unbounded_intervals;
   j["nonpositive_predictions"] = nonpositive;
+  j["cost_falls_with_batch"] = cost_falls_with_batch;
   j["unseen_calibration_networks"] = unseen_calibration_networks;
   j["new_network_precisions"] = nlohmann::json::array();
   for (Precision p : new_network_precisions) j["new_network_precisions"].push_back(to_string(p));
@@ -269,6 +298,7 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
                                                never ? "the " + join(r.never_trained_precisions) + " ones" : ""),
                      new_network_doubt(r.confidence, r.unseen_calibration_networks, never)});
   }
+  for (const std::string& line : r.cost_falls_with_batch) notes.push_back({line, true});
   if (r.best && !r.best->outside.empty())
     notes.push_back({"the recommended " + config_key(r.best->config) +
                      " lies outside the ranges the model trained on (" + outside_text(r.best->outside) +

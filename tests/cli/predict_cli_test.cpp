@@ -103,6 +103,22 @@ TEST(PredictCli, AnInterruptedCsvSaysHowMuchOfTheAnswerItHolds) {
     EXPECT_EQ(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), held + 1);  // and the header
     EXPECT_EQ(text.back(), '\n');
   }
+  // Ninety-eighth hostile pass: with standard output failing it claimed the answers it never wrote.
+  const fs::path err = dir / "stop_full.err";
+  const pid_t pid = ::carb::test::spawn_carb({"predict", "--model", (dir / "stop_model").string(), "--configs",
+                                              (dir / "stop.csv").string(), "--format", "csv"}, "/dev/full", err);
+  ASSERT_GT(pid, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (slurp(err).find("20000 at a time") == std::string::npos && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  const int status = ::carb::test::wait_status(pid);
+  ASSERT_TRUE(WIFEXITED(status)) << slurp(err);
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  const std::string said = slurp(err);
+  EXPECT_EQ(said.find("it holds the answers for the first"), std::string::npos) << said;
+  EXPECT_TRUE(said.find("standard output could not be written either") != std::string::npos ||
+              said.find("cannot write the output to standard output") != std::string::npos) << said;
 }
 
 }  // namespace

@@ -31,6 +31,18 @@ TEST(ProtocolSettingDifferences, NamesTheMeasuringSettingsNotTheRecord) {
             (std::vector<std::string>{"ci (\"student_t\" against none recorded)",
                                       "keep_memory (none recorded against true)", "max_timed_s (0.6 against 2.0)"}));
   EXPECT_TRUE(protocol_setting_differences(nlohmann::json::array(), mine).empty());
+  // Ninety-eighth hostile pass: a sidecar's key with a newline forged a line of its own, a
+  // right-to-left override passed, a 1 MB value was echoed whole. Escaped as JSON and cut short.
+  nlohmann::json odd = mine;
+  odd["x\nwarning: injected"] = 1;
+  odd["warmup"] = "\u202e5";
+  odd["max_timed_s"] = std::string(100000, 'a');
+  odd["keep_memory"] = true;
+  const auto said = protocol_setting_differences(odd, mine);
+  ASSERT_EQ(said.size(), 3u);
+  EXPECT_EQ(said[0], "max_timed_s (\"" + std::string(56, 'a') + "... against 2.0)");
+  EXPECT_EQ(said[1], "warmup (\"\\u202e5\" against 5)");
+  EXPECT_EQ(said[2], "\"x\\nwarning: injected\" (1 against none recorded)");
 }
 
 class ProtocolsOfFiles : public TempDirTest {
