@@ -26,13 +26,20 @@ namespace {
 using namespace carb_cli_test;
 using carb_cli_test::carb;  // the helper, not namespace carb
 
-TEST(PredictCli, ManyConfigurationsAreWrittenAsAnsweredWithProgressAndEqualTheWholeAnswer) {
-  std::vector<::carb::Config> configs;  // 50,000 distinct networks and shapes
+// Distinct basic fp32 configurations: 10 depths x 10 widths x `resolutions` (32, then every
+// `step` pixels) x 25 batches.
+std::vector<::carb::Config> basic_grid(int resolutions, int step) {
+  std::vector<::carb::Config> configs;
   for (int depth = 10; depth <= 28; depth += 2)
     for (int w = 1; w <= 10; ++w)
-      for (int r = 0; r < 20; ++r)
+      for (int r = 0; r < resolutions; ++r)
         for (int batch = 1; batch <= 25; ++batch)
-          configs.push_back({::carb::Family::basic, depth, 0.25 * w, 32 + 16 * r, batch, ::carb::Precision::fp32});
+          configs.push_back({::carb::Family::basic, depth, 0.25 * w, 32 + step * r, batch, ::carb::Precision::fp32});
+  return configs;
+}
+
+TEST(PredictCli, ManyConfigurationsAreWrittenAsAnsweredWithProgressAndEqualTheWholeAnswer) {
+  const auto configs = basic_grid(20, 16);  // 50,000 distinct networks and shapes
   ASSERT_EQ(configs.size(), 50000u);
   {
     std::ofstream out(scratch().dir() / "many.csv");
@@ -59,12 +66,7 @@ TEST(PredictCli, ManyConfigurationsAreWrittenAsAnsweredWithProgressAndEqualTheWh
 // no word, an answer that looked complete. It now stops after the chunk in hand, exits 128 + the
 // signal and says how many configurations the output holds, which is what the file holds.
 TEST(PredictCli, AnInterruptedCsvSaysHowMuchOfTheAnswerItHolds) {
-  std::vector<::carb::Config> configs;  // 100,000 distinct: five chunks
-  for (int depth = 10; depth <= 28; depth += 2)
-    for (int w = 1; w <= 10; ++w)
-      for (int r = 0; r < 40; ++r)
-        for (int batch = 1; batch <= 25; ++batch)
-          configs.push_back({::carb::Family::basic, depth, 0.25 * w, 32 + 8 * r, batch, ::carb::Precision::fp32});
+  const auto configs = basic_grid(40, 8);  // 100,000 distinct: five chunks
   ASSERT_EQ(configs.size(), 100000u);
   const fs::path dir = scratch().dir();
   {
