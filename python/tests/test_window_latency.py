@@ -1,0 +1,70 @@
+# scripts/window_latency.py: a GPU row's loop latency against its energy window's mean pass time,
+# and the rows whose energy over latency falls below the meter check's idle power.
+import csv
+import json
+import subprocess
+import sys
+
+from conftest import SOURCE
+
+SCRIPT = SOURCE / "scripts" / "window_latency.py"
+HEADER = ["platform", "family", "depth", "width", "resolution", "batch", "precision", "status", "latency_ms",
+          "energy_j", "protocol_id", "energy_window_s", "energy_passes"]
+
+
+def dataset(path, rows, idle_w=None):
+    """Rows (batch, loop latency ms, window s, passes, energy J): test data, not measurements."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(HEADER)
+        for batch, loop, window_s, passes, energy in rows:
+            w.writerow(["h200", "basic", 18, 1, 32, batch, "fp32", "ok", loop, energy, "p1", window_s, passes])
+        w.writerow(["h200", "basic", 18, 1, 32, 999, "fp32", "error", "", "", "p1", "", ""])
+    if idle_w is not None:
+        path.with_suffix(".json").write_text(json.dumps({"protocols": {"p1": {"meter_check": {"idle_power_w": idle_w}}}}))
+    return path
+
+
+def run(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], capture_output=True, text=True)
+
+
+def test_ratios_and_power_below_idle(tmp_path):
+    # Window mean pass time 1 ms in each; loop latencies 1, 2 and 1.05 ms; energy 0.15 J a pass:
+    # 150 W over the window, 75 W over the 2 ms loop latency, below an idle 100 W.
+    data = dataset(tmp_path / "d.csv", [(1, 1.0, 1.0, 1000, 0.15), (2, 2.0, 1.0, 1000, 0.15), (4, 1.05, 0.5, 500, 0.15)],
+                   idle_w=100.0)
+    r = run(data)
+    assert r.returncode == 0, r.stderr
+    assert "3 rows with an energy window" in r.stdout
+    assert "max 2.000, min 1.000" in r.stdout
+    assert "differ by more than 10%: 1 of 3" in r.stdout
+    assert "idle power recorded by the meter check: 100.0 W" in r.stdout
+    assert "below it: 1 with the loop's latency, 0 with the window's" in r.stdout
+
+
+def test_repeat_agreement_scores_each_latency(tmp_path):
+    first = dataset(tmp_path / "a.csv", [(1, 1.0, 1.0, 1000, 0.1), (2, 2.0, 2.0, 1000, 0.2), (4, 4.0, 4.0, 1000, 0.4)])
+    # The repeat's window means equal the first's exactly; its loop latencies do not.
+    again = dataset(tmp_path / "b.csv", [(1, 1.5, 1.0, 1000, 0.1), (2, 2.0, 2.0, 1000, 0.2), (4, 3.0, 4.0, 1000, 0.4)])
+    r = run(first, "--repeat", again)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    window = next(l for l in lines if l.strip().startswith("window mean"))
+    loop = next(l for l in lines if l.strip().startswith("loop latency "))
+    assert "R2 1.000" in window and "median |dev| 0.0%" in window
+    assert "R2 1.000" not in loop
+    assert "idle power" not in r.stdout  # no sidecar, nothing said of power
+
+
+def test_refuses_what_it_cannot_read(tmp_path):
+    r = run(tmp_path / "absent.csv")
+    assert r.returncode != 0 and r.stderr.startswith("error:")
+    cpu = tmp_path / "cpu.csv"
+    cpu.write_text("platform,status,latency_ms\ncpu-2t,ok,1.0\n")
+    r = run(cpu)
+    assert r.returncode != 0 and "no ok row" in r.stderr
+    first = dataset(tmp_path / "a.csv", [(1, 1.0, 1.0, 1000, 0.1)])
+    other = dataset(tmp_path / "o.csv", [(2, 1.0, 1.0, 1000, 0.1)])
+    r = run(first, "--repeat", other)
+    assert r.returncode != 0 and "fewer than 2" in r.stderr
