@@ -10,7 +10,12 @@ many rows' energy over loop latency falls below the idle power the meter check r
 running GPU draws), and, with --repeat, how well each latency agrees with a second measurement of the
 same configurations (R^2 and median |deviation|).
 
+--write-window OUT.csv writes the dataset with latency_ms taken from the window (passes and timed_s
+the window's too, the loop's spread columns emptied), to train and score a model on that latency: a
+derived file, kept out of data/.
+
 Usage: /usr/bin/python3 scripts/window_latency.py data/h200.csv [--repeat data/gpu/h200-repeat.csv]
+       [--write-window /tmp/h200-window.csv]
 """
 import argparse
 import csv
@@ -65,7 +70,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("data")
     ap.add_argument("--repeat", help="a second measurement of some of the same configurations")
+    ap.add_argument("--write-window", metavar="OUT", help="write the dataset with the window's latency to OUT")
     a = ap.parse_args()
+    if a.write_window and os.path.exists(a.write_window):
+        sys.exit(f"error: {a.write_window} exists; give a new file")
     try:
         rows = rows_of(a.data)
     except OSError as e:
@@ -102,6 +110,34 @@ def main():
             dev = [abs(x / y - 1) for x, y in zip(xs, ys)]
             print(f"  {name:13s} R2 {r2(xs, ys):.3f}  log R2 {r2([math.log(x) for x in xs], [math.log(y) for y in ys]):.3f}"
                   f"  median |dev| {100 * quantile(dev, 0.5):.1f}%  p90 {100 * quantile(dev, 0.9):.1f}%")
+
+    if a.write_window:
+        write_window(a.data, a.write_window)
+
+
+def write_window(src, dst):
+    with open(src, newline="") as f:
+        reader = csv.DictReader(f)
+        header, rows = reader.fieldnames, list(reader)
+    n = 0
+    for r in rows:
+        try:
+            window_ms = float(r["energy_window_s"]) * 1000 / float(r["energy_passes"])
+        except (KeyError, ValueError, ZeroDivisionError):
+            continue
+        if r.get("status") != "ok":
+            continue
+        r["latency_ms"] = repr(window_ms)
+        for c, v in (("passes", r["energy_passes"]), ("timed_s", r["energy_window_s"]), ("latency_median_ms", ""),
+                     ("latency_std_ms", ""), ("latency_cv", ""), ("latency_rel_ci95", "")):
+            if c in header:
+                r[c] = v
+        n += 1
+    with open(dst, "x", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header)
+        w.writeheader()
+        w.writerows(rows)
+    print(f"wrote {dst}: {n} of {len(rows)} rows with the window's latency")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ from conftest import SOURCE
 
 SCRIPT = SOURCE / "scripts" / "window_latency.py"
 HEADER = ["platform", "family", "depth", "width", "resolution", "batch", "precision", "status", "latency_ms",
-          "energy_j", "protocol_id", "energy_window_s", "energy_passes"]
+          "energy_j", "protocol_id", "energy_window_s", "energy_passes", "passes", "timed_s"]
 
 
 def dataset(path, rows, idle_w=None):
@@ -18,8 +18,9 @@ def dataset(path, rows, idle_w=None):
         w = csv.writer(f)
         w.writerow(HEADER)
         for batch, loop, window_s, passes, energy in rows:
-            w.writerow(["h200", "basic", 18, 1, 32, batch, "fp32", "ok", loop, energy, "p1", window_s, passes])
-        w.writerow(["h200", "basic", 18, 1, 32, 999, "fp32", "error", "", "", "p1", "", ""])
+            w.writerow(["h200", "basic", 18, 1, 32, batch, "fp32", "ok", loop, energy, "p1", window_s, passes, 10,
+                        loop * 10 / 1000])
+        w.writerow(["h200", "basic", 18, 1, 32, 999, "fp32", "error", "", "", "p1", "", "", "", ""])
     if idle_w is not None:
         path.with_suffix(".json").write_text(json.dumps({"protocols": {"p1": {"meter_check": {"idle_power_w": idle_w}}}}))
     return path
@@ -68,3 +69,18 @@ def test_refuses_what_it_cannot_read(tmp_path):
     other = dataset(tmp_path / "o.csv", [(2, 1.0, 1.0, 1000, 0.1)])
     r = run(first, "--repeat", other)
     assert r.returncode != 0 and "fewer than 2" in r.stderr
+
+
+def test_writes_the_window_latency_to_a_new_file_only(tmp_path):
+    data = dataset(tmp_path / "d.csv", [(1, 2.0, 1.0, 1000, 0.15), (2, 1.0, 1.0, 1000, 0.15)])
+    out = tmp_path / "w.csv"
+    r = run(data, "--write-window", out)
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(open(out)))
+    assert [float(x["latency_ms"]) for x in rows if x["status"] == "ok"] == [1.0, 1.0]
+    assert [x["passes"] for x in rows if x["status"] == "ok"] == ["1000", "1000"]
+    assert len(rows) == 3 and rows[2]["status"] == "error" and rows[2]["latency_ms"] == ""
+    before = out.read_bytes()
+    r = run(data, "--write-window", out)
+    assert r.returncode != 0 and "exists" in r.stderr and r.stdout == ""
+    assert out.read_bytes() == before
