@@ -125,6 +125,41 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
                                  const CarbModel& m, const Budgets& b, std::optional<double> confidence,
                                  bool include_trained = false, const std::vector<Config>* shortlist = nullptr);
 
+// ---- predicted cost against the batch (src/screen/batch_order.cpp) ----
+
+/// A smaller batch predicted to cost more per batch than a larger one of the same network by more
+/// than this ratio is said: less work does not cost more on hardware, so the model follows
+/// measurements that disagree with each other there (a noisy or launch-bound regime), and a ranking
+/// across those batches is uncertain (ninety-ninth hostile pass).
+inline constexpr double kPredictedBatchInversion = 1.05;
+
+/// One network's (family, depth, width, resolution, precision) worst such pair on one target:
+/// indices into the configurations given, and the smaller batch's cost over the larger's.
+struct BatchInversion {
+  std::string target;  // latency_ms | energy_j
+  std::size_t smaller = 0, larger = 0;
+  double ratio = 0;
+};
+
+/// Every network's worst inversion (ratio above kPredictedBatchInversion) on each of latency_ms and
+/// energy_j that `cols` holds, among the configurations with `inside[i]` (inside the trained ranges:
+/// outside them a cost is flagged as a guess already). `networks`, when given, is set to how many
+/// networks have two or more batches among them. Sorted by target, then ratio descending.
+std::vector<BatchInversion> batch_inversions(const std::vector<Config>& configs,
+                                             const std::map<std::string, std::vector<double>>& cols,
+                                             const std::vector<bool>& inside, std::size_t* networks = nullptr);
+
+/// A screen's inversions on one target: how many networks, the worst pair, and how many of the
+/// Pareto set are of such networks.
+struct ScreenBatchInversions {
+  std::string target;
+  std::size_t networks = 0;     // networks with an inversion on this target
+  std::size_t of_networks = 0;  // networks scored at two or more batches inside the trained ranges
+  std::size_t pareto = 0;       // Pareto configurations of a network with an inversion on this target
+  Config smaller, larger;       // the worst pair
+  double smaller_value = 0, larger_value = 0, ratio = 0;
+};
+
 // ---- the screen (src/screen/screen.cpp) ----
 
 struct ScreenOptions {
@@ -198,6 +233,10 @@ struct ScreenResult {
   std::size_t within_budget_never_trained = 0;
   /// The networks that calibrated the deciding model's intervals for new networks (0: it has none).
   int unseen_calibration_networks = 0;
+  /// Where the deciding model predicts a smaller batch dearer per batch than a larger one of the same
+  /// network (batch_inversions over the configurations it scored): per target, JSON
+  /// "cost_falls_with_batch".
+  std::vector<ScreenBatchInversions> cost_falls_with_batch;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
   Capacity capacity = Capacity::none;    // the maximized capacity measure
   std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)

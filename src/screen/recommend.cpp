@@ -3,8 +3,8 @@
 #include "carb/recommend.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
-#include <tuple>
 #include <cmath>
 #include <set>
 
@@ -145,28 +145,30 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
       if (std::isinf(extrapolation_widening(p.outside))) add_once(r.never_trained_precisions, p.config.precision);
     }
   // Per precision and cost target, inside the trained ranges: the pair of batches where the smaller
-  // is predicted dearest above the larger.
-  std::map<std::pair<std::string, std::string>, std::tuple<double, const Prediction*, const Prediction*>> worst;
-  for (const auto& a : preds)
-    for (const auto& c : preds) {
-      if (a.config.precision != c.config.precision || a.config.batch >= c.config.batch || !a.outside.empty() ||
-          !c.outside.empty())
-        continue;
-      for (const char* t : {"latency_ms", "energy_j"}) {
-        const auto va = a.value.find(t), vc = c.value.find(t);
-        if (va == a.value.end() || vc == c.value.end() || !(vc->second > 0) || !(va->second > 1.05 * vc->second)) continue;
-        auto& w = worst[{to_string(a.config.precision), t}];
-        if (va->second / vc->second > std::get<0>(w)) w = {va->second / vc->second, &a, &c};
-      }
-    }
-  for (const auto& [key, w] : worst) {
-    const auto& [ratio, a, c] = w;
-    const bool latency = key.second == "latency_ms";
+  // is predicted dearest above the larger (the check screen makes too).
+  std::vector<Config> configs;
+  std::map<std::string, std::vector<double>> cols;
+  std::vector<bool> inside;
+  for (const auto& p : preds) {
+    configs.push_back(p.config);
+    inside.push_back(p.outside.empty());
+    for (const char* t : {"latency_ms", "energy_j"})
+      if (const auto v = p.value.find(t); v != p.value.end()) cols[t].push_back(v->second);
+  }
+  for (auto it = cols.begin(); it != cols.end();) it = it->second.size() == preds.size() ? std::next(it) : cols.erase(it);
+  auto inversions = batch_inversions(configs, cols, inside);
+  std::sort(inversions.begin(), inversions.end(), [&](const BatchInversion& a, const BatchInversion& b) {
+    return std::make_pair(to_string(preds[a.smaller].config.precision), a.target) <
+           std::make_pair(to_string(preds[b.smaller].config.precision), b.target);
+  });
+  for (const BatchInversion& w : inversions) {
+    const Prediction &a = preds[w.smaller], &c = preds[w.larger];
+    const bool latency = w.target == "latency_ms";
     r.cost_falls_with_batch.push_back(
-        std::string(latency ? "latency" : "energy") + " per batch at " + key.first + " is predicted to fall as the batch "
-        "grows: batch " + std::to_string(a->config.batch) + " " + fmt_num(a->value.at(key.second), 4) +
-        (latency ? " ms" : " J") + ", batch " + std::to_string(c->config.batch) + " " +
-        fmt_num(c->value.at(key.second), 4) + (latency ? " ms" : " J") + " (" + fmt_num(ratio, 3) +
+        std::string(latency ? "latency" : "energy") + " per batch at " + to_string(a.config.precision) +
+        " is predicted to fall as the batch grows: batch " + std::to_string(a.config.batch) + " " +
+        fmt_num(a.value.at(w.target), 4) + (latency ? " ms" : " J") + ", batch " + std::to_string(c.config.batch) + " " +
+        fmt_num(c.value.at(w.target), 4) + (latency ? " ms" : " J") + " (" + fmt_num(w.ratio, 3) +
         "x). Less work does not cost more on hardware: the measurements the model follows there disagree with "
         "each other (a noisy or launch-bound regime), so a ranking across those batches is uncertain");
   }

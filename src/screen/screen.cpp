@@ -7,6 +7,7 @@
 #include <limits>
 #include <cmath>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 
 #include "carb/arch.hpp"
@@ -110,6 +111,46 @@ void pareto_of(std::vector<Prediction> accepted, Capacity capacity, ScreenResult
   }
 }
 
+// Where the deciding model predicts a smaller batch dearer than a larger one of the same network,
+// among the configurations it scored inside its trained ranges (as recommend says it).
+std::vector<BatchInversion> inversions_of(const CarbModel& m, const std::vector<Config>& scored,
+                                          const std::map<std::string, std::vector<double>>& cols, ScreenResult& r) {
+  std::vector<bool> inside;
+  inside.reserve(scored.size());
+  for (const Config& c : scored) inside.push_back(m.envelope().outside(m.as_trained(c)).empty());
+  std::size_t networks = 0;
+  const auto all = batch_inversions(scored, cols, inside, &networks);
+  for (const BatchInversion& w : all) {
+    if (r.cost_falls_with_batch.empty() || r.cost_falls_with_batch.back().target != w.target) {
+      // The first of a target is its worst (sorted by ratio).
+      const std::vector<double>& v = cols.at(w.target);
+      r.cost_falls_with_batch.push_back({w.target, 0, networks, 0, scored[w.smaller], scored[w.larger], v[w.smaller],
+                                         v[w.larger], w.ratio});
+    }
+    ++r.cost_falls_with_batch.back().networks;
+  }
+  return all;
+}
+
+// How many of the Pareto set are of a network with an inversion, per target.
+void count_pareto_inversions(const std::vector<Config>& scored, ScreenResult& r,
+                             const std::vector<BatchInversion>& all) {
+  for (ScreenBatchInversions& s : r.cost_falls_with_batch) {
+    std::set<std::string> nets;
+    for (const BatchInversion& w : all)
+      if (w.target == s.target) {
+        Config c = scored[w.smaller];
+        c.batch = 1;
+        nets.insert(network_key(c));
+      }
+    for (const Prediction& p : r.pareto) {
+      Config c = p.config;
+      c.batch = 1;
+      s.pareto += nets.count(network_key(c));
+    }
+  }
+}
+
 }  // namespace
 
 ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source, const CarbModel* target,
@@ -178,6 +219,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
     cols = target->predict_columns(shortlist);
   }
 
+  const auto inversions = inversions_of(final_model, shortlist, cols, r);
   // Only where the deciding model scored no more than the shortlist (a target without the rank target).
   auto accepted = apply_budgets(final_model, shortlist, cols, r.budgets, o.confidence, &r.unbounded,
                                 target && tgt_all.empty() ? &r.nonpositive : nullptr);
@@ -198,6 +240,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
       }));
   r.stages.push_back({"within_budget", r.within_budget});
   pareto_of(std::move(accepted), o.capacity, r);
+  count_pareto_inversions(shortlist, r, inversions);
   r.stages.push_back({"pareto", r.pareto.size()});
   if (o.validate)
     r.validation = validate_screen(configs, *o.validate, final_model, r.budgets, o.confidence,
@@ -236,6 +279,18 @@ nlohmann::json ScreenResult::to_json() const {
     j["drift_reference_ms"] = {
         {"source", source_drift_reference_ms ? nlohmann::json(*source_drift_reference_ms) : nlohmann::json()},
         {"target", target_drift_reference_ms ? nlohmann::json(*target_drift_reference_ms) : nlohmann::json()}};
+  j["cost_falls_with_batch"] = nlohmann::json::array();
+  for (const ScreenBatchInversions& s : cost_falls_with_batch)
+    j["cost_falls_with_batch"].push_back({{"target", s.target},
+                                          {"networks", s.networks},
+                                          {"of_networks", s.of_networks},
+                                          {"pareto", s.pareto},
+                                          {"worst",
+                                           {{"smaller", config_to_json(s.smaller)},
+                                            {"larger", config_to_json(s.larger)},
+                                            {"smaller_value", s.smaller_value},
+                                            {"larger_value", s.larger_value},
+                                            {"ratio", s.ratio}}}});
   j["capacity"] = capacity == Capacity::none ? nlohmann::json(nullptr) : nlohmann::json(to_string(capacity));
   j["pareto"] = nlohmann::json::array();
   for (std::size_t i = 0; i < pareto.size(); ++i) {

@@ -54,6 +54,22 @@ std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
                                    never ? std::to_string(r.within_budget_never_trained) + " of them" : ""),
          new_network_doubt(r.confidence, r.unseen_calibration_networks, never)});
   }
+  for (const ScreenBatchInversions& b : r.cost_falls_with_batch) {
+    const bool latency = b.target == "latency_ms";
+    const std::string unit = latency ? " ms" : " J";
+    notes.push_back(
+        {std::string(latency ? "latency" : "energy") + " per batch is predicted to fall as the batch grows for " +
+             std::to_string(b.networks) + " of the " + std::to_string(b.of_networks) + " networks the " +
+             (r.two_stage ? "target " : "") + "model scored at two or more batches inside its trained ranges (worst: " +
+             config_key(b.smaller) + " " + fmt_num(b.smaller_value, 4) + unit + " against " + config_key(b.larger) +
+             " " + fmt_num(b.larger_value, 4) + unit + ", " + fmt_num(b.ratio, 3) +
+             "x). Less work does not cost more on hardware: the measurements the model follows there disagree with each "
+             "other (a noisy or launch-bound regime), so a ranking across those batches is uncertain" +
+             (b.pareto > 0 ? "; " + std::to_string(b.pareto) + " of the Pareto set " + (b.pareto == 1 ? "is" : "are") +
+                                 " of such networks"
+                           : std::string()),
+         true});
+  }
   return notes;
 }
 

@@ -1,0 +1,50 @@
+// Where a model predicts a smaller batch of a network to cost more per batch than a larger one:
+// the check recommend and screen share.
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
+
+#include "carb/screen.hpp"
+
+namespace carb {
+
+std::vector<BatchInversion> batch_inversions(const std::vector<Config>& configs,
+                                             const std::map<std::string, std::vector<double>>& cols,
+                                             const std::vector<bool>& inside, std::size_t* networks) {
+  // Each network's configurations inside the ranges, by its key at batch 1, in the order given.
+  std::unordered_map<std::string, std::vector<std::size_t>> by_network;
+  std::vector<std::string> order;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    if (i >= inside.size() || !inside[i]) continue;
+    Config at_one = configs[i];
+    at_one.batch = 1;
+    auto [it, fresh] = by_network.try_emplace(network_key(at_one));
+    if (fresh) order.push_back(it->first);
+    it->second.push_back(i);
+  }
+  if (networks)
+    *networks = static_cast<std::size_t>(
+        std::count_if(by_network.begin(), by_network.end(), [](const auto& n) { return n.second.size() > 1; }));
+  std::vector<BatchInversion> out;
+  for (const char* target : {"energy_j", "latency_ms"}) {
+    const auto col = cols.find(target);
+    if (col == cols.end()) continue;
+    const std::vector<double>& v = col->second;
+    for (const std::string& key : order) {
+      const auto& members = by_network.at(key);
+      BatchInversion worst{target, 0, 0, 0};
+      for (std::size_t a : members)
+        for (std::size_t c : members) {
+          if (configs[a].batch >= configs[c].batch || !(v[c] > 0) || !(v[a] > kPredictedBatchInversion * v[c])) continue;
+          if (v[a] / v[c] > worst.ratio) worst = {target, a, c, v[a] / v[c]};
+        }
+      if (worst.ratio > 0) out.push_back(worst);
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const BatchInversion& a, const BatchInversion& b) {
+    return std::tie(a.target, b.ratio) < std::tie(b.target, a.ratio);
+  });
+  return out;
+}
+
+}  // namespace carb
