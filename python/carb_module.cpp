@@ -100,20 +100,18 @@ py::array_t<double> array_of(std::size_t n, F value) {
 py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& configs, std::optional<double> confidence) {
   // A chunk at a time inside a stoppable call, so Ctrl-C stops a long list at the next chunk (as the
   // CLI's): a million configurations took minutes, deaf to it. The answers are the same as in one go.
-  constexpr std::size_t kChunk = 20000;
   const std::vector<carb::Prediction> p = stoppable([&] {
     const carb::StopOnSignalsScope scope;  // nested: reads the signal the call's own scope records
     std::vector<carb::Prediction> all;
     all.reserve(configs.size());
-    for (std::size_t at = 0; at < configs.size(); at += kChunk) {
-      if (const int sig = scope.signal())
-        throw carb::Interrupted(sig, "Model.predict interrupted by a signal after " + std::to_string(at) + " of " +
-                                         std::to_string(configs.size()) + " configurations; nothing was returned");
-      const std::vector<carb::Config> part(configs.begin() + static_cast<std::ptrdiff_t>(at),
-                                           configs.begin() + static_cast<std::ptrdiff_t>(std::min(configs.size(), at + kChunk)));
-      auto answers = m.predict(part, {}, confidence);
+    m.predict_chunked(configs, {}, confidence, [&](std::vector<carb::Prediction>&& answers, std::size_t) {
       all.insert(all.end(), std::make_move_iterator(answers.begin()), std::make_move_iterator(answers.end()));
-    }
+      if (const int sig = scope.signal(); sig != 0 && all.size() < configs.size())
+        throw carb::Interrupted(sig, "Model.predict interrupted by a signal after " + std::to_string(all.size()) +
+                                         " of " + std::to_string(configs.size()) +
+                                         " configurations; nothing was returned");
+      return true;
+    }, carb::kPredictChunk);
     return all;
   });
   py::dict out;

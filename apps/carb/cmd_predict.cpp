@@ -27,10 +27,10 @@ struct PredictCmd {
 };
 
 // Ninety-first hostile pass: a million configurations ran for minutes with nothing written and no
-// word of progress, and a kill lost everything. They are predicted kChunk at a time; a CSV is
-// written as each chunk is answered, and from kProgressFrom configurations on, stderr says how far
-// it has come (a terminal's line redrawn, a log's line every 30 s).
-constexpr std::size_t kChunk = 20000, kProgressFrom = 50000;
+// word of progress, and a kill lost everything. They are predicted kPredictChunk at a time; a CSV
+// is written as each chunk is answered, and from kProgressFrom configurations on, stderr says how
+// far it has come (a terminal's line redrawn, a log's line every 30 s).
+constexpr std::size_t kProgressFrom = 50000;
 
 std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<Config>& configs,
                                           const std::vector<Telemetry>& tel, std::optional<double> level, bool csv) {
@@ -40,17 +40,14 @@ std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<
   // and no word, an answer that looked complete. A signal now stops after the chunk being answered,
   // and says how much of the output there is. (One chunk ends as any command does: at once.)
   std::optional<detail::StopOnSignals> signals;
-  if (configs.size() > kChunk) signals.emplace();
+  if (configs.size() > kPredictChunk) signals.emplace();
   const bool tty = isatty(STDERR_FILENO) != 0, progress = configs.size() >= kProgressFrom;
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
-  if (progress && !tty) std::cerr << "carb predict: " << configs.size() << " configurations, " << kChunk << " at a time\n";
-  for (std::size_t at = 0; at < configs.size(); at += kChunk) {
-    const std::size_t end = std::min(configs.size(), at + kChunk);
-    const std::vector<Config> part(configs.begin() + at, configs.begin() + end);
-    const std::vector<Telemetry> part_tel =
-        tel.empty() ? std::vector<Telemetry>{} : std::vector<Telemetry>(tel.begin() + at, tel.begin() + end);
-    auto p = m.predict(part, part_tel, level);
+  if (progress && !tty)
+    std::cerr << "carb predict: " << configs.size() << " configurations, " << kPredictChunk << " at a time\n";
+  m.predict_chunked(configs, tel, level, [&](std::vector<Prediction>&& p, std::size_t at) {
+    const std::size_t end = at + p.size();
     if (csv) {
       std::ostringstream rows;
       write_predictions_csv(p, m.targets(), rows, nullptr, level, held_device(m));
@@ -71,12 +68,13 @@ std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<
     }
     const auto now = std::chrono::steady_clock::now();
     if (!progress || (end < configs.size() && std::chrono::duration<double>(now - last).count() < (tty ? 0.2 : 30.0)))
-      continue;
+      return true;
     last = now;
     const double s = std::chrono::duration<double>(now - start).count();
     std::cerr << (tty ? "\r" : "") << "carb predict: " << end << " of " << configs.size() << " configurations, "
               << fmt_num(s, 3) << " s" << (tty && end < configs.size() ? "" : "\n") << std::flush;
-  }
+    return true;
+  }, kPredictChunk);
   return all;
 }
 

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <memory>
@@ -114,6 +115,11 @@ struct DeviceLimits {
 
 struct TargetModel;  // the fitted pieces of one target (src/learn/target_model.hpp)
 
+/// How many configurations the CLI's `predict` and Python's `Model.predict` answer at a time
+/// (CarbModel::predict_chunked): a million took minutes deaf to Ctrl-C and writing nothing
+/// (ninety-first hostile pass); a chunk of this size takes about a second on 2 cores.
+inline constexpr std::size_t kPredictChunk = 20000;
+
 /// Which parts of a target's model a prediction uses (evaluation compares them; predict uses all).
 struct PredictParts {
   int only_learner = -1;  // >= 0: that learner alone; -1: the weighted blend
@@ -219,6 +225,16 @@ class CarbModel {
   /// intervals (check_confidence_level: any other level is refused, not rounded to a stored one).
   std::vector<Prediction> predict(const std::vector<Config>& configs, const std::vector<Telemetry>& telemetry = {},
                                   std::optional<double> confidence = std::nullopt) const;
+  /// predict() `chunk` configurations at a time, handing each chunk's answers to `each` with the
+  /// index of its first configuration, so that a caller can stream a long list (write as it goes,
+  /// show progress, stop on a signal) without holding every answer until the end. `each` returns
+  /// false to stop after that chunk (or throws). The answers equal predict()'s in one call; the level
+  /// is checked before the first chunk. Returns how many configurations were answered. InputError
+  /// for a chunk of 0 or telemetry that is neither empty nor one per configuration.
+  std::size_t predict_chunked(const std::vector<Config>& configs, const std::vector<Telemetry>& telemetry,
+                              std::optional<double> confidence,
+                              const std::function<bool(std::vector<Prediction>&& answers, std::size_t first)>& each,
+                              std::size_t chunk) const;
   /// One target's predictions, in its units, from the feature matrix its learners see: the blend (or
   /// one learner), the corrector, the analytic estimate and the back-transform. The one prediction
   /// path: predict_columns and evaluation both go through it.

@@ -369,6 +369,28 @@ void check_confidence_level(double confidence) {
                    " is not a level carb calibrates intervals at; use one of " + levels);
 }
 
+std::size_t CarbModel::predict_chunked(const std::vector<Config>& configs, const std::vector<Telemetry>& tel,
+                                       std::optional<double> confidence,
+                                       const std::function<bool(std::vector<Prediction>&&, std::size_t)>& each,
+                                       std::size_t chunk) const {
+  if (chunk == 0) throw InputError("a chunk of predictions must hold at least one configuration");
+  if (!tel.empty() && tel.size() != configs.size())
+    throw InputError("telemetry for " + std::to_string(tel.size()) + " configurations, but " +
+                     std::to_string(configs.size()) + " configurations: give one per configuration, or none");
+  if (confidence) check_confidence_level(*confidence);
+  for (std::size_t at = 0; at < configs.size(); at += chunk) {
+    const std::size_t end = std::min(configs.size(), at + chunk);
+    const auto first = configs.begin() + static_cast<std::ptrdiff_t>(at);
+    const std::vector<Config> part(first, configs.begin() + static_cast<std::ptrdiff_t>(end));
+    const std::vector<Telemetry> part_tel =
+        tel.empty() ? std::vector<Telemetry>{}
+                    : std::vector<Telemetry>(tel.begin() + static_cast<std::ptrdiff_t>(at),
+                                             tel.begin() + static_cast<std::ptrdiff_t>(end));
+    if (!each(predict(part, part_tel, confidence), at)) return end;
+  }
+  return configs.size();
+}
+
 std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, const std::vector<Telemetry>& tel,
                                            std::optional<double> confidence) const {
   if (confidence) check_confidence_level(*confidence);
