@@ -59,21 +59,31 @@ def main():
     if a.folds < 2:
         sys.exit("error: --folds must be at least 2")
     try:
-        with open(a.data, newline="") as f:
+        with open(a.data, newline="", encoding="utf-8") as f:
             reader = csv.DictReader(f)
             header = reader.fieldnames or []
             rows = [r for r in reader if r.get("status") == "ok"]
-    except OSError as e:
-        sys.exit(f"error: {e}")
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        sys.exit(f"error: {a.data}: {e}")
+    if any(None in r for r in rows):
+        sys.exit(f"error: {a.data}: a row has more fields than the header")
     for col in ("latency_ms", "latency_round_spread", "batch"):
         if col not in header:
             sys.exit(f"error: {a.data} has no {col} column (a dataset combined from rounds has latency_round_spread)")
-    try:
-        rows = [r for r in rows if r["latency_round_spread"] != "" and float(r["latency_ms"]) > 0]
-        for r in rows:
-            float(r["latency_round_spread"])
-    except ValueError as e:
-        sys.exit(f"error: {a.data}: {e}")
+    def finite(text, least):
+        try:
+            v = float(text)
+        except (TypeError, ValueError):
+            return False
+        return math.isfinite(v) and v >= least
+
+    # A latency or spread that is no finite number is no row to hold out (carb's reader refuses such
+    # a file when training; here such rows are counted and left out first).
+    usable = [r for r in rows if finite(r["latency_ms"], 1e-300) and finite(r["latency_round_spread"], 0)]
+    if len(usable) < len(rows):
+        print(f"{len(rows) - len(usable)} ok rows left out: latency_ms or latency_round_spread missing or no finite "
+              "number", file=sys.stderr)
+    rows = usable
     if len(rows) < 4 * a.folds:
         sys.exit(f"error: {a.data} has {len(rows)} ok rows with a round spread; {4 * a.folds} needed for {a.folds} folds")
     random.Random(a.seed).shuffle(rows)
@@ -86,7 +96,10 @@ def main():
             train = [r for i, r in enumerate(rows) if i % a.folds != k]
             path = os.path.join(d, "train.csv")
             write(path, header, train)
-            p = predict(carb.Model.train([path], **train_kw), test, a.confidence)
+            try:
+                p = predict(carb.Model.train([path], **train_kw), test, a.confidence)
+            except (carb.Error, ValueError) as e:
+                sys.exit(f"error: {a.data}: {e}")
             for i, r in enumerate(test):
                 y, v = float(r["latency_ms"]), p["latency_ms"][i]
                 lo, hi = p["latency_ms_lower"][i], p["latency_ms_upper"][i]

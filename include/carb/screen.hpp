@@ -155,7 +155,7 @@ struct ScreenBatchInversions {
   std::string target;
   std::size_t networks = 0;     // networks with an inversion on this target
   std::size_t of_networks = 0;  // networks scored at two or more batches inside the trained ranges
-  std::size_t pareto = 0;       // Pareto configurations of a network with an inversion on this target
+  std::size_t pareto = 0;       // Pareto configurations inside the ranges, of a network with an inversion here
   Config smaller, larger;       // the worst pair
   double smaller_value = 0, larger_value = 0, ratio = 0;
 };
@@ -237,6 +237,11 @@ struct ScreenResult {
   /// network (batch_inversions over the configurations it scored): per target, JSON
   /// "cost_falls_with_batch".
   std::vector<ScreenBatchInversions> cost_falls_with_batch;
+  /// How many networks that check compared (two or more batches inside the trained ranges), over every
+  /// configuration the deciding model scored: the whole space, or only the shortlist where a
+  /// two-stage screen's target model scored only that (batch_order_shortlist). JSON "batch_order".
+  std::size_t batch_order_networks = 0;
+  bool batch_order_shortlist = false;
   std::vector<Prediction> pareto;  // sorted by the rank target (ascending), then config_key
   Capacity capacity = Capacity::none;    // the maximized capacity measure
   std::vector<double> pareto_capacity;   // its value for each pareto entry (when capacity is set)

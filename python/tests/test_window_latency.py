@@ -19,7 +19,7 @@ def dataset(path, rows, idle_w=None):
         w.writerow(HEADER)
         for batch, loop, window_s, passes, energy in rows:
             w.writerow(["h200", "basic", 18, 1, 32, batch, "fp32", "ok", loop, energy, "p1", window_s, passes, 10,
-                        loop * 10 / 1000])
+                        loop * 10 / 1000 if isinstance(loop, (int, float)) else ""])
         w.writerow(["h200", "basic", 18, 1, 32, 999, "fp32", "error", "", "", "p1", "", "", "", ""])
     if idle_w is not None:
         path.with_suffix(".json").write_text(json.dumps({"protocols": {"p1": {"meter_check": {"idle_power_w": idle_w}}}}))
@@ -84,3 +84,50 @@ def test_writes_the_window_latency_to_a_new_file_only(tmp_path):
     r = run(data, "--write-window", out)
     assert r.returncode != 0 and "exists" in r.stderr and r.stdout == ""
     assert out.read_bytes() == before
+
+
+# Pass 100: a configuration twice was collapsed to its last row; impossible windows (negative passes,
+# infinite seconds, zero) were written as latencies or ended in a traceback; a row with an extra
+# field left a truncated output behind; a malformed sidecar was a traceback.
+def test_a_configuration_twice_is_refused(tmp_path):
+    data = dataset(tmp_path / "d.csv", [(1, 1.0, 1.0, 1000, 0.15), (1, 2.0, 1.0, 1000, 0.15)])
+    r = run(data)
+    assert r.returncode != 0 and r.stderr.startswith("error:") and "again (line 2)" in r.stderr
+
+
+def test_impossible_windows_are_left_out_and_kept_as_measured(tmp_path):
+    data = dataset(tmp_path / "d.csv", [(1, 1.0, 1.0, 1000, 0.15), (2, 1.0, 1.0, -5, 0.15), (4, 1.0, "inf", 1000, 0.15),
+                                        (8, 1.0, 0, 1000, 0.15), (16, "nan", 1.0, 1000, 0.15), (32, 0, 1.0, 1000, 0.15),
+                                        (64, 1.0, 1.0, 10.5, 0.15)], idle_w=100.0)
+    out = tmp_path / "w.csv"
+    r = run(data, "--write-window", out)
+    assert r.returncode == 0, r.stderr
+    assert "1 rows with an energy window" in r.stdout and "6 other ok rows left out" in r.stdout
+    assert "min 1.000" in r.stdout and "nan" not in r.stdout
+    assert "1 of 8 rows with the window's latency; 6 ok rows without a usable window keep the loop's" in r.stdout
+    written = {x["batch"]: x for x in csv.DictReader(open(out))}
+    original = {x["batch"]: x for x in csv.DictReader(open(data))}
+    for b in ("2", "4", "8", "16", "32", "64"):
+        assert written[b] == original[b]
+
+
+def test_a_failed_write_leaves_nothing_behind(tmp_path):
+    data = dataset(tmp_path / "d.csv", [(1, 1.0, 1.0, 1000, 0.15), (2, 1.0, 1.0, 1000, 0.15)])
+    lines = data.read_text().splitlines()
+    lines[2] += ",EXTRA"
+    data.write_text("\n".join(lines) + "\n")
+    r = run(data, "--write-window", tmp_path / "w.csv")
+    assert r.returncode != 0 and "line 3 has more fields" in r.stderr
+    r = run(tmp_path / "d.csv", "--write-window", tmp_path / "absent" / "w.csv")
+    assert r.returncode != 0 and "no folder" in r.stderr and r.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"]
+
+
+def test_a_sidecar_that_is_none_is_said_and_left_out(tmp_path):
+    data = dataset(tmp_path / "d.csv", [(1, 2.0, 1.0, 1000, 0.15), (2, 1.0, 1.0, 1000, 0.15)])
+    for text in ("[1, 2]", '{"protocols": null}', '{"protocols": {"p1": {"meter_check": {"idle_power_w": "121"}}}}',
+                 "\xff\xfe"):
+        (tmp_path / "d.json").write_bytes(text.encode("latin-1"))
+        r = run(data)
+        assert r.returncode == 0, r.stderr
+        assert "warning:" in r.stderr and "idle power recorded" not in r.stdout, text

@@ -118,7 +118,7 @@ std::vector<BatchInversion> inversions_of(const CarbModel& m, const std::vector<
   std::vector<bool> inside;
   inside.reserve(scored.size());
   for (const Config& c : scored) inside.push_back(m.envelope().outside(m.as_trained(c)).empty());
-  std::size_t networks = 0;
+  std::size_t& networks = r.batch_order_networks;
   const auto all = batch_inversions(scored, cols, inside, &networks);
   for (const BatchInversion& w : all) {
     if (r.cost_falls_with_batch.empty() || r.cost_falls_with_batch.back().target != w.target) {
@@ -144,6 +144,7 @@ void count_pareto_inversions(const std::vector<Config>& scored, ScreenResult& r,
         nets.insert(network_key(c));
       }
     for (const Prediction& p : r.pareto) {
+      if (!p.outside.empty()) continue;  // a guess there, and no part of the check
       Config c = p.config;
       c.batch = 1;
       s.pareto += nets.count(network_key(c));
@@ -219,7 +220,12 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
     cols = target->predict_columns(shortlist);
   }
 
-  const auto inversions = inversions_of(final_model, shortlist, cols, r);
+  // Over everything the deciding model scored (pass 100: over the shortlist only, the note said "the
+  // networks the model scored" of a few, and missed pairs whose larger batch the cut left out).
+  const bool scored_all = !target || !tgt_all.empty();
+  r.batch_order_shortlist = !scored_all && shortlist.size() < configs.size();
+  const auto inversions = scored_all ? inversions_of(final_model, configs, target ? tgt_all : src_cols, r)
+                                     : inversions_of(final_model, shortlist, cols, r);
   // Only where the deciding model scored no more than the shortlist (a target without the rank target).
   auto accepted = apply_budgets(final_model, shortlist, cols, r.budgets, o.confidence, &r.unbounded,
                                 target && tgt_all.empty() ? &r.nonpositive : nullptr);
@@ -240,7 +246,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
       }));
   r.stages.push_back({"within_budget", r.within_budget});
   pareto_of(std::move(accepted), o.capacity, r);
-  count_pareto_inversions(shortlist, r, inversions);
+  count_pareto_inversions(scored_all ? configs : shortlist, r, inversions);
   r.stages.push_back({"pareto", r.pareto.size()});
   if (o.validate)
     r.validation = validate_screen(configs, *o.validate, final_model, r.budgets, o.confidence,
@@ -279,6 +285,7 @@ nlohmann::json ScreenResult::to_json() const {
     j["drift_reference_ms"] = {
         {"source", source_drift_reference_ms ? nlohmann::json(*source_drift_reference_ms) : nlohmann::json()},
         {"target", target_drift_reference_ms ? nlohmann::json(*target_drift_reference_ms) : nlohmann::json()}};
+  j["batch_order"] = {{"networks", batch_order_networks}, {"over", batch_order_shortlist ? "shortlist" : "space"}};
   j["cost_falls_with_batch"] = nlohmann::json::array();
   for (const ScreenBatchInversions& s : cost_falls_with_batch)
     j["cost_falls_with_batch"].push_back({{"target", s.target},

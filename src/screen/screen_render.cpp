@@ -59,14 +59,16 @@ std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
     const std::string unit = latency ? " ms" : " J";
     notes.push_back(
         {std::string(latency ? "latency" : "energy") + " per batch is predicted to fall as the batch grows for " +
-             std::to_string(b.networks) + " of the " + std::to_string(b.of_networks) + " networks the " +
-             (r.two_stage ? "target " : "") + "model scored at two or more batches inside its trained ranges (worst: " +
+             std::to_string(b.networks) + " of the " + std::to_string(b.of_networks) +
+             " networks (family, depth, width, resolution, precision) the " + (r.two_stage ? "target " : "") +
+             "model scored at two or more batches inside its trained ranges" +
+             (r.batch_order_shortlist ? ", in the shortlist" : std::string()) + " (worst: " +
              config_key(b.smaller) + " " + fmt_num(b.smaller_value, 4) + unit + " against " + config_key(b.larger) +
              " " + fmt_num(b.larger_value, 4) + unit + ", " + fmt_num(b.ratio, 3) +
              "x). Less work does not cost more on hardware: the measurements the model follows there disagree with each "
              "other (a noisy or launch-bound regime), so a ranking across those batches is uncertain" +
              (b.pareto > 0 ? "; " + std::to_string(b.pareto) + " of the Pareto set " + (b.pareto == 1 ? "is" : "are") +
-                                 " of such networks"
+                                 " of such networks, inside the ranges"
                            : std::string()),
          true});
   }

@@ -839,11 +839,45 @@ TEST(Screen, ACostThatFallsAsTheBatchGrowsIsSaid) {
   EXPECT_EQ(j[1]["target"], "latency_ms");
   EXPECT_EQ(j[1]["networks"], r.cost_falls_with_batch[1].networks);
   EXPECT_EQ(j[1]["worst"]["smaller"]["batch"], r.cost_falls_with_batch[1].smaller.batch);
+  EXPECT_EQ(r.batch_order_networks, r.cost_falls_with_batch[0].of_networks);
+  EXPECT_EQ(r.to_json()["batch_order"]["over"], "space");
+  // Pass 100: with a cut, the count covered the shortlist while saying "the networks the model scored".
+  // The model scored the whole space, and the check covers it.
+  ScreenOptions cut;
+  cut.top_k = 30;
+  const auto c30 = screen(cs, m, nullptr, cut);
+  ASSERT_EQ(c30.cost_falls_with_batch.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(c30.cost_falls_with_batch[i].networks, r.cost_falls_with_batch[i].networks);
+    EXPECT_EQ(c30.cost_falls_with_batch[i].of_networks, r.cost_falls_with_batch[i].of_networks);
+  }
+  EXPECT_FALSE(c30.batch_order_shortlist);
+  // A target model that scores only the shortlist (it lacks the rank target) is checked there, and says so.
+  ScreenOptions two;
+  two.top_k = 200;
+  two.rank_by = "energy";
+  Dataset noisy_no_energy = testing::synthetic_cost_dataset(1, false);
+  for (Record& row : noisy_no_energy.rows)
+    if (row.config.batch == 1 && row.config.precision == Precision::fp32) *row.latency_ms *= 4;
+  const CarbModel latency_only = CarbModel::train(noisy_no_energy, testing::tiny_train_options());
+  const auto t = screen(cs, m, &latency_only, two);
+  EXPECT_TRUE(t.batch_order_shortlist);
+  EXPECT_EQ(t.to_json()["batch_order"]["over"], "shortlist");
+  EXPECT_LE(t.batch_order_networks, 200u / 2);  // two of the 200 shortlisted at least per network compared
+  ASSERT_FALSE(t.cost_falls_with_batch.empty());
+  for (const auto& n : screen_notes(t)) {
+    if (n.text.find("per batch is predicted to fall") != std::string::npos) {
+      EXPECT_NE(n.text.find("inside its trained ranges, in the shortlist"), std::string::npos) << n.text;
+    }
+  }
   // The same data as hardware behaves: nothing to say, and the JSON says so with an empty list.
   const CarbModel clean = CarbModel::train(testing::synthetic_cost_dataset(0, true), testing::tiny_train_options());
   const auto ok = screen(cs, clean, nullptr, ScreenOptions{});
   EXPECT_TRUE(ok.cost_falls_with_batch.empty());
   EXPECT_TRUE(ok.to_json()["cost_falls_with_batch"].empty());
+  // What was compared is said even when nothing was found (pass 100: "[]" alone could mean nothing compared).
+  EXPECT_EQ(ok.to_json()["batch_order"]["networks"], ok.batch_order_networks);
+  EXPECT_GT(ok.batch_order_networks, 0u);
 }
 
 }  // namespace
