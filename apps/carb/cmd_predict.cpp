@@ -38,9 +38,7 @@ std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<
   all.reserve(configs.size());
   // Ninety-sixth hostile pass: SIGINT/SIGTERM ended a streamed CSV between chunks with whole rows
   // and no word, an answer that looked complete. A signal now stops after the chunk being answered,
-  // and says how much of the output there is. (One chunk ends as any command does: at once.)
-  std::optional<detail::StopOnSignals> signals;
-  if (configs.size() > kPredictChunk) signals.emplace();
+  // and says how much of the output there is (run() holds the signals).
   const bool tty = isatty(STDERR_FILENO) != 0, progress = configs.size() >= kProgressFrom;
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
@@ -55,7 +53,7 @@ std::vector<Prediction> predict_in_chunks(const CarbModel& m, const std::vector<
       std::cout << (at == 0 ? text : text.substr(text.find('\n') + 1)) << std::flush;  // one header
     }
     all.insert(all.end(), std::make_move_iterator(p.begin()), std::make_move_iterator(p.end()));
-    if (signals && detail::stop_signal() != 0 && (end < configs.size() || !csv)) {  // a table: nothing printed yet
+    if (detail::stop_signal() != 0 && (end < configs.size() || !csv)) {  // a table: nothing printed yet
       if (progress && tty) std::cerr << '\n';
       // Ninety-eighth hostile pass: with standard output failing (a full disk, closed) it claimed the
       // answers it could not write.
@@ -98,7 +96,12 @@ void run(const PredictCmd& c) {
     }
   }
   const std::optional<double> level = c.confidence > 0 ? std::optional<double>(c.confidence) : std::nullopt;
+  // Held until the output is whole (hundred-and-first hostile pass: a JSON or table being written
+  // when the signal came was cut mid-token, without a word): a signal stops the work between chunks,
+  // before a JSON or table is written, or once the output is whole, and says which.
+  const detail::StopOnSignals signals;
   const auto p = predict_in_chunks(m, configs, tel, level, c.format == "csv");
+  std::ostringstream text;  // a JSON or table, built whole before a byte of it is written
   // Costs no configuration has, intervals with no upper bound and why, networks never measured: the
   // same count and words as Python's warnings (carb/prediction_notes.hpp).
   for (const PredictionNote& n : prediction_note_lines(count_prediction_notes(p, m), m, level, "--confidence"))
@@ -107,7 +110,7 @@ void run(const PredictCmd& c) {
     std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "
               << fmt_num(*m.drift_reference_ms()) << " ms\n";
   if (c.format == "json") {
-    std::cout << predictions_to_json(p, m, level).dump(1) << '\n';
+    text << predictions_to_json(p, m, level).dump(1) << '\n';
   } else if (c.format == "csv") {
     // Written as predicted (predict_in_chunks).
   } else {
@@ -146,8 +149,17 @@ void run(const PredictCmd& c) {
       if (any_outside) row.push_back(outside_text(x.outside));
       t.add(row);
     }
-    t.print(std::cout);
+    t.print(text);
   }
+  if (c.format != "csv") {
+    detail::throw_if_stopped("predict", "nothing was written");
+    std::cout << text.str() << std::flush;
+  }
+  const std::string whole = "the output is whole: it holds the answers for all " + std::to_string(p.size()) +
+                            " configurations";
+  detail::throw_if_stopped("predict", std::cout.good() ? whole.c_str()
+                                                       : "standard output could not be written either: it holds none "
+                                                         "or part of the answers");
 }
 
 Registrar reg({"predict", "Predict peak memory, energy and latency of configurations with a trained model",

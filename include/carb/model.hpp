@@ -117,7 +117,7 @@ struct TargetModel;  // the fitted pieces of one target (src/learn/target_model.
 
 /// How many configurations the CLI's `predict` and Python's `Model.predict` answer at a time
 /// (CarbModel::predict_chunked): a million took minutes deaf to Ctrl-C and writing nothing
-/// (ninety-first hostile pass); a chunk of this size takes about a second on 2 cores.
+/// (ninety-first hostile pass); a chunk is what is written, or lost to a signal, at once.
 inline constexpr std::size_t kPredictChunk = 20000;
 
 /// Which parts of a target's model a prediction uses (evaluation compares them; predict uses all).

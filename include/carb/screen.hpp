@@ -145,6 +145,7 @@ struct BatchInversion {
 /// energy_j that `cols` holds, among the configurations with `inside[i]` (inside the trained ranges:
 /// outside them a cost is flagged as a guess already). `networks`, when given, is set to how many
 /// networks have two or more batches among them. Sorted by target, then ratio descending.
+/// InputError where `inside` or a column of `cols` does not hold one value per configuration.
 std::vector<BatchInversion> batch_inversions(const std::vector<Config>& configs,
                                              const std::map<std::string, std::vector<double>>& cols,
                                              const std::vector<bool>& inside, std::size_t* networks = nullptr);

@@ -23,7 +23,8 @@ def test_every_row_is_held_out_once_and_each_grouping_covers_them_all(rows_csv):
     assert counts[0] == ok
     assert sum(counts[1:5]) == ok and sum(counts[5:9]) == ok and sum(counts[9:]) == ok
     shares = [float(s) for s in re.findall(r"coverage\s+([\d.]+)%", r.stdout)]
-    assert all(0 <= s <= 100 for s in shares) and len(shares) == len(counts)
+    # Intervals the right way round hold most of the rows at 0.8 (a swapped lower and upper holds none).
+    assert shares[0] >= 60
     # Overall coverage is the rows' mean over any grouping.
     assert abs(sum(c * s for c, s in zip(counts[1:5], shares[1:5])) / ok - shares[0]) < 0.2
 

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import SOURCE
 
 SCRIPT = SOURCE / "scripts" / "window_latency.py"
@@ -46,15 +47,18 @@ def test_ratios_and_power_below_idle(tmp_path):
 
 def test_repeat_agreement_scores_each_latency(tmp_path):
     first = dataset(tmp_path / "a.csv", [(1, 1.0, 1.0, 1000, 0.1), (2, 2.0, 2.0, 1000, 0.2), (4, 4.0, 4.0, 1000, 0.4)])
-    # The repeat's window means equal the first's exactly; its loop latencies do not.
-    again = dataset(tmp_path / "b.csv", [(1, 1.5, 1.0, 1000, 0.1), (2, 2.0, 2.0, 1000, 0.2), (4, 3.0, 4.0, 1000, 0.4)])
+    # The repeat's window means equal the first's exactly; its loop latencies do not (batch 1 and 4
+    # are 50% and 25% off, batch 2 exact: median 25%). Its rows in another order: paired by
+    # configuration, not by position.
+    again = dataset(tmp_path / "b.csv", [(4, 3.0, 4.0, 1000, 0.4), (1, 1.5, 1.0, 1000, 0.1), (2, 2.0, 2.0, 1000, 0.2)])
     r = run(first, "--repeat", again)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
-    window = next(l for l in lines if l.strip().startswith("window mean"))
-    loop = next(l for l in lines if l.strip().startswith("loop latency "))
+    agreement = lines[next(i for i, l in enumerate(lines) if l.startswith("agreement with")) + 1:]
+    window = next(l for l in agreement if l.strip().startswith("window mean"))
+    loop = next(l for l in agreement if l.strip().startswith("loop latency"))
     assert "R2 1.000" in window and "median |dev| 0.0%" in window
-    assert "R2 1.000" not in loop
+    assert "R2 1.000" not in loop and "median |dev| 25.0%" in loop
     assert "idle power" not in r.stdout  # no sidecar, nothing said of power
 
 
@@ -131,3 +135,47 @@ def test_a_sidecar_that_is_none_is_said_and_left_out(tmp_path):
         r = run(data)
         assert r.returncode == 0, r.stderr
         assert "warning:" in r.stderr and "idle power recorded" not in r.stdout, text
+
+
+def load_script():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("window_latency", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_write_that_fails_at_the_last_step_leaves_no_temporary(tmp_path, monkeypatch):
+    # The output appears by linking a whole temporary into place; a link that fails (the name taken
+    # meanwhile, a full disk) must leave neither the output nor the temporary.
+    data = dataset(tmp_path / "d.csv", [(1, 2.0, 1.0, 1000, 0.15), (2, 1.0, 1.0, 1000, 0.15)])
+    script = load_script()
+
+    def taken(src, dst):
+        raise FileExistsError(17, "File exists", str(dst))
+
+    monkeypatch.setattr(script.os, "link", taken)
+    monkeypatch.setattr(sys, "argv", ["window_latency.py", str(data), "--write-window", str(tmp_path / "w.csv")])
+    with pytest.raises(SystemExit) as e:
+        script.main()
+    assert "error:" in str(e.value.code) and "File exists" in str(e.value.code)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv"]
+
+
+def test_the_output_has_the_permissions_a_new_file_gets(tmp_path):
+    data = dataset(tmp_path / "d.csv", [(1, 2.0, 1.0, 1000, 0.15), (2, 1.0, 1.0, 1000, 0.15)])
+    out = tmp_path / "w.csv"
+    r = subprocess.run(["sh", "-c", f'umask 022 && "{sys.executable}" "{SCRIPT}" "{data}" --write-window "{out}"'],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert out.stat().st_mode & 0o777 == 0o644  # mkstemp alone makes 0600
+
+
+def test_input_from_a_pipe_is_read_once(tmp_path):
+    data = dataset(tmp_path / "d.csv", [(1, 2.0, 1.0, 1000, 0.15), (2, 1.0, 1.0, 1000, 0.15)])
+    out = tmp_path / "w.csv"
+    with open(data) as stdin:
+        r = subprocess.run([sys.executable, str(SCRIPT), "/dev/stdin", "--write-window", str(out)], stdin=stdin,
+                           capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert len(out.read_text().splitlines()) == 4  # header, two ok rows, the error row

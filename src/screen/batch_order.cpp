@@ -4,6 +4,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "carb/error.hpp"
 #include "carb/screen.hpp"
 
 namespace carb {
@@ -11,11 +12,18 @@ namespace carb {
 std::vector<BatchInversion> batch_inversions(const std::vector<Config>& configs,
                                              const std::map<std::string, std::vector<double>>& cols,
                                              const std::vector<bool>& inside, std::size_t* networks) {
+  if (inside.size() != configs.size())
+    throw InputError("batch order: " + std::to_string(inside.size()) + " inside-the-ranges flags for " +
+                     std::to_string(configs.size()) + " configurations");
+  for (const auto& [target, v] : cols)
+    if (v.size() != configs.size())
+      throw InputError("batch order: " + std::to_string(v.size()) + " " + target + " values for " +
+                       std::to_string(configs.size()) + " configurations");
   // Each network's configurations inside the ranges, by its key at batch 1, in the order given.
   std::unordered_map<std::string, std::vector<std::size_t>> by_network;
   std::vector<std::string> order;
   for (std::size_t i = 0; i < configs.size(); ++i) {
-    if (i >= inside.size() || !inside[i]) continue;
+    if (!inside[i]) continue;
     Config at_one = configs[i];
     at_one.batch = 1;
     auto [it, fresh] = by_network.try_emplace(network_key(at_one));

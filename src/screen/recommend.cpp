@@ -3,7 +3,6 @@
 #include "carb/recommend.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <map>
 #include <cmath>
 #include <set>
@@ -155,7 +154,7 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
     for (const char* t : {"latency_ms", "energy_j"})
       if (const auto v = p.value.find(t); v != p.value.end()) cols[t].push_back(v->second);
   }
-  for (auto it = cols.begin(); it != cols.end();) it = it->second.size() == preds.size() ? std::next(it) : cols.erase(it);
+  // predict answers every target of the model for every configuration: one value per candidate.
   auto inversions = batch_inversions(configs, cols, inside);
   std::sort(inversions.begin(), inversions.end(), [&](const BatchInversion& a, const BatchInversion& b) {
     return std::make_pair(to_string(preds[a.smaller].config.precision), a.target) <

@@ -3,7 +3,9 @@
 // stderr (ninety-first hostile pass: a million configurations ran for minutes with nothing written
 // and no word, and a kill lost everything).
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -121,6 +123,64 @@ TEST(PredictCli, AnInterruptedCsvSaysHowMuchOfTheAnswerItHolds) {
   EXPECT_EQ(said.find("it holds the answers for the first"), std::string::npos) << said;
   EXPECT_TRUE(said.find("standard output could not be written either") != std::string::npos ||
               said.find("cannot write the output to standard output") != std::string::npos) << said;
+}
+
+// Hundred-and-first hostile pass: a JSON or table being written when SIGINT/SIGTERM came was cut
+// mid-token (2,097,152 bytes of a JSON, inside a string) and nothing was said. The output is built
+// whole and written under the signal guard: stopped while writing, it finishes and says the output
+// is whole. Deterministic: the JSON goes into a pipe nobody reads until the signal is sent, so carb
+// is blocked in its write when it arrives.
+TEST(PredictCli, AJsonInterruptedWhileWrittenIsWrittenWhole) {
+  const auto configs = basic_grid(40, 8);
+  const fs::path dir = scratch().dir();
+  {
+    std::ofstream out(dir / "whole.csv");
+    ::carb::write_configs_csv(configs, out);
+  }
+  ::carb::testing::synthetic_source_model().save(dir / "whole_model");
+  for (const std::string format : {"json", "table"}) {
+    SCOPED_TRACE(format);
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const fs::path err = dir / ("whole_" + format + ".err");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::dup2(fds[1], 1);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      const int e = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      ::dup2(e, 2);
+      const std::string model = (dir / "whole_model").string(), list = (dir / "whole.csv").string();
+      ::execl(CARB_BINARY, CARB_BINARY, "predict", "--model", model.c_str(), "--configs", list.c_str(), "--format",
+              format.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    ASSERT_GT(pid, 0);
+    ::close(fds[1]);
+    // The first byte: carb is writing (and, the pipe full, blocked there).
+    char first = 0;
+    ASSERT_EQ(::read(fds[0], &first, 1), 1) << slurp(err);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    std::string text(1, first);
+    char buf[65536];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;)
+      if (n > 0) text.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    const int status = ::carb::test::wait_status(pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "predict died by the signal while writing";
+    EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+    EXPECT_NE(slurp(err).find("carb: predict interrupted by SIGTERM; the output is whole: it holds the answers for all "
+                              "100000 configurations"),
+              std::string::npos)
+        << slurp(err);
+    if (format == "json") {
+      const auto j = nlohmann::json::parse(text);  // throws on a cut document
+      EXPECT_EQ(j["predictions"].size(), configs.size());
+    } else {
+      EXPECT_EQ(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), configs.size() + 2);  // head, rule
+    }
+  }
 }
 
 }  // namespace

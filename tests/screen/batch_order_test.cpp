@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "carb/error.hpp"
 #include "carb/screen.hpp"
 
 namespace carb {
@@ -64,6 +65,13 @@ TEST(BatchOrder, OrderedByTargetThenRatio) {
   EXPECT_EQ(w[2].target, "latency_ms");
   EXPECT_EQ(w[2].smaller, 2u);  // 3x before 2x
   EXPECT_EQ(w[3].smaller, 0u);
+}
+
+TEST(BatchOrder, ColumnsOfAnotherLengthAreRefused) {
+  const std::vector<Config> c = {net(18, 1), net(18, 2)};
+  EXPECT_THROW(batch_inversions(c, {{"energy_j", {1.0}}}, {true, true}), InputError);
+  EXPECT_THROW(batch_inversions(c, {{"energy_j", {2.0, 1.0}}}, {true}), InputError);
+  EXPECT_EQ(batch_inversions(c, {{"energy_j", {2.0, 1.0}}}, {true, true}).size(), 1u);
 }
 
 }  // namespace
