@@ -40,7 +40,9 @@ Registrar reg(
          if (*format == "json")
            std::cout << nlohmann::json{{"out", o->out.string()},
                                        {"bytes", std::filesystem::file_size(o->out)}}
-                            .dump()
+                            // A file name is bytes, not always UTF-8 (hundred-and-second hostile pass:
+                            // an internal error, exit 3, after the report was written).
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)
                      << '\n';
          else
            std::cout << "wrote " << printable(o->out.string()) << '\n';

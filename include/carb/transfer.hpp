@@ -99,6 +99,9 @@ struct TransferResult {
   std::optional<TransferModel> model;
   std::map<std::string, ZeroShot> zero_shot;
   std::map<std::string, std::vector<FewShotPoint>> few_shot_model;
+  /// What the figures rest on (JSON "notes", "note:" lines in the table): both sides one platform,
+  /// so a repeatability and not a transfer, and their protocols where they differ.
+  std::vector<std::string> notes;
 
   /// The `carb transfer --format json` document (see the file comment).
   nlohmann::json to_json() const;

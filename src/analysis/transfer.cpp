@@ -3,6 +3,7 @@
 #include "carb/transfer.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include <map>
 #include <random>
@@ -60,6 +61,14 @@ std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vect
     std::seed_seq seq{o.seed, static_cast<unsigned>(k),
                       static_cast<unsigned>(std::hash<std::string>{}(target))};
     std::mt19937_64 rng(seq);
+    // Hundred-and-second hostile pass: "mean over 20 draws" of 3 configurations at k = 2, where only 3
+    // calibration sets exist. C(n, k), counted up to the draws.
+    double sets = 1;
+    for (std::size_t i = 0; i < kk && sets < o.repeats; ++i) sets = sets * static_cast<double>(n - i) / static_cast<double>(i + 1);
+    const std::string repeated =
+        sets < o.repeats ? "only " + fmt_num(std::round(sets), 6) + " distinct calibration sets of " + std::to_string(k) +
+                               " in " + std::to_string(n) + ": the draws repeat them"
+                         : "";
     double mae = 0, mape = 0, nonpositive = 0;
     for (int r = 0; r < o.repeats; ++r) {
       const auto idx = draw(n, kk, rng);
@@ -74,7 +83,7 @@ std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vect
       nonpositive += static_cast<double>(std::count_if(pred.begin(), pred.end(), [](double v) { return v <= 0; })) /
                      static_cast<double>(pred.size());
     }
-    out.push_back({k, mae / o.repeats, mape / o.repeats, o.repeats, "", nonpositive / o.repeats});
+    out.push_back({k, mae / o.repeats, mape / o.repeats, o.repeats, repeated, nonpositive / o.repeats});
   }
   return out;
 }
@@ -164,6 +173,31 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
   TransferResult res;
   res.source_platforms = platforms_of(source);
   res.target_platforms = platforms_of(dest);
+  // Hundred-and-second hostile pass: a platform against its own re-measurement (values rounded, or
+  // another day's run under another protocol) read as a transfer with slope 1 and R² 1.
+  if (res.source_platforms == res.target_platforms) {
+    const auto protocols = [](const Dataset& d) {
+      std::set<std::string> out;
+      for (const auto& r : d.rows)
+        if (r.status == Status::ok) {
+          const auto it = r.extra.find("protocol_id");
+          out.insert(it == r.extra.end() || it->second.empty() ? "none recorded" : it->second);
+        }
+      return out;
+    };
+    const auto pa = protocols(source), pb = protocols(dest);
+    std::string names;
+    for (const auto& p : res.source_platforms) names += (names.empty() ? "" : ", ") + p;
+    const auto list = [](const std::set<std::string>& s) {
+      std::string out;
+      for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
+      return out;
+    };
+    res.notes.push_back("both datasets measure " + names +
+                        ": this compares two measurements of one platform (their repeatability), not a transfer "
+                        "between platforms" +
+                        (pa != pb ? "; their protocols differ (" + list(pa) + " against " + list(pb) + ")" : ""));
+  }
   res.seed = o.seed;
   res.repeats = o.repeats;
   // A target one side measured and the other did not is said, not dropped (seventy-seventh hostile
@@ -236,8 +270,17 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
     // Seventy-seventh hostile pass: scored without a word, as if the source told the target apart.
     if (constant)
       for (FewShotPoint& p : res.few_shot[j.target])
-        if (p.mae) p.note = "the source never varies: each fit learns an offset only";
+        if (p.mae) p.note = "the source never varies: each fit learns an offset only" + (p.note.empty() ? "" : "; " + p.note);
     if (model) add_model_sections(j, *model, telemetry_for(source, j.configs), o, res);
+    // Hundred-and-second hostile pass: a target that never varies scored MAE 0, MAPE 0 as if the
+    // calibration had learned it; any offset fits a constant.
+    if (std::all_of(j.dest.begin(), j.dest.end(), [&](double v) { return v == j.dest.front(); }))
+      for (auto* sec : {&res.few_shot, &res.few_shot_model})
+        if (auto it = sec->find(j.target); it != sec->end())
+          for (FewShotPoint& p : it->second)
+            if (p.mae)
+              p.note = "the target never varies: an offset fits it exactly, which says nothing of a transfer" +
+                       (p.note.empty() ? "" : "; " + p.note);
   }
   return res;
 }

@@ -66,6 +66,7 @@ json TransferResult::to_json() const {
               {"few_shot", json::object()}};
   for (const auto& [t, f] : targets) doc["targets"][t] = fit_json(f);
   for (const auto& [t, points] : few_shot) doc["few_shot"][t] = few_shot_json(points);
+  doc["notes"] = notes;
   if (model) {
     doc["model"] = {{"platform", model->platform}, {"targets", model->targets}};
     if (!model->note.empty()) doc["model"]["note"] = model->note;
@@ -79,7 +80,9 @@ json TransferResult::to_json() const {
 
 void render_transfer_table(const TransferResult& r, std::ostream& out) {
   out << "transfer " << json(r.source_platforms).dump() << " -> " << json(r.target_platforms).dump()
-      << "\n\n";
+      << "\n";
+  for (const auto& n : r.notes) out << "note: " << n << '\n';
+  out << '\n';
   TextTable fits({"target", "n", "slope", "intercept", "r2", "spearman"});
   for (const auto& [t, f] : r.targets)
     if (f.available)

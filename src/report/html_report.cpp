@@ -196,6 +196,11 @@ void check_report_output(const ReportOptions& o, bool at_write = false) {
   }
   const auto st = std::filesystem::status(o.out, ec);
   if (st.type() == std::filesystem::file_type::not_found) return;
+  // Hundred-and-second hostile pass: a folder was refused with "pass --force to replace it", which
+  // then failed on the folder.
+  if (st.type() == std::filesystem::file_type::directory)
+    throw InputError(o.out.string() + " is a folder; give --out a file name (e.g. " +
+                     (o.out / "report.html").string() + ")");
   const std::string why = report_replace_refusal(o.out, st);
   if (why.empty()) return;
   if (!o.force) throw InputError(o.out.string() + why + "; choose another --out, or pass --force to replace it");

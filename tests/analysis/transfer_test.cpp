@@ -61,13 +61,15 @@ TEST(Transfer, AConstantSourceDefinesNoSlopeOrRankCorrelation) {
   EXPECT_FALSE(std::isnan(transfer(a, b).targets.at("peak_memory_mb").slope));  // the others vary
   // Its few-shot errors are of fits that learn an offset only, and say so (seventy-seventh pass).
   int scored = 0;  // a test audit: with no scored point the check below never ran
-  for (const FewShotPoint& p : transfer(a, b).few_shot.at("latency_ms"))
+  // Held by name: a reference into a temporary's member dies before the loop runs (a review).
+  const TransferResult res = transfer(a, b);
+  for (const FewShotPoint& p : res.few_shot.at("latency_ms"))
     if (p.mae) {
       ++scored;
       EXPECT_NE(p.table_note().find("learns an offset only"), std::string::npos) << p.k;
     }
   EXPECT_GT(scored, 0);
-  for (const FewShotPoint& p : transfer(a, b).few_shot.at("peak_memory_mb")) EXPECT_EQ(p.note.find("offset"), std::string::npos);
+  for (const FewShotPoint& p : res.few_shot.at("peak_memory_mb")) EXPECT_EQ(p.note.find("offset"), std::string::npos);
 }
 
 // Seventy-sixth and seventy-seventh hostile passes: NaN source latencies were joined and a rank
@@ -111,6 +113,54 @@ TEST(Transfer, ACopyOfTheSourceIsRefusedTwoRoundsOfOnePlatformAreNot) {
   round2.rows.front().latency_ms = *round2.rows.front().latency_ms * 1.01;
   EXPECT_TRUE(transfer(a, round2).targets.at("latency_ms").available);
   EXPECT_NO_THROW(transfer(a, synthetic_affine_copy(a, 1.0, 0.0, "synthetic-b")));  // another platform agreeing
+}
+
+// Hundred-and-second hostile pass: a platform against its own re-measurement (rounded values,
+// another protocol) read as a perfect transfer; a constant target scored MAE 0 without a word; three
+// configurations at k = 2 claimed 20 draws where 3 calibration sets exist.
+TEST(Transfer, OnePlatformTwiceAConstantTargetAndRepeatedDrawsAreSaid) {
+  const Dataset a = synthetic_grid(true, false);
+  Dataset round2 = a;
+  round2.rows.front().latency_ms = *round2.rows.front().latency_ms * 1.01;
+  TransferResult r = transfer(a, round2);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("two measurements of one platform (their repeatability), not a transfer"), std::string::npos)
+      << r.notes[0];
+  EXPECT_EQ(r.notes[0].find("protocols differ"), std::string::npos) << r.notes[0];
+  for (Record& row : round2.rows) row.extra["protocol_id"] = "p2";
+  r = transfer(a, round2);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_NE(r.notes[0].find("their protocols differ (none recorded against p2)"), std::string::npos) << r.notes[0];
+  EXPECT_EQ(r.to_json()["notes"], nlohmann::json(r.notes));
+  std::ostringstream table;
+  render_transfer_table(r, table);
+  EXPECT_NE(table.str().find("note: both datasets measure"), std::string::npos) << table.str();
+  EXPECT_TRUE(transfer(a, synthetic_affine_copy(a, 2.0, 3.0, "synthetic-b")).notes.empty());  // two platforms
+
+  Dataset constant = synthetic_affine_copy(a, 2.0, 3.0, "synthetic-b");
+  for (Record& row : constant.rows) row.latency_ms = 20.0;
+  int said = 0;
+  const TransferResult flat = transfer(a, constant);
+  for (const FewShotPoint& p : flat.few_shot.at("latency_ms"))
+    if (p.mae) {
+      ++said;
+      EXPECT_NE(p.note.find("the target never varies"), std::string::npos) << p.k;
+    }
+  EXPECT_GT(said, 0);
+  for (const FewShotPoint& p : flat.few_shot.at("peak_memory_mb"))
+    EXPECT_EQ(p.note.find("never varies"), std::string::npos);
+
+  Dataset three = synthetic_affine_copy(a, 2.0, 3.0, "synthetic-b");
+  three.rows.resize(3);
+  TransferOptions o;
+  o.ks = {2};
+  const auto points = transfer(a, three, o).few_shot.at("latency_ms");
+  ASSERT_EQ(points.size(), 1u);
+  ASSERT_TRUE(points[0].mae);
+  EXPECT_NE(points[0].note.find("only 3 distinct calibration sets of 2 in 3: the draws repeat them"), std::string::npos)
+      << points[0].note;
+  // Enough sets for the draws: nothing said.
+  EXPECT_TRUE(transfer(a, synthetic_affine_copy(a, 2.0, 3.0, "synthetic-b"), o).few_shot.at("latency_ms")[0].note.empty());
 }
 
 TEST(Transfer, MonotoneNonLinearMapKeepsRanksButNotR2) {

@@ -507,6 +507,20 @@ TEST(CliReliability, NoOutputReplacesAMeasurementStoreEvenWithForce) {
   EXPECT_EQ(nl.status, 1) << nl.err;
   EXPECT_TRUE(one_line(nl.err)) << nl.err;
   EXPECT_NE(nl.err.find("st\\x0aexp.csv: the output's name holds a control character"), std::string::npos) << nl.err;
+  // Hundred-and-second hostile pass: a folder as --out was refused with advice to pass --force, which
+  // then failed on the folder; and --format json exited 3 with an internal error after writing a
+  // report whose name is not UTF-8.
+  fs::create_directories(scratch().dir() / "st_folder");
+  const CliRun folder = carb("report --data st_data.csv --out st_folder", "st_folder");
+  EXPECT_EQ(folder.status, 1) << folder.err;
+  EXPECT_TRUE(one_line(folder.err)) << folder.err;
+  EXPECT_NE(folder.err.find("is a folder; give --out a file name"), std::string::npos) << folder.err;
+  EXPECT_EQ(folder.err.find("--force"), std::string::npos) << folder.err;
+  const CliRun bytes = carb("report --data st_data.csv --out \"$(printf 'st\377.html')\" --format json", "st_bytes");
+  EXPECT_EQ(bytes.status, 0) << bytes.err;
+  const auto doc = nlohmann::json::parse(bytes.out);  // valid JSON, the byte replaced
+  EXPECT_GT(doc["bytes"].get<long>(), 0);
+  EXPECT_NE(doc["out"].get<std::string>().find("st\xEF\xBF\xBD.html"), std::string::npos) << bytes.out;
 }
 
 

@@ -107,8 +107,47 @@ TEST(Report, SamePlatformTwiceHasNoTransferFit) {
   ReportInputs in = synthetic_inputs(true);
   in.datasets.push_back(in.datasets[0]);
   const std::string html = render_report_html(in);
-  EXPECT_NE(html.find("all datasets come from the same platform"), std::string::npos);
+  EXPECT_NE(html.find("(two measurements of one platform, not a transfer)"), std::string::npos);
   EXPECT_EQ(html.find("fit y ="), std::string::npos);
+}
+
+// Hundred-and-second hostile pass: beside a real transfer, a same-platform pair was left out without
+// a word; datasets without an ok row were "the same platform"; a target without a fit vanished from
+// the tables while `carb transfer` said why.
+TEST(Report, EveryPairAndTargetLeftOutIsSaid) {
+  ReportInputs in = synthetic_inputs(true);
+  const Dataset a = in.datasets[0].data;
+  in.datasets.push_back({"synthetic-b.csv", synthetic_affine_copy(a, 2, 3, "synthetic-b")});
+  in.datasets.push_back({"again.csv", a});
+  std::string html = render_report_html(in);
+  EXPECT_NE(html.find("fit y = 2x + 3"), std::string::npos);
+  EXPECT_NE(html.find("not compared: "), std::string::npos);
+  EXPECT_NE(html.find("(two measurements of one platform, not a transfer)"), std::string::npos);
+  // A target the second platform did not measure: a row with the reason.
+  Dataset no_energy = synthetic_affine_copy(a, 2, 3, "synthetic-c");
+  for (Record& r : no_energy.rows) r.energy_j.reset();
+  ReportInputs two = synthetic_inputs(true);
+  two.datasets.push_back({"synthetic-c.csv", no_energy});
+  html = render_report_html(two);
+  EXPECT_NE(html.find("no fit: the target data has no energy_j"), std::string::npos);
+  // A source that never varies: no fit line with an undefined slope in its legend.
+  Dataset flat = synthetic_affine_copy(a, 2, 3, "synthetic-e");
+  ReportInputs constant = synthetic_inputs(true);
+  for (Record& r : constant.datasets[0].data.rows) r.latency_ms = 5.0;
+  constant.datasets.push_back({"synthetic-e.csv", flat});
+  html = render_report_html(constant);
+  EXPECT_EQ(html.find("undefinedx"), std::string::npos);
+  EXPECT_NE(html.find("fit y = "), std::string::npos);  // the other targets' lines
+  // Two datasets with no ok row: said so, not "the same platform".
+  Dataset failed = a;
+  for (Record& r : failed.rows) r.status = Status::oom, r.latency_ms.reset(), r.energy_j.reset(), r.peak_memory_mb.reset();
+  Dataset failed_b = failed;
+  for (Record& r : failed_b.rows) r.platform = "synthetic-d";
+  ReportInputs none = synthetic_inputs(true);
+  none.datasets = {{"failed-a.csv", failed}, {"failed-b.csv", failed_b}};
+  html = render_report_html(none);
+  EXPECT_NE(html.find("holds no ok row"), std::string::npos);
+  EXPECT_EQ(html.find("two measurements of one platform"), std::string::npos);
 }
 
 TEST(Report, DisjointPlatformsExplainTheMissingTransfer) {
