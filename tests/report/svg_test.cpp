@@ -28,7 +28,16 @@ INSTANTIATE_TEST_SUITE_P(Cases, SvgEscape,
                          ::testing::Values(EscapeCase{"plain", "plain"}, EscapeCase{"a<b", "a&lt;b"},
                                            EscapeCase{"x > y & z", "x &gt; y &amp; z"},
                                            EscapeCase{"\"q\" 'r'", "&quot;q&quot; &#39;r&#39;"},
-                                           EscapeCase{"", ""}));
+                                           EscapeCase{"", ""},
+                                           // Hundred-and-second hostile pass: bytes that are no UTF-8
+                                           // character reached a page that declares UTF-8.
+                                           EscapeCase{"d\xff.csv", "d\xEF\xBF\xBD.csv"},
+                                           EscapeCase{"\xC3\xA9t\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x98\x80",
+                                                      "\xC3\xA9t\xC3\xA9 \xE2\x86\x92 \xF0\x9F\x98\x80"},
+                                           EscapeCase{"\xC3", "\xEF\xBF\xBD"},              // cut short
+                                           EscapeCase{"\xC0\xAF", "\xEF\xBF\xBD\xEF\xBF\xBD"},  // overlong '/'
+                                           EscapeCase{"\xED\xA0\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},  // surrogate
+                                           EscapeCase{"\x80<", "\xEF\xBF\xBD&lt;"}));
 
 TEST(Svg, LinearTicksAreNiceAndCoverTheRange) {
   EXPECT_EQ(linear_ticks(0, 10), (std::vector<double>{0, 2, 4, 6, 8, 10}));
