@@ -132,6 +132,10 @@ ScreenValidation validate_screen(const std::vector<Config>& screened, const Data
 /// measurements that disagree with each other there (a noisy or launch-bound regime), and a ranking
 /// across those batches is uncertain (ninety-ninth hostile pass).
 inline constexpr double kPredictedBatchInversion = 1.05;
+/// What `recommend` and `screen` say such a pair means, after naming it.
+inline constexpr const char* kBatchInversionMeaning =
+    "Less work does not cost more on hardware: the measurements the model follows there disagree with each other "
+    "(a noisy or launch-bound regime), so a ranking across those batches is uncertain";
 
 /// One network's (family, depth, width, resolution, precision) worst such pair on one target:
 /// indices into the configurations given, and the smaller batch's cost over the larger's.

@@ -13,6 +13,7 @@
 #include "carb/metrics.hpp"
 #include "carb/prediction_io.hpp"
 #include "carb/text_table.hpp"
+#include "util/join.hpp"
 
 namespace carb {
 namespace {
@@ -186,17 +187,10 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
       return out;
     };
     const auto pa = protocols(source), pb = protocols(dest);
-    std::string names;
-    for (const auto& p : res.source_platforms) names += (names.empty() ? "" : ", ") + p;
-    const auto list = [](const std::set<std::string>& s) {
-      std::string out;
-      for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-      return out;
-    };
-    res.notes.push_back("both datasets measure " + names +
+    res.notes.push_back("both datasets measure " + join(res.source_platforms) +
                         ": this compares two measurements of one platform (their repeatability), not a transfer "
                         "between platforms" +
-                        (pa != pb ? "; their protocols differ (" + list(pa) + " against " + list(pb) + ")" : ""));
+                        (pa != pb ? "; their protocols differ (" + join(pa) + " against " + join(pb) + ")" : ""));
   }
   res.seed = o.seed;
   res.repeats = o.repeats;

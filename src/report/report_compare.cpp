@@ -254,11 +254,7 @@ std::string transfer_section(const std::vector<NamedDataset>& ds, unsigned seed)
       }
       for (auto& c : transfer_cards(ds[i], ds[j], seed)) cards.push_back(std::move(c));
     }
-  if (!skipped.empty()) {
-    std::string text = "not compared: ";
-    for (std::size_t i = 0; i < skipped.size(); ++i) text += (i ? "; " : "") + skipped[i];
-    cards.push_back(card("Transfer", note(text), true));
-  }
+  if (!skipped.empty()) cards.push_back(card("Transfer", note("not compared: " + join(skipped, AsText{}, "; ")), true));
   return section(
       "transfer", "Cross-platform transfer",
       "Measurements of the configurations both platforms ran: a least-squares line y_target = a * "

@@ -167,9 +167,8 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
         std::string(latency ? "latency" : "energy") + " per batch at " + to_string(a.config.precision) +
         " is predicted to fall as the batch grows: batch " + std::to_string(a.config.batch) + " " +
         fmt_num(a.value.at(w.target), 4) + (latency ? " ms" : " J") + ", batch " + std::to_string(c.config.batch) + " " +
-        fmt_num(c.value.at(w.target), 4) + (latency ? " ms" : " J") + " (" + fmt_num(w.ratio, 3) +
-        "x). Less work does not cost more on hardware: the measurements the model follows there disagree with "
-        "each other (a noisy or launch-bound regime), so a ranking across those batches is uncertain");
+        fmt_num(c.value.at(w.target), 4) + (latency ? " ms" : " J") + " (" + fmt_num(w.ratio, 3) + "x). " +
+        kBatchInversionMeaning);
   }
   std::vector<RecommendCandidate> ok;
   if (o.confidence)

@@ -111,13 +111,24 @@ void pareto_of(std::vector<Prediction> accepted, Capacity capacity, ScreenResult
   }
 }
 
+// Whether each configuration lies inside what `m` trained on.
+std::vector<bool> inside_ranges(const CarbModel& m, const std::vector<Config>& configs) {
+  std::vector<bool> inside;
+  inside.reserve(configs.size());
+  for (const Config& c : configs) inside.push_back(m.envelope().outside(m.as_trained(c)).empty());
+  return inside;
+}
+
+// The network a configuration runs, whatever its batch: what batch_inversions groups by.
+std::string network_at_any_batch(Config c) {
+  c.batch = 1;
+  return network_key(c);
+}
+
 // Where the deciding model predicts a smaller batch dearer than a larger one of the same network,
 // among the configurations it scored inside its trained ranges (as recommend says it).
-std::vector<BatchInversion> inversions_of(const CarbModel& m, const std::vector<Config>& scored,
+std::vector<BatchInversion> inversions_of(const std::vector<Config>& scored, const std::vector<bool>& inside,
                                           const std::map<std::string, std::vector<double>>& cols, ScreenResult& r) {
-  std::vector<bool> inside;
-  inside.reserve(scored.size());
-  for (const Config& c : scored) inside.push_back(m.envelope().outside(m.as_trained(c)).empty());
   std::size_t& networks = r.batch_order_networks;
   const auto all = batch_inversions(scored, cols, inside, &networks);
   for (const BatchInversion& w : all) {
@@ -138,17 +149,9 @@ void count_pareto_inversions(const std::vector<Config>& scored, ScreenResult& r,
   for (ScreenBatchInversions& s : r.cost_falls_with_batch) {
     std::set<std::string> nets;
     for (const BatchInversion& w : all)
-      if (w.target == s.target) {
-        Config c = scored[w.smaller];
-        c.batch = 1;
-        nets.insert(network_key(c));
-      }
-    for (const Prediction& p : r.pareto) {
-      if (!p.outside.empty()) continue;  // a guess there, and no part of the check
-      Config c = p.config;
-      c.batch = 1;
-      s.pareto += nets.count(network_key(c));
-    }
+      if (w.target == s.target) nets.insert(network_at_any_batch(scored[w.smaller]));
+    for (const Prediction& p : r.pareto)
+      s.pareto += p.outside.empty() && nets.count(network_at_any_batch(p.config));  // outside: no part of the check
   }
 }
 
@@ -197,8 +200,12 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   // Thirty-sixth hostile pass: the first stage ranked such configurations last and cut them off the
   // shortlist without a word, and the count covered only the shortlist. Counted over every candidate
   // a model scores: the source's rank target in a two-stage screen, every target of the deciding model.
+  // Where the deciding model scored the whole space: inside its ranges or not, for the count of its
+  // guesses and for the batch-order check below.
+  std::vector<bool> inside_all;
+  if (!target || !tgt_all.empty()) inside_all = inside_ranges(final_model, configs);
   if (target && !tgt_all.empty())
-    for (const Config& c : configs) r.target_guesses += !target->envelope().outside(target->as_trained(c)).empty();
+    r.target_guesses = static_cast<std::size_t>(std::count(inside_all.begin(), inside_all.end(), false));
   if (target) {
     for (double v : src_cols.at(r.rank_target)) r.source_nonpositive += !within_any_budget(v);
     if (!tgt_all.empty()) r.nonpositive = count_nonpositive(tgt_all);
@@ -224,8 +231,8 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   // networks the model scored" of a few, and missed pairs whose larger batch the cut left out).
   const bool scored_all = !target || !tgt_all.empty();
   r.batch_order_shortlist = !scored_all && shortlist.size() < configs.size();
-  const auto inversions = scored_all ? inversions_of(final_model, configs, target ? tgt_all : src_cols, r)
-                                     : inversions_of(final_model, shortlist, cols, r);
+  const auto inversions = scored_all ? inversions_of(configs, inside_all, target ? tgt_all : src_cols, r)
+                                     : inversions_of(shortlist, inside_ranges(final_model, shortlist), cols, r);
   // Only where the deciding model scored no more than the shortlist (a target without the rank target).
   auto accepted = apply_budgets(final_model, shortlist, cols, r.budgets, o.confidence, &r.unbounded,
                                 target && tgt_all.empty() ? &r.nonpositive : nullptr);

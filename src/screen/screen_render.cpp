@@ -64,9 +64,7 @@ std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
              "model scored at two or more batches inside its trained ranges" +
              (r.batch_order_shortlist ? ", in the shortlist" : std::string()) + " (worst: " +
              config_key(b.smaller) + " " + fmt_num(b.smaller_value, 4) + unit + " against " + config_key(b.larger) +
-             " " + fmt_num(b.larger_value, 4) + unit + ", " + fmt_num(b.ratio, 3) +
-             "x). Less work does not cost more on hardware: the measurements the model follows there disagree with each "
-             "other (a noisy or launch-bound regime), so a ranking across those batches is uncertain" +
+             " " + fmt_num(b.larger_value, 4) + unit + ", " + fmt_num(b.ratio, 3) + "x). " + kBatchInversionMeaning +
              (b.pareto > 0 ? "; " + std::to_string(b.pareto) + " of the Pareto set " + (b.pareto == 1 ? "is" : "are") +
                                  " of such networks, inside the ranges"
                            : std::string()),

@@ -34,10 +34,7 @@ RecommendOptions basic18() {
 // same network, inside the trained ranges, and recommend ruled out batches 2-32 under a budget batch
 // 128 met, without a word. Where a smaller batch is predicted dearer per batch, it is said.
 TEST(Recommend, ACostThatFallsAsTheBatchGrowsIsSaid) {
-  Dataset noisy = testing::synthetic_cost_dataset(0, true);
-  for (Record& r : noisy.rows)
-    if (r.config.batch == 1 && r.config.precision == Precision::fp32) *r.latency_ms *= 4, *r.energy_j *= 4;
-  const CarbModel m = CarbModel::train(noisy, testing::tiny_train_options());
+  const CarbModel m = CarbModel::train(testing::synthetic_dataset_with_dear_batch_one(0, true), testing::tiny_train_options());
   RecommendOptions o = basic18();
   o.batches = {1, 2, 4, 8, 16};
   o.precisions = {Precision::fp32, Precision::bf16};

@@ -843,10 +843,7 @@ void expect_batch_order(const ScreenResult& r, const CarbModel& m, const BatchRe
 // ranked on the same points without a word. Counted per target against a recount of the model's own
 // predictions; the space reaches past the trained ranges (depth 8), where nothing is counted.
 TEST(Screen, ACostThatFallsAsTheBatchGrowsIsSaid) {
-  Dataset noisy = testing::synthetic_cost_dataset(0, true);
-  for (Record& r : noisy.rows)
-    if (r.config.batch == 1 && r.config.precision == Precision::fp32) *r.latency_ms *= 4, *r.energy_j *= 4;
-  const CarbModel m = CarbModel::train(noisy, testing::tiny_train_options());
+  const CarbModel m = CarbModel::train(testing::synthetic_dataset_with_dear_batch_one(0, true), testing::tiny_train_options());
   auto cs = synthetic_screen_configs();
   for (int b : {1, 2, 4, 8, 16})
     for (Precision p : {Precision::fp32, Precision::bf16}) cs.push_back({Family::basic, 8, 0.25, 32, b, p});
@@ -874,10 +871,8 @@ TEST(Screen, ACostThatFallsAsTheBatchGrowsIsSaid) {
   expect_batch_order(c30, m, want);
   // A target model that scores only the shortlist (it lacks the rank target) is checked there, and
   // says so: recounted over the shortlist the source's ranking keeps.
-  Dataset noisy_no_energy = testing::synthetic_cost_dataset(1, false);
-  for (Record& row : noisy_no_energy.rows)
-    if (row.config.batch == 1 && row.config.precision == Precision::fp32) *row.latency_ms *= 4;
-  const CarbModel latency_only = CarbModel::train(noisy_no_energy, testing::tiny_train_options());
+  const CarbModel latency_only =
+      CarbModel::train(testing::synthetic_dataset_with_dear_batch_one(1, false), testing::tiny_train_options());
   ScreenOptions two;
   two.top_k = 200;
   two.rank_by = "energy";
