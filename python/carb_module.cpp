@@ -494,6 +494,29 @@ PYBIND11_MODULE(_carb, m) {
         py::arg("model"), py::arg("data"), py::arg("external") = false, py::arg("quick") = true,
         py::arg("seed") = py::none(), py::arg("test_fraction") = py::none(),
         "The paper's evaluation of a model on dataset CSVs (as `carb evaluate --format json`).");
+  m.def("transfer",
+        [](const std::filesystem::path& source, const std::filesystem::path& target, const carb::CarbModel* model,
+           const std::vector<int>& ks, int repeats, unsigned seed) {
+          carb::TransferOptions o;
+          o.ks = ks, o.repeats = repeats, o.seed = seed;
+          carb::new_warning_round();
+          const carb::Dataset a = carb::read_dataset_csv(source), b = carb::read_dataset_csv(target);
+          const carb::TransferResult r = stoppable([&] { return carb::transfer(a, b, o, model); });
+          return to_python(r.to_json());
+        },
+        py::arg("source"), py::arg("target"), py::arg("model"), py::arg("ks"), py::arg("repeats"), py::arg("seed"),
+        "Two platforms compared on their common configurations (as `carb transfer --format json`).");
+  m.def("characterize",
+        [](const std::filesystem::path& data, std::optional<double> sm_threshold) {
+          carb::CharacterizeOptions o;
+          o.sm_threshold = sm_threshold;
+          carb::new_warning_round();
+          const carb::Dataset d = carb::read_dataset_csv(data);
+          const carb::Characterization c = stoppable([&] { return carb::characterize(d, o); });
+          return to_python(c.to_json());
+        },
+        py::arg("data"), py::arg("sm_threshold"),
+        "One dataset characterized (as `carb characterize --format json`).");
   m.def("features",
         [](const std::vector<carb::Config>& configs) {
           const auto schema = carb::FeatureSchema::make(false);

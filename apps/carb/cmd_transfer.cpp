@@ -41,7 +41,8 @@ Registrar reg({"transfer",
                      ->capture_default_str();
                  add_format(app, o->format, {"table", "json"});
                  app.callback([o] {
-                   // --k 5 --k 5 printed the k = 5 rows twice (twentieth hostile pass).
+                   // --k 5 --k 5 printed the k = 5 rows twice (twentieth hostile pass). transfer()
+                   // refuses it too; said here in the flag's words, before the data is read.
                    if (std::set<int>(o->t.ks.begin(), o->t.ks.end()).size() != o->t.ks.size())
                      throw InputError("--k lists a calibration set size twice");
                    if (std::error_code ec; std::filesystem::equivalent(o->source, o->target, ec))

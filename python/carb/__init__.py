@@ -54,8 +54,8 @@ from . import _measure  # noqa: E402
 from ._measure import export, profile, store_info  # noqa: E402
 
 __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "campaign_order", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset",
-           "preset_names", "read_configs", "recommend", "screen", "store_info", "__version__"]
+           "campaign_order", "characterize", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset",
+           "preset_names", "read_configs", "recommend", "screen", "store_info", "transfer", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 
@@ -484,6 +484,55 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
         if not text.startswith("--quick:"):
             warnings.warn("carb: " + text, RuntimeWarning, stacklevel=2)
     return doc
+
+
+def transfer(source, target, model=None, k=(5, 10, 20, 50), repeats=20, seed=42):
+    """How one platform's measurements map onto another's, on the configurations both dataset CSVs
+    measured, as a dict (the same document as `carb transfer --format json`): per target the line
+    y_target = slope * y_source + intercept with R² and Spearman's rank correlation, and the error
+    of few-shot calibration (the line fitted on k of the target's measurements, scored on the rest,
+    averaged over `repeats` seeded draws). With `model` (a carb.Model or a bundle's path trained on
+    the source platform), also the model's zero-shot and few-shot error on the target. Each of
+    doc["notes"] (one platform measured twice: a repeatability, not a transfer; differing
+    protocols) is also raised as a RuntimeWarning."""
+    src, dst = _path(source, "source"), _path(target, "target")
+    try:
+        same = os.path.samefile(src, dst)
+    except OSError:
+        same = False  # a file that cannot be read is said by the reader, in its words
+    if same:
+        raise InputError("source and target are the same file; a platform compared with itself fits y = x by "
+                         "construction")
+    model = None if model is None else _model(model)
+    if isinstance(k, (str, bytes)) or not hasattr(k, "__iter__"):
+        k = [k]
+    ks = [_whole_arg(x, "k") for x in k]
+    if not ks:
+        raise InputError("k is empty: name the calibration set sizes (each at least 2)")
+    for x in ks:
+        if not 2 <= x <= 1000000:
+            raise InputError(f"k = {x} is not a calibration set size between 2 and 1000000")
+    repeats = _whole_arg(repeats, "repeats")
+    if not 1 <= repeats <= 10000:
+        raise InputError(f"repeats is {repeats}, not between 1 and 10000")
+    doc = _carb.transfer(src, dst, None if model is None else model._m, ks, repeats, _seed(seed))
+    for text in doc.get("notes", []):
+        warnings.warn("carb: " + text, RuntimeWarning, stacklevel=2)
+    return doc
+
+
+def characterize(data, sm_threshold=None):
+    """One dataset CSV characterized, as a dict (the same document as `carb characterize --format
+    json`): how each target scales along each knob, family and precision ratios on matched
+    configurations, J / ms / MB per GFLOP per batch tier, and the energy-latency divergence across
+    SM-utilization x batch tiers (sm_threshold in %, default the median avg_sm_util). A section the
+    data cannot fill says why ("available": false and its reason), never an estimate."""
+    path = _path(data, "data")
+    if sm_threshold is not None:
+        sm_threshold = _scalar(sm_threshold, "sm_threshold")
+        if not 0 <= sm_threshold <= 100:
+            raise InputError(f"sm_threshold is {sm_threshold!r}, not a utilization between 0 and 100 (%)")
+    return _carb.characterize(path, sm_threshold)
 
 
 def recommend(model, arch, batches=None, precisions=None, latency_max=None, memory_max=None, confidence=None):

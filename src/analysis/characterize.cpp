@@ -9,6 +9,7 @@
 
 #include "carb/error.hpp"
 #include "carb/network_spec.hpp"
+#include "carb/text_table.hpp"
 #include "characterize_sections.hpp"
 
 namespace carb {
@@ -110,6 +111,9 @@ PrecisionSection precision_section(const Rows& rows, const std::vector<std::stri
 double config_gflops(const Config& c) { return network_totals(c).flops() / 1e9; }
 
 Characterization characterize(const Dataset& data, const CharacterizeOptions& o) {
+  // The CLI's range, for every caller (a NaN threshold put every row on one side without a word).
+  if (o.sm_threshold && !(*o.sm_threshold >= 0 && *o.sm_threshold <= 100))
+    throw InputError("the SM threshold is " + fmt_num(*o.sm_threshold, 6) + "; it is a utilization, 0 to 100 (%)");
   const Dataset d = with_one_width_per_network(data);  // width levels are networks, not spellings
   detail::Rows rows;
   Characterization ch;

@@ -151,6 +151,10 @@ std::vector<JoinedTarget> join_targets(const Dataset& source, const Dataset& des
 TransferResult transfer(const Dataset& source, const Dataset& dest, const TransferOptions& o,
                         const CarbModel* model) {
   if (o.repeats < 1) throw InputError("transfer: repeats must be at least 1");
+  // Twentieth hostile pass: k = 5 given twice printed its rows twice (the CLI's check, here so that
+  // every caller has it).
+  if (std::set<int>(o.ks.begin(), o.ks.end()).size() != o.ks.size())
+    throw InputError("transfer: a calibration set size k is listed twice");
   // Seventy-sixth hostile pass: NaN source latencies were joined, and a Spearman of them reported.
   for (const auto& [d, which] : {std::pair<const Dataset*, const char*>{&source, "source"}, {&dest, "target"}}) {
     try {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -198,6 +199,19 @@ TEST(Characterize, GivenSmThresholdIsUsed) {
   const auto div = characterize(synthetic_grid(true, true), o).to_json()["divergence"];
   EXPECT_EQ(div["sm_threshold_rule"], "given");
   EXPECT_FALSE(div.contains("headline"));
+}
+
+TEST(Characterize, AnSmThresholdNoUtilizationHasIsRefused) {
+  // The CLI's 0-100 range, for library callers too: NaN put every row on one side without a word.
+  CharacterizeOptions o;
+  for (const double bad : {-1.0, 100.5, std::nan("")}) {
+    o.sm_threshold = bad;
+    EXPECT_THROW(characterize(synthetic_grid(true, true), o), InputError) << bad;
+  }
+  for (const double edge : {0.0, 100.0}) {
+    o.sm_threshold = edge;
+    EXPECT_EQ(characterize(synthetic_grid(true, true), o).to_json()["divergence"]["sm_threshold_rule"], "given");
+  }
 }
 
 TEST(Characterize, NoOkRowsIsAnError) {

@@ -325,6 +325,17 @@ TEST(Transfer, InvalidRepeatsIsRejected) {
   EXPECT_THROW(transfer(a, synthetic_affine_copy(a, 2, 3, "b"), o), InputError);
 }
 
+TEST(Transfer, ACalibrationSizeListedTwiceIsRefusedForEveryCaller) {
+  // The CLI refused --k 5 --k 5 itself (twentieth hostile pass); the library now does, so that
+  // Python's carb.transfer(k=[5, 5]) does not print the k = 5 rows twice either.
+  const Dataset a = synthetic_grid(false, false);
+  TransferOptions o;
+  o.ks = {5, 10, 5};
+  EXPECT_THROW(transfer(a, synthetic_affine_copy(a, 2, 3, "b"), o), InputError);
+  o.ks = {5, 10};
+  EXPECT_EQ(transfer(a, synthetic_affine_copy(a, 2, 3, "b"), o).few_shot.begin()->second.size(), 2u);
+}
+
 TEST(Transfer, SinglePairHasNoFit) {
   Dataset a, b;
   const Config c{Family::basic, 18, 1.0, 32, 1, Precision::fp32};
