@@ -49,7 +49,7 @@ void add_combine(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   auto* app = data.add_subcommand(
       "combine",
       "Combine measuring rounds of the same configurations: per configuration, the median over the rounds "
-      "that measured it ok, with `rounds` and `latency_round_spread` columns. Every numeric column is its own "
+      "that measured it ok, with `rounds` and `latency_round_spread` (largest latency over smallest, minus 1) columns. Every numeric column is its own "
       "median, so a row's latency_cv, latency_std_ms, timed_s and passes summarise the rounds and need not "
       "agree with its latency_ms as one round's do");
   app->add_option("--out", o->out, "combined dataset CSV to write")->required();

@@ -226,23 +226,58 @@ bool starts_as_sqlite(const std::filesystem::path& file) {
   return in.read(head, sizeof head) && std::string_view(head, sizeof head) == std::string_view("SQLite format 3\0", 16);
 }
 
-std::vector<Row> read_file(const std::filesystem::path& file) {
-  const std::string text = read_text(file, "CSV file");
+namespace {
+
+std::string read_csv_text(const std::filesystem::path& file) {
+  std::string text = read_text(file, "CSV file");
   // A measurement store given where a dataset goes was said to hold "byte 0xf8", which is no help.
   if (text.compare(0, 16, std::string_view("SQLite format 3\0", 16)) == 0)
     throw DataError(file.string() + ": is an SQLite database (a measurement store?), not a CSV file: export a store as "
                     "a dataset with `carb data export --db " + file.string() + " --out FILE.csv`; `carb data info " +
                     file.string() + "` summarises it");
-  // Text only: a byte that is not UTF-8 (a platform of "cpu-\xff2t") passed every check and then
-  // broke the JSON written from it ("internal error"), after the work.
-  if (const std::size_t bad = detail::first_invalid_utf8(text); bad != std::string::npos) {
-    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+  return text;
+}
+
+// Text only: a byte that is not UTF-8 (a platform of "cpu-\xff2t") passed every check and then
+// broke the JSON written from it ("internal error"), after the work. One problem per line that
+// holds such a byte, naming its first; `first_only` stops at the first line.
+std::vector<std::string> utf8_problems(const std::string& text, const std::string& name, bool first_only) {
+  std::vector<std::string> out;
+  std::size_t line = 1, from = 0;  // counted from `from`, where `line` starts or lies
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = detail::utf8_sequence_length(text, i);
+    if (n != 0) {
+      i += n;
+      continue;
+    }
+    line += static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(from),
+                                                text.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
     char byte[8];
-    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[bad]));
-    throw DataError(file.string() + ":" + std::to_string(line) + ": byte " + byte +
-                    " is not UTF-8 text; save the file as UTF-8");
+    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[i]));
+    out.push_back(name + ":" + std::to_string(line) + ": byte " + byte + " is not UTF-8 text; save the file as UTF-8");
+    if (first_only) break;
+    // The rest of this line is said already: go on from the next one.
+    const std::size_t end = text.find('\n', i);
+    if (end == std::string::npos) break;
+    from = i = end;
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Row> read_file(const std::filesystem::path& file) {
+  const std::string text = read_csv_text(file);
+  if (const auto bad = utf8_problems(text, file.string(), true); !bad.empty()) throw DataError(bad.front());
   return parse(text, file.string());
+}
+
+std::vector<Row> read_file(const std::filesystem::path& file, std::vector<std::string>& text_problems) {
+  const std::string text = read_csv_text(file);
+  const auto bad = utf8_problems(text, file.string(), false);
+  if (bad.empty()) return parse(text, file.string());
+  text_problems.insert(text_problems.end(), bad.begin(), bad.end());
+  return parse(detail::replace_invalid_utf8(text), file.string());
 }
 
 std::string quote(std::string_view field) {

@@ -55,6 +55,10 @@ bool starts_as_sqlite(const std::filesystem::path& file);
 /// or a socket (refuse_waiting_source), is an SQLite database (naming the export command), or is
 /// larger than kMaxFileBytes.
 std::vector<Row> read_file(const std::filesystem::path& file);
+/// The same, for a check that lists every problem (`carb data validate`): a line holding a byte
+/// that is not UTF-8 is one problem in `text_problems` ("FILE:LINE: byte 0x.. is not UTF-8
+/// text"), and such bytes are read as U+FFFD so the rest of the file is still parsed and checked.
+std::vector<Row> read_file(const std::filesystem::path& file, std::vector<std::string>& text_problems);
 
 /// A field quoted only when it needs to be (comma, quote, CR/LF, surrounding spaces).
 std::string quote(std::string_view field);

@@ -166,7 +166,7 @@ bool field_count_ok(const Header& h, const std::string& file, const csv::Row& ro
 
 std::vector<csv::Row> read_rows(const std::filesystem::path& file, std::vector<std::string>& problems) {
   std::vector<csv::Row> rows;
-  attempt(problems, [&] { rows = csv::read_file(file); });
+  attempt(problems, [&] { rows = csv::read_file(file, problems); });
   if (problems.empty() && rows.empty()) problems.push_back(file.string() + ": empty file (no header row)");
   return rows;
 }

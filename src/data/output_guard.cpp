@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <set>
 #include <unordered_map>
 
@@ -144,6 +145,14 @@ fs::path described_csv(const fs::path& f) {
   return name.empty() ? fs::path() : (f.has_parent_path() ? f.parent_path() / name : name);
 }
 
+// "carb's own provenance file" of "a provenance file" (it read "carb's own a provenance file":
+// hundred-and-third hostile pass).
+std::string owned(std::string_view what) {
+  for (const std::string_view article : {"a ", "an "})
+    if (what.substr(0, article.size()) == article) return "carb's own " + std::string(what.substr(article.size()));
+  return "carb's own " + std::string(what);
+}
+
 // `forcible`: whether --force would replace such a file there (not at a sidecar's place, where it
 // replaces only carb's own provenance: a hostile tester was told to pass --force, then refused).
 void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* what, bool force, bool forcible = true) {
@@ -157,8 +166,8 @@ void check_one(const fs::path& f, bool (*ours)(const fs::path&), const char* wha
       throw InputError(f.string() + " is " + manifest + "; choose another --out");
     throw InputError(f.string() + " exists and is not " + what + " carb wrote; " +
                      (forcible ? "choose another --out, or pass --force to replace it"
-                               : "move it away, or choose another --out (--force replaces only carb's own " +
-                                     std::string(what) + " there)"));
+                               : "move it away, or choose another --out (--force replaces only " +
+                                     owned(what) + " there)"));
   }
 }
 

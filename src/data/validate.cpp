@@ -302,7 +302,8 @@ void check_row(const Record& r, const ProtocolFacts* facts, const std::string& w
 void check_one_platform_and_protocol(const Dataset& d, const std::vector<std::string>& where,
                                      std::vector<std::string>& problems) {
   std::map<std::string, std::size_t> platform_seen;
-  std::map<std::string, std::pair<std::string, std::size_t>> protocol_seen;  // platform -> (id, row)
+  std::map<std::string, std::pair<std::string, std::size_t>> protocol_seen;  // platform -> its first (id, row)
+  std::set<std::pair<std::string, std::string>> protocol_said;              // (platform, other id) reported
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const Record& r = d.rows[i];
     if (platform_seen.emplace(r.platform, i).second && platform_seen.size() > 1) {
@@ -313,11 +314,13 @@ void check_one_platform_and_protocol(const Dataset& d, const std::vector<std::st
     }
     const std::string id = protocol_of(r);
     const auto [it, fresh] = protocol_seen.emplace(r.platform, std::make_pair(id, i));
-    if (!fresh && it->second.first != id) {
+    // Each other protocol once, at its first row, against the platform's first: compared with the
+    // row before, one odd row among rows of p1 blamed the p1 row after it too (hundred-and-third
+    // hostile pass), as if the file held two problems.
+    if (!fresh && it->second.first != id && protocol_said.emplace(r.platform, id).second) {
       const auto name = [](const std::string& p) { return p.empty() ? std::string("no protocol") : "protocol " + p; };
       problems.push_back(at(where[i]) + name(id) + ", but " + refer(where[i], where[it->second.second]) + " has " +
                          name(it->second.first) + ": one dataset holds one protocol per platform");
-      it->second = {id, i};  // report each change of protocol once, not every row after it
     }
   }
 }

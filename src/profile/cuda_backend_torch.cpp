@@ -275,7 +275,11 @@ TimingStats CudaBackend::timed_with_energy(const Protocol& p, SpecNet& net, cons
 }
 
 MeterCheck CudaBackend::check_meter(double max_s) {
-  if (!meter_) return Backend::check_meter(max_s);
+  if (!meter_) {
+    MeterCheck m = Backend::check_meter(max_s);
+    m.note = "no NVML energy counter: " + meter_why_ + nvml_why_ + "; the cuda backend leaves energy_j empty here";
+    return m;
+  }
   torch::cuda::synchronize();
   std::function<std::optional<double>()> power;
   if (nvml_) power = [this] { return nvml_->power_usage_w(nvml_index_); };

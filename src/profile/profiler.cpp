@@ -104,7 +104,7 @@ void register_backend(const std::string& name, BackendFactory f) { registry()[na
 
 MeterCheck Backend::check_meter(double) {
   MeterCheck m;
-  m.note = "the " + name() + " backend reads no energy";
+  m.note = "the " + name() + " backend has no energy meter: energy_j is left empty";
   return m;
 }
 

@@ -453,6 +453,11 @@ void Store::open_read_only() {
                        std::filesystem::exists(file_.string() + "-shm");
   } catch (const MeasureError&) {
     sqlite3_close(db_);
+    db_ = nullptr;
+    // Hundred-and-third hostile pass: a truncated store was refused, and the -wal and -shm this
+    // open made stayed beside it.
+    if (!immutable && !side_files_here && !side_files_at_file && std::filesystem::exists(file_.string() + "-shm"))
+      remove_side_files_made();
     throw;
   }
 }

@@ -1,6 +1,7 @@
 // UTF-8 well-formedness, for text carb reads from files (a CSV) and prints (error lines).
 #pragma once
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace carb::detail {
@@ -29,6 +30,23 @@ inline std::size_t first_invalid_utf8(std::string_view text) {
     i += n;
   }
   return std::string_view::npos;
+}
+
+/// `text` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD.
+inline std::string replace_invalid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = utf8_sequence_length(text, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
 }
 
 }  // namespace carb::detail

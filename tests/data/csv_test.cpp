@@ -274,6 +274,30 @@ TEST(DataCsv, BytesThatAreNotUtf8AreRefusedWithTheirLine) {
   fs::remove_all(dir);
 }
 
+// Hundred-and-third hostile pass: `carb data validate` stopped at the first such byte and listed
+// nothing else of the file. The listing reader says each line once and reads the bytes as U+FFFD.
+TEST(DataCsv, TheListingReaderSaysEveryLineWithABadByteAndReadsOn) {
+  const fs::path dir = fs::temp_directory_path() / ("carb_csv_utf8_all_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "bad.csv") << "platform,note\ncpu-\xff\xfe,x\ncpu,y\ncpu,\"two\nlin\xe9s\"\ncpu,\xc3\n";
+  std::vector<std::string> problems;
+  const auto rows = read_file(dir / "bad.csv", problems);
+  const std::string f = (dir / "bad.csv").string();
+  EXPECT_EQ(problems, (std::vector<std::string>{f + ":2: byte 0xff is not UTF-8 text; save the file as UTF-8",
+                                                f + ":5: byte 0xe9 is not UTF-8 text; save the file as UTF-8",
+                                                f + ":6: byte 0xc3 is not UTF-8 text; save the file as UTF-8"}));
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[1].fields[0], "cpu-\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(rows[3].fields[1], "two\nlin\xEF\xBF\xBDs");
+  EXPECT_EQ(rows[4].line, 6u);
+  // A clean file reads as read_file reads it, with nothing said.
+  problems.clear();
+  std::ofstream(dir / "ok.csv") << "platform,note\ncaf\xc3\xa9,\xe2\x82\xac\n";
+  EXPECT_EQ(read_file(dir / "ok.csv", problems).size(), 2u);
+  EXPECT_TRUE(problems.empty());
+  fs::remove_all(dir);
+}
+
 TEST(DataCsv, ReadingADirectoryOrAnEndlessDeviceFailsClearly) {
   EXPECT_NE(error_of([] { read_file(fs::temp_directory_path()); }).find("is a directory, not a CSV file"),
             std::string::npos);

@@ -336,6 +336,24 @@ TEST(DataProvenance, ACsvThatIsNotItsSidecarsIsReadWithAWarningNamingTheStagedOn
   fs::remove_all(dir);
 }
 
+TEST(DatasetOutput, AUsersFileWhereTheSidecarGoesIsRefusedInPlainWords) {
+  // Hundred-and-third hostile pass: "(--force replaces only carb's own a provenance file there)".
+  const fs::path dir = fs::temp_directory_path() / ("carb_side_words_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "side.json") << R"({"mine": 1})";
+  try {
+    check_dataset_output(dir / "side.csv", false, "carb dataset");
+    ADD_FAILURE() << "a user's side.json would have been replaced";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), (dir / "side.json").string() +
+                                         " exists and is not a provenance file carb wrote; move it away, or choose "
+                                         "another --out (--force replaces only carb's own provenance file there)");
+  }
+  std::ifstream in(dir / "side.json");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), R"({"mine": 1})");
+  fs::remove_all(dir);
+}
+
 TEST(ShippedProvenance, EverySidecarHoldsTheHashOfItsCsv) {
   int checked = 0;
   for (const auto& e : std::filesystem::recursive_directory_iterator(std::filesystem::path(CARB_SOURCE_DIR) / "data")) {

@@ -103,6 +103,35 @@ TEST_F(DataValidate, OneDatasetHoldsOneProtocol) {
   EXPECT_EQ(p[0], file() + ":4: protocol p2, but line 2 has protocol p1: one dataset holds one protocol per platform");
 }
 
+TEST_F(DataValidate, ABadByteIsOneProblemAndTheRestOfTheFileIsStillChecked) {
+  // Hundred-and-third hostile pass: a byte that is not UTF-8 on line 4 was the only problem listed;
+  // the unknown status on line 2 went unsaid.
+  const auto p = validate_text(std::string(kHeader) +
+                               "gpu,basic,18,1,224,1,fp32,weird,5,0.2,120,,\n"
+                               "gpu,basic,18,1,224,2,fp32,ok,5,0.2,120,,\n"
+                               "gpu,bas\xe9" "c,18,1,224,4,fp32,ok,5,0.2,120,,\n");
+  ASSERT_EQ(p.size(), 3u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0].rfind(file() + ":2: ", 0), 0u) << p[0];
+  EXPECT_NE(p[0].find("weird"), std::string::npos) << p[0];
+  EXPECT_EQ(p[1], file() + ":4: byte 0xe9 is not UTF-8 text; save the file as UTF-8");
+  EXPECT_EQ(p[2].rfind(file() + ":4: ", 0), 0u) << p[2];  // and the family it spells is no family
+}
+
+TEST_F(DataValidate, AnOddProtocolIsOneProblemAtItsRowNotTwo) {
+  // Hundred-and-third hostile pass: one row of p2 among rows of p1 was reported, and so was the p1 row
+  // after it ("protocol p1, but line 3 has protocol p2"). Each other protocol is said once, where it
+  // first appears, against the platform's first.
+  const auto p = validate_text(std::string(kHeader.substr(0, kHeader.size() - 1)) + ",protocol_id\n" +
+                               "cpu,basic,18,1,224,1,fp32,ok,5,,120,,,p1\n"
+                               "cpu,basic,18,1,224,2,fp32,ok,5,,120,,,p2\n"
+                               "cpu,basic,18,1,224,4,fp32,ok,5,,120,,,p1\n"
+                               "cpu,basic,18,1,224,8,fp32,ok,5,,120,,,\n"
+                               "cpu,basic,18,1,224,16,fp32,ok,5,,120,,,p2\n");
+  ASSERT_EQ(p.size(), 2u) << ::testing::PrintToString(p);
+  EXPECT_EQ(p[0], file() + ":3: protocol p2, but line 2 has protocol p1: one dataset holds one protocol per platform");
+  EXPECT_EQ(p[1], file() + ":5: no protocol, but line 2 has protocol p1: one dataset holds one protocol per platform");
+}
+
 // A latency of 1e308 once trained "fine" into predictions of 1e288 ms: values outside the stated
 // bounds are refused, and the bounds are one table.
 TEST_F(DataValidate, ImplausibleValuesAreRefused) {

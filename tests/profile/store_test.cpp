@@ -141,6 +141,9 @@ TEST_F(StoreTest, ADamagedStoreIsRefusedAndLeftAsItWas) {
       EXPECT_NE(std::string(e.what()).find("the store is damaged"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(".recover"), std::string::npos) << e.what();
     }
+    // Nor is anything left beside it (hundred-and-third hostile pass: the refused reader's -wal and -shm).
+    for (const char* side : {"-wal", "-shm"})
+      EXPECT_FALSE(fs::exists(db().string() + side)) << side << " after " << (access == StoreAccess::read_only ? "reading" : "writing");
   }
   std::ifstream in(db(), std::ios::binary);
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()), bytes)
