@@ -6,12 +6,14 @@ none until it is measured, so an interval can widen only with what is known befo
 (the batch regime and the predicted cost).
 
 K-fold random split (seeded): train on K-1 folds, predict the held-out fold at --confidence, and
-print the share of held-out latencies inside their interval, the median interval width (log upper /
-lower) and the median |log error|, by quartile of the measured spread, by quartile of the predicted
-latency, and by batch regime (batch <= 8, above).
+print the share of held-out values of --target inside their interval, the median interval width
+(log upper / lower) and the median |log error|, by quartile of the measured spread (latency, where
+the dataset records it), by quartile of the predicted value, by batch regime (batch <= 8, above),
+by precision and by family.
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 scripts/coverage_by_spread.py data/cpu-2t.csv
-       [--confidence 0.9] [--folds 5] [--seed 7] [--fast | --trees N]
+       [--target latency_ms|energy_j|peak_memory_mb] [--confidence 0.9] [--folds 5] [--seed 7]
+       [--fast | --trees N] [--size-bins N]
 """
 import argparse
 import csv
@@ -53,6 +55,8 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--fast", action="store_true")
     ap.add_argument("--trees", type=int, default=0)
+    ap.add_argument("--target", default="latency_ms", choices=("latency_ms", "energy_j", "peak_memory_mb"))
+    ap.add_argument("--size-bins", type=int, default=1, help="as `carb train --size-bins`")
     a = ap.parse_args()
     if not 0 < a.confidence < 1:
         sys.exit("error: --confidence must be between 0 and 1")
@@ -67,9 +71,13 @@ def main():
         sys.exit(f"error: {a.data}: {e}")
     if any(None in r for r in rows):
         sys.exit(f"error: {a.data}: a row has more fields than the header")
-    for col in ("latency_ms", "latency_round_spread", "batch"):
+    for col in (a.target, "batch"):
         if col not in header:
-            sys.exit(f"error: {a.data} has no {col} column (a dataset combined from rounds has latency_round_spread)")
+            sys.exit(f"error: {a.data} has no {col} column")
+    # The spread across rounds is latency's (`carb data combine` records it); other targets, and data
+    # measured once, are grouped by what is known before measuring only.
+    spread = a.target == "latency_ms" and "latency_round_spread" in header
+
     def finite(text, least):
         try:
             v = float(text)
@@ -79,15 +87,17 @@ def main():
 
     # A latency or spread that is no finite number is no row to hold out (carb's reader refuses such
     # a file when training; here such rows are counted and left out first).
-    usable = [r for r in rows if finite(r["latency_ms"], 1e-300) and finite(r["latency_round_spread"], 0)]
+    usable = [r for r in rows if finite(r[a.target], 1e-300) and (not spread or finite(r["latency_round_spread"], 0))]
+    what = a.target + (" or latency_round_spread" if spread else "")
     if len(usable) < len(rows):
-        print(f"{len(rows) - len(usable)} ok rows left out: latency_ms or latency_round_spread missing or no finite "
-              "number", file=sys.stderr)
+        print(f"{len(rows) - len(usable)} ok rows left out: {what} missing or no finite positive number",
+              file=sys.stderr)
     rows = usable
     if len(rows) < 4 * a.folds:
-        sys.exit(f"error: {a.data} has {len(rows)} ok rows with a round spread; {4 * a.folds} needed for {a.folds} folds")
+        sys.exit(f"error: {a.data} has {len(rows)} ok rows with {what}; {4 * a.folds} needed for {a.folds} folds")
     random.Random(a.seed).shuffle(rows)
     train_kw = {"fast": True} if a.fast else {"trees": a.trees}
+    train_kw["size_bins"] = a.size_bins
     out = []
     with tempfile.TemporaryDirectory() as d, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the temporary CSVs have no provenance sidecar
@@ -100,24 +110,34 @@ def main():
                 p = predict(carb.Model.train([path], **train_kw), test, a.confidence)
             except (carb.Error, ValueError) as e:
                 sys.exit(f"error: {a.data}: {e}")
+            if a.target not in p:
+                sys.exit(f"error: {a.data}: the model trained on it does not predict {a.target}")
             for i, r in enumerate(test):
-                y, v = float(r["latency_ms"]), p["latency_ms"][i]
-                lo, hi = p["latency_ms_lower"][i], p["latency_ms_upper"][i]
-                out.append({"spread": float(r["latency_round_spread"]), "predicted": v, "batch": int(r["batch"]),
+                y, v = float(r[a.target]), p[a.target][i]
+                lo, hi = p[a.target + "_lower"][i], p[a.target + "_upper"][i]
+                out.append({"spread": float(r["latency_round_spread"]) if spread else None, "predicted": v,
+                            "batch": int(r["batch"]), "precision": r["precision"], "family": r["family"],
                             "covered": lo <= y <= hi, "width": math.log(hi / lo) if lo > 0 else math.inf,
                             "error": abs(math.log(v / y)) if v > 0 else math.inf})
-    print(f"{a.data}: {len(out)} rows held out in {a.folds} folds, {a.confidence:g} latency intervals")
+    unit = {"latency_ms": "ms", "energy_j": "J", "peak_memory_mb": "MB"}[a.target]
+    print(f"{a.data}: {len(out)} rows held out in {a.folds} folds, {a.confidence:g} {a.target} intervals"
+          + (f", {a.size_bins} size bins" if a.size_bins > 1 else ""))
     print(line("all", out))
-    print("by the spread measured across rounds (not known before measuring):")
-    for q, g in enumerate(quartiles(out, lambda g: g["spread"])):
-        print(line(f"q{q + 1} spread {g[0]['spread']:.3f}-{g[-1]['spread']:.3f}", g))
-    print("by the predicted latency (known before measuring):")
+    if spread:
+        print("by the spread measured across rounds (not known before measuring):")
+        for q, g in enumerate(quartiles(out, lambda g: g["spread"])):
+            print(line(f"q{q + 1} spread {g[0]['spread']:.3f}-{g[-1]['spread']:.3f}", g))
+    print(f"by the predicted {a.target} (known before measuring):")
     for q, g in enumerate(quartiles(out, lambda g: g["predicted"])):
-        print(line(f"q{q + 1} predicted {g[0]['predicted']:.3g}-{g[-1]['predicted']:.3g} ms", g))
+        print(line(f"q{q + 1} predicted {g[0]['predicted']:.3g}-{g[-1]['predicted']:.3g} {unit}", g))
     print("by batch regime:")
     for name, g in (("batch <= 8", [g for g in out if g["batch"] <= 8]), ("batch > 8", [g for g in out if g["batch"] > 8])):
         if g:
             print(line(name, g))
+    for key in ("precision", "family"):
+        print(f"by {key}:")
+        for value in sorted({g[key] for g in out}):
+            print(line(value, [g for g in out if g[key] == value]))
 
 
 if __name__ == "__main__":

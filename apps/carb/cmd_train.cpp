@@ -98,6 +98,11 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                      ->check(in_range(0.0, 1.0));
                  auto* max_batch = app.add_option("--corrector-max-batch", o.corrector_max_batch, "low-batch regime: batch <= this")
                      ->capture_default_str()->check(in_range(1, 1000000));
+                 app.add_option("--size-bins", o.size_bins,
+                                "interval widths per bin of the predicted value inside each batch regime (1: one "
+                                "width per regime; 2: small and large predictions apart, which held the H200's "
+                                "energy intervals near their level in both halves; README, \"Do intervals hold\")")
+                     ->capture_default_str()->check(in_range(1, kMaxSizeBins));
                  auto* no_corr = app.add_flag("--no-correctors", c->no_correctors, "skip the low-batch residual correctors")
                      ->excludes(lambda)
                      ->excludes(max_batch);

@@ -60,6 +60,8 @@ def _scalar(v, what):
         return float(v)
     except OverflowError:  # an int past any float (10**400): a raw OverflowError before
         raise InputError(f"{what} is {_shown(v)}, out of range") from None
+    except ValueError:  # Decimal("sNaN") cannot become a float (hundred-and-fourth hostile pass)
+        raise InputError(f"{what} is {_shown(v)}, not a number") from None
 
 
 def _whole_arg(v, what):

@@ -2,7 +2,11 @@
 # (real measurements; few trees, so the suite stays quick).
 import os
 import pathlib
+import signal
 import subprocess
+import sys
+import textwrap
+import time
 
 import pytest
 
@@ -48,3 +52,26 @@ def falling_model(tmp_path_factory):
                     str(d / "model"), "--learners", "linear", "--raw-target", "--normalize", "off", "--folds", "2"],
                    check=True, capture_output=True)
     return carb.Model.load(d / "model")
+
+
+def interrupted(setup, call, after_s):
+    """Runs `setup` then `call` (Python source) in a child, sends SIGINT `after_s` seconds after
+    setup, and returns (returncode, stdout, stderr, first line, seconds from the signal to the end).
+    The child prints "stopped: <message>" and exits 3 on KeyboardInterrupt, "finished" otherwise."""
+    code = textwrap.dedent(setup) + textwrap.dedent(f"""
+        print("start", len(globals().get("configs", [])), flush=True)
+        try:
+            {call}
+        except KeyboardInterrupt as e:
+            print("stopped:", e, flush=True)
+            sys.exit(3)
+        print("finished", flush=True)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", "import sys, carb\n" + code], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, env=os.environ)
+    first = child.stdout.readline()
+    time.sleep(after_s)
+    child.send_signal(signal.SIGINT)
+    began = time.monotonic()
+    out, err = child.communicate(timeout=120)
+    return child.returncode, out, err, first, time.monotonic() - began

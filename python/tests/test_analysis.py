@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 import carb
-from conftest import SOURCE
+from conftest import SOURCE, interrupted
 
 DATA = SOURCE / "data"
 
@@ -82,3 +82,44 @@ def test_characterize_refuses_what_the_cli_refuses(tmp_path):
                      "peak_memory_mb,avg_sm_util,avg_mem_util\nx,basic,18,1,32,1,fp32,oom,,,,,\n")
     with pytest.raises(carb.DataError, match="no ok rows"):
         carb.characterize(empty)
+
+
+def test_transfer_warns_what_its_model_scores_rest_on(model):
+    # Hundred-and-fourth hostile pass: a model of another platform, scores of configurations it
+    # trained on, were said only in doc["model"]["note"]. The fixture model is cpu-2t's, trained on
+    # 599 of cpu-2t's rows: here cpu-2t is the target, so it is not a source-platform model.
+    with pytest.warns(RuntimeWarning) as raised:
+        doc = carb.transfer(DATA / "cpu-1t.csv", DATA / "cpu-2t.csv", model=model, k=5, repeats=2)
+    note = doc["model"]["note"]
+    assert "not on a source platform" in note and "in-sample" in note
+    assert "carb: " + note in [str(w.message) for w in raised]
+    assert all(w.filename == __file__ for w in raised)  # at the caller's line
+
+
+def test_ctrl_c_stops_a_long_transfer():
+    # Hundred-and-fourth hostile pass: SIGINT and SIGTERM reached a Python caller only after every
+    # draw of a long transfer (24 s); the draws now stop at the next one.
+    rc, out, err, first, took = interrupted("", f"carb.transfer({str(DATA / 'cpu-2t.csv')!r}, "
+                                                f"{str(DATA / 'cpu-1t.csv')!r}, k=list(range(2, 600, 3)), repeats=10000)",
+                                            1.5)  # reading the two files, then inside the draws (tens of seconds)
+    assert first.startswith("start"), err
+    assert rc == 3, (out, err)
+    assert "transfer interrupted by SIGINT" in out, out
+    assert took < 5, "stopped at the next draw, not at the end"
+
+
+def test_arguments_that_are_no_number_or_no_path_are_refused_in_carbs_words():
+    import decimal
+    # A signalling NaN cannot become a float: a raw ValueError before (hundred-and-fourth hostile pass).
+    with pytest.raises(carb.InputError, match="not a number"):
+        carb.characterize(DATA / "h200.csv", sm_threshold=decimal.Decimal("sNaN"))
+    with pytest.raises(carb.InputError, match="not a number"):
+        carb.transfer(DATA / "cpu-2t.csv", DATA / "cpu-1t.csv", repeats=decimal.Decimal("sNaN"))
+    # No bundle is named "": it read "no model bundle at  (missing manifest.json)".
+    with pytest.raises(carb.ModelError, match="^no model bundle at an empty path$"):
+        carb.transfer(DATA / "cpu-2t.csv", DATA / "cpu-1t.csv", model="")
+    with pytest.raises(carb.ModelError, match="^no model bundle at an empty path$"):
+        carb.Model.load("")
+    # A k listed twice is refused before the files are read, as the CLI refuses it.
+    with pytest.raises(carb.InputError, match="k lists a calibration set size twice"):
+        carb.transfer("absent-a.csv", "absent-b.csv", k=[5, 5])

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 
 nlohmann::json options_json(const TrainOptions& o) {
-  return {{"learners", o.learners},
+  nlohmann::json j = {{"learners", o.learners},
           {"n_trees", o.params.n_trees},
           {"max_depth", o.params.max_depth},
           {"max_leaves", o.params.max_leaves},
@@ -42,6 +42,8 @@ nlohmann::json options_json(const TrainOptions& o) {
           {"log_target", o.log_target},
           {"normalize", o.normalize},
           {"seed", o.seed}};
+  if (o.size_bins != 1) j["size_bins"] = o.size_bins;  // bundles of one bin read as before it
+  return j;
 }
 
 TrainOptions options_from(const nlohmann::json& j) {
@@ -53,6 +55,8 @@ TrainOptions options_from(const nlohmann::json& j) {
   o.corrector_max_batch = j.at("corrector_max_batch"), o.lambda = j.at("lambda"), o.cascade = j.at("cascade");
   o.use_telemetry = j.at("use_telemetry"), o.log_target = j.at("log_target"), o.seed = j.at("seed");
   o.normalize = j.at("normalize").get<std::string>();
+  // Not a whole number: 0, which check_train_options refuses with the bundle's name.
+  if (j.contains("size_bins")) o.size_bins = j.at("size_bins").is_number_integer() ? j.at("size_bins").get<int>() : 0;
   return o;
 }
 
@@ -64,6 +68,7 @@ constexpr const char* kUnseenKey = "conformal_unseen_architecture";
 constexpr const char* kRateKey = "extrapolation_rate";
 constexpr const char* kMonotoneKey = "monotone_in";
 constexpr const char* kRemeasuredKey = "remeasured";
+constexpr const char* kBySizeKey = "conformal_by_size";
 
 // An unbounded width or rate is written null (JSON has no infinity) and read back as infinite.
 nlohmann::json number_or_null(double v) { return std::isinf(v) ? nlohmann::json() : nlohmann::json(v); }
@@ -114,6 +119,35 @@ ConformalWidths read_widths(const nlohmann::json& j, const std::string& where) {
     }
   }
   return widths;
+}
+
+// Each regime's bins as training writes them: ascending finite cuts, the last unbounded (null),
+// widths per level as read_levels reads them.
+SizeBinnedWidths read_size_bins(const nlohmann::json& j, const std::string& where) {
+  const std::string bad = where + "'s interval widths per predicted size are not what training writes";
+  if (!j.is_object() || j.empty()) throw ModelError(bad);
+  SizeBinnedWidths out;
+  for (const auto& [regime, bins] : j.items()) {
+    BatchRegime r;
+    try {
+      r = batch_regime_from(regime);
+    } catch (const InputError& e) {
+      throw ModelError(bad + " (" + e.what() + ")");
+    }
+    if (!bins.is_array() || bins.empty() || bins.size() > static_cast<std::size_t>(kMaxSizeBins)) throw ModelError(bad);
+    double below = -std::numeric_limits<double>::infinity();
+    for (std::size_t b = 0; b < bins.size(); ++b) {
+      const auto& bin = bins[b];
+      if (!bin.is_object() || bin.size() != 2 || !bin.contains("upto") || !bin.contains("widths")) throw ModelError(bad);
+      const bool last = b + 1 == bins.size();
+      const auto& upto = bin.at("upto");
+      if (last ? !upto.is_null() : !(upto.is_number() && std::isfinite(upto.get<double>()) && upto.get<double>() > below))
+        throw ModelError(bad + " (the cuts must rise, the last bin unbounded)");
+      below = last ? below : upto.get<double>();
+      out[r].push_back({null_as_infinity(upto), read_levels(bin.at("widths"), where, "interval width per predicted size")});
+    }
+  }
+  return out;
 }
 
 std::string joined_lines(const std::vector<std::string>& keys) {
@@ -196,6 +230,12 @@ void CarbModel::save(BundleDestination& dest) const {
                         {"components", tm.oof.to_json()}};
     if (!tm.conformal_unseen.empty())
       t[kUnseenKey] = {{"networks", tm.unseen_networks}, {"widths", widths_json(tm.conformal_unseen)}};
+    for (const auto& [regime, bins] : tm.conformal_by_size)
+      for (const SizeBin& b : bins) {
+        nlohmann::json widths = nlohmann::json::object();
+        for (const auto& [level, half] : b.half) widths[level] = number_or_null(half);
+        t[kBySizeKey][to_string(regime)].push_back({{"upto", number_or_null(b.upto)}, {"widths", widths}});
+      }
     for (const auto& [level, rate] : tm.extrapolation_rate) t[kRateKey][level] = number_or_null(rate);
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
     if (!tm.monotone_in.empty()) t[kMonotoneKey] = tm.monotone_in;
@@ -321,6 +361,20 @@ void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::pa
                            " where training leaves it " + (unbounded ? "unbounded" : "bounded"));
       }
   }
+  // Bins of the regimes training widths have, one set per size_bins > 1 and none otherwise, each
+  // within the log-space cap of the widths.
+  if (tm.conformal_by_size.empty() != (o.size_bins == 1))
+    throw ModelError(where + (o.size_bins == 1 ? " has interval widths per predicted size its options never asked for"
+                                               : " has no interval widths per predicted size; its options ask for them"));
+  for (const auto& [regime, bins] : tm.conformal_by_size) {
+    if (!tm.conformal.count(regime) || bins.size() > static_cast<std::size_t>(o.size_bins))
+      throw ModelError(where + "'s interval widths per predicted size do not match its regimes or size_bins");
+    for (const SizeBin& b : bins)
+      for (const auto& [level, half] : b.half)
+        if (std::isfinite(half) && o.log_target && half > 20)
+          throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" + to_string(regime) +
+                           ", " + level + ", per predicted size)");
+  }
   // Training records why a raw-target model's form is plain: a log_target flipped in the options
   // (predictions read as costs where the learners answer logs) contradicts that record.
   if (!o.log_target != (tm.oof.form.why == "raw target"))
@@ -373,6 +427,7 @@ nlohmann::json read_manifest(const fs::path& dir) {
   const fs::path f = dir / "manifest.json";
   std::error_code ec;
   if (fs::exists(f, ec) && !fs::is_regular_file(f, ec)) detail::require_bundle_file(f);
+  if (dir.empty()) throw ModelError("no model bundle at an empty path");
   std::ifstream in(f);
   if (!in) throw ModelError("no model bundle at " + dir.string() + " (missing manifest.json)");
   try {
@@ -487,6 +542,7 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
       // back on 1, a negative one would narrow intervals past the data below the in-grid width.
       // null is an infinite rate (no widening held enough held-out rows): unbounded past the data.
       if (j.contains(kRateKey)) tm.extrapolation_rate = read_levels(j.at(kRateKey), where, "extrapolation rate");
+      if (j.contains(kBySizeKey)) tm.conformal_by_size = read_size_bins(j.at(kBySizeKey), where);
       if (j.contains(kRemeasuredKey)) {
         const auto& r = j.at(kRemeasuredKey);
         if (!r.is_object() || r.size() != 2 || !r.contains("pairs") || !r.at("pairs").is_number_unsigned() ||

@@ -412,7 +412,8 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
       const double v = cols[tm.target][i];
       out[i].value[tm.target] = v;
       if (!confidence) continue;
-      const double h = interval_half_width(tm, configs[i], opts_.corrector_max_batch, *confidence, seen);
+      const double h = interval_half_width(tm, configs[i], opts_.corrector_max_batch, *confidence, seen,
+                                           opts_.log_target ? std::log(v) : v);
       auto& iv = out[i].interval[tm.target];
       // How fast this target's error grows with the distance: calibrated in training (1 in older bundles).
       const auto rate = tm.extrapolation_rate.find(conformal_key(*confidence));

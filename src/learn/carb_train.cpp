@@ -135,6 +135,8 @@ std::vector<float> train_target(TargetModel& tm, const Matrix& X, const Dataset&
   tm.conformal = conformal_widths(residuals, d, o.corrector_max_batch);
   // Downstream targets see log y, whichever form this target learned.
   for (std::size_t i = 0; i < pred.size(); ++i) pred[i] += td.offset[i];
+  tm.conformal_by_size = size_binned_widths(residuals, std::vector<double>(pred.begin(), pred.end()), d,
+                                            o.corrector_max_batch, o.size_bins, tm.conformal);
   return pred;
 }
 
@@ -161,6 +163,9 @@ void check_train_options(const TrainOptions& o) {
                      std::to_string(o.corrector_max_batch));
   if (!(o.lambda >= 0 && o.lambda <= 1))
     throw InputError("the corrector damping (lambda) must be between 0 and 1, got " + std::to_string(o.lambda));
+  if (o.size_bins < 1 || o.size_bins > kMaxSizeBins)
+    throw InputError("size_bins (interval widths per bin of the predicted value) must be 1 to " +
+                     std::to_string(kMaxSizeBins) + ", got " + std::to_string(o.size_bins));
   if (o.normalize != "auto" && o.normalize != "on" && o.normalize != "off")
     throw InputError("normalize must be auto, on or off, got '" + o.normalize + "'");
 }

@@ -39,6 +39,45 @@ ConformalWidths conformal_widths(const std::vector<double>& residuals, const Dat
   return w;
 }
 
+SizeBinnedWidths size_binned_widths(const std::vector<double>& residuals, const std::vector<double>& predicted,
+                                    const Dataset& d, int low_batch_max, int bins, const ConformalWidths& pooled) {
+  SizeBinnedWidths out;
+  if (bins < 2) return out;
+  std::map<BatchRegime, std::vector<std::pair<double, double>>> rows;  // (predicted, residual)
+  for (std::size_t i = 0; i < residuals.size(); ++i) {
+    const std::pair<double, double> r{predicted[i], residuals[i]};
+    rows[d.rows[i].config.batch <= low_batch_max ? BatchRegime::low_batch : BatchRegime::high_batch].push_back(r);
+    rows[BatchRegime::all].push_back(r);
+  }
+  for (auto& [regime, r] : rows) {
+    const auto p = pooled.find(regime);
+    if (p == pooled.end()) continue;
+    std::sort(r.begin(), r.end());
+    // Cuts at the regime's quantiles of the prediction; a value shared across a cut stays in one bin.
+    std::vector<double> cuts;
+    for (int b = 1; b < bins; ++b) {
+      const double cut = r[r.size() * static_cast<std::size_t>(b) / static_cast<std::size_t>(bins)].first;
+      if (cut > r.front().first && (cuts.empty() || cut > cuts.back())) cuts.push_back(cut);
+    }
+    cuts.push_back(std::numeric_limits<double>::infinity());
+    std::size_t i = 0;
+    for (const double upto : cuts) {
+      std::vector<double> e;
+      for (; i < r.size() && r[i].first < upto; ++i) e.push_back(r[i].second);
+      std::sort(e.begin(), e.end());
+      SizeBin bin{upto, {}};
+      double below = 0;
+      for (double level : kConfidenceLevels) {
+        const std::string key = conformal_key(level);
+        below = std::max(below, finite_sample_quantile(e, level).value_or(p->second.at(key)));
+        bin.half[key] = below;
+      }
+      out[regime].push_back(std::move(bin));
+    }
+  }
+  return out;
+}
+
 std::string calibration_network_key(const Config& c) {
   return std::string(to_string(c.family)) + "-" + std::to_string(c.depth) + "-c" + width_channels(c.width);
 }
@@ -105,11 +144,20 @@ std::vector<float> calibrate_unseen_architectures(TargetModel& tm, const Matrix&
 }
 
 double interval_half_width(const TargetModel& tm, const Config& c, int low_batch_max, double level,
-                           bool trained_architecture) {
-  const ConformalWidths& w = trained_architecture || tm.conformal_unseen.empty() ? tm.conformal : tm.conformal_unseen;
-  const BatchRegime regime = c.batch <= low_batch_max ? BatchRegime::low_batch : BatchRegime::high_batch;
-  const auto& q = w.count(regime) ? w.at(regime) : w.at(BatchRegime::all);
-  return q.at(conformal_key(level));
+                           bool trained_architecture, double predicted) {
+  const bool unseen = !trained_architecture && !tm.conformal_unseen.empty();
+  const ConformalWidths& w = unseen ? tm.conformal_unseen : tm.conformal;
+  BatchRegime regime = c.batch <= low_batch_max ? BatchRegime::low_batch : BatchRegime::high_batch;
+  if (!w.count(regime)) regime = BatchRegime::all;
+  const std::string key = conformal_key(level);
+  const double h = w.at(regime).at(key);
+  const auto bins = tm.conformal_by_size.find(regime);
+  if (bins == tm.conformal_by_size.end() || !std::isfinite(predicted)) return h;
+  const auto bin = std::find_if(bins->second.begin(), bins->second.end(),
+                                [&](const SizeBin& b) { return predicted < b.upto; });
+  if (bin == bins->second.end()) return h;
+  const double hb = bin->half.at(key);
+  return unseen ? std::max(h, hb) : hb;
 }
 
 std::pair<double, double> widened_interval(double v, double h, double wide, bool log_target) {

@@ -142,7 +142,7 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
       // the unseen-architecture width, as a prediction's does.
       const bool seen = seen_[s][i];
       for (double level : kConfidenceLevels) {
-        const double h = interval_half_width(tm, configs[i], o.corrector_max_batch, level, seen);
+        const double h = interval_half_width(tm, configs[i], o.corrector_max_batch, level, seen, double(pred[i]));
         // Unbounded at this level already (a new network's interval where too few networks trained,
         // or a level too high for the rows per regime): predict widens nothing there, so no draw.
         if (!std::isfinite(h)) continue;

@@ -26,6 +26,16 @@ BatchRegime batch_regime_from(const std::string& name);
 /// "0.9", "0.95", "0.99"); infinity where too few rows bound a level.
 using ConformalWidths = std::map<BatchRegime, std::map<std::string, double>>;
 
+/// One bin of the predicted value inside a batch regime: the half-widths per coverage level of the
+/// rows whose prediction (log y for a log target, y for a raw one) lies below `upto` and at or
+/// above the bin before's (the last bin's `upto` is infinite).
+struct SizeBin {
+  double upto = 0;
+  std::map<std::string, double> half;
+};
+/// TrainOptions::size_bins > 1: the bins of each regime of `conformal`, ascending.
+using SizeBinnedWidths = std::map<BatchRegime, std::vector<SizeBin>>;
+
 struct TargetModel {
   std::string target;
   std::vector<std::string> upstream;               // cascade inputs, e.g. {"peak_memory_mb"}
@@ -35,6 +45,9 @@ struct TargetModel {
   /// Split-conformal half-widths of the log-ratio residual, per regime and coverage level
   /// ("0.8", "0.9", "0.95", "0.99").
   ConformalWidths conformal;
+  /// The same widths per bin of the predicted value (TrainOptions::size_bins); empty with one bin,
+  /// and in bundles before it. A trained architecture's interval takes its bin's width.
+  SizeBinnedWidths conformal_by_size;
   /// The same widths for a configuration whose architecture (family, depth, width, precision) the
   /// model never trained on, calibrated on folds that hold whole architectures out (conformal.hpp);
   /// each at least the width above. Empty when the data had too few architectures to calibrate it

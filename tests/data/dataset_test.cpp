@@ -262,6 +262,21 @@ TEST_F(DataDataset, ReadersRefuseWhatValidateRejects) {
                 "`carb data validate " + f + "` lists them all)");
   EXPECT_NE(read_error(std::string(kHeader) + "\ncpu,basic,18,1,224,1,fp32,ok,1e308,,120,,\n").find("plausible range"),
             std::string::npos);
+  // A row that does not parse and a duplicate before it: the earliest is said, and the count is
+  // validate's (hundred-and-fourth hostile pass: the unparsable line 4 was said alone, no count).
+  EXPECT_EQ(read_error(std::string(kHeader) + "\n"
+                       "cpu,basic,18,1,224,1,fp32,ok,5,,120,,\n"
+                       "cpu,basic,18,1,224,1,fp32,ok,9,,120,,\n"      // conflicting duplicate
+                       "cpu,basicx,18,1,224,2,fp32,ok,5,,120,,\n"),  // no family
+            f + ":3: duplicate of line 2 (platform 'cpu', basic-18-w1-r224-b1-fp32) (and 1 more problem; "
+                "`carb data validate " + f + "` lists them all)");
+  // Problems of the rows that parsed, earliest first (a later duplicate was said before line 2's).
+  EXPECT_EQ(read_error(std::string(kHeader) + "\n"
+                       "cpu,basic,18,1,224,1,fp32,ok,5,,12,,\n"      // under the network's memory floor
+                       "cpu,basic,18,1,224,2,fp32,ok,5,,120,,\n"
+                       "cpu,basic,18,1,224,2,fp32,ok,9,,120,,\n")     // conflicting duplicate
+                .rfind(f + ":2: peak_memory_mb 12 MB is below", 0),
+            0u);
 }
 
 // Fourth hostile pass: a bottleneck of depth 8 (which carb cannot build) and batch 0 passed every

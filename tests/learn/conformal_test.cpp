@@ -252,5 +252,122 @@ TEST(Conformal, UnseenArchitectureWidthsSurviveTheBundleAndForgeriesAreRefused) 
   fs::remove_all(dir);
 }
 
+TEST(ConformalBySize, EachBinIsItsOwnFiniteSampleQuantileAndFallsBackToTheRegimeWhereTooFew) {
+  // 20 high-batch rows: the 10 smallest predictions with residuals 0.01..0.10, the 10 largest with
+  // 0.001..0.010. Pooled, the 80% width is 0.07; the large bin's own is 0.009.
+  Dataset d;
+  std::vector<double> res, pred;
+  for (int i = 1; i <= 20; ++i) {
+    Record r;
+    r.config = {Family::basic, 10, 0.25, 32, 64, Precision::fp32};
+    d.rows.push_back(r);
+    pred.push_back(i);  // log-space predictions 1..20
+    res.push_back(i <= 10 ? i / 100.0 : (i - 10) / 1000.0);
+  }
+  const ConformalWidths pooled = conformal_widths(res, d, 8);
+  EXPECT_DOUBLE_EQ(pooled.at(BatchRegime::high_batch).at("0.8"), 0.07);  // ceil(21 * 0.8) = 17th of 20
+  EXPECT_TRUE(size_binned_widths(res, pred, d, 8, 1, pooled).empty());
+  const SizeBinnedWidths by = size_binned_widths(res, pred, d, 8, 2, pooled);
+  ASSERT_EQ(by.count(BatchRegime::low_batch), 0u);  // no low-batch rows, no low-batch widths
+  const auto& bins = by.at(BatchRegime::high_batch);
+  ASSERT_EQ(bins.size(), 2u);
+  EXPECT_DOUBLE_EQ(bins[0].upto, 11);  // the 11th prediction starts the upper half
+  EXPECT_TRUE(std::isinf(bins[1].upto));
+  EXPECT_DOUBLE_EQ(bins[0].half.at("0.8"), 0.09);   // ceil(11 * 0.8) = 9th of 0.01..0.10
+  EXPECT_DOUBLE_EQ(bins[1].half.at("0.8"), 0.009);  // 9th of 0.001..0.010
+  EXPECT_DOUBLE_EQ(bins[1].half.at("0.9"), 0.010);  // 10th
+  // 0.95 needs the 11th of 10: the regime's width (the 20th of 20), and at 0.99 the regime's too,
+  // which 20 rows cannot bound.
+  EXPECT_DOUBLE_EQ(bins[1].half.at("0.95"), 0.10);
+  EXPECT_TRUE(std::isinf(bins[1].half.at("0.99")));
+  // A bin's widths never fall with the level, even where the fallback is narrower than its own.
+  ConformalWidths narrow = pooled;
+  narrow[BatchRegime::high_batch]["0.95"] = 0.0001;
+  narrow[BatchRegime::high_batch]["0.99"] = 0.0001;
+  const auto monotone = size_binned_widths(res, pred, d, 8, 2, narrow).at(BatchRegime::high_batch);
+  EXPECT_DOUBLE_EQ(monotone[0].half.at("0.95"), 0.10);  // the 10th of the lower bin at 0.9, carried up
+  // Equal predictions are never split across bins: one value everywhere is one bin.
+  const auto one = size_binned_widths(res, std::vector<double>(20, 3.0), d, 8, 4, pooled).at(BatchRegime::all);
+  EXPECT_EQ(one.size(), 1u);
+}
+
+TEST(ConformalBySize, ATrainedModelWithBinsPredictsWithThemAndItsBundleKeepsThem) {
+  const Dataset train = architectures_dataset({10, 18, 26, 34}, {0.25, 0.5, 0.75, 1.0}, 1);
+  TrainOptions o = quick_options();
+  const CarbModel one = CarbModel::train(train, o);
+  o.size_bins = 2;
+  const CarbModel two = CarbModel::train(train, o);
+  // Same learners, same points; the intervals differ where the bins' widths differ from the regime's.
+  std::vector<Config> cs;
+  for (const auto& r : train.rows) cs.push_back(r.config);
+  const auto p1 = one.predict(cs, {}, 0.9), p2 = two.predict(cs, {}, 0.9);
+  int differ = 0;
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    ASSERT_DOUBLE_EQ(p1[i].value.at("latency_ms"), p2[i].value.at("latency_ms"));
+    differ += p1[i].interval.at("latency_ms") != p2[i].interval.at("latency_ms");
+  }
+  EXPECT_GT(differ, 0);
+  const fs::path dir = fs::temp_directory_path() / ("carb_by_size_" + std::to_string(::getpid()));
+  two.save(dir);
+  const CarbModel back = CarbModel::load(dir);
+  const auto p3 = back.predict(cs, {}, 0.9);
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    EXPECT_EQ(p3[i].interval.at("latency_ms"), p2[i].interval.at("latency_ms")) << config_key(cs[i]);
+  // A bundle of one bin writes no size_bins and no bins: it reads as every bundle before them did.
+  const fs::path one_dir = dir.string() + "-one";
+  one.save(one_dir);
+  {
+    std::ifstream in(one_dir / "manifest.json");
+    const auto man = nlohmann::json::parse(in);
+    EXPECT_FALSE(man["options"].contains("size_bins"));
+    EXPECT_FALSE(man["models"]["latency_ms"].contains("conformal_by_size"));
+  }
+  // Edited bundles training never writes are refused: bins the options never asked for, options
+  // asking for bins that are not there, cuts that do not rise, a last bin that is bounded.
+  const auto refused = [&](const fs::path& bundle, auto edit, const std::string& says) {
+    rewrite_manifest(bundle, edit);
+    try {
+      (void)CarbModel::load(bundle);
+      ADD_FAILURE() << "loaded: " << says;
+    } catch (const ModelError& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  };
+  nlohmann::json bins;
+  {
+    std::ifstream in(dir / "manifest.json");
+    bins = nlohmann::json::parse(in)["models"]["latency_ms"]["conformal_by_size"];
+  }
+  ASSERT_TRUE(bins.contains("high_batch") && bins["high_batch"].size() == 2u) << bins.dump();
+  refused(one_dir, [&](nlohmann::json& m) { m["models"]["latency_ms"]["conformal_by_size"] = bins; },
+          "its options never asked for");
+  two.save(dir, true);
+  refused(dir, [](nlohmann::json& m) { m["models"]["peak_memory_mb"].erase("conformal_by_size"); },
+          "its options ask for them");
+  two.save(dir, true);
+  refused(dir, [](nlohmann::json& m) {
+    auto& b = m["models"]["latency_ms"]["conformal_by_size"]["high_batch"];
+    b[1]["upto"] = b[0]["upto"];
+  }, "the cuts must rise");
+  two.save(dir, true);
+  refused(dir, [](nlohmann::json& m) {
+    auto& b = m["models"]["latency_ms"]["conformal_by_size"]["high_batch"];
+    std::swap(b[0]["widths"], b[1]["widths"]);
+    b[1]["widths"]["0.8"] = 99.0;
+  }, "below the interval width per predicted size of a lower level");
+  two.save(dir, true);
+  refused(dir, [](nlohmann::json& m) { m["options"]["size_bins"] = 9; }, "size_bins");
+  fs::remove_all(dir);
+  fs::remove_all(one_dir);
+}
+
+TEST(ConformalBySize, TrainingRefusesBinsItDoesNotMake) {
+  TrainOptions o = quick_options();
+  for (const int bad : {0, -1, kMaxSizeBins + 1}) {
+    o.size_bins = bad;
+    EXPECT_THROW(check_train_options(o), InputError) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace carb
