@@ -47,6 +47,9 @@ std::vector<std::size_t> draw(std::size_t n, std::size_t k, std::mt19937_64& rng
   return idx;
 }
 
+// Below this many common configurations a fit is said to rest on few (TransferResult::notes).
+constexpr std::size_t kFewConfigurations = 10;
+
 // Few-shot calibration of `x` (source measurements or model predictions) onto the target's
 // measurements `y`: per k, fit the line on k drawn pairs, score the rest, average over repeats.
 std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vector<double>& y,
@@ -270,6 +273,12 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
     if (constant) f.slope = kUndefined;
     res.targets[j.target] = {j.configs.size(),          true, "", f.slope, f.intercept, f.r2,
                              spearman(j.source, j.dest)};
+    // Three or four points fit a line closely whatever the platforms do (left by the hundred-and-
+    // second hostile pass: three configurations were printed as a fit with nothing but n beside it).
+    if (j.configs.size() < kFewConfigurations)
+      res.notes.push_back(j.target + "'s line rests on only " + std::to_string(j.configs.size()) +
+                          " configurations measured on both: its slope, R² and rank correlation may change with "
+                          "each one more; " + std::to_string(kFewConfigurations) + " or more make a fit worth reading");
     res.few_shot[j.target] = few_shot(j.source, j.dest, o, j.target);
     // Seventy-seventh hostile pass: scored without a word, as if the source told the target apart.
     if (constant)

@@ -336,6 +336,25 @@ TEST(Transfer, ACalibrationSizeListedTwiceIsRefusedForEveryCaller) {
   EXPECT_EQ(transfer(a, synthetic_affine_copy(a, 2, 3, "b"), o).few_shot.begin()->second.size(), 2u);
 }
 
+TEST(Transfer, AFitOnFewConfigurationsIsSaidToRestOnFew) {
+  // Left by the hundred-and-second hostile pass: three common configurations printed a fit with
+  // nothing but n beside it.
+  Dataset a, b;
+  for (const int batch : {1, 2, 4}) {
+    const Config c{Family::basic, 18, 1.0, 32, batch, Precision::fp32};
+    a.rows.push_back(synthetic_record("a", c, 1.0 * batch, {}, {}));
+    b.rows.push_back(synthetic_record("b", c, 2.0 * batch + 0.1 * (batch == 2), {}, {}));
+  }
+  const auto r = transfer(a, b);
+  ASSERT_TRUE(r.targets.at("latency_ms").available);
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0].rfind("latency_ms's line rests on only 3 configurations measured on both", 0), 0u) << r.notes[0];
+  EXPECT_NE(r.to_json()["notes"].dump().find("rests on only 3"), std::string::npos);
+  // 96 common configurations: nothing said.
+  const Dataset g = synthetic_grid(false, false);
+  EXPECT_TRUE(transfer(g, synthetic_affine_copy(g, 2, 3, "b")).notes.empty());
+}
+
 TEST(Transfer, SinglePairHasNoFit) {
   Dataset a, b;
   const Config c{Family::basic, 18, 1.0, 32, 1, Precision::fp32};
