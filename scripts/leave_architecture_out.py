@@ -12,7 +12,7 @@ trained, the one calibrated by holding whole architectures out) and for those ou
 distance), and the median interval width as upper / lower.
 
 Usage: PYTHONPATH=build/python /usr/bin/python3 scripts/leave_architecture_out.py data/h200.csv
-       [--trees N] [--fast] [--also OTHER.csv] [--confidence 0.9]
+       [--trees N] [--fast] [--also OTHER.csv] [--confidence 0.9] [--size-bins N]
        (--also: train on all of the dataset, score OTHER)
 """
 import argparse
@@ -108,6 +108,7 @@ def main():
     ap.add_argument("--fast", action="store_true")
     ap.add_argument("--also", help="a second dataset to score a model trained on all of DATA against")
     ap.add_argument("--confidence", type=float, help="also report the coverage of intervals at this level")
+    ap.add_argument("--size-bins", type=int, default=1, help="as `carb train --size-bins`")
     a = ap.parse_args()
     with open(a.data, newline="") as f:
         rd = csv.DictReader(f)
@@ -117,6 +118,7 @@ def main():
     if len(archs) < 2:
         sys.exit(f"{a.data}: {len(archs)} architecture(s); leaving one out needs two or more")
     train_kw = {"fast": True} if a.fast else {"trees": a.trees}
+    train_kw["size_bins"] = a.size_bins
     pooled = {t: [] for t in TARGETS}
     cov = {}
     print(f"{a.data}: {len(rows)} ok rows, {len(archs)} architectures")
