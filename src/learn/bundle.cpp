@@ -55,8 +55,8 @@ TrainOptions options_from(const nlohmann::json& j) {
   o.corrector_max_batch = j.at("corrector_max_batch"), o.lambda = j.at("lambda"), o.cascade = j.at("cascade");
   o.use_telemetry = j.at("use_telemetry"), o.log_target = j.at("log_target"), o.seed = j.at("seed");
   o.normalize = j.at("normalize").get<std::string>();
-  // Not a whole number: 0, which check_train_options refuses with the bundle's name.
-  if (j.contains("size_bins")) o.size_bins = j.at("size_bins").is_number_integer() ? j.at("size_bins").get<int>() : 0;
+  // Checked in load_once before it is read (a value past int wrapped to 2: hundred-and-fifth pass).
+  if (j.contains("size_bins")) o.size_bins = j.at("size_bins").get<int>();
   return o;
 }
 
@@ -366,14 +366,25 @@ void check_meaningful(const TargetModel& tm, const TrainOptions& o, const fs::pa
   if (tm.conformal_by_size.empty() != (o.size_bins == 1))
     throw ModelError(where + (o.size_bins == 1 ? " has interval widths per predicted size its options never asked for"
                                                : " has no interval widths per predicted size; its options ask for them"));
+  // Every regime of the widths has its bins (one dropped fell back on the regime's width), and a
+  // bin is unbounded at a level exactly where its regime is: a bin has fewer rows than its regime,
+  // and takes the regime's width where its own cannot bound the level (hundred-and-fifth hostile
+  // pass: a bounded 99% bin under an unbounded regime, and the reverse, loaded).
+  if (!tm.conformal_by_size.empty() && tm.conformal_by_size.size() != tm.conformal.size())
+    throw ModelError(where + "'s interval widths per predicted size do not cover its batch regimes");
   for (const auto& [regime, bins] : tm.conformal_by_size) {
     if (!tm.conformal.count(regime) || bins.size() > static_cast<std::size_t>(o.size_bins))
       throw ModelError(where + "'s interval widths per predicted size do not match its regimes or size_bins");
     for (const SizeBin& b : bins)
-      for (const auto& [level, half] : b.half)
+      for (const auto& [level, half] : b.half) {
+        const std::string at = " (" + std::string(to_string(regime)) + ", " + level + ", per predicted size)";
         if (std::isfinite(half) && o.log_target && half > 20)
-          throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + " (" + to_string(regime) +
-                           ", " + level + ", per predicted size)");
+          throw ModelError(where + " has a conformal half-width of " + std::to_string(half) + at);
+        if (std::isinf(half) != std::isinf(tm.conformal.at(regime).at(level)))
+          throw ModelError(where + "'s interval width" + at + (std::isinf(half) ? " is unbounded" : " is bounded") +
+                           " where its batch regime's is " + (std::isinf(half) ? "bounded" : "unbounded") +
+                           "; training never writes that");
+      }
   }
   // Training records why a raw-target model's form is plain: a log_target flipped in the options
   // (predictions read as costs where the learners answer logs) contradicts that record.
@@ -488,6 +499,15 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
     m.schema_ = FeatureSchema::make(man.at("telemetry").get<bool>());
     if (man.at("feature_names").get<std::vector<std::string>>() != m.schema_.names)
       throw ModelError("model bundle " + dir.string() + " was trained on other features than this carb builds");
+    // Training writes size_bins only as 2 to kMaxSizeBins: anything else is said as written, before
+    // it is read as an int (hundred-and-fifth hostile pass: 2^32 + 2 loaded as 2, and 0 or "2" were
+    // blamed on the widths).
+    if (const auto& opt = man.at("options"); opt.is_object() && opt.contains("size_bins")) {
+      const auto& b = opt.at("size_bins");
+      if (!b.is_number_integer() || b.get<long long>() < 2 || b.get<long long>() > kMaxSizeBins)
+        throw ModelError("model bundle " + dir.string() + " has options no training writes (size_bins " + b.dump() +
+                         "; training writes it only as a whole number from 2 to " + std::to_string(kMaxSizeBins) + ")");
+    }
     m.opts_ = options_from(man.at("options"));
     if (!(m.opts_.lambda >= 0 && m.opts_.lambda <= 1))
       throw ModelError("model bundle " + dir.string() + " has corrector damping " + std::to_string(m.opts_.lambda));

@@ -355,8 +355,23 @@ TEST(ConformalBySize, ATrainedModelWithBinsPredictsWithThemAndItsBundleKeepsThem
     std::swap(b[0]["widths"], b[1]["widths"]);
     b[1]["widths"]["0.8"] = 99.0;
   }, "below the interval width per predicted size of a lower level");
+  // Hundred-and-fifth hostile pass: a bin unbounded where its regime is bounded (or the reverse),
+  // a regime's bins dropped, and size_bins past int (2^32 + 2 read as 2) or not a whole number loaded
+  // or were blamed on the widths.
   two.save(dir, true);
-  refused(dir, [](nlohmann::json& m) { m["options"]["size_bins"] = 9; }, "size_bins");
+  refused(dir, [](nlohmann::json& m) {
+    for (auto& [level, half] : m["models"]["latency_ms"]["conformal_by_size"]["high_batch"][1]["widths"].items())
+      half = nullptr;
+  }, "is unbounded where its batch regime's is bounded");
+  two.save(dir, true);
+  refused(dir, [](nlohmann::json& m) { m["models"]["latency_ms"]["conformal_by_size"].erase("high_batch"); },
+          "do not cover its batch regimes");
+  for (const nlohmann::json& bad : {nlohmann::json(9), nlohmann::json(4294967298LL), nlohmann::json(0), nlohmann::json(1),
+                                   nlohmann::json("2"), nlohmann::json(2.5)}) {
+    two.save(dir, true);
+    refused(dir, [&](nlohmann::json& m) { m["options"]["size_bins"] = bad; },
+            "has options no training writes (size_bins " + bad.dump() + ";");
+  }
   fs::remove_all(dir);
   fs::remove_all(one_dir);
 }
