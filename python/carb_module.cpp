@@ -468,6 +468,7 @@ PYBIND11_MODULE(_carb, m) {
       .def("__hash__", [](const carb::Config& c) { return py::hash(py::str(carb::config_key(c))); })
       .def("__repr__", [](const carb::Config& c) { return "carb.Config('" + carb::config_key(c) + "')"; });
 
+  m.attr("max_size_bins") = carb::kMaxSizeBins;
   m.def("preset_names", [] {
     std::vector<std::string> names;
     for (const auto& p : carb::presets()) names.push_back(p.name);
@@ -502,8 +503,12 @@ PYBIND11_MODULE(_carb, m) {
           carb::TransferOptions o;
           o.ks = ks, o.repeats = repeats, o.seed = seed;
           carb::new_warning_round();
-          const carb::Dataset a = carb::read_dataset_csv(source), b = carb::read_dataset_csv(target);
-          const carb::TransferResult r = stoppable([&] { return carb::transfer(a, b, o, model); });
+          // The reading inside the stoppable scope too: a Ctrl-C while reading stops the draws at
+          // their first (a review: outside it, the whole transfer ran before it was acted on).
+          const carb::TransferResult r = stoppable([&] {
+            const carb::Dataset a = carb::read_dataset_csv(source), b = carb::read_dataset_csv(target);
+            return carb::transfer(a, b, o, model);
+          });
           return to_python(r.to_json());
         },
         py::arg("source"), py::arg("target"), py::arg("model"), py::arg("ks"), py::arg("repeats"), py::arg("seed"),
@@ -513,8 +518,7 @@ PYBIND11_MODULE(_carb, m) {
           carb::CharacterizeOptions o;
           o.sm_threshold = sm_threshold;
           carb::new_warning_round();
-          const carb::Dataset d = carb::read_dataset_csv(data);
-          const carb::Characterization c = stoppable([&] { return carb::characterize(d, o); });
+          const carb::Characterization c = stoppable([&] { return carb::characterize(carb::read_dataset_csv(data), o); });
           return to_python(c.to_json());
         },
         py::arg("data"), py::arg("sm_threshold"),

@@ -220,8 +220,8 @@ class Model:
             if not 1e-3 <= memory <= 1e12:
                 raise InputError(f"device_memory_mb is {device_memory_mb!r}, not between 1e-3 and 1e12")
         size_bins = _whole_arg(size_bins, "size_bins")
-        if not 1 <= size_bins <= 4:  # as `carb train --size-bins`
-            raise InputError(f"size_bins is {size_bins}, not 1 to 4")
+        if not 1 <= size_bins <= _carb.max_size_bins:  # as `carb train --size-bins`
+            raise InputError(f"size_bins is {size_bins}, not 1 to {_carb.max_size_bins}")
         return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast, again, memory,
                                      size_bins))
 
@@ -511,7 +511,6 @@ def transfer(source, target, model=None, k=(5, 10, 20, 50), repeats=20, seed=42)
     if same:
         raise InputError("source and target are the same file; a platform compared with itself fits y = x by "
                          "construction")
-    model = None if model is None else _model(model)
     if isinstance(k, (str, bytes)) or not hasattr(k, "__iter__"):
         k = [k]
     ks = [_whole_arg(x, "k") for x in k]
@@ -525,6 +524,7 @@ def transfer(source, target, model=None, k=(5, 10, 20, 50), repeats=20, seed=42)
     repeats = _whole_arg(repeats, "repeats")
     if not 1 <= repeats <= 10000:
         raise InputError(f"repeats is {repeats}, not between 1 and 10000")
+    model = None if model is None else _model(model)  # the arguments first, then the bundle
     doc = _carb.transfer(src, dst, None if model is None else model._m, ks, repeats, _seed(seed))
     # And what the model's scores rest on (hundred-and-fourth hostile pass: another platform's model,
     # in-sample scores and guesses were only in doc["model"]["note"]).

@@ -243,23 +243,30 @@ std::string read_csv_text(const std::filesystem::path& file) {
 // holds such a byte, naming its first; `first_only` stops at the first line.
 std::vector<std::string> utf8_problems(const std::string& text, const std::string& name, bool first_only) {
   std::vector<std::string> out;
-  std::size_t line = 1, from = 0;  // counted from `from`, where `line` starts or lies
+  std::size_t line = 1;
+  bool said = false;  // this line's first bad byte is said; the rest of the line is not
   for (std::size_t i = 0; i < text.size();) {
+    // Lines end as the parser ends them: CRLF, LF or a lone CR (a review: a CR-only file was one
+    // line here, its later bad lines never listed).
+    if (text[i] == '\n' || text[i] == '\r') {
+      i += text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n' ? 2 : 1;
+      ++line;
+      said = false;
+      continue;
+    }
     const std::size_t n = detail::utf8_sequence_length(text, i);
     if (n != 0) {
       i += n;
       continue;
     }
-    line += static_cast<std::size_t>(std::count(text.begin() + static_cast<std::ptrdiff_t>(from),
-                                                text.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
-    char byte[8];
-    std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[i]));
-    out.push_back(name + ":" + std::to_string(line) + ": byte " + byte + " is not UTF-8 text; save the file as UTF-8");
-    if (first_only) break;
-    // The rest of this line is said already: go on from the next one.
-    const std::size_t end = text.find('\n', i);
-    if (end == std::string::npos) break;
-    from = i = end;
+    if (!said) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", static_cast<unsigned char>(text[i]));
+      out.push_back(name + ":" + std::to_string(line) + ": byte " + byte + " is not UTF-8 text; save the file as UTF-8");
+      if (first_only) break;
+      said = true;
+    }
+    ++i;
   }
   return out;
 }

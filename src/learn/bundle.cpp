@@ -435,10 +435,10 @@ void check_cascade(const std::vector<std::string>& targets, const nlohmann::json
 }
 
 nlohmann::json read_manifest(const fs::path& dir) {
+  if (dir.empty()) throw ModelError("no model bundle at an empty path");
   const fs::path f = dir / "manifest.json";
   std::error_code ec;
   if (fs::exists(f, ec) && !fs::is_regular_file(f, ec)) detail::require_bundle_file(f);
-  if (dir.empty()) throw ModelError("no model bundle at an empty path");
   std::ifstream in(f);
   if (!in) throw ModelError("no model bundle at " + dir.string() + " (missing manifest.json)");
   try {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <stdexcept>
 
 #include "model_internal.hpp"
 #include "target_data.hpp"
@@ -43,8 +44,11 @@ SizeBinnedWidths size_binned_widths(const std::vector<double>& residuals, const 
                                     const Dataset& d, int low_batch_max, int bins, const ConformalWidths& pooled) {
   SizeBinnedWidths out;
   if (bins < 2) return out;
+  if (predicted.size() != residuals.size() || residuals.size() != d.rows.size())
+    throw std::invalid_argument("size_binned_widths: one prediction and one residual per row");
   std::map<BatchRegime, std::vector<std::pair<double, double>>> rows;  // (predicted, residual)
   for (std::size_t i = 0; i < residuals.size(); ++i) {
+    if (!std::isfinite(predicted[i])) continue;  // no bin to sort it into (and no order for std::sort)
     const std::pair<double, double> r{predicted[i], residuals[i]};
     rows[d.rows[i].config.batch <= low_batch_max ? BatchRegime::low_batch : BatchRegime::high_batch].push_back(r);
     rows[BatchRegime::all].push_back(r);

@@ -87,8 +87,9 @@ class CpuBackend final : public Backend {
       // Not "the cpu backend reads no energy" (hundred-and-third hostile pass): it reads RAPL where
       // the machine lets it; this one does not.
       MeterCheck m = Backend::check_meter(max_s);
-      m.note = "no RAPL energy counter is readable here: no intel-rapl zone under /sys/class/powercap has an "
-               "energy_uj this user can read, so the cpu backend leaves energy_j empty on this machine";
+      m.note = "no RAPL energy counter is readable here: no top-level intel-rapl zone under /sys/class/powercap has "
+               "an energy_uj and max_energy_range_uj this user can read, so the cpu backend leaves energy_j empty on "
+               "this machine";
       return m;
     }
     MeterCheck m = carb::check_meter([this] { return rapl_->joules(); }, {}, max_s, 200);

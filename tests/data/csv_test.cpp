@@ -290,6 +290,16 @@ TEST(DataCsv, TheListingReaderSaysEveryLineWithABadByteAndReadsOn) {
   EXPECT_EQ(rows[1].fields[0], "cpu-\xEF\xBF\xBD\xEF\xBF\xBD");
   EXPECT_EQ(rows[3].fields[1], "two\nlin\xEF\xBF\xBDs");
   EXPECT_EQ(rows[4].line, 6u);
+  // Lines end as the parser ends them: a CR-only file's bad lines are each said, at the row's line (a
+  // review: counted by LF alone, the file was one line and only its first bad byte was listed).
+  problems.clear();
+  std::ofstream(dir / "cr.csv") << "platform,note\rcpu,x\rcpu-\xff,y\rcpu,z\r\ncpu,\xfe\r";
+  const auto cr = read_file(dir / "cr.csv", problems);
+  EXPECT_EQ(problems, (std::vector<std::string>{(dir / "cr.csv").string() + ":3: byte 0xff is not UTF-8 text; save the file as UTF-8",
+                                                (dir / "cr.csv").string() + ":5: byte 0xfe is not UTF-8 text; save the file as UTF-8"}));
+  ASSERT_EQ(cr.size(), 5u);
+  EXPECT_EQ(cr[2].line, 3u);
+  EXPECT_EQ(cr[4].line, 5u);
   // A clean file reads as read_file reads it, with nothing said.
   problems.clear();
   std::ofstream(dir / "ok.csv") << "platform,note\ncaf\xc3\xa9,\xe2\x82\xac\n";

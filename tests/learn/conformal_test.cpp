@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <random>
@@ -19,6 +21,8 @@
 #include "carb/network_spec.hpp"
 #include "learn/bundle_edit.hpp"
 #include "learn/conformal.hpp"
+#include "learn/model_internal.hpp"
+#include "learn/target_model.hpp"
 
 namespace carb {
 namespace {
@@ -381,6 +385,73 @@ TEST(ConformalBySize, TrainingRefusesBinsItDoesNotMake) {
   for (const int bad : {0, -1, kMaxSizeBins + 1}) {
     o.size_bins = bad;
     EXPECT_THROW(check_train_options(o), InputError) << bad;
+  }
+}
+
+TEST(ConformalBySize, ANewNetworkTakesTheLargerOfItsCalibratedWidthAndItsBins) {
+  // A review: the max rule had no test of its own. Trained widths 0.1, a new network's 0.3; the
+  // small bin 0.5 (wider than the new network's), the large one 0.05 (narrower than both).
+  TargetModel tm;
+  for (const BatchRegime r : {BatchRegime::low_batch, BatchRegime::high_batch, BatchRegime::all})
+    for (double level : kConfidenceLevels) {
+      tm.conformal[r][conformal_key(level)] = 0.1;
+      tm.conformal_unseen[r][conformal_key(level)] = 0.3;
+      tm.conformal_by_size[r] = {SizeBin{2.0, {}}, SizeBin{std::numeric_limits<double>::infinity(), {}}};
+    }
+  for (auto& [r, bins] : tm.conformal_by_size)
+    for (double level : kConfidenceLevels) {
+      bins[0].half[conformal_key(level)] = 0.5;
+      bins[1].half[conformal_key(level)] = 0.05;
+    }
+  const Config c{Family::basic, 18, 1.0, 32, 64, Precision::fp32};
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, 1.0), 0.5);    // trained, small: its bin
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, 3.0), 0.05);   // trained, large: its bin
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, false, 1.0), 0.5);   // new, small: the bin is wider
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, false, 3.0), 0.3);   // new, large: its own width
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, 2.0), 0.05);   // at the cut: the upper bin
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, std::nan("")), 0.1);  // no value: the regime's
+}
+
+TEST(ConformalBySize, ABinIsChosenByTheLogOfTheAnswerForALogTargetAndTheAnswerForARawOne) {
+  // A review: choosing by v instead of log v would put nearly every answer in the top bin, and the
+  // trained-model test above would still pass. Here each interval is recomputed from the manifest.
+  const Dataset train = architectures_dataset({10, 18, 26, 34}, {0.25, 0.5, 0.75, 1.0}, 1);
+  for (const bool log_target : {true, false}) {
+    TrainOptions o = quick_options();
+    o.size_bins = 2;
+    o.log_target = log_target;
+    const CarbModel m = CarbModel::train(train, o);
+    const fs::path dir = fs::temp_directory_path() / ("carb_bin_space_" + std::to_string(::getpid()));
+    m.save(dir, true);
+    nlohmann::json man;
+    {
+      std::ifstream in(dir / "manifest.json");
+      man = nlohmann::json::parse(in);
+    }
+    fs::remove_all(dir);
+    const auto& bins = man["models"]["latency_ms"]["conformal_by_size"]["high_batch"];
+    ASSERT_EQ(bins.size(), 2u);
+    const double cut = bins[0]["upto"].get<double>();
+    const double below = bins[0]["widths"]["0.9"].get<double>(), above = bins[1]["widths"]["0.9"].get<double>();
+    ASSERT_NE(below, above);
+    int lower = 0, upper = 0;
+    for (const auto& r : train.rows) {
+      if (r.config.batch <= 8) continue;
+      const Prediction p = m.predict({r.config}, {}, 0.9).front();
+      if (!p.outside.empty()) continue;
+      const double v = p.value.at("latency_ms");
+      const double s = log_target ? std::log(v) : v;
+      const double h = s < cut ? below : above;
+      (s < cut ? lower : upper) += 1;
+      const auto [lo, hi] = p.interval.at("latency_ms");
+      const double want_hi = log_target ? v * std::exp(h) : v + h;
+      EXPECT_NEAR(hi, want_hi, 1e-9 * want_hi) << config_key(r.config) << (log_target ? " log" : " raw");
+      if (log_target) {
+        EXPECT_NEAR(lo, v * std::exp(-h), 1e-9 * v);
+      }
+    }
+    EXPECT_GT(lower, 10) << "both bins are exercised";
+    EXPECT_GT(upper, 10);
   }
 }
 

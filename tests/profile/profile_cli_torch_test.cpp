@@ -192,6 +192,8 @@ TEST_F(ProfileCli, MeterCheckAndStudyOnAMachineWithoutACounterSaySo) {
     EXPECT_EQ(s.exit_code(), 1) << s.err;
     EXPECT_NE(s.err.find("energy counter"), std::string::npos) << s.err;
     EXPECT_FALSE(fs::exists(dir_ / "study.csv"));
+  } else {  // a machine with readable RAPL checked it
+    EXPECT_EQ(j["meter"], "rapl") << m.out;
   }
 #ifndef CARB_TORCH_CUDA
   // Thirty-second hostile pass: the default backend, cuda, answered "meter: none" with exit 0 on a
