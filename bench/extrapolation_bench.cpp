@@ -3,6 +3,7 @@
 // (trees on log(y / analytic estimate)) and the fitted analytic estimate alone; plus the in-grid
 // random split, so that a gain outside the grid is not bought with a loss inside it.
 //   OMP_WAIT_POLICY=PASSIVE build/bench/extrapolation_bench [--trees N] [--data-dir data] [--only cpu|h200]
+//     [--size-bins N]   (interval widths per bin of the predicted value, as `carb train --size-bins`)
 // (passive OpenMP waiting, as the carb CLI sets for itself: spinning XGBoost threads on a busy
 // 2-core machine made this run many times slower)
 // Prints one table row per split, target and variant: R², MAPE, the share of test rows whose
@@ -35,6 +36,7 @@ struct Split {
 
 struct Options {
   int trees = 200;
+  int size_bins = 1;
   fs::path data_dir = "data";
   std::string only;
 };
@@ -69,6 +71,7 @@ void run_split(const std::string& name, const Dataset& train, const Dataset& tes
   for (const char* form : {"off", "on"}) {
     TrainOptions o;
     o.params.n_trees = opt.trees;
+    o.size_bins = opt.size_bins;
     o.normalize = form;
     const CarbModel m = CarbModel::train(train, o);
     const auto pred = m.predict(test_configs, {}, 0.9);
@@ -146,8 +149,9 @@ int main(int argc, char** argv) {
     if (a == "--trees" && i + 1 < argc) opt.trees = std::atoi(argv[++i]);
     else if (a == "--data-dir" && i + 1 < argc) opt.data_dir = argv[++i];
     else if (a == "--only" && i + 1 < argc) opt.only = argv[++i];
+    else if (a == "--size-bins" && i + 1 < argc) opt.size_bins = std::atoi(argv[++i]);
     else {
-      std::cerr << "usage: extrapolation_bench [--trees N] [--data-dir DIR] [--only cpu|h200]\n";
+      std::cerr << "usage: extrapolation_bench [--trees N] [--data-dir DIR] [--only cpu|h200] [--size-bins N]\n";
       return 2;
     }
   }
