@@ -37,6 +37,13 @@ std::size_t line_of(const std::string& msg, const std::string& file) {
   return line;
 }
 
+// Problems in file order: by the line each names, those of the whole file first.
+void sort_by_line(std::vector<std::string>& problems, const std::string& file) {
+  std::stable_sort(problems.begin(), problems.end(), [&](const std::string& a, const std::string& b) {
+    return line_of(a, file) < line_of(b, file);
+  });
+}
+
 // How `here`'s message names the row at `there`: "line N" within one file, else the whole place.
 std::string refer(const std::string& here, const std::string& there) {
   const auto a = here.rfind(':'), b = there.rfind(':');
@@ -724,9 +731,7 @@ std::vector<std::string> validate_dataset_csv(const std::filesystem::path& path)
     problems.push_back(e.what());  // no line: said with the file's other problems
   }
   // Row problems come from two passes; report them in file order.
-  std::stable_sort(problems.begin(), problems.end(), [&](const std::string& a, const std::string& b) {
-    return line_of(a, path.string()) < line_of(b, path.string());
-  });
+  sort_by_line(problems, path.string());
   return problems;
 }
 
@@ -749,9 +754,7 @@ Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files) {
       // alone, "1 more" where validate listed 3, or after a duplicate on line 13).
       const auto more = check_dataset(d, places, facts);
       problems.insert(problems.end(), more.begin(), more.end());
-      std::stable_sort(problems.begin(), problems.end(), [&](const std::string& a, const std::string& b) {
-        return line_of(a, f.string()) < line_of(b, f.string());
-      });
+      sort_by_line(problems, f.string());
     }
     throw_dataset_problems(problems, f.string());
     where.insert(where.end(), places.begin(), places.end());
@@ -762,10 +765,7 @@ Dataset read_dataset_csvs(const std::vector<std::filesystem::path>& files) {
   // Problems across files (the same configuration in two of them): no one command lists them. One
   // file's are said earliest line first, as validate lists them.
   std::vector<std::string> problems = check_dataset(all, where, facts);
-  if (files.size() == 1)
-    std::stable_sort(problems.begin(), problems.end(), [&](const std::string& a, const std::string& b) {
-      return line_of(a, names.front()) < line_of(b, names.front());
-    });
+  if (files.size() == 1) sort_by_line(problems, names.front());
   throw_dataset_problems(problems, files.size() == 1 ? names.front() : "");
   return all;
 }

@@ -24,7 +24,7 @@ std::optional<double> finite_sample_quantile(const std::vector<double>& sorted, 
 ConformalWidths conformal_widths(const std::vector<double>& residuals, const Dataset& d, int low_batch_max) {
   std::map<BatchRegime, std::vector<double>> res;
   for (std::size_t i = 0; i < residuals.size(); ++i) {
-    res[d.rows[i].config.batch <= low_batch_max ? BatchRegime::low_batch : BatchRegime::high_batch].push_back(residuals[i]);
+    res[batch_regime_of(d.rows[i].config, low_batch_max)].push_back(residuals[i]);
     res[BatchRegime::all].push_back(residuals[i]);
   }
   ConformalWidths w;
@@ -50,7 +50,7 @@ SizeBinnedWidths size_binned_widths(const std::vector<double>& residuals, const 
   for (std::size_t i = 0; i < residuals.size(); ++i) {
     if (!std::isfinite(predicted[i])) continue;  // no bin to sort it into (and no order for std::sort)
     const std::pair<double, double> r{predicted[i], residuals[i]};
-    rows[d.rows[i].config.batch <= low_batch_max ? BatchRegime::low_batch : BatchRegime::high_batch].push_back(r);
+    rows[batch_regime_of(d.rows[i].config, low_batch_max)].push_back(r);
     rows[BatchRegime::all].push_back(r);
   }
   for (auto& [regime, r] : rows) {
@@ -151,7 +151,7 @@ double interval_half_width(const TargetModel& tm, const Config& c, int low_batch
                            bool trained_architecture, double predicted) {
   const bool unseen = !trained_architecture && !tm.conformal_unseen.empty();
   const ConformalWidths& w = unseen ? tm.conformal_unseen : tm.conformal;
-  BatchRegime regime = c.batch <= low_batch_max ? BatchRegime::low_batch : BatchRegime::high_batch;
+  BatchRegime regime = batch_regime_of(c, low_batch_max);
   if (!w.count(regime)) regime = BatchRegime::all;
   const std::string key = conformal_key(level);
   const double h = w.at(regime).at(key);

@@ -19,6 +19,11 @@
 
 namespace carb {
 
+/// The batch regime of configuration c: low_batch when its batch is at most low_batch_max.
+inline BatchRegime batch_regime_of(const Config& c, int low_batch_max) {
+  return c.batch <= low_batch_max ? BatchRegime::low_batch : BatchRegime::high_batch;
+}
+
 /// The finite-sample split-conformal quantile of `sorted` (ascending) at `level`: its
 /// ceil((n + 1) * level)-th smallest value; none with fewer values than that.
 std::optional<double> finite_sample_quantile(const std::vector<double>& sorted, double level);

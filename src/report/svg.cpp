@@ -7,34 +7,9 @@
 #include <cstdio>
 
 #include "svg_frame.hpp"
+#include "util/utf8.hpp"
 
 namespace carb::svg {
-
-namespace {
-
-// The length of the well-formed UTF-8 sequence at s[i] (1 to 4), or 0 where the bytes there are not
-// one (a stray continuation byte, a truncated or overlong sequence, a surrogate, past U+10FFFF).
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
-  const unsigned char c = b(0);
-  if (c < 0x80) return 1;
-  std::size_t n = 0;
-  unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (Unicode 15, table 3-7)
-  if (c >= 0xC2 && c <= 0xDF) n = 2;
-  else if (c == 0xE0) n = 3, lo = 0xA0;
-  else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) n = 3;
-  else if (c == 0xED) n = 3, hi = 0x9F;
-  else if (c == 0xF0) n = 4, lo = 0x90;
-  else if (c >= 0xF1 && c <= 0xF3) n = 4;
-  else if (c == 0xF4) n = 4, hi = 0x8F;
-  else return 0;
-  if (i + n > s.size() || b(1) < lo || b(1) > hi) return 0;
-  for (std::size_t k = 2; k < n; ++k)
-    if (b(k) < 0x80 || b(k) > 0xBF) return 0;
-  return n;
-}
-
-}  // namespace
 
 std::string escape(std::string_view s) {
   std::string out;
@@ -60,7 +35,7 @@ std::string escape(std::string_view s) {
       default: {
         // The page declares UTF-8: a byte that is no part of a character (a file name is bytes) is
         // shown as U+FFFD, not written raw (hundred-and-second hostile pass).
-        const std::size_t n = utf8_length(s, i);
+        const std::size_t n = detail::utf8_sequence_length(s, i);
         if (n == 0) {
           out += "\xEF\xBF\xBD";
           ++i;

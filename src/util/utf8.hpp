@@ -22,16 +22,6 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   return n;
 }
 
-/// Offset of the first byte that is not well-formed UTF-8, or npos.
-inline std::size_t first_invalid_utf8(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const std::size_t n = utf8_sequence_length(text, i);
-    if (n == 0) return i;
-    i += n;
-  }
-  return std::string_view::npos;
-}
-
 /// `text` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD.
 inline std::string replace_invalid_utf8(std::string_view text) {
   std::string out;
