@@ -36,7 +36,7 @@ struct Split {
 
 struct Options {
   int trees = 200;
-  int size_bins = 1;
+  int size_bins = carb::TrainOptions{}.size_bins;  // carb train's default
   fs::path data_dir = "data";
   std::string only;
 };

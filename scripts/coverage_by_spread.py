@@ -56,7 +56,7 @@ def main():
     ap.add_argument("--fast", action="store_true")
     ap.add_argument("--trees", type=int, default=0)
     ap.add_argument("--target", default="latency_ms", choices=("latency_ms", "energy_j", "peak_memory_mb"))
-    ap.add_argument("--size-bins", type=int, default=1, help="as `carb train --size-bins`")
+    ap.add_argument("--size-bins", type=int, default=2, help="as `carb train --size-bins` (default 2, as carb train)")
     a = ap.parse_args()
     if not 0 < a.confidence < 1:
         sys.exit("error: --confidence must be between 0 and 1")

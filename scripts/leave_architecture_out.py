@@ -108,7 +108,7 @@ def main():
     ap.add_argument("--fast", action="store_true")
     ap.add_argument("--also", help="a second dataset to score a model trained on all of DATA against")
     ap.add_argument("--confidence", type=float, help="also report the coverage of intervals at this level")
-    ap.add_argument("--size-bins", type=int, default=1, help="as `carb train --size-bins`")
+    ap.add_argument("--size-bins", type=int, default=2, help="as `carb train --size-bins` (default 2, as carb train)")
     a = ap.parse_args()
     with open(a.data, newline="") as f:
         rd = csv.DictReader(f)

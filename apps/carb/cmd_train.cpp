@@ -99,9 +99,10 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                  auto* max_batch = app.add_option("--corrector-max-batch", o.corrector_max_batch, "low-batch regime: batch <= this")
                      ->capture_default_str()->check(in_range(1, 1000000));
                  app.add_option("--size-bins", o.size_bins,
-                                "interval widths per bin of the predicted value inside each batch regime (1: one "
-                                "width per regime; 2: small and large predictions apart, which held the H200's "
-                                "energy intervals near their level in both halves; README, \"Do intervals hold\")")
+                                "interval widths per bin of the predicted value inside each batch regime (2: small "
+                                "and large predictions apart, which held the H200's energy intervals near their "
+                                "level in both halves; 1: one width per regime, as carb trained before "
+                                "2026-12-07; README, \"Do intervals hold\")")
                      ->capture_default_str()->check(in_range(1, kMaxSizeBins));
                  auto* no_corr = app.add_flag("--no-correctors", c->no_correctors, "skip the low-batch residual correctors")
                      ->excludes(lambda)

@@ -46,10 +46,10 @@ struct TrainOptions {
   bool correctors = true;
   int corrector_max_batch = 8;    // low-batch regime: batch <= this
   /// Interval widths per bin of the predicted value inside each batch regime (1: one width per
-  /// regime). Out of fold, one regime-wide 90% width held 84.6% of the H200's smallest quarter of
-  /// energies and 100% of its largest at ±20%; two bins held 87.7% and 98.5%, the largest at ±15%
-  /// (README, "Do intervals hold ..."). 1 to kMaxSizeBins.
-  int size_bins = 1;
+  /// regime, as before 2026-12-07). Out of fold, one regime-wide 90% width held 84.6% of the H200's
+  /// smallest quarter of energies and 100% of its largest at ±20%; two bins held 87.7% and 98.5%,
+  /// the largest at ±15% (README, "Do intervals hold ..."). 1 to kMaxSizeBins.
+  int size_bins = 2;
   double lambda = 0.9;            // damping of the corrector
   bool cascade = true;            // false: every target from x alone (for the ablation)
   bool use_telemetry = false;     // include telemetry features (needs them at predict time too)

@@ -185,7 +185,7 @@ class Model:
 
     @classmethod
     def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2, fast=False, remeasured=None,
-              device_memory_mb=None, size_bins=1):
+              device_memory_mb=None, size_bins=2):
         """Trains on every ok row of one or more dataset CSVs, holding none out (unlike `carb train`,
         which holds out 20% to score the model): to measure accuracy, use `carb train` or evaluate
         on other measurements (`carb.evaluate` warns, and counts in split.in_sample_rows, the scored
@@ -199,7 +199,8 @@ class Model:
         needing more are warned of as not fitting, and recommend never picks them (the power limit
         comes from the data's provenance; both are read back by Model.device).
         size_bins: interval widths per bin of the predicted value inside each batch regime, as
-        `carb train --size-bins` (1: one width per regime).
+        `carb train --size-bins` (by default 2: small and large predictions apart; 1: one width
+        per regime, as before 2026-12-07).
         Ctrl-C stops it at the next fit and raises KeyboardInterrupt; a second Ctrl-C a second or
         more later ends the process, as it does `carb train`."""
         files = _paths(data, "data")

@@ -56,7 +56,8 @@ TrainOptions options_from(const nlohmann::json& j) {
   o.use_telemetry = j.at("use_telemetry"), o.log_target = j.at("log_target"), o.seed = j.at("seed");
   o.normalize = j.at("normalize").get<std::string>();
   // Checked in load_once before it is read (a value past int wrapped to 2: hundred-and-fifth pass).
-  if (j.contains("size_bins")) o.size_bins = j.at("size_bins").get<int>();
+  // Absent: one width per regime, as every bundle before the option was written (not today's default).
+  o.size_bins = j.contains("size_bins") ? j.at("size_bins").get<int>() : 1;
   return o;
 }
 

@@ -157,11 +157,18 @@ double interval_half_width(const TargetModel& tm, const Config& c, int low_batch
   const double h = w.at(regime).at(key);
   const auto bins = tm.conformal_by_size.find(regime);
   if (bins == tm.conformal_by_size.end() || !std::isfinite(predicted)) return h;
-  const auto bin = std::find_if(bins->second.begin(), bins->second.end(),
-                                [&](const SizeBin& b) { return predicted < b.upto; });
-  if (bin == bins->second.end()) return h;
-  const double hb = bin->half.at(key);
-  return unseen ? std::max(h, hb) : hb;
+  const auto& bs = bins->second;
+  const auto bin = std::find_if(bs.begin(), bs.end(), [&](const SizeBin& b) { return predicted < b.upto; });
+  if (bin == bs.end()) return h;
+  const auto width_of = [&](const SizeBin& b) { return unseen ? std::max(h, b.half.at(key)) : b.half.at(key); };
+  // Each bin's own width, widened where a neighbouring bin's interval reaches farther, so that
+  // neither edge falls as the answer grows across a cut: an answer just past a cut into a narrower
+  // bin had a lower upper edge than a smaller one just below it, and passed a budget the smaller
+  // failed. Only ever wider than the bin's own width, so its coverage holds.
+  double hb = width_of(*bin);
+  for (auto b = bs.begin(); b != bin; ++b) hb = std::max(hb, b->upto + width_of(*b) - predicted);
+  for (auto b = bin + 1; b != bs.end(); ++b) hb = std::max(hb, predicted - ((b - 1)->upto - width_of(*b)));
+  return hb;
 }
 
 std::pair<double, double> widened_interval(double v, double h, double wide, bool log_target) {

@@ -89,7 +89,9 @@ std::vector<float> calibrate_unseen_architectures(TargetModel& tm, const Matrix&
 /// low_batch_max or above); for an architecture never trained, the unseen-architecture width when
 /// tm has one. With size bins (tm.conformal_by_size) and a finite `predicted` (log y for a log
 /// target, y for a raw one), a trained architecture's width is its bin's, an unseen one's the larger
-/// of its width and the bin's. Infinite where the level could not be bounded.
+/// of its width and the bin's, widened near a cut as far as the neighbouring bins' edges reach, so
+/// that neither edge (predicted +- h) falls as `predicted` grows. Infinite where the level could not
+/// be bounded.
 double interval_half_width(const TargetModel& tm, const Config& c, int low_batch_max, double level,
                            bool trained_architecture, double predicted);
 

@@ -703,7 +703,11 @@ TEST(CarbModel, NormalisedTargetsExtrapolateWherePlainTreesCannot) {
 
 // Outside the trained ranges a prediction says so and its interval is wider by the distance.
 TEST(CarbModel, PredictionsPastTheTrainedRangesAreFlaggedAndWidened) {
-  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());  // resolutions 32-96
+  // One width per regime, so that the two answers share it whatever their size (the widths per
+  // predicted size are conformal_test's; the widening past the ranges adds to either).
+  TrainOptions o = fast_options();
+  o.size_bins = 1;
+  const CarbModel m = CarbModel::train(synthetic_train(), o);  // resolutions 32-96
   const Config inside{Family::basic, 18, 0.5, 96, 4, Precision::fp32};
   const Config past{Family::basic, 18, 0.5, 192, 4, Precision::fp32};
   const auto p = m.predict({inside, past}, {}, 0.9);
@@ -760,7 +764,9 @@ TEST(CarbModel, AnUnboundedExtrapolationRateLeavesIntervalsPastTheDataOpen) {
 
 // A bundle from before the calibrated rates widens by the distance itself, as it did.
 TEST(CarbModel, ABundleWithoutExtrapolationRatesWidensByTheDistance) {
-  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  TrainOptions o = fast_options();
+  o.size_bins = 1;  // one width for both answers, as above
+  const CarbModel m = CarbModel::train(synthetic_train(), o);
   const fs::path dir = fs::temp_directory_path() / ("carb_rates_" + std::to_string(::getpid()));
   m.save(dir);
   rewrite_manifest(dir, [](nlohmann::json& man) {

@@ -298,9 +298,10 @@ TEST(ConformalBySize, EachBinIsItsOwnFiniteSampleQuantileAndFallsBackToTheRegime
 TEST(ConformalBySize, ATrainedModelWithBinsPredictsWithThemAndItsBundleKeepsThem) {
   const Dataset train = architectures_dataset({10, 18, 26, 34}, {0.25, 0.5, 0.75, 1.0}, 1);
   TrainOptions o = quick_options();
-  const CarbModel one = CarbModel::train(train, o);
-  o.size_bins = 2;
+  EXPECT_EQ(o.size_bins, 2) << "two bins by default";
   const CarbModel two = CarbModel::train(train, o);
+  o.size_bins = 1;
+  const CarbModel one = CarbModel::train(train, o);
   // Same learners, same points; the intervals differ where the bins' widths differ from the regime's.
   std::vector<Config> cs;
   for (const auto& r : train.rows) cs.push_back(r.config);
@@ -325,6 +326,14 @@ TEST(ConformalBySize, ATrainedModelWithBinsPredictsWithThemAndItsBundleKeepsThem
     const auto man = nlohmann::json::parse(in);
     EXPECT_FALSE(man["options"].contains("size_bins"));
     EXPECT_FALSE(man["models"]["latency_ms"].contains("conformal_by_size"));
+  }
+  // And it loads as one bin, though today's default is two: every bundle before the option reads so.
+  {
+    const CarbModel back_one = CarbModel::load(one_dir);
+    EXPECT_EQ(back_one.options().size_bins, 1);
+    const auto p4 = back_one.predict(cs, {}, 0.9);
+    for (std::size_t i = 0; i < cs.size(); ++i)
+      EXPECT_EQ(p4[i].interval.at("latency_ms"), p1[i].interval.at("latency_ms")) << config_key(cs[i]);
   }
   // Edited bundles training never writes are refused: bins the options never asked for, options
   // asking for bins that are not there, cuts that do not rise, a last bin that is bounded.
@@ -408,8 +417,61 @@ TEST(ConformalBySize, ANewNetworkTakesTheLargerOfItsCalibratedWidthAndItsBins) {
   EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, 3.0), 0.05);   // trained, large: its bin
   EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, false, 1.0), 0.5);   // new, small: the bin is wider
   EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, false, 3.0), 0.3);   // new, large: its own width
-  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, 2.0), 0.05);   // at the cut: the upper bin
+  // At the cut the answer is in the upper bin, but its interval reaches as high as the lower bin's
+  // reached just below (2 + 0.5), so that no larger answer gets a lower upper edge.
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, 2.0), 0.5);
+  EXPECT_NEAR(interval_half_width(tm, c, 8, 0.9, true, 2.3), 0.2, 1e-12);
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, 2.45), 0.05);  // past 2.45 its own width
   EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, std::nan("")), 0.1);  // no value: the regime's
+}
+
+TEST(ConformalBySize, NeitherEdgeFallsAsTheAnswerGrowsAcrossTheCuts) {
+  // Widths that rise and fall from bin to bin (as the H200's energies did at 0.95: 0.63 below the
+  // cut, 0.80 above; at 0.9, 0.49 below and 0.31 above): swept across every cut, the edges answer +- h
+  // never fall, and h is never narrower than the answer's own bin.
+  TargetModel tm;
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<double> cuts{-1.0, 0.5, 2.0, inf}, own{0.4, 0.1, 0.9, 0.2};
+  for (const BatchRegime r : {BatchRegime::low_batch, BatchRegime::high_batch, BatchRegime::all})
+    for (double level : kConfidenceLevels) {
+      tm.conformal[r][conformal_key(level)] = 0.3;
+      tm.conformal_unseen[r][conformal_key(level)] = 0.35;
+      auto& bins = tm.conformal_by_size[r];
+      bins.resize(cuts.size());
+      for (std::size_t b = 0; b < cuts.size(); ++b) {
+        bins[b].upto = cuts[b];
+        bins[b].half[conformal_key(level)] = own[b];
+      }
+    }
+  const Config c{Family::basic, 18, 1.0, 32, 64, Precision::fp32};
+  for (const bool trained : {true, false}) {
+    double last_lo = -inf, last_hi = -inf;
+    for (double p = -3.0; p <= 5.0; p += 0.001) {
+      const double h = interval_half_width(tm, c, 8, 0.9, trained, p);
+      const auto b = static_cast<std::size_t>(std::upper_bound(cuts.begin(), cuts.end(), p) - cuts.begin());
+      ASSERT_GE(h, trained ? own[b] : std::max(0.35, own[b])) << p;
+      ASSERT_GE(p + h, last_hi - 1e-12) << "upper edge fell at " << p << (trained ? "" : " (new network)");
+      ASSERT_GE(p - h, last_lo - 1e-12) << "lower edge fell at " << p << (trained ? "" : " (new network)");
+      last_lo = p - h;
+      last_hi = p + h;
+    }
+  }
+  // Far from every cut, each bin's own width: the envelope widens only near the cuts.
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, 4.0), 0.2);
+  EXPECT_DOUBLE_EQ(interval_half_width(tm, c, 8, 0.9, true, -3.0), 0.4);
+}
+
+/// The half-width interval_half_width gives an answer s (log v or v) in bins read from a manifest:
+/// its bin's, widened near the cuts so that neither edge falls (recomputed here, not called).
+double expected_half_width(const nlohmann::json& bins, double s, const std::string& level) {
+  std::size_t at = 0;
+  while (at + 1 < bins.size() && !(s < bins[at]["upto"].get<double>())) ++at;
+  double h = bins[at]["widths"][level].get<double>();
+  for (std::size_t b = 0; b < at; ++b)
+    h = std::max(h, bins[b]["upto"].get<double>() + bins[b]["widths"][level].get<double>() - s);
+  for (std::size_t b = at + 1; b < bins.size(); ++b)
+    h = std::max(h, s - (bins[b - 1]["upto"].get<double>() - bins[b]["widths"][level].get<double>()));
+  return h;
 }
 
 TEST(ConformalBySize, ABinIsChosenByTheLogOfTheAnswerForALogTargetAndTheAnswerForARawOne) {
@@ -441,7 +503,8 @@ TEST(ConformalBySize, ABinIsChosenByTheLogOfTheAnswerForALogTargetAndTheAnswerFo
       if (!p.outside.empty()) continue;
       const double v = p.value.at("latency_ms");
       const double s = log_target ? std::log(v) : v;
-      const double h = s < cut ? below : above;
+      const double h = expected_half_width(bins, s, "0.9");
+      EXPECT_GE(h, s < cut ? below : above);
       (s < cut ? lower : upper) += 1;
       const auto [lo, hi] = p.interval.at("latency_ms");
       const double want_hi = log_target ? v * std::exp(h) : v + h;
