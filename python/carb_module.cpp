@@ -440,8 +440,11 @@ PYBIND11_MODULE(_carb, m) {
   // from whatever thread and GIL state they are raised in; a filter that makes them errors raises.
   carb::set_warning_handler([](const std::string& w) {
     py::gil_scoped_acquire gil;
-    // In Python's words too ("force=True replaces", not "--force replaces"; a hostile pass's finding).
-    if (PyErr_WarnEx(PyExc_RuntimeWarning, python_words(w).c_str(), user_stack_level()) < 0)
+    // In Python's words too ("force=True replaces", not "--force replaces"; a hostile pass's finding),
+    // and named as carb's, as the package's own warnings are ("carb: ...").
+    const std::string text = python_words(w);
+    const std::string said = text.rfind("carb: ", 0) == 0 ? text : "carb: " + text;
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, said.c_str(), user_stack_level()) < 0)
       throw py::error_already_set();
   });
 

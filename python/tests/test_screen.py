@@ -119,6 +119,9 @@ def test_recommend_and_screen_warn_what_the_cli_notes(model):
     assert r["never_trained_precisions"] == ["fp16"]
     assert any("lies outside the ranges the model trained on" in str(w.message) for w in said)
     assert all("--" not in str(w.message) for w in said), "in Python's words"
+    # Named as carb's, as the package's own warnings are (the library's came without the prefix).
+    assert all(str(w.message).startswith("carb: ") and not str(w.message).startswith("carb: carb: ")
+               for w in said), [str(w.message) for w in said]
     # No budget under a confidence: the intervals judge nothing. Only worth knowing where they are
     # bounded (no warning); where some are not, said as a warning.
     with warnings.catch_warnings(record=True) as bounded:
