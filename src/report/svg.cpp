@@ -38,7 +38,7 @@ std::string escape(std::string_view s) {
         const std::size_t n = detail::utf8_sequence_length(s, i);
         if (n == 0) {
           out += "\xEF\xBF\xBD";
-          ++i;
+          i += detail::utf8_invalid_length(s, i);
           continue;
         }
         out.append(s.substr(i, n));

@@ -22,7 +22,29 @@ inline std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
   return n;
 }
 
-/// `text` with each byte that is not part of well-formed UTF-8 replaced by U+FFFD.
+/// Where utf8_sequence_length is 0: how many bytes from text[i] one U+FFFD stands for, the maximal
+/// subpart of a well-formed sequence (Unicode's recommended practice, as browsers and Python decode):
+/// a sequence cut short ("\xE2\x82" before a comma) is one replacement, not one per byte; a byte
+/// that can begin no sequence, or a second byte out of its lead's range, is one on its own.
+inline std::size_t utf8_invalid_length(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  const std::size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 1;
+  std::size_t k = 1;
+  for (; k < n && i + k < text.size(); ++k) {
+    const auto b = static_cast<unsigned char>(text[i + k]);
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (k == 1) {  // the second byte's range depends on the lead (overlong forms, surrogates, > U+10FFFF)
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    }
+    if (b < lo || b > hi) break;
+  }
+  return k;
+}
+
+/// `text` with each maximal subpart of ill-formed UTF-8 (utf8_invalid_length) replaced by U+FFFD.
 inline std::string replace_invalid_utf8(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -30,7 +52,7 @@ inline std::string replace_invalid_utf8(std::string_view text) {
     const std::size_t n = utf8_sequence_length(text, i);
     if (n == 0) {
       out += "\xEF\xBF\xBD";
-      ++i;
+      i += utf8_invalid_length(text, i);
     } else {
       out.append(text.substr(i, n));
       i += n;

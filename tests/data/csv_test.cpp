@@ -300,6 +300,14 @@ TEST(DataCsv, TheListingReaderSaysEveryLineWithABadByteAndReadsOn) {
   ASSERT_EQ(cr.size(), 5u);
   EXPECT_EQ(cr[2].line, 3u);
   EXPECT_EQ(cr[4].line, 5u);
+  // A sequence cut short reads as one U+FFFD (its maximal subpart, as Python decodes it), not one
+  // per byte: the euro sign's first two bytes before a comma.
+  problems.clear();
+  std::ofstream(dir / "cut.csv") << "platform,note\ncpu,\xe2\x82,\n";
+  const auto cut = read_file(dir / "cut.csv", problems);
+  ASSERT_EQ(cut.size(), 2u);
+  EXPECT_EQ(cut[1].fields[1], "\xEF\xBF\xBD");
+  EXPECT_EQ(problems.size(), 1u);
   // A clean file reads as read_file reads it, with nothing said.
   problems.clear();
   std::ofstream(dir / "ok.csv") << "platform,note\ncaf\xc3\xa9,\xe2\x82\xac\n";

@@ -37,7 +37,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, SvgEscape,
                                            EscapeCase{"\xC3", "\xEF\xBF\xBD"},              // cut short
                                            EscapeCase{"\xC0\xAF", "\xEF\xBF\xBD\xEF\xBF\xBD"},  // overlong '/'
                                            EscapeCase{"\xED\xA0\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},  // surrogate
-                                           EscapeCase{"\x80<", "\xEF\xBF\xBD&lt;"}));
+                                           EscapeCase{"\x80<", "\xEF\xBF\xBD&lt;"},
+                                           // A sequence cut short is one replacement (its maximal subpart),
+                                           // as a browser or Python decodes it, not one per byte.
+                                           EscapeCase{"\xE2\x82<", "\xEF\xBF\xBD&lt;"},
+                                           EscapeCase{"a\xF0\x9F\x98", "a\xEF\xBF\xBD"},
+                                           EscapeCase{"\xF0\x9F\x98\xE2\x82\xAC", "\xEF\xBF\xBD\xE2\x82\xAC"},
+                                           EscapeCase{"\xF4\x90\x80\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"}));
 
 TEST(Svg, LinearTicksAreNiceAndCoverTheRange) {
   EXPECT_EQ(linear_ticks(0, 10), (std::vector<double>{0, 2, 4, 6, 8, 10}));
