@@ -138,6 +138,22 @@ struct ResidualStudy {
   nlohmann::json to_json() const;
 };
 
+/// How often the model's intervals hold the scored rows' measurements, per target and level (the
+/// levels a bundle calibrates): the stated coverage checked on the user's own rows, overall and in
+/// the smaller and larger half of the predictions (by the point answer), where one width for all
+/// sizes held the small configurations less often than stated (README, "Do intervals hold").
+struct IntervalLevelCoverage {
+  std::size_t n = 0;          // scored rows
+  std::size_t held = 0;       // measurement inside [lower, upper] (an unbounded interval holds it)
+  std::size_t unbounded = 0;  // rows whose interval has no upper bound at this level
+  std::optional<double> share, smaller_half, larger_half;  // held / n; each half's, empty under 2 rows
+  std::optional<double> median_width;  // median upper / lower of the bounded intervals with lower > 0
+};
+struct IntervalCoverage {
+  std::map<std::string, std::map<std::string, IntervalLevelCoverage>> targets;  // target -> level ("0.9")
+  nlohmann::json to_json() const;
+};
+
 /// One target's blend, part by part: the out-of-fold record of training next to the same parts on
 /// the held-out rows, and the model retrained without the cascade.
 struct TargetComponents {
@@ -177,6 +193,7 @@ struct Evaluation {
   /// Per target, every feature by gain (then permutation), most important first.
   std::map<std::string, std::vector<FeatureImportance>> importance;
   ResidualStudy residuals;
+  IntervalCoverage intervals;  // on the same rows as `targets`
   Baselines baselines;
   std::map<std::string, TargetComponents> components;  // per target
   std::optional<DriftCorrectionScore> drift_correction;  // a drift-corrected model only

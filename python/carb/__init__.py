@@ -465,7 +465,8 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
 def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=None):
     """The paper's evaluation of `model` (a carb.Model or a bundle's path) on one or more dataset CSVs, as a dict (the same document
     as `carb evaluate --format json`): held-out accuracy per target, baselines, importance,
-    residuals, components; leave-one-batch-tier-out and the ablation unless quick (they retrain).
+    residuals, interval coverage, components; leave-one-batch-tier-out and the ablation unless
+    quick (they retrain).
     external=True scores every row of the data as held out (a file the model did not train on).
     Scored rows the model trained on are counted in split.in_sample_rows: their errors are in-sample
     (a Model.train model trained on every row). Each of doc["warnings"] (those rows, another

@@ -233,6 +233,7 @@ Evaluation evaluate_external(eval::Context& c) {
     b->reason = no_split["reason"].get<std::string>();
   e.importance = timed("importance", c.opts, e.seconds, [&] { return eval::importance_section(c); });
   e.residuals = timed("residuals", c.opts, e.seconds, [&] { return eval::residuals_section(c); });
+  e.intervals = timed("intervals", c.opts, e.seconds, [&] { return eval::intervals_section(c); });
   e.components = timed("components", c.opts, e.seconds, [&] { return eval::components_section(c); });
   e.lobto.reason = e.ablation.reason = no_split["reason"].get<std::string>();
   return e;
@@ -306,6 +307,7 @@ Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const Eva
   e.baselines = timed("baselines", o, e.seconds, [&] { return eval::baselines_section(c); });
   e.importance = timed("importance", o, e.seconds, [&] { return eval::importance_section(c); });
   e.residuals = timed("residuals", o, e.seconds, [&] { return eval::residuals_section(c); });
+  e.intervals = timed("intervals", o, e.seconds, [&] { return eval::intervals_section(c); });
   e.components = timed("components", o, e.seconds, [&] { return eval::components_section(c, &e.warnings); });
   e.lobto = timed("lobto", o, e.seconds, [&] { return eval::lobto_section(c); });
   e.ablation = timed("ablation", o, e.seconds, [&] { return eval::ablation_section(c); });
@@ -383,6 +385,7 @@ nlohmann::json Evaluation::to_json() const {
                         {"quick", quick},         {"warnings", warnings},
                         {"targets", eval::metrics_json(targets)},           {"baselines", baselines.to_json()},
                         {"importance", importance_json(importance)}, {"residuals", residuals.to_json()},
+                        {"intervals", intervals.to_json()},
                         {"components", components_json(components)}, {"lobto", lobto.to_json()},
                         {"ablation", ablation.to_json()}, {"seconds", seconds}};
   if (drift_correction) doc["drift_correction"] = drift_correction->to_json();

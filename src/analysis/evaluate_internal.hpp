@@ -61,6 +61,7 @@ std::map<std::string, std::vector<FeatureImportance>> importance_section(const C
 /// `warnings` receives what the no-cascade variant's predictions need said (its costs at or below zero).
 std::map<std::string, TargetComponents> components_section(const Context& c, std::vector<std::string>* warnings = nullptr);
 ResidualStudy residuals_section(const Context& c);
+IntervalCoverage intervals_section(const Context& c);
 LobtoResult lobto_section(const Context& c);
 AblationResult ablation_section(const Context& c);
 

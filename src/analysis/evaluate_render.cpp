@@ -1,6 +1,6 @@
 // Human rendering of an evaluate document: one compact text table per section, in the
 // order of the paper's evaluation (accuracy, baselines, LOBTO, ablation, components,
-// importance, residuals). Unavailable sections print their reason instead of a table.
+// importance, residuals, interval coverage). Unavailable sections print their reason instead of a table.
 #include <string>
 
 #include "carb/evaluate.hpp"
@@ -207,6 +207,25 @@ void render_residuals(const Evaluation& e, std::ostream& out) {
   t.print(out);
 }
 
+std::string percent(const std::optional<double>& share) {
+  return share ? fmt_num(100 * *share, 3) : std::string("-");
+}
+
+// The stated coverage checked on the scored rows; an unbounded interval holds its row by
+// construction, so the rows whose intervals are unbounded are counted beside the share.
+void render_intervals(const Evaluation& e, std::ostream& out) {
+  out << "\n== interval coverage (" << test_rows(e) << " rows; halves by the predicted value) ==\n";
+  TextTable t({"target", "level", "n", "held %", "smaller half %", "larger half %", "median upper/lower", "unbounded"});
+  for (const auto& target : e.targets_predicted) {
+    const auto levels = e.intervals.targets.find(target);
+    if (levels == e.intervals.targets.end()) continue;
+    for (const auto& [level, c] : levels->second)
+      t.add({target, level, std::to_string(c.n), percent(c.share), percent(c.smaller_half), percent(c.larger_half),
+             c.median_width ? "x" + fmt_num(*c.median_width, 3) : std::string("-"), std::to_string(c.unbounded)});
+  }
+  t.print(out);
+}
+
 }  // namespace
 
 void render_evaluation_table(const Evaluation& e, std::ostream& out) {
@@ -216,6 +235,7 @@ void render_evaluation_table(const Evaluation& e, std::ostream& out) {
   render_components(e, out);
   render_importance(e, out, 6);
   render_residuals(e, out);
+  render_intervals(e, out);
 }
 
 }  // namespace carb

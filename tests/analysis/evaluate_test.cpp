@@ -171,7 +171,7 @@ TEST_F(Evaluate, TypedResultsAreTheJsonDocument) {
 TEST_F(Evaluate, ReportsEverySectionPerTarget) {
   const auto& d = *doc_;
   for (const char* section : {"split", "targets", "baselines", "lobto", "ablation", "importance", "residuals",
-                              "components", "warnings", "seconds"})
+                              "intervals", "components", "warnings", "seconds"})
     EXPECT_TRUE(d.contains(section)) << section;
   for (const char* t : kTargets) {
     for (const char* k : {"r2", "mae", "rmse", "mape", "n"})
@@ -378,8 +378,53 @@ TEST_F(Evaluate, TableShowsEverySection) {
   render_evaluation_table(*evaluation_, out);
   for (const char* title :
        {"held-out accuracy", "baselines", "leave-one-batch-tier-out", "telemetry ablation", "components",
-        "feature importance", "batch regime", "not available"})
+        "feature importance", "batch regime", "not available", "interval coverage"})
     EXPECT_NE(out.str().find(title), std::string::npos) << title;
+}
+
+// The stated coverage checked on the scored rows: each level's share, halves and unbounded count are
+// the rows the model's own intervals hold, recounted here from predict.
+TEST_F(Evaluate, IntervalCoverageCountsTheRowsTheIntervalsHold) {
+  EvaluateOptions o;
+  o.external = true;
+  o.quick = true;
+  const Evaluation e = evaluate_model(*model_, *data_, o);
+  const Dataset ok = data_->ok_only();
+  const auto cs = configs_of(ok);
+  const auto tel = telemetry_of(ok);
+  const nlohmann::json doc = e.to_json();
+  for (const double level : kConfidenceLevels) {
+    const std::string key = nlohmann::json(level).dump();
+    const auto p = model_->predict(cs, tel, level);
+    for (const auto& t : model_->targets()) {
+      std::vector<std::pair<double, bool>> by_point;
+      std::size_t held = 0, unbounded = 0;
+      for (std::size_t i = 0; i < cs.size(); ++i) {
+        const auto [lo, hi] = p[i].interval.at(t);
+        const double y = *ok.rows[i].value(t);
+        const bool in = lo <= y && y <= hi;
+        held += in;
+        unbounded += std::isinf(hi);
+        by_point.emplace_back(p[i].value.at(t), in);
+      }
+      std::stable_sort(by_point.begin(), by_point.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      const std::size_t half = cs.size() / 2;
+      std::size_t held_small = 0;
+      for (std::size_t k = 0; k < half; ++k) held_small += by_point[k].second;
+      ASSERT_TRUE(e.intervals.targets.count(t) && e.intervals.targets.at(t).count(key)) << t << key;
+      const IntervalLevelCoverage& c = e.intervals.targets.at(t).at(key);
+      EXPECT_EQ(c.n, cs.size()) << t << key;
+      EXPECT_EQ(c.held, held) << t << key;
+      EXPECT_EQ(c.unbounded, unbounded) << t << key;
+      EXPECT_DOUBLE_EQ(*c.share, double(held) / double(cs.size())) << t << key;
+      EXPECT_DOUBLE_EQ(*c.smaller_half, double(held_small) / double(half)) << t << key;
+      EXPECT_DOUBLE_EQ(*c.larger_half, double(held - held_small) / double(cs.size() - half)) << t << key;
+      EXPECT_EQ(doc["intervals"][t][key]["held"].get<std::size_t>(), held) << t << key;
+    }
+  }
+  // The model's intervals are calibrated: on rows it trained on they hold at least about their level.
+  EXPECT_GE(*e.intervals.targets.at("latency_ms").at("0.9").share, 0.85);
 }
 
 TEST(EvaluateTelemetry, AblationComparesAllFeaturesWithArchitectureOnly) {
