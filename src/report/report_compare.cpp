@@ -93,14 +93,19 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
   const Dataset& ok = scored.rows;
   const auto configs = configs_of(ok);
   std::map<std::string, std::vector<double>> pred;
+  std::vector<Prediction> at90;  // the 90% intervals, whose coverage of these rows the table states
   try {
-    pred = m.model->predict_columns(
-        configs, m.model->schema().telemetry ? telemetry_of(ok) : std::vector<Telemetry>{});
+    const auto tel = m.model->schema().telemetry ? telemetry_of(ok) : std::vector<Telemetry>{};
+    pred = m.model->predict_columns(configs, tel);
+    at90 = m.model->predict(configs, tel, 0.9);
   } catch (const InputError& e) {  // e.g. a telemetry model on data without telemetry
     return {card(m.name + " on " + d.name, warning(std::string("cannot predict: ") + e.what()), true)};
   }
   std::vector<std::string> cards;
-  NamedTable t{m.name + " on " + d.name, {"target", "n", "R²", "MAE", "MAPE %"}, {}, scored.in_sample ? "" : scored.caption};
+  NamedTable t{m.name + " on " + d.name,
+               {"target", "n", "R²", "MAE", "MAPE %", "90% interval holds"},
+               {},
+               scored.in_sample ? "" : scored.caption};
   svg::XYChart res;
   res.title = "Residuals by batch (" + m.name + ")";
   res.draw_title = false;
@@ -108,17 +113,24 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
   res.y = {"prediction error (%)", false};
   for (const auto& target : m.model->targets()) {
     std::vector<double> y, p, batch, err;
+    std::size_t held = 0, unbounded = 0;
     for (std::size_t i = 0; i < ok.rows.size(); ++i)
       if (auto v = ok.rows[i].value(target)) {
         y.push_back(*v);
         p.push_back(pred.at(target)[i]);
         batch.push_back(ok.rows[i].config.batch);
         err.push_back(*v != 0 ? 100.0 * (p.back() / *v - 1.0) : std::nan(""));
+        const auto [lo, hi] = at90[i].interval.at(target);
+        held += lo <= *v && *v <= hi;
+        unbounded += !std::isfinite(hi);
       }
     if (y.size() < 2) continue;
     const FitMetrics fm = fit_metrics(y, p);
+    // An unbounded interval holds its row by construction: said beside the share, not hidden in it.
+    const std::string holds = fmt_num(100.0 * static_cast<double>(held) / static_cast<double>(y.size()), 3) + "%" +
+                              (unbounded ? " (" + std::to_string(unbounded) + " unbounded)" : "");
     t.rows.push_back(
-        {target, std::to_string(fm.n), fmt_num(fm.r2, 5), fmt_num(fm.mae, 4), fmt_num(fm.mape, 3)});
+        {target, std::to_string(fm.n), fmt_num(fm.r2, 5), fmt_num(fm.mae, 4), fmt_num(fm.mape, 3), holds});
     cards.push_back(parity_chart(target, y, p));
     res.series.push_back(
         {target_short(target), batch, err, svg::Series::Style::points, target_color(target)});

@@ -15,6 +15,7 @@
 #include "carb/model.hpp"
 #include "carb/report.hpp"
 #include "carb/screen.hpp"
+#include "carb/text_table.hpp"
 #include "report/report_html.hpp"
 #include "screen/screen_test_util.hpp"
 #include "report/markup_check.hpp"
@@ -335,6 +336,21 @@ TEST(Report, ModelAccuracyIsHeldOutOrSaysInSample) {
   EXPECT_NE(html.find("in-sample: the model trained on " + std::to_string(trained.rows.size()) + " of these"),
             std::string::npos);
   EXPECT_EQ(html.find("Accuracy: model-a on grid.csv (in-sample)"), std::string::npos);
+  // Beside the accuracy, how often the 90% intervals hold the scored rows, recounted from predict.
+  EXPECT_NE(html.find("<th>90% interval holds</th>"), std::string::npos);
+  const auto p = m.predict(configs_of(unseen), {}, 0.9);
+  for (const auto& t : m.targets()) {
+    std::size_t held = 0, unbounded = 0;
+    for (std::size_t i = 0; i < unseen.rows.size(); ++i) {
+      const double y = *unseen.rows[i].value(t);
+      held += p[i].interval.at(t).first <= y && y <= p[i].interval.at(t).second;
+      unbounded += std::isinf(p[i].interval.at(t).second);
+    }
+    const std::string cell = "<td>" + fmt_num(100.0 * double(held) / double(unseen.rows.size()), 3) + "%" +
+                             (unbounded ? " (" + std::to_string(unbounded) + " unbounded)" : "") + "</td></tr>";
+    EXPECT_NE(html.find("<tr><td>" + t + "</td><td>10</td>"), std::string::npos) << t;
+    EXPECT_NE(html.find(cell), std::string::npos) << t << " " << cell;
+  }
 }
 
 // Twenty-fifth hostile pass: what evaluate, screen, transfer and characterize say beside their
