@@ -30,7 +30,7 @@ for p in cpu-2t cpu-1t h200 h100; do
   # Retrain when the data changed since, when this carb cannot load the bundle (an older schema),
   # when the bundle predates calibrated extrapolation rates (it would widen past the grid at rate 1),
   # or when it lacks the re-measurement's spread there is one for, or its interval widths per
-  # predicted size (the default since 2026-12-07).
+  # predicted size (the default since 2026-12-06).
   if [[ ! -f models/$p/manifest.json || data/$p.csv -nt models/$p/manifest.json ]] ||
     ! grep -q '"extrapolation_rate"' models/$p/manifest.json ||
     ! grep -q '"size_bins"' models/$p/manifest.json ||

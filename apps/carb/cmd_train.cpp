@@ -101,8 +101,8 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                  app.add_option("--size-bins", o.size_bins,
                                 "interval widths per bin of the predicted value inside each batch regime (2: small "
                                 "and large predictions apart, which held the H200's energy intervals near their "
-                                "level in both halves; 1: one width per regime, as carb trained before "
-                                "2026-12-07; README, \"Do intervals hold\")")
+                                "level in both halves; 1: one width per regime, as carb trained by default until "
+                                "2026-12-06; README, \"Do intervals hold\")")
                      ->capture_default_str()->check(in_range(1, kMaxSizeBins));
                  auto* no_corr = app.add_flag("--no-correctors", c->no_correctors, "skip the low-batch residual correctors")
                      ->excludes(lambda)

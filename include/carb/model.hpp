@@ -46,7 +46,7 @@ struct TrainOptions {
   bool correctors = true;
   int corrector_max_batch = 8;    // low-batch regime: batch <= this
   /// Interval widths per bin of the predicted value inside each batch regime (1: one width per
-  /// regime, as before 2026-12-07). Out of fold, one regime-wide 90% width held 84.6% of the H200's
+  /// regime, the default until 2026-12-06). Out of fold, one regime-wide 90% width held 84.6% of the H200's
   /// smallest quarter of energies and 100% of its largest at ±20%; two bins held 87.7% and 98.5%,
   /// the largest at ±15% (README, "Do intervals hold ..."). 1 to kMaxSizeBins.
   int size_bins = 2;

@@ -88,12 +88,26 @@ struct RecommendResult {
   /// hostile pass: batch 4 predicted 1.8x slower than batch 128 on the H200, and recommend ruled out
   /// batches 2-32 under a budget batch 128 met).
   std::vector<std::string> cost_falls_with_batch;
+  /// Under a confidence: where a budget judged on the interval's upper edge passes a larger batch of
+  /// a precision and fails a smaller one predicted to cost no more, inside the trained ranges; one
+  /// line per precision and budget, naming the pair whose upper edges differ most. The smaller
+  /// batch's interval is wider (a batch <= 8 regime whose measurements varied more, or a wider bin
+  /// of predicted size): the budget decides by how sure the model is, not by which costs less
+  /// (hundred-and-sixth hostile pass: batch 16 passed a 6.6 ms budget at 80% that batches 4 and 8,
+  /// measured faster, failed).
+  std::vector<std::string> upper_edge_falls_with_batch;
   std::optional<RecommendCandidate> best;      // empty when nothing meets the constraints
   std::vector<RecommendCandidate> runners_up;  // the next feasible ones, best first
   std::string message;                         // why nothing fits, when best is empty
 
   nlohmann::json to_json() const;
 };
+
+/// Recommendation::upper_edge_falls_with_batch of predictions (at a confidence) of one architecture
+/// at batches x precisions under budgets `b`: per precision and budget, the pair of batches inside the
+/// trained ranges whose upper edges lie on either side of the budget the wrong way round (the larger
+/// batch's within it, the smaller's, predicted to cost no more, above it), the furthest apart.
+std::vector<std::string> upper_edge_flips(const std::vector<Prediction>& preds, const std::map<std::string, double>& b);
 
 /// Evaluates batches x precisions for the architecture. Throws InputError for an invalid
 /// architecture, batch or precision, a non-positive constraint, or a constraint on a target the

@@ -200,7 +200,7 @@ class Model:
         comes from the data's provenance; both are read back by Model.device).
         size_bins: interval widths per bin of the predicted value inside each batch regime, as
         `carb train --size-bins` (by default 2: small and large predictions apart; 1: one width
-        per regime, as before 2026-12-07).
+        per regime, the default until 2026-12-06).
         Ctrl-C stops it at the next fit and raises KeyboardInterrupt; a second Ctrl-C a second or
         more later ends the process, as it does `carb train`."""
         files = _paths(data, "data")

@@ -108,7 +108,46 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
   return msg;
 }
 
+std::string with_unit(double v, const std::string& target) {
+  return fmt_num(v, 4) + (target == "latency_ms" ? " ms" : target == "energy_j" ? " J" : " MB");
+}
+
 }  // namespace
+
+// Per precision and budget, inside the trained ranges: the pair of batches where the budget, judged on
+// the upper edge, passes the larger and fails the smaller though the smaller is predicted to cost no
+// more (the two edges furthest apart, then the earliest pair).
+std::vector<std::string> upper_edge_flips(const std::vector<Prediction>& preds, const Budgets& b) {
+  std::vector<std::string> out;
+  std::vector<Precision> precisions;
+  for (const auto& p : preds)
+    if (std::find(precisions.begin(), precisions.end(), p.config.precision) == precisions.end())
+      precisions.push_back(p.config.precision);
+  for (const Precision prec : precisions)
+    for (const auto& [t, limit] : b) {
+      const Prediction *worst_a = nullptr, *worst_c = nullptr;
+      double ratio = 1;
+      for (const auto& a : preds)
+        for (const auto& c : preds) {
+          if (a.config.precision != prec || c.config.precision != prec || a.config.batch >= c.config.batch) continue;
+          if (!a.outside.empty() || !c.outside.empty() || !a.interval.count(t) || !c.interval.count(t)) continue;
+          const double ua = a.interval.at(t).second, uc = c.interval.at(t).second;
+          if (!(a.value.at(t) <= c.value.at(t)) || !(uc <= limit) || !(ua > limit) || !std::isfinite(ua)) continue;
+          if (ua / uc > ratio) ratio = ua / uc, worst_a = &a, worst_c = &c;
+        }
+      if (!worst_a) continue;
+      out.push_back("at " + to_string(prec) + " the " + t + " budget of " + with_unit(limit, t) +
+                    ", judged on the interval's upper edge, passes batch " + std::to_string(worst_c->config.batch) +
+                    " (" + with_unit(worst_c->interval.at(t).second, t) + ") and not batch " +
+                    std::to_string(worst_a->config.batch) + " (" + with_unit(worst_a->interval.at(t).second, t) +
+                    "), though batch " + std::to_string(worst_a->config.batch) + " is predicted to cost no more (" +
+                    with_unit(worst_a->value.at(t), t) + " against " + with_unit(worst_c->value.at(t), t) +
+                    "): its interval is wider, where the measurements it was calibrated on varied more, so the "
+                    "budget there decides by how sure the model is, not by which costs less");
+    }
+  return out;
+}
+
 
 RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   RecommendResult r;
@@ -170,6 +209,7 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
         fmt_num(c.value.at(w.target), 4) + (latency ? " ms" : " J") + " (" + fmt_num(w.ratio, 3) + "x). " +
         kBatchInversionMeaning);
   }
+  if (o.confidence) r.upper_edge_falls_with_batch = upper_edge_flips(preds, b);
   std::vector<RecommendCandidate> ok;
   if (o.confidence)
     for (const auto& p : preds)
@@ -241,6 +281,7 @@ nlohmann::json RecommendResult::to_json() const {
   if (confidence) j["unbounded_at_confidence"] = unbounded, j["unbounded_intervals"] = unbounded_intervals;
   j["nonpositive_predictions"] = nonpositive;
   j["cost_falls_with_batch"] = cost_falls_with_batch;
+  if (confidence) j["upper_edge_falls_with_batch"] = upper_edge_falls_with_batch;
   j["unseen_calibration_networks"] = unseen_calibration_networks;
   j["new_network_precisions"] = nlohmann::json::array();
   for (Precision p : new_network_precisions) j["new_network_precisions"].push_back(to_string(p));
@@ -299,6 +340,7 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
                      new_network_doubt(r.confidence, r.unseen_calibration_networks, never)});
   }
   for (const std::string& line : r.cost_falls_with_batch) notes.push_back({line, true});
+  for (const std::string& line : r.upper_edge_falls_with_batch) notes.push_back({line, true});
   if (r.best && !r.best->outside.empty())
     notes.push_back({"the recommended " + config_key(r.best->config) +
                      " lies outside the ranges the model trained on (" + outside_text(r.best->outside) +
