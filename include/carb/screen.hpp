@@ -47,11 +47,13 @@ bool accepted(const Prediction& p, const Budgets& b, bool use_upper);
 /// when given, counts those that passed on the point but whose interval at `confidence` has no
 /// upper bound on a budgeted target (they cannot pass, whatever the budget). `nonpositive`, when
 /// given, counts those with a predicted cost, on any target of `cols`, budgeted or not, that fails
-/// within_any_budget: they are left out whatever the budgets.
+/// within_any_budget: they are left out whatever the budgets. `judged`, when given under a
+/// confidence, receives every prediction judged on its interval, accepted or not.
 std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
                                       const std::map<std::string, std::vector<double>>& cols,
                                       const Budgets& b, std::optional<double> confidence,
-                                      std::size_t* unbounded = nullptr, std::size_t* nonpositive = nullptr);
+                                      std::size_t* unbounded = nullptr, std::size_t* nonpositive = nullptr,
+                                      std::vector<Prediction>* judged = nullptr);
 
 // ---- Pareto (src/screen/pareto.cpp) ----
 
@@ -136,6 +138,23 @@ inline constexpr double kPredictedBatchInversion = 1.05;
 inline constexpr const char* kBatchInversionMeaning =
     "Less work does not cost more on hardware: the measurements the model follows there disagree with each other "
     "(a noisy or launch-bound regime), so a ranking across those batches is uncertain";
+
+/// Under a confidence, one network's (family, depth, width, resolution, precision) widest pair of
+/// batches inside the trained ranges whose upper edges lie on either side of a budget the wrong way
+/// round: the larger batch's within `limit`, the smaller's above it though its point prediction is
+/// no higher. Indices into the predictions given; ratio = the smaller's upper edge over the larger's.
+/// The smaller batch's interval is wider (the batch <= 8 regime's measurements varied more, or a
+/// wider bin of predicted size): the budget decides by how sure the model is, not by which costs
+/// less (hundred-and-sixth hostile pass).
+struct UpperEdgeFlip {
+  std::string target;
+  double limit = 0;
+  std::size_t smaller = 0, larger = 0;
+  double ratio = 0;
+};
+/// Every network's widest such pair per budget of `b`, over predictions made at a confidence, in the
+/// order of the networks' first appearance, then of the budgets.
+std::vector<UpperEdgeFlip> upper_edge_flip_pairs(const std::vector<Prediction>& preds, const Budgets& b);
 
 /// One network's (family, depth, width, resolution, precision) worst such pair on one target:
 /// indices into the configurations given, and the smaller batch's cost over the larger's.
@@ -242,6 +261,16 @@ struct ScreenResult {
   /// network (batch_inversions over the configurations it scored): per target, JSON
   /// "cost_falls_with_batch".
   std::vector<ScreenBatchInversions> cost_falls_with_batch;
+  /// Under a confidence, per budget: how many networks have a pair of batches whose upper edges a
+  /// budget passes the wrong way round (upper_edge_flip_pairs, over the configurations judged on
+  /// their intervals), and the widest pair. JSON "upper_edge_falls_with_batch".
+  struct UpperEdgeFlips {
+    std::string target;
+    double limit = 0;
+    std::size_t networks = 0;
+    Prediction smaller, larger;
+  };
+  std::vector<UpperEdgeFlips> upper_edge_falls_with_batch;
   /// How many networks that check compared (two or more batches inside the trained ranges), over every
   /// configuration the deciding model scored: the whole space, or only the shortlist where a
   /// two-stage screen's target model scored only that (batch_order_shortlist). JSON "batch_order".

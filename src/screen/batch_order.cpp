@@ -1,6 +1,7 @@
 // Where a model predicts a smaller batch of a network to cost more per batch than a larger one:
 // the check recommend and screen share.
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <unordered_map>
 
@@ -52,6 +53,36 @@ std::vector<BatchInversion> batch_inversions(const std::vector<Config>& configs,
   std::stable_sort(out.begin(), out.end(), [](const BatchInversion& a, const BatchInversion& b) {
     return std::tie(a.target, b.ratio) < std::tie(b.target, a.ratio);
   });
+  return out;
+}
+
+std::vector<UpperEdgeFlip> upper_edge_flip_pairs(const std::vector<Prediction>& preds, const Budgets& b) {
+  std::unordered_map<std::string, std::vector<std::size_t>> by_network;
+  std::vector<std::string> order;
+  for (std::size_t i = 0; i < preds.size(); ++i) {
+    if (!preds[i].outside.empty()) continue;  // past the ranges a cost is flagged as a guess already
+    Config at_one = preds[i].config;
+    at_one.batch = 1;
+    auto [it, fresh] = by_network.try_emplace(network_key(at_one));
+    if (fresh) order.push_back(it->first);
+    it->second.push_back(i);
+  }
+  std::vector<UpperEdgeFlip> out;
+  for (const std::string& key : order) {
+    const auto& members = by_network.at(key);
+    for (const auto& [t, limit] : b) {
+      UpperEdgeFlip worst{t, limit, 0, 0, 0};
+      for (std::size_t a : members)
+        for (std::size_t c : members) {
+          const Prediction &pa = preds[a], &pc = preds[c];
+          if (pa.config.batch >= pc.config.batch || !pa.interval.count(t) || !pc.interval.count(t)) continue;
+          const double ua = pa.interval.at(t).second, uc = pc.interval.at(t).second;
+          if (!(pa.value.at(t) <= pc.value.at(t)) || !(uc <= limit) || !(ua > limit) || !std::isfinite(ua)) continue;
+          if (ua / uc > worst.ratio) worst = {t, limit, a, c, ua / uc};
+        }
+      if (worst.ratio > 0) out.push_back(worst);
+    }
+  }
   return out;
 }
 

@@ -58,7 +58,8 @@ bool accepted(const Prediction& p, const Budgets& b, bool use_upper) {
 std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
                                       const std::map<std::string, std::vector<double>>& cols,
                                       const Budgets& b, std::optional<double> confidence,
-                                      std::size_t* unbounded, std::size_t* nonpositive) {
+                                      std::size_t* unbounded, std::size_t* nonpositive,
+                                      std::vector<Prediction>* judged) {
   std::vector<Config> pass;
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < configs.size(); ++i) {
@@ -73,6 +74,7 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
   if (confidence) {
     // Intervals only for the survivors of the point test: the upper bound is never below the point.
     for (auto& p : m.predict(pass, {}, confidence)) {
+      if (judged) judged->push_back(p);
       if (accepted(p, b, true)) {
         out.push_back(std::move(p));
       } else if (unbounded) {

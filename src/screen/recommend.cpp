@@ -114,40 +114,21 @@ std::string with_unit(double v, const std::string& target) {
 
 }  // namespace
 
-// Per precision and budget, inside the trained ranges: the pair of batches where the budget, judged on
-// the upper edge, passes the larger and fails the smaller though the smaller is predicted to cost no
-// more (the two edges furthest apart, then the earliest pair).
-std::vector<std::string> upper_edge_flips(const std::vector<Prediction>& preds, const Budgets& b) {
+std::vector<std::string> upper_edge_flips(const std::vector<Prediction>& preds, const std::map<std::string, double>& b) {
   std::vector<std::string> out;
-  std::vector<Precision> precisions;
-  for (const auto& p : preds)
-    if (std::find(precisions.begin(), precisions.end(), p.config.precision) == precisions.end())
-      precisions.push_back(p.config.precision);
-  for (const Precision prec : precisions)
-    for (const auto& [t, limit] : b) {
-      const Prediction *worst_a = nullptr, *worst_c = nullptr;
-      double ratio = 1;
-      for (const auto& a : preds)
-        for (const auto& c : preds) {
-          if (a.config.precision != prec || c.config.precision != prec || a.config.batch >= c.config.batch) continue;
-          if (!a.outside.empty() || !c.outside.empty() || !a.interval.count(t) || !c.interval.count(t)) continue;
-          const double ua = a.interval.at(t).second, uc = c.interval.at(t).second;
-          if (!(a.value.at(t) <= c.value.at(t)) || !(uc <= limit) || !(ua > limit) || !std::isfinite(ua)) continue;
-          if (ua / uc > ratio) ratio = ua / uc, worst_a = &a, worst_c = &c;
-        }
-      if (!worst_a) continue;
-      out.push_back("at " + to_string(prec) + " the " + t + " budget of " + with_unit(limit, t) +
-                    ", judged on the interval's upper edge, passes batch " + std::to_string(worst_c->config.batch) +
-                    " (" + with_unit(worst_c->interval.at(t).second, t) + ") and not batch " +
-                    std::to_string(worst_a->config.batch) + " (" + with_unit(worst_a->interval.at(t).second, t) +
-                    "), though batch " + std::to_string(worst_a->config.batch) + " is predicted to cost no more (" +
-                    with_unit(worst_a->value.at(t), t) + " against " + with_unit(worst_c->value.at(t), t) +
-                    "): its interval is wider, where the measurements it was calibrated on varied more, so the "
-                    "budget there decides by how sure the model is, not by which costs less");
-    }
+  for (const UpperEdgeFlip& f : upper_edge_flip_pairs(preds, b)) {
+    const Prediction &a = preds[f.smaller], &c = preds[f.larger];
+    const std::string& t = f.target;
+    out.push_back("at " + to_string(a.config.precision) + " the " + t + " budget of " + with_unit(f.limit, t) +
+                  ", judged on the interval's upper edge, passes batch " + std::to_string(c.config.batch) + " (" +
+                  with_unit(c.interval.at(t).second, t) + ") and not batch " + std::to_string(a.config.batch) + " (" +
+                  with_unit(a.interval.at(t).second, t) + "), though batch " + std::to_string(a.config.batch) +
+                  " is predicted to cost no more (" + with_unit(a.value.at(t), t) + " against " +
+                  with_unit(c.value.at(t), t) + "): its interval is wider, where the measurements it was calibrated "
+                  "on varied more, so the budget there decides by how sure the model is, not by which costs less");
+  }
   return out;
 }
-
 
 RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   RecommendResult r;

@@ -234,8 +234,20 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   const auto inversions = scored_all ? inversions_of(configs, inside_all, target ? tgt_all : src_cols, r)
                                      : inversions_of(shortlist, inside_ranges(final_model, shortlist), cols, r);
   // Only where the deciding model scored no more than the shortlist (a target without the rank target).
+  std::vector<Prediction> judged;
   auto accepted = apply_budgets(final_model, shortlist, cols, r.budgets, o.confidence, &r.unbounded,
-                                target && tgt_all.empty() ? &r.nonpositive : nullptr);
+                                target && tgt_all.empty() ? &r.nonpositive : nullptr, &judged);
+  // Hundred-and-sixth hostile pass: a budget on the upper edge passed a larger batch of a network and
+  // failed smaller ones predicted to cost less (their batch regime's intervals are wider). Counted per
+  // budget over the configurations judged on their intervals, the widest pair named.
+  for (const UpperEdgeFlip& f : upper_edge_flip_pairs(judged, r.budgets)) {
+    auto& all = r.upper_edge_falls_with_batch;
+    auto it = std::find_if(all.begin(), all.end(), [&](const auto& u) { return u.target == f.target; });
+    if (it == all.end()) it = all.insert(all.end(), {f.target, f.limit, 0, judged[f.smaller], judged[f.larger]});
+    ++it->networks;
+    const auto upper = [&](const Prediction& p) { return p.interval.at(f.target).second; };
+    if (f.ratio > upper(it->smaller) / upper(it->larger)) it->smaller = judged[f.smaller], it->larger = judged[f.larger];
+  }
   if (r.device_memory_mb) {
     const auto over = std::remove_if(accepted.begin(), accepted.end(),
                                      [&](const Prediction& p) { return !fits_device_memory(p, *r.device_memory_mb); });
@@ -305,6 +317,20 @@ nlohmann::json ScreenResult::to_json() const {
                                             {"smaller_value", s.smaller_value},
                                             {"larger_value", s.larger_value},
                                             {"ratio", s.ratio}}}});
+  if (confidence) {
+    j["upper_edge_falls_with_batch"] = nlohmann::json::array();
+    for (const UpperEdgeFlips& u : upper_edge_falls_with_batch) {
+      const auto side = [&](const Prediction& p) {
+        nlohmann::json c = config_to_json(p.config);
+        c["value"] = p.value.at(u.target), c["upper"] = p.interval.at(u.target).second;
+        return c;
+      };
+      j["upper_edge_falls_with_batch"].push_back({{"target", u.target},
+                                                  {"budget", u.limit},
+                                                  {"networks", u.networks},
+                                                  {"widest", {{"smaller", side(u.smaller)}, {"larger", side(u.larger)}}}});
+    }
+  }
   j["capacity"] = capacity == Capacity::none ? nlohmann::json(nullptr) : nlohmann::json(to_string(capacity));
   j["pareto"] = nlohmann::json::array();
   for (std::size_t i = 0; i < pareto.size(); ++i) {

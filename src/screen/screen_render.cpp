@@ -70,6 +70,21 @@ std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
                            : std::string()),
          true});
   }
+  for (const ScreenResult::UpperEdgeFlips& u : r.upper_edge_falls_with_batch) {
+    const std::string unit = u.target == "latency_ms" ? " ms" : u.target == "energy_j" ? " J" : " MB";
+    const auto side = [&](const Prediction& p) {
+      return config_key(p.config) + " (" + fmt_num(p.value.at(u.target), 4) + unit + ", upper edge " +
+             fmt_num(p.interval.at(u.target).second, 4) + unit + ")";
+    };
+    notes.push_back({"the " + u.target + " budget of " + fmt_num(u.limit, 4) + unit +
+                         ", judged on the interval's upper edge, passes a larger batch and not a smaller one "
+                         "predicted to cost no more in " + std::to_string(u.networks) + " network" +
+                         (u.networks == 1 ? "" : "s") + " inside the trained ranges (widest: " + side(u.larger) +
+                         " passes, " + side(u.smaller) + " does not): the smaller batches' intervals are wider, "
+                         "where the measurements they were calibrated on varied more, so the budget there decides "
+                         "by how sure the model is, not by which costs less",
+                     true});
+  }
   return notes;
 }
 

@@ -74,5 +74,59 @@ TEST(BatchOrder, ColumnsOfAnotherLengthAreRefused) {
   EXPECT_EQ(batch_inversions(c, {{"energy_j", {2.0, 1.0}}}, {true, true}).size(), 1u);
 }
 
+// Hundred-and-sixth hostile pass: under a confidence a budget on the upper edge passed batch 16 of a
+// network and failed batches 4 and 8, predicted (and measured) to cost less.
+TEST(UpperEdgeFlips, APairOnEitherSideOfABudgetTheWrongWayRoundIsFoundPerNetwork) {
+  const auto at = [](int depth, int batch, double v, double hi) {
+    Prediction x;
+    x.config = Config{Family::bottleneck, depth, 1.0, 128, batch, Precision::fp16};
+    x.value["latency_ms"] = v;
+    x.interval["latency_ms"] = {v / 2, hi};
+    return x;
+  };
+  const std::vector<Prediction> preds{at(101, 4, 5.348, 6.785), at(50, 8, 3.0, 3.5), at(101, 8, 5.476, 6.947),
+                                      at(101, 16, 5.709, 6.511), at(50, 16, 3.2, 3.4)};
+  const auto f = upper_edge_flip_pairs(preds, {{"latency_ms", 6.6}});
+  ASSERT_EQ(f.size(), 1u);  // bottleneck-50's both pass
+  EXPECT_EQ(f[0].target, "latency_ms");
+  EXPECT_EQ(f[0].smaller, 2u);  // the widest of b4 and b8 against b16
+  EXPECT_EQ(f[0].larger, 3u);
+  EXPECT_DOUBLE_EQ(f[0].ratio, 6.947 / 6.511);
+  EXPECT_EQ(upper_edge_flip_pairs(preds, {{"latency_ms", 3.45}}).size(), 1u);  // now bottleneck-50's
+  EXPECT_EQ(upper_edge_flip_pairs(preds, {{"latency_ms", 3.45}})[0].smaller, 1u);
+  // A budget on another target is its own; one the predictions lack is nobody's pair.
+  EXPECT_TRUE(upper_edge_flip_pairs(preds, {{"energy_j", 1.0}}).empty());
+  // An unbounded smaller interval is the unbounded note's, not this one's.
+  auto unbounded = preds;
+  unbounded[2].interval["latency_ms"].second = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(upper_edge_flip_pairs(unbounded, {{"latency_ms", 6.6}})[0].smaller, 0u);  // b4 remains
+}
+
+TEST(UpperEdgeFlips, AScreenSaysThemInItsNotesAndItsJson) {
+  ScreenResult r;
+  r.confidence = 0.8;
+  Prediction a, c;
+  a.config = Config{Family::bottleneck, 101, 1.0, 128, 8, Precision::fp16};
+  c.config = Config{Family::bottleneck, 101, 1.0, 128, 16, Precision::fp16};
+  a.value["latency_ms"] = 5.476, a.interval["latency_ms"] = {4.0, 6.947};
+  c.value["latency_ms"] = 5.709, c.interval["latency_ms"] = {5.0, 6.511};
+  r.upper_edge_falls_with_batch.push_back({"latency_ms", 6.6, 3, a, c});
+  const auto j = r.to_json();
+  ASSERT_EQ(j["upper_edge_falls_with_batch"].size(), 1u);
+  EXPECT_EQ(j["upper_edge_falls_with_batch"][0]["networks"], 3);
+  EXPECT_EQ(j["upper_edge_falls_with_batch"][0]["widest"]["smaller"]["batch"], 8);
+  EXPECT_DOUBLE_EQ(j["upper_edge_falls_with_batch"][0]["widest"]["larger"]["upper"].get<double>(), 6.511);
+  bool said = false;
+  for (const auto& n : screen_notes(r))
+    said = said || (n.caution && n.text.find("passes a larger batch and not a smaller one predicted to cost no more in 3 "
+                                             "networks") != std::string::npos &&
+                    n.text.find("bottleneck-101-w1-r128-b16-fp16 (5.709 ms, upper edge 6.511 ms) passes") != std::string::npos);
+  EXPECT_TRUE(said);
+  // Without a confidence there are no upper edges, and the key is absent.
+  r.confidence.reset();
+  r.upper_edge_falls_with_batch.clear();
+  EXPECT_FALSE(r.to_json().contains("upper_edge_falls_with_batch"));
+}
+
 }  // namespace
 }  // namespace carb
