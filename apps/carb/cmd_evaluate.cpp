@@ -21,7 +21,7 @@ struct EvaluateCmd {
 Registrar reg(
     {"evaluate",
      "Evaluate a model on measured data: held-out R2/MAE/RMSE/MAPE, FLOPs and latency baselines, "
-     "leave-one-batch-tier-out, telemetry ablation, components, importance, residual study",
+     "leave-one-batch-tier-out, telemetry ablation, components, importance, residual study, interval coverage",
      [](CLI::App& app) {
        auto c = std::make_shared<EvaluateCmd>();
        app.add_option("--model", c->model, "model bundle directory (from carb train)")->required();

@@ -147,10 +147,21 @@ struct IntervalLevelCoverage {
   std::size_t held = 0;       // measurement inside [lower, upper] (an unbounded interval holds it)
   std::size_t unbounded = 0;  // rows whose interval has no upper bound at this level
   std::optional<double> share, smaller_half, larger_half;  // held / n; each half's, empty under 2 rows
-  std::optional<double> median_width;  // median upper / lower of the bounded intervals with lower > 0
+  /// The median of upper / lower over the scored rows (infinite where an interval is unbounded or
+  /// reaches down to zero; the mean of the two middle ones for an even count); empty when infinite.
+  std::optional<double> median_width;
 };
 struct IntervalCoverage {
   std::map<std::string, std::map<std::string, IntervalLevelCoverage>> targets;  // target -> level ("0.9")
+  /// Of a held-out split, the test rows whose configuration the model trained on (a split other than
+  /// the bundle's): left out, since the intervals were calibrated out of fold and hold nearly every
+  /// row they trained on. Kept, and `in_sample` set, when fewer than 2 rows would be left.
+  /// --external scores every row: a new measurement of a trained configuration is what an interval
+  /// with a re-measured spread is for.
+  std::size_t left_out_trained = 0;
+  bool in_sample = false;
+  /// For a drift-corrected model: latency is scored against drift-corrected latency, as `targets` is.
+  std::optional<double> drift_reference_ms;
   nlohmann::json to_json() const;
 };
 

@@ -153,8 +153,10 @@ struct UpperEdgeFlip {
   double ratio = 0;
 };
 /// Every network's widest such pair per budget of `b`, over predictions made at a confidence, in the
-/// order of the networks' first appearance, then of the budgets.
-std::vector<UpperEdgeFlip> upper_edge_flip_pairs(const std::vector<Prediction>& preds, const Budgets& b);
+/// order of the networks' first appearance, then of the budgets. With `candidate` (one flag per
+/// prediction), the larger batch of a pair must be one: within every budget, say.
+std::vector<UpperEdgeFlip> upper_edge_flip_pairs(const std::vector<Prediction>& preds, const Budgets& b,
+                                                 const std::vector<bool>* candidate = nullptr);
 
 /// One network's (family, depth, width, resolution, precision) worst such pair on one target:
 /// indices into the configurations given, and the smaller batch's cost over the larger's.

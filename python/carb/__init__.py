@@ -418,7 +418,7 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
             measured += mine
             if other:
                 n = len(configs) - len(mine)
-                warnings.warn(f"{n} row{'s' if n != 1 else ''} of {name} (platform {', '.join(repr(p) for p in other)}) "
+                warnings.warn(f"carb: {n} row{'s' if n != 1 else ''} of {name} (platform {', '.join(repr(p) for p in other)}) "
                               f"{'is' if n == 1 else 'are'} not of the model's platform {model.platform!r}: not "
                               "counted as measured", RuntimeWarning, stacklevel=2)
     candidates = _configs(candidates)

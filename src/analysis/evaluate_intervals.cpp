@@ -4,6 +4,7 @@
 // the intervals state (and, with --external, on a new measurement of configurations).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "evaluate_internal.hpp"
@@ -16,14 +17,38 @@ std::optional<double> share_of(std::size_t held, std::size_t n) {
   return n == 0 ? std::nullopt : std::optional<double>(static_cast<double>(held) / static_cast<double>(n));
 }
 
+// The median as statistics.median takes it (scripts/remeasure_coverage.py): the mean of the two
+// middle values for an even count; empty when it is infinite (or there is nothing).
+std::optional<double> median_of(std::vector<double> v) {
+  if (v.empty()) return std::nullopt;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  const double med = v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  return std::isfinite(med) ? std::optional<double>(med) : std::nullopt;
+}
+
 }  // namespace
 
 IntervalCoverage intervals_section(const Context& c) {
   IntervalCoverage out;
-  const auto configs = configs_of(c.test);
-  const auto tel = telemetry_of(c.test);
+  out.drift_reference_ms = c.model.drift_reference_ms();
+  // A held-out split's rows the model trained on are no test of intervals calibrated out of fold.
+  Dataset rows = c.test;
+  if (!c.opts.external && c.model.knows_trained_configs() && !rows.rows.empty() &&
+      rows.rows.front().platform == c.model.platform()) {
+    Dataset unseen = rows;
+    std::erase_if(unseen.rows, [&](const Record& r) { return c.model.trained_on(r.config); });
+    if (unseen.rows.size() >= 2) {
+      out.left_out_trained = rows.rows.size() - unseen.rows.size();
+      rows = std::move(unseen);
+    } else if (unseen.rows.size() < rows.rows.size()) {
+      out.in_sample = true;
+    }
+  }
+  const auto configs = configs_of(rows);
+  const auto tel = telemetry_of(rows);
   std::map<std::string, std::vector<double>> truth;
-  for (const auto& t : c.model.targets()) truth[t] = target_column(c.test, t);
+  for (const auto& t : c.model.targets()) truth[t] = target_column(rows, t);
   for (const double level : kConfidenceLevels) {
     const auto pred = c.model.predict(configs, tel, level);
     for (const auto& t : c.model.targets()) {
@@ -44,17 +69,12 @@ IntervalCoverage intervals_section(const Context& c) {
         const bool held = lo <= y[i] && y[i] <= hi;
         cov.held += held;
         (k < half ? held_small : held_large) += held;
-        if (!std::isfinite(hi))
-          ++cov.unbounded;
-        else if (lo > 0)
-          widths.push_back(hi / lo);
+        cov.unbounded += !std::isfinite(hi);
+        widths.push_back(lo > 0 && std::isfinite(hi) ? hi / lo : std::numeric_limits<double>::infinity());
       }
       cov.share = share_of(cov.held, cov.n);
       if (y.size() >= 2) cov.smaller_half = share_of(held_small, half), cov.larger_half = share_of(held_large, y.size() - half);
-      if (!widths.empty()) {
-        std::nth_element(widths.begin(), widths.begin() + static_cast<std::ptrdiff_t>(widths.size() / 2), widths.end());
-        cov.median_width = widths[widths.size() / 2];
-      }
+      cov.median_width = median_of(std::move(widths));
       out.targets[t][nlohmann::json(level).dump()] = cov;  // "0.9", as the bundle keys its levels
     }
   }
@@ -65,16 +85,19 @@ IntervalCoverage intervals_section(const Context& c) {
 
 nlohmann::json IntervalCoverage::to_json() const {
   const auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
-  nlohmann::json j = nlohmann::json::object();
+  nlohmann::json j = {{"left_out_trained", left_out_trained}, {"in_sample", in_sample}};
+  if (drift_reference_ms)
+    j["latency_against"] = "drift-corrected latency (reference " + nlohmann::json(*drift_reference_ms).dump() + " ms)";
+  j["targets"] = nlohmann::json::object();
   for (const auto& [t, levels] : targets)
     for (const auto& [level, c] : levels)
-      j[t][level] = {{"n", c.n},
-                     {"held", c.held},
-                     {"share", opt(c.share)},
-                     {"unbounded", c.unbounded},
-                     {"smaller_half", opt(c.smaller_half)},
-                     {"larger_half", opt(c.larger_half)},
-                     {"median_width", opt(c.median_width)}};
+      j["targets"][t][level] = {{"n", c.n},
+                                {"held", c.held},
+                                {"share", opt(c.share)},
+                                {"unbounded", c.unbounded},
+                                {"smaller_half", opt(c.smaller_half)},
+                                {"larger_half", opt(c.larger_half)},
+                                {"median_width", opt(c.median_width)}};
   return j;
 }
 

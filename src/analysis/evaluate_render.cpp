@@ -214,14 +214,24 @@ std::string percent(const std::optional<double>& share) {
 // The stated coverage checked on the scored rows; an unbounded interval holds its row by
 // construction, so the rows whose intervals are unbounded are counted beside the share.
 void render_intervals(const Evaluation& e, std::ostream& out) {
-  out << "\n== interval coverage (" << test_rows(e) << " rows; halves by the predicted value) ==\n";
+  const IntervalCoverage& iv = e.intervals;
+  std::string rows = test_rows(e) + " rows";
+  if (iv.left_out_trained > 0)
+    rows = "held-out test rows, the " + std::to_string(iv.left_out_trained) + " the model trained on left out";
+  else if (iv.in_sample)
+    rows = "test rows, in-sample: nearly every one the model trained on, so these shares say little";
+  out << "\n== interval coverage (" << rows << "; halves by the predicted value) ==\n";
+  if (iv.drift_reference_ms)
+    out << "latency is scored against drift-corrected latency (reference " << fmt_num(*iv.drift_reference_ms, 4)
+        << " ms), as the accuracy above; carb report scores it against the raw measurements\n";
   TextTable t({"target", "level", "n", "held %", "smaller half %", "larger half %", "median upper/lower", "unbounded"});
   for (const auto& target : e.targets_predicted) {
     const auto levels = e.intervals.targets.find(target);
     if (levels == e.intervals.targets.end()) continue;
     for (const auto& [level, c] : levels->second)
       t.add({target, level, std::to_string(c.n), percent(c.share), percent(c.smaller_half), percent(c.larger_half),
-             c.median_width ? "x" + fmt_num(*c.median_width, 3) : std::string("-"), std::to_string(c.unbounded)});
+             c.median_width ? "x" + fmt_num(*c.median_width, 3) : std::string(c.n ? "inf" : "-"),
+             std::to_string(c.unbounded)});
   }
   t.print(out);
 }

@@ -56,7 +56,11 @@ std::vector<BatchInversion> batch_inversions(const std::vector<Config>& configs,
   return out;
 }
 
-std::vector<UpperEdgeFlip> upper_edge_flip_pairs(const std::vector<Prediction>& preds, const Budgets& b) {
+std::vector<UpperEdgeFlip> upper_edge_flip_pairs(const std::vector<Prediction>& preds, const Budgets& b,
+                                                 const std::vector<bool>* candidate) {
+  if (candidate && candidate->size() != preds.size())
+    throw InputError("upper-edge flips: " + std::to_string(candidate->size()) + " candidate flags for " +
+                     std::to_string(preds.size()) + " predictions");
   std::unordered_map<std::string, std::vector<std::size_t>> by_network;
   std::vector<std::string> order;
   for (std::size_t i = 0; i < preds.size(); ++i) {
@@ -76,8 +80,13 @@ std::vector<UpperEdgeFlip> upper_edge_flip_pairs(const std::vector<Prediction>& 
         for (std::size_t c : members) {
           const Prediction &pa = preds[a], &pc = preds[c];
           if (pa.config.batch >= pc.config.batch || !pa.interval.count(t) || !pc.interval.count(t)) continue;
+          if (candidate && !(*candidate)[c]) continue;  // the larger must be within every budget
           const double ua = pa.interval.at(t).second, uc = pc.interval.at(t).second;
-          if (!(pa.value.at(t) <= pc.value.at(t)) || !(uc <= limit) || !(ua > limit) || !std::isfinite(ua)) continue;
+          // Costs a configuration can have (a raw-target model's answer at or below zero passes no
+          // budget: a review), the smaller no dearer, its finite upper edge over the budget, the larger's in.
+          if (!within_any_budget(pa.value.at(t)) || !within_any_budget(pc.value.at(t))) continue;
+          if (!(pa.value.at(t) <= pc.value.at(t)) || !(uc > 0) || !(uc <= limit) || !(ua > limit) || !std::isfinite(ua))
+            continue;
           if (ua / uc > worst.ratio) worst = {t, limit, a, c, ua / uc};
         }
       if (worst.ratio > 0) out.push_back(worst);

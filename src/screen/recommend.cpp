@@ -108,21 +108,35 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
   return msg;
 }
 
-std::string with_unit(double v, const std::string& target) {
-  return fmt_num(v, 4) + (target == "latency_ms" ? " ms" : target == "energy_j" ? " J" : " MB");
+std::string with_unit(double v, const std::string& target, int digits = 4) {
+  return fmt_num(v, digits) + (target == "latency_ms" ? " ms" : target == "energy_j" ? " J" : " MB");
+}
+
+// Enough significant digits (4 at least) that `a` and `b`, which differ, do not print alike (a
+// hostile tester: "budget of 6.947 ms ... not batch 8 (6.947 ms)").
+int digits_apart(double a, double b) {
+  int d = 4;
+  while (d < 12 && fmt_num(a, d) == fmt_num(b, d)) ++d;
+  return d;
 }
 
 }  // namespace
 
 std::vector<std::string> upper_edge_flips(const std::vector<Prediction>& preds, const std::map<std::string, double>& b) {
   std::vector<std::string> out;
-  for (const UpperEdgeFlip& f : upper_edge_flip_pairs(preds, b)) {
+  // Only where the larger batch is a candidate, every budget met on its upper edge (a hostile tester:
+  // said of a batch the memory budget failed anyway, with nothing recommended).
+  std::vector<bool> candidate;
+  for (const Prediction& p : preds) candidate.push_back(accepted(p, b, true));
+  for (const UpperEdgeFlip& f : upper_edge_flip_pairs(preds, b, &candidate)) {
     const Prediction &a = preds[f.smaller], &c = preds[f.larger];
     const std::string& t = f.target;
-    out.push_back("at " + to_string(a.config.precision) + " the " + t + " budget of " + with_unit(f.limit, t) +
+    const double ua = a.interval.at(t).second, uc = c.interval.at(t).second;
+    const int d = std::max(digits_apart(f.limit, ua), digits_apart(f.limit, uc));
+    out.push_back("at " + to_string(a.config.precision) + " the " + t + " budget of " + with_unit(f.limit, t, d) +
                   ", judged on the interval's upper edge, passes batch " + std::to_string(c.config.batch) + " (" +
-                  with_unit(c.interval.at(t).second, t) + ") and not batch " + std::to_string(a.config.batch) + " (" +
-                  with_unit(a.interval.at(t).second, t) + "), though batch " + std::to_string(a.config.batch) +
+                  with_unit(uc, t, d) + ") and not batch " + std::to_string(a.config.batch) + " (" +
+                  with_unit(ua, t, d) + "), though batch " + std::to_string(a.config.batch) +
                   " is predicted to cost no more (" + with_unit(a.value.at(t), t) + " against " +
                   with_unit(c.value.at(t), t) + "): its interval is wider, where the measurements it was calibrated "
                   "on varied more, so the budget there decides by how sure the model is, not by which costs less");

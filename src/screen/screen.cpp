@@ -240,7 +240,9 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   // Hundred-and-sixth hostile pass: a budget on the upper edge passed a larger batch of a network and
   // failed smaller ones predicted to cost less (their batch regime's intervals are wider). Counted per
   // budget over the configurations judged on their intervals, the widest pair named.
-  for (const UpperEdgeFlip& f : upper_edge_flip_pairs(judged, r.budgets)) {
+  std::vector<bool> within;  // the larger batch of a pair is within every budget, as the note says
+  for (const Prediction& p : judged) within.push_back(carb::accepted(p, r.budgets, true));
+  for (const UpperEdgeFlip& f : upper_edge_flip_pairs(judged, r.budgets, &within)) {
     auto& all = r.upper_edge_falls_with_batch;
     auto it = std::find_if(all.begin(), all.end(), [&](const auto& u) { return u.target == f.target; });
     if (it == all.end()) it = all.insert(all.end(), {f.target, f.limit, 0, judged[f.smaller], judged[f.larger]});

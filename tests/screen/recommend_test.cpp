@@ -92,6 +92,18 @@ TEST(Recommend, ABudgetOnTheUpperEdgePassingALargerBatchOnlyIsSaid) {
   both.push_back(at(64, 3.1, 4.0, Precision::fp32));
   EXPECT_EQ(upper_edge_flips(both, {{"latency_ms", 4.2}}).size(), 1u);
   EXPECT_EQ(upper_edge_flips(both, {{"latency_ms", 6.6}}).size(), 1u);
+  // Hundred-and-seventh hostile pass: said only where the larger batch is a candidate (within every
+  // budget: here batch 16 fails a memory budget), and with the digits that tell the edges apart.
+  auto memory = preds;
+  for (auto& x : memory) x.value["peak_memory_mb"] = 100, x.interval["peak_memory_mb"] = {90, x.config.batch * 8.0};
+  EXPECT_EQ(upper_edge_flips(memory, {{"latency_ms", 6.6}, {"peak_memory_mb", 200}}).size(), 1u);
+  EXPECT_TRUE(upper_edge_flips(memory, {{"latency_ms", 6.6}, {"peak_memory_mb", 110}}).empty());
+  auto close = preds;
+  close[1].interval["latency_ms"].second = 6.94712;
+  const auto fine = upper_edge_flips(close, {{"latency_ms", 6.9471}});
+  ASSERT_EQ(fine.size(), 1u);
+  EXPECT_NE(fine[0].find("budget of 6.9471 ms"), std::string::npos) << fine[0];
+  EXPECT_NE(fine[0].find("not batch 8 (6.94712 ms)"), std::string::npos) << fine[0];
 }
 
 TEST(Recommend, DefaultPrecisionsFollowThePlatform) {
