@@ -48,7 +48,8 @@ bool accepted(const Prediction& p, const Budgets& b, bool use_upper);
 /// upper bound on a budgeted target (they cannot pass, whatever the budget). `nonpositive`, when
 /// given, counts those with a predicted cost, on any target of `cols`, budgeted or not, that fails
 /// within_any_budget: they are left out whatever the budgets. `judged`, when given under a
-/// confidence, receives every prediction judged on its interval, accepted or not.
+/// confidence, receives every prediction judged on its interval, accepted or not, with its budgeted
+/// targets only (what upper_edge_flip_pairs reads).
 std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Config>& configs,
                                       const std::map<std::string, std::vector<double>>& cols,
                                       const Budgets& b, std::optional<double> confidence,

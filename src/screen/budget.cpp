@@ -74,7 +74,14 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
   if (confidence) {
     // Intervals only for the survivors of the point test: the upper bound is never below the point.
     for (auto& p : m.predict(pass, {}, confidence)) {
-      if (judged) judged->push_back(p);
+      if (judged) {  // what a pair of batches is judged on: its budgeted targets, not every target
+        Prediction j;
+        j.config = p.config;
+        j.outside = p.outside;
+        j.trained_architecture = p.trained_architecture;
+        for (const auto& [t, limit] : b) j.value[t] = p.value.at(t), j.interval[t] = p.interval.at(t);
+        judged->push_back(std::move(j));
+      }
       if (accepted(p, b, true)) {
         out.push_back(std::move(p));
       } else if (unbounded) {
