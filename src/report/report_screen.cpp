@@ -169,6 +169,22 @@ std::string screen_section(const json& screen) {
                                                   " the deciding model never measured: their costs are predictions "
                                                   "for a new network" + never_trained_words(count("within_budget_never_trained"))),
                          true));
+  // What screen says where a budget on the upper edge passes a larger batch and not a smaller one
+  // predicted to cost no more (hundred-and-sixth hostile pass).
+  if (screen.contains("upper_edge_falls_with_batch") && screen["upper_edge_falls_with_batch"].is_array())
+    for (const json& u : screen["upper_edge_falls_with_batch"]) {
+      if (!u.is_object() || !u.contains("target") || !u["target"].is_string() || !u.contains("networks") ||
+          !u["networks"].is_number_integer() || !u.contains("budget") || !u["budget"].is_number())
+        continue;
+      const long long n = u["networks"].get<long long>();
+      cards.push_back(card("Budgets on the upper edge",
+                           warning("the " + u["target"].get<std::string>() + " budget of " + cell(u["budget"]) +
+                                   ", judged on the interval's upper edge, passes a larger batch and not a smaller "
+                                   "one predicted to cost no more in " + std::to_string(n) + " network" +
+                                   (n == 1 ? "" : "s") + ": the smaller batches' intervals are wider, so the "
+                                   "budget there decides by how sure the model is, not by which costs less"),
+                           true));
+    }
   if (const long long n = count("source_guesses"); n > 0)
     cards.push_back(card("First stage", warning(std::to_string(n) + " candidate" + (n == 1 ? " lies" : "s lie") +
                                                 " outside what the source model trained on: its first-stage "

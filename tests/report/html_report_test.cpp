@@ -243,6 +243,24 @@ TEST(Report, ScreenSectionStatesDriftCorrectionAndRankAgreement) {
   EXPECT_EQ(render_report_html(in).find("drift-corrected"), std::string::npos);
 }
 
+// Hundred-and-sixth hostile pass: screen says where a budget on the upper edge passes a larger batch
+// and not a smaller one predicted to cost no more; the report says it too.
+TEST(Report, ScreenSectionStatesBudgetsThatPassALargerBatchOnly) {
+  ReportInputs in = synthetic_inputs(true);
+  in.screen = nlohmann::json{{"stages", {{{"name", "candidates"}, {"count", 30}}}},
+                             {"pareto", nlohmann::json::array()},
+                             {"two_stage", false},
+                             {"confidence", 0.8},
+                             {"upper_edge_falls_with_batch",
+                              {{{"target", "latency_ms"}, {"budget", 6.6}, {"networks", 3}, {"widest", nlohmann::json::object()}}}}};
+  const std::string html = render_report_html(in);
+  EXPECT_NE(html.find("the latency_ms budget of 6.6, judged on the interval&#39;s upper edge, passes a larger batch "
+                      "and not a smaller one predicted to cost no more in 3 networks"),
+            std::string::npos);
+  (*in.screen)["upper_edge_falls_with_batch"] = nlohmann::json::array();
+  EXPECT_EQ(render_report_html(in).find("Budgets on the upper edge"), std::string::npos);
+}
+
 // Networks the deciding model never measured: screen counts those within budget and marks Pareto rows.
 TEST(Report, ScreenSectionStatesNetworksNeverMeasured) {
   ReportInputs in = synthetic_inputs(true);
