@@ -73,6 +73,7 @@ IntervalCoverage intervals_section(const Context& c) {
         widths.push_back(lo > 0 && std::isfinite(hi) ? hi / lo : std::numeric_limits<double>::infinity());
       }
       cov.share = share_of(cov.held, cov.n);
+      cov.bounded_share = share_of(cov.held - cov.unbounded, cov.n - cov.unbounded);
       if (y.size() >= 2) cov.smaller_half = share_of(held_small, half), cov.larger_half = share_of(held_large, y.size() - half);
       cov.median_width = median_of(std::move(widths));
       out.targets[t][nlohmann::json(level).dump()] = cov;  // "0.9", as the bundle keys its levels
@@ -95,6 +96,7 @@ nlohmann::json IntervalCoverage::to_json() const {
                                 {"held", c.held},
                                 {"share", opt(c.share)},
                                 {"unbounded", c.unbounded},
+                                {"bounded_share", opt(c.bounded_share)},
                                 {"smaller_half", opt(c.smaller_half)},
                                 {"larger_half", opt(c.larger_half)},
                                 {"median_width", opt(c.median_width)}};

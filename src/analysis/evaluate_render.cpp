@@ -224,14 +224,15 @@ void render_intervals(const Evaluation& e, std::ostream& out) {
   if (iv.drift_reference_ms)
     out << "latency is scored against drift-corrected latency (reference " << fmt_num(*iv.drift_reference_ms, 4)
         << " ms), as the accuracy above; carb report scores it against the raw measurements\n";
-  TextTable t({"target", "level", "n", "held %", "smaller half %", "larger half %", "median upper/lower", "unbounded"});
+  TextTable t({"target", "level", "n", "held %", "smaller half %", "larger half %", "median upper/lower", "unbounded",
+               "held % of bounded"});
   for (const auto& target : e.targets_predicted) {
     const auto levels = e.intervals.targets.find(target);
     if (levels == e.intervals.targets.end()) continue;
     for (const auto& [level, c] : levels->second)
       t.add({target, level, std::to_string(c.n), percent(c.share), percent(c.smaller_half), percent(c.larger_half),
              c.median_width ? "x" + fmt_num(*c.median_width, 3) : std::string(c.n ? "inf" : "-"),
-             std::to_string(c.unbounded)});
+             std::to_string(c.unbounded), percent(c.bounded_share)});
   }
   t.print(out);
 }

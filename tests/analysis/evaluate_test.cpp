@@ -418,6 +418,16 @@ TEST_F(Evaluate, IntervalCoverageCountsTheRowsTheIntervalsHold) {
       EXPECT_EQ(c.n, cs.size()) << t << key;
       EXPECT_EQ(c.held, held) << t << key;
       EXPECT_EQ(c.unbounded, unbounded) << t << key;
+      // An unbounded interval holds its row by construction: the bounded ones' share is said beside.
+      if (unbounded < cs.size()) {
+        std::size_t held_bounded = 0;
+        for (std::size_t i = 0; i < cs.size(); ++i)
+          if (std::isfinite(p[i].interval.at(t).second))
+            held_bounded += p[i].interval.at(t).first <= *ok.rows[i].value(t) && *ok.rows[i].value(t) <= p[i].interval.at(t).second;
+        EXPECT_DOUBLE_EQ(*c.bounded_share, double(held_bounded) / double(cs.size() - unbounded)) << t << key;
+      } else {
+        EXPECT_FALSE(c.bounded_share.has_value()) << t << key;
+      }
       EXPECT_DOUBLE_EQ(*c.share, double(held) / double(cs.size())) << t << key;
       EXPECT_DOUBLE_EQ(*c.smaller_half, double(held_small) / double(half)) << t << key;
       EXPECT_DOUBLE_EQ(*c.larger_half, double(held - held_small) / double(cs.size() - half)) << t << key;
