@@ -147,8 +147,8 @@ struct IntervalLevelCoverage {
   std::size_t held = 0;       // measurement inside [lower, upper] (an unbounded interval holds it)
   std::size_t unbounded = 0;  // rows whose interval has no upper bound at this level
   std::optional<double> share, smaller_half, larger_half;  // held / n; each half's, empty under 2 rows
-  /// Held among the rows whose interval is bounded (an unbounded one cannot miss): (held - unbounded)
-  /// / (n - unbounded); empty when none is bounded.
+  /// Held among the rows whose interval is bounded (an unbounded one cannot miss above); empty when
+  /// none is bounded.
   std::optional<double> bounded_share;
   /// The median of upper / lower over the scored rows (infinite where an interval is unbounded or
   /// reaches down to zero; the mean of the two middle ones for an even count); empty when infinite.

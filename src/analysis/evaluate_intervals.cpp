@@ -60,7 +60,7 @@ IntervalCoverage intervals_section(const Context& c) {
                        [&](std::size_t a, std::size_t b) { return pred[a].value.at(t) < pred[b].value.at(t); });
       IntervalLevelCoverage cov;
       cov.n = y.size();
-      std::size_t held_small = 0, held_large = 0;
+      std::size_t held_small = 0, held_large = 0, held_bounded = 0;
       const std::size_t half = y.size() / 2;
       std::vector<double> widths;
       for (std::size_t k = 0; k < order.size(); ++k) {
@@ -70,10 +70,11 @@ IntervalCoverage intervals_section(const Context& c) {
         cov.held += held;
         (k < half ? held_small : held_large) += held;
         cov.unbounded += !std::isfinite(hi);
+        held_bounded += held && std::isfinite(hi);
         widths.push_back(lo > 0 && std::isfinite(hi) ? hi / lo : std::numeric_limits<double>::infinity());
       }
       cov.share = share_of(cov.held, cov.n);
-      cov.bounded_share = share_of(cov.held - cov.unbounded, cov.n - cov.unbounded);
+      cov.bounded_share = share_of(held_bounded, cov.n - cov.unbounded);
       if (y.size() >= 2) cov.smaller_half = share_of(held_small, half), cov.larger_half = share_of(held_large, y.size() - half);
       cov.median_width = median_of(std::move(widths));
       out.targets[t][nlohmann::json(level).dump()] = cov;  // "0.9", as the bundle keys its levels

@@ -92,12 +92,10 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
   const ScoredRows scored = rows_to_score(*m.model, usable);
   const Dataset& ok = scored.rows;
   const auto configs = configs_of(ok);
-  std::map<std::string, std::vector<double>> pred;
-  std::vector<Prediction> at90;  // the 90% intervals, whose coverage of these rows the table states
+  // The answers with their 90% intervals, whose coverage of these rows the table states.
+  std::vector<Prediction> at90;
   try {
-    const auto tel = m.model->schema().telemetry ? telemetry_of(ok) : std::vector<Telemetry>{};
-    pred = m.model->predict_columns(configs, tel);
-    at90 = m.model->predict(configs, tel, 0.9);
+    at90 = m.model->predict(configs, m.model->schema().telemetry ? telemetry_of(ok) : std::vector<Telemetry>{}, 0.9);
   } catch (const InputError& e) {  // e.g. a telemetry model on data without telemetry
     return {card(m.name + " on " + d.name, warning(std::string("cannot predict: ") + e.what()), true)};
   }
@@ -117,7 +115,7 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
     for (std::size_t i = 0; i < ok.rows.size(); ++i)
       if (auto v = ok.rows[i].value(target)) {
         y.push_back(*v);
-        p.push_back(pred.at(target)[i]);
+        p.push_back(at90[i].value.at(target));
         batch.push_back(ok.rows[i].config.batch);
         err.push_back(*v != 0 ? 100.0 * (p.back() / *v - 1.0) : std::nan(""));
         const auto [lo, hi] = at90[i].interval.at(target);

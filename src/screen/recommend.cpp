@@ -109,7 +109,7 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
 }
 
 std::string with_unit(double v, const std::string& target, int digits = 4) {
-  return fmt_num(v, digits) + (target == "latency_ms" ? " ms" : target == "energy_j" ? " J" : " MB");
+  return fmt_num(v, digits) + " " + plausible_bounds(target)->unit;
 }
 
 // Enough significant digits (4 at least) that `a` and `b`, which differ, do not print alike (a

@@ -71,7 +71,7 @@ std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
          true});
   }
   for (const ScreenResult::UpperEdgeFlips& u : r.upper_edge_falls_with_batch) {
-    const std::string unit = u.target == "latency_ms" ? " ms" : u.target == "energy_j" ? " J" : " MB";
+    const std::string unit = std::string(" ") + plausible_bounds(u.target)->unit;
     const auto side = [&](const Prediction& p) {
       return config_key(p.config) + " (" + fmt_num(p.value.at(u.target), 4) + unit + ", upper edge " +
              fmt_num(p.interval.at(u.target).second, 4) + unit + ")";
