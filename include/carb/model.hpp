@@ -28,7 +28,13 @@ namespace carb {
 ///    the analytic estimate its learners correct (when the ratio form was chosen).
 /// 3: every learner and corrector file's FNV-1a is in the (checksummed) manifest, so a file copied
 ///    in from another bundle is refused.
-inline constexpr int kBundleSchemaVersion = 3;
+/// 4: interval widths per predicted size (`TrainOptions::size_bins` > 1). A bundle of one width per
+///    regime is still written as version 3, which it is, byte for byte in meaning; a carb that reads
+///    only version 3 then refuses a binned bundle instead of predicting from it with one width per
+///    regime without a word (the twenty-third session's note).
+inline constexpr int kBundleSchemaVersion = 4;
+/// The version a bundle of one interval width per regime is written as, and the oldest this carb reads.
+inline constexpr int kBundleSchemaVersionOneWidth = 3;
 
 /// The coverage levels a bundle calibrates its split-conformal intervals at; an interval is asked
 /// for at one of them (seventeenth hostile pass: 0.5 answered the 0.8 interval, labelled 50%).

@@ -206,7 +206,7 @@ void CarbModel::save(const fs::path& dir, bool force) const {
 void CarbModel::save(BundleDestination& dest) const {
   const fs::path& tmp = dest.staging();
   nlohmann::json man = {{"format", "carb-model"},
-                        {"schema_version", kBundleSchemaVersion},
+                        {"schema_version", opts_.size_bins > 1 ? kBundleSchemaVersion : kBundleSchemaVersionOneWidth},
                         {"platform", platform_},
                         {"targets", targets_},
                         {"telemetry", schema_.telemetry},
@@ -446,9 +446,10 @@ nlohmann::json read_manifest(const fs::path& dir) {
     auto man = nlohmann::json::parse(in);
     if (man.value("format", "") != "carb-model") throw ModelError(f.string() + " is not a carb model manifest");
     const int v = man.value("schema_version", -1);
-    if (v != kBundleSchemaVersion)
+    if (v != kBundleSchemaVersion && v != kBundleSchemaVersionOneWidth)
       throw ModelError("model bundle " + dir.string() + " has schema version " + std::to_string(v) +
-                       ", this carb reads version " + std::to_string(kBundleSchemaVersion) + ": retrain it");
+                       ", this carb reads versions " + std::to_string(kBundleSchemaVersionOneWidth) + " and " +
+                       std::to_string(kBundleSchemaVersion) + ": retrain it");
     if (!man.contains(kChecksumKey) || !man[kChecksumKey].is_string())
       throw ModelError("corrupted model manifest " + f.string() + ": its checksum is missing");
     if (!manifest_checksum_verifies(man))
@@ -503,12 +504,20 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
     // Training writes size_bins only as 2 to kMaxSizeBins: anything else is said as written, before
     // it is read as an int (hundred-and-fifth hostile pass: 2^32 + 2 loaded as 2, and 0 or "2" were
     // blamed on the widths).
-    if (const auto& opt = man.at("options"); opt.is_object() && opt.contains("size_bins")) {
-      const auto& b = opt.at("size_bins");
+    const bool binned = man.at("options").is_object() && man.at("options").contains("size_bins");
+    if (binned) {
+      const auto& b = man.at("options").at("size_bins");
       if (!b.is_number_integer() || b.get<long long>() < 2 || b.get<long long>() > kMaxSizeBins)
         throw ModelError("model bundle " + dir.string() + " has options no training writes (size_bins " + b.dump() +
                          "; training writes it only as a whole number from 2 to " + std::to_string(kMaxSizeBins) + ")");
     }
+    // Training writes a binned bundle as version 4 and only such a bundle (model.hpp).
+    if (binned != (man.at("schema_version").get<int>() == kBundleSchemaVersion))
+      throw ModelError("model bundle " + dir.string() + (binned ? " has interval widths per predicted size, which its schema version "
+                                                                : " has schema version ") +
+                       std::to_string(man.at("schema_version").get<int>()) +
+                       (binned ? " does not hold" : " without the interval widths per predicted size that version holds") +
+                       ": retrain it");
     m.opts_ = options_from(man.at("options"));
     if (!(m.opts_.lambda >= 0 && m.opts_.lambda <= 1))
       throw ModelError("model bundle " + dir.string() + " has corrector damping " + std::to_string(m.opts_.lambda));

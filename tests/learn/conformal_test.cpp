@@ -326,6 +326,15 @@ TEST(ConformalBySize, ATrainedModelWithBinsPredictsWithThemAndItsBundleKeepsThem
     const auto man = nlohmann::json::parse(in);
     EXPECT_FALSE(man["options"].contains("size_bins"));
     EXPECT_FALSE(man["models"]["latency_ms"].contains("conformal_by_size"));
+    // Written as version 3, which a carb from before the bins reads the same.
+    EXPECT_EQ(man["schema_version"], kBundleSchemaVersionOneWidth);
+  }
+  {  // A binned bundle is version 4, which a carb reading only version 3 refuses instead of
+     // predicting from it with one width per regime.
+    std::ifstream in(dir / "manifest.json");
+    const auto man = nlohmann::json::parse(in);
+    EXPECT_EQ(man["schema_version"], kBundleSchemaVersion);
+    EXPECT_NE(kBundleSchemaVersion, kBundleSchemaVersionOneWidth);
   }
   // And it loads as one bin, though today's default is two: every bundle before the option reads so.
   {
@@ -379,6 +388,15 @@ TEST(ConformalBySize, ATrainedModelWithBinsPredictsWithThemAndItsBundleKeepsThem
   two.save(dir, true);
   refused(dir, [](nlohmann::json& m) { m["models"]["latency_ms"]["conformal_by_size"].erase("high_batch"); },
           "do not cover its batch regimes");
+  // The version and the bins go together: bins under version 3, or version 4 without them, are edits.
+  two.save(dir, true);
+  refused(dir, [](nlohmann::json& m) { m["schema_version"] = kBundleSchemaVersionOneWidth; },
+          "has interval widths per predicted size, which its schema version 3 does not hold");
+  two.save(dir, true);
+  refused(dir, [](nlohmann::json& m) {
+    m["options"].erase("size_bins");
+    for (auto& [t, tm] : m["models"].items()) tm.erase("conformal_by_size");
+  }, "has schema version 4 without the interval widths per predicted size that version holds");
   for (const nlohmann::json& bad : {nlohmann::json(9), nlohmann::json(4294967298LL), nlohmann::json(0), nlohmann::json(1),
                                    nlohmann::json("2"), nlohmann::json(2.5)}) {
     two.save(dir, true);
