@@ -21,6 +21,7 @@
 #include "carb/network_spec.hpp"
 #include "carb/warning.hpp"
 #include "data/csv.hpp"
+#include "data/dominance.hpp"
 #include "data/provenance.hpp"
 
 namespace carb {
@@ -433,50 +434,30 @@ void check_precision_ratio(const Dataset& d, const std::vector<std::string>& whe
 // network at two batches are check_batch_order's (latency, energy); a CPU peak is held here for them too.
 void check_dominance(const Dataset& d, const std::vector<std::string>& where, const std::vector<bool>& refused,
                      const ProtocolFactsById& facts, std::vector<std::string>& problems) {
-  struct Row {
-    std::size_t i;
-    double flops;
-    bool cpu;
-    std::string network;  // network_key at batch 1: rows of one network share it
-  };
-  std::map<std::string, std::vector<Row>> groups;  // platform, protocol, family, precision
+  std::map<std::string, std::vector<DominanceRow>> groups;  // platform, protocol, family, precision
   for (std::size_t i = 0; i < d.rows.size(); ++i) {
     const Record& r = d.rows[i];
     if (r.status != Status::ok || refused[i]) continue;
     const std::string id = protocol_of(r);
     const auto f = facts.find(id);
     const bool cpu = r.extra.count("threads") > 0 || (f != facts.end() && f->second.cpu);
-    Config one = r.config;
-    one.batch = 1;
     groups[r.platform + '\n' + id + '\n' + to_string(r.config.family) + '\n' + to_string(r.config.precision)].push_back(
-        {i, network_totals(r.config).flops(), cpu, network_key(one)});
+        {i, network_totals(r.config).flops(), cpu});
   }
-  const auto outdoes = [](const Config& a, const Config& b) {
-    return a.depth >= b.depth && a.width >= b.width && a.resolution >= b.resolution && a.batch >= b.batch;
-  };
   for (const auto& [key, rows] : groups)
     for (const char* target : {"latency_ms", "energy_j", "peak_memory_mb"}) {
       const bool memory = std::string_view(target) == "peak_memory_mb";
-      for (const Row& a : rows) {
+      const double least = memory ? kMinCpuMemoryOverDominated : kMinCostOverDominated;
+      const auto held_to = costliest_outdone(d, rows, target, least);
+      for (std::size_t k = 0; k < rows.size(); ++k) {
+        const DominanceRow& a = rows[k];
+        const auto& worst = held_to[k];
+        if (!worst) continue;
         const Record& ra = d.rows[a.i];
-        const auto va = ra.value(target);
-        if (!va || !(*va > 0) || (memory && !a.cpu)) continue;
-        std::optional<std::size_t> worst;  // the costliest row `a` outdoes that it is held to
-        double worst_value = 0;
-        for (const Row& b : rows) {
-          const Record& rb = d.rows[b.i];
-          if (a.i == b.i || !outdoes(ra.config, rb.config)) continue;
-          if (a.network == b.network ? !memory || ra.config.batch == rb.config.batch
-                                     : !memory && a.flops < kMinFlopsOverDominated * b.flops)
-            continue;
-          const auto vb = rb.value(target);
-          if (vb && *vb > worst_value) worst = b.i, worst_value = *vb;
-        }
-        const double least = memory ? kMinCpuMemoryOverDominated : kMinCostOverDominated;
-        if (!worst || *va >= least * worst_value) continue;
         const Record& rb = d.rows[*worst];
+        const double va = *ra.value(target), worst_value = *rb.value(target);
         problems.push_back(at(where[a.i]) + target + " " + csv::format_number(va) + " for " + config_key(ra.config) +
-                           " is " + csv::format_number(std::round(*va / worst_value * 1000) / 1000) + "x the " + csv::format_number(worst_value) +
+                           " is " + csv::format_number(std::round(va / worst_value * 1000) / 1000) + "x the " + csv::format_number(worst_value) +
                            " of " + config_key(rb.config) + " at " + refer(where[a.i], where[*worst]) +
                            ", which it outdoes in every dimension" +
                            (memory ? std::string(" on a CPU")
