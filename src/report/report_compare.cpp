@@ -64,8 +64,11 @@ ScoredRows rows_to_score(const CarbModel& model, const Dataset& ok) {
     else
       s.rows.rows.push_back(r);
   }
-  if (s.rows.rows.size() >= 2) {
-    s.caption = "held out: the " + std::to_string(s.rows.rows.size()) + " rows the model did not train on" +
+  // With fewer than 2 rows left the trained ones are scored too, and said; with none trained on,
+  // whatever there is is held out (a one-row file was called in-sample, trained on "0 of these 1").
+  if (s.rows.rows.size() >= 2 || seen == 0) {
+    const std::size_t n = s.rows.rows.size();
+    s.caption = "held out: the " + std::to_string(n) + (n == 1 ? " row" : " rows") + " the model did not train on" +
                 (seen ? " (" + std::to_string(seen) + " rows it trained on are left out)" : "");
   } else {
     s.rows = ok;
@@ -109,6 +112,7 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
   res.draw_title = false;
   res.x = {"batch size", true};
   res.y = {"prediction error (%)", false};
+  std::size_t most = 0;  // the most rows any target has a value on
   for (const auto& target : m.model->targets()) {
     std::vector<double> y, p, batch, err;
     std::size_t held = 0, unbounded = 0;
@@ -122,6 +126,7 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
         held += lo <= *v && *v <= hi;
         unbounded += !std::isfinite(hi);
       }
+    most = std::max(most, y.size());
     if (y.size() < 2) continue;
     const FitMetrics fm = fit_metrics(y, p);
     // An unbounded interval holds its row by construction: said beside the share, not hidden in it.
@@ -134,7 +139,10 @@ std::vector<std::string> model_on_data(const NamedModel& m, const NamedDataset& 
         {target_short(target), batch, err, svg::Series::Style::points, target_color(target)});
   }
   if (t.rows.empty())
-    return {card(t.title, warning("the data has no measured value of the model's targets"), true)};
+    return {card(t.title,
+                 warning(most == 1 ? "one row has a measured value of the model's targets: scoring takes at least two"
+                                   : "the data has no measured value of the model's targets"),
+                 true)};
   double hi = 2;
   for (const auto& s : res.series)
     for (double b : s.x) hi = std::max(hi, b);

@@ -354,6 +354,19 @@ TEST(Report, ModelAccuracyIsHeldOutOrSaysInSample) {
   EXPECT_NE(html.find("in-sample: the model trained on " + std::to_string(trained.rows.size()) + " of these"),
             std::string::npos);
   EXPECT_EQ(html.find("Accuracy: model-a on grid.csv (in-sample)"), std::string::npos);
+  {  // One row the model never saw is not "in-sample: trained on 0 of these 1 rows", nor data without
+     // a measured value: one row is too few to score, and said so.
+    Dataset one;
+    one.rows.push_back(unseen.rows.front());
+    ReportInputs in1;
+    in1.datasets.push_back({"one.csv", one});
+    in1.models.push_back({"model-a", &m});
+    const std::string html1 = render_report_html(in1);
+    EXPECT_EQ(html1.find("in-sample"), std::string::npos);
+    EXPECT_EQ(html1.find("no measured value"), std::string::npos);
+    EXPECT_NE(html1.find("targets: scoring takes at least two"),
+              std::string::npos);
+  }
   // Beside the accuracy, how often the 90% intervals hold the scored rows, recounted from predict.
   EXPECT_NE(html.find("<th>90% interval holds</th>"), std::string::npos);
   const auto p = m.predict(configs_of(unseen), {}, 0.9);
