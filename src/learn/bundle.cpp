@@ -445,11 +445,22 @@ nlohmann::json read_manifest(const fs::path& dir) {
   try {
     auto man = nlohmann::json::parse(in);
     if (man.value("format", "") != "carb-model") throw ModelError(f.string() + " is not a carb model manifest");
-    const int v = man.value("schema_version", -1);
-    if (v != kBundleSchemaVersion && v != kBundleSchemaVersionOneWidth)
-      throw ModelError("model bundle " + dir.string() + " has schema version " + std::to_string(v) +
-                       ", this carb reads versions " + std::to_string(kBundleSchemaVersionOneWidth) + " and " +
-                       std::to_string(kBundleSchemaVersion) + ": retrain it");
+    // The version as written: a whole number training wrote, not one read into an int (hundred-and-
+    // tenth hostile pass: 4.9 and 2^32 + 4 loaded as 4, true was named 1, a missing one -1).
+    const std::string reads = " (this carb reads versions " + std::to_string(kBundleSchemaVersionOneWidth) + " and " +
+                              std::to_string(kBundleSchemaVersion) + ")";
+    const std::string bundle = "model bundle " + dir.string();
+    if (!man.contains("schema_version")) throw ModelError(bundle + " has no schema version" + reads + ": retrain it");
+    const auto& version = man.at("schema_version");
+    const std::string written = detail::json_error_text(version.dump());  // a long value shortened
+    if (!version.is_number_integer())
+      throw ModelError(bundle + " has schema version " + written + ", not a whole number" + reads + ": retrain it");
+    if (version.is_number_unsigned() ? version.get<std::uint64_t>() > static_cast<std::uint64_t>(kBundleSchemaVersion)
+                                     : version.get<std::int64_t>() > kBundleSchemaVersion)
+      throw ModelError(bundle + " has schema version " + written + ", from a newer carb" + reads +
+                       ": use that carb, or retrain it with this one");
+    if (version.get<std::int64_t>() < kBundleSchemaVersionOneWidth)
+      throw ModelError(bundle + " has schema version " + written + reads + ": retrain it");
     if (!man.contains(kChecksumKey) || !man[kChecksumKey].is_string())
       throw ModelError("corrupted model manifest " + f.string() + ": its checksum is missing");
     if (!manifest_checksum_verifies(man))
@@ -511,13 +522,12 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
         throw ModelError("model bundle " + dir.string() + " has options no training writes (size_bins " + b.dump() +
                          "; training writes it only as a whole number from 2 to " + std::to_string(kMaxSizeBins) + ")");
     }
-    // Training writes a binned bundle as version 4 and only such a bundle (model.hpp).
-    if (binned != (man.at("schema_version").get<int>() == kBundleSchemaVersion))
-      throw ModelError("model bundle " + dir.string() + (binned ? " has interval widths per predicted size, which its schema version "
-                                                                : " has schema version ") +
-                       std::to_string(man.at("schema_version").get<int>()) +
-                       (binned ? " does not hold" : " without the interval widths per predicted size that version holds") +
-                       ": retrain it");
+    // Training writes version 4 only with interval widths per predicted size (model.hpp); version 3
+    // may hold them too, as carb wrote every bundle of the default two bins on 2026-12-06.
+    if (man.at("schema_version").get<int>() == kBundleSchemaVersion && !binned)
+      throw ModelError("model bundle " + dir.string() + " has schema version " + std::to_string(kBundleSchemaVersion) +
+                       " but its options do not ask for interval widths per predicted size, which only that version "
+                       "is written for");
     m.opts_ = options_from(man.at("options"));
     if (!(m.opts_.lambda >= 0 && m.opts_.lambda <= 1))
       throw ModelError("model bundle " + dir.string() + " has corrector damping " + std::to_string(m.opts_.lambda));

@@ -388,15 +388,39 @@ TEST(ConformalBySize, ATrainedModelWithBinsPredictsWithThemAndItsBundleKeepsThem
   two.save(dir, true);
   refused(dir, [](nlohmann::json& m) { m["models"]["latency_ms"]["conformal_by_size"].erase("high_batch"); },
           "do not cover its batch regimes");
-  // The version and the bins go together: bins under version 3, or version 4 without them, are edits.
+  // Bins under version 3 are what carb wrote on 2026-12-06 (the default two, before version 4): such
+  // a bundle loads and answers as the same bundle of version 4 (hundred-and-tenth hostile pass).
   two.save(dir, true);
-  refused(dir, [](nlohmann::json& m) { m["schema_version"] = kBundleSchemaVersionOneWidth; },
-          "has interval widths per predicted size, which its schema version 3 does not hold");
+  rewrite_manifest(dir, [](nlohmann::json& m) { m["schema_version"] = kBundleSchemaVersionOneWidth; });
+  {
+    const auto p5 = CarbModel::load(dir).predict(cs, {}, 0.9);
+    for (std::size_t i = 0; i < cs.size(); ++i)
+      EXPECT_EQ(p5[i].interval.at("latency_ms"), p2[i].interval.at("latency_ms")) << config_key(cs[i]);
+  }
+  // Version 4 is written only with bins.
   two.save(dir, true);
   refused(dir, [](nlohmann::json& m) {
     m["options"].erase("size_bins");
     for (auto& [t, tm] : m["models"].items()) tm.erase("conformal_by_size");
-  }, "has schema version 4 without the interval widths per predicted size that version holds");
+  }, "has schema version 4 but its options do not ask for interval widths per predicted size");
+  // A version is the whole number training wrote, said as written (4.9 and 2^32 + 4 loaded as 4, true
+  // was named 1, a missing one -1).
+  for (const auto& [bad, says] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {4.0, "has schema version 4.0, not a whole number"},
+           {4.9, "has schema version 4.9, not a whole number"},
+           {true, "has schema version true, not a whole number"},
+           {"4", "has schema version \"4\", not a whole number"},
+           {nullptr, "has schema version null, not a whole number"},
+           {4294967300LL, "has schema version 4294967300, from a newer carb"},
+           {18446744073709551615ULL, "has schema version 18446744073709551615, from a newer carb"},
+           {5, "has schema version 5, from a newer carb (this carb reads versions 3 and 4): use that carb"},
+           {2, "has schema version 2 (this carb reads versions 3 and 4): retrain it"},
+           {-4294967293LL, "has schema version -4294967293 (this carb reads"}}) {
+    two.save(dir, true);
+    refused(dir, [&](nlohmann::json& m) { m["schema_version"] = bad; }, says);
+  }
+  two.save(dir, true);
+  refused(dir, [](nlohmann::json& m) { m.erase("schema_version"); }, "has no schema version (this carb reads");
   for (const nlohmann::json& bad : {nlohmann::json(9), nlohmann::json(4294967298LL), nlohmann::json(0), nlohmann::json(1),
                                    nlohmann::json("2"), nlohmann::json(2.5)}) {
     two.save(dir, true);
