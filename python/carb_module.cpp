@@ -526,6 +526,13 @@ PYBIND11_MODULE(_carb, m) {
         },
         py::arg("data"), py::arg("sm_threshold"),
         "One dataset characterized (as `carb characterize --format json`).");
+  m.def("validate",
+        [](const std::filesystem::path& data) {
+          carb::new_warning_round();
+          const std::vector<std::string> problems = stoppable([&] { return carb::validate_dataset_csv(data); });
+          return to_python(nlohmann::json{{"file", data.string()}, {"valid", problems.empty()}, {"problems", problems}});
+        },
+        py::arg("data"), "Every problem of one dataset CSV (as `carb data validate --format json`).");
   m.def("features",
         [](const std::vector<carb::Config>& configs) {
           const auto schema = carb::FeatureSchema::make(false);

@@ -55,7 +55,7 @@ from ._measure import export, profile, store_info  # noqa: E402
 
 __all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
            "campaign_order", "characterize", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset",
-           "preset_names", "read_configs", "recommend", "screen", "store_info", "transfer", "__version__"]
+           "preset_names", "read_configs", "recommend", "screen", "store_info", "transfer", "validate", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 
@@ -534,6 +534,14 @@ def transfer(source, target, model=None, k=(5, 10, 20, 50), repeats=20, seed=42)
     for text in said:
         warnings.warn("carb: " + text, RuntimeWarning, stacklevel=2)
     return doc
+
+
+def validate(data):
+    """Every problem `carb data validate` finds in one dataset CSV, as its document (the same as
+    `carb data validate --format json`): {"file", "valid", "problems"}, each problem one line naming
+    the file and line it is on, in file order. An invalid dataset raises nothing: "valid" is False
+    and the problems say why (a file that cannot be read at all, or is empty, is one problem)."""
+    return _carb.validate(_path(data, "data"))
 
 
 def characterize(data, sm_threshold=None):

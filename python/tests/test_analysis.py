@@ -123,3 +123,42 @@ def test_arguments_that_are_no_number_or_no_path_are_refused_in_carbs_words():
     # A k listed twice is refused before the files are read, as the CLI refuses it.
     with pytest.raises(carb.InputError, match="k lists a calibration set size twice"):
         carb.transfer("absent-a.csv", "absent-b.csv", k=[5, 5])
+
+
+def cli_validate(path):
+    # The CLI exits 1 for an invalid dataset, and prints its document all the same.
+    r = subprocess.run([os.environ["CARB_BINARY"], "data", "validate", str(path), "--format", "json"],
+                       capture_output=True, text=True)
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_validate_is_the_clis_document(tmp_path):
+    rc, want = cli_validate(DATA / "h200.csv")
+    assert rc == 0 and want["valid"] and want["problems"] == []
+    assert carb.validate(DATA / "h200.csv") == want
+    # A damaged copy: problems with their lines, as the CLI lists them, and nothing raised.
+    lines = (DATA / "cpu-2t.csv").read_text().splitlines()
+    lines.append(lines[5])  # a duplicate
+    cells = lines[9].split(",")
+    cells[8] = "-3"  # a negative latency
+    lines[9] = ",".join(cells)
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n")
+    rc, want = cli_validate(bad)
+    assert rc == 1 and not want["valid"]
+    assert any(":10: " in p for p in want["problems"]) and any("duplicate of line 6" in p for p in want["problems"])
+    assert carb.validate(str(bad)) == want
+    assert carb.validate(os.fsencode(str(bad))) == want
+
+
+def test_validate_says_what_cannot_be_read(tmp_path):
+    # Not raised: one problem naming why, as the CLI lists an empty file.
+    doc = carb.validate(tmp_path / "none.csv")
+    assert not doc["valid"] and doc["problems"] == [f"{tmp_path / 'none.csv'}: cannot open for reading: No such file or directory"]
+    empty = tmp_path / "empty.csv"
+    empty.write_text("")
+    assert carb.validate(empty) == cli_validate(empty)[1]
+    assert carb.validate(empty)["problems"] == [f"{empty}: empty file (no header row)"]
+    assert carb.validate(tmp_path)["problems"] == [f"{tmp_path}: is a directory, not a CSV file"]
+    with pytest.raises(carb.InputError, match="not a path"):
+        carb.validate(3)
