@@ -1,35 +1,173 @@
-// The dominance search of `carb data validate` on the grid of a group's distinct dimensions.
+// The dominance search of `carb data validate`: a bound per configuration from a sweep with a
+// Fenwick tree of maxima, and for the rows it does not pass a k-d tree over the group's
+// configurations, each node holding the largest value under it, searched branch and bound.
 #include "data/dominance.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "carb/config.hpp"
 
 namespace carb {
 namespace {
 
 // The distinct values of one dimension, ascending, and each row's index among them.
 template <class T>
-std::vector<std::size_t> ranks(const std::vector<T>& values, std::size_t& count) {
+std::vector<std::uint32_t> ranks(const std::vector<T>& values) {
   std::vector<T> sorted = values;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
-  count = sorted.size();
-  std::vector<std::size_t> out;
+  std::vector<std::uint32_t> out;
   out.reserve(values.size());
-  for (const T& v : values) out.push_back(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin());
+  for (const T& v : values)
+    out.push_back(static_cast<std::uint32_t>(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin()));
   return out;
 }
+
+using Point = std::array<std::uint32_t, 4>;  // depth, width, resolution, batch ranks
+
+bool below(const Point& c, const Point& a) { return c[0] <= a[0] && c[1] <= a[1] && c[2] <= a[2] && c[3] <= a[3]; }
 
 // One occupied cell: one configuration (the group fixes family and precision), so one FLOPs count,
 // and the best row in it for the target.
 struct Cell {
-  std::array<std::size_t, 4> at;  // depth, width, resolution, batch ranks
+  Point at;
+  std::size_t network;  // widths that build the same channels are one network (as network_key says)
   double flops = 0;
   double best = 0;  // the largest positive value in the cell, 0 when none
   std::size_t best_i = 0;
 };
+
+// A k-d tree over the cells: each node its cells' bounding box and largest value.
+class Tree {
+ public:
+  explicit Tree(const std::vector<Cell>& cells) : cells_(cells), order_(cells.size()) {
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    if (!order_.empty()) build(0, order_.size());
+  }
+
+  // Calls `visit` on every cell at or below `a` in every dimension under a node whose largest value
+  // is above `floor` and not under `*at_least` (the best found so far, which `visit` may raise).
+  template <class Visit>
+  void search(const Point& a, double floor, const double* at_least, Visit visit) const {
+    if (nodes_.empty()) return;
+    stack_.assign(1, 0);
+    while (!stack_.empty()) {
+      const Node& n = nodes_[stack_.back()];
+      stack_.pop_back();
+      if (!(n.max > floor) || n.max < *at_least || !below(n.lo, a)) continue;
+      if (!n.left) {
+        for (std::size_t k = n.begin; k < n.end; ++k)
+          if (below(cells_[order_[k]].at, a)) visit(cells_[order_[k]]);
+      } else {
+        stack_.push_back(n.left);
+        stack_.push_back(n.right);
+      }
+    }
+  }
+
+ private:
+  struct Node {
+    Point lo, hi;
+    double max = 0;
+    std::size_t begin = 0, end = 0;
+    std::size_t left = 0, right = 0;  // 0 for a leaf (the root is no one's child)
+  };
+  static constexpr std::size_t kLeaf = 8;
+
+  std::size_t build(std::size_t begin, std::size_t end) {
+    Node n;
+    n.begin = begin, n.end = end;
+    n.lo.fill(UINT32_MAX);
+    for (std::size_t k = begin; k < end; ++k) {
+      const Cell& c = cells_[order_[k]];
+      for (std::size_t d = 0; d < 4; ++d) n.lo[d] = std::min(n.lo[d], c.at[d]), n.hi[d] = std::max(n.hi[d], c.at[d]);
+      n.max = std::max(n.max, c.best);
+    }
+    const std::size_t id = nodes_.size();
+    nodes_.push_back(n);
+    std::size_t axis = 0;  // split the widest dimension at its median
+    for (std::size_t d = 1; d < 4; ++d)
+      if (n.hi[d] - n.lo[d] > n.hi[axis] - n.lo[axis]) axis = d;
+    if (end - begin > kLeaf && n.hi[axis] > n.lo[axis]) {
+      const std::size_t mid = begin + (end - begin) / 2;
+      const auto at = [&](std::size_t k) { return order_.begin() + static_cast<std::ptrdiff_t>(k); };
+      std::nth_element(at(begin), at(mid), at(end),
+                       [&](std::size_t x, std::size_t y) { return cells_[x].at[axis] < cells_[y].at[axis]; });
+      const std::size_t left = build(begin, mid), right = build(mid, end);
+      nodes_[id].left = left, nodes_[id].right = right;
+    }
+    return id;
+  }
+
+  const std::vector<Cell>& cells_;
+  std::vector<std::size_t> order_;
+  std::vector<Node> nodes_;
+  mutable std::vector<std::size_t> stack_;
+};
+
+// The largest value at or below a point of a 3-D grid, as values are raised (a Fenwick tree of maxima).
+class MaxFenwick3 {
+ public:
+  MaxFenwick3(std::size_t a, std::size_t b, std::size_t c) : n_{a, b, c}, t_(a * b * c, 0.0) {}
+  void raise(std::size_t i, std::size_t j, std::size_t k, double v) {
+    for (std::size_t x = i + 1; x <= n_[0]; x += x & (~x + 1))
+      for (std::size_t y = j + 1; y <= n_[1]; y += y & (~y + 1))
+        for (std::size_t z = k + 1; z <= n_[2]; z += z & (~z + 1)) {
+          double& cell = t_[((x - 1) * n_[1] + (y - 1)) * n_[2] + (z - 1)];
+          cell = std::max(cell, v);
+        }
+  }
+  double max_upto(std::size_t i, std::size_t j, std::size_t k) const {
+    double m = 0;
+    for (std::size_t x = i + 1; x > 0; x -= x & (~x + 1))
+      for (std::size_t y = j + 1; y > 0; y -= y & (~y + 1))
+        for (std::size_t z = k + 1; z > 0; z -= z & (~z + 1)) m = std::max(m, t_[((x - 1) * n_[1] + (y - 1)) * n_[2] + (z - 1)]);
+    return m;
+  }
+
+ private:
+  std::array<std::size_t, 3> n_;
+  std::vector<double> t_;
+};
+
+// For each cell, the largest value of any cell at or below it in every dimension: a bound on what a
+// row there can be held to. Sweeps the dimension of the most distinct values and keeps the other
+// three in a Fenwick tree; empty when that tree would take over `max_cells` (then nothing is bounded).
+std::vector<double> corner_maxima(const std::vector<Cell>& cells, const Point& distinct, std::size_t max_cells) {
+  std::size_t sweep = 0;
+  for (std::size_t d = 1; d < 4; ++d)
+    if (distinct[d] > distinct[sweep]) sweep = d;
+  std::array<std::size_t, 3> rest{};
+  for (std::size_t d = 0, k = 0; d < 4; ++d)
+    if (d != sweep) rest[k++] = d;
+  if (static_cast<double>(distinct[rest[0]]) * distinct[rest[1]] * distinct[rest[2]] > static_cast<double>(max_cells))
+    return {};
+  MaxFenwick3 tree(distinct[rest[0]], distinct[rest[1]], distinct[rest[2]]);
+  std::vector<std::size_t> order(cells.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return cells[x].at[sweep] < cells[y].at[sweep]; });
+  std::vector<double> out(cells.size());
+  for (std::size_t from = 0; from < order.size();) {
+    std::size_t to = from;  // cells [from, to) share the swept value: each is at or below the others there
+    while (to < order.size() && cells[order[to]].at[sweep] == cells[order[from]].at[sweep]) ++to;
+    for (std::size_t k = from; k < to; ++k) {
+      const Point& p = cells[order[k]].at;
+      tree.raise(p[rest[0]], p[rest[1]], p[rest[2]], cells[order[k]].best);
+    }
+    for (std::size_t k = from; k < to; ++k) {
+      const Point& p = cells[order[k]].at;
+      out[order[k]] = tree.max_upto(p[rest[0]], p[rest[1]], p[rest[2]]);
+    }
+    from = to;
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -43,76 +181,57 @@ std::vector<std::optional<std::size_t>> costliest_outdone(const Dataset& d, cons
     const Config& c = d.rows[rows[k].i].config;
     depth[k] = c.depth, width[k] = c.width, res[k] = c.resolution, batch[k] = c.batch;
   }
-  std::array<std::size_t, 4> dims{};
-  const std::array<std::vector<std::size_t>, 4> rank{ranks(depth, dims[0]), ranks(width, dims[1]), ranks(res, dims[2]),
-                                                     ranks(batch, dims[3])};
+  const std::array<std::vector<std::uint32_t>, 4> rank{ranks(depth), ranks(width), ranks(res), ranks(batch)};
   // The occupied cells, and each row's.
   std::vector<Cell> cells;
   std::vector<std::size_t> cell_of(n);
-  std::map<std::array<std::size_t, 4>, std::size_t> index;
+  std::map<Point, std::size_t> index;
+  std::map<std::tuple<int, std::string, int>, std::size_t> networks;
   for (std::size_t k = 0; k < n; ++k) {
-    const std::array<std::size_t, 4> at{rank[0][k], rank[1][k], rank[2][k], rank[3][k]};
+    const Point at{rank[0][k], rank[1][k], rank[2][k], rank[3][k]};
     const auto [it, fresh] = index.emplace(at, cells.size());
-    if (fresh) cells.push_back({at, rows[k].flops});
+    if (fresh) {
+      const Config& c = d.rows[rows[k].i].config;
+      const auto net = networks.emplace(std::tuple(c.depth, width_channels(c.width), c.resolution), networks.size());
+      cells.push_back({at, net.first->second, rows[k].flops});
+    }
     cell_of[k] = it->second;
     Cell& c = cells[it->second];
     const auto v = d.rows[rows[k].i].value(target);
     if (v && *v > c.best) c.best = *v, c.best_i = rows[k].i;  // rows come in dataset order: the earliest of equals
   }
-  // A dense map of the grid to its occupied cells, where the grid is not much larger than the rows
-  // (2M cells, 24 MB, hold the paper preset's grid 2,000 times over), and on it the largest value at
-  // or below each cell in every dimension: a bound on what any row there is held to, so a row at
-  // least `least` times that bound is passed without a search (nearly every row of sound data).
-  const double grid_size = static_cast<double>(dims[0]) * dims[1] * dims[2] * dims[3];
-  const bool dense = how != DominanceSearch::cells && grid_size <= std::max(8.0 * static_cast<double>(n), 2097152.0);
-  std::vector<std::int32_t> dense_cell;
-  std::vector<double> bound;
-  const auto flat = [&](std::size_t i0, std::size_t i1, std::size_t i2, std::size_t i3) {
-    return ((i0 * dims[1] + i1) * dims[2] + i2) * dims[3] + i3;
-  };
-  if (dense) {
-    dense_cell.assign(static_cast<std::size_t>(grid_size), -1);
-    bound.assign(static_cast<std::size_t>(grid_size), 0.0);
-    for (std::size_t c = 0; c < cells.size(); ++c) {
-      const auto& a = cells[c].at;
-      dense_cell[flat(a[0], a[1], a[2], a[3])] = static_cast<std::int32_t>(c);
-      bound[flat(a[0], a[1], a[2], a[3])] = cells[c].best;
-    }
-    // A running maximum along each dimension in turn makes each cell the maximum of its whole corner.
-    const std::array<std::size_t, 4> stride{dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
-    for (std::size_t axis = 0; axis < 4; ++axis)
-      for (std::size_t f = 0; f < bound.size(); ++f)
-        if ((f / stride[axis]) % dims[axis] > 0) bound[f] = std::max(bound[f], bound[f - stride[axis]]);
-  }
+  // A bound per cell passes nearly every row of sound data without a search (up to 8M entries of the
+  // tree, 64 MB; past that every row is searched).
+  Point distinct{};
+  for (std::size_t d = 0; d < 4; ++d) distinct[d] = rank[d].empty() ? 0 : *std::max_element(rank[d].begin(), rank[d].end()) + 1;
+  const std::vector<double> bound =
+      how == DominanceSearch::automatic ? corner_maxima(cells, distinct, std::size_t{1} << 23) : std::vector<double>{};
+  std::optional<Tree> tree;  // built when a row needs it
 
   std::vector<std::optional<std::size_t>> out(n);
   for (std::size_t k = 0; k < n; ++k) {
     const auto va = d.rows[rows[k].i].value(target);
     if (!va || !(*va > 0) || (memory && !rows[k].cpu)) continue;
     const Cell& own = cells[cell_of[k]];
-    const auto& a = own.at;
-    if (dense && how == DominanceSearch::automatic && *va >= least * bound[flat(a[0], a[1], a[2], a[3])]) continue;
+    if (!bound.empty() && *va >= least * bound[cell_of[k]]) continue;
     double worst = 0;
     std::optional<std::size_t> worst_i;
     const auto consider = [&](const Cell& c) {
       if (!(c.best > 0)) return;
-      const bool same_network = c.at[0] == own.at[0] && c.at[1] == own.at[1] && c.at[2] == own.at[2];
-      if (same_network ? !memory || c.at[3] == own.at[3] : !memory && rows[k].flops < kMinFlopsOverDominated * c.flops)
+      if (c.network == own.network ? !memory || c.at[3] == own.at[3]
+                                   : !memory && rows[k].flops < kMinFlopsOverDominated * c.flops)
         return;
       if (c.best > worst || (c.best == worst && worst_i && c.best_i < *worst_i)) worst = c.best, worst_i = c.best_i;
     };
-    const double below = static_cast<double>(a[0] + 1) * (a[1] + 1) * (a[2] + 1) * (a[3] + 1);
-    if (dense && (how == DominanceSearch::grid || below <= static_cast<double>(cells.size()))) {
-      for (std::size_t i0 = 0; i0 <= a[0]; ++i0)
-        for (std::size_t i1 = 0; i1 <= a[1]; ++i1)
-          for (std::size_t i2 = 0; i2 <= a[2]; ++i2) {
-            const std::size_t base = flat(i0, i1, i2, 0);
-            for (std::size_t i3 = 0; i3 <= a[3]; ++i3)
-              if (const std::int32_t c = dense_cell[base + i3]; c >= 0) consider(cells[static_cast<std::size_t>(c)]);
-          }
-    } else {
+    if (how == DominanceSearch::cells) {
       for (const Cell& c : cells)
-        if (c.at[0] <= a[0] && c.at[1] <= a[1] && c.at[2] <= a[2] && c.at[3] <= a[3]) consider(c);
+        if (below(c.at, own.at)) consider(c);
+    } else {
+      // Only a value v with *va < least * v can make this row a problem: nodes of none are passed.
+      // The floor is that bound moved down a little, so that rounding in the division passes no node
+      // the exact test would keep; the test itself is the exact one, below.
+      if (!tree) tree.emplace(cells);
+      tree->search(own.at, *va / least * (1 - 1e-12), &worst, consider);
     }
     if (worst_i && *va < least * worst) out[k] = worst_i;
   }

@@ -1,8 +1,8 @@
 // Which row each row of one group (platform, protocol, family, precision) is held to by the
 // dominance rule of `carb data validate` (kMinFlopsOverDominated and its neighbours in
-// carb/dataset.hpp): the costliest row it outdoes in every dimension. Found on the grid of the
-// group's distinct depths, widths, resolutions and batches rather than by comparing every pair of
-// rows (74 s for 135,000 rows in the hundred-and-third hostile pass).
+// carb/dataset.hpp): the costliest row it outdoes in every dimension. Found in a tree of the group's
+// configurations rather than by comparing every pair of rows (74 s for 135,000 rows in the
+// hundred-and-third hostile pass).
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -20,11 +20,13 @@ struct DominanceRow {
   bool cpu;
 };
 
-/// How the outdone rows of each row are searched. Every way gives the same answer (tested): `grid`
-/// walks the cells of the group's grid at or below the row's, `cells` every occupied cell, and
-/// `automatic` first passes the rows that cost at least `least` times the largest value at or below
-/// them on the grid (no search can hold those), then takes whichever of the two visits fewer cells.
-enum class DominanceSearch { automatic, grid, cells };
+/// How the outdone rows of each row are searched; every way gives the same answer (tested).
+/// `automatic` first bounds what each row can be held to by the largest value at or below its
+/// configuration (a sweep with a Fenwick tree of maxima) and passes the rows that bound clears (nearly
+/// all, in sound data); the rest, and every row under `tree`, search a k-d tree of the group's
+/// configurations whose nodes know their largest value; `cells` scans every configuration of the
+/// group, as the pairs were compared before.
+enum class DominanceSearch { automatic, tree, cells };
 
 /// For each row of `rows` (same order) that costs under `least` times the row it is held to for
 /// `target`, the index of that row in `d.rows`; nothing for the others. A row is held to the one it
