@@ -15,6 +15,7 @@
 
 #include "carb/error.hpp"
 #include "learn/checksum_file.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -270,7 +271,12 @@ void ExtraTrees::fit(const Matrix& X, const std::vector<float>& y) {
   auto work = [&](std::size_t w) {
     try {
       TreeBuilder builder(xcol, y, X.cols, p_);
-      for (std::size_t t; (t = next.fetch_add(1)) < n_trees;) trees[t] = builder.build(p_.seed + t, gains[t]);
+      // A signal stops the fit between trees (hundred-and-ninth hostile pass: one fit on 40,000 rows
+      // heard SIGTERM 144 s late); nothing half-fitted is kept, as the exception says.
+      for (std::size_t t; (t = next.fetch_add(1)) < n_trees;) {
+        detail::throw_if_stopped("training", "no model was made, and nothing was written");
+        trees[t] = builder.build(p_.seed + t, gains[t]);
+      }
     } catch (...) {
       errors[w] = std::current_exception();  // rethrown on the calling thread below
     }

@@ -13,6 +13,7 @@
 
 #include "carb/error.hpp"
 #include "learn/checksum_file.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -283,6 +284,7 @@ void Gbdt::fit(const Matrix& X, const std::vector<float>& y) {
   trees_.clear();
   trees_.reserve(static_cast<std::size_t>(rounds()));
   for (int t = 0; t < rounds(); ++t) {
+    detail::throw_if_stopped("training", "no model was made, and nothing was written");  // between rounds
     for (std::size_t i = 0; i < y.size(); ++i) grad[i] = pred[i] - y[i];
     trees_.push_back(grower.grow(growth_, grad, pred, gain));
   }

@@ -16,6 +16,7 @@
 
 #include "carb/error.hpp"
 #include "learn/checksum_file.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb {
 namespace {
@@ -111,8 +112,10 @@ void XgbLearner::fit(const Matrix& X, const std::vector<float>& y) {
   };
   for (const auto& [k, v] : params)
     check(XGBoosterSetParam(b.get(), k.c_str(), v.c_str()), ("XGBoosterSetParam(" + k + ")").c_str());
-  for (int it = 0; it < rounds(); ++it)
+  for (int it = 0; it < rounds(); ++it) {
+    detail::throw_if_stopped("training", "no model was made, and nothing was written");  // between rounds
     check(XGBoosterUpdateOneIter(b.get(), it, dm), "XGBoosterUpdateOneIter");
+  }
   booster_ = std::move(b);
   n_features_ = X.cols;
 }
