@@ -71,6 +71,7 @@ struct DatasetInfo {
   std::vector<std::string> extra_columns;
   std::map<std::string, PlatformRows> platforms;
   std::size_t duplicates = 0;  // rows that repeat an earlier row's platform and network (readers refuse them)
+  std::size_t problems = 0;    // every problem `data validate` lists, the duplicates included
   std::optional<KnobRange<int>> depth, resolution, batch;  // empty for a file without rows
   std::optional<KnobRange<double>> width;
   std::optional<CampaignProgress> campaign;  // from the sidecar; empty when it records none

@@ -1169,6 +1169,33 @@ TEST_F(DataOps, InfoCountsDuplicatesByNetwork) {
   EXPECT_EQ(info.to_json()["duplicates"], 2);
   EXPECT_NE(format_dataset_info(info).find("duplicates: 2 rows repeat an earlier row's network"), std::string::npos)
       << format_dataset_info(info);
+  // Every problem readers refuse the file for is counted, as validate lists them (hundred-and-ninth
+  // hostile pass: a file of 736 problems was summarised with only its 7 duplicates said).
+  const auto listed = validate_dataset_csv(dir_ / "dup.csv");
+  EXPECT_EQ(info.problems, listed.size());
+  EXPECT_EQ(info.to_json()["problems"], listed.size());
+  Dataset bad = d;
+  bad.rows.pop_back();
+  bad.rows.pop_back();
+  bad.rows.front().status = Status::oom;  // an oom row with a latency: no duplicate, one problem
+  write_dataset_csv(bad, dir_ / "bad.csv");
+  const DatasetInfo bad_info = dataset_info(dir_ / "bad.csv");
+  EXPECT_EQ(bad_info.duplicates, 0u);
+  ASSERT_EQ(bad_info.problems, validate_dataset_csv(dir_ / "bad.csv").size());
+  EXPECT_GT(bad_info.problems, 0u);
+  EXPECT_NE(format_dataset_info(bad_info).find("problems: " + std::to_string(bad_info.problems) +
+                                               " (readers refuse the file; carb data validate lists them)"),
+            std::string::npos)
+      << format_dataset_info(bad_info);
+  // A file readers take says no problems (the store's rows of one platform).
+  Dataset sound = d;
+  std::erase_if(sound.rows, [&](const Record& r) { return r.platform != d.rows.front().platform; });
+  sound.rows.pop_back();  // the two repeats
+  sound.rows.pop_back();
+  write_dataset_csv(sound, dir_ / "sound.csv");
+  ASSERT_TRUE(validate_dataset_csv(dir_ / "sound.csv").empty()) << ::testing::PrintToString(validate_dataset_csv(dir_ / "sound.csv"));
+  EXPECT_EQ(dataset_info(dir_ / "sound.csv").problems, 0u);
+  EXPECT_EQ(format_dataset_info(dataset_info(dir_ / "sound.csv")).find("problems"), std::string::npos);
 }
 
 TEST_F(DataOps, ExportedDatasetValidates) {
