@@ -5,6 +5,7 @@
 
 #include "carb/evaluate.hpp"
 #include "cli.hpp"
+#include "util/stop_signal.hpp"
 
 namespace carb::cli {
 namespace {
@@ -45,7 +46,11 @@ Registrar reg(
          if (*seed) c->opts.seed = c->seed;
          if (*frac) c->opts.test_fraction = c->test_fraction;
          std::vector<std::filesystem::path> files(c->data.begin(), c->data.end());
+         // Ctrl-C stops it between sections with a line saying so (hundred-and-eleventh hostile pass:
+         // it was killed without a word); one that came as it finished stops it before any output.
+         const detail::StopOnSignals signals;
          const Evaluation e = run_evaluate(c->model, files, c->opts);
+         detail::throw_if_stopped("evaluation", "nothing was written");
          if (c->format == "json")
            std::cout << e.to_json().dump(2) << '\n';
          else

@@ -460,3 +460,16 @@ def test_ctrl_c_stops_a_long_predict_at_its_next_chunk(model_dir):
     assert first.startswith("start 240000"), (first, err)
     assert rc == 3, (out, err)
     assert "Model.predict interrupted by a signal after" in out and "of 240000 configurations" in out, out
+
+
+def test_evaluate_stops_on_ctrl_c_with_carbs_message(model_dir, rows_csv):
+    # Hundred-and-eleventh hostile pass: evaluate heard Ctrl-C only once it had finished, and the
+    # KeyboardInterrupt said nothing. It stops before its next section, saying so; a retraining
+    # section stopped is said as the evaluation's stop, not as training's.
+    rc, out, err, first, waited = interrupted(f"""
+        m = carb.Model.load({str(model_dir)!r})
+    """, f"carb.evaluate(m, {str(rows_csv)!r}, quick=False)", 1.0)
+    assert first.startswith("start"), (first, err)
+    assert rc == 3, (out, err)
+    assert "stopped: evaluation interrupted by SIGINT; nothing was written" in out, out
+    assert waited < 10, waited

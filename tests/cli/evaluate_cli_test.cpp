@@ -4,10 +4,12 @@
 // word, and 1,566 of them called "in-sample ... optimistic").
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/cli_run.hpp"
+#include "profile/carb_process.hpp"
 
 namespace {
 
@@ -44,6 +46,41 @@ TEST(EvaluateCli, RowsOfAnotherProtocolAreSaidAndNeverInSample) {
   const auto mine = nlohmann::json::parse(own.out);
   EXPECT_EQ(mine["warnings"].dump().find("measured under protocol"), std::string::npos) << mine["warnings"].dump();
   EXPECT_GT(mine["split"]["in_sample_rows"].get<int>(), 0);
+}
+
+// Hundred-and-eleventh hostile pass: SIGINT or SIGTERM killed `carb evaluate` without a word (it
+// never caught them). It stops before its next section, says so in one line, and prints nothing.
+TEST(EvaluateCli, ASignalStopsItWithALineAndNoOutput) {
+  const std::string data = std::string(CARB_SOURCE_DIR) + "/data/";
+  const CliRun t = carb("train --data " + data + "cpu-1t.csv --out ev_stop_model --fast", "ev_stop_train");
+  ASSERT_EQ(t.status, 0) << t.err;
+  for (const int sig : {SIGINT, SIGTERM}) {
+    SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGTERM");
+    const auto dir = scratch().dir();
+    // A name of its own per run: the first run's stderr must not read as the second's.
+    const std::string tag = sig == SIGINT ? "int" : "term";
+    const auto out = dir / ("ev_stop_" + tag + ".out"), err = dir / ("ev_stop_" + tag + ".err");
+    const pid_t pid = carb::test::spawn_carb({"evaluate", "--model", (dir / "ev_stop_model").string(), "--data",
+                                              data + "cpu-1t.csv", "--verbose"},
+                                             out, err);
+    ASSERT_GT(pid, 0);
+    // Signalled once it has begun its sections (--verbose names each on stderr).
+    const auto t0 = std::chrono::steady_clock::now();
+    while (carb::test::slurp(err).find("evaluate: ") == std::string::npos &&
+           std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ASSERT_EQ(::kill(pid, sig), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << "evaluate died by the signal instead of stopping";
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig);
+    const std::string said = carb::test::slurp(err);
+    EXPECT_NE(said.find(std::string("carb: evaluation interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                        "; nothing was written"),
+              std::string::npos)
+        << said;
+    EXPECT_EQ(carb::test::slurp(out), "");
+  }
 }
 
 }  // namespace
