@@ -160,5 +160,9 @@ def test_validate_says_what_cannot_be_read(tmp_path):
     assert carb.validate(empty) == cli_validate(empty)[1]
     assert carb.validate(empty)["problems"] == [f"{empty}: empty file (no header row)"]
     assert carb.validate(tmp_path)["problems"] == [f"{tmp_path}: is a directory, not a CSV file"]
+    # The CLI lists them alike, with its document (it refused them before reading, with none).
+    for unreadable in (tmp_path, tmp_path / "none.csv", empty):
+        rc, doc = cli_validate(unreadable)
+        assert rc == 1 and doc == carb.validate(unreadable), doc
     with pytest.raises(carb.InputError, match="not a path"):
         carb.validate(3)
