@@ -454,7 +454,8 @@ nlohmann::json read_manifest(const fs::path& dir) {
     const auto& version = man.at("schema_version");
     const std::string written = detail::json_error_text(version.dump());  // a long value shortened
     if (!version.is_number_integer())
-      throw ModelError(bundle + " has schema version " + written + ", not a whole number" + reads + ": retrain it");
+      throw ModelError(bundle + " has schema version " + written + ", not an integer as training writes it" + reads +
+                       ": retrain it");
     if (version.is_number_unsigned() ? version.get<std::uint64_t>() > static_cast<std::uint64_t>(kBundleSchemaVersion)
                                      : version.get<std::int64_t>() > kBundleSchemaVersion)
       throw ModelError(bundle + " has schema version " + written + ", from a newer carb" + reads +

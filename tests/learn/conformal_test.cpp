@@ -406,11 +406,11 @@ TEST(ConformalBySize, ATrainedModelWithBinsPredictsWithThemAndItsBundleKeepsThem
   // A version is the whole number training wrote, said as written (4.9 and 2^32 + 4 loaded as 4, true
   // was named 1, a missing one -1).
   for (const auto& [bad, says] : std::vector<std::pair<nlohmann::json, std::string>>{
-           {4.0, "has schema version 4.0, not a whole number"},
-           {4.9, "has schema version 4.9, not a whole number"},
-           {true, "has schema version true, not a whole number"},
-           {"4", "has schema version \"4\", not a whole number"},
-           {nullptr, "has schema version null, not a whole number"},
+           {4.0, "has schema version 4.0, not an integer as training writes it"},
+           {4.9, "has schema version 4.9, not an integer as training writes it"},
+           {true, "has schema version true, not an integer as training writes it"},
+           {"4", "has schema version \"4\", not an integer as training writes it"},
+           {nullptr, "has schema version null, not an integer as training writes it"},
            {4294967300LL, "has schema version 4294967300, from a newer carb"},
            {18446744073709551615ULL, "has schema version 18446744073709551615, from a newer carb"},
            {5, "has schema version 5, from a newer carb (this carb reads versions 3 and 4): use that carb"},
