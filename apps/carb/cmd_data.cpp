@@ -104,8 +104,8 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
 
 void add_info(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   auto* app = data.add_subcommand(
-      "info", "Summarize a dataset CSV (rows per platform/status/family/precision, ranges, targets) or a "
-              "measurement store (rows per platform and protocol, and how many configurations its runs were "
+      "info", "Summarize a dataset CSV (rows per platform/status/family/precision, ranges, targets, and how "
+              "many problems `data validate` lists) or a measurement store (rows per platform and protocol, and how many configurations its runs were "
               "given still have no row)");
   app->add_option("file", o->csv, "dataset CSV, or a measurement store (carb profile --db)")
       ->required()

@@ -296,11 +296,11 @@ std::string format_dataset_info(const DatasetInfo& info) {
   }
   // Fifteenth-pass leftover: a file every reader refuses for its duplicates looked fine here.
   if (info.duplicates > 0)
-    out << "  duplicates: " << info.duplicates << " row" << (info.duplicates == 1 ? "" : "s")
-        << " repeat an earlier row's network (readers refuse the file; carb data validate lists them)\n";
+    out << "  duplicates: " << info.duplicates << (info.duplicates == 1 ? " row repeats" : " rows repeat")
+        << " an earlier row's network (readers refuse the file; carb data validate lists them)\n";
   if (info.problems > 0)
-    out << "  problems: " << info.problems << (info.duplicates > 0 ? ", the duplicates among them" : "")
-        << " (readers refuse the file; carb data validate lists them)\n";
+    out << "  problems: " << info.problems << (info.duplicates > 0 ? " (the duplicates included)" : "")
+        << ": readers refuse the file; carb data validate lists them\n";
   if (info.campaign && info.campaign->unmeasured > 0)
     out << "  unfinished campaign: when exported, " << info.campaign->unmeasured << " of the "
         << info.campaign->planned << " configurations its runs were given had no row (a partial sample)\n";

@@ -1184,7 +1184,7 @@ TEST_F(DataOps, InfoCountsDuplicatesByNetwork) {
   ASSERT_EQ(bad_info.problems, validate_dataset_csv(dir_ / "bad.csv").size());
   EXPECT_GT(bad_info.problems, 0u);
   EXPECT_NE(format_dataset_info(bad_info).find("problems: " + std::to_string(bad_info.problems) +
-                                               " (readers refuse the file; carb data validate lists them)"),
+                                               ": readers refuse the file; carb data validate lists them"),
             std::string::npos)
       << format_dataset_info(bad_info);
   // A file readers take says no problems (the store's rows of one platform).
