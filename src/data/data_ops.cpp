@@ -199,14 +199,16 @@ DatasetInfo dataset_info(const fs::path& csv) {
   // A summary of any well-formed file, also one that readers refuse (two platforms, duplicates):
   // `data info` is how a user sees what is in it.
   std::vector<std::string> problems;
-  const Dataset d = read_dataset_csv(csv, problems);
+  std::vector<std::size_t> lines;
+  const Dataset d = read_dataset_csv(csv, problems, &lines);
   throw_dataset_problems(problems, csv.string());
   // What every reader of the file warns of (a CSV no longer the one its provenance was written with,
   // a provenance edited or left staged by a killed run), `data info` says too: a hostile tester found
   // it silent where merge, train and validate pointed at the killed run's provenance. A sidecar they
   // refuse outright is said and the CSV summarised: info shows what is there.
+  ProtocolFactsById facts;
   try {
-    (void)recorded_protocol_facts(csv);
+    facts = recorded_protocol_facts(csv);
   } catch (const Error& e) {
     warn(std::string(e.what()) + " (`carb data validate` refuses it; the summary is of the CSV alone)");
   }
@@ -215,7 +217,7 @@ DatasetInfo dataset_info(const fs::path& csv) {
   info.rows = d.rows.size();
   // Everything readers refuse the file for, counted as `data validate` lists it (hundred-and-ninth
   // hostile pass: a file of 736 problems summarised with only its 7 duplicates said).
-  info.problems = validate_dataset_csv(csv).size();
+  info.problems = file_problems(csv, d, lines, facts).size();
   info.extra_columns = d.extra_columns;
   std::set<std::string> platforms;
   std::set<std::pair<std::string, std::string>> networks;  // (platform, network_key) seen

@@ -9,19 +9,19 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 
 #include "carb/config.hpp"
 
 namespace carb {
 namespace {
 
-// The distinct values of one dimension, ascending, and each row's index among them.
+// Each row's index among the distinct values of one dimension, ascending; `count` how many there are.
 template <class T>
-std::vector<std::uint32_t> ranks(const std::vector<T>& values) {
+std::vector<std::uint32_t> ranks(const std::vector<T>& values, std::uint32_t& count) {
   std::vector<T> sorted = values;
   std::sort(sorted.begin(), sorted.end());
   sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+  count = static_cast<std::uint32_t>(sorted.size());
   std::vector<std::uint32_t> out;
   out.reserve(values.size());
   for (const T& v : values)
@@ -37,7 +37,7 @@ bool below(const Point& c, const Point& a) { return c[0] <= a[0] && c[1] <= a[1]
 // and the best row in it for the target.
 struct Cell {
   Point at;
-  std::size_t network;  // widths that build the same channels are one network (as network_key says)
+  std::size_t network;  // widths that build the same channels are one network
   double flops = 0;
   double best = 0;  // the largest positive value in the cell, 0 when none
   std::size_t best_i = 0;
@@ -181,18 +181,21 @@ std::vector<std::optional<std::size_t>> costliest_outdone(const Dataset& d, cons
     const Config& c = d.rows[rows[k].i].config;
     depth[k] = c.depth, width[k] = c.width, res[k] = c.resolution, batch[k] = c.batch;
   }
-  const std::array<std::vector<std::uint32_t>, 4> rank{ranks(depth), ranks(width), ranks(res), ranks(batch)};
+  Point distinct{};
+  const std::array<std::vector<std::uint32_t>, 4> rank{ranks(depth, distinct[0]), ranks(width, distinct[1]),
+                                                       ranks(res, distinct[2]), ranks(batch, distinct[3])};
   // The occupied cells, and each row's.
   std::vector<Cell> cells;
   std::vector<std::size_t> cell_of(n);
   std::map<Point, std::size_t> index;
-  std::map<std::tuple<int, std::string, int>, std::size_t> networks;
+  std::map<std::string, std::size_t> networks;  // by network_key at batch 1: widths of the same channels are one
   for (std::size_t k = 0; k < n; ++k) {
     const Point at{rank[0][k], rank[1][k], rank[2][k], rank[3][k]};
     const auto [it, fresh] = index.emplace(at, cells.size());
     if (fresh) {
-      const Config& c = d.rows[rows[k].i].config;
-      const auto net = networks.emplace(std::tuple(c.depth, width_channels(c.width), c.resolution), networks.size());
+      Config one = d.rows[rows[k].i].config;
+      one.batch = 1;
+      const auto net = networks.emplace(network_key(one), networks.size());
       cells.push_back({at, net.first->second, rows[k].flops});
     }
     cell_of[k] = it->second;
@@ -205,8 +208,6 @@ std::vector<std::optional<std::size_t>> costliest_outdone(const Dataset& d, cons
   // A bound per cell passes nearly every row of sound data without a search. Its Fenwick tree takes
   // at most 64 entries a row (and 8M, 64 MB, in all): past that the rows search the k-d tree alone
   // (hundred-and-eleventh hostile pass: 100 groups of 300 rows each zero-filled 62 MB per target).
-  Point distinct{};
-  for (std::size_t d = 0; d < 4; ++d) distinct[d] = rank[d].empty() ? 0 : *std::max_element(rank[d].begin(), rank[d].end()) + 1;
   const std::size_t max_cells = std::min<std::size_t>(std::size_t{1} << 23, 64 * n + 4096);
   const std::vector<double> bound =
       how == DominanceSearch::automatic ? corner_maxima(cells, distinct, max_cells) : std::vector<double>{};

@@ -700,11 +700,10 @@ std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::
   return problems;
 }
 
-std::vector<std::string> validate_dataset_csv(const std::filesystem::path& path) {
-  std::vector<std::string> problems;
-  std::vector<std::size_t> lines;
-  const Dataset d = read_dataset_csv(path, problems, &lines);
-  const std::vector<std::string> more = check_dataset(d, row_places(path.string(), lines), recorded_protocol_facts(path));
+std::vector<std::string> file_problems(const std::filesystem::path& path, const Dataset& d,
+                                       const std::vector<std::size_t>& lines, const ProtocolFactsById& facts,
+                                       std::vector<std::string> problems) {
+  const std::vector<std::string> more = check_dataset(d, row_places(path.string(), lines), facts);
   problems.insert(problems.end(), more.begin(), more.end());
   try {
     recorded_campaign(read_provenance(path), provenance_path(path).string());
@@ -714,6 +713,13 @@ std::vector<std::string> validate_dataset_csv(const std::filesystem::path& path)
   // Row problems come from two passes; report them in file order.
   sort_by_line(problems, path.string());
   return problems;
+}
+
+std::vector<std::string> validate_dataset_csv(const std::filesystem::path& path) {
+  std::vector<std::string> problems;
+  std::vector<std::size_t> lines;
+  const Dataset d = read_dataset_csv(path, problems, &lines);
+  return file_problems(path, d, lines, recorded_protocol_facts(path), std::move(problems));
 }
 
 Dataset read_dataset_csv(const std::filesystem::path& file) { return read_dataset_csvs({file}); }

@@ -37,6 +37,11 @@ ProtocolFactsById protocol_facts_of(const nlohmann::json& protocols);
 ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv);
 std::vector<std::string> check_dataset(const Dataset& d, const std::vector<std::string>& where,
                                        const ProtocolFactsById& facts = {});
+/// What validate_dataset_csv lists for the file at `path`, read already as `d` (its rows at
+/// `lines`, the problems of reading them in `problems`), with its protocols' `facts`.
+std::vector<std::string> file_problems(const std::filesystem::path& path, const Dataset& d,
+                                       const std::vector<std::size_t>& lines, const ProtocolFactsById& facts,
+                                       std::vector<std::string> problems = {});
 
 /// Throws DataError with the first problem and how many more there are, with the command that
 /// lists them (`carb data validate FILE`) when `file` names one file that exists; pass "" for an

@@ -1196,6 +1196,9 @@ TEST_F(DataOps, InfoCountsDuplicatesByNetwork) {
   ASSERT_TRUE(validate_dataset_csv(dir_ / "sound.csv").empty()) << ::testing::PrintToString(validate_dataset_csv(dir_ / "sound.csv"));
   EXPECT_EQ(dataset_info(dir_ / "sound.csv").problems, 0u);
   EXPECT_EQ(format_dataset_info(dataset_info(dir_ / "sound.csv")).find("problems"), std::string::npos);
+  // A sidecar readers refuse is warned of and counted, and the CSV still summarised.
+  std::ofstream(dir_ / "sound.json") << "{broken";
+  EXPECT_EQ(dataset_info(dir_ / "sound.csv").problems, 1u);
 }
 
 TEST_F(DataOps, ExportedDatasetValidates) {
