@@ -13,6 +13,7 @@
 // meter's grain; predictions then hold each configuration at least at the answer of every smaller
 // configuration of its network at the trained levels (the lattice below it), and at its own.
 #pragma once
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <set>
@@ -51,15 +52,19 @@ std::vector<int> levels_below(int value, const std::set<int>& trained, bool held
 using Answerer = std::function<std::map<std::string, std::vector<double>>(const std::vector<Config>&,
                                                                           const std::vector<Telemetry>&)>;
 
+/// The most configurations below the asked ones that hold_monotone asks `answer` for in one call.
+inline constexpr std::size_t kMonotoneAnsweredAtOnce = std::size_t{1} << 17;
+
 /// Raises each held target's answer for configs[i] (values[target][i], > 0) to the largest of its
 /// network's answers below it (configs_below): those among `configs` by their answers in `values`
-/// before any is raised, the others answered by `answer` in one call. `held` maps a target to its
+/// before any is raised, the others answered by `answer`, whole networks at a time, in calls of
+/// about `answered_at_once` configurations (one network's may be more). `held` maps a target to its
 /// knobs. With `by_readings`, a configuration's smaller ones are its network's at the same
 /// telemetry readings (tel[i]); without, readings are ignored.
 void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemetry>& tel, bool by_readings,
                    const std::map<std::string, std::vector<std::string>>& held, const std::set<int>& trained_resolutions,
                    const std::set<int>& trained_batches, std::map<std::string, std::vector<double>>& values,
-                   const Answerer& answer);
+                   const Answerer& answer, std::size_t answered_at_once = kMonotoneAnsweredAtOnce);
 
 /// True when each name is one of kMonotoneKnobCandidates, named once, in their order (as training writes them).
 bool valid_monotone_knobs(const std::vector<std::string>& knobs);

@@ -6,6 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <random>
 
 #include "carb/error.hpp"
 
@@ -128,6 +131,101 @@ TEST(MonotoneKnobs, TheHoldTakesTheLargestAnswerBelowAndAsksOnlyForTheUnasked) {
   std::map<std::string, std::vector<double>> again = {{"peak_memory_mb", {5}}};
   EXPECT_THROW(hold_monotone({at(64, 2)}, {}, false, {{"peak_memory_mb", {"batch"}}}, resolutions, batches, again, none),
                ModelError);
+}
+
+// The definition, row by row: each configuration below (configs_below), by the first asked answer
+// of its network there or else the answerer's, the largest finite one.
+std::vector<double> held_by_definition(const std::vector<Config>& configs, const std::vector<Telemetry>& tel,
+                                       bool by_readings, const std::vector<std::string>& knobs,
+                                       const std::set<int>& resolutions, const std::set<int>& batches,
+                                       const std::vector<double>& before,
+                                       const std::function<double(const Config&, const Telemetry&)>& f) {
+  const auto same_network = [&](std::size_t i, std::size_t j) {
+    return architecture_key(configs[i]) == architecture_key(configs[j]) &&
+           (!by_readings || (tel[i].avg_sm_util == tel[j].avg_sm_util && tel[i].avg_mem_util == tel[j].avg_mem_util));
+  };
+  std::vector<double> v = before;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    if (!(before[i] > 0)) continue;
+    for (const Config& k : configs_below(configs[i], knobs, resolutions, batches)) {
+      double w = f(k, tel.empty() ? Telemetry{} : tel[i]);
+      for (std::size_t j = 0; j < configs.size(); ++j)
+        if (same_network(i, j) && configs[j].resolution == k.resolution && configs[j].batch == k.batch) {
+          w = before[j];
+          break;
+        }
+      if (std::isfinite(w)) v[i] = std::max(v[i], w);
+    }
+  }
+  return v;
+}
+
+// The hold reads each network's answers below once (prefix maxima over its staircase and lines),
+// networks a chunk at a time: the same answers as visiting each row's lattice, on random networks,
+// levels, readings, duplicates, answers that are not positive or not finite, and chunk sizes.
+TEST(MonotoneKnobs, TheHoldIsTheDefinitionOnRandomNetworksAndChunks) {
+  std::mt19937 rng(20261207);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const std::vector<std::vector<std::string>> knob_sets = {{"batch"}, {"resolution"}, {"batch", "resolution"}};
+  // A smooth answer with holes: some configurations answer NaN or infinity.
+  const auto f = [](const Config& c, const Telemetry& t) {
+    const int h = (c.resolution * 7 + c.batch * 13 + c.depth) % 17;
+    if (h == 3) return std::nan("");
+    if (h == 5) return std::numeric_limits<double>::infinity();
+    return 0.01 * c.resolution * c.batch * c.depth + h + t.avg_sm_util.value_or(0.0);
+  };
+  for (int trial = 0; trial < 60; ++trial) {
+    std::set<int> resolutions, batches;
+    for (int k = pick(1, 7); k-- > 0;) resolutions.insert(16 * pick(2, 14));
+    for (int k = pick(1, 6); k-- > 0;) batches.insert(pick(1, 40));
+    const bool by_readings = trial % 2 == 0;
+    std::vector<Config> configs;
+    std::vector<Telemetry> tel;
+    for (int k = pick(1, 40); k-- > 0;) {
+      Config c{Family::basic, 10 + 8 * pick(0, 2), pick(0, 1) ? 0.5 : 1.0, 0, 0, Precision::fp32};
+      c.resolution = pick(0, 2) ? *std::next(resolutions.begin(), pick(0, int(resolutions.size()) - 1)) : 16 * pick(2, 15);
+      c.batch = pick(0, 2) ? *std::next(batches.begin(), pick(0, int(batches.size()) - 1)) : pick(1, 48);
+      configs.push_back(c);
+      tel.push_back(Telemetry{pick(0, 3) ? std::optional<double>(10.0 * pick(0, 1)) : std::nullopt, std::nullopt});
+    }
+    if (trial % 4 == 1) tel.clear();
+    std::map<std::string, std::vector<std::string>> held;
+    std::map<std::string, std::vector<double>> values;
+    for (const char* target : {"peak_memory_mb", "latency_ms"}) {
+      if (pick(0, 3) == 0) continue;
+      held[target] = knob_sets[pick(0, 2)];
+      auto& v = values[target];
+      for (std::size_t i = 0; i < configs.size(); ++i) v.push_back(pick(0, 9) == 0 ? -1.0 : 0.5 * pick(0, 200));
+    }
+    const auto before = values;
+    const std::size_t at_once = std::vector<std::size_t>{1, 3, 50, kMonotoneAnsweredAtOnce}[trial % 4];
+    // With readings, configurations are a network's at their readings, answered at them; without,
+    // whatever readings come with a configuration do not change its answer.
+    const bool readings = by_readings && !tel.empty();
+    const auto g = [&](const Config& c, const Telemetry& t) { return f(c, readings ? t : Telemetry{}); };
+    std::set<std::string> answered, asked_keys;  // every configuration answered at most once, never one asked
+    for (std::size_t i = 0; i < configs.size(); ++i)
+      asked_keys.insert(config_key(configs[i]) + (readings ? std::to_string(tel[i].avg_sm_util.value_or(-1)) : ""));
+    const Answerer answer = [&](const std::vector<Config>& cs, const std::vector<Telemetry>& ts) {
+      EXPECT_EQ(ts.size(), tel.empty() ? 0u : cs.size());
+      // A chunk: below the size asked for until its last network, which adds at most its own.
+      EXPECT_LT(cs.size(), at_once + configs.size() * (resolutions.size() + 1) * (batches.size() + 1));
+      std::map<std::string, std::vector<double>> out;
+      for (std::size_t k = 0; k < cs.size(); ++k) {
+        const Telemetry t = ts.empty() ? Telemetry{} : ts[k];
+        const std::string key = config_key(cs[k]) + (readings ? std::to_string(t.avg_sm_util.value_or(-1)) : "");
+        EXPECT_TRUE(answered.insert(key).second) << key;
+        EXPECT_FALSE(asked_keys.count(key)) << key;
+        for (const auto& [target, knobs] : held) out[target].push_back(g(cs[k], t));
+      }
+      return out;
+    };
+    hold_monotone(configs, tel, readings, held, resolutions, batches, values, answer, at_once);
+    for (const auto& [target, knobs] : held)
+      EXPECT_EQ(values.at(target),
+                held_by_definition(configs, tel, readings, knobs, resolutions, batches, before.at(target), g))
+          << "trial " << trial << " target " << target;
+  }
 }
 
 TEST(MonotoneKnobs, OnlyWhatTrainingWritesIsValid) {
