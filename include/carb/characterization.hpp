@@ -76,7 +76,17 @@ struct KnobScaling : Availability {
   /// both the lowest and highest level, or the pooled curve's end (highest level's mean over the
   /// lowest's) goes the other way from the matched ratio.
   bool pooled_confounded() const;
+  /// True when the pooled curve's end goes the matched ratio's way but differs from it by more than
+  /// kPooledMatchedTolerance times either way: the pooled ratio's size compares other knobs too
+  /// (cpu-2t's basic latency read 1.48x along depth, pooled, where the 278 networks measured at both
+  /// ends scale 2.65x: the `cpu` space leaves large networks out at large sizes).
+  bool pooled_size_differs() const;
 };
+
+/// How far (a factor either way) the pooled curve's end may lie from the matched ratio before the
+/// pooled ratio's size is said to compare other knobs: a grid measured whole gives one quotient both
+/// ways; configurations left out at one end move it.
+inline constexpr double kPooledMatchedTolerance = 1.25;
 
 struct ScalingSection : Availability {
   std::string definition;

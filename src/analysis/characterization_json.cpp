@@ -71,7 +71,8 @@ json knob_json(const KnobScaling& k) {
           {"matched_ratio", opt(k.matched_ratio)},
           {"matched_levels", {level_json(k.knob, k.matched_high), level_json(k.knob, k.matched_low)}},
           {"matched_pairs", k.matched_pairs},
-          {"pooled_confounded", k.pooled_confounded()}};
+          {"pooled_confounded", k.pooled_confounded()},
+          {"pooled_size_differs", k.pooled_size_differs()}};
 }
 
 json scaling_json(const ScalingSection& s) {

@@ -1,7 +1,9 @@
 // The scaling section of characterize(): per family and target, the group mean of the target
 // at each level of one knob with all other knobs pooled, and the max/min ratio of those means
 // (the paper's "depth spans 13.8x").
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -136,6 +138,22 @@ bool KnobScaling::pooled_confounded() const {
   const bool by_cost = detail::ordered_by_cost(*this);
   const double first = by_cost ? min.mean : levels.front().mean, last = by_cost ? max.mean : levels.back().mean;
   return !(first > 0) || (last / first - 1) * (*matched_ratio - 1) < 0;
+}
+
+namespace {
+// The pooled curve's end, oriented as matched_ratio is (nullopt where pooled_confounded says more).
+std::optional<double> pooled_end(const KnobScaling& k) {
+  if (!k.available || k.levels.size() < 2 || !k.matched_ratio || k.pooled_confounded()) return std::nullopt;
+  const bool by_cost = detail::ordered_by_cost(k);
+  return (by_cost ? k.max.mean : k.levels.back().mean) / (by_cost ? k.min.mean : k.levels.front().mean);
+}
+}  // namespace
+
+bool KnobScaling::pooled_size_differs() const {
+  const auto end = pooled_end(*this);
+  if (!end) return false;
+  if (!(*matched_ratio > 0)) return true;
+  return std::max(*end / *matched_ratio, *matched_ratio / *end) > kPooledMatchedTolerance;
 }
 
 }  // namespace carb

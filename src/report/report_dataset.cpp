@@ -40,7 +40,7 @@ std::string scaling_chart(const ScalingSection& sc, Knob knob_id) {
   c.draw_title = false;
   c.x = {knob, knob_id == Knob::batch || knob_id == Knob::width};
   c.y = {"mean cost relative to the smallest " + knob + " (x)", true};
-  int left_out = 0;
+  int left_out = 0, differs = 0;
   for (const auto& [fam, per_target] : sc.families)
     for (const auto& [target, knobs] : per_target) {
       const KnobScaling& k = knobs.at(static_cast<std::size_t>(knob_id));
@@ -52,6 +52,7 @@ std::string scaling_chart(const ScalingSection& sc, Knob knob_id) {
         ++left_out;
         continue;
       }
+      differs += k.pooled_size_differs();
       // Color says the target, dashes say the family.
       svg::Series s{target_short(target) + " · " + to_string(fam),
                     {},
@@ -71,9 +72,19 @@ std::string scaling_chart(const ScalingSection& sc, Knob knob_id) {
                      " left out: no configuration measured at both the smallest and largest " + knob +
                      ", or those measured at both scale the other way (its pooled means compare other knobs)"
                : "";
+  // Curves that go the matched way by another amount are drawn, and said (seventh of December:
+  // cpu-2t's basic latency rose 1.48x along depth, pooled, where each network measured at both
+  // ends rises 2.65x).
+  const std::string size =
+      differs ? "the ends of " + std::to_string(differs) + " curve" + (differs == 1 ? "" : "s") + " drawn lie more than " +
+                    fmt_num(kPooledMatchedTolerance, 3) +
+                    "x apart from those of the configurations measured at both the smallest and largest " + knob +
+                    " (their pooled means compare other knobs too): the characterization's matched table has the " +
+                    knob + "'s own ratio"
+              : "";
   if (c.series.empty())
     return card(c.title, warning(left_out ? why : "fewer than two " + knob + " levels in this dataset"));
-  return card(c.title, svg::render(c) + (left_out ? warning(why) : ""));
+  return card(c.title, svg::render(c) + (left_out ? warning(why) : "") + (differs ? warning(size) : ""));
 }
 
 // Charts of unavailable sections are left out: the section's table card says why.

@@ -380,6 +380,50 @@ TEST(Characterize, APooledRatioOfKnobsThatChangedTogetherIsMarked) {
   EXPECT_EQ(characterize(synthetic_grid(true, true)).to_json().dump().find("\"pooled_confounded\":true"), std::string::npos);
 }
 
+// Seventh of December: the mark caught a pooled ratio pointing the other way from the matched one,
+// not one pointing the same way by another amount (cpu-2t's basic latency read 1.48x along depth,
+// pooled, where the 278 networks measured at both ends scale 2.65x). One network at batch 1 (1 ms)
+// and 64 (10 ms), another at batch 1 only: pooled 10 / mean(1, b1), matched 10.
+Dataset one_end_only(double other_at_batch_1) {
+  Dataset d;
+  d.rows.push_back(synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 1, Precision::fp32}, 1.0, {}, {}));
+  d.rows.push_back(synthetic_record("p", Config{Family::basic, 18, 1.0, 32, 64, Precision::fp32}, 10.0, {}, {}));
+  d.rows.push_back(synthetic_record("p", Config{Family::basic, 34, 1.0, 32, 1, Precision::fp32}, other_at_batch_1, {}, {}));
+  return d;
+}
+
+TEST(Characterize, APooledRatioOfAnotherSizeThanTheMatchedOneIsMarked) {
+  const auto batch_of = [](const Characterization& c) {
+    return c.scaling.families.at(Family::basic).at("latency_ms")[static_cast<int>(Knob::batch)];
+  };
+  // 10 / 1.5 = 6.67x against 10x matched: the same way, 1.5 times apart.
+  const Characterization apart = characterize(one_end_only(2.0));
+  const KnobScaling far = batch_of(apart);
+  EXPECT_NEAR(*far.ratio, 10.0 / 1.5, 1e-9);
+  EXPECT_NEAR(*far.matched_ratio, 10.0, 1e-9);
+  EXPECT_FALSE(far.pooled_confounded());
+  EXPECT_TRUE(far.pooled_size_differs());
+  std::ostringstream txt;
+  render_characterization_table(apart, txt);
+  EXPECT_NE(txt.str().find("6.67x*~"), std::string::npos) << txt.str();
+  EXPECT_NE(txt.str().find("~ = the configurations measured at both the knob's lowest and highest level scale by a "
+                           "ratio more than 1.25x away from this one"),
+            std::string::npos)
+      << txt.str();
+  EXPECT_NE(apart.to_json().dump().find("\"pooled_size_differs\":true"), std::string::npos);
+  // 10 / 1.05 = 9.52x against 10x: within the tolerance, no mark.
+  const KnobScaling near = batch_of(characterize(one_end_only(1.1)));
+  EXPECT_FALSE(near.pooled_size_differs());
+  EXPECT_FALSE(near.pooled_confounded());
+  // The other way is `!`, not `~` too; a grid measures every network at every level: neither.
+  EXPECT_FALSE(batch_of(characterize(one_end_only(100.0))).pooled_size_differs());
+  EXPECT_TRUE(batch_of(characterize(one_end_only(100.0))).pooled_confounded());
+  std::ostringstream grid;
+  render_characterization_table(characterize(synthetic_grid(true, true)), grid);
+  EXPECT_EQ(grid.str().find("x~"), std::string::npos) << grid.str();
+  EXPECT_EQ(grid.str().find("~ = "), std::string::npos);
+}
+
 // The same pass: one batch tier's efficiency "spread" read 1x, as if the tiers did not differ.
 TEST(Characterize, ASpreadNeedsTwoBatchTiers) {
   Dataset d;

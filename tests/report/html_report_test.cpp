@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <tuple>
 
 #include "analysis/synthetic_datasets.hpp"
 #include "carb/error.hpp"
@@ -86,6 +87,28 @@ TEST(Report, AScalingCurveThatDrawsOtherKnobsIsLeftOut) {
   EXPECT_NE(depth.find("2 curves left out"), std::string::npos) << depth;
   // The grid measures every network at every level: nothing left out.
   EXPECT_EQ(render_report_html(synthetic_inputs(true)).find("left out: no configuration"), std::string::npos);
+}
+
+// Seventh of December: a curve going the matched way by another amount is drawn, and said: one
+// network at batches 1 and 64 (latency 1 and 10 ms), another at batch 1 only (2 ms).
+TEST(Report, AScalingCurveOfAnotherSizeThanTheMatchedOneIsDrawnAndSaid) {
+  Dataset d;
+  for (const auto& [depth, batch, ms] : {std::tuple{18, 1, 1.0}, std::tuple{18, 64, 10.0}, std::tuple{34, 1, 2.0}}) {
+    d.rows.push_back(testing::synthetic_record("p", Config{Family::basic, depth, 1.0, 32, batch, Precision::fp32}, ms, {}, {}));
+    d.rows.back().peak_memory_mb = 100.0 * batch;  // memory: 64x both ways
+  }
+  ReportInputs in;
+  in.datasets.push_back({"one-end.csv", d});
+  const std::string html = render_report_html(in);
+  const auto at = html.find("<h3>Scaling with batch</h3>");
+  ASSERT_NE(at, std::string::npos);
+  const std::string batch = html.substr(at, html.find("</div>", at) - at);
+  EXPECT_NE(batch.find("<svg"), std::string::npos) << batch;
+  EXPECT_NE(batch.find("the ends of 1 curve drawn lie more than 1.25x apart from those of the configurations measured "
+                       "at both the smallest and largest batch"),
+            std::string::npos)
+      << batch;
+  EXPECT_EQ(render_report_html(synthetic_inputs(true)).find("drawn lie more than"), std::string::npos);
 }
 
 TEST(Report, MissingEnergySaysUnavailable) {
