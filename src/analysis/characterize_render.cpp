@@ -74,10 +74,11 @@ void scaling_tables(const ScalingSection& sec, std::vector<NamedTable>& out) {
                 "that were scale the other way: the ratio compares different configurations (other knobs "
                 "changed with it), not this knob (the matched table does not)";
     if (differing_cells > 0)
-      t.note += "; ~ = the configurations measured at both the knob's lowest and highest level scale by a ratio more "
-                "than " + num(kPooledMatchedTolerance, "x") +
-                " away from this one (configurations measured at one end only move the pooled means): its size is "
-                "not this knob's; the matched table's is";
+      t.note += "; ~ = the pooled means change from the knob's lowest level to its highest (precision: from the "
+                "cheapest type to the costliest) by a factor more than " + num(kPooledMatchedTolerance, "x") +
+                " away from the matched ratio (this max / min ratio need not equal that change): configurations "
+                "measured at one end only move the pooled means; read the matched table, with its count of "
+                "configurations";
     out.push_back(t);
     out.push_back(m);
   }

@@ -231,11 +231,18 @@ nlohmann::json read_provenance(const std::filesystem::path& csv) {
   if (type != std::filesystem::file_type::regular) throw DataError(file.string() + ": the provenance file is not a regular file");
   std::ifstream in(file);
   if (!in) throw DataError(file.string() + ": cannot read the provenance file");
+  const std::string what = file.string() + " (the provenance sidecar of " + csv.filename().string() + ")";
+  // Hundred-and-fourteenth hostile pass: `carb characterize --data X.csv --format json > X.json`
+  // empties X's sidecar before carb runs, and every reader then said only "X.json: not valid JSON".
+  if (in.peek() == std::char_traits<char>::eof())
+    throw DataError(what + " is empty: a shell redirect such as `> " + file.filename().string() +
+                    "` empties a file before the command runs. Restore it from where the dataset came from, or "
+                    "move it aside to read the CSV without its provenance");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    throw DataError(file.string() + ": not valid JSON: " + detail::json_error_text(e.what()));
+    throw DataError(what + ": not valid JSON: " + detail::json_error_text(e.what()));
   }
   // Refused like JSON that does not parse: `[]` there was read as no provenance at all, without a
   // word, where `{bad` was refused (sixty-eighth hostile pass).

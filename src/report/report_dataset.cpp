@@ -76,11 +76,11 @@ std::string scaling_chart(const ScalingSection& sc, Knob knob_id) {
   // cpu-2t's basic latency rose 1.48x along depth, pooled, where each network measured at both
   // ends rises 2.65x).
   const std::string size =
-      differs ? "the ends of " + std::to_string(differs) + " curve" + (differs == 1 ? "" : "s") + " drawn lie more than " +
-                    fmt_num(kPooledMatchedTolerance, 3) +
-                    "x apart from those of the configurations measured at both the smallest and largest " + knob +
-                    " (their pooled means compare other knobs too): the characterization's matched table has the " +
-                    knob + "'s own ratio"
+      differs ? std::to_string(differs) + " curve" + (differs == 1 ? "" : "s") + " drawn change" +
+                    (differs == 1 ? "s" : "") + " from the smallest to the largest " + knob +
+                    " by a factor more than " + fmt_num(kPooledMatchedTolerance, 3) +
+                    "x away from that of the configurations measured at both (the pooled means compare other "
+                    "knobs too): the characterization's matched table has the " + knob + "'s own ratio"
               : "";
   if (c.series.empty())
     return card(c.title, warning(left_out ? why : "fewer than two " + knob + " levels in this dataset"));

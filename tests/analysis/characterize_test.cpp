@@ -406,8 +406,9 @@ TEST(Characterize, APooledRatioOfAnotherSizeThanTheMatchedOneIsMarked) {
   std::ostringstream txt;
   render_characterization_table(apart, txt);
   EXPECT_NE(txt.str().find("6.67x*~"), std::string::npos) << txt.str();
-  EXPECT_NE(txt.str().find("~ = the configurations measured at both the knob's lowest and highest level scale by a "
-                           "ratio more than 1.25x away from this one"),
+  EXPECT_NE(txt.str().find("~ = the pooled means change from the knob's lowest level to its highest (precision: "
+                           "from the cheapest type to the costliest) by a factor more than 1.25x away from the matched "
+                           "ratio"),
             std::string::npos)
       << txt.str();
   EXPECT_NE(apart.to_json().dump().find("\"pooled_size_differs\":true"), std::string::npos);

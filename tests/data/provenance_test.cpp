@@ -63,6 +63,17 @@ TEST(DataProvenance, WriteThenReadRoundTrips) {
   EXPECT_FALSE(fs::exists(dir / "d.json.tmp"));
   std::ofstream(dir / "d.json") << "{not json";
   EXPECT_THROW(read_provenance(csv), DataError);
+  // An empty sidecar, as `> d.json` leaves one, is said to be d.csv's and empty, and how that happens.
+  std::ofstream(dir / "d.json", std::ios::trunc).flush();
+  try {
+    read_provenance(csv);
+    ADD_FAILURE() << "an empty sidecar was read";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("d.json (the provenance sidecar of d.csv) is empty: a shell redirect such as "
+                                         "`> d.json` empties a file before the command runs"),
+              std::string::npos)
+        << e.what();
+  }
   // JSON that is no object is no provenance either: `[]` was read as none, without a word, where
   // `{bad` was refused (sixty-eighth hostile pass).
   for (const char* text : {"[]", "3", "\"x\"", "null"}) {
