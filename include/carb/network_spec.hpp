@@ -70,5 +70,10 @@ NetworkSpec build_network_spec(const Config& c);
 /// The same totals (params, macs, activations, conv layers, input shape) with an empty layer list:
 /// the allocation-free fast path for features and screening. Throws InputError like build_network_spec.
 NetworkSpec network_totals(const Config& c);
+/// network_totals of `at_batch_1`'s configuration at `batch`, without walking it again: every count
+/// but the parameters is per image (the walk multiplies each by the batch), so it scales exactly.
+/// `at_batch_1` must be network_totals of a configuration at batch 1; `batch` is validated as a
+/// configuration's is.
+NetworkSpec totals_at_batch(const NetworkSpec& at_batch_1, int batch);
 
 }  // namespace carb

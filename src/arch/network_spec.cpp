@@ -278,4 +278,18 @@ NetworkSpec build_network_spec(const Config& c) { return walk<Builder>(c); }
 
 NetworkSpec network_totals(const Config& c) { return walk<Counter>(c); }
 
+NetworkSpec totals_at_batch(const NetworkSpec& at_batch_1, int batch) {
+  if (at_batch_1.config.batch != 1 || !at_batch_1.layers.empty() || at_batch_1.input_shape.size() != 4)
+    throw std::logic_error("totals_at_batch: not the totals of a configuration at batch 1");
+  NetworkSpec s = at_batch_1;
+  s.config.batch = batch;
+  validate(s.config);
+  s.input_shape[0] = batch;
+  s.macs *= batch;
+  s.act_elements_total *= batch;
+  s.act_elements_max *= batch;
+  s.act_elements_peak *= batch;
+  return s;
+}
+
 }  // namespace carb

@@ -4,6 +4,8 @@
 #include "carb/features.hpp"
 
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "carb/error.hpp"
 #include "carb/network_spec.hpp"
@@ -37,8 +39,11 @@ FeatureSchema FeatureSchema::make(bool telemetry) {
 
 namespace {
 
-void analytic_row(const Config& c, float* out) {
-  const NetworkSpec s = network_totals(c);
+// Walks of a network at batch 1 kept while building one matrix: enough for any order a preset or a
+// hold asks in, bounded for a million configurations of a million networks.
+constexpr std::size_t kWalksKept = 4096;
+
+void analytic_row(const Config& c, const NetworkSpec& s, float* out) {
   const double flops = s.flops(), mb = 1e6;
   const double act_mb = s.activation_bytes_total() / mb, max_mb = s.activation_bytes_max() / mb;
   const double param_mb = s.param_bytes() / mb, input_mb = s.input_bytes() / mb;
@@ -70,7 +75,7 @@ void analytic_row(const Config& c, float* out) {
   for (std::size_t i = 0; i < 24; ++i) out[i] = static_cast<float>(v[i]);
 }
 
-void telemetry_row(const Config& c, const Telemetry& t, std::size_t row, float* out) {
+void telemetry_row(const Config& c, const NetworkSpec& s, const Telemetry& t, std::size_t row, float* out) {
   if (!t.avg_sm_util || !t.avg_mem_util)
     throw InputError("configuration " + std::to_string(row + 1) + " (" + config_key(c) +
                      ") has no avg_sm_util/avg_mem_util, but the model uses telemetry features");
@@ -79,7 +84,6 @@ void telemetry_row(const Config& c, const Telemetry& t, std::size_t row, float* 
     if (!std::isfinite(u) || u < 0 || u > 100)
       throw InputError("configuration " + std::to_string(row + 1) + " (" + config_key(c) +
                        ") has a utilization of " + std::to_string(u) + "; avg_sm_util and avg_mem_util are percentages, 0 to 100");
-  const NetworkSpec s = network_totals(c);
   const double sm = *t.avg_sm_util, mem = *t.avg_mem_util;
   const double v[] = {sm,  mem, c.batch * sm, std::log1p(s.flops()) * sm, std::log1p(s.activation_bytes_total() / 1e6) * mem,
                       sm * mem};
@@ -101,10 +105,25 @@ Matrix build_features(const FeatureSchema& schema, const std::vector<Config>& co
     throw InputError("a feature schema of " + std::to_string(schema.size()) +
                      " features is not one carb builds (FeatureSchema::make)");
   Matrix X(configs.size(), schema.size());
+  // Configurations of one network at one resolution differ in batch alone, which scales every count
+  // but the parameters: one walk per network and resolution (a preset has ten batches of each, a
+  // monotone hold's smaller configurations tens), the few most recent kept.
+  std::map<std::tuple<int, int, double, int, int>, NetworkSpec> at_batch_1;
   for (std::size_t i = 0; i < configs.size(); ++i) {
+    const Config& c = configs[i];
+    validate(c);  // the configuration's own first problem, whichever field it is in
+    const auto key = std::make_tuple(static_cast<int>(c.family), c.depth, c.width, c.resolution, static_cast<int>(c.precision));
+    auto it = at_batch_1.find(key);
+    if (it == at_batch_1.end()) {
+      if (at_batch_1.size() >= kWalksKept) at_batch_1.clear();
+      Config one = c;
+      one.batch = 1;
+      it = at_batch_1.emplace(key, network_totals(one)).first;
+    }
+    const NetworkSpec s = totals_at_batch(it->second, c.batch);
     float* row = X.data.data() + i * X.cols;
-    analytic_row(configs[i], row);
-    if (schema.telemetry) telemetry_row(configs[i], telemetry[i], i, row + na);
+    analytic_row(c, s, row);
+    if (schema.telemetry) telemetry_row(c, s, telemetry[i], i, row + na);
   }
   return X;
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,38 @@ TEST(NetworkSpec, TotalsFastPathAgreesWithTheFullSpec) {
       ++n;
     }
   EXPECT_EQ(n, 4320u + 3072u);
+}
+
+// Features walk a network once per resolution and scale its totals to each batch: every field the
+// same as walking it at that batch, on every configuration of two presets and batches to 4096.
+TEST(NetworkSpec, TotalsScaledToABatchAreTheWalksAtIt) {
+  std::size_t n = 0;
+  for (const char* preset : {"paper", "deploy"})
+    for (Config c : enumerate_preset(preset)) {
+      const int batch = c.batch;
+      c.batch = 1;
+      const NetworkSpec one = network_totals(c);
+      for (int b : {batch, 3, ConfigLimits::kMaxBatch}) {
+        c.batch = b;
+        const NetworkSpec walked = network_totals(c), scaled = totals_at_batch(one, b);
+        ASSERT_EQ(scaled.config, walked.config) << config_key(c);
+        ASSERT_EQ(scaled.params, walked.params) << config_key(c);
+        ASSERT_EQ(scaled.macs, walked.macs) << config_key(c);
+        ASSERT_EQ(scaled.act_elements_total, walked.act_elements_total) << config_key(c);
+        ASSERT_EQ(scaled.act_elements_max, walked.act_elements_max) << config_key(c);
+        ASSERT_EQ(scaled.act_elements_peak, walked.act_elements_peak) << config_key(c);
+        ASSERT_EQ(scaled.conv_layers, walked.conv_layers) << config_key(c);
+        ASSERT_EQ(scaled.input_shape, walked.input_shape) << config_key(c);
+        ++n;
+      }
+    }
+  EXPECT_EQ(n, 3u * (4320u + 2700u));
+  // Only totals at batch 1 scale; a batch outside the space is refused as a configuration's is.
+  const NetworkSpec one = network_totals({Family::basic, 18, 1.0, 64, 1, Precision::fp32});
+  EXPECT_THROW(totals_at_batch(network_totals({Family::basic, 18, 1.0, 64, 2, Precision::fp32}), 4), std::logic_error);
+  EXPECT_THROW(totals_at_batch(build_network_spec({Family::basic, 18, 1.0, 64, 1, Precision::fp32}), 4), std::logic_error);
+  EXPECT_THROW(totals_at_batch(one, 0), InputError);
+  EXPECT_THROW(totals_at_batch(one, ConfigLimits::kMaxBatch + 1), InputError);
 }
 
 // What inference holds at once, by hand. ResNet-18 at 224: the stem's convolution output (64 x 112 x
