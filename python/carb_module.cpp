@@ -19,6 +19,7 @@
 #include <regex>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "binding_util.hpp"
@@ -97,14 +98,22 @@ py::array_t<double> array_of(std::size_t n, F value) {
 // target -> numpy array, plus "<target>_lower"/"_upper" under a confidence, "outside": for each
 // configuration, the dimensions where it lies past the trained ranges (empty inside), and
 // "trained_architecture": a bool array, false for a network the model never measured.
-py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& configs, std::optional<double> confidence) {
+py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& configs, std::optional<double> confidence,
+                 const std::vector<std::pair<double, double>>& readings) {
+  // A telemetry model answers from the utilization measured for each configuration (hundred-and-
+  // thirteenth hostile pass: Python had no way to give it, and a CSV's columns were ignored).
+  if (!readings.empty() && readings.size() != configs.size())
+    throw carb::InputError("telemetry has " + std::to_string(readings.size()) + " readings for " +
+                           std::to_string(configs.size()) + " configurations: give one (avg_sm_util, avg_mem_util) per configuration");
+  std::vector<carb::Telemetry> tel;
+  for (const auto& [sm, mem] : readings) tel.push_back({sm, mem});
   // A chunk at a time inside a stoppable call, so Ctrl-C stops a long list at the next chunk (as the
   // CLI's): a million configurations took minutes, deaf to it. The answers are the same as in one go.
   const std::vector<carb::Prediction> p = stoppable([&] {
     const carb::StopOnSignalsScope scope;  // nested: reads the signal the call's own scope records
     std::vector<carb::Prediction> all;
     all.reserve(configs.size());
-    m.predict_chunked(configs, {}, confidence, [&](std::vector<carb::Prediction>&& answers, std::size_t) {
+    m.predict_chunked(configs, tel, confidence, [&](std::vector<carb::Prediction>&& answers, std::size_t) {
       all.insert(all.end(), std::make_move_iterator(answers.begin()), std::make_move_iterator(answers.end()));
       if (const int sig = scope.signal(); sig != 0 && all.size() < configs.size())
         throw carb::Interrupted(sig, "Model.predict interrupted by a signal after " + std::to_string(all.size()) +
@@ -484,6 +493,18 @@ PYBIND11_MODULE(_carb, m) {
         return py::make_tuple(carb::read_configs_csv(file), carb::read_config_platforms_csv(file));
       },
       py::arg("path"), "The configurations of a CSV and each row's platform cell (\"\" without one).");
+  m.def(
+      "read_utilization_csv",
+      [](const std::filesystem::path& file) {
+        std::vector<carb::Config> configs;
+        std::vector<std::pair<double, double>> readings;
+        for (const carb::Record& r : carb::read_utilization_csv(file)) {
+          configs.push_back(r.config);
+          readings.emplace_back(*r.avg_sm_util, *r.avg_mem_util);
+        }
+        return py::make_tuple(configs, readings);
+      },
+      py::arg("path"), "The configurations of a CSV and each one's (avg_sm_util, avg_mem_util), as `carb predict` reads them for a telemetry model.");
   m.def("campaign_order", &carb::order_by_architecture, py::arg("configs"), py::arg("seed"), py::arg("per_arch") = 0,
         "The order `carb profile --arch-order SEED --per-arch K` measures configurations in.");
   m.def("evaluate",
@@ -568,7 +589,11 @@ PYBIND11_MODULE(_carb, m) {
       .def("trained_on", &carb::CarbModel::trained_on, py::arg("config"))
       .def("trained_architecture", &carb::CarbModel::trained_architecture, py::arg("config"))
       .def_property_readonly("unseen_calibration_networks", &carb::CarbModel::unseen_calibration_networks)
-      .def("predict", &predict, py::arg("configs"), py::arg("confidence") = py::none());
+      .def_property_readonly(
+          "uses_telemetry", [](const carb::CarbModel& m) { return m.schema().telemetry; },
+          "Whether the model was trained with telemetry: it predicts from utilization measured for each configuration.")
+      .def("predict", &predict, py::arg("configs"), py::arg("confidence") = py::none(),
+           py::arg("readings") = std::vector<std::pair<double, double>>{});
 
   m.def("screen", &screen, py::arg("configs"), py::arg("source"), py::arg("target") = nullptr,
         py::arg("rank_by") = "", py::arg("top_k") = py::none(), py::arg("budgets") = carb::Budgets{},

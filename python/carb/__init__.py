@@ -257,9 +257,19 @@ class Model:
         none): a level L bounds a new network's interval only with ceil(L / (1 - L)) of them (0.9: 9)."""
         return self._m.unseen_calibration_networks
 
-    def predict(self, configs, confidence=None):
+    @property
+    def uses_telemetry(self):
+        """Whether the model was trained with telemetry (`carb train --telemetry`): it predicts from
+        the utilization measured for each configuration (avg_sm_util, avg_mem_util, 0-100 %)."""
+        return self._m.uses_telemetry
+
+    def predict(self, configs, confidence=None, telemetry=None):
         """Predicts every target. `configs`: a list of carb.Config, one Config, a preset name, a
-        mapping of columns, or a CSV file's path (the six configuration columns). Returns {target: numpy array} (with target_lower/_upper under a
+        mapping of columns, or a CSV file's path (the six configuration columns). A model that uses
+        telemetry (Model.uses_telemetry) predicts from the utilization measured for each
+        configuration: a CSV's or a mapping's avg_sm_util and avg_mem_util columns (as `carb
+        predict --configs` reads them), or `telemetry`, one (avg_sm_util, avg_mem_util) pair per
+        configuration or a mapping of those two columns. Returns {target: numpy array} (with target_lower/_upper under a
         confidence) and "outside": per configuration, where it lies past the trained ranges. A
         drift-corrected model adds "drift_reference_ms": its latency holds at the host speed where the
         reference network takes that long. "trained_architecture": a bool array, False for a network
@@ -273,7 +283,8 @@ class Model:
         bound of inf (outside the trained ranges, or inside them where the model's rows, or its
         networks for a new one, cannot bound the level), new networks' intervals no calibration covers."""
         level = _confidence(confidence)
-        out = self._m.predict(_configs(configs), level)
+        listed, readings = self._with_readings(configs, telemetry)
+        out = self._m.predict(listed, level, readings)
         # The CLI's notes, counted and worded once in C++ (carb/prediction_notes.hpp): costs at or below
         # zero (thirty-fifth hostile pass), upper bounds a level cannot have and why (thirtieth), the
         # intervals of networks never trained that no calibration covers. What is only worth knowing
@@ -283,8 +294,56 @@ class Model:
                 warnings.warn("carb: " + text, RuntimeWarning, stacklevel=2)
         return out
 
+    def _with_readings(self, configs, telemetry):
+        """The configurations and, for a telemetry model, each one's (avg_sm_util, avg_mem_util)."""
+        if telemetry is not None:
+            if not self.uses_telemetry:
+                raise InputError("this model was trained without telemetry and does not read utilization: leave "
+                                 "telemetry out (or use a model trained with --telemetry)")
+            return _configs(configs), _readings(telemetry)
+        if not self.uses_telemetry:
+            return _configs(configs), []
+        if _is_csv_path(configs):
+            listed, readings = _carb.read_utilization_csv(_path(configs, "configs"))
+            return list(listed), list(readings)
+        if (isinstance(configs, Mapping) or hasattr(configs, "columns")) and all(c in configs for c in _UTILIZATION):
+            return configs_from_columns(configs), _readings(configs)
+        raise InputError("this model was trained with telemetry: it predicts from the utilization measured for each "
+                         "configuration; give a CSV path or a mapping of columns with avg_sm_util and avg_mem_util, "
+                         "or telemetry=[(avg_sm_util, avg_mem_util), ...], one per configuration")
+
     def __repr__(self):
         return f"carb.Model(platform={self.platform!r}, targets={self.targets!r})"
+
+
+_UTILIZATION = ("avg_sm_util", "avg_mem_util")
+
+
+def _readings(telemetry):
+    """(avg_sm_util, avg_mem_util) pairs from pairs or from a mapping of those two columns; each a
+    number (its range, 0-100 %, is checked where the model reads it, naming the configuration)."""
+    if isinstance(telemetry, Mapping) or hasattr(telemetry, "columns"):
+        missing = [c for c in _UTILIZATION if c not in telemetry]
+        if missing:
+            raise InputError("telemetry is missing column(s): " + ", ".join(missing))
+        for c in _UTILIZATION:
+            if isinstance(telemetry[c], (str, bytes)) or not hasattr(telemetry[c], "__len__"):
+                raise InputError(f"telemetry column {c} is {telemetry[c]!r}, not a list or array of values")
+        if len(telemetry[_UTILIZATION[0]]) != len(telemetry[_UTILIZATION[1]]):
+            raise InputError("telemetry columns avg_sm_util and avg_mem_util differ in length")
+        pairs = zip(list(telemetry[_UTILIZATION[0]]), list(telemetry[_UTILIZATION[1]]))
+    else:
+        try:
+            pairs = list(telemetry)
+        except TypeError:
+            raise InputError(f"telemetry is {telemetry!r}: give (avg_sm_util, avg_mem_util) pairs, one per "
+                             "configuration, or a mapping of those two columns") from None
+    out = []
+    for i, pair in enumerate(pairs):
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise InputError(f"telemetry row {i + 1} is {pair!r}, not an (avg_sm_util, avg_mem_util) pair")
+        out.append((_number(pair[0], "avg_sm_util", i), _number(pair[1], "avg_mem_util", i)))
+    return out
 
 
 def _budgets(budgets):

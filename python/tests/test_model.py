@@ -473,3 +473,62 @@ def test_evaluate_stops_on_ctrl_c_with_carbs_message(model_dir, rows_csv):
     assert rc == 3, (out, err)
     assert "stopped: evaluation interrupted by SIGINT; nothing was written" in out, out
     assert waited < 10, waited
+
+
+@pytest.fixture(scope="module")
+def telemetry_model(tmp_path_factory):
+    """A model trained with --telemetry on rows whose latency grows with SM utilization (test data made
+    by formula, never measured)."""
+    d = tmp_path_factory.mktemp("telemetry")
+    rows = ["platform,family,depth,width,resolution,batch,precision,status,latency_ms,energy_j,peak_memory_mb,"
+            "avg_sm_util,avg_mem_util"]
+    for depth in (10, 14, 18, 22, 26):
+        for batch in (1, 2, 4, 8):
+            sm = 20 + 30 * ((depth // 4 + batch) % 3)
+            rows.append(f"synthetic,basic,{depth},0.5,32,{batch},fp32,ok,{(10 + depth + batch) * (1 + sm / 50)},,"
+                        f"{40 + 2 * depth + batch},{sm},{sm / 2}")
+    (d / "t.csv").write_text("\n".join(rows) + "\n")
+    subprocess.run([os.environ["CARB_BINARY"], "train", "--data", str(d / "t.csv"), "--out", str(d / "model"),
+                    "--telemetry", "--learners", "linear", "--normalize", "off", "--folds", "2"],
+                   check=True, capture_output=True)
+    return d / "model"
+
+
+# Hundred-and-thirteenth hostile pass: a telemetry model could not be asked from Python at all, and a
+# CSV's avg_sm_util/avg_mem_util columns were ignored where `carb predict --configs` reads them.
+def test_a_telemetry_model_predicts_from_the_readings_given(telemetry_model, model, tmp_path):
+    m = carb.Model.load(telemetry_model)
+    assert m.uses_telemetry and not model.uses_telemetry
+    configs = [carb.Config("basic", 18, 0.5, 32, 2, "fp32"), carb.Config("basic", 26, 0.5, 32, 4, "fp32")]
+    path = tmp_path / "with_readings.csv"
+    path.write_text("family,depth,width,resolution,batch,precision,avg_sm_util,avg_mem_util\n"
+                    "basic,18,0.5,32,2,fp32,30,15\nbasic,26,0.5,32,4,fp32,75,40\n")
+    cli = subprocess.run([os.environ["CARB_BINARY"], "predict", "--model", str(telemetry_model), "--configs", str(path),
+                          "--format", "csv"], check=True, capture_output=True, text=True).stdout
+    expected = [float(r["latency_ms"]) for r in csv.DictReader(io.StringIO(cli))]
+    from_file = m.predict(path)["latency_ms"]
+    from_pairs = m.predict(configs, telemetry=[(30, 15), (75, 40)])["latency_ms"]
+    from_columns = m.predict({"family": ["basic"] * 2, "depth": [18, 26], "width": [0.5, 0.5], "resolution": [32, 32],
+                              "batch": [2, 4], "precision": ["fp32"] * 2, "avg_sm_util": [30, 75],
+                              "avg_mem_util": [15, 40]})["latency_ms"]
+    telemetry_columns = m.predict(configs, telemetry={"avg_sm_util": [30, 75], "avg_mem_util": [15, 40]})["latency_ms"]
+    for got in (from_file, from_pairs, from_columns, telemetry_columns):
+        np.testing.assert_allclose(got, expected, rtol=1e-5)  # the CSV has 6 digits
+    # The readings are read: other readings, other answers.
+    other = m.predict(configs, telemetry=[(80, 40), (20, 10)])["latency_ms"]
+    assert other[0] != pytest.approx(from_pairs[0]) and other[1] != pytest.approx(from_pairs[1])
+    # What it cannot answer from is said, in Python's words.
+    with pytest.raises(carb.InputError, match="trained with telemetry: it predicts from the utilization"):
+        m.predict(configs)
+    with pytest.raises(carb.InputError, match="telemetry has 1 readings for 2 configurations"):
+        m.predict(configs, telemetry=[(30, 15)])
+    with pytest.raises(carb.InputError, match="a utilization of 150"):
+        m.predict(configs, telemetry=[(150, 15), (30, 15)])
+    with pytest.raises(carb.InputError, match="telemetry row 2 is 30, not an"):
+        m.predict(configs, telemetry=[(30, 15), 30])
+    with pytest.raises(carb.InputError, match="row 1: avg_sm_util is 'x', not a number"):
+        m.predict(configs, telemetry=[("x", 15), (30, 15)])
+    with pytest.raises(carb.InputError, match="trained without telemetry"):
+        model.predict(configs, telemetry=[(30, 15), (75, 40)])
+    # A model without telemetry reads a CSV with readings as the CLI does: the six columns alone.
+    assert len(model.predict(path)["latency_ms"]) == 2
