@@ -86,21 +86,27 @@ def configs_from_columns(columns):
     with the six keys family, depth, width, resolution, batch, precision, all of one length."""
     if not (isinstance(columns, Mapping) or hasattr(columns, "columns")):
         raise InputError(f"columns is {type(columns).__name__}, not a mapping of the six configuration columns")
-    missing = [c for c in _COLUMNS if c not in columns]
+    rows = _column_rows(columns, _COLUMNS, "configuration")
+    return [Config(_text(f, "family", i), _whole(d, "depth", i), _number(w, "width", i), _whole(r, "resolution", i),
+                   _whole(b, "batch", i), _text(p, "precision", i))
+            for i, (f, d, w, r, b, p) in enumerate(rows)]
+
+
+def _column_rows(columns, names, what):
+    """The rows of the named columns of a mapping, each column checked to be there, a list or array,
+    and as long as the others."""
+    missing = [c for c in names if c not in columns]
     if missing:
-        raise InputError("missing configuration column(s): " + ", ".join(missing))
-    for c in _COLUMNS:
+        raise InputError(f"missing {what} column(s): " + ", ".join(missing))
+    for c in names:
         # A string is one value, not a column of its characters ("bas" read as 'b', 'a', 's'); a
         # scalar or a generator has no length (a hostile tester's finds).
         if isinstance(columns[c], (str, bytes)) or not hasattr(columns[c], "__len__"):
             raise InputError(f"column {c} is {columns[c]!r}, not a list or array of values")
-    lengths = {len(columns[c]) for c in _COLUMNS}
+    lengths = {len(columns[c]) for c in names}
     if len(lengths) != 1:
-        raise InputError("configuration columns differ in length: " + ", ".join(map(str, sorted(lengths))))
-    rows = zip(*(list(columns[c]) for c in _COLUMNS))
-    return [Config(_text(f, "family", i), _whole(d, "depth", i), _number(w, "width", i), _whole(r, "resolution", i),
-                   _whole(b, "batch", i), _text(p, "precision", i))
-            for i, (f, d, w, r, b, p) in enumerate(rows)]
+        raise InputError(f"{what} columns differ in length: " + ", ".join(map(str, sorted(lengths))))
+    return zip(*(list(columns[c]) for c in names))
 
 
 # Column values are checked, not converted: int(18.7) is 18, and a configuration nobody asked for
@@ -323,15 +329,7 @@ def _readings(telemetry):
     """(avg_sm_util, avg_mem_util) pairs from pairs or from a mapping of those two columns; each a
     number (its range, 0-100 %, is checked where the model reads it, naming the configuration)."""
     if isinstance(telemetry, Mapping) or hasattr(telemetry, "columns"):
-        missing = [c for c in _UTILIZATION if c not in telemetry]
-        if missing:
-            raise InputError("telemetry is missing column(s): " + ", ".join(missing))
-        for c in _UTILIZATION:
-            if isinstance(telemetry[c], (str, bytes)) or not hasattr(telemetry[c], "__len__"):
-                raise InputError(f"telemetry column {c} is {telemetry[c]!r}, not a list or array of values")
-        if len(telemetry[_UTILIZATION[0]]) != len(telemetry[_UTILIZATION[1]]):
-            raise InputError("telemetry columns avg_sm_util and avg_mem_util differ in length")
-        pairs = zip(list(telemetry[_UTILIZATION[0]]), list(telemetry[_UTILIZATION[1]]))
+        pairs = _column_rows(telemetry, _UTILIZATION, "telemetry")
     else:
         try:
             pairs = list(telemetry)

@@ -528,6 +528,10 @@ def test_a_telemetry_model_predicts_from_the_readings_given(telemetry_model, mod
         m.predict(configs, telemetry=[(30, 15), 30])
     with pytest.raises(carb.InputError, match="row 1: avg_sm_util is 'x', not a number"):
         m.predict(configs, telemetry=[("x", 15), (30, 15)])
+    with pytest.raises(carb.InputError, match="missing telemetry column\\(s\\): avg_mem_util"):
+        m.predict(configs, telemetry={"avg_sm_util": [30, 75]})
+    with pytest.raises(carb.InputError, match="telemetry columns differ in length: 1, 2"):
+        m.predict(configs, telemetry={"avg_sm_util": [30, 75], "avg_mem_util": [15]})
     with pytest.raises(carb.InputError, match="trained without telemetry"):
         model.predict(configs, telemetry=[(30, 15), (75, 40)])
     # A model without telemetry reads a CSV with readings as the CLI does: the six columns alone.
