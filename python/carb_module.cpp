@@ -169,7 +169,7 @@ py::dict predict(const carb::CarbModel& m, const std::vector<carb::Config>& conf
 carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees, bool correctors,
                       const std::string& normalize, unsigned seed, int threads, bool fast,
                       const std::vector<std::filesystem::path>& remeasured, std::optional<double> device_memory_mb,
-                      int size_bins) {
+                      int size_bins, bool telemetry) {
   if (fast && (trees != 0 || !correctors))
     throw carb::InputError("fast=True sets the trees and turns the correctors off; give it alone");
   carb::TrainOptions o;
@@ -180,6 +180,7 @@ carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees,
   o.normalize = normalize;
   o.seed = seed;
   o.size_bins = size_bins;
+  o.use_telemetry = telemetry;  // as `carb train --telemetry`
   // What `carb train` says of the rows it leaves out (oom and error rows), as warnings.
   std::vector<std::string> notes;
   carb::new_warning_round();  // each call says again what is wrong with its inputs
@@ -573,7 +574,7 @@ PYBIND11_MODULE(_carb, m) {
       .def_static("train", &train, py::arg("data"), py::arg("trees") = 0, py::arg("correctors") = true,
                   py::arg("normalize") = "auto", py::arg("seed") = 42u, py::arg("threads") = 2, py::arg("fast") = false,
                   py::arg("remeasured") = std::vector<std::filesystem::path>{}, py::arg("device_memory_mb") = py::none(),
-                  py::arg("size_bins") = 1,
+                  py::arg("size_bins") = 1, py::arg("telemetry") = false,
                   "Trains on dataset CSVs (checked as every carb reader checks them); trees=0 is the paper's 800/800/400; "
                   "device_memory_mb: the device's memory, so that predictions needing more are said not to fit.")
       .def("save", py::overload_cast<const std::filesystem::path&, bool>(&carb::CarbModel::save, py::const_),

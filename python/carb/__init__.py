@@ -191,7 +191,7 @@ class Model:
 
     @classmethod
     def train(cls, data, trees=0, correctors=True, normalize="auto", seed=42, threads=2, fast=False, remeasured=None,
-              device_memory_mb=None, size_bins=2):
+              device_memory_mb=None, size_bins=2, telemetry=False):
         """Trains on every ok row of one or more dataset CSVs, holding none out (unlike `carb train`,
         which holds out 20% to score the model): to measure accuracy, use `carb train` or evaluate
         on other measurements (`carb.evaluate` warns, and counts in split.in_sample_rows, the scored
@@ -207,6 +207,8 @@ class Model:
         size_bins: interval widths per bin of the predicted value inside each batch regime, as
         `carb train --size-bins` (by default 2: small and large predictions apart; 1: one width
         per regime, the default until 2026-12-06).
+        telemetry: learn from the utilization measured for each row too (avg_sm_util, avg_mem_util),
+        as `carb train --telemetry`; such a model predicts from readings (Model.predict's telemetry).
         Ctrl-C stops it at the next fit and raises KeyboardInterrupt; a second Ctrl-C a second or
         more later ends the process, as it does `carb train`."""
         files = _paths(data, "data")
@@ -219,7 +221,7 @@ class Model:
             raise InputError(f"trees is {trees}, not 0 (the defaults) to 100000")
         if not 1 <= threads <= 1024:
             raise InputError(f"threads is {threads}, not in 1..1024")
-        _flag(correctors, "correctors"), _flag(fast, "fast")
+        _flag(correctors, "correctors"), _flag(fast, "fast"), _flag(telemetry, "telemetry")
         again = [] if remeasured is None else _paths(remeasured, "remeasured")
         memory = None
         if device_memory_mb is not None:  # as `carb train --device-memory-mb`
@@ -230,7 +232,7 @@ class Model:
         if not 1 <= size_bins <= _carb.max_size_bins:  # as `carb train --size-bins`
             raise InputError(f"size_bins is {size_bins}, not 1 to {_carb.max_size_bins}")
         return cls(_carb.Model.train(files, trees, correctors, normalize, seed, threads, fast, again, memory,
-                                     size_bins))
+                                     size_bins, telemetry))
 
     def save(self, path, force=False):
         self._m.save(_path(path, "path"), _flag(force, "force"))

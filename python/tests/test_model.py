@@ -536,3 +536,12 @@ def test_a_telemetry_model_predicts_from_the_readings_given(telemetry_model, mod
         model.predict(configs, telemetry=[(30, 15), (75, 40)])
     # A model without telemetry reads a CSV with readings as the CLI does: the six columns alone.
     assert len(model.predict(path)["latency_ms"]) == 2
+
+
+def test_a_telemetry_model_trains_from_python_as_with_the_cli(telemetry_model):
+    m = carb.Model.train(telemetry_model.parent / "t.csv", trees=20, telemetry=True)
+    assert m.uses_telemetry
+    p = m.predict([carb.Config("basic", 18, 0.5, 32, 2, "fp32")], telemetry=[(30, 15)])
+    assert p["latency_ms"][0] > 0
+    with pytest.raises(carb.InputError, match="telemetry"):
+        carb.Model.train(telemetry_model.parent / "t.csv", trees=20, telemetry=1)
