@@ -139,6 +139,17 @@ TEST(NetworkSpec, FlopsAreTwiceMacsAndMaxBelowTotal) {
   }
 }
 
+// Every total of `got` is `want`'s (the layer lists aside), naming the configuration when not.
+void same_totals(const NetworkSpec& got, const NetworkSpec& want, const Config& c) {
+  ASSERT_EQ(got.params, want.params) << config_key(c);
+  ASSERT_EQ(got.macs, want.macs) << config_key(c);
+  ASSERT_EQ(got.act_elements_total, want.act_elements_total) << config_key(c);
+  ASSERT_EQ(got.act_elements_max, want.act_elements_max) << config_key(c);
+  ASSERT_EQ(got.act_elements_peak, want.act_elements_peak) << config_key(c);
+  ASSERT_EQ(got.conv_layers, want.conv_layers) << config_key(c);
+  ASSERT_EQ(got.input_shape, want.input_shape) << config_key(c);
+}
+
 // The fast path walks the same topology without names or a layer list: every total must agree
 // with the full spec on every configuration of the paper and screen presets.
 TEST(NetworkSpec, TotalsFastPathAgreesWithTheFullSpec) {
@@ -146,13 +157,7 @@ TEST(NetworkSpec, TotalsFastPathAgreesWithTheFullSpec) {
   for (const char* preset : {"paper", "screen"})
     for (const auto& c : enumerate_preset(preset)) {
       const auto full = build_network_spec(c), fast = network_totals(c);
-      ASSERT_EQ(fast.params, full.params) << config_key(c);
-      ASSERT_EQ(fast.macs, full.macs) << config_key(c);
-      ASSERT_EQ(fast.act_elements_total, full.act_elements_total) << config_key(c);
-      ASSERT_EQ(fast.act_elements_max, full.act_elements_max) << config_key(c);
-      ASSERT_EQ(fast.act_elements_peak, full.act_elements_peak) << config_key(c);
-      ASSERT_EQ(fast.conv_layers, full.conv_layers) << config_key(c);
-      ASSERT_EQ(fast.input_shape, full.input_shape) << config_key(c);
+      ASSERT_NO_FATAL_FAILURE(same_totals(fast, full, c));
       ASSERT_TRUE(fast.layers.empty());
       ++n;
     }
@@ -172,13 +177,7 @@ TEST(NetworkSpec, TotalsScaledToABatchAreTheWalksAtIt) {
         c.batch = b;
         const NetworkSpec walked = network_totals(c), scaled = totals_at_batch(one, b);
         ASSERT_EQ(scaled.config, walked.config) << config_key(c);
-        ASSERT_EQ(scaled.params, walked.params) << config_key(c);
-        ASSERT_EQ(scaled.macs, walked.macs) << config_key(c);
-        ASSERT_EQ(scaled.act_elements_total, walked.act_elements_total) << config_key(c);
-        ASSERT_EQ(scaled.act_elements_max, walked.act_elements_max) << config_key(c);
-        ASSERT_EQ(scaled.act_elements_peak, walked.act_elements_peak) << config_key(c);
-        ASSERT_EQ(scaled.conv_layers, walked.conv_layers) << config_key(c);
-        ASSERT_EQ(scaled.input_shape, walked.input_shape) << config_key(c);
+        ASSERT_NO_FATAL_FAILURE(same_totals(scaled, walked, c));
         ++n;
       }
     }
