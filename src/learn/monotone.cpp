@@ -204,6 +204,7 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
   // levels under them never all stand in memory at once.
   for (std::size_t first = 0; first < networks.size();) {
     std::vector<std::unordered_map<std::uint64_t, std::size_t>> places;  // per network of the chunk: place
+    std::vector<std::vector<NetworkLattice>> lattices;                     // per network of the chunk
     std::vector<Config> extra;  // the smaller configurations nobody asked: place n + their index
     std::vector<Telemetry> extra_tel;
     std::size_t last = first;
@@ -211,8 +212,9 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
       const auto& rows = networks[last];
       auto& place = places.emplace_back();
       for (std::size_t i : rows) place.emplace(place_key(configs[i].resolution, configs[i].batch), i);
+      auto& lattice = lattices.emplace_back();  // one per held target, in `held`'s order
       for (const auto& [target, knobs] : held)
-        NetworkLattice(rows, configs, holds(knobs, "resolution"), holds(knobs, "batch"), resolutions, batches)
+        lattice.emplace_back(rows, configs, holds(knobs, "resolution"), holds(knobs, "batch"), resolutions, batches)
             .each_place(resolutions, batches, [&](int r, int b) {
               if (!place.emplace(place_key(r, b), n + extra.size()).second) return;
               Config k = configs[rows.front()];
@@ -222,6 +224,7 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
             });
     }
     const auto answered = extra.empty() ? std::map<std::string, std::vector<double>>{} : answer(extra, extra_tel);
+    std::size_t held_index = 0;
     for (const auto& [target, knobs] : held) {
       const auto there = answered.find(target);
       if (!extra.empty() && (there == answered.end() || there->second.size() != extra.size()))
@@ -236,12 +239,11 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
           const double w = j < n ? before[j] : there->second[j - n];
           return std::isfinite(w) ? w : kNone;
         };
-        const auto most = NetworkLattice(rows, configs, holds(knobs, "resolution"), holds(knobs, "batch"),
-                                         resolutions, batches)
-                              .largest_below(rows, configs, resolutions, batches, answer_at);
+        const auto most = lattices[k - first][held_index].largest_below(rows, configs, resolutions, batches, answer_at);
         for (std::size_t m = 0; m < rows.size(); ++m)
           if (before[rows[m]] > 0) v[rows[m]] = std::max(v[rows[m]], most[m]);  // 0: no cost any device has
       }
+      ++held_index;
     }
     first = last;
   }
