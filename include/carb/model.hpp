@@ -256,13 +256,16 @@ class CarbModel {
   std::vector<double> predict_target(const std::string& target, const Matrix& X, const std::vector<Config>& configs,
                                      PredictParts parts = {}) const;
   /// The feature matrix `target`'s learners see: the base features with the upstream targets'
-  /// predictions (target -> values, in their units, as predict_columns returns) as columns.
+  /// predictions (target -> values, in their units, as cascade_inputs returns) as columns.
+  /// InputError for an upstream value the learners cannot take (0 or below in a log-target model:
+  /// predict_columns' 0 for an impossible cost is not a cascade input).
   Matrix target_features(const std::string& target, const Matrix& base,
                          const std::map<std::string, std::vector<double>>& predictions) const;
   /// What the cascade feeds each downstream target (target -> values, in their units): each
   /// target's answers before they are held between trained levels or monotone (predict_columns),
-  /// as predict passes them on. With these, target_features and predict_target give predict's
-  /// answers at trained levels where no answer was held.
+  /// as predict passes them on, before a latency or energy no device could measure is said as 0.
+  /// With these, target_features and predict_target give predict's answers at trained levels where
+  /// no answer was held.
   std::map<std::string, std::vector<double>> cascade_inputs(const std::vector<Config>& configs,
                                                             const std::vector<Telemetry>& telemetry = {}) const;
   /// The members of one target's blend for each configuration (see MemberPredictions); upstream
@@ -306,7 +309,12 @@ class CarbModel {
   std::map<std::string, std::vector<double>> interpolated_columns(const std::vector<Config>& configs,
                                                                   const std::vector<Telemetry>& telemetry,
                                                                   std::size_t leading = SIZE_MAX) const;
-  /// predict_columns without holding answers between trained levels.
+  /// Each target's answers as the cascade passes them on (no answer said as 0 yet).
+  std::map<std::string, std::vector<double>> cascade_columns(const std::vector<Config>& configs,
+                                                             const std::vector<Telemetry>& telemetry,
+                                                             std::size_t leading = SIZE_MAX) const;
+  /// predict_columns without holding answers between trained levels: cascade_columns, with a latency
+  /// or energy no device could measure said as 0.
   std::map<std::string, std::vector<double>> raw_columns(const std::vector<Config>& configs,
                                                          const std::vector<Telemetry>& telemetry,
                                                          std::size_t leading = SIZE_MAX) const;

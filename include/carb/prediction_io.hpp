@@ -17,6 +17,14 @@ std::string outside_text(const std::vector<Excursion>& outside);
 /// The same as a JSON array of {dimension, text, log_ratio} (log_ratio null when unbounded).
 nlohmann::json outside_json(const std::vector<Excursion>& outside);
 
+/// Why a prediction can be at or below zero, in the words every note about such answers gives: a
+/// raw-target model's sum below zero, or a latency or energy faster than kMaxFlopsPerSecond or
+/// kMaxFlopsPerJoule allow, said as 0 (hundred-and-sixteenth hostile pass: evaluate, screen,
+/// recommend and plan named only the first, on a log-target model's zeros).
+inline constexpr const char* kNonPositiveWhy =
+    "a raw-target model's sums can dip below zero, and an answer no device could measure, past 10 PFLOP/s or "
+    "5 TFLOP/J, is shown as 0";
+
 /// A warning for a table of scores over `configs`: how many lie outside what `m` trained on (its
 /// answers there are guesses, and the scores include them), and how many of those at a family or
 /// precision never trained; empty when none does. (Twenty-fourth hostile pass: `evaluate --external`

@@ -190,6 +190,14 @@ std::vector<double> CarbModel::predict_target(const std::string& target, const M
   return predict_target_model(target_model(target), opts_, X, configs, parts);
 }
 
+namespace {
+std::string shown_number(double v) {  // "1.2e+300", not 301 digits
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+}  // namespace
+
 Matrix CarbModel::target_features(const std::string& target, const Matrix& base,
                                   const std::map<std::string, std::vector<double>>& predictions) const {
   const TargetModel& tm = target_model(target);
@@ -199,6 +207,11 @@ Matrix CarbModel::target_features(const std::string& target, const Matrix& base,
     if (it == predictions.end()) throw InputError(target + " needs the predictions of " + u + " as an input");
     if (it->second.size() != base.rows) throw InputError("the predictions of " + u + " and the features differ in rows");
     z[u] = to_training_space(it->second, opts_.log_target);
+    for (std::size_t i = 0; i < z[u].size(); ++i)
+      if (!std::isfinite(z[u][i]))
+        throw InputError("the predictions of " + u + " hold " + shown_number(it->second[i]) + " at row " +
+                         std::to_string(i) + ", which " + target + "'s learners cannot take" +
+                         (opts_.log_target ? " in log space" : "") + ": pass cascade_inputs, what the cascade feeds");
   }
   return with_upstream(base, tm.upstream, z);
 }
@@ -210,14 +223,6 @@ std::vector<TargetSummary> CarbModel::target_summaries() const {
 }
 
 TargetSummary CarbModel::target_summary(const std::string& target) const { return target_model(target).summary(); }
-
-namespace {
-std::string shown_number(double v) {  // "1.2e+300", not 301 digits
-  char b[32];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
-}  // namespace
 
 namespace {
 
@@ -255,7 +260,10 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
 
 std::map<std::string, std::vector<double>> CarbModel::cascade_inputs(const std::vector<Config>& configs,
                                                                      const std::vector<Telemetry>& tel) const {
-  return raw_columns(as_trained(configs), tel);
+  // As passed on: before an answer no device could measure is said as 0 (raw_columns), which the
+  // cascade never sees (hundred-and-sixteenth hostile pass: evaluate fed such a 0 to log and stopped
+  // on "the feature matrix contains NaN or infinite values").
+  return cascade_columns(as_trained(configs), tel);
 }
 
 std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const std::vector<Config>& configs,
@@ -315,9 +323,9 @@ std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const
   return out;
 }
 
-std::map<std::string, std::vector<double>> CarbModel::raw_columns(const std::vector<Config>& configs,
-                                                                  const std::vector<Telemetry>& tel,
-                                                                  std::size_t leading) const {
+std::map<std::string, std::vector<double>> CarbModel::cascade_columns(const std::vector<Config>& configs,
+                                                                      const std::vector<Telemetry>& tel,
+                                                                      std::size_t leading) const {
   const Matrix base = build_features(schema_, configs, tel);
   std::map<std::string, std::vector<float>> z;  // upstream predictions in the training (log) space
   std::map<std::string, std::vector<double>> out;
@@ -343,6 +351,13 @@ std::map<std::string, std::vector<double>> CarbModel::raw_columns(const std::vec
                          ", beyond any plausible cost: the bundle is damaged; retrain it");
     z[tm.target] = to_training_space(raw, opts_.log_target);
   }
+  return out;
+}
+
+std::map<std::string, std::vector<double>> CarbModel::raw_columns(const std::vector<Config>& configs,
+                                                                  const std::vector<Telemetry>& tel,
+                                                                  std::size_t leading) const {
+  auto out = cascade_columns(configs, tel, leading);
   // Nor is a latency or an energy that no device could measure an answer: one implying more than
   // kMaxFlopsPerSecond or kMaxFlopsPerJoule (the bounds data validate holds every row to) is 0, an
   // impossible cost said as such everywhere, like a raw-target answer below the memory floor

@@ -135,8 +135,7 @@ std::string nonpositive_note(const std::map<std::string, std::vector<double>>& p
     rows = std::max(rows, v.size());
   }
   if (which.empty()) return "";
-  return "predictions at or below zero, which no configuration costs (a raw-target model's sums can dip below "
-         "zero): " + which + " among " + std::to_string(rows) + " rows, scored as they are";
+  return "predictions at or below zero, which no configuration costs (" + std::string(kNonPositiveWhy) + "): " + which + " among " + std::to_string(rows) + " rows, scored as they are";
 }
 
 std::optional<double> held_device_memory(const CarbModel& m) {

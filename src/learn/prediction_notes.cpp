@@ -65,8 +65,7 @@ std::vector<PredictionNote> prediction_note_lines(const PredictionNotes& n, cons
   std::vector<PredictionNote> out;
   if (n.nonpositive > 0)
     out.push_back({std::to_string(n.nonpositive) + plural(n.nonpositive, " prediction is", " predictions are") +
-                   " at or below zero, which is no cost a configuration has (a raw-target model's sums can dip below "
-                   "zero; an answer no device could measure, past 10 PFLOP/s or 5 TFLOP/J, is shown as 0): read " +
+                   " at or below zero, which is no cost a configuration has (" + kNonPositiveWhy + "): read " +
                    plural(n.nonpositive, "it", "them") + " as unknown; no budget accepts " +
                    plural(n.nonpositive, "it", "them") +
                    (level ? plural(n.nonpositive, " and its interval is unbounded", " and their intervals are unbounded")

@@ -6,6 +6,7 @@
 #include "carb/error.hpp"
 #include "carb/model.hpp"
 #include "carb/plan.hpp"
+#include "carb/prediction_io.hpp"
 
 namespace carb {
 namespace {
@@ -70,8 +71,7 @@ std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<
       if (nonpositive)
         throw InputError("--spread log needs positive predictions, but the model or one of its members predicts " +
                          target + " at or below zero for " + std::to_string(nonpositive) + " of " +
-                         std::to_string(configs.size()) + " candidates (a raw-target model's sums can dip below "
-                         "zero); use --spread units");
+                         std::to_string(configs.size()) + " candidates (" + kNonPositiveWhy + "); use --spread units");
     }
     // Each target's spread in units of how much its predictions vary over the candidates: the
     // squared ratio is the share of that variance a wrong prediction of this row would cost in R².

@@ -320,7 +320,7 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
   if (r.nonpositive > 0)
     notes.push_back({std::to_string(r.nonpositive) + " candidate" + (r.nonpositive == 1 ? " was" : "s were") +
                      " left out: the model predicts a cost at or below zero for " + (r.nonpositive == 1 ? "it" : "them") +
-                     " (a raw-target model's sums can dip below zero), which no budget or ranking can use"});
+                     " (" + kNonPositiveWhy + "), which no budget or ranking can use"});
   if (!r.new_network_precisions.empty()) {
     const auto join = [](const std::vector<Precision>& ps) {
       std::string s;

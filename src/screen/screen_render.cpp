@@ -102,7 +102,7 @@ std::vector<PredictionNote> result_notes(const ScreenResult& r) {
     notes.push_back({std::string("the ") + (r.two_stage ? "target " : "") +
                      "model predicts a cost at or below zero for " + std::to_string(r.nonpositive) + " of the " +
                      std::to_string(r.stages.empty() ? 0 : r.stages.front().count) +
-                     " candidates (a raw-target model's sums can dip below zero): none of them can meet a budget or "
+                     " candidates (" + kNonPositiveWhy + "): none of them can meet a budget or "
                      "be on the Pareto front, shortlisted or not"});
   return notes;
 }

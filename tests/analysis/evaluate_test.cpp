@@ -24,6 +24,7 @@
 #include "learn/checksum_file.hpp"
 #include "carb/features.hpp"
 #include "carb/network_spec.hpp"
+#include "carb/prediction_io.hpp"
 #include "carb/training_record.hpp"
 
 namespace carb {
@@ -664,6 +665,40 @@ TEST(EvaluateExternal, ScoresEveryRowAndCountsTheTrainedOnes) {
   EvaluateOptions seeded = o;
   seeded.seed = 5;
   EXPECT_THROW(evaluate_model(m, d, seeded), InputError);
+}
+
+// Hundred-and-sixteenth hostile pass: an energy no device could measure is said as 0 by predict,
+// and evaluate's components fed that 0 to the cascade's log: "gbdt_depthwise: the feature matrix
+// contains NaN or infinite values", and nothing of the evaluation. The cascade takes what predict
+// passes on (cascade_inputs); the 0 is scored, and said.
+TEST(EvaluateExternal, AnAnswerSaidAsZeroIsScoredNotFedToTheCascade) {
+  const CarbModel m = train_like_carb_train(synthetic_cost_dataset(300, false, 7), small_options());
+  Dataset far = synthetic_cost_dataset(40, false, 99);
+  // Far past the grid the plain form's trees answer the largest energy they saw, for 100 times the
+  // FLOPs: more FLOP per joule than any device.
+  for (auto& r : far.rows) r.config.resolution *= 8, r.config.batch *= 16;
+  const auto configs = configs_of(far);
+  const auto predicted = m.predict_columns(configs);
+  ASSERT_GT(count_nonpositive(predicted.at("energy_j")), 0u);  // the case under test
+  const auto fed = m.cascade_inputs(configs);
+  EXPECT_EQ(count_nonpositive(fed.at("energy_j")), 0u);
+  EvaluateOptions o;
+  o.external = true;
+  o.quick = true;
+  const auto doc = evaluate_model(m, far, o).to_json();
+  EXPECT_EQ(doc["targets"]["energy_j"]["n"], 40);
+  bool said = false;
+  for (const auto& w : doc["warnings"])
+    said = said || w.get<std::string>().find("an answer no device could measure") != std::string::npos;
+  EXPECT_TRUE(said) << doc["warnings"].dump();
+  // predict's 0 handed to target_features is refused in words, not by a learner's NaN check.
+  const Matrix base = build_features(m.schema(), configs);
+  try {
+    (void)m.target_features("latency_ms", base, predicted);
+    ADD_FAILURE() << "a 0 in the cascade's log space was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("pass cascade_inputs"), std::string::npos) << e.what();
+  }
 }
 
 // Ninetieth hostile pass: a good model on a file of latencies in another unit (x10) said R2 -0.26
