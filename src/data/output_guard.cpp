@@ -369,6 +369,15 @@ std::string check_output_keeps_sources(const fs::path& csv, const Dataset& next,
     for (const std::string& h : s.hashes) same_bytes = same_bytes || hashes.count(h);
     const bool same_place = !s.resolved.empty() && paths.count(resolved_path(s.resolved));
     const std::string name = s.name.empty() ? std::string("an input") : s.name.string();
+    // Hundred-and-fifteenth hostile pass: the README's own `data combine --out data/cpu-2t.csv` with
+    // the four rounds it was made from was told round 1 "is not among these inputs": its sidecar,
+    // written before carb recorded inputs' places and bytes, cannot say whether it is.
+    if (!same_bytes && s.hashes.empty() && s.resolved.empty())
+      throw InputError(csv.string() + " was made from " + name + ", but its provenance (written by an older carb) " +
+                       "records neither where that file was nor its bytes, so carb cannot tell whether it is among " +
+                       "these inputs, and the measured values of " + std::to_string(changed) + " of its rows would " +
+                       "change (first: " + first + "); write to another --out and compare, or pass --force to " +
+                       "replace it");
     if (!same_bytes && !same_place)
       throw InputError(csv.string() + " was made from " + name +
                        ", which is not among these inputs, and the measured values of " + std::to_string(changed) +

@@ -21,6 +21,7 @@
 #include "carb/store_export.hpp"
 #include "carb/warning.hpp"
 #include "data/provenance.hpp"
+#include "util/fnv.hpp"
 #include "util/stop_signal.hpp"
 
 namespace carb {
@@ -956,6 +957,45 @@ TEST_F(DataOps, AMergeOfOtherMeasurementsNeverReplacesTheValuesOfAnEarlierOne) {
   // --force replaces it.
   EXPECT_NO_THROW(merge_datasets({dir_ / "b.csv"}, dir_ / "all.csv", "", /*force=*/true));
   EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 2.0);
+}
+
+// Hundred-and-fifteenth hostile pass: a sidecar written before carb recorded its inputs' places and
+// bytes (the shipped data/cpu-2t.json) told the README's own re-combine that a round it was given
+// "is not among these inputs". It cannot tell, and says so; the values are kept all the same.
+TEST_F(DataOps, AnOlderSidecarThatCannotNameItsInputsSaysSo) {
+  Dataset r1, r2, r3;
+  for (int batch : {1, 2}) {
+    r1.rows.push_back(row("gpu", batch, 1.0 * batch));
+    r2.rows.push_back(row("gpu", batch, 1.4 * batch));
+    r3.rows.push_back(row("gpu", batch, 3.0 * batch));
+  }
+  write_dataset_csv(r1, dir_ / "r1.csv");
+  write_dataset_csv(r2, dir_ / "r2.csv");
+  write_dataset_csv(r3, dir_ / "r3.csv");
+  combine_rounds({dir_ / "r1.csv", dir_ / "r2.csv"}, dir_ / "c.csv", "");
+  const double before = *read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms;
+  nlohmann::json prov = nlohmann::json::parse(std::ifstream(dir_ / "c.json"));
+  ASSERT_TRUE(prov.contains("rounds"));
+  for (auto& e : prov["rounds"]) {
+    e.erase(kResolvedPathKey);
+    e.erase(kCsvHashKey);
+    if (e.contains("provenance") && e["provenance"].is_object()) e["provenance"].erase(kCsvHashKey);
+    e["file"] = fs::path(e["file"].get<std::string>()).filename().string();  // relative, as typed
+  }
+  prov.erase(kSidecarHashKey);  // sealed again, as carb seals what it writes (an unsealed one is refused apart)
+  const std::string body = prov.dump();
+  prov[kSidecarHashKey] = detail::hex64(detail::fnv1a64(reinterpret_cast<const unsigned char*>(body.data()), body.size()));
+  std::ofstream(dir_ / "c.json") << prov.dump(1);
+  try {
+    combine_rounds({dir_ / "r1.csv", dir_ / "r2.csv", dir_ / "r3.csv"}, dir_ / "c.csv", "");
+    ADD_FAILURE() << "values of an earlier combine were replaced";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("was made from r1.csv, but its provenance (written by an older carb) records neither where"),
+              std::string::npos) << m;
+    EXPECT_EQ(m.find("not among these inputs"), std::string::npos) << m;
+  }
+  EXPECT_EQ(*read_dataset_csv(dir_ / "c.csv").rows.front().latency_ms, before);
 }
 
 TEST_F(DataOps, ACombineOfOtherRoundsNeverReplacesTheValuesOfAnEarlierOne) {
