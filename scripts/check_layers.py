@@ -20,7 +20,7 @@ HEADERS = {
     "stats": ["metrics"],
     "arch": ["config", "network_spec", "arch"],
     "space": ["space"],
-    "data": ["dataset", "data_ops", "combine", "drift"],
+    "data": ["dataset", "extra_columns", "data_ops", "combine", "drift"],
     "features": ["features"],
     "profile": ["profiler", "meter", "plugin", "store", "store_export", "store_info"],
     "learn": ["learner", "model", "analytic_estimate", "envelope", "bundle_destination", "training", "training_record",

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "carb/config.hpp"
+#include "carb/extra_columns.hpp"
 
 namespace carb {
 
@@ -224,7 +225,7 @@ struct Record {
   Status status = Status::ok;
   std::optional<double> latency_ms, energy_j, peak_memory_mb, avg_sm_util, avg_mem_util;
   /// Any further columns, by name, as text (e.g. latency_std_ms, passes, load_avg).
-  std::map<std::string, std::string> extra;
+  ExtraColumns extra;
 
   /// Value of a numeric core column by name ("latency_ms", ...); nullopt when empty.
   std::optional<double> value(std::string_view column) const;

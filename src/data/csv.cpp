@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 #include <system_error>
@@ -34,8 +35,7 @@ class Parser {
     if (text_.substr(0, 3) == "\xEF\xBB\xBF") text_.remove_prefix(3);  // spreadsheet BOM
   }
 
-  std::vector<Row> run() {
-    std::vector<Row> rows;
+  void run(const std::function<void(Row&&)>& each) {
     while (pos_ < text_.size()) {
       if (at_newline()) {  // blank line: not a record
         skip_newline();
@@ -43,9 +43,8 @@ class Parser {
       }
       Row row{line_, {}};
       read_record(row.fields);
-      rows.push_back(std::move(row));
+      each(std::move(row));
     }
-    return rows;
   }
 
  private:
@@ -136,7 +135,13 @@ std::string_view trim(std::string_view s) {
 }  // namespace
 
 std::vector<Row> parse(std::string_view text, const std::string& source) {
-  return Parser(text, source).run();
+  std::vector<Row> rows;
+  parse_each(text, source, [&](Row&& row) { rows.push_back(std::move(row)); });
+  return rows;
+}
+
+void parse_each(std::string_view text, const std::string& source, const std::function<void(Row&&)>& each) {
+  Parser(text, source).run(each);
 }
 
 namespace {
@@ -280,11 +285,18 @@ std::vector<Row> read_file(const std::filesystem::path& file) {
 }
 
 std::vector<Row> read_file(const std::filesystem::path& file, std::vector<std::string>& text_problems) {
+  std::vector<Row> rows;
+  read_file_each(file, text_problems, [&](Row&& row) { rows.push_back(std::move(row)); });
+  return rows;
+}
+
+void read_file_each(const std::filesystem::path& file, std::vector<std::string>& text_problems,
+                    const std::function<void(Row&&)>& each) {
   const std::string text = read_csv_text(file);
   const auto bad = utf8_problems(text, file.string(), false);
-  if (bad.empty()) return parse(text, file.string());
+  if (bad.empty()) return parse_each(text, file.string(), each);
   text_problems.insert(text_problems.end(), bad.begin(), bad.end());
-  return parse(detail::replace_invalid_utf8(text), file.string());
+  parse_each(detail::replace_invalid_utf8(text), file.string(), each);
 }
 
 std::string quote(std::string_view field) {

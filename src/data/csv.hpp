@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -28,6 +29,11 @@ struct Row {
 /// tolerated; blank lines are skipped. Throws DataError "source:line:col: ..." on an
 /// unterminated quote or text after a closing quote.
 std::vector<Row> parse(std::string_view text, const std::string& source);
+/// The same, a record at a time: each is handed to `each` (moved) as it is read, so that a reader
+/// that turns records into something smaller never holds every record's fields at once (a 300,000-row
+/// dataset's fields alone took a gigabyte). A syntax error throws after the records before it were
+/// handed on: a caller that must not act on part of a file undoes what it kept.
+void parse_each(std::string_view text, const std::string& source, const std::function<void(Row&&)>& each);
 
 /// The largest file read_file accepts: far above any dataset (a 4,320-row CSV is ~1 MiB).
 inline constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
@@ -59,6 +65,9 @@ std::vector<Row> read_file(const std::filesystem::path& file);
 /// that is not UTF-8 is one problem in `text_problems` ("FILE:LINE: byte 0x.. is not UTF-8
 /// text"), and such bytes are read as U+FFFD so the rest of the file is still parsed and checked.
 std::vector<Row> read_file(const std::filesystem::path& file, std::vector<std::string>& text_problems);
+/// read_file with problems, a record at a time (parse_each).
+void read_file_each(const std::filesystem::path& file, std::vector<std::string>& text_problems,
+                    const std::function<void(Row&&)>& each);
 
 /// A field quoted only when it needs to be (comma, quote, CR/LF, surrounding spaces).
 std::string quote(std::string_view field);

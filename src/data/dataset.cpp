@@ -209,24 +209,45 @@ Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::str
                          std::vector<std::size_t>* lines) {
   Dataset d;
   const std::string name = file.string();
-  const std::vector<csv::Row> rows = read_rows(file, problems);
+  // Record by record as the text is parsed (a 300,000-row file's parsed fields, all held before the
+  // first record was made, were most of the reader's memory).
   Header h;
-  if (rows.empty() || !read_header(rows.front(), name, kDatasetColumns, h, problems)) return d;
-  for (std::size_t i : h.extra) d.extra_columns.push_back(h.names[i]);
-  for (std::size_t k = 1; k < rows.size(); ++k) {
-    const csv::Row& row = rows[k];
-    if (!field_count_ok(h, name, row, problems)) continue;
+  bool header_seen = false, header_ok = false;
+  std::optional<std::size_t> problems_before_rows;  // after the text's own (UTF-8) problems
+  const auto each = [&](csv::Row&& row) {
+    if (!header_seen) {
+      header_seen = true;
+      problems_before_rows = problems.size();
+      header_ok = read_header(row, name, kDatasetColumns, h, problems);
+      if (header_ok)
+        for (std::size_t i : h.extra) d.extra_columns.push_back(h.names[i]);
+      return;
+    }
+    if (!header_ok || !field_count_ok(h, name, row, problems)) return;
     Record r;
     const auto config = parse_config(h, name, row, problems);
     const bool measured = parse_measurement(h, name, row, r, problems);
-    if (!config || !measured) continue;
+    if (!config || !measured) return;
     r.config = *config;
     // Empty extra fields are absent, like empty values: never invent a placeholder.
+    r.extra.reserve(static_cast<std::size_t>(
+        std::count_if(h.extra.begin(), h.extra.end(), [&](std::size_t i) { return !row.fields[i].empty(); })));
     for (std::size_t i : h.extra)
-      if (!row.fields[i].empty()) r.extra.emplace(h.names[i], row.fields[i]);
+      if (!row.fields[i].empty()) r.extra.emplace(h.names[i], std::move(row.fields[i]));
     d.rows.push_back(std::move(r));
     if (lines) lines->push_back(row.line);
+  };
+  try {
+    csv::read_file_each(file, problems, each);
+  } catch (const DataError& e) {
+    // A file that cannot be tokenized is that one problem and no rows, wherever the fault lies:
+    // what was read before it is dropped, as when the whole text was parsed first.
+    if (problems_before_rows) problems.resize(*problems_before_rows);
+    problems.emplace_back(e.what());
+    if (lines) lines->clear();
+    return Dataset{};
   }
+  if (!header_seen && problems.empty()) problems.push_back(name + ": empty file (no header row)");
   return d;
 }
 

@@ -209,7 +209,14 @@ void note_column(std::vector<std::string>& cols, std::unordered_set<std::string>
 }
 
 // Extra fields are stored as one JSON object of strings; anything else is kept as its JSON text.
-void read_extra(const std::string& text, std::map<std::string, std::string>& extra) {
+// A record's further columns as the store keeps them: one JSON object, name -> text.
+nlohmann::json extra_json(const ExtraColumns& extra) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [k, v] : extra) j[k] = v;
+  return j;
+}
+
+void read_extra(const std::string& text, ExtraColumns& extra) {
   if (text.empty()) return;
   const nlohmann::json j = nlohmann::json::parse(text);
   for (auto it = j.begin(); it != j.end(); ++it)
@@ -576,7 +583,7 @@ void Store::put(const StoredMeasurement& m) {
   s.bind(9, to_string(c.precision)).bind(10, to_string(r.status));
   s.bind(11, r.latency_ms).bind(12, r.energy_j).bind(13, r.peak_memory_mb);
   s.bind(14, r.avg_sm_util).bind(15, r.avg_mem_util);
-  s.bind_text_or_null(16, r.extra.empty() ? std::string() : nlohmann::json(r.extra).dump());
+  s.bind_text_or_null(16, r.extra.empty() ? std::string() : extra_json(r.extra).dump());
   s.bind_text_or_null(17, m.error_text);
   commit_or_rescue([&] { commit_recorded(s, lock_.get(), file_fd_); });  // autocommit: one transaction, checkpointed into the file
 }
