@@ -223,6 +223,15 @@ struct Evaluation {
 /// has too few rows for a held-out split, or the options are out of range.
 Evaluation evaluate_model(const CarbModel& model, const Dataset& data, const EvaluateOptions& o = {});
 
+/// evaluate's warning for scored rows of the model's platform measured under another protocol than
+/// its data (their protocol_id against the sidecars of the model's data files), naming the settings
+/// that differ where `data_files`' sidecars record them; nullopt where none is, where either side is
+/// unknown, or for another platform's rows (said apart). The report gives it too.
+std::optional<std::string> other_protocol_warning(const CarbModel& model, const Dataset& rows,
+                                                  const std::vector<std::filesystem::path>& data_files = {});
+/// evaluate's warning for scores from fewer than 10 rows; nullopt from more. The report gives it too.
+std::optional<std::string> few_rows_warning(std::size_t rows);
+
 /// The `carb evaluate` job: loads the bundle (ModelError when missing or corrupted), reads
 /// the dataset CSVs (DataError when malformed), evaluates, and records the paths.
 Evaluation run_evaluate(const std::filesystem::path& model_dir, const std::vector<std::filesystem::path>& data,

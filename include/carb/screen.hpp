@@ -187,6 +187,10 @@ struct ScreenBatchInversions {
   double smaller_value = 0, larger_value = 0, ratio = 0;
 };
 
+/// What screen says of one target's inversions (its note, word for word; the report gives the
+/// same): `two_stage` names the target model, `shortlist` says the networks were the shortlist's.
+std::string batch_inversion_note(const ScreenBatchInversions& b, bool two_stage, bool shortlist);
+
 // ---- the screen (src/screen/screen.cpp) ----
 
 struct ScreenOptions {

@@ -141,9 +141,7 @@ Evaluation header(const CarbModel& model, const eval::Context& c) {
 constexpr std::size_t kFewTestRows = 10;
 
 void note_few_test_rows(const Dataset& test, std::vector<std::string>& warnings) {
-  if (test.rows.size() < kFewTestRows)
-    warnings.push_back("only " + std::to_string(test.rows.size()) + " test rows: R2, MAE and MAPE from so few say " +
-                       "little (one row more or less can move them a long way)");
+  if (auto w = few_rows_warning(test.rows.size())) warnings.push_back(std::move(*w));
 }
 
 // How each of the data's protocols `ids` differs from the model's protocol nearest it (fewest
@@ -173,6 +171,43 @@ std::string protocol_differences_said(const std::set<std::string>& ids, const st
   return said;
 }
 
+}  // namespace
+
+std::optional<std::string> few_rows_warning(std::size_t rows) {
+  if (rows >= kFewTestRows) return std::nullopt;
+  return "only " + std::to_string(rows) + " test rows: R2, MAE and MAPE from so few say little (one row more or "
+         "less can move them a long way)";
+}
+
+std::optional<std::string> other_protocol_warning(const CarbModel& model, const Dataset& rows,
+                                                  const std::vector<std::filesystem::path>& data_files) {
+  // Ninety-fourth hostile pass: rows measured under another protocol than the model's data (an
+  // older campaign's) were scored without a word of it. The protocols come from the rows'
+  // protocol_id and the sidecars of the model's data files; where either is unknown a row counts as
+  // the same protocol. Another platform's protocol differs in its device or threads anyway: the
+  // platform is said apart.
+  if (rows.rows.empty() || rows.rows.front().platform != model.platform()) return std::nullopt;
+  const auto model_protocols = training_data_protocols(model);
+  if (!model_protocols) return std::nullopt;
+  std::size_t other_protocol = 0;
+  std::set<std::string> others;
+  for (const auto& r : rows.rows) {
+    const auto id = r.extra.find("protocol_id");
+    if (id != r.extra.end() && !id->second.empty() && !model_protocols->count(id->second))
+      ++other_protocol, others.insert(id->second);
+  }
+  if (other_protocol == 0) return std::nullopt;
+  std::string ids, mine;
+  for (const auto& id : others) ids += std::string(ids.empty() ? "'" : ", '") + id + "'";
+  for (const auto& [id, settings] : *model_protocols) mine += std::string(mine.empty() ? "'" : ", '") + id + "'";
+  return std::to_string(other_protocol) + " of " + std::to_string(rows.rows.size()) + " rows were measured under " +
+         "protocol " + ids + ", the model's data (" + training_data_names(model) + ") under " + mine +
+         ": their errors include the difference between the protocols" +
+         protocol_differences_said(others, *model_protocols, data_files);
+}
+
+namespace {
+
 // Every ok row is a test row; nothing to fit baselines or retrained models on.
 Evaluation evaluate_external(eval::Context& c) {
   const CarbModel& model = c.model;
@@ -184,12 +219,10 @@ Evaluation evaluate_external(eval::Context& c) {
   // sidecars of the model's data files; where either is unknown a row counts as the same protocol.
   const bool same_platform = c.all.rows.front().platform == model.platform();
   const auto model_protocols = training_data_protocols(model);
-  std::size_t seen = 0, seen_elsewhere = 0, other_protocol = 0;
-  std::set<std::string> others;
+  std::size_t seen = 0, seen_elsewhere = 0;
   for (const auto& r : c.test.rows) {
     const auto id = r.extra.find("protocol_id");
     const bool other = model_protocols && id != r.extra.end() && !id->second.empty() && !model_protocols->count(id->second);
-    if (other) ++other_protocol, others.insert(id->second);
     if (model.trained_on(r.config)) ++(other ? seen_elsewhere : seen);
   }
   Evaluation e = header(model, c);
@@ -197,17 +230,7 @@ Evaluation evaluate_external(eval::Context& c) {
   e.split.test_rows = c.test.rows.size();
   if (model.knows_trained_configs()) e.split.rows_in_training = seen + seen_elsewhere;
   if (model.knows_trained_configs() && same_platform) e.split.in_sample_rows = seen;
-  // Another platform's protocol differs in its device or threads anyway: the platform is said below.
-  if (other_protocol > 0 && same_platform) {
-    std::string ids, mine;
-    for (const auto& id : others) ids += std::string(ids.empty() ? "'" : ", '") + id + "'";
-    for (const auto& [id, settings] : *model_protocols) mine += std::string(mine.empty() ? "'" : ", '") + id + "'";
-    e.warnings.push_back(std::to_string(other_protocol) + " of " + std::to_string(c.test.rows.size()) +
-                         " rows were measured under protocol " + ids + ", the model's data (" +
-                         training_data_names(model) + ") under " + mine +
-                         ": their errors include the difference between the protocols" +
-                         protocol_differences_said(others, *model_protocols, c.opts.data_files));
-  }
+  if (auto w = other_protocol_warning(model, c.test, c.opts.data_files)) e.warnings.push_back(std::move(*w));
   if (seen_elsewhere > 0 && same_platform)
     e.warnings.push_back(std::to_string(seen_elsewhere) + " of " + std::to_string(c.test.rows.size()) +
                          " rows are configurations the model trained on, measured under another protocol: another "

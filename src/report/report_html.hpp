@@ -7,6 +7,7 @@
 
 #include "carb/characterize.hpp"
 #include "carb/report.hpp"
+#include "carb/screen.hpp"
 
 namespace carb::report {
 
@@ -35,6 +36,9 @@ std::string screen_section(const nlohmann::json& screen);
 /// result: targets, stages with counts, Pareto rows with a buildable configuration and a finite,
 /// plausible prediction of every target (its interval, if any, around it).
 void check_screen_document(const nlohmann::json& doc, const std::string& file);
+/// The document's "cost_falls_with_batch" entries (none in a document from before them); InputError
+/// naming `file` for a malformed one (check_screen_document refuses the document for it).
+std::vector<ScreenBatchInversions> screen_batch_inversions(const nlohmann::json& doc, const std::string& file);
 std::string curves_section(const std::vector<CurvePoint>& curves);
 
 }  // namespace carb::report

@@ -169,6 +169,13 @@ std::string screen_section(const json& screen) {
                                                   " the deciding model never measured: their costs are predictions "
                                                   "for a new network" + never_trained_words(count("within_budget_never_trained"))),
                          true));
+  // Screen's note where a cost falls as the batch grows, word for word (hundred-and-seventeenth
+  // hostile pass: the report kept every other note of the screen and dropped these).
+  const bool shortlist = screen.contains("batch_order") && screen["batch_order"].is_object() &&
+                         screen["batch_order"].value("over", std::string()) == "shortlist";
+  for (const ScreenBatchInversions& b : screen_batch_inversions(screen, "the screening document"))
+    cards.push_back(card("Costs that fall as the batch grows",
+                         warning(batch_inversion_note(b, screen.value("two_stage", false), shortlist)), true));
   // What screen says where a budget on the upper edge passes a larger batch and not a smaller one
   // predicted to cost no more (hundred-and-sixth hostile pass).
   if (screen.contains("upper_edge_falls_with_batch") && screen["upper_edge_falls_with_batch"].is_array())
@@ -258,7 +265,11 @@ std::string screen_section(const json& screen) {
   }
   std::string lead = "Screening result";
   if (screen.contains("rank_by") && screen["rank_by"].is_string())
-    lead += ": ranked by " + screen["rank_by"].get<std::string>();
+    lead += ": ranked by " + screen["rank_by"].get<std::string>() +
+            // As screen says whose choice it was (hundred-and-seventeenth hostile pass).
+            (!screen.value("rank_by_default", false) ? ""
+             : screen["rank_by"] == "energy_j"       ? " (the default)"
+                                                     : " (the default where a model predicts no energy_j)");
   if (screen.contains("source_platform") && screen["source_platform"].is_string())
     lead += ", source platform " + screen["source_platform"].get<std::string>();
   if (screen.contains("target_platform") && screen["target_platform"].is_string())

@@ -131,8 +131,40 @@ void check_validation(const json& v, const std::map<std::string, int>& stage_cou
 
 }  // namespace
 
+std::vector<ScreenBatchInversions> screen_batch_inversions(const json& doc, const std::string& file) {
+  std::vector<ScreenBatchInversions> out;
+  if (!doc.is_object() || !doc.contains("cost_falls_with_batch")) return out;  // a document from before
+  const json& all = doc["cost_falls_with_batch"];
+  if (!all.is_array()) refuse(file, "\"cost_falls_with_batch\" is not a list");
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const std::string where = "cost_falls_with_batch[" + std::to_string(i) + "]";
+    const json& e = all[i];
+    if (!e.is_object()) refuse(file, where + " is not an object");
+    ScreenBatchInversions b;
+    b.target = text(member(e, "target", where, file), where + ".target", file);
+    if (b.target != "latency_ms" && b.target != "energy_j") refuse(file, where + ".target is neither latency_ms nor energy_j");
+    const auto count = [&](const char* k) {
+      const int n = whole_number(member(e, k, where, file), where + "." + k, file);
+      if (n < 0) refuse(file, where + "." + k + " is negative");
+      return static_cast<std::size_t>(n);
+    };
+    b.networks = count("networks"), b.of_networks = count("of_networks"), b.pareto = count("pareto");
+    if (b.networks > b.of_networks) refuse(file, where + " counts more networks than it scored");
+    const json& w = member(e, "worst", where, file);
+    if (!w.is_object()) refuse(file, where + ".worst is not an object");
+    b.smaller = config_of(member(w, "smaller", where + ".worst", file), where + ".worst.smaller", file);
+    b.larger = config_of(member(w, "larger", where + ".worst", file), where + ".worst.larger", file);
+    b.smaller_value = finite_number(member(w, "smaller_value", where + ".worst", file), where + ".worst.smaller_value", file);
+    b.larger_value = finite_number(member(w, "larger_value", where + ".worst", file), where + ".worst.larger_value", file);
+    b.ratio = finite_number(member(w, "ratio", where + ".worst", file), where + ".worst.ratio", file);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
 void check_screen_document(const json& doc, const std::string& file) {
   if (!doc.is_object()) refuse(file, "not a JSON object");
+  (void)screen_batch_inversions(doc, file);
   const json& targets = member(doc, "targets", "the document", file);
   if (!targets.is_array() || targets.empty()) refuse(file, "\"targets\" is not a list of targets");
   std::vector<std::string> names;

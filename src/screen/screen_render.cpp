@@ -54,22 +54,8 @@ std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
                                    never ? std::to_string(r.within_budget_never_trained) + " of them" : ""),
          new_network_doubt(r.confidence, r.unseen_calibration_networks, never)});
   }
-  for (const ScreenBatchInversions& b : r.cost_falls_with_batch) {
-    const bool latency = b.target == "latency_ms";
-    const std::string unit = latency ? " ms" : " J";
-    notes.push_back(
-        {std::string(latency ? "latency" : "energy") + " per batch is predicted to fall as the batch grows for " +
-             std::to_string(b.networks) + " of the " + std::to_string(b.of_networks) +
-             " networks (family, depth, width, resolution, precision) the " + (r.two_stage ? "target " : "") +
-             "model scored at two or more batches inside its trained ranges" +
-             (r.batch_order_shortlist ? ", in the shortlist" : std::string()) + " (worst: " +
-             config_key(b.smaller) + " " + fmt_num(b.smaller_value, 4) + unit + " against " + config_key(b.larger) +
-             " " + fmt_num(b.larger_value, 4) + unit + ", " + fmt_num(b.ratio, 3) + "x). " + kBatchInversionMeaning +
-             (b.pareto > 0 ? "; " + std::to_string(b.pareto) + " of the Pareto set " + (b.pareto == 1 ? "is" : "are") +
-                                 " of such networks, inside the ranges"
-                           : std::string()),
-         true});
-  }
+  for (const ScreenBatchInversions& b : r.cost_falls_with_batch)
+    notes.push_back({batch_inversion_note(b, r.two_stage, r.batch_order_shortlist), true});
   for (const ScreenResult::UpperEdgeFlips& u : r.upper_edge_falls_with_batch) {
     const std::string unit = std::string(" ") + plausible_bounds(u.target)->unit;
     const auto side = [&](const Prediction& p) {
@@ -242,6 +228,22 @@ void write_screen_csv(const ScreenResult& r, std::ostream& out) {
   } else {
     write_predictions_csv(r.pareto, r.targets, out, nullptr, r.confidence);
   }
+}
+
+
+std::string batch_inversion_note(const ScreenBatchInversions& b, bool two_stage, bool shortlist) {
+  const bool latency = b.target == "latency_ms";
+  const std::string unit = latency ? " ms" : " J";
+  return std::string(latency ? "latency" : "energy") + " per batch is predicted to fall as the batch grows for " +
+         std::to_string(b.networks) + " of the " + std::to_string(b.of_networks) +
+         " networks (family, depth, width, resolution, precision) the " + (two_stage ? "target " : "") +
+         "model scored at two or more batches inside its trained ranges" +
+         (shortlist ? ", in the shortlist" : std::string()) + " (worst: " + config_key(b.smaller) + " " +
+         fmt_num(b.smaller_value, 4) + unit + " against " + config_key(b.larger) + " " + fmt_num(b.larger_value, 4) +
+         unit + ", " + fmt_num(b.ratio, 3) + "x). " + kBatchInversionMeaning +
+         (b.pareto > 0 ? "; " + std::to_string(b.pareto) + " of the Pareto set " + (b.pareto == 1 ? "is" : "are") +
+                             " of such networks, inside the ranges"
+                       : std::string());
 }
 
 std::vector<PredictionNote> screen_notes(const ScreenResult& r) {

@@ -46,6 +46,19 @@ TEST(EvaluateCli, RowsOfAnotherProtocolAreSaidAndNeverInSample) {
   const auto mine = nlohmann::json::parse(own.out);
   EXPECT_EQ(mine["warnings"].dump().find("measured under protocol"), std::string::npos) << mine["warnings"].dump();
   EXPECT_GT(mine["split"]["in_sample_rows"].get<int>(), 0);
+  // The report scores the same rows and says the same (hundred-and-seventeenth hostile pass: its
+  // accuracy table stood without the protocol evaluate names).
+  const CliRun report = carb("report --data " + data + "extra/cpu-1t-ref.csv --model ev_model --out ev_report.html",
+                             "ev_report");
+  ASSERT_EQ(report.status, 0) << report.err;
+  const std::string html = slurp(scratch().dir() / "ev_report.html");
+  EXPECT_NE(html.find("rows were measured under protocol &#39;pf6805e84f2ef&#39;, the model&#39;s data (cpu-1t.csv) "
+                      "under &#39;pd102136a4bb8&#39;: their errors include the difference between the protocols"),
+            std::string::npos);
+  const CliRun own_report = carb("report --data " + data + "cpu-1t.csv --model ev_model --out ev_own.html", "ev_own_report");
+  ASSERT_EQ(own_report.status, 0) << own_report.err;
+  const std::string own_html = slurp(scratch().dir() / "ev_own.html");
+  EXPECT_EQ(own_html.find("measured under protocol"), std::string::npos);
 }
 
 // Hundred-and-eleventh hostile pass: SIGINT or SIGTERM killed `carb evaluate` without a word (it

@@ -284,6 +284,50 @@ TEST(Report, ScreenSectionStatesBudgetsThatPassALargerBatchOnly) {
   EXPECT_EQ(render_report_html(in).find("Budgets on the upper edge"), std::string::npos);
 }
 
+// Hundred-and-seventeenth hostile pass: screen's notes where a cost falls as the batch grows, and
+// that the ranking target was its default, were left out of the report. Word for word now.
+TEST(Report, ScreenSectionStatesCostsThatFallAsTheBatchGrows) {
+  ReportInputs in = synthetic_inputs(true);
+  ScreenBatchInversions b;
+  b.target = "latency_ms", b.networks = 27, b.of_networks = 48, b.pareto = 0;
+  b.smaller = Config{Family::basic, 18, 0.5, 64, 2, Precision::fp32};
+  b.larger = Config{Family::basic, 18, 0.5, 64, 4, Precision::fp32};
+  b.smaller_value = 1.37, b.larger_value = 1.0, b.ratio = 1.37;
+  const auto config = [](const Config& c) {
+    return nlohmann::json{{"family", "basic"}, {"depth", c.depth}, {"width", c.width}, {"resolution", c.resolution},
+                          {"batch", c.batch}, {"precision", "fp32"}};
+  };
+  in.screen = nlohmann::json{{"stages", {{{"name", "candidates"}, {"count", 30}}}},
+                             {"pareto", nlohmann::json::array()},
+                             {"two_stage", true},
+                             {"rank_by", "latency_ms"},
+                             {"rank_by_default", true},
+                             {"batch_order", {{"networks", 48}, {"over", "shortlist"}}},
+                             {"cost_falls_with_batch",
+                              {{{"target", "latency_ms"}, {"networks", 27}, {"of_networks", 48}, {"pareto", 0},
+                                {"worst", {{"smaller", config(b.smaller)}, {"larger", config(b.larger)},
+                                           {"smaller_value", 1.37}, {"larger_value", 1.0}, {"ratio", 1.37}}}}}}};
+  const std::string html = render_report_html(in);
+  const std::string said = batch_inversion_note(b, true, true);
+  ASSERT_NE(said.find("27 of the 48 networks"), std::string::npos) << said;
+  EXPECT_NE(html.find(said.substr(0, said.find(". "))), std::string::npos) << said;  // up to the meaning, unescaped
+  EXPECT_NE(html.find("ranked by latency_ms (the default where a model predicts no energy_j)"), std::string::npos);
+  // A malformed entry is refused with the document, not drawn or dropped.
+  (*in.screen)["cost_falls_with_batch"][0]["networks"] = 49;
+  try {
+    (void)report::screen_batch_inversions(*in.screen, "s.json");
+    ADD_FAILURE() << "a count of more networks than were scored was taken";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("s.json: cost_falls_with_batch[0] counts more networks than it scored"),
+              std::string::npos) << e.what();
+  }
+  (*in.screen)["cost_falls_with_batch"] = nlohmann::json::array();
+  (*in.screen)["rank_by_default"] = false;
+  const std::string none = render_report_html(in);
+  EXPECT_EQ(none.find("Costs that fall as the batch grows"), std::string::npos);
+  EXPECT_EQ(none.find("(the default"), std::string::npos);
+}
+
 // Networks the deciding model never measured: screen counts those within budget and marks Pareto rows.
 TEST(Report, ScreenSectionStatesNetworksNeverMeasured) {
   ReportInputs in = synthetic_inputs(true);
@@ -389,6 +433,16 @@ TEST(Report, ModelAccuracyIsHeldOutOrSaysInSample) {
     EXPECT_EQ(html1.find("no measured value"), std::string::npos);
     EXPECT_NE(html1.find("targets: scoring takes at least two"),
               std::string::npos);
+  }
+  {  // Scores from a few rows are said to say little, as evaluate says (hundred-and-seventeenth hostile
+     // pass: five rows read R2 -1.39 in the report, unqualified).
+    Dataset three;
+    three.rows.assign(unseen.rows.begin(), unseen.rows.begin() + 3);
+    ReportInputs in3;
+    in3.datasets.push_back({"three.csv", three});
+    in3.models.push_back({"model-a", &m});
+    EXPECT_NE(render_report_html(in3).find("only 3 test rows: R2, MAE and MAPE from so few say little"), std::string::npos);
+    EXPECT_EQ(html.find("test rows: R2, MAE and MAPE from so few"), std::string::npos);  // 10 rows are not few
   }
   // Beside the accuracy, how often the 90% intervals hold the scored rows, recounted from predict.
   EXPECT_NE(html.find("<th>90% interval holds</th>"), std::string::npos);
