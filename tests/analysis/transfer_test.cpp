@@ -186,6 +186,11 @@ TEST(Transfer, FewShotHasOneEntryPerKWithRepeats) {
   EXPECT_GT(fs[0]["mae"].get<double>(), 0.0);
   EXPECT_TRUE(std::isfinite(fs[1]["mape"].get<double>()));
   EXPECT_TRUE(fs[2]["mae"].is_number());  // one held-out configuration left
+  // ... and said (hundred-and-seventeenth hostile pass); five or more are not.
+  EXPECT_NE(fs[2].value("note", std::string()).find("each draw scores only 1 configuration, the rest of 96: its MAE and "
+                                                  "MAPE say little"),
+            std::string::npos) << fs[2].dump();
+  EXPECT_EQ(fs[0].value("note", std::string()).find("each draw scores only"), std::string::npos) << fs[0].dump();
   for (std::size_t i : {3u, 4u}) {        // nothing left to score
     EXPECT_TRUE(fs[i]["mae"].is_null());
     EXPECT_EQ(fs[i]["repeats"].get<int>(), 0);
