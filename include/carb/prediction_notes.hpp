@@ -35,6 +35,9 @@ struct PredictionNotes {
   /// most power any implies.
   std::size_t over_power = 0;
   double most_power_w = 0;
+  /// Where the model knows no power limit: those implying more than kMaxAveragePowerW, the most any
+  /// measured row may (no single device draws it), and the most power any implies (most_power_w).
+  std::size_t over_any_device_power = 0;
 };
 
 /// Counts what `p`, predicted by `m`, deserves a word about.

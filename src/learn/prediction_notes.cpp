@@ -49,6 +49,10 @@ PredictionNotes count_prediction_notes(const std::vector<Prediction>& p, const C
     }
     if (d.power_limit_w && !within_power_limit(x, *d.power_limit_w))
       ++n.over_power, n.most_power_w = std::max(n.most_power_w, *predicted_power_w(x));
+    // Hundred-and-sixteenth hostile pass: with no limit recorded (data without provenance), a
+    // recommend and a predict of 49.7 J in 1.8 ms, 27 kW, came without a word of power.
+    if (const auto w = predicted_power_w(x); !d.power_limit_w && w && *w > kMaxAveragePowerW)
+      ++n.over_any_device_power, n.most_power_w = std::max(n.most_power_w, *w);
     if (!x.outside.empty()) {
       n.unbounded_outside += unbounded(x);
       continue;
@@ -82,6 +86,13 @@ std::vector<PredictionNote> prediction_note_lines(const PredictionNotes& n, cons
                    " W power limit the device's data was measured under (energy over latency, up to " +
                    fmt_num(n.most_power_w, 4) +
                    " W): " + plural(n.over_power, "its", "their") +
+                   " energy or latency is off (past the measured grid, most likely)"});
+  if (n.over_any_device_power > 0)
+    out.push_back({std::to_string(n.over_any_device_power) +
+                   plural(n.over_any_device_power, " prediction implies", " predictions imply") + " more than " +
+                   fmt_num(kMaxAveragePowerW, 10) + " W (energy over latency, up to " + fmt_num(std::round(n.most_power_w), 10) +
+                   " W), more than any single device draws or a measured row may show: " +
+                   plural(n.over_any_device_power, "its", "their") +
                    " energy or latency is off (past the measured grid, most likely)"});
   if (!level) return out;
   const std::string pct = fmt_num(*level * 100, 3) + "%";

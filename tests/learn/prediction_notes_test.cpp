@@ -75,7 +75,19 @@ TEST(PredictionNotes, WhatTheDeviceCannotRunIsSaid) {
   const std::vector<Prediction> p = {with(50, 0.2, 1), with(150, 0.2, 1), with(50, 0.5, 1), with(50, 0.32, 1)};
   EXPECT_EQ(count_prediction_notes(p, m).over_memory, 0u);  // a model that knows nothing of its device
   EXPECT_EQ(count_prediction_notes(p, m).over_power, 0u);
+  // Hundred-and-sixteenth hostile pass: with no limit known, 27 kW was said nothing of; past the
+  // most a measured row may show (5 kW) it is.
+  EXPECT_EQ(count_prediction_notes(p, m).over_any_device_power, 0u);
+  const std::vector<Prediction> hot = {with(50, 49.7, 1.812), with(50, 4.9, 1)};  // 27.4 kW; 4.9 kW
+  const PredictionNotes nh = count_prediction_notes(hot, m);
+  EXPECT_EQ(nh.over_any_device_power, 1u);
+  const auto hot_lines = prediction_note_lines(nh, m, std::nullopt, "--confidence");
+  ASSERT_EQ(hot_lines.size(), 1u) << all(hot_lines);
+  EXPECT_NE(hot_lines[0].text.find("1 prediction implies more than 5000 W (energy over latency, up to 27428 W)"),
+            std::string::npos) << hot_lines[0].text;
   m.set_device_limits({100.0, 300.0});
+  EXPECT_EQ(count_prediction_notes(hot, m).over_any_device_power, 0u);  // the device's own limit says it then
+  EXPECT_EQ(count_prediction_notes(hot, m).over_power, 2u);
   const PredictionNotes n = count_prediction_notes(p, m);
   EXPECT_EQ(n.over_memory, 1u);
   EXPECT_EQ(n.over_power, 1u);  // 500 W; 320 W is within 1.1x, as close as measured rows come
