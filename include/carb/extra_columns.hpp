@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <initializer_list>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -26,7 +27,7 @@ class ExtraColumns {
 
   ExtraColumns() = default;
   ExtraColumns(std::initializer_list<value_type> items) {
-    for (const auto& [k, v] : items) insert_or_assign(k, v);
+    for (const auto& [k, v] : items) emplace(k, v);  // a repeated name keeps its first value, as std::map's
   }
   // Implicit, as assigning one std::map to another was (a measurement's columns become a record's).
   ExtraColumns(const std::map<std::string, std::string>& m) : items_(m.begin(), m.end()) {}  // NOLINT
@@ -67,6 +68,12 @@ class ExtraColumns {
 
   /// Adds the column unless it is there; either way the column and whether it was added.
   std::pair<iterator, bool> emplace(std::string name, std::string text) {
+    // Names in order are appended (a reader adds a row's columns sorted: hostile pass 118 found
+    // 8,000 columns in reverse order 30x slower, each insert shifting the rest).
+    if (items_.empty() || items_.back().first < name) {
+      items_.emplace_back(std::move(name), std::move(text));
+      return {std::prev(items_.end()), true};
+    }
     const auto it = lower(name);
     if (it != items_.end() && it->first == name) return {it, false};
     return {items_.emplace(it, std::move(name), std::move(text)), true};

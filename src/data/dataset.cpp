@@ -213,14 +213,20 @@ Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::str
   // first record was made, were most of the reader's memory).
   Header h;
   bool header_seen = false, header_ok = false;
+  std::vector<std::size_t> by_name;  // h.extra sorted by column name
   std::optional<std::size_t> problems_before_rows;  // after the text's own (UTF-8) problems
   const auto each = [&](csv::Row&& row) {
     if (!header_seen) {
       header_seen = true;
       problems_before_rows = problems.size();
       header_ok = read_header(row, name, kDatasetColumns, h, problems);
-      if (header_ok)
+      if (header_ok) {
         for (std::size_t i : h.extra) d.extra_columns.push_back(h.names[i]);
+        // Each row's side columns are added in name order: appended, never shifted.
+        by_name = h.extra;
+        std::sort(by_name.begin(), by_name.end(),
+                  [&](std::size_t a, std::size_t b) { return h.names[a] < h.names[b]; });
+      }
       return;
     }
     if (!header_ok || !field_count_ok(h, name, row, problems)) return;
@@ -232,7 +238,7 @@ Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::str
     // Empty extra fields are absent, like empty values: never invent a placeholder.
     r.extra.reserve(static_cast<std::size_t>(
         std::count_if(h.extra.begin(), h.extra.end(), [&](std::size_t i) { return !row.fields[i].empty(); })));
-    for (std::size_t i : h.extra)
+    for (std::size_t i : by_name)
       if (!row.fields[i].empty()) r.extra.emplace(h.names[i], std::move(row.fields[i]));
     d.rows.push_back(std::move(r));
     if (lines) lines->push_back(row.line);
