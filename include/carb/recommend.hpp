@@ -59,6 +59,10 @@ struct RecommendResult {
   /// point prediction, beside any budget, and counted ("over_device_memory").
   std::optional<double> device_memory_mb;
   std::size_t over_device_memory = 0;
+  /// The device's power limit where the model knows it (DeviceLimits::power_limit_w): a recommended
+  /// candidate implying more than kPredictedPowerOverLimit times it, or more than kMaxAveragePowerW
+  /// where no limit is known, is said (recommendation_notes).
+  std::optional<double> power_limit_w;
   std::optional<double> confidence;  // the budgets were judged on upper bounds at this coverage
   /// A drift-corrected model's reference time: latencies, and the latency budget, hold at the host
   /// speed where the reference network takes this long (carb/drift.hpp).

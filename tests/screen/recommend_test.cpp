@@ -106,6 +106,31 @@ TEST(Recommend, ABudgetOnTheUpperEdgePassingALargerBatchOnlyIsSaid) {
   EXPECT_NE(fine[0].find("not batch 8 (6.94712 ms)"), std::string::npos) << fine[0];
 }
 
+// Hundred-and-sixteenth hostile pass: recommend chose 49.7 J in 1.8 ms (27 kW) without a word of
+// power. Past the device's limit (1.1x), or 5 kW where none is known, the recommendation says so.
+TEST(Recommend, ARecommendationImplyingMorePowerThanTheDeviceIsSaid) {
+  RecommendResult r;
+  RecommendCandidate c;
+  c.config = {Family::bottleneck, 200, 4.0, 128, 16, Precision::fp16};
+  c.value = {{"energy_j", 49.7}, {"latency_ms", 1.812}};
+  r.best = c;
+  const auto said = [&] {
+    for (const PredictionNote& n : recommendation_notes(r))
+      if (n.text.find("implies") != std::string::npos) return n.text;
+    return std::string();
+  };
+  EXPECT_NE(said().find("implies 27428 W (energy over latency), more than any single device draws (5000 W)"),
+            std::string::npos) << said();
+  r.power_limit_w = 700;
+  r.best->value["energy_j"] = 1.5;  // 828 W: over 1.1x 700 W
+  EXPECT_NE(said().find("implies 828 W (energy over latency), more than 1.1x the 700 W power limit"), std::string::npos)
+      << said();
+  r.best->value["energy_j"] = 1.3;  // 717 W: within 1.1x, as measured rows come
+  EXPECT_EQ(said(), "");
+  r.power_limit_w.reset();
+  EXPECT_EQ(said(), "");  // and far under 5 kW
+}
+
 TEST(Recommend, DefaultPrecisionsFollowThePlatform) {
   const std::pair<const char*, std::vector<Precision>> cases[] = {
       {"cpu-2t", {Precision::fp32, Precision::bf16}},
