@@ -96,13 +96,13 @@ class ExtraColumns {
   }
   iterator erase(const_iterator at) { return items_.erase(at); }
 
-  friend bool operator==(const ExtraColumns&, const ExtraColumns&) = default;
+  friend bool operator==(const ExtraColumns& a, const ExtraColumns& b) { return a.items_ == b.items_; }
 
  private:
   template <class Items>
   static auto lower_in(Items& items, std::string_view name) {
     return std::lower_bound(items.begin(), items.end(), name,
-                            [](const value_type& e, std::string_view n) { return e.first < n; });
+                            [](const value_type& e, std::string_view n) { return e.first.compare(n) < 0; });
   }
   iterator lower(std::string_view name) { return lower_in(items_, name); }
   const_iterator lower(std::string_view name) const { return lower_in(items_, name); }
