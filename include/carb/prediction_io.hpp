@@ -58,6 +58,11 @@ std::optional<double> held_device_memory(const CarbModel& m);
 /// The average power `x`'s predicted energy and latency imply (W), where it predicts both as positive,
 /// finite costs (a cost at or below zero is unknown, and implies no power).
 std::optional<double> predicted_power_w(const Prediction& x);
+/// The same from per-target values ("energy_j", "latency_ms"), as recommend's candidates hold them.
+std::optional<double> predicted_power_w(const std::map<std::string, double>& value);
+/// The most average power an answer may imply: kPredictedPowerOverLimit times the device's power
+/// limit, or kMaxAveragePowerW (the most a measured row may show) where none is known.
+double most_plausible_power_w(std::optional<double> power_limit_w);
 /// Whether that power is at most kPredictedPowerOverLimit times `power_limit_w` (true where no power
 /// is implied: false marks only what is known to be above): above it, its energy or latency is off.
 bool within_power_limit(const Prediction& x, double power_limit_w);

@@ -171,6 +171,12 @@ std::string protocol_differences_said(const std::set<std::string>& ids, const st
   return said;
 }
 
+// Whether `r` records a protocol none of the model's data was measured under (unrecorded: no).
+bool of_another_protocol(const Record& r, const std::map<std::string, nlohmann::json>& model_protocols) {
+  const auto id = r.extra.find("protocol_id");
+  return id != r.extra.end() && !id->second.empty() && !model_protocols.count(id->second);
+}
+
 }  // namespace
 
 std::optional<std::string> few_rows_warning(std::size_t rows) {
@@ -191,11 +197,8 @@ std::optional<std::string> other_protocol_warning(const CarbModel& model, const 
   if (!model_protocols) return std::nullopt;
   std::size_t other_protocol = 0;
   std::set<std::string> others;
-  for (const auto& r : rows.rows) {
-    const auto id = r.extra.find("protocol_id");
-    if (id != r.extra.end() && !id->second.empty() && !model_protocols->count(id->second))
-      ++other_protocol, others.insert(id->second);
-  }
+  for (const auto& r : rows.rows)
+    if (of_another_protocol(r, *model_protocols)) ++other_protocol, others.insert(r.extra.at("protocol_id"));
   if (other_protocol == 0) return std::nullopt;
   std::string ids, mine;
   for (const auto& id : others) ids += std::string(ids.empty() ? "'" : ", '") + id + "'";
@@ -220,11 +223,8 @@ Evaluation evaluate_external(eval::Context& c) {
   const bool same_platform = c.all.rows.front().platform == model.platform();
   const auto model_protocols = training_data_protocols(model);
   std::size_t seen = 0, seen_elsewhere = 0;
-  for (const auto& r : c.test.rows) {
-    const auto id = r.extra.find("protocol_id");
-    const bool other = model_protocols && id != r.extra.end() && !id->second.empty() && !model_protocols->count(id->second);
-    if (model.trained_on(r.config)) ++(other ? seen_elsewhere : seen);
-  }
+  for (const auto& r : c.test.rows)
+    if (model.trained_on(r.config)) ++(model_protocols && of_another_protocol(r, *model_protocols) ? seen_elsewhere : seen);
   Evaluation e = header(model, c);
   e.split.external = true;
   e.split.test_rows = c.test.rows.size();

@@ -70,14 +70,14 @@ std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vect
     // calibration sets exist. C(n, k), counted up to the draws.
     double sets = 1;
     for (std::size_t i = 0; i < kk && sets < o.repeats; ++i) sets = sets * static_cast<double>(n - i) / static_cast<double>(i + 1);
-    std::string repeated =
+    std::string note =
         sets < o.repeats ? "only " + fmt_num(std::round(sets), 6) + " distinct calibration sets of " + std::to_string(k) +
                                " in " + std::to_string(n) + ": the draws repeat them"
                          : "";
     // Hundred-and-seventeenth hostile pass: k = 55 of 56 scored each draw on one configuration,
     // printed like any other point.
     if (const std::size_t scored = n - kk; scored < kFewConfigurations)
-      repeated += (repeated.empty() ? "" : "; ") + std::string("each draw scores only ") + std::to_string(scored) +
+      note += (note.empty() ? "" : "; ") + std::string("each draw scores only ") + std::to_string(scored) +
                   (scored == 1 ? " configuration" : " configurations") + ", the rest of " + std::to_string(n) +
                   ": its MAE and MAPE say little";
     double mae = 0, mape = 0, nonpositive = 0;
@@ -96,7 +96,7 @@ std::vector<FewShotPoint> few_shot(const std::vector<double>& x, const std::vect
       nonpositive += static_cast<double>(std::count_if(pred.begin(), pred.end(), [](double v) { return v <= 0; })) /
                      static_cast<double>(pred.size());
     }
-    out.push_back({k, mae / o.repeats, mape / o.repeats, o.repeats, repeated, nonpositive / o.repeats});
+    out.push_back({k, mae / o.repeats, mape / o.repeats, o.repeats, note, nonpositive / o.repeats});
   }
   return out;
 }

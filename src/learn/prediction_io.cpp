@@ -152,18 +152,24 @@ bool fits_device_memory(const Prediction& x, double memory_mb) {
   return it == x.value.end() || !(it->second > memory_mb);
 }
 
-std::optional<double> predicted_power_w(const Prediction& x) {
-  const auto e = x.value.find("energy_j"), l = x.value.find("latency_ms");
-  if (e == x.value.end() || l == x.value.end()) return std::nullopt;
+std::optional<double> predicted_power_w(const Prediction& x) { return predicted_power_w(x.value); }
+
+std::optional<double> predicted_power_w(const std::map<std::string, double>& value) {
+  const auto e = value.find("energy_j"), l = value.find("latency_ms");
+  if (e == value.end() || l == value.end()) return std::nullopt;
   // A cost at or below zero, or not a number, is unknown (said by its own note): no power follows.
   const auto known = [](double v) { return v > 0 && std::isfinite(v); };
   if (!known(e->second) || !known(l->second)) return std::nullopt;
   return average_power_w(e->second, l->second);
 }
 
+double most_plausible_power_w(std::optional<double> power_limit_w) {
+  return power_limit_w ? kPredictedPowerOverLimit * *power_limit_w : kMaxAveragePowerW;
+}
+
 bool within_power_limit(const Prediction& x, double power_limit_w) {
   const auto w = predicted_power_w(x);
-  return !w || !(*w > kPredictedPowerOverLimit * power_limit_w);
+  return !w || !(*w > most_plausible_power_w(power_limit_w));
 }
 
 DeviceLimits held_device(const CarbModel& m) {

@@ -47,12 +47,10 @@ PredictionNotes count_prediction_notes(const std::vector<Prediction>& p, const C
       else if (iv != x.interval.end() && std::isfinite(iv->second.second) && iv->second.second > *d.memory_mb)
         ++n.may_exceed_memory;
     }
-    if (d.power_limit_w && !within_power_limit(x, *d.power_limit_w))
-      ++n.over_power, n.most_power_w = std::max(n.most_power_w, *predicted_power_w(x));
-    // Hundred-and-sixteenth hostile pass: with no limit recorded (data without provenance), a
-    // recommend and a predict of 49.7 J in 1.8 ms, 27 kW, came without a word of power.
-    if (const auto w = predicted_power_w(x); !d.power_limit_w && w && *w > kMaxAveragePowerW)
-      ++n.over_any_device_power, n.most_power_w = std::max(n.most_power_w, *w);
+    // Past the device's limit, or (hundred-and-sixteenth hostile pass: 49.7 J in 1.8 ms, 27 kW, said
+    // nothing of) past what any device draws where no limit is recorded.
+    if (const auto w = predicted_power_w(x); w && *w > most_plausible_power_w(d.power_limit_w))
+      ++(d.power_limit_w ? n.over_power : n.over_any_device_power), n.most_power_w = std::max(n.most_power_w, *w);
     if (!x.outside.empty()) {
       n.unbounded_outside += unbounded(x);
       continue;

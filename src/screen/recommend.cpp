@@ -343,21 +343,14 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
                      "): its costs are guesses"});
   // As predict says it (hundred-and-sixteenth hostile pass: recommend chose 49.7 J in 1.8 ms, 27 kW,
   // without a word of power).
-  if (r.best) {
-    const auto e = r.best->value.find("energy_j"), l = r.best->value.find("latency_ms");
-    if (e != r.best->value.end() && l != r.best->value.end() && e->second > 0 && l->second > 0) {
-      const double w = average_power_w(e->second, l->second);
-      const double most = r.power_limit_w ? kPredictedPowerOverLimit * *r.power_limit_w : kMaxAveragePowerW;
-      if (w > most)
-        notes.push_back({"the recommended " + config_key(r.best->config) + " implies " + fmt_num(std::round(w), 10) +
-                         " W (energy over latency), more than " +
-                         (r.power_limit_w ? fmt_num(kPredictedPowerOverLimit, 3) + "x the " +
-                                                fmt_num(*r.power_limit_w, 10) + " W power limit the device's data was "
-                                                "measured under"
-                                          : "any single device draws (" + fmt_num(kMaxAveragePowerW, 10) + " W)") +
-                         ": its energy or latency is off (past the measured grid, most likely)"});
-    }
-  }
+  if (const auto w = r.best ? predicted_power_w(r.best->value) : std::nullopt;
+      w && *w > most_plausible_power_w(r.power_limit_w))
+    notes.push_back({"the recommended " + config_key(r.best->config) + " implies " + fmt_num(std::round(*w), 10) +
+                     " W (energy over latency), more than " +
+                     (r.power_limit_w ? fmt_num(kPredictedPowerOverLimit, 3) + "x the " + fmt_num(*r.power_limit_w, 10) +
+                                            " W power limit the device's data was measured under"
+                                      : "any single device draws (" + fmt_num(kMaxAveragePowerW, 10) + " W)") +
+                     ": its energy or latency is off (past the measured grid, most likely)"});
   return notes;
 }
 
