@@ -556,6 +556,9 @@ TEST(CarbModel, CorruptedOrForeignBundlesFailToLoad) {
       break;
     }
   EXPECT_THROW(CarbModel::load(dir), ModelError);
+  // The forced save kept the bundle it replaced beside it: it must be where force put it, and go too
+  EXPECT_TRUE(fs::is_directory(dir.string() + ".earlier"));
+  fs::remove_all(dir.string() + ".earlier");
   fs::remove_all(dir);
 }
 
