@@ -122,15 +122,7 @@ void run(const PredictCmd& c) {
     const bool any_new = std::any_of(p.begin(), p.end(), [](const Prediction& x) { return !x.trained_architecture; });
     // Which rows the device notes count (a hostile tester: the table had only the count on stderr).
     const DeviceLimits device = held_device(m);
-    const auto beyond = [&](const Prediction& x) {
-      std::string cell;
-      if (device.memory_mb && !fits_device_memory(x, *device.memory_mb))
-        cell = "peak memory > " + fmt_num(*device.memory_mb, 10) + " MB";
-      if (device.power_limit_w && !within_power_limit(x, *device.power_limit_w))
-        cell += (cell.empty() ? "" : "; ") + fmt_num(*predicted_power_w(x), 4) + " W > " +
-                fmt_num(kPredictedPowerOverLimit, 3) + "x " + fmt_num(*device.power_limit_w, 10) + " W";
-      return cell;
-    };
+    const auto beyond = [&](const Prediction& x) { return beyond_device_text(x, device); };
     const bool any_beyond = std::any_of(p.begin(), p.end(), [&](const Prediction& x) { return !beyond(x).empty(); });
     if (any_new) head.push_back(kNewNetworkColumn);
     if (any_beyond) head.push_back("beyond the device");

@@ -66,6 +66,10 @@ double most_plausible_power_w(std::optional<double> power_limit_w);
 /// Whether that power is at most kPredictedPowerOverLimit times `power_limit_w` (true where no power
 /// is implied: false marks only what is known to be above): above it, its energy or latency is off.
 bool within_power_limit(const Prediction& x, double power_limit_w);
+/// What `x` asks of its device beyond what it has, for a table's "beyond the device" cell: peak
+/// memory above `device.memory_mb`; power (energy over latency) above most_plausible_power_w, of the
+/// device's limit or, with none known, of any device. Empty where nothing is beyond it.
+std::string beyond_device_text(const Prediction& x, const DeviceLimits& device);
 /// The device limits `m`'s answers are judged against: held_device_memory, and the power limit
 /// where `m` predicts both energy and latency (what predict flags per row).
 DeviceLimits held_device(const CarbModel& m);

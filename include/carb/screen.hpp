@@ -238,6 +238,14 @@ struct ScreenResult {
   /// and counted ("device_memory_mb" and "over_device_memory" in the JSON).
   std::optional<double> device_memory_mb;
   std::size_t over_device_memory = 0;
+  /// Of the configurations within budget (and on the Pareto set), those whose predicted energy over
+  /// latency is above most_plausible_power_w: past 1.1x the deciding model's device power limit
+  /// (power_limit_w, where it knows one), or past what any device draws. Their energy or latency is
+  /// off, and so is their place within budget; kept, and said ("within_budget_over_power",
+  /// "pareto_over_power", "most_power_w" in the JSON).
+  std::optional<double> power_limit_w;
+  std::size_t within_budget_over_power = 0, pareto_over_power = 0;
+  double most_power_w = 0;
   std::optional<double> confidence;
   std::size_t within_budget = 0;
   /// With a confidence: configurations within budget by their point predictions whose interval
@@ -311,6 +319,9 @@ void print_screen_summary(const ScreenResult& r, std::ostream& out);
 /// (unbounded intervals, costs at or below zero, guesses, networks never measured). Python raises
 /// the cautions as RuntimeWarnings.
 std::vector<PredictionNote> screen_notes(const ScreenResult& r);
+/// Its note where configurations within budget imply more power than the device draws
+/// (ScreenResult::within_budget_over_power > 0), word for word as the report gives it.
+std::string screen_power_note(const ScreenResult& r);
 /// The Pareto configurations as a predictions CSV (with _lower/_upper columns under a confidence).
 void write_screen_csv(const ScreenResult& r, std::ostream& out);
 

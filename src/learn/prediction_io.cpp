@@ -172,6 +172,17 @@ bool within_power_limit(const Prediction& x, double power_limit_w) {
   return !w || !(*w > most_plausible_power_w(power_limit_w));
 }
 
+std::string beyond_device_text(const Prediction& x, const DeviceLimits& device) {
+  std::string cell;
+  if (device.memory_mb && !fits_device_memory(x, *device.memory_mb))
+    cell = "peak memory > " + fmt_num(*device.memory_mb, 10) + " MB";
+  if (const auto w = predicted_power_w(x); w && *w > most_plausible_power_w(device.power_limit_w))
+    cell += (cell.empty() ? "" : "; ") + fmt_num(*w, 4) + " W > " +
+            (device.power_limit_w ? fmt_num(kPredictedPowerOverLimit, 3) + "x " + fmt_num(*device.power_limit_w, 10) + " W"
+                                  : fmt_num(kMaxAveragePowerW, 10) + " W (any device)");
+  return cell;
+}
+
 DeviceLimits held_device(const CarbModel& m) {
   DeviceLimits d;
   d.memory_mb = held_device_memory(m);

@@ -169,6 +169,18 @@ std::string screen_section(const json& screen) {
                                                   " the deciding model never measured: their costs are predictions "
                                                   "for a new network" + never_trained_words(count("within_budget_never_trained"))),
                          true));
+  // Screen's note where configurations within budget imply more power than the device draws, word for word.
+  if (const long long n = count("within_budget_over_power"); n > 0) {
+    ScreenResult said;
+    said.within_budget_over_power = static_cast<std::size_t>(n);
+    said.within_budget = static_cast<std::size_t>(std::max(n, count("within_budget")));
+    said.pareto_over_power = static_cast<std::size_t>(count("pareto_over_power"));
+    if (screen.contains("power_limit_w") && screen["power_limit_w"].is_number())
+      said.power_limit_w = screen["power_limit_w"].get<double>();
+    if (screen.contains("most_power_w") && screen["most_power_w"].is_number())
+      said.most_power_w = screen["most_power_w"].get<double>();
+    cards.push_back(card("Beyond the device", warning(screen_power_note(said)), true));
+  }
   // Screen's note where a cost falls as the batch grows, word for word (hundred-and-seventeenth
   // hostile pass: the report kept every other note of the screen and dropped these).
   const bool shortlist = screen.contains("batch_order") && screen["batch_order"].is_object() &&

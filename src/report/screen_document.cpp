@@ -198,7 +198,7 @@ void check_screen_document(const json& doc, const std::string& file) {
   for (const char* k : {"unbounded_at_confidence", "source_guesses", "nonpositive_predictions",
                         "source_nonpositive_predictions", "within_budget_guesses", "within_budget_new_architectures",
                         "within_budget_never_trained",
-                        "target_guesses", "within_budget"})
+                        "target_guesses", "within_budget", "within_budget_over_power", "pareto_over_power"})
     if (doc.contains(k)) {
       const int n = whole_number(doc[k], k, file);
       if (n < 0) refuse(file, std::string(k) + " is negative");
@@ -210,12 +210,20 @@ void check_screen_document(const json& doc, const std::string& file) {
       doc["within_budget"].get<int>() != stage_count["within_budget"])
     refuse(file, "within_budget is " + doc["within_budget"].dump() + " but its stage counts " +
                      std::to_string(stage_count["within_budget"]));
-  for (const char* k : {"within_budget_guesses", "within_budget_new_architectures", "within_budget_never_trained"})
+  for (const char* k :
+       {"within_budget_guesses", "within_budget_new_architectures", "within_budget_never_trained", "within_budget_over_power"})
     if (doc.contains(k) && doc.contains("within_budget") && doc[k].get<int>() > doc["within_budget"].get<int>())
       refuse(file, std::string(k) + " is more than within_budget");
   if (doc.contains("within_budget_never_trained") && doc.contains("within_budget_new_architectures") &&
       doc["within_budget_never_trained"].get<int>() > doc["within_budget_new_architectures"].get<int>())
     refuse(file, "within_budget_never_trained is more than within_budget_new_architectures");
+  // The power screen's note names (a most_power_w of 0 or text would be said as "up to 0 W").
+  if (doc.contains("within_budget_over_power") && doc["within_budget_over_power"].get<int>() > 0) {
+    const double w = finite_number(member(doc, "most_power_w", "the document", file), "most_power_w", file);
+    if (!(w > 0)) refuse(file, "most_power_w is " + fmt_num(w) + ", not the power of anything within budget");
+  }
+  if (doc.contains("power_limit_w") && !(finite_number(doc["power_limit_w"], "power_limit_w", file) > 0))
+    refuse(file, "power_limit_w is not a positive number of watts");
   if (doc.contains("validation") && doc["validation"].is_object())
     check_validation(doc["validation"], stage_count, file);
   // A rank correlation is in [-1, 1] (fifty-fifth hostile pass: -7 was drawn as rho).

@@ -257,6 +257,15 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
     accepted.erase(over, accepted.end());
   }
   r.within_budget = accepted.size();
+  // Twenty-seventh session: 76 of the deploy preset imply up to 849 W on the H200's 700 W, and
+  // predict said so where screen passed them within budget without a word.
+  r.power_limit_w = held_device(final_model).power_limit_w;
+  const auto over_power = [&](const Prediction& p) {
+    const auto w = predicted_power_w(p);
+    return w && *w > most_plausible_power_w(r.power_limit_w);
+  };
+  for (const Prediction& p : accepted)
+    if (over_power(p)) ++r.within_budget_over_power, r.most_power_w = std::max(r.most_power_w, *predicted_power_w(p));
   r.within_budget_guesses = static_cast<std::size_t>(
       std::count_if(accepted.begin(), accepted.end(), [](const Prediction& p) { return !p.outside.empty(); }));
   r.within_budget_new_architectures = static_cast<std::size_t>(
@@ -268,6 +277,7 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   r.stages.push_back({"within_budget", r.within_budget});
   pareto_of(std::move(accepted), o.capacity, r);
   count_pareto_inversions(scored_all ? configs : shortlist, r, inversions);
+  r.pareto_over_power = static_cast<std::size_t>(std::count_if(r.pareto.begin(), r.pareto.end(), over_power));
   r.stages.push_back({"pareto", r.pareto.size()});
   if (o.validate)
     r.validation = validate_screen(configs, *o.validate, final_model, r.budgets, o.confidence,
@@ -291,6 +301,10 @@ nlohmann::json ScreenResult::to_json() const {
   j["budgets"] = nlohmann::json::object();
   for (const auto& [t, v] : budgets) j["budgets"][t] = v;
   if (device_memory_mb) j["device_memory_mb"] = *device_memory_mb, j["over_device_memory"] = over_device_memory;
+  if (power_limit_w) j["power_limit_w"] = *power_limit_w;
+  j["within_budget_over_power"] = within_budget_over_power;
+  j["pareto_over_power"] = pareto_over_power;
+  if (within_budget_over_power > 0) j["most_power_w"] = most_power_w;
   j["confidence"] = confidence ? nlohmann::json(*confidence) : nlohmann::json(nullptr);
   j["within_budget"] = within_budget;
   j["within_budget_guesses"] = within_budget_guesses;

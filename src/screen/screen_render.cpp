@@ -1,5 +1,6 @@
 // Rendering a screen for people (funnel, budgets, Pareto table, validation) and as CSV.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "carb/prediction_io.hpp"
@@ -25,6 +26,8 @@ std::vector<PredictionNote> summary_notes(const ScreenResult& r) {
                      " within the budgets " + (r.over_device_memory == 1 ? "was" : "were") +
                      " left out: the deciding model predicts more peak memory than its device's " +
                      fmt_num(*r.device_memory_mb, 10) + " MB (on the point prediction, under a confidence too)"});
+  if (r.within_budget_over_power > 0)
+    notes.push_back({screen_power_note(r)});
   const std::string candidates = std::to_string(r.stages.empty() ? 0 : r.stages.front().count);
   if (r.two_stage && r.source_nonpositive > 0)
     notes.push_back({"the source model predicts " + r.rank_target + " at or below zero for " +
@@ -141,7 +144,12 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
       std::any_of(r.pareto.begin(), r.pareto.end(), [](const Prediction& p) { return !p.outside.empty(); });
   const bool any_new =
       std::any_of(r.pareto.begin(), r.pareto.end(), [](const Prediction& p) { return !p.trained_architecture; });
+  // The configurations the power note counts (memory beyond the device's was left out before).
+  const DeviceLimits device{std::nullopt, r.power_limit_w};
+  const bool any_beyond = std::any_of(r.pareto.begin(), r.pareto.end(),
+                                      [&](const Prediction& p) { return !beyond_device_text(p, device).empty(); });
   if (any_new) head.push_back(kNewNetworkColumn);
+  if (any_beyond) head.push_back("beyond the device");
   if (any_outside) head.push_back("outside the trained ranges (a guess)");
   TextTable table(head);
   for (std::size_t i = 0; i < r.pareto.size(); ++i) {
@@ -155,6 +163,7 @@ void print_pareto(const ScreenResult& r, std::ostream& out) {
     }
     if (cap) row.push_back(fmt_num(r.pareto_capacity[i]));
     if (any_new) row.push_back(p.trained_architecture ? "" : "yes");
+    if (any_beyond) row.push_back(beyond_device_text(p, device));
     if (any_outside) row.push_back(outside_text(p.outside));
     table.add(row);
   }
@@ -224,9 +233,9 @@ void write_screen_csv(const ScreenResult& r, std::ostream& out) {
   if (r.capacity != Capacity::none && r.pareto_capacity.size() == r.pareto.size()) {
     const std::pair<std::string, std::vector<double>> cap{
         r.capacity == Capacity::params ? "capacity_Mparams" : "capacity_GFLOPs_per_image", r.pareto_capacity};
-    write_predictions_csv(r.pareto, r.targets, out, &cap, r.confidence);
+    write_predictions_csv(r.pareto, r.targets, out, &cap, r.confidence, {std::nullopt, r.power_limit_w});
   } else {
-    write_predictions_csv(r.pareto, r.targets, out, nullptr, r.confidence);
+    write_predictions_csv(r.pareto, r.targets, out, nullptr, r.confidence, {std::nullopt, r.power_limit_w});
   }
 }
 
@@ -244,6 +253,22 @@ std::string batch_inversion_note(const ScreenBatchInversions& b, bool two_stage,
          (b.pareto > 0 ? "; " + std::to_string(b.pareto) + " of the Pareto set " + (b.pareto == 1 ? "is" : "are") +
                              " of such networks, inside the ranges"
                        : std::string());
+}
+
+std::string screen_power_note(const ScreenResult& r) {
+  const std::size_t n = r.within_budget_over_power;
+  const std::string limit = r.power_limit_w ? fmt_num(kPredictedPowerOverLimit, 3) + "x the " +
+                                                  fmt_num(*r.power_limit_w, 10) +
+                                                  " W power limit the device's data was measured under"
+                                            : fmt_num(kMaxAveragePowerW, 10) + " W, more than any single device draws";
+  return std::to_string(n) + " of the " + std::to_string(r.within_budget) + " within budget " +
+         (n == 1 ? "implies" : "imply") + " more than " + limit + " (energy over latency, up to " +
+         fmt_num(std::round(r.most_power_w), 10) + " W): " + (n == 1 ? "its" : "their") +
+         " energy or latency is off (past the measured grid, most likely), and so is " + (n == 1 ? "its" : "their") +
+         " place within budget" +
+         (r.pareto_over_power > 0 ? "; " + std::to_string(r.pareto_over_power) + " of the Pareto set " +
+                                        (r.pareto_over_power == 1 ? "is" : "are") + " among them"
+                                  : std::string());
 }
 
 std::vector<PredictionNote> screen_notes(const ScreenResult& r) {

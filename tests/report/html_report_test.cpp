@@ -328,6 +328,37 @@ TEST(Report, ScreenSectionStatesCostsThatFallAsTheBatchGrows) {
   EXPECT_EQ(none.find("(the default"), std::string::npos);
 }
 
+// Twenty-seventh session: screen says where configurations within budget imply more power than the
+// device draws; the report says it word for word, and refuses a document whose count has no power.
+TEST(Report, ScreenSectionStatesPowerBeyondTheDevice) {
+  ReportInputs in = synthetic_inputs(true);
+  in.screen = nlohmann::json{{"stages", {{{"name", "candidates"}, {"count", 30}}, {{"name", "within_budget"}, {"count", 26}}}},
+                             {"pareto", nlohmann::json::array()},
+                             {"two_stage", false},
+                             {"within_budget", 26},
+                             {"power_limit_w", 700.0},
+                             {"targets", {"energy_j", "latency_ms"}},
+                             {"within_budget_over_power", 4},
+                             {"pareto_over_power", 1},
+                             {"most_power_w", 806.9}};
+  ScreenResult said;
+  said.within_budget = 26, said.within_budget_over_power = 4, said.pareto_over_power = 1;
+  said.power_limit_w = 700.0, said.most_power_w = 806.9;
+  const std::string note = screen_power_note(said);
+  ASSERT_NE(note.find("4 of the 26 within budget imply more than 1.1x the 700 W power limit"), std::string::npos) << note;
+  ASSERT_NE(note.find("up to 807 W"), std::string::npos) << note;
+  ASSERT_NE(note.find("1 of the Pareto set is among them"), std::string::npos) << note;
+  EXPECT_NE(render_report_html(in).find(note.substr(0, note.find("'s data"))), std::string::npos) << note;  // unescaped
+  report::check_screen_document(*in.screen, "s.json");
+  (*in.screen).erase("most_power_w");
+  EXPECT_THROW(report::check_screen_document(*in.screen, "s.json"), InputError);
+  (*in.screen)["most_power_w"] = 806.9;
+  (*in.screen)["within_budget_over_power"] = 27;  // more than within budget
+  EXPECT_THROW(report::check_screen_document(*in.screen, "s.json"), InputError);
+  (*in.screen)["within_budget_over_power"] = 0;
+  EXPECT_EQ(render_report_html(in).find("Beyond the device"), std::string::npos);
+}
+
 // Networks the deciding model never measured: screen counts those within budget and marks Pareto rows.
 TEST(Report, ScreenSectionStatesNetworksNeverMeasured) {
   ReportInputs in = synthetic_inputs(true);

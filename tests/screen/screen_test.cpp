@@ -264,6 +264,61 @@ TEST(Screen, WhatWouldNotFitTheDecidingModelsDeviceNeverPasses) {
   EXPECT_FALSE(other.device_memory_mb);
 }
 
+// Twenty-seventh session: predict said 4 of the H200's deploy rows imply up to 807 W on its 700 W
+// limit, and screen passed all 4 within budget without a word.
+TEST(Screen, WithinBudgetImplyingMorePowerThanTheDeviceIsSaidAndMarked) {
+  const auto cs = synthetic_screen_configs();
+  CarbModel& m = *new CarbModel(CarbModel::train(testing::synthetic_cost_dataset(1, true), testing::tiny_train_options()));
+  std::vector<double> power;
+  for (const auto& p : m.predict(cs)) power.push_back(*predicted_power_w(p));
+  std::sort(power.begin(), power.end());
+  const double limit = power[power.size() / 2] / kPredictedPowerOverLimit;  // about half imply more
+  m.set_device_limits({std::nullopt, limit});
+  ScreenOptions o;
+  o.budgets = {{"latency_ms", 4.0}};
+  const auto r = screen(cs, m, nullptr, o);
+  std::size_t expected = 0, pareto = 0;
+  double most = 0;
+  for (const auto& p : m.predict(cs))
+    if (p.value.at("latency_ms") <= 4.0 && *predicted_power_w(p) > kPredictedPowerOverLimit * limit)
+      ++expected, most = std::max(most, *predicted_power_w(p));
+  for (const auto& p : r.pareto) pareto += *predicted_power_w(p) > kPredictedPowerOverLimit * limit;
+  ASSERT_GT(expected, 0u);
+  ASSERT_LT(expected, r.within_budget);  // some pass the power test: a count, not everything
+  EXPECT_EQ(r.within_budget_over_power, expected);
+  EXPECT_EQ(r.pareto_over_power, pareto);
+  EXPECT_DOUBLE_EQ(r.most_power_w, most);
+  EXPECT_EQ(r.power_limit_w, limit);
+  const auto j = r.to_json();
+  EXPECT_EQ(j["within_budget_over_power"], expected);
+  EXPECT_EQ(j["power_limit_w"], limit);
+  // Kept, not left out: the power says the prediction is off, not that the configuration cannot run.
+  EXPECT_EQ(r.within_budget, screen(cs, synthetic_model_b(), nullptr, o).within_budget);
+  std::string notes;
+  for (const auto& n : screen_notes(r)) notes += n.text + "\n";
+  EXPECT_NE(notes.find(std::to_string(expected) + " of the " + std::to_string(r.within_budget) +
+                       " within budget imply more than 1.1x the "),
+            std::string::npos) << notes;
+  // The table marks the rows the note counts; the CSV says so per row.
+  std::ostringstream table, csv;
+  print_screen_table(r, table);
+  std::ostringstream summary;
+  print_screen_summary(r, summary);
+  EXPECT_NE(summary.str().find("energy or latency is off"), std::string::npos) << summary.str();
+  write_screen_csv(r, csv);
+  EXPECT_NE(csv.str().find(",within_power_limit"), std::string::npos);
+  EXPECT_EQ(table.str().find("beyond the device") != std::string::npos, pareto > 0) << table.str();
+  std::size_t falses = 0;
+  for (std::size_t at = 0; (at = csv.str().find(",false", at)) != std::string::npos; ++at) ++falses;
+  EXPECT_GE(falses, pareto);
+  // Without a limit, only what no device draws is counted.
+  m.set_device_limits({});
+  const auto none = screen(cs, m, nullptr, o);
+  EXPECT_FALSE(none.power_limit_w);
+  EXPECT_EQ(none.within_budget_over_power, 0u);  // the synthetic costs imply watts, not kilowatts
+  EXPECT_FALSE(none.to_json().contains("power_limit_w"));
+}
+
 TEST(Screen, ParetoMembersAreNotDominatedByAnyAcceptedConfiguration) {
   const auto cs = synthetic_screen_configs();
   ScreenOptions o;
