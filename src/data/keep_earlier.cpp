@@ -81,7 +81,16 @@ std::pair<fs::path, fs::path> keep_earlier_copies(const fs::path& file, const fs
     // Both names free first: a user's file at either is never written over.
     if (fs::exists(fs::symlink_status(kept, ec)) || fs::exists(fs::symlink_status(kept_side, ec))) continue;
     if (!file.empty() && !keep_copy(file, kept)) continue;
-    if (!side.empty() && !keep_copy(side, kept_side)) {
+    bool side_kept = true;
+    try {
+      side_kept = side.empty() || keep_copy(side, kept_side);
+    } catch (const InputError&) {
+      // Half a pair is no copy (hundred-and-twenty-first hostile pass: a full disk failed the sidecar's
+      // copy and left the CSV's behind, unsaid, and the next run kept under "-1"); the original is intact.
+      if (!file.empty()) fs::remove(kept, ec);
+      throw;
+    }
+    if (!side_kept) {
       if (!file.empty()) fs::remove(kept, ec);
       continue;
     }

@@ -123,6 +123,22 @@ bool staging_leftover(const fs::path& dir, bool top = true) {
   return !ec;
 }
 
+// Moves `old` to the first free name of "<dir>.earlier", "<dir>.earlier-1", ...; returns where it
+// is now (`old` itself where no name could be had, which the caller's message then names).
+fs::path keep_beside(const fs::path& old, const fs::path& dir) {
+  for (int n = 0; n < 1000; ++n) {
+    const fs::path name = dir.string() + ".earlier" + (n ? "-" + std::to_string(n) : std::string());
+    if (::renameat2(AT_FDCWD, old.c_str(), AT_FDCWD, name.c_str(), RENAME_NOREPLACE) == 0) return name;
+    // Without renameat2: a plain rename to a name that is free a moment before.
+    std::error_code ec;
+    if ((errno == EINVAL || errno == ENOSYS) && !fs::exists(fs::symlink_status(name, ec)) &&
+        ::rename(old.c_str(), name.c_str()) == 0)
+      return name;
+    if (errno != EEXIST && errno != EINVAL && errno != ENOSYS) break;
+  }
+  return old;
+}
+
 // On a file system without renameat2, commit() moves the old bundle aside to an "old-" staging
 // directory before it moves the new one in. A run killed between the two renames (or whose second
 // rename failed) left nothing at `dir`, and the next run removed both as a dead writer's leftovers
@@ -132,16 +148,47 @@ void restore_moved_aside(const fs::path& dir) {
   std::error_code ec;
   if (fs::symlink_status(dir, ec).type() != fs::file_type::not_found) return;
   for (const fs::path& aside : detail::dead_owners_temps(dir, kStagingTag, "old-")) {
-    if (!staging_leftover(aside)) continue;  // only a finished bundle carb moved there
-    if (fs::symlink_status(aside / "bundle", ec).type() != fs::file_type::directory) continue;
+    // Whatever it moved there: a finished bundle, or (a review) the user's directory, file or link
+    // that --force was replacing; with nothing at `dir` the swap never happened.
+    if (fs::symlink_status(aside, ec).type() != fs::file_type::directory) continue;
+    if (fs::symlink_status(aside / "bundle", ec).type() == fs::file_type::not_found) continue;
     if (::rename((aside / "bundle").c_str(), dir.c_str()) != 0)
       throw ModelError("cannot put back the bundle an interrupted run moved aside to " + (aside / "bundle").string() +
                        ": " + std::strerror(errno) + "; move it to " + dir.string() + " by hand");
-    std::fprintf(stderr, "carb: put back the model bundle an interrupted run had moved aside to %s\n",
-                 (aside / "bundle").c_str());
+    // Through the warning handler, as every message of the library (a hostile tester: straight to stderr).
+    warn("put back what an interrupted run had moved aside to " + (aside / "bundle").string() + " at " + dir.string());
     fs::remove(aside, ec);  // empty now
     return;
   }
+}
+
+// A run killed right after the swap, before it kept or removed what the swap moved out, leaves what
+// --out held under its staging name (unmarked: the marker goes just before the swap), or under
+// "bundle/" of an "old-" one without renameat2. Carb's own finished files there are removed as any
+// leftover; anything else (the user's directory that --force replaced) is kept at <dir>.earlier[-N],
+// and said (hundred-and-twenty-first hostile pass: it stayed under the hidden staging name, which
+// reads as carb's scratch, and no run ever said so).
+void keep_swapped_out(const fs::path& dir) {
+  std::error_code ec;
+  for (const std::string kind : {"", "old-"})
+    for (const fs::path& t : detail::dead_owners_temps(dir, kStagingTag, kind)) {
+      // A file or link too: --force replaces one at --out (a review: they stayed hidden).
+      const fs::path held = kind.empty() ? t : t / "bundle";
+      if (fs::symlink_status(held, ec).type() == fs::file_type::not_found || staging_leftover(t)) continue;
+      if (!kind.empty() && fs::symlink_status(t, ec).type() != fs::file_type::directory) continue;
+      if (kind.empty() && fs::symlink_status(t, ec).type() == fs::file_type::directory &&
+          fs::symlink_status(t / kStagingMarker, ec).type() == fs::file_type::regular)
+        continue;
+      const fs::path kept = keep_beside(held, dir);
+      if (kept == held) {
+        warn("an interrupted run left what was at " + dir.string() + " under " + held.string() +
+             ", and carb could not move it beside " + dir.string() + "; move it back by hand");
+        continue;
+      }
+      if (!kind.empty()) fs::remove(t, ec);  // empty now
+      warn("an interrupted run had moved what was at " + dir.string() + " to " + held.string() + "; it is kept at " +
+           kept.string());
+    }
 }
 
 // Fortieth hostile pass: with train.csv a hard link to runs/h200.csv, `train --data train.csv --out
@@ -360,21 +407,7 @@ bool detail::keep_changed_bundle(const fs::path& old, const fs::path& dir, bool 
   else if (!bundle_replace_refusal(old).empty())
     why = "gained files";
   if (why.empty()) return false;
-  fs::path kept = old;
-  for (int n = 0; n < 1000; ++n) {
-    const fs::path name = dir.string() + ".earlier" + (n ? "-" + std::to_string(n) : std::string());
-    if (::renameat2(AT_FDCWD, old.c_str(), AT_FDCWD, name.c_str(), RENAME_NOREPLACE) == 0) {
-      kept = name;
-      break;
-    }
-    // Without renameat2: a plain rename to a name that is free a moment before.
-    if ((errno == EINVAL || errno == ENOSYS) && !fs::exists(fs::symlink_status(name)) &&
-        ::rename(old.c_str(), name.c_str()) == 0) {
-      kept = name;
-      break;
-    }
-    if (errno != EEXIST && errno != EINVAL && errno != ENOSYS) break;  // left where it is, which the message names
-  }
+  const fs::path kept = keep_beside(old, dir);
   // What was there may be the user's directory, not a bundle (fifty-fourth hostile pass).
   warn(dir.string() + " " + why + (force ? "" : " while carb worked") + "; what was there is kept at " + kept.string());
   return true;
@@ -414,6 +447,7 @@ BundleDestination::BundleDestination(fs::path dir, bool force, const std::vector
                      " does not exist");
   refuse_inside_a_bundle(dir_);
   restore_moved_aside(dir_);
+  keep_swapped_out(dir_);
   refuse_precious_inside(dir_);
   if (!force_)
     if (const std::string why = bundle_replace_refusal(dir_); !why.empty())

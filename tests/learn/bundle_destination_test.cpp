@@ -9,8 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "carb/error.hpp"
@@ -399,11 +401,64 @@ TEST_F(BundleDestinationTest, RemovesOnlyStagingLeftByADeadProcess) {
   EXPECT_FALSE(fs::exists(empty_dead));
   EXPECT_TRUE(fs::exists(alive));    // another carb may be filling it right now
   EXPECT_TRUE(fs::exists(foreign));  // not a name carb makes: not carb's to remove
-  EXPECT_TRUE(fs::exists(users / "thesis.tex"));
-  EXPECT_TRUE(fs::exists(users_file));
-  EXPECT_TRUE(fs::exists(named_like / "manifest.json"));
-  EXPECT_TRUE(fs::exists(nested / "bundle" / "thesis.tex"));
+  // An unmarked directory under a dead writer's staging name that is not carb's own is what a swap
+  // moved out of --out (hundred-and-twenty-first hostile pass): kept beside it, never removed.
+  std::multiset<std::string> kept;
+  for (const auto& e : fs::recursive_directory_iterator(dir_))
+    if (e.is_regular_file() && e.path().string().find("/model.earlier") != std::string::npos)
+      kept.insert(e.path().filename().string() + "=" + read(e.path()));
+  EXPECT_EQ(kept.count("thesis.tex=precious"), 2u);  // users's and nested's
+  EXPECT_EQ(kept.count("manifest.json=my precious notes"), 1u);
+  EXPECT_EQ(std::count_if(kept.begin(), kept.end(), [](const std::string& k) { return k.ends_with("=precious2"); }), 1);
+  EXPECT_FALSE(fs::exists(users));
+  EXPECT_FALSE(fs::exists(users_file));
   EXPECT_FALSE(fs::exists(dir_ / "model" / ".carb-staging"));  // the marker never reaches the bundle
+}
+
+// Hundred-and-twenty-first hostile pass: `train --out u --force` killed between the swap and keeping
+// what it replaced left the user's files under the hidden staging name, which reads as carb's
+// scratch, and no later run said so. The next run keeps them beside --out and says where.
+TEST_F(BundleDestinationTest, WhatAKilledSwapMovedOutIsKeptBesideAndSaid) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  fake_bundle(dir_ / "model", "new");  // the swap put the new bundle in
+  const fs::path swapped = dir_ / (".model.carb-staging-" + std::to_string(child) + "-swap01");
+  fs::create_directories(swapped);
+  std::ofstream(swapped / "p.txt") << "precious";  // what --out held, unmarked after the swap
+  const fs::path aside = dir_ / (".model.carb-staging-" + std::to_string(child) + "-old-aside1");
+  fs::create_directories(aside / "bundle");
+  std::ofstream(aside / "bundle" / "q.txt") << "precious too";  // the same without renameat2
+  // A file and a link at --out are swapped out as one (a review: they stayed hidden).
+  const fs::path file = dir_ / (".model.carb-staging-" + std::to_string(child) + "-file01");
+  std::ofstream(file) << "a file of mine";
+  const fs::path link = dir_ / (".model.carb-staging-" + std::to_string(child) + "-link01");
+  fs::create_symlink("/etc/hostname", link);
+  std::vector<std::string> said;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  { BundleDestination d(dir_ / "model", false); }
+  set_warning_handler(before);
+  EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "new");
+  EXPECT_FALSE(fs::exists(swapped));
+  EXPECT_FALSE(fs::exists(aside));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(file)));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(link)));
+  std::map<std::string, std::string> kept;
+  std::size_t links = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir_)) {
+    if (e.path().string().find("/model.earlier") == std::string::npos) continue;
+    if (e.is_symlink())
+      links += fs::read_symlink(e.path()) == "/etc/hostname";
+    else if (e.is_regular_file())
+      kept[read(e.path())] = e.path().filename().string();
+  }
+  EXPECT_EQ(kept["precious"], "p.txt");
+  EXPECT_EQ(kept["precious too"], "q.txt");
+  EXPECT_TRUE(kept.count("a file of mine"));
+  EXPECT_EQ(links, 1u);
+  ASSERT_EQ(said.size(), 4u);
+  for (const auto& w : said) EXPECT_NE(w.find("an interrupted run had moved what was at "), std::string::npos) << w;
+  for (const auto& w : said) EXPECT_NE(w.find("; it is kept at " + (dir_ / "model.earlier").string()), std::string::npos) << w;
 }
 
 // Seventeenth hostile pass: a carb in another PID namespace (a container, another node) took a live
@@ -574,8 +629,15 @@ TEST_F(BundleDestinationTest, AStagingLeftoverHoldingAnythingElseIsLeftAlone) {
   }
   EXPECT_TRUE(fs::exists(marked_users / "thesis.tex"));
   EXPECT_TRUE(fs::exists(marked_users / "photos" / "cat.jpg"));
-  EXPECT_TRUE(fs::exists(empty_list / "trained_configs.txt"));
-  EXPECT_TRUE(fs::exists(notes / "manifest.json"));
+  // Unmarked and not carb's own: what a swap moved out of --out, kept beside it (hundred-and-twenty-
+  // first hostile pass), whole.
+  std::map<std::string, std::string> kept;
+  for (const auto& e : fs::recursive_directory_iterator(dir_))
+    if (e.is_regular_file() && e.path().string().find("/model.earlier") != std::string::npos)
+      kept[e.path().filename().string()] = read(e.path());
+  EXPECT_EQ(kept.count("trained_configs.txt"), 1u);
+  EXPECT_EQ(kept["manifest.json"], R"({"format": "carb-model", "notes": "mine"})");
+  EXPECT_FALSE(fs::exists(empty_list));
   EXPECT_FALSE(fs::exists(torn));
   EXPECT_FALSE(fs::exists(finished));
 }
@@ -594,7 +656,12 @@ TEST_F(BundleDestinationTest, ABundleMovedAsideByAKilledRunIsPutBack) {
   fake_bundle(finished_new, "newer");
   ASSERT_FALSE(fs::exists(dir_ / "model"));
   {
+    std::vector<std::string> said;  // through the warning handler (a hostile tester: straight to stderr)
+    const WarningHandler before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
     BundleDestination d(dir_ / "model", false);
+    set_warning_handler(before);
+    ASSERT_EQ(said.size(), 1u);
+    EXPECT_NE(said[0].find("put back what an interrupted run had moved aside"), std::string::npos);
     ASSERT_TRUE(fs::exists(dir_ / "model" / "m.0.x.model"));
     EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "old");
     EXPECT_FALSE(fs::exists(aside));
@@ -608,6 +675,25 @@ TEST_F(BundleDestinationTest, ABundleMovedAsideByAKilledRunIsPutBack) {
   { BundleDestination d(dir_ / "model", false); }
   EXPECT_EQ(model_text(dir_ / "model" / "m.0.x.model"), "new");
   EXPECT_FALSE(fs::exists(aside));
+}
+
+// A review: without renameat2 a killed --force run moves the user's directory aside before its bundle
+// goes in; with nothing at --out the swap never happened, and what was there goes back there.
+TEST_F(BundleDestinationTest, WhatAKilledRunMovedAsideGoesBackWhereNothingReplacedIt) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  const fs::path aside = dir_ / (".model.carb-staging-" + std::to_string(child) + "-old-aaaaaa");
+  fs::create_directories(aside / "bundle");
+  std::ofstream(aside / "bundle" / "notes.txt") << "mine";
+  std::vector<std::string> said;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  EXPECT_THROW(BundleDestination(dir_ / "model", false), InputError);  // the user's again: force to replace
+  set_warning_handler(before);
+  EXPECT_EQ(read(dir_ / "model" / "notes.txt"), "mine");
+  EXPECT_FALSE(fs::exists(aside));
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_NE(said[0].find("put back what an interrupted run had moved aside to"), std::string::npos) << said[0];
 }
 
 // A hand-written manifest naming the user's files once made them carb's to delete (second hostile
