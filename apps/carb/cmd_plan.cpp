@@ -1,6 +1,7 @@
 // `carb plan`: which configurations to measure next, and in what order (see carb/plan.hpp).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -189,6 +190,22 @@ void run(PlanCmd& c, CLI::App& app) {
     std::cout << "note: the model predicts a cost at or below zero for " << p.nonpositive_predictions << " of the "
               << p.candidates - p.excluded << " candidates (" << p.planned_nonpositive() << " of them planned): an "
               << "impossible value, so there their score says where the model is wrong, not how unsure it is\n";
+  // A hostile tester: basic-200-w8-r1024-b4096 was planned first at a predicted 2.1e8 s (6.6 years) of
+  // measuring on a 2-core VM, with the generic outside note alone.
+  if (const auto slow = p.rows_longer_than(3600); !slow.empty()) {
+    const auto longest = *std::max_element(slow.begin(), slow.end(), [&](std::size_t a, std::size_t b) {
+      return p.rows[a].cost_s < p.rows[b].cost_s;
+    });
+    const double s = p.rows[longest].cost_s;
+    std::cout << "note: " << slow.size() << " of the " << p.rows.size() << " planned rows "
+              << (slow.size() == 1 ? "is predicted to take more than an hour to measure ("
+                                   : "are predicted to take more than an hour each to measure (the longest, ")
+              << config_key(p.rows[longest].config) << ", " << fmt_num(s, 3) << " s, about "
+              << (s >= 86400 * 2 ? fmt_num(s / 86400, 3) + " days" : fmt_num(s / 3600, 3) + " hours")
+              << (c.budget_s ? "): leave such configurations out of the space, or lower --budget-s\n"
+                             : "): leave such configurations out of the space, or give --budget-s to keep the plan "
+                               "within a time\n");
+  }
   if (const std::size_t n = p.rows_outside())
     std::cout << "note: " << n << " of the " << p.rows.size() << " planned rows " << (n == 1 ? "lies" : "lie")
               << " outside the ranges the model trained on (its "

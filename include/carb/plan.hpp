@@ -117,8 +117,10 @@ struct Plan {
   /// How many planned rows have no predicted measuring time (a model predicting no positive latency
   /// for them; without a budget they are planned). Thirty-seventh hostile pass: counted nowhere.
   std::size_t planned_unknown_cost() const;
+  /// The planned rows each predicted to take more than `seconds` to measure (cost_s), in plan order.
+  std::vector<std::size_t> rows_longer_than(double seconds) const;
   /// {strategy, candidates, excluded, planned, unknown_cost, planned_unknown_cost, nonpositive_predictions,
-  /// planned_nonpositive, planned_outside, predicted_cost_s, rows: [{family..precision,
+  /// planned_nonpositive, planned_outside, planned_over_an_hour, predicted_cost_s, rows: [{family..precision,
   /// rank, score, uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance, outside,
   /// nonpositive}]},
   /// null where unknown (as the plan CSV's empty cells).

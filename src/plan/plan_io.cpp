@@ -50,6 +50,13 @@ std::size_t Plan::rows_outside() const {
       std::count_if(rows.begin(), rows.end(), [](const PlannedRow& r) { return !r.outside.empty(); }));
 }
 
+std::vector<std::size_t> Plan::rows_longer_than(double seconds) const {
+  std::vector<std::size_t> out;
+  for (std::size_t k = 0; k < rows.size(); ++k)
+    if (rows[k].cost_s > seconds) out.push_back(k);  // NaN (unknown) is no longer than anything
+  return out;
+}
+
 std::size_t Plan::planned_unknown_cost() const {
   if (rows.empty() || std::all_of(rows.begin(), rows.end(), [](const PlannedRow& r) { return std::isnan(r.latency_ms); }))
     return 0;  // no model: no row has a predicted cost to be unknown
@@ -70,6 +77,7 @@ nlohmann::json Plan::to_json() const {
                       {"over_device_memory", over_device_memory},
                       {"planned_nonpositive", planned_nonpositive()},
                       {"planned_outside", rows_outside()},
+                      {"planned_over_an_hour", rows_longer_than(3600).size()},
                       {"predicted_cost_s", value(total_cost_s)}, {"rows", nlohmann::json::array()}};
   double cumulative = 0;
   for (std::size_t k = 0; k < rows.size(); ++k) {

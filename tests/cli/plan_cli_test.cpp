@@ -97,6 +97,22 @@ TEST(PlanCli, WritesAPlanThatSkipsTheMeasuredAndKeepsToTheBudget) {
   EXPECT_LE(cumulative, 20.0) << last;
   EXPECT_GT(cumulative, 0.0) << last;
 
+  // A row far past the grid, predicted to take more than an hour to measure, is named (a hostile tester).
+  write_file("plan_huge.csv", "family,depth,width,resolution,batch,precision\nbasic,200,8,1024,4096,fp32\n"
+                              "basic,10,0.75,32,1,fp32\n");
+  const CliRun huge = carb_cli_test::carb("plan --model plan_model --configs plan_huge.csv --count 2 --out plan_h.csv",
+                                          "plan_h");
+  ASSERT_EQ(huge.status, 0) << huge.err;
+  EXPECT_NE(huge.out.find("note: 1 of the 2 planned rows is predicted to take more than an hour to measure ("
+                          "basic-200-w8-r1024-b4096-fp32, "),
+            std::string::npos) << huge.out;
+  EXPECT_NE(huge.out.find("or give --budget-s to keep the plan within a time"), std::string::npos) << huge.out;
+  const CliRun budget = carb_cli_test::carb("plan --model plan_model --configs plan_huge.csv --budget-s 1e12 --out "
+                                            "plan_hb.csv", "plan_hb");
+  ASSERT_EQ(budget.status, 0) << budget.err;
+  EXPECT_NE(budget.out.find("or lower --budget-s"), std::string::npos) << budget.out;
+  EXPECT_EQ(two.out.find("more than an hour"), std::string::npos) << two.out;
+
   const CliRun fill = carb_cli_test::carb("plan --preset tiny --count 4 --out plan_c.csv", "plan_c");
   ASSERT_EQ(fill.status, 0) << fill.err;
   EXPECT_NE(fill.out.find("stratified"), std::string::npos) << fill.out;

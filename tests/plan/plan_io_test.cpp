@@ -2,6 +2,7 @@
 // configuration; and the --out check that never lets a plan overwrite an input.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "carb/error.hpp"
@@ -54,6 +55,17 @@ TEST_F(PlanIo, ARowOutsideTheTrainedRangesSaysSoAndOlderPlansStillRead) {
   const auto g = dir_ / "old.csv";
   std::ofstream(g) << old;
   EXPECT_EQ(read_plan_csv(g).size(), 3u);
+}
+
+// A hostile tester: a row predicted to take 6.6 years to measure was planned first, with the outside
+// note alone. The rows past an hour are counted (the CLI names the longest).
+TEST_F(PlanIo, RowsPredictedToTakeMoreThanAnHourAreCounted) {
+  Plan p = three_rows();
+  EXPECT_TRUE(p.rows_longer_than(3600).empty());
+  p.rows[1].cost_s = 2.1e8, p.rows[2].cost_s = std::nan("");  // an unknown cost is no longer than anything
+  EXPECT_EQ(p.rows_longer_than(3600), (std::vector<std::size_t>{1}));
+  EXPECT_EQ(p.rows_longer_than(10), (std::vector<std::size_t>{0, 1}));
+  EXPECT_EQ(p.to_json()["planned_over_an_hour"], 1);
 }
 
 TEST_F(PlanIo, RoundTripsInItsOrderWithTheScoresBeside) {
