@@ -179,6 +179,7 @@ carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees,
   o.params.threads = threads;
   o.normalize = normalize;
   o.seed = seed;
+  o.params.seed = seed;  // the learners too, as `carb train --seed` (a hostile tester: they kept 42)
   o.size_bins = size_bins;
   o.use_telemetry = telemetry;  // as `carb train --telemetry`
   // What `carb train` says of the rows it leaves out (oom and error rows), as warnings.
@@ -479,7 +480,18 @@ PYBIND11_MODULE(_carb, m) {
         return py::bool_(!(a == b.cast<carb::Config>()));
       })
       .def("__hash__", [](const carb::Config& c) { return py::hash(py::str(carb::config_key(c))); })
-      .def("__repr__", [](const carb::Config& c) { return "carb.Config('" + carb::config_key(c) + "')"; });
+      .def("__repr__", [](const carb::Config& c) { return "carb.Config('" + carb::config_key(c) + "')"; })
+      // Pickled (and so copied, and sent to worker processes) as its six values, checked again when
+      // read back (a hostile tester: copy.copy, deepcopy and pickle refused a Config).
+      .def(py::pickle(
+          [](const carb::Config& c) {
+            return py::make_tuple(carb::to_string(c.family), c.depth, c.width, c.resolution, c.batch,
+                                  carb::to_string(c.precision));
+          },
+          [](const py::tuple& t) {
+            if (t.size() != 6) throw carb::InputError("a pickled carb.Config holds 6 values, not " + std::to_string(t.size()));
+            return make_config(t[0], t[1], t[2], t[3], t[4], t[5]);
+          }));
 
   m.attr("max_size_bins") = carb::kMaxSizeBins;
   m.def("preset_names", [] {

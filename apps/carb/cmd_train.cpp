@@ -132,6 +132,9 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                    if (c->raw_target && opt.normalize == "on")
                      throw InputError("--normalize on learns log(y / estimate), which --raw-target turns off; give one");
                    if (c->fast) make_fast(opt);
+                   // As --help says: the learners too (a hostile tester: --seed 1 and 2 gave byte-identical
+                   // learners, seeded 42 whatever was asked).
+                   opt.params.seed = opt.seed;
                    std::error_code ec;
                    const bool here = std::filesystem::weakly_canonical(c->job.out, ec) == std::filesystem::current_path(ec);
                    auto s = run_train_job(c->job);

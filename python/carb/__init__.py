@@ -184,6 +184,12 @@ class Model:
                              "with carb.Model.train(data)")
         self._m = native
 
+    def __reduce__(self):
+        # A model is a bundle on disk, not a value to pickle (a hostile tester: pybind11's "cannot pickle
+        # 'carb._carb.Model' object" said nothing of what to do).
+        raise TypeError("a carb.Model cannot be pickled or copied: save it (Model.save(path)) and load it "
+                        "where it is needed (carb.Model.load(path)); a loaded model is safe to share between threads")
+
     @classmethod
     def load(cls, path):
         """Loads a bundle written by `carb train` or Model.save (carb.ModelError if damaged)."""
@@ -209,6 +215,8 @@ class Model:
         per regime, the default until 2026-12-06).
         telemetry: learn from the utilization measured for each row too (avg_sm_util, avg_mem_util),
         as `carb train --telemetry`; such a model predicts from readings (Model.predict's telemetry).
+        seed: for the folds and the learners, as `carb train --seed`; the same seed, data and
+        settings give the same bundle. threads: the learners' threads.
         Ctrl-C stops it at the next fit and raises KeyboardInterrupt; a second Ctrl-C a second or
         more later ends the process, as it does `carb train`."""
         files = _paths(data, "data")

@@ -28,6 +28,11 @@ def _paths(data, what):
     """One path or an iterable of them."""
     if isinstance(data, (str, bytes)) or hasattr(data, "__fspath__"):
         return [_path(data, what)]
+    # A table in memory (a dict of columns, a DataFrame) iterates as its column names, which were then
+    # opened as files (a hostile tester: "family: cannot open for reading").
+    if isinstance(data, dict) or hasattr(data, "columns"):
+        raise InputError(f"{what} is a table in memory; carb reads measurements from dataset CSVs with their "
+                         "provenance: give the CSV's path (a DataFrame can be written with df.to_csv(path, index=False))")
     try:
         items = list(data)
     except TypeError:

@@ -159,6 +159,47 @@ def test_fast_training_is_the_clis_fast_setting(rows_csv, tmp_path):
         carb.Model.train(rows_csv, fast=True, trees=50)
 
 
+def test_the_seed_reaches_the_learners_in_python_and_the_cli(rows_csv, tmp_path):
+    # A hostile tester: seeds 1 and 2 gave byte-identical learners (they kept 42), though `carb train
+    # --help` says the seed is the learners' too.
+    def learners(d):
+        return {f.name: f.read_bytes() for f in sorted(d.iterdir()) if f.name.startswith("latency_ms.") and
+                "extra_trees" in f.name}
+    for s in (1, 2):
+        carb.Model.train(rows_csv, trees=3, correctors=False, seed=s, threads=1).save(tmp_path / f"py{s}")
+        subprocess.run([os.environ["CARB_BINARY"], "train", "--data", str(rows_csv), "--trees", "3", "--no-correctors",
+                        "--threads", "1", "--seed", str(s), "--test-fraction", "0", "--out", str(tmp_path / f"cli{s}")],
+                       check=True, capture_output=True)
+    assert learners(tmp_path / "py1") and learners(tmp_path / "py1") != learners(tmp_path / "py2")
+    assert learners(tmp_path / "cli1") == learners(tmp_path / "py1")
+    assert learners(tmp_path / "cli2") == learners(tmp_path / "py2")
+
+
+def test_a_config_pickles_and_copies_and_a_model_says_how_to_share_it(model):
+    import copy
+    import pickle
+    c = carb.Config("bottleneck", 50, 0.5, 96, 8, "bf16")
+    for back in (pickle.loads(pickle.dumps(c)), copy.copy(c), copy.deepcopy([c])[0]):
+        assert back == c and back.key == c.key
+    with pytest.raises(TypeError, match=r"save it \(Model.save\(path\)\)"):
+        pickle.dumps(model)
+    with pytest.raises(TypeError, match="cannot be pickled or copied"):
+        copy.deepcopy(model)
+
+
+def test_a_table_in_memory_is_no_list_of_paths(model):
+    class Frame:  # what a pandas DataFrame looks like to carb
+        columns = ["family", "depth"]
+
+        def __iter__(self):
+            return iter(self.columns)
+    for table in ({"family": ["basic"], "depth": [18]}, Frame()):
+        with pytest.raises(carb.InputError, match="is a table in memory"):
+            carb.Model.train(table, trees=2)
+        with pytest.raises(carb.InputError, match="is a table in memory"):
+            carb.evaluate(model, table)
+
+
 def test_evaluate_is_the_clis_document(model, model_dir, rows_csv):
     with pytest.warns(RuntimeWarning, match="in-sample"):  # the model trained on these rows
         doc = carb.evaluate(model, rows_csv, external=True)
