@@ -39,7 +39,7 @@ class Learner {
   /// Gain importance per feature column (sums to 1 when any gain exists).
   virtual std::vector<double> importance() const = 0;
   /// Threads for later fits and predictions (training fits many single-threaded learners side by
-  /// side, then hands the kept ones the thread count asked for).
+  /// side, then hands the kept ones the thread count asked for); fewer than 1 is taken as 1.
   virtual void set_threads(int threads) = 0;
   /// Saves to / loads from a file. load throws ModelError on a missing or corrupted file.
   virtual void save(const std::filesystem::path& file) const = 0;
@@ -55,5 +55,8 @@ std::vector<std::string> learner_kinds();
 void check_learner_params(const LearnerParams& p);
 /// Throws InputError, prefixed by `who`, unless X and y are non-empty, agree in size and y is finite.
 void check_fit_input(const Matrix& X, const std::vector<float>& y, const std::string& who);
+/// Throws InputError, prefixed by `who`, unless X has `features` columns and holds rows*cols values
+/// (a Matrix's fields are public: one put together by hand was read past its end).
+void check_predict_input(const Matrix& X, std::size_t features, const std::string& who);
 
 }  // namespace carb

@@ -63,6 +63,8 @@ struct TrainOptions {
   /// Learn log(y / analytic estimate) instead of log(y) (carb/analytic_estimate.hpp): "on", "off",
   /// or "auto", which lets a quick out-of-fold comparison choose per target (recorded in the bundle).
   std::string normalize = "auto";
+  /// The split's and the folds'; the learners' is params.seed (`carb train --seed` and Python's
+  /// Model.train(seed=) set both).
   unsigned seed = 42;
   bool verbose = false;           // progress lines on stderr
 };
@@ -205,6 +207,13 @@ class CarbModel {
   /// network, one answer (0.2549 answered 0.2% off 0.25's, and 0.245 was flagged a guess).
   Config as_trained(const Config& c) const;
   std::vector<Config> as_trained(const std::vector<Config>& cs) const;
+  /// The precision the model answers `p` at: `p`, or where the model never trained on it and did
+  /// on the other two-byte precision (fp16 and bf16), that one. An untrained precision's terms of the
+  /// analytic estimate were never fitted (0): answered as itself, it came out cheaper than every
+  /// trained precision and topped screens (hundred-and-nineteenth hostile pass). Its memory is the
+  /// same bytes; its time and energy are the other's, flagged as never trained all the same, and
+  /// past the other's ranges where that one's are.
+  Precision answered_precision(Precision p) const;
   /// True when the model saw this configuration's network in training (false when it does not
   /// know): a width spelled otherwise that builds the same channels (0.251 for 0.25) counts.
   bool trained_on(const Config& c) const;
@@ -229,7 +238,9 @@ class CarbModel {
   void calibrate_remeasurement(const Dataset& campaign, const Dataset& again);
   /// Whether calibrate_remeasurement gave the intervals a re-measurement's spread.
   bool has_remeasured_spread() const;
-  void set_drift_reference_ms(double r) { drift_reference_ms_ = r; }
+  /// Records the host speed latency is predicted at (the reference network's ms; saved with the
+  /// bundle). InputError unless a positive, finite time.
+  void set_drift_reference_ms(double r);
   /// The device's memory and power limit, where training was told or read them (DeviceLimits).
   const DeviceLimits& device_limits() const { return device_; }
   /// Records them (checked: DeviceLimits::check); saved with the bundle.
@@ -290,6 +301,8 @@ class CarbModel {
   std::vector<std::string> feature_names(const std::string& target) const;
 
  private:
+  /// as_trained, each at answered_precision: the configurations every answer is computed at.
+  std::vector<Config> answered_as(const std::vector<Config>& cs) const;
   static CarbModel load_once(const std::filesystem::path& dir);
   std::vector<std::string> targets_;
   void index_trained();  // trained_networks_ from trained_configs_
@@ -303,6 +316,7 @@ class CarbModel {
   std::vector<std::string> trained_architectures_;  // architecture_key of each, sorted and unique
   std::map<std::string, double> trained_width_of_channels_;  // channels a trained width builds -> that width
   std::set<int> trained_resolutions_, trained_batches_;      // the levels trained (set by index_trained)
+  std::set<Precision> trained_precisions_;                     // set by index_trained
   std::set<double> trained_widths_;
   /// predict_columns before answers are held monotone (configurations as trained); only the first
   /// `leading` targets of the cascade (each needs only those before it).
@@ -330,7 +344,8 @@ class CarbModel {
 /// Refuses (DataError, naming the first by its 1-based position in `d`) ok rows a dataset CSV's
 /// reader would refuse too: one that repeats an earlier ok row's platform and network, and a
 /// measured value outside the plausibility bounds (kPlausibleBounds: NaN, zero or negative costs,
-/// utilization outside 0-100 %). Failed rows are not looked at. CarbModel::train, evaluate_model and
+/// utilization outside 0-100 %), and a target measured on some ok rows of a platform and not on
+/// the first one named (it would be left out of the model). Failed rows are not looked at. CarbModel::train, evaluate_model and
 /// transfer check the Dataset they are given with it.
 void check_learnable_rows(const Dataset& d);
 

@@ -85,7 +85,7 @@ void CarbModel::index_trained() {
   trained_networks_.clear();
   trained_architectures_.clear();
   trained_width_of_channels_.clear();
-  trained_resolutions_.clear(), trained_batches_.clear(), trained_widths_.clear();
+  trained_resolutions_.clear(), trained_batches_.clear(), trained_widths_.clear(), trained_precisions_.clear();
   std::vector<Config> parsed;
   for (const auto& k : trained_configs_)
     if (const auto c = parse_config_key(k)) {
@@ -93,6 +93,7 @@ void CarbModel::index_trained() {
       trained_networks_.push_back(network_key(*c));
       trained_width_of_channels_.emplace(width_channels(c->width), c->width);  // the first in key order
       trained_resolutions_.insert(c->resolution), trained_batches_.insert(c->batch);
+      trained_precisions_.insert(c->precision);
     }
   for (const auto& [channels, width] : trained_width_of_channels_) trained_widths_.insert(width);
   // By the width as_trained answers with, so that a width spelled otherwise finds its architecture.
@@ -111,6 +112,18 @@ Config CarbModel::as_trained(const Config& c) const {
   // got disjoint 90% memory intervals, the trees splitting on the label, not the network).
   t.width = it != trained_width_of_channels_.end() ? it->second : canonical_width(c.width);
   return t;
+}
+
+Precision CarbModel::answered_precision(Precision p) const {
+  if (p == Precision::fp32 || trained_precisions_.empty() || trained_precisions_.count(p)) return p;
+  const Precision other = p == Precision::fp16 ? Precision::bf16 : Precision::fp16;
+  return trained_precisions_.count(other) ? other : p;
+}
+
+std::vector<Config> CarbModel::answered_as(const std::vector<Config>& cs) const {
+  std::vector<Config> out = as_trained(cs);
+  for (Config& c : out) c.precision = answered_precision(c.precision);
+  return out;
 }
 
 std::vector<Config> CarbModel::as_trained(const std::vector<Config>& cs) const {
@@ -137,7 +150,9 @@ std::vector<float> to_training_space(const std::vector<double>& raw, bool log_ta
 
 std::vector<double> predict_target_model(const TargetModel& tm, const TrainOptions& opts_, const Matrix& X,
                                          const std::vector<Config>& configs, PredictParts parts) {
-  if (X.rows != configs.size()) throw InputError("internal: feature rows and configurations differ");
+  if (X.rows != configs.size())
+    throw InputError("the feature matrix has " + std::to_string(X.rows) + " rows for " +
+                     std::to_string(configs.size()) + " configurations: give one row per configuration");
   if (parts.only_learner < -1 || parts.only_learner >= static_cast<int>(tm.learners.size()))
     throw InputError(tm.target + " has no learner " + std::to_string(parts.only_learner) +
                      " (0 to " + std::to_string(tm.learners.size() - 1) + ", or -1 for the blend)");
@@ -241,7 +256,7 @@ std::optional<std::pair<T, T>> levels_around(const std::set<T>& levels, T v) {
 
 std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std::vector<Config>& asked,
                                                                       const std::vector<Telemetry>& tel) const {
-  const std::vector<Config> configs = as_trained(asked);
+  const std::vector<Config> configs = answered_as(asked);
   auto out = interpolated_columns(configs, tel);
   // A target whose measurements never fell along a knob is held at least at its network's answers
   // below the configuration along it (monotone.hpp), each answered as any configuration is: those
@@ -263,7 +278,7 @@ std::map<std::string, std::vector<double>> CarbModel::cascade_inputs(const std::
   // As passed on: before an answer no device could measure is said as 0 (raw_columns), which the
   // cascade never sees (hundred-and-sixteenth hostile pass: evaluate fed such a 0 to log and stopped
   // on "the feature matrix contains NaN or infinite values").
-  return cascade_columns(as_trained(configs), tel);
+  return cascade_columns(answered_as(configs), tel);
 }
 
 std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const std::vector<Config>& configs,
@@ -323,9 +338,17 @@ std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const
   return out;
 }
 
+// One reading per configuration, or none (a hostile tester: predict took 3 for 1, predict_chunked refused).
+static void check_telemetry_count(const std::vector<Telemetry>& tel, const std::vector<Config>& configs) {
+  if (!tel.empty() && tel.size() != configs.size())
+    throw InputError("telemetry for " + std::to_string(tel.size()) + " configurations, but " +
+                     std::to_string(configs.size()) + " configurations: give one per configuration, or none");
+}
+
 std::map<std::string, std::vector<double>> CarbModel::cascade_columns(const std::vector<Config>& configs,
                                                                       const std::vector<Telemetry>& tel,
                                                                       std::size_t leading) const {
+  check_telemetry_count(tel, configs);
   const Matrix base = build_features(schema_, configs, tel);
   std::map<std::string, std::vector<float>> z;  // upstream predictions in the training (log) space
   std::map<std::string, std::vector<double>> out;
@@ -389,9 +412,9 @@ std::size_t CarbModel::predict_chunked(const std::vector<Config>& configs, const
                                        const std::function<bool(std::vector<Prediction>&&, std::size_t)>& each,
                                        std::size_t chunk) const {
   if (chunk == 0) throw InputError("a chunk of predictions must hold at least one configuration");
-  if (!tel.empty() && tel.size() != configs.size())
-    throw InputError("telemetry for " + std::to_string(tel.size()) + " configurations, but " +
-                     std::to_string(configs.size()) + " configurations: give one per configuration, or none");
+  // A carb::Error, as every bad input (a hostile tester: an empty function threw std::bad_function_call).
+  if (!each) throw InputError("predict_chunked was given no function to hand the answers to");
+  check_telemetry_count(tel, configs);
   if (confidence) check_confidence_level(*confidence);
   for (std::size_t at = 0; at < configs.size(); at += chunk) {
     const std::size_t end = std::min(configs.size(), at + chunk);

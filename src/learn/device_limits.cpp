@@ -1,4 +1,4 @@
-// What a model knows of its device beyond the rows (carb/model.hpp, DeviceLimits).
+// What a model knows of its device beyond the rows (carb/model.hpp): DeviceLimits, the drift reference.
 #include <cmath>
 
 #include "carb/error.hpp"
@@ -22,6 +22,13 @@ void DeviceLimits::check() const {
 void CarbModel::set_device_limits(const DeviceLimits& d) {
   d.check();
   device_ = d;
+}
+
+// A hostile tester: NaN was taken, and save() failed later on a staging directory's manifest.
+void CarbModel::set_drift_reference_ms(double r) {
+  if (!(r > 0 && std::isfinite(r)))
+    throw InputError("a drift reference must be a positive number of milliseconds, not " + fmt_num(r, 6));
+  drift_reference_ms_ = r;
 }
 
 }  // namespace carb

@@ -306,9 +306,7 @@ void ExtraTrees::require_fitted(const char* what) const {
 
 std::vector<float> ExtraTrees::predict(const Matrix& X) const {
   require_fitted("predict");
-  if (X.cols != n_features_)
-    throw InputError("extra_trees: predict got " + std::to_string(X.cols) + " feature columns, model has " +
-                     std::to_string(n_features_));
+  check_predict_input(X, n_features_, "extra_trees");
   check_finite(X, "prediction matrix");
   const std::vector<double> sum = detail::sum_of_trees(trees_, X, p_.threads);
   std::vector<float> out(X.rows);

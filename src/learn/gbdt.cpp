@@ -302,9 +302,7 @@ void Gbdt::require_fitted(const char* what) const {
 
 std::vector<float> Gbdt::predict(const Matrix& X) const {
   require_fitted("predict");
-  if (X.cols != n_features_)
-    throw InputError(kind() + ": predict got " + std::to_string(X.cols) + " feature columns, model has " +
-                     std::to_string(n_features_));
+  check_predict_input(X, n_features_, kind());
   check_finite(X, kind());
   const std::vector<double> sum = detail::sum_of_trees(trees_, X, p_.threads);
   std::vector<float> out(X.rows);

@@ -98,9 +98,7 @@ void LinearLearner::require_fitted(const char* what) const {
 
 std::vector<float> LinearLearner::predict(const Matrix& X) const {
   require_fitted("predict");
-  if (X.cols != coef_.size())
-    throw InputError("linear: predict got " + std::to_string(X.cols) + " feature columns, model has " +
-                     std::to_string(coef_.size()));
+  check_predict_input(X, coef_.size(), "linear");
   std::vector<float> out(X.rows);
   for (std::size_t r = 0; r < X.rows; ++r) {
     double s = intercept_;

@@ -12,7 +12,7 @@ namespace carb {
 MemberPredictions CarbModel::member_predictions(const std::vector<Config>& asked, const std::string& target,
                                                 const std::vector<Telemetry>& telemetry) const {
   if (!has_target(target)) throw InputError("the model has no target '" + target + "'");
-  const std::vector<Config> configs = as_trained(asked);  // as predict_columns does
+  const std::vector<Config> configs = answered_as(asked);  // as predict_columns does
   const Matrix base = build_features(schema_, configs, telemetry);
   std::map<std::string, std::vector<float>> z;  // upstream predictions in the training (log) space
   for (const auto& tm : models_) {

@@ -64,6 +64,8 @@ void check_learner_params(const LearnerParams& p) {
   if (p.threads < 1) fail("threads must be >= 1, got " + std::to_string(p.threads));
   if (!(p.max_features > 0 && p.max_features <= 1))
     fail("max_features must be in (0, 1], got " + std::to_string(p.max_features));
+  // A hostile tester: NaN was taken, and training failed on "feature matrix contains NaN" instead.
+  if (!std::isfinite(p.base_score)) fail("base_score must be a finite number, got " + std::to_string(p.base_score));
 }
 
 void check_fit_input(const Matrix& X, const std::vector<float>& y, const std::string& who) {
@@ -79,6 +81,15 @@ void check_fit_input(const Matrix& X, const std::vector<float>& y, const std::st
   const auto bad = std::find_if(y.begin(), y.end(), [](float v) { return !std::isfinite(v); });
   if (bad != y.end())
     throw InputError(who + ": target is NaN or infinite at row " + std::to_string(bad - y.begin()));
+}
+
+void check_predict_input(const Matrix& X, std::size_t features, const std::string& who) {
+  if (X.cols != features)
+    throw InputError(who + ": predict got " + std::to_string(X.cols) + " feature columns, model has " +
+                     std::to_string(features));
+  if (X.data.size() != X.rows * X.cols)
+    throw InputError(who + ": matrix holds " + std::to_string(X.data.size()) + " values, expected rows*cols = " +
+                     std::to_string(X.rows * X.cols));
 }
 
 }  // namespace carb

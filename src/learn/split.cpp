@@ -1,4 +1,5 @@
 // Row splits: deterministic train/test split, dataset subsets, and which targets a dataset has.
+#include <array>
 #include <algorithm>
 #include <unordered_map>
 #include <numeric>
@@ -55,6 +56,24 @@ void check_learnable_rows(const Dataset& d) {
       if (const auto v = r.value(b.column); v && !b.contains(*v))
         throw DataError(what() + " has " + b.column + " " + csv::format_number(*v) + ", outside " + b.describe() +
                         ": no measurement");
+  }
+  // A target measured on some ok rows of a platform and not others (a hostile tester: one row without
+  // latency made a model of peak memory alone, without a word; the CSV reader refuses such a file).
+  // The first such row in the dataset's order is named.
+  std::unordered_map<std::string, std::array<std::size_t, kTargets.size()>> with;  // platform -> rows per target
+  for (const Record& r : d.rows)
+    if (r.status == Status::ok) {
+      auto& n = with.try_emplace(r.platform).first->second;
+      for (std::size_t t = 0; t < kTargets.size(); ++t) n[t] += r.value(kTargets[t]).has_value();
+    }
+  for (std::size_t i = 0; i < d.rows.size(); ++i) {
+    const Record& r = d.rows[i];
+    if (r.status != Status::ok) continue;
+    for (std::size_t t = 0; t < kTargets.size(); ++t)
+      if (const std::size_t n = with.at(r.platform)[t]; n > 0 && !r.value(kTargets[t]))
+        throw DataError("row " + std::to_string(i + 1) + " (" + r.platform + " " + config_key(r.config) + ") has no " +
+                        kTargets[t] + ", which " + std::to_string(n) + " other ok rows of '" + r.platform +
+                        "' have: measure it on all ok rows or none");
   }
 }
 

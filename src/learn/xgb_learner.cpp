@@ -131,9 +131,7 @@ void XgbLearner::require_fitted(const char* what) const {
 
 std::vector<float> XgbLearner::predict(const Matrix& X) const {
   require_fitted("predict");
-  if (X.cols != n_features_)
-    throw InputError(kind() + ": predict got " + std::to_string(X.cols) + " feature columns, model has " +
-                     std::to_string(n_features_));
+  check_predict_input(X, n_features_, kind());
   if (X.rows == 0) return {};
   const std::string array = "{\"data\":[" + std::to_string(reinterpret_cast<std::uintptr_t>(X.data.data())) +
                             ",true],\"shape\":[" + std::to_string(X.rows) + "," + std::to_string(X.cols) +

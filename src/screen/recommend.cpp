@@ -243,9 +243,12 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
                    "nothing can use";
     return r;
   }
+  // On a tie, the one the model knows better first: a precision never trained is answered as the other
+  // two-byte one (CarbModel::answered_precision), the same costs, and won the tie by its name.
   std::sort(ok.begin(), ok.end(), [](const RecommendCandidate& a, const RecommendCandidate& c) {
-    return a.objective != c.objective ? a.objective < c.objective
-                                      : config_key(a.config) < config_key(c.config);
+    if (a.objective != c.objective) return a.objective < c.objective;
+    if (a.outside.size() != c.outside.size()) return a.outside.size() < c.outside.size();
+    return config_key(a.config) < config_key(c.config);
   });
   r.best = ok.front();
   for (std::size_t i = 1; i < ok.size() && r.runners_up.size() < o.runners_up; ++i)

@@ -102,7 +102,11 @@ void pareto_of(std::vector<Prediction> accepted, Capacity capacity, ScreenResult
       std::find(targets.begin(), targets.end(), r.rank_target) != targets.end() ? r.rank_target : targets.front();
   std::sort(front.begin(), front.end(), [&](std::size_t a, std::size_t b) {
     const double va = accepted[a].value.at(by), vb = accepted[b].value.at(by);
-    return va != vb ? va < vb : config_key(accepted[a].config) < config_key(accepted[b].config);
+    if (va != vb) return va < vb;
+    // On a tie the one the model knows better first, as recommend ranks (an untrained precision is
+    // answered as its trained twin: a review found the untrained listed first by its name).
+    const auto oa = accepted[a].outside.size(), ob = accepted[b].outside.size();
+    return oa != ob ? oa < ob : config_key(accepted[a].config) < config_key(accepted[b].config);
   });
   r.capacity = capacity;
   for (auto i : front) {

@@ -220,6 +220,76 @@ TEST(CarbModel, TelemetryMissingInSomeRowsIsCounted) {
   }
 }
 
+// Hundred-and-nineteenth hostile pass: a precision never trained had its analytic-estimate terms at 0,
+// so cpu-2t answered fp16 below bf16 (memory 0.96x, latency 0.93x) and fp16 filled its Pareto sets.
+// It is answered as the other two-byte precision where that trained, and said to be.
+TEST(CarbModel, AnUntrainedHalfPrecisionIsAnsweredAsTheTrainedOne) {
+  const Dataset d = make_synthetic_cost_dataset(60, 7);  // fp32 and bf16
+  const CarbModel m = CarbModel::train(d, fast_options());
+  EXPECT_EQ(m.answered_precision(Precision::fp16), Precision::bf16);
+  EXPECT_EQ(m.answered_precision(Precision::bf16), Precision::bf16);
+  EXPECT_EQ(m.answered_precision(Precision::fp32), Precision::fp32);
+  Config half = d.rows[0].config, brain = half;
+  half.precision = Precision::fp16, brain.precision = Precision::bf16;
+  const auto p = m.predict({half, brain}, {}, 0.8);
+  for (const auto& [t, v] : p[1].value) EXPECT_DOUBLE_EQ(p[0].value.at(t), v) << t;
+  std::string said;
+  for (const auto& e : p[0].outside) said += e.text + ";";
+  EXPECT_NE(said.find("precision fp16 never trained (answered as bf16, also two bytes an element)"), std::string::npos) << said;
+  EXPECT_TRUE(std::isinf(p[0].interval.at("latency_ms").second));  // still unbounded: never measured
+  // With no two-byte precision trained there is nothing of the same width to answer with.
+  Dataset fp32_only;
+  for (const Record& r : d.rows)
+    if (r.config.precision == Precision::fp32) fp32_only.rows.push_back(r);
+  const CarbModel f = CarbModel::train(fp32_only, fast_options());
+  EXPECT_EQ(f.answered_precision(Precision::fp16), Precision::fp16);
+  EXPECT_EQ(f.answered_precision(Precision::bf16), Precision::bf16);
+}
+
+// A hostile tester (the library, not the CLI, whose reader refuses such a file): one ok row without
+// latency made a model of peak memory alone, without a word.
+TEST(CarbModel, ATargetMissingFromSomeOkRowsIsRefusedNotDropped) {
+  Dataset d = make_synthetic_cost_dataset(30, 7);
+  d.rows[3].latency_ms.reset();
+  try {
+    CarbModel::train(d, fast_options());
+    ADD_FAILURE() << "trained without latency, which 29 rows have";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("row 4 (synthetic " + config_key(d.rows[3].config) +
+                                         ") has no latency_ms, which 29 other ok rows of 'synthetic' have"),
+              std::string::npos) << e.what();
+  }
+  d.rows[3].status = Status::oom;  // a failed row has no costs, and is no part of the rule
+  EXPECT_EQ(CarbModel::train(d, fast_options()).targets(), (std::vector<std::string>{"peak_memory_mb", "latency_ms"}));
+}
+
+// A hostile tester: predict and predict_columns took three telemetry readings for one configuration
+// where predict_chunked refused them; all three say the same now. A drift reference of NaN was taken
+// and failed later, in save(), on a staging directory's manifest.
+TEST(CarbModel, TelemetryOfAnotherCountAndAnImpossibleDriftReferenceAreRefused) {
+  CarbModel m = CarbModel::train(make_synthetic_cost_dataset(30, 7), fast_options());
+  const std::vector<Config> one = {make_synthetic_cost_dataset(1, 9).rows[0].config};
+  const std::vector<Telemetry> three(3);
+  EXPECT_THROW(m.predict(one, three), InputError);
+  EXPECT_THROW(m.predict_columns(one, three), InputError);
+  EXPECT_THROW(m.cascade_inputs(one, three), InputError);
+  EXPECT_THROW(m.predict_chunked(one, three, std::nullopt, [](auto&&, std::size_t) { return true; }, 10), InputError);
+  EXPECT_THROW(m.predict_chunked(one, {}, std::nullopt, nullptr, 10), InputError);
+  for (double bad : {std::nan(""), HUGE_VAL, 0.0, -1.0}) EXPECT_THROW(m.set_drift_reference_ms(bad), InputError) << bad;
+  EXPECT_FALSE(m.drift_reference_ms());
+  m.set_drift_reference_ms(12.5);
+  EXPECT_EQ(m.drift_reference_ms(), 12.5);
+  // A feature matrix of another row count than the configurations is the caller's mistake, said so.
+  const Matrix X = build_features(m.schema(), one, {});
+  try {
+    (void)m.predict_target("peak_memory_mb", X, {one[0], one[0]});
+    ADD_FAILURE() << "one row predicted for two configurations";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the feature matrix has 1 rows for 2 configurations"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Seventeenth hostile pass: a telemetry model trained on memory utilization up to 54.9% answered
 // utilization 100% without a word. The envelope records the trained utilization; predict names
 // what lies past it, and the bundle keeps it.

@@ -3,6 +3,8 @@
 // wrong prediction width and missing model files.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <functional>
 #include <limits>
 
@@ -64,7 +66,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ParamCase{"zero_leaf", [](LearnerParams& p) { p.min_samples_leaf = 0; }},
                       ParamCase{"zero_threads", [](LearnerParams& p) { p.threads = 0; }},
                       ParamCase{"zero_features", [](LearnerParams& p) { p.max_features = 0; }},
-                      ParamCase{"features_above_one", [](LearnerParams& p) { p.max_features = 1.01; }}),
+                      ParamCase{"features_above_one", [](LearnerParams& p) { p.max_features = 1.01; }},
+                      // A hostile tester: taken, then training failed on "feature matrix contains NaN".
+                      ParamCase{"nan_base_score", [](LearnerParams& p) { p.base_score = std::nan(""); }},
+                      ParamCase{"inf_base_score", [](LearnerParams& p) { p.base_score = HUGE_VAL; }}),
     [](const auto& info) { return info.param.name; });
 
 struct InputCase {
@@ -114,6 +119,23 @@ TEST_P(LearnRegistryKind, PredictWithOtherColumnCountIsInputError) {
   learner->fit(d.X, d.y);
   EXPECT_THROW(learner->predict(Matrix(2, 5)), InputError);
   EXPECT_TRUE(learner->predict(Matrix(0, 4)).empty());
+}
+
+// A hostile tester: a Matrix's fields are public, and one saying 1,000 rows over no values was read
+// past its end (SIGSEGV); fit refused it, predict did not.
+TEST_P(LearnRegistryKind, PredictOnAMatrixHoldingFewerValuesThanItSaysIsInputError) {
+  const auto d = learn_test::make_synthetic_regression(30, 4, 1);
+  auto learner = make_learner(GetParam(), tiny());
+  learner->fit(d.X, d.y);
+  Matrix short_of_values;
+  short_of_values.rows = 1000, short_of_values.cols = 4;
+  EXPECT_THROW(learner->predict(short_of_values), InputError);
+  Matrix some(3, 4);
+  some.data.resize(10);
+  EXPECT_THROW(learner->predict(some), InputError);
+  some.data.resize(14);  // more than it says is as wrong
+  EXPECT_THROW(learner->predict(some), InputError);
+  EXPECT_EQ(learner->predict(Matrix(3, 4)).size(), 3u);
 }
 
 TEST_P(LearnRegistryKind, LoadingAMissingFileIsModelError) {

@@ -30,6 +30,26 @@ RecommendOptions basic18() {
   return o;
 }
 
+// A precision never trained is answered as the other two-byte one (the same costs); on that tie the
+// precision the model measured is recommended, not the one whose name sorts first.
+TEST(Recommend, OnATieTheConfigurationTheModelKnowsBetterWins) {
+  // fp32 and fp16, as the H200's data: bf16, never trained, sorts first by name.
+  Dataset d = testing::synthetic_cost_dataset(1, true);
+  for (Record& row : d.rows)
+    if (row.config.precision == Precision::bf16) row.config.precision = Precision::fp16;
+  const CarbModel m = CarbModel::train(d, testing::tiny_train_options());
+  RecommendOptions o = basic18();
+  o.precisions = {Precision::bf16, Precision::fp16};
+  const auto r = recommend(m, o);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(r.best->config.precision, Precision::fp16) << config_key(r.best->config);
+  ASSERT_FALSE(r.runners_up.empty());
+  EXPECT_EQ(r.runners_up.front().objective, r.best->objective);  // the tie
+  Config twin = r.best->config;
+  twin.precision = Precision::bf16;
+  EXPECT_EQ(config_key(r.runners_up.front().config), config_key(twin));
+}
+
 // Ninety-ninth hostile pass: on the H200 batch 4 was predicted 1.8x slower than batch 128 of the
 // same network, inside the trained ranges, and recommend ruled out batches 2-32 under a budget batch
 // 128 met, without a word. Where a smaller batch is predicted dearer per batch, it is said.
