@@ -261,11 +261,17 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
   o.build_s = build_s;
   o.backend = backend;
   o.protocol = carb_python::protocol_from(protocol);
-  carb::Plan p;
-  {
-    py::gil_scoped_release release;
-    p = carb::make_plan(candidates, measured, model, o);
-  }
+  // Stoppable as the CLI's: Ctrl-C stops the choosing at the next row (a hostile tester: 40,740
+  // candidates ran to their end through it, and the result was thrown away).
+  const carb::Plan p = stoppable([&] {
+    const carb::StopOnSignalsScope scope;  // nested: reads the signal the call's own scope records
+    o.progress = [&](std::size_t planned, std::size_t wanted) {
+      if (const int sig = scope.signal(); sig != 0)
+        throw carb::Interrupted(sig, "carb.plan interrupted by a signal after " + std::to_string(planned) +
+                                         " of at most " + std::to_string(wanted) + " rows chosen; nothing was returned");
+    };
+    return carb::make_plan(candidates, measured, model, o);
+  });
   const auto column = [&](double carb::PlannedRow::*field) {
     return array_of(p.rows.size(), [&](std::size_t i) { return p.rows[i].*field; });
   };

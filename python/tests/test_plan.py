@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import carb
-from conftest import SOURCE
+from conftest import SOURCE, interrupted
 
 
 def test_plan_never_repeats_what_is_measured_or_trained(model):
@@ -195,3 +195,19 @@ def test_a_plan_priced_unlike_the_models_data_warns_as_the_cli_does(tmp_path):
         warnings.simplefilter("error")
         carb.plan("cpu", m, count=3, protocol={"warmup": 5, "min_passes": 10, "max_timed_s": 2, "cooldown": 0.5,
                                                "reference": True})
+
+
+def test_ctrl_c_stops_a_long_plan_at_its_next_row():
+    # A hostile tester: carb.plan ran to its end through Ctrl-C and threw the result away; it stops at
+    # the next row chosen now, as `carb plan` does.
+    rc, out, err, first, waited = interrupted("""
+        grid = [(d, w, r, b) for d in range(10, 30, 2) for w in range(1, 11) for r in range(25) for b in range(1, 41)]
+        cols = {"family": ["basic"] * len(grid), "depth": [g[0] for g in grid], "width": [0.25 * g[1] for g in grid],
+                "resolution": [32 + 4 * g[2] for g in grid], "batch": [g[3] for g in grid],
+                "precision": ["fp32"] * len(grid)}
+        configs = carb.configs_from_columns(cols)
+    """, "carb.plan(configs, count=50000, strategy='space-filling')", 1.0)
+    assert first.startswith("start 100000"), (first, err)
+    assert rc == 3, (out, err)
+    assert "carb.plan interrupted by a signal after" in out and "rows chosen; nothing was returned" in out, out
+    assert waited < 10, waited
