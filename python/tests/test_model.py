@@ -200,6 +200,13 @@ def test_a_table_in_memory_is_no_list_of_paths(model):
             carb.evaluate(model, table)
 
 
+def test_errors_name_python_keywords_not_cli_flags(rows_csv):
+    # A hostile tester: "--telemetry asked, but ..." for Model.train(telemetry=True).
+    with pytest.raises(carb.InputError, match=r"^telemetry=True asked, but") as e:
+        carb.Model.train(rows_csv, trees=2, telemetry=True)
+    assert "--telemetry" not in str(e.value)
+
+
 def test_evaluate_is_the_clis_document(model, model_dir, rows_csv):
     with pytest.warns(RuntimeWarning, match="in-sample"):  # the model trained on these rows
         doc = carb.evaluate(model, rows_csv, external=True)
