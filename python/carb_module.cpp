@@ -295,6 +295,15 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
   out["nonpositive_predictions"] = p.nonpositive_predictions;
   out["over_device_memory"] = p.over_device_memory;
   out["planned_nonpositive"] = p.planned_nonpositive();
+  // As `carb plan` says (a hostile tester: Python said nothing of a row predicted at 1.1e7 s).
+  const auto slow = p.rows_longer_than(3600);
+  out["planned_over_an_hour"] = slow.size();
+  if (!slow.empty()) {
+    const auto longest = *std::max_element(slow.begin(), slow.end(), [&](std::size_t a, std::size_t b) {
+      return p.rows[a].cost_s < p.rows[b].cost_s;
+    });
+    out["longest_planned"] = py::make_tuple(p.rows[longest].config, p.rows[longest].cost_s);
+  }
   out["total_cost_s"] = p.total_cost_s;
   // As `carb plan` warns: the costs priced under other settings than the model's data was measured with.
   out["protocol_departure"] = model && p.priced ? python_words(carb::model_protocol_departure(*model, o.protocol, backend))
@@ -345,6 +354,14 @@ std::string python_words(const std::string& text) {
     if (close >= text.size()) break;
     quoted.emplace_back(i, close);
     i = close;
+  }
+  // A `carb ...` command quoted in backticks is the CLI's, kept as given (a hostile tester: "give `carb
+  // predict configs` a CSV" named neither the CLI's --configs nor a Python call).
+  for (std::size_t open = text.find("`carb "); open != std::string::npos; open = text.find("`carb ", open + 1)) {
+    const std::size_t close = text.find('`', open + 1);
+    if (close == std::string::npos) break;
+    quoted.emplace_back(open, close);
+    open = close;
   }
   const auto inside = [&](std::size_t pos) {
     return std::any_of(quoted.begin(), quoted.end(), [&](const auto& q) { return q.first < pos && pos < q.second; });
@@ -492,17 +509,14 @@ PYBIND11_MODULE(_carb, m) {
       })
       .def("__hash__", [](const carb::Config& c) { return py::hash(py::str(carb::config_key(c))); })
       .def("__repr__", [](const carb::Config& c) { return "carb.Config('" + carb::config_key(c) + "')"; })
-      // Pickled (and so copied, and sent to worker processes) as its six values, checked again when
-      // read back (a hostile tester: copy.copy, deepcopy and pickle refused a Config).
-      .def(py::pickle(
-          [](const carb::Config& c) {
-            return py::make_tuple(carb::to_string(c.family), c.depth, c.width, c.resolution, c.batch,
-                                  carb::to_string(c.precision));
-          },
-          [](const py::tuple& t) {
-            if (t.size() != 6) throw carb::InputError("a pickled carb.Config holds 6 values, not " + std::to_string(t.size()));
-            return make_config(t[0], t[1], t[2], t[3], t[4], t[5]);
-          }));
+      // Pickled (and so copied, and sent to worker processes) as a call of Config with its six values,
+      // checked again when read back (a hostile tester: copy.copy, deepcopy and pickle refused a
+      // Config; py::pickle's state form aborted the interpreter at pickle protocols 0 and 1).
+      .def("__reduce__", [](const carb::Config& c) {
+        return py::make_tuple(py::type::of<carb::Config>(),
+                              py::make_tuple(carb::to_string(c.family), c.depth, c.width, c.resolution, c.batch,
+                                             carb::to_string(c.precision)));
+      });
 
   m.attr("max_size_bins") = carb::kMaxSizeBins;
   m.def("preset_names", [] {

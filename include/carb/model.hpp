@@ -207,6 +207,9 @@ class CarbModel {
   /// network, one answer (0.2549 answered 0.2% off 0.25's, and 0.245 was flagged a guess).
   Config as_trained(const Config& c) const;
   std::vector<Config> as_trained(const std::vector<Config>& cs) const;
+  /// ModelError, saying what the model is, unless it holds a trained model (one constructed empty or
+  /// moved from holds none): every answer, save, screen and recommend check it first.
+  void require_trained() const;
   /// The precision the model answers `p` at: `p`, or where the model never trained on it and did
   /// on the other two-byte precision (fp16 and bf16), that one. An untrained precision's terms of the
   /// analytic estimate were never fitted (0): answered as itself, it came out cheaper than every
@@ -344,7 +347,7 @@ class CarbModel {
 /// Refuses (DataError, naming the first by its 1-based position in `d`) ok rows a dataset CSV's
 /// reader would refuse too: one that repeats an earlier ok row's platform and network, and a
 /// measured value outside the plausibility bounds (kPlausibleBounds: NaN, zero or negative costs,
-/// utilization outside 0-100 %), and a target measured on some ok rows of a platform and not on
+/// utilization outside 0-100 %), an empty platform, and a target measured on some ok rows of a platform and not on
 /// the first one named (it would be left out of the model). Failed rows are not looked at. CarbModel::train, evaluate_model and
 /// transfer check the Dataset they are given with it.
 void check_learnable_rows(const Dataset& d);

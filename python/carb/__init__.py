@@ -526,6 +526,11 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
         warnings.warn(f"carb: {p['unknown_cost']} candidate(s) were passed over: the model cannot predict their "
                       "measuring time (latency at or below zero, or not a number), so they fit no budget_s",
                       RuntimeWarning, stacklevel=2)
+    if p["planned_over_an_hour"]:  # as `carb plan` notes
+        config, seconds = p.pop("longest_planned")
+        warnings.warn(f"carb: {p['planned_over_an_hour']} planned row(s) are predicted to take more than an hour each "
+                      f"to measure (the longest, {config.key}, {seconds:.3g} s): leave such configurations out of the "
+                      "candidates, or give budget_s to keep the plan within a time", RuntimeWarning, stacklevel=2)
     return p
 
 

@@ -8,13 +8,26 @@ import os
 from ._carb import InputError
 
 
+def _table_in_memory(what):
+    return InputError(f"{what} is a table in memory; carb reads measurements from dataset CSVs with their "
+                      "provenance: give the CSV's path (a DataFrame can be written with df.to_csv(path, index=False))")
+
+
+def _short(v, most=200):
+    """repr(v), cut to `most` characters (a hostile tester: a 50-row table was a 12 KB message)."""
+    text = _shown(v)
+    return text if len(text) <= most else text[:most] + f"... ({len(text)} characters)"
+
+
 def _path(p, what):
     """A file system path as text: str, bytes (decoded as the OS does) or os.PathLike. Thirty-second
     hostile pass: save(b'ud') wrote a directory named "b'ud'" (str() of the bytes)."""
+    if isinstance(p, dict) or hasattr(p, "columns"):
+        raise _table_in_memory(what)
     try:
         text = os.fsdecode(os.fspath(p))
     except TypeError:
-        raise InputError(f"{what} is {p!r}, not a path (str, bytes or os.PathLike)") from None
+        raise InputError(f"{what} is {_short(p)}, not a path (str, bytes or os.PathLike)") from None
     if "\0" in text:  # no file has one in its name (a raw pybind11 TypeError before)
         raise InputError(f"{what} is {p!r}: a path cannot hold a NUL character")
     try:  # a lone surrogate no file system name holds (a raw pybind11 TypeError before)
@@ -31,8 +44,7 @@ def _paths(data, what):
     # A table in memory (a dict of columns, a DataFrame) iterates as its column names, which were then
     # opened as files (a hostile tester: "family: cannot open for reading").
     if isinstance(data, dict) or hasattr(data, "columns"):
-        raise InputError(f"{what} is a table in memory; carb reads measurements from dataset CSVs with their "
-                         "provenance: give the CSV's path (a DataFrame can be written with df.to_csv(path, index=False))")
+        raise _table_in_memory(what)
     try:
         items = list(data)
     except TypeError:

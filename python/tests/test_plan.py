@@ -211,3 +211,11 @@ def test_ctrl_c_stops_a_long_plan_at_its_next_row():
     assert rc == 3, (out, err)
     assert "carb.plan interrupted by a signal after" in out and "rows chosen; nothing was returned" in out, out
     assert waited < 10, waited
+
+
+def test_rows_predicted_to_take_more_than_an_hour_are_said_as_the_cli_says(model):
+    huge = [carb.Config("basic", 200, 8, 1024, 4096, "fp32"), carb.Config("basic", 10, 0.75, 32, 1, "fp32")]
+    with pytest.warns(RuntimeWarning, match=r"1 planned row\(s\) are predicted to take more than an hour each to "
+                                            r"measure \(the longest, basic-200-w8-r1024-b4096-fp32, "):
+        p = carb.plan(huge, model, count=2)
+    assert p["planned_over_an_hour"] == 1 and "longest_planned" not in p

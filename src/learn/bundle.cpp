@@ -194,6 +194,7 @@ void write_file(const fs::path& f, const std::string& text) { detail::write_dura
 }  // namespace
 
 void CarbModel::save(const fs::path& dir, bool force) const {
+  require_trained();  // before anything at `dir` is looked at
   // The files it was trained from, and the re-measurement that calibrated its spread (a review:
   // Python's save(force=True) could move a re-measurement inside `dir` away).
   std::vector<fs::path> data(record_.data_files.begin(), record_.data_files.end());

@@ -126,12 +126,16 @@ std::vector<Config> CarbModel::answered_as(const std::vector<Config>& cs) const 
   return out;
 }
 
-std::vector<Config> CarbModel::as_trained(const std::vector<Config>& cs) const {
-  // Every answer passes here. Seventy-sixth hostile pass: a default-constructed or moved-from model
-  // crashed the process where it should have said what it is.
+void CarbModel::require_trained() const {
+  // Seventy-sixth hostile pass: a default-constructed or moved-from model crashed the process where
+  // it should have said what it is; a hundred-and-twentieth: its save() and screen said it poorly.
   if (models_.empty())
     throw ModelError("this CarbModel holds no trained model (constructed empty, or moved from): load one "
                      "(CarbModel::load) or train one (CarbModel::train) first");
+}
+
+std::vector<Config> CarbModel::as_trained(const std::vector<Config>& cs) const {
+  require_trained();  // every answer passes here
   std::vector<Config> out;
   out.reserve(cs.size());
   for (const Config& c : cs) out.push_back(as_trained(c));

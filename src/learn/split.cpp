@@ -47,6 +47,9 @@ void check_learnable_rows(const Dataset& d) {
     const Record& r = d.rows[i];
     if (r.status != Status::ok) continue;
     const auto what = [&] { return "row " + std::to_string(i + 1) + " (" + r.platform + " " + config_key(r.config) + ")"; };
+    // As the reader says of a CSV's (a hostile tester: train made a model of platform '').
+    if (r.platform.empty())
+      throw DataError("row " + std::to_string(i + 1) + " (" + config_key(r.config) + "): platform is empty");
     const auto [it, fresh] = first.emplace(r.platform + '\n' + network_key(r.config), i);
     if (!fresh)
       throw DataError(what() + " measures the same network as row " + std::to_string(it->second + 1) +

@@ -145,6 +145,7 @@ std::vector<std::string> upper_edge_flips(const std::vector<Prediction>& preds, 
 }
 
 RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
+  m.require_trained();
   RecommendResult r;
   r.platform = m.platform();
   const std::string cost = m.has_target("energy_j") ? "energy_j" : "latency_ms";

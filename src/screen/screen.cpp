@@ -163,6 +163,8 @@ void count_pareto_inversions(const std::vector<Config>& scored, ScreenResult& r,
 
 ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source, const CarbModel* target,
                     const ScreenOptions& o) {
+  source.require_trained();
+  if (target) target->require_trained();
   const CarbModel& final_model = target ? *target : source;
   ScreenResult r;
   r.rank_by_default = o.rank_by.empty();

@@ -261,6 +261,15 @@ TEST(CarbModel, ATargetMissingFromSomeOkRowsIsRefusedNotDropped) {
   }
   d.rows[3].status = Status::oom;  // a failed row has no costs, and is no part of the rule
   EXPECT_EQ(CarbModel::train(d, fast_options()).targets(), (std::vector<std::string>{"peak_memory_mb", "latency_ms"}));
+  // Nor a model of platform '' (the reader refuses an empty platform cell).
+  d.rows[5].platform.clear();
+  try {
+    CarbModel::train(d, fast_options());
+    ADD_FAILURE() << "trained on a row of no platform";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("row 6 (" + config_key(d.rows[5].config) + "): platform is empty"),
+              std::string::npos) << e.what();
+  }
 }
 
 // A hostile tester: predict and predict_columns took three telemetry readings for one configuration
@@ -448,6 +457,15 @@ TEST(CarbModel, AModelWithNothingTrainedSaysSoInsteadOfAnswering) {
   EXPECT_THROW(empty.predict({c}), ModelError);
   EXPECT_THROW(empty.predict_columns({c}), ModelError);
   EXPECT_THROW(empty.cascade_inputs({c}), ModelError);
+  // Its save said "key 'models' not found" of a staging directory (hundred-and-twentieth hostile pass).
+  const fs::path out = fs::temp_directory_path() / ("carb_empty_save_" + std::to_string(::getpid()));
+  try {
+    empty.save(out);
+    ADD_FAILURE() << "an empty model was saved";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no trained model"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(out));
   CarbModel trained = CarbModel::train(synthetic_train(), fast_options());
   const CarbModel moved = std::move(trained);
   EXPECT_THROW(trained.predict({c}), ModelError);  // NOLINT(bugprone-use-after-move): what is tested

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "carb/error.hpp"
+#include "carb/screen.hpp"
 #include "carb/text_table.hpp"
 #include "screen/screen_test_util.hpp"
 
@@ -48,6 +49,19 @@ TEST(Recommend, OnATieTheConfigurationTheModelKnowsBetterWins) {
   Config twin = r.best->config;
   twin.precision = Precision::bf16;
   EXPECT_EQ(config_key(r.runners_up.front().config), config_key(twin));
+}
+
+// Hundred-and-twentieth hostile pass: an empty model was "a model of platform '' that predicts only: ".
+TEST(Recommend, AnEmptyModelSaysItHoldsNone) {
+  const CarbModel empty;
+  try {
+    (void)recommend(empty, basic18());
+    ADD_FAILURE() << "recommended from an empty model";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("holds no trained model"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(screen(testing::synthetic_screen_configs(), empty, nullptr, ScreenOptions{}), ModelError);
+  EXPECT_THROW(screen(testing::synthetic_screen_configs(), synthetic_model_b(), &empty, ScreenOptions{}), ModelError);
 }
 
 // Ninety-ninth hostile pass: on the H200 batch 4 was predicted 1.8x slower than batch 128 of the
