@@ -378,8 +378,8 @@ std::string python_words(const std::string& text) {
   }
   out.append(begin, text.cend());
   // Said twice once the flag is a keyword (a hostile tester: "pass force=True (force=True in Python)").
-  for (const std::string twice : {" (force=True in Python)"})
-    for (std::size_t at; (at = out.find(twice)) != std::string::npos;) out.erase(at, twice.size());
+  const std::string twice = " (force=True in Python)";
+  for (std::size_t at; (at = out.find(twice)) != std::string::npos;) out.erase(at, twice.size());
   return out;
 }
 

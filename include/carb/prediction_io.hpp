@@ -60,15 +60,20 @@ std::optional<double> held_device_memory(const CarbModel& m);
 std::optional<double> predicted_power_w(const Prediction& x);
 /// The same from per-target values ("energy_j", "latency_ms"), as recommend's candidates hold them.
 std::optional<double> predicted_power_w(const std::map<std::string, double>& value);
-/// The most average power an answer may imply: kPredictedPowerOverLimit times the device's power
-/// limit, or kMaxAveragePowerW (the most a measured row may show) where none is known.
-double most_plausible_power_w(std::optional<double> power_limit_w);
-/// Whether that power is at most kPredictedPowerOverLimit times `power_limit_w` (true where no power
-/// is implied: false marks only what is known to be above): above it, its energy or latency is off.
+/// The power predicted_power_w implies where it is more than an answer may: above
+/// kPredictedPowerOverLimit times the device's `power_limit_w`, or above kMaxAveragePowerW (the most
+/// a measured row may show) where no limit is known. nullopt where it is not, or no power is implied.
+/// Above it, the answer's energy or latency is off. The one rule predict's notes and flags, screen
+/// and recommend judge power by.
+std::optional<double> power_beyond_device(const std::map<std::string, double>& value,
+                                          std::optional<double> power_limit_w);
+std::optional<double> power_beyond_device(const Prediction& x, std::optional<double> power_limit_w);
+/// Whether `x` implies no power beyond the device's `power_limit_w` (power_beyond_device; true where
+/// no power is implied: false marks only what is known to be above).
 bool within_power_limit(const Prediction& x, double power_limit_w);
 /// What `x` asks of its device beyond what it has, for a table's "beyond the device" cell: peak
-/// memory above `device.memory_mb`; power (energy over latency) above most_plausible_power_w, of the
-/// device's limit or, with none known, of any device. Empty where nothing is beyond it.
+/// memory above `device.memory_mb`; power beyond it (power_beyond_device, of the device's limit or,
+/// with none known, of any device). Empty where nothing is beyond it.
 std::string beyond_device_text(const Prediction& x, const DeviceLimits& device);
 /// The device limits `m`'s answers are judged against: held_device_memory, and the power limit
 /// where `m` predicts both energy and latency (what predict flags per row).

@@ -239,7 +239,7 @@ struct ScreenResult {
   std::optional<double> device_memory_mb;
   std::size_t over_device_memory = 0;
   /// Of the configurations within budget (and on the Pareto set), those whose predicted energy over
-  /// latency is above most_plausible_power_w: past 1.1x the deciding model's device power limit
+  /// latency is beyond the device (power_beyond_device): past 1.1x the deciding model's device power limit
   /// (power_limit_w, where it knows one), or past what any device draws. Their energy or latency is
   /// off, and so is their place within budget; kept, and said ("within_budget_over_power",
   /// "pareto_over_power", "most_power_w" in the JSON).

@@ -163,20 +163,24 @@ std::optional<double> predicted_power_w(const std::map<std::string, double>& val
   return average_power_w(e->second, l->second);
 }
 
-double most_plausible_power_w(std::optional<double> power_limit_w) {
-  return power_limit_w ? kPredictedPowerOverLimit * *power_limit_w : kMaxAveragePowerW;
+std::optional<double> power_beyond_device(const std::map<std::string, double>& value,
+                                          std::optional<double> power_limit_w) {
+  const double most = power_limit_w ? kPredictedPowerOverLimit * *power_limit_w : kMaxAveragePowerW;
+  const auto w = predicted_power_w(value);
+  return w && *w > most ? w : std::nullopt;
 }
 
-bool within_power_limit(const Prediction& x, double power_limit_w) {
-  const auto w = predicted_power_w(x);
-  return !w || !(*w > most_plausible_power_w(power_limit_w));
+std::optional<double> power_beyond_device(const Prediction& x, std::optional<double> power_limit_w) {
+  return power_beyond_device(x.value, power_limit_w);
 }
+
+bool within_power_limit(const Prediction& x, double power_limit_w) { return !power_beyond_device(x, power_limit_w); }
 
 std::string beyond_device_text(const Prediction& x, const DeviceLimits& device) {
   std::string cell;
   if (device.memory_mb && !fits_device_memory(x, *device.memory_mb))
     cell = "peak memory > " + fmt_num(*device.memory_mb, 10) + " MB";
-  if (const auto w = predicted_power_w(x); w && *w > most_plausible_power_w(device.power_limit_w))
+  if (const auto w = power_beyond_device(x, device.power_limit_w))
     cell += (cell.empty() ? "" : "; ") + fmt_num(*w, 4) + " W > " +
             (device.power_limit_w ? fmt_num(kPredictedPowerOverLimit, 3) + "x " + fmt_num(*device.power_limit_w, 10) + " W"
                                   : fmt_num(kMaxAveragePowerW, 10) + " W (any device)");

@@ -49,7 +49,7 @@ PredictionNotes count_prediction_notes(const std::vector<Prediction>& p, const C
     }
     // Past the device's limit, or (hundred-and-sixteenth hostile pass: 49.7 J in 1.8 ms, 27 kW, said
     // nothing of) past what any device draws where no limit is recorded.
-    if (const auto w = predicted_power_w(x); w && *w > most_plausible_power_w(d.power_limit_w))
+    if (const auto w = power_beyond_device(x, d.power_limit_w))
       ++(d.power_limit_w ? n.over_power : n.over_any_device_power), n.most_power_w = std::max(n.most_power_w, *w);
     if (!x.outside.empty()) {
       n.unbounded_outside += unbounded(x);

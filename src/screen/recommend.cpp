@@ -347,8 +347,7 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
                      "): its costs are guesses"});
   // As predict says it (hundred-and-sixteenth hostile pass: recommend chose 49.7 J in 1.8 ms, 27 kW,
   // without a word of power).
-  if (const auto w = r.best ? predicted_power_w(r.best->value) : std::nullopt;
-      w && *w > most_plausible_power_w(r.power_limit_w))
+  if (const auto w = r.best ? power_beyond_device(r.best->value, r.power_limit_w) : std::nullopt)
     notes.push_back({"the recommended " + config_key(r.best->config) + " implies " + fmt_num(std::round(*w), 10) +
                      " W (energy over latency), more than " +
                      (r.power_limit_w ? fmt_num(kPredictedPowerOverLimit, 3) + "x the " + fmt_num(*r.power_limit_w, 10) +

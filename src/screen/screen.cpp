@@ -266,12 +266,10 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   // Twenty-seventh session: 76 of the deploy preset imply up to 849 W on the H200's 700 W, and
   // predict said so where screen passed them within budget without a word.
   r.power_limit_w = held_device(final_model).power_limit_w;
-  const auto over_power = [&](const Prediction& p) {
-    const auto w = predicted_power_w(p);
-    return w && *w > most_plausible_power_w(r.power_limit_w);
-  };
+  const auto over_power = [&](const Prediction& p) { return power_beyond_device(p, r.power_limit_w).has_value(); };
   for (const Prediction& p : accepted)
-    if (over_power(p)) ++r.within_budget_over_power, r.most_power_w = std::max(r.most_power_w, *predicted_power_w(p));
+    if (const auto w = power_beyond_device(p, r.power_limit_w))
+      ++r.within_budget_over_power, r.most_power_w = std::max(r.most_power_w, *w);
   r.within_budget_guesses = static_cast<std::size_t>(
       std::count_if(accepted.begin(), accepted.end(), [](const Prediction& p) { return !p.outside.empty(); }));
   r.within_budget_new_architectures = static_cast<std::size_t>(
