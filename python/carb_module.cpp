@@ -450,11 +450,15 @@ PYBIND11_MODULE(_carb, m) {
   m.attr("__version__") = CARB_VERSION_STRING;
 
   // Translators run most recently registered first: the subclasses before carb.Error.
+  // Each is also the Python exception a user would catch without knowing carb: bad input, data or a
+  // bad model file is a ValueError, a failed measurement a RuntimeError (`except ValueError` caught
+  // none of carb's errors before).
   static py::exception<carb::Error> error(m, "Error");
-  static py::exception<carb::InputError> input_error(m, "InputError", error.ptr());
-  static py::exception<carb::DataError> data_error(m, "DataError", error.ptr());
-  static py::exception<carb::ModelError> model_error(m, "ModelError", error.ptr());
-  static py::exception<carb::MeasureError> measure_error(m, "MeasureError", error.ptr());
+  const auto also = [](py::handle builtin) { return py::make_tuple(error, builtin); };
+  static py::exception<carb::InputError> input_error(m, "InputError", also(PyExc_ValueError));
+  static py::exception<carb::DataError> data_error(m, "DataError", also(PyExc_ValueError));
+  static py::exception<carb::ModelError> model_error(m, "ModelError", also(PyExc_ValueError));
+  static py::exception<carb::MeasureError> measure_error(m, "MeasureError", also(PyExc_RuntimeError));
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -475,7 +479,15 @@ PYBIND11_MODULE(_carb, m) {
     }
   });
 
-  // The library's warnings become Python's (RuntimeWarning, filterable with the warnings module),
+  // carb's warnings are carb.CarbWarning, a RuntimeWarning: one category a user can filter, silence
+  // or make an error (`warnings.simplefilter("ignore", carb.CarbWarning)`) without touching others'.
+  // Held for the life of the process (never released: the handler may warn until exit).
+  static PyObject* const warning_type = PyErr_NewExceptionWithDoc(
+      "carb.CarbWarning", "A warning from carb (a RuntimeWarning).", PyExc_RuntimeWarning, nullptr);
+  if (!warning_type) throw py::error_already_set();
+  m.attr("CarbWarning") = py::handle(warning_type);
+
+  // The library's warnings become Python's (carb.CarbWarning, filterable with the warnings module),
   // from whatever thread and GIL state they are raised in; a filter that makes them errors raises.
   carb::set_warning_handler([](const std::string& w) {
     py::gil_scoped_acquire gil;
@@ -483,7 +495,7 @@ PYBIND11_MODULE(_carb, m) {
     // and named as carb's, as the package's own warnings are ("carb: ...").
     const std::string text = python_words(w);
     const std::string said = text.rfind("carb: ", 0) == 0 ? text : "carb: " + text;
-    if (PyErr_WarnEx(PyExc_RuntimeWarning, said.c_str(), user_stack_level()) < 0)
+    if (PyErr_WarnEx(warning_type, said.c_str(), user_stack_level()) < 0)
       throw py::error_already_set();
   });
 

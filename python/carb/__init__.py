@@ -8,7 +8,8 @@ configuration spaces against deployment budgets.
     best = carb.screen(configs, model, budgets={"latency": 50, "memory": 100})
 
 Errors are carb.Error (InputError, DataError, ModelError, MeasureError) with carb's one-line
-messages.
+messages; all but MeasureError (a RuntimeError) are ValueErrors too. Warnings are carb.CarbWarning,
+a RuntimeWarning: `warnings.simplefilter("error", carb.CarbWarning)` makes them errors.
 """
 import math
 import numbers
@@ -23,21 +24,19 @@ def _passive_openmp():
     # variable once, when it is loaded: too late if an earlier import (numpy with an OpenMP BLAS)
     # loaded it already, and then the user is told how to fix it.
     if "OMP_WAIT_POLICY" in os.environ:
-        return
+        return None
     try:
         with open("/proc/self/maps") as maps:
             loaded = "libgomp" in maps.read()
     except OSError:
         loaded = False
-    if loaded:
-        warnings.warn("carb: OpenMP was loaded before carb with busy-waiting threads, which can make carb "
-                      "many times slower on a busy machine; start Python with OMP_WAIT_POLICY=PASSIVE",
-                      RuntimeWarning, stacklevel=3)
-    else:
-        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+    if loaded:  # said once carb.CarbWarning exists, below
+        return ("carb: OpenMP was loaded before carb with busy-waiting threads, which can make carb "
+                "many times slower on a busy machine; start Python with OMP_WAIT_POLICY=PASSIVE")
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
-_passive_openmp()
+_openmp_busy = _passive_openmp()
 
 try:  # predictions are numpy arrays: said at import, not at the first predict (a hostile tester); after
     import numpy  # noqa: F401,E402  the OpenMP setting above, as numpy's BLAS may load OpenMP
@@ -46,14 +45,17 @@ except ImportError:
                       "scripts/setup.sh installs it)") from None
 
 from . import _carb  # noqa: E402  (after the OpenMP setting above)
-from ._carb import (Config, DataError, Error, InputError, MeasureError, ModelError, __version__,
+from ._carb import (CarbWarning, Config, DataError, Error, InputError, MeasureError, ModelError, __version__,
                     preset_names)
 from ._carb import features as _features
 from ._args import _flag, _path, _paths, _scalar, _seed, _whole_arg
 from . import _measure  # noqa: E402
 from ._measure import export, profile, store_info  # noqa: E402
 
-__all__ = ["Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
+if _openmp_busy:
+    warnings.warn(_openmp_busy, CarbWarning, stacklevel=2)
+
+__all__ = ["CarbWarning", "Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
            "campaign_order", "characterize", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset",
            "preset_names", "read_configs", "recommend", "screen", "store_info", "transfer", "validate", "__version__"]
 
@@ -146,8 +148,15 @@ def read_configs(path):
 
 
 def _is_csv_path(x):
-    """A file where configurations go: an os.PathLike, or text naming a .csv (no preset name does)."""
-    return hasattr(x, "__fspath__") or (isinstance(x, (str, bytes)) and os.fsdecode(x).lower().endswith(".csv"))
+    """A file where configurations go: an os.PathLike, or text naming a .csv (no preset name does),
+    a path or an existing file that is not a preset's name ("runs.txt" was an unknown preset)."""
+    if hasattr(x, "__fspath__"):
+        return True
+    if not isinstance(x, (str, bytes)):
+        return False
+    name = os.fsdecode(x)
+    return name.lower().endswith(".csv") or (
+        name not in preset_names() and ("/" in name or os.sep in name or os.path.isfile(name)))
 
 
 def _configs(configs):
@@ -295,7 +304,7 @@ class Model:
         peak memory is above it; one that knows its power limit and predicts energy and latency adds
         "within_power_limit", False where the energy over the latency implies more than 1.1 times that
         limit (the energy or latency is off there). What `carb predict` notes
-        as a doubt comes as a RuntimeWarning with the same words: a cost at or below zero, an upper
+        as a doubt comes as a carb.CarbWarning with the same words: a cost at or below zero, an upper
         bound of inf (outside the trained ranges, or inside them where the model's rows, or its
         networks for a new one, cannot bound the level), new networks' intervals no calibration covers."""
         level = _confidence(confidence)
@@ -307,7 +316,7 @@ class Model:
         # (new networks' intervals, calibrated for them) is in "trained_architecture", not a warning.
         for text, caution in out.pop("notes"):
             if caution:
-                warnings.warn("carb: " + text, RuntimeWarning, stacklevel=2)
+                warnings.warn("carb: " + text, CarbWarning, stacklevel=2)
         return out
 
     def _with_readings(self, configs, telemetry):
@@ -443,9 +452,9 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     `count` rows or `budget_s`
     predicted seconds of measuring. Returns {"configs": [...], "score", "uncertainty",
     "latency_ms", "cost_s": numpy arrays, "total_cost_s", "unknown_cost" (candidates passed over under
-    budget_s because their measuring time cannot be predicted, with a RuntimeWarning),
+    budget_s because their measuring time cannot be predicted, with a carb.CarbWarning),
     "nonpositive_predictions" and "planned_nonpositive" (candidates, and planned rows, for which the
-    model predicts a cost at or below zero, with a RuntimeWarning), ...}.
+    model predicts a cost at or below zero, with a carb.CarbWarning), ...}.
 
     As `carb plan`'s flags: `spread` ("units" or "log") is where the model's spread is measured;
     `build_s` the seconds to build a network, counted once per architecture planned; `backend`
@@ -487,7 +496,7 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
                 n = len(configs) - len(mine)
                 warnings.warn(f"carb: {n} row{'s' if n != 1 else ''} of {name} (platform {', '.join(repr(p) for p in other)}) "
                               f"{'is' if n == 1 else 'are'} not of the model's platform {model.platform!r}: not "
-                              "counted as measured", RuntimeWarning, stacklevel=2)
+                              "counted as measured", CarbWarning, stacklevel=2)
     candidates = _configs(candidates)
     if not candidates:  # as `carb plan` says it (the empty plan's message blamed the budget)
         raise InputError("nothing to plan: no candidate configurations were given")
@@ -496,7 +505,7 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
                    build_s, backend, settings)
     departure = p.pop("protocol_departure")
     if departure:  # as `carb plan` warns: priced under other settings than the model's data was measured with
-        warnings.warn(f"carb: {departure}", RuntimeWarning, stacklevel=2)
+        warnings.warn(f"carb: {departure}", CarbWarning, stacklevel=2)
     if not len(p["configs"]):  # as `carb plan` refuses it (an empty plan measures nothing), saying why
         n, out, mem, unknown = p["candidates"], p["excluded"], p["over_device_memory"], p["unknown_cost"]
         if out == n:
@@ -513,24 +522,24 @@ def plan(candidates, model=None, measured=(), count=None, budget_s=None, strateg
     if p["planned_unknown_cost"]:
         # Thirty-seventh hostile pass: planned by count, they came back with NaN costs and no word.
         warnings.warn(f"carb: {p['planned_unknown_cost']} planned row(s) have a predicted latency at or below zero: "
-                      "their measuring time (cost_s) is unknown, and so is total_cost_s", RuntimeWarning, stacklevel=2)
+                      "their measuring time (cost_s) is unknown, and so is total_cost_s", CarbWarning, stacklevel=2)
     if p["nonpositive_predictions"]:
         # Thirty-ninth hostile pass: a memory (or any cost) at or below zero was neither counted nor said.
         warnings.warn(f"carb: the model predicts a cost at or below zero for {p['nonpositive_predictions']} "
                       f"candidate(s) ({p['planned_nonpositive']} planned): an impossible value, so there the "
-                      "score says where the model is wrong, not how unsure it is", RuntimeWarning, stacklevel=2)
+                      "score says where the model is wrong, not how unsure it is", CarbWarning, stacklevel=2)
     if p["over_device_memory"]:
         warnings.warn(f"carb: {p['over_device_memory']} candidate(s) were left out: the model predicts more peak "
-                      f"memory than its device has ({model.device['memory_mb']:g} MB)", RuntimeWarning, stacklevel=2)
+                      f"memory than its device has ({model.device['memory_mb']:g} MB)", CarbWarning, stacklevel=2)
     if p["unknown_cost"]:
         warnings.warn(f"carb: {p['unknown_cost']} candidate(s) were passed over: the model cannot predict their "
                       "measuring time (latency at or below zero, or not a number), so they fit no budget_s",
-                      RuntimeWarning, stacklevel=2)
+                      CarbWarning, stacklevel=2)
     if p["planned_over_an_hour"]:  # as `carb plan` notes
         config, seconds = p.pop("longest_planned")
         warnings.warn(f"carb: {p['planned_over_an_hour']} planned row(s) are predicted to take more than an hour each "
                       f"to measure (the longest, {config.key}, {seconds:.3g} s): leave such configurations out of the "
-                      "candidates, or give budget_s to keep the plan within a time", RuntimeWarning, stacklevel=2)
+                      "candidates, or give budget_s to keep the plan within a time", CarbWarning, stacklevel=2)
     return p
 
 
@@ -542,7 +551,7 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     external=True scores every row of the data as held out (a file the model did not train on).
     Scored rows the model trained on are counted in split.in_sample_rows: their errors are in-sample
     (a Model.train model trained on every row). Each of doc["warnings"] (those rows, another
-    platform's data, answers past the trained ranges, ...) is also raised as a RuntimeWarning, but
+    platform's data, answers past the trained ranges, ...) is also raised as a carb.CarbWarning, but
     the note that quick=True skipped the sections that retrain, which the caller asked for.
     Ctrl-C stops it at the next step and raises KeyboardInterrupt; a second Ctrl-C a second or more
     later ends the process, as it does `carb evaluate`."""
@@ -562,7 +571,7 @@ def evaluate(model, data, external=False, quick=True, seed=None, test_fraction=N
     # the note that quick=True skipped the retraining sections, which the caller asked for.
     for text in doc.get("warnings", []):
         if not text.startswith("--quick:"):
-            warnings.warn("carb: " + text, RuntimeWarning, stacklevel=2)
+            warnings.warn("carb: " + text, CarbWarning, stacklevel=2)
     return doc
 
 
@@ -574,7 +583,7 @@ def transfer(source, target, model=None, k=(5, 10, 20, 50), repeats=20, seed=42)
     averaged over `repeats` seeded draws). With `model` (a carb.Model or a bundle's path trained on
     the source platform), also the model's zero-shot and few-shot error on the target. Each of
     doc["notes"] (one platform measured twice: a repeatability, not a transfer; differing
-    protocols) is also raised as a RuntimeWarning, and so is doc["model"]["note"] (a model of
+    protocols) is also raised as a carb.CarbWarning, and so is doc["model"]["note"] (a model of
     another platform, scores of configurations it trained on or can only guess).
     A k listed twice is refused before the data is read, as the CLI refuses it."""
     src, dst = _path(source, "source"), _path(target, "target")
@@ -604,7 +613,7 @@ def transfer(source, target, model=None, k=(5, 10, 20, 50), repeats=20, seed=42)
     # in-sample scores and guesses were only in doc["model"]["note"]).
     said = doc.get("notes", []) + ([doc["model"]["note"]] if doc.get("model", {}).get("note") else [])
     for text in said:
-        warnings.warn("carb: " + text, RuntimeWarning, stacklevel=2)
+        warnings.warn("carb: " + text, CarbWarning, stacklevel=2)
     return doc
 
 
@@ -636,7 +645,7 @@ def recommend(model, arch, batches=None, precisions=None, latency_max=None, memo
     1..64 in powers of two, precisions=None those the model was trained on with this family; an empty list is refused.
     confidence (0.8, 0.9, 0.95 or 0.99) judges the budgets on the interval's upper bound. `model`
     is a carb.Model or a bundle's path. Where no candidate meets the budgets (or fits the device's
-    memory), "best" is None, "status" is "infeasible", and a RuntimeWarning says why (where
+    memory), "best" is None, "status" is "infeasible", and a carb.CarbWarning says why (where
     `carb recommend` exits 1)."""
     model = _model(model)
     if not isinstance(arch, Config):
@@ -661,5 +670,5 @@ def recommend(model, arch, batches=None, precisions=None, latency_max=None, memo
                         _confidence(confidence))
     if r["best"] is None:  # a hostile tester: silent, where the CLI exits 1, and r["best"]["batch"] a TypeError
         warnings.warn("carb: nothing to recommend: " + r.get("message", "no candidate meets the budgets"),
-                      RuntimeWarning, stacklevel=2)
+                      CarbWarning, stacklevel=2)
     return r

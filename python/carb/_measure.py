@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 from . import _carb
 from ._args import _flag, _path, _scalar, _whole_arg
-from ._carb import InputError
+from ._carb import CarbWarning, InputError
 
 # Every setting of the protocol, by kind. A plan is priced under PLAN_PROTOCOL only (`carb plan`).
 _WHOLE = ("warmup", "min_passes", "max_passes", "threads", "energy_ticks")
@@ -126,10 +126,10 @@ def profile(configs, db, backend="cpu", platform=None, protocol=None, group_arch
     if s.get("export_problems"):
         warnings.warn(f"carb: `data export` would refuse this store's rows of this platform and protocol: "
                       f"{s['export_problems']} problem(s) (first: {s.get('first_export_problem')}); measure those "
-                      "configurations again with redo=True", RuntimeWarning, stacklevel=2)
+                      "configurations again with redo=True", CarbWarning, stacklevel=2)
     if s.get("store_moved"):
         warnings.warn(f"carb: {db} was renamed, moved or replaced during the run; the rows are in the file that had "
-                      "that name, under its new name", RuntimeWarning, stacklevel=2)
+                      "that name, under its new name", CarbWarning, stacklevel=2)
     if s["interrupted"]:
         signal = {2: "SIGINT", 15: "SIGTERM"}.get(s.get("signal"), f"signal {s.get('signal')}")
         raise KeyboardInterrupt(f"carb.profile interrupted by {signal}: {s['ok'] + s['oom'] + s['error']} "
@@ -144,7 +144,7 @@ def export(db, out, platform=None, protocol=None, force=False):
     "csv", "provenance", "planned", "unmeasured"}: `planned` the configurations the store's runs
     were given for the exported rows' platform and protocol, `unmeasured` those with no row (None
     for a store made before carb recorded them); an unfinished campaign is also said as a
-    RuntimeWarning. The CSV is what carb.Model.train reads."""
+    carb.CarbWarning. The CSV is what carb.Model.train reads."""
     db, out = _path(db, "db"), _path(out, "out")
     for name, v in (("platform", platform), ("protocol", protocol)):
         if v is not None and not isinstance(v, str):

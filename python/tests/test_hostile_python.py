@@ -45,7 +45,8 @@ def test_train_says_which_failed_rows_it_left_out_as_the_cli_does(tmp_path):
         cells[c] = ""
     path = tmp_path / "h.csv"
     path.write_text("\n".join([lines[0], ",".join(cells)] + lines[2:]) + "\n")
-    with pytest.warns(RuntimeWarning, match="1 row measured as oom or error is not trained on"):
+    # carb.CarbWarning (a RuntimeWarning), from the library's own warning handler.
+    with pytest.warns(carb.CarbWarning, match="1 row measured as oom or error is not trained on"):
         carb.Model.train(path, fast=True)
     with pytest.raises(carb.InputError, match="trees is 1000000, not 0 .* to 100000"):
         carb.Model.train(path, trees=10**6)
@@ -141,9 +142,11 @@ def test_profile_refuses_a_platform_with_a_control_character_and_an_empty_store_
 def test_a_flag_in_the_users_own_text_is_left_as_it_is():
     # Input errors name Python's keywords for the CLI's flags (force=True for --force), but a name the
     # user gave is quoted as given: the preset '--force' read 'force=True', a path "--old/s.db" "old/s.db".
-    for name in ("--force", "--old/s.db", "--resnet", "x --seed", "a's --force", "'--seed"):
+    for name in ("--force", "--old:s.db", "--resnet", "x --seed", "a's --force", "'--seed"):
         with pytest.raises(carb.InputError, match=f"unknown preset '{name}'"):
             carb.features(name)
+    with pytest.raises(carb.DataError, match="^--old/s.db: cannot open"):  # a path is a file, read as one
+        carb.features("--old/s.db")
     # Outside the quotes, and past an apostrophe (which opens no quote), a flag is still a keyword.
     with pytest.raises(carb.InputError, match=r"network's build time .* needs a model \(model\)$"):
         carb.plan("tiny", build_s=5.0, strategy="space-filling", count=3)
@@ -201,3 +204,53 @@ def test_warnings_from_two_threads_at_once_never_hang(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "done True", r.stdout
+
+
+def test_carb_errors_are_the_builtin_errors_a_user_catches_and_warnings_one_category(tmp_path):
+    # `except ValueError` caught none of carb's errors, and carb's warnings shared RuntimeWarning with
+    # everyone else's: a user could not silence or raise on carb's alone.
+    with pytest.raises(ValueError, match="invalid depth 7"):
+        carb.Config(depth=7)
+    with pytest.raises(ValueError, match="unknown preset"):
+        carb.preset("nope")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("family,depth\nbasic,eighteen\n")
+    with pytest.raises(ValueError) as raised:
+        carb.Model.train(bad, fast=True)
+    assert isinstance(raised.value, carb.DataError)
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "manifest.json").write_text("{")
+    with pytest.raises(ValueError) as raised:
+        carb.Model.load(tmp_path / "m")
+    assert isinstance(raised.value, carb.ModelError)
+    assert issubclass(carb.MeasureError, RuntimeError) and issubclass(carb.MeasureError, carb.Error)
+    assert not issubclass(carb.MeasureError, ValueError)
+    assert issubclass(carb.CarbWarning, RuntimeWarning) and carb.CarbWarning.__module__ == "carb"
+    h200 = carb.Model.train(SOURCE / "data" / "h200.csv", fast=True, device_memory_mb=5000)
+    big = carb.Config("bottleneck", 200, 4.0, 128, 256, "fp32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", carb.CarbWarning)
+        with pytest.raises(carb.CarbWarning, match="needs more memory than the device has"):
+            h200.predict([big])
+        warnings.simplefilter("ignore", carb.CarbWarning)
+        warnings.simplefilter("error", UserWarning)  # others' filters untouched: nothing raised
+        assert h200.predict([big])["fits_device_memory"].tolist() == [False]
+
+
+def test_a_configuration_file_by_any_name_is_read_not_taken_for_a_preset(tmp_path):
+    # "runs.txt" was "unknown preset 'runs.txt'"; a .csv or a PathLike was the only way in.
+    runs = tmp_path / "runs.txt"
+    runs.write_text("family,depth,width,resolution,batch,precision\nbasic,18,1,32,4,fp32\n")
+    assert carb.read_configs(str(runs)) == [carb.Config("basic", 18, 1.0, 32, 4, "fp32")]
+    assert carb.features(str(runs))[0].shape[0] == 1
+    assert carb.campaign_order(str(runs), seed=1) == [carb.Config("basic", 18, 1.0, 32, 4, "fp32")]
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        assert carb.features("runs.txt")[0].shape[0] == 1  # a file here, no directory named
+        (tmp_path / "tiny").write_text("family,depth,width,resolution,batch,precision\nbasic,18,1,32,4,fp32\n")
+        assert carb.features("tiny")[0].shape[0] == len(carb.preset("tiny"))  # a preset's name stays the preset
+    finally:
+        os.chdir(cwd)
+    with pytest.raises(carb.Error, match="nope.txt"):
+        carb.features(str(tmp_path / "nope.txt"))

@@ -22,3 +22,5 @@ def test_openmp_loaded_earlier_is_reported_not_ignored():
     r = run_python(code)
     assert r.stdout.strip() == "None"
     assert "OMP_WAIT_POLICY=PASSIVE" in r.stderr
+    # carb's own category, and said where the user imported carb, not inside carb or importlib.
+    assert "<string>:1: CarbWarning: carb: OpenMP was loaded before carb" in r.stderr

@@ -457,7 +457,7 @@ def test_a_model_that_knows_its_device_says_what_it_cannot_run(tmp_path):
     m = carb.Model.train(h200, fast=True, device_memory_mb=5000)
     assert m.device == {"memory_mb": 5000.0, "power_limit_w": 700.0}
     big = carb.Config("bottleneck", 200, 4.0, 128, 256, "fp32")
-    with pytest.warns(RuntimeWarning, match=r"1 prediction needs more memory than the device has \(peak memory above its 5000 MB\)"):
+    with pytest.warns(carb.CarbWarning, match=r"1 prediction needs more memory than the device has \(peak memory above its 5000 MB\)"):
         p = m.predict([big, carb.Config("basic", 18, 0.5, 32, 1, "fp32")])
     assert p["fits_device_memory"].tolist() == [False, True]
     assert "fits_device_memory" not in carb.Model.train(h200, fast=True).predict([big])

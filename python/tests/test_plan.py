@@ -135,7 +135,7 @@ def test_measured_and_candidates_can_be_csv_files(model, tmp_path):
         assert p["configs"] and not any(str(c) in done for c in p["configs"])
     # Rows of another platform than the model's are not measured on it, and that is said.
     h200 = SOURCE / "data" / "h200.csv"
-    with pytest.warns(RuntimeWarning, match=r"^carb: 260 rows of .*h200.csv \(platform 'h200'\) are not of the model's platform 'cpu-2t'"):
+    with pytest.warns(carb.CarbWarning, match=r"^carb: 260 rows of .*h200.csv \(platform 'h200'\) are not of the model's platform 'cpu-2t'"):
         carb.plan("paper", model, measured=h200, count=3)  # "carb: " as every warning of carb's (107th pass)
     plan_file = tmp_path / "c.csv"
     plan_file.write_text("family,depth,width,resolution,batch,precision\nbasic,18,0.5,224,4,fp32\n")
