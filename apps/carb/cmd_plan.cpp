@@ -115,6 +115,18 @@ void run(PlanCmd& c, CLI::App& app) {
       return;
     last_line = now;
     std::cerr << (tty ? "\r" : "") << "carb plan: " << planned << " of at most " << wanted << " rows chosen"
+              << (tty ? "            " : "\n") << std::flush;  // padded over the longer "candidates predicted"
+    shown = true;
+  };
+  // And while the model predicts the candidates, before the first row (a minute for 100,000 of them).
+  o.scoring = [&](std::size_t predicted, std::size_t of) {
+    detail::throw_if_stopped("plan", "no plan was written; what was at --out is unchanged");
+    const auto now = std::chrono::steady_clock::now();
+    if (now - start < std::chrono::seconds(1) ||
+        (shown && now - last_line < (tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(30000))))
+      return;
+    last_line = now;
+    std::cerr << (tty ? "\r" : "") << "carb plan: " << predicted << " of " << of << " candidates predicted"
               << (tty ? "" : "\n") << std::flush;
     shown = true;
   };

@@ -68,7 +68,15 @@ struct PlanOptions {
   /// takes half a minute): rows planned so far, and at most how many there will be (the rows asked
   /// for, or the candidates, whichever is fewer). The caller decides what to show and how often.
   std::function<void(std::size_t planned, std::size_t wanted)> progress;
+  /// Called as the model predicts the candidates, before the first row is chosen (kScoreChunk at a
+  /// time: 100,000 candidates took a minute of it, deaf to Ctrl-C): candidates predicted so far and
+  /// how many there are, once for the device-memory check (where the model knows the device's
+  /// memory) and once for the uncertainty. A caller stops the plan by throwing from it.
+  std::function<void(std::size_t predicted, std::size_t candidates)> scoring;
 };
+
+/// How many candidates make_plan's model predicts at a time (PlanOptions::scoring between them).
+inline constexpr std::size_t kScoreChunk = 5000;
 
 struct PlannedRow {
   Config config;
@@ -143,10 +151,12 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
 /// or more learners, or a forest): with one learner and no forest every spread is 0. Throws
 /// InputError for `SpreadSpace::log` when a member predicts a cost at or below zero (no log).
 /// `nonpositive`, when given, marks per configuration whether the model predicts any target at or
-/// below zero (or not a number): an impossible cost.
-std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<Config>& configs, SpreadSpace space,
-                                      std::vector<double>* latency_ms = nullptr, bool* members_disagree = nullptr,
-                                      std::vector<char>* nonpositive = nullptr);
+/// below zero (or not a number): an impossible cost. `scored`, when given, is called after each
+/// kScoreChunk configurations are predicted (so many so far, of how many); the answers do not depend on it.
+std::vector<double> model_uncertainty(
+    const CarbModel& model, const std::vector<Config>& configs, SpreadSpace space,
+    std::vector<double>* latency_ms = nullptr, bool* members_disagree = nullptr, std::vector<char>* nonpositive = nullptr,
+    const std::function<void(std::size_t predicted, std::size_t configs)>& scored = {});
 
 /// The plan CSV: family, depth, width, resolution, batch, precision, then rank, strategy, score,
 /// uncertainty, predicted_latency_ms, cost_s, cumulative_cost_s, distance (empty where unknown).

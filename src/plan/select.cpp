@@ -119,11 +119,16 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   // What would not fit the device is not worth a lease's seconds: an out-of-memory row teaches no cost.
   if (model && !pool.empty())
     if (const auto cap = held_device_memory(*model)) {
-      const auto memory = model->predict_columns(pool).at("peak_memory_mb");
       std::vector<Config> fits;
-      for (std::size_t i = 0; i < pool.size(); ++i)
-        if (memory[i] > *cap) ++plan.over_device_memory;
-        else fits.push_back(pool[i]);
+      for (std::size_t first = 0; first < pool.size(); first += kScoreChunk) {
+        const auto end = static_cast<std::ptrdiff_t>(std::min(pool.size(), first + kScoreChunk));
+        const std::vector<Config> chunk(pool.begin() + static_cast<std::ptrdiff_t>(first), pool.begin() + end);
+        const auto memory = model->predict_columns(chunk).at("peak_memory_mb");
+        for (std::size_t i = 0; i < chunk.size(); ++i)
+          if (memory[i] > *cap) ++plan.over_device_memory;
+          else fits.push_back(chunk[i]);
+        if (o.scoring) o.scoring(static_cast<std::size_t>(end), pool.size());
+      }
       pool.swap(fits);
     }
 
@@ -132,7 +137,7 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   std::vector<char> impossible(n, 0);
   if (model) {
     bool members_disagree = true;
-    unc = model_uncertainty(*model, pool, o.spread, &lat, &members_disagree, &impossible);
+    unc = model_uncertainty(*model, pool, o.spread, &lat, &members_disagree, &impossible, o.scoring);
     plan.nonpositive_predictions = static_cast<std::size_t>(std::count(impossible.begin(), impossible.end(), 1));
     // Thirty-sixth hostile pass: with one learner and no forest nothing can disagree; every score
     // was 0 and the plan "by uncertainty" was the random order.

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <utility>
 
 #include "carb/error.hpp"
 #include "carb/model.hpp"
@@ -44,19 +46,39 @@ SpreadSpace parse_spread_space(const std::string& s) {
 
 std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<Config>& configs, SpreadSpace space,
                                       std::vector<double>* latency_ms, bool* members_disagree,
-                                      std::vector<char>* nonpositive) {
+                                      std::vector<char>* nonpositive,
+                                      const std::function<void(std::size_t, std::size_t)>& scored) {
   std::vector<double> total(configs.size(), 0.0);
   if (latency_ms) latency_ms->assign(configs.size(), std::numeric_limits<double>::quiet_NaN());
   if (nonpositive) nonpositive->assign(configs.size(), 0);
   if (configs.empty()) return total;
-  const auto predicted = model.predict_columns(configs);
+  // Predicted kScoreChunk at a time, each chunk's answers appended: a row's answer does not depend
+  // on the others', and the caller hears between chunks (Ctrl-C on a large pool).
+  std::map<std::string, std::vector<double>> predicted;
+  std::map<std::string, MemberPredictions> members;
+  for (std::size_t first = 0; first < configs.size(); first += kScoreChunk) {
+    const std::size_t end = std::min(configs.size(), first + kScoreChunk);
+    const std::vector<Config> chunk(configs.begin() + static_cast<std::ptrdiff_t>(first),
+                                    configs.begin() + static_cast<std::ptrdiff_t>(end));
+    for (auto& [target, values] : model.predict_columns(chunk)) {
+      auto& all = predicted[target];
+      all.insert(all.end(), values.begin(), values.end());
+      MemberPredictions part = model.member_predictions(chunk, target);
+      auto& whole = members[target];
+      for (auto [from, to] : {std::pair{&part.trees, &whole.trees}, std::pair{&part.learners, &whole.learners}}) {
+        to->resize(from->size());
+        for (std::size_t k = 0; k < from->size(); ++k) (*to)[k].insert((*to)[k].end(), (*from)[k].begin(), (*from)[k].end());
+      }
+    }
+    if (scored) scored(end, configs.size());
+  }
   bool members_can_disagree = false;
   for (const std::string& target : model.targets()) {
     const auto& pred = predicted.at(target);
     if (latency_ms && target == "latency_ms") *latency_ms = pred;
     if (nonpositive)
       for (std::size_t i = 0; i < configs.size(); ++i) (*nonpositive)[i] |= !(pred[i] > 0);
-    const MemberPredictions m = model.member_predictions(configs, target);
+    const MemberPredictions& m = members.at(target);
     members_can_disagree = members_can_disagree || m.trees.size() >= 2 || m.learners.size() >= 2;
     // Thirty-sixth hostile pass: a member's cost at or below zero (a raw-target model) has no log;
     // clamped to 1e-300 it gave every such row the same huge spread, and the plan was that artefact.

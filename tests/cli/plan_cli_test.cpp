@@ -243,4 +243,43 @@ TEST(PlanCli, ALongPlanShowsProgressAndASignalStopsItWritingNothing) {
     EXPECT_EQ(e.path().filename().string().find(".long_plan."), std::string::npos) << e.path();  // no temporaries
 }
 
+// While the model predicted the candidates, before the first row, Ctrl-C went unheard (a minute for
+// 100,000 of them with a shipped model): progress is shown there too, and a signal stops it.
+TEST(PlanCli, ASignalWhileTheModelScoresTheCandidatesStopsThePlan) {
+  std::vector<carb::Config> cands;  // 200,000 distinct: seconds of scoring, past the first second's silence
+  for (int depth = 10; depth <= 28; depth += 2)
+    for (int w = 1; w <= 10; ++w)
+      for (int r = 0; r < 25; ++r)
+        for (int batch = 1; batch <= 40; ++batch)
+          for (carb::Precision p : {carb::Precision::fp32, carb::Precision::fp16})
+            cands.push_back({carb::Family::basic, depth, 0.25 * w, 32 + 4 * r, batch, p});
+  const fs::path dir = scratch().dir();
+  {
+    std::ofstream out(dir / "scored_candidates.csv");
+    carb::write_configs_csv(cands, out);
+  }
+  carb::testing::synthetic_source_model().save(dir / "scored_model", true);
+  const fs::path err = dir / "scored_plan.err";
+  const pid_t pid = carb::test::spawn_carb({"plan", "--model", (dir / "scored_model").string(), "--configs",
+                                            (dir / "scored_candidates.csv").string(), "--count", "5", "--out",
+                                            (dir / "scored_plan.csv").string()},
+                                           dir / "scored_plan.out", err);
+  ASSERT_GT(pid, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (slurp(err).find("candidates predicted") == std::string::npos && !carb::test::has_ended(pid) &&
+         std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const std::string shown = slurp(err);
+  ASSERT_NE(shown.find("candidates predicted\n"), std::string::npos) << "no progress while scoring: " << shown;
+  EXPECT_EQ(shown.find("rows chosen"), std::string::npos) << shown;  // still scoring when it was told
+  ASSERT_EQ(::kill(pid, SIGINT), 0);
+  const int status = carb::test::wait_status(pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "plan died by the signal instead of stopping";
+  EXPECT_EQ(WEXITSTATUS(status), 130) << slurp(err);
+  EXPECT_NE(slurp(err).find("carb: plan interrupted by SIGINT; no plan was written; what was at --out is unchanged\n"),
+            std::string::npos) << slurp(err);
+  EXPECT_EQ(slurp(err).find("rows chosen"), std::string::npos) << slurp(err);  // stopped before the choosing
+  EXPECT_FALSE(fs::exists(dir / "scored_plan.csv"));
+}
+
 }  // namespace

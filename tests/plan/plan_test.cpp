@@ -300,6 +300,64 @@ TEST(Plan, ProgressIsToldOfEveryRowAndAThrowStopsTheChoosing) {
   EXPECT_THROW(make_plan(cands, {}, nullptr, o), std::runtime_error);
 }
 
+// More candidates than the model predicts at a time (kScoreChunk): 11,264 basic networks.
+std::vector<Config> many_candidates() {
+  std::vector<Config> out;
+  for (int d = 10; d <= 50; d += 4)
+    for (double w = 0.25; w <= 2.0; w += 0.25)
+      for (int r : {32, 40, 48, 56, 64, 72, 80, 96})
+        for (int b : {1, 2, 4, 8, 16, 32, 64, 128})
+          for (Precision p : {Precision::fp32, Precision::fp16}) out.push_back({Family::basic, d, w, r, b, p});
+  return out;
+}
+
+// Scoring the candidates before the first row is chosen was one call deaf to Ctrl-C (a minute for
+// 100,000 candidates): the caller now hears after each chunk, and a throw stops the plan there.
+TEST(Plan, ScoringIsToldOfEveryChunkAndAThrowStopsIt) {
+  const auto cands = many_candidates();
+  ASSERT_GT(cands.size(), 2 * kScoreChunk);
+  std::size_t open = 0;
+  for (const Config& c : cands) open += !model().trained_on(c);
+  // A device's memory adds the fit check's pass over the candidates (a model of its own to set it on).
+  const auto dir = std::filesystem::temp_directory_path() / ("carb_plan_chunks_" + std::to_string(::getpid()));
+  model().save(dir, true);
+  CarbModel with_device = CarbModel::load(dir);
+  std::filesystem::remove_all(dir);
+  with_device.set_device_limits(DeviceLimits{1e9, std::nullopt});
+  std::vector<std::pair<std::size_t, std::size_t>> told;
+  PlanOptions o = options(PlanStrategy::uncertainty, 5);
+  o.scoring = [&](std::size_t predicted, std::size_t of) { told.emplace_back(predicted, of); };
+  const Plan p = make_plan(cands, {}, &with_device, o);
+  EXPECT_EQ(p.rows.size(), 5u);
+  const std::vector<std::pair<std::size_t, std::size_t>> pass = {
+      {kScoreChunk, open}, {2 * kScoreChunk, open}, {open, open}};
+  std::vector<std::pair<std::size_t, std::size_t>> both = pass;
+  both.insert(both.end(), pass.begin(), pass.end());
+  EXPECT_EQ(told, both);
+  // The same plan as without the device's memory (nothing was left out), told once per chunk.
+  told.clear();
+  const Plan q = make_plan(cands, {}, &model(), o);
+  EXPECT_EQ(told, pass);
+  ASSERT_EQ(q.rows.size(), p.rows.size());
+  for (std::size_t i = 0; i < p.rows.size(); ++i) EXPECT_EQ(config_key(q.rows[i].config), config_key(p.rows[i].config));
+  o.scoring = [](std::size_t predicted, std::size_t) {
+    if (predicted == kScoreChunk) throw std::runtime_error("stop");
+  };
+  EXPECT_THROW(make_plan(cands, {}, &model(), o), std::runtime_error);
+}
+
+// A configuration's uncertainty does not depend on which chunk it was predicted in.
+TEST(Plan, UncertaintyDoesNotDependOnTheChunking) {
+  auto cands = many_candidates();
+  std::vector<double> lat;
+  const auto forward = model_uncertainty(model(), cands, SpreadSpace::units, &lat);
+  EXPECT_EQ(lat, model().predict_columns(cands).at("latency_ms"));
+  std::vector<Config> reversed(cands.rbegin(), cands.rend());
+  const auto backward = model_uncertainty(model(), reversed, SpreadSpace::units);
+  ASSERT_EQ(forward.size(), backward.size());
+  for (std::size_t i = 0; i < forward.size(); ++i) ASSERT_NEAR(forward[i], backward[backward.size() - 1 - i], 1e-9 * (1 + forward[i])) << i;
+}
+
 TEST(Plan, UncertaintyPicksWhatTheModelDisagreesAboutMost) {
   PlanOptions o = options(PlanStrategy::uncertainty, 1);
   o.diversity = 0;
