@@ -252,7 +252,13 @@ class Model:
                                      size_bins, telemetry))
 
     def save(self, path, force=False):
-        self._m.save(_path(path, "path"), _flag(force, "force"))
+        try:
+            self._m.save(_path(path, "path"), _flag(force, "force"))
+        except Error as e:  # the CLI's "choose another --out" is another path here (a README walkthrough)
+            said = str(e)
+            if "choose another out" not in said:
+                raise
+            raise type(e)(said.replace("choose another out", "choose another path")) from None
 
     @property
     def platform(self):
@@ -324,7 +330,7 @@ class Model:
         if telemetry is not None:
             if not self.uses_telemetry:
                 raise InputError("this model was trained without telemetry and does not read utilization: leave "
-                                 "telemetry out (or use a model trained with --telemetry)")
+                                 "telemetry out (or use a model trained with telemetry=True)")
             return _configs(configs), _readings(telemetry)
         if not self.uses_telemetry:
             return _configs(configs), []
@@ -373,6 +379,9 @@ def _budgets(budgets):
             raise InputError(f"the {target} budget is given twice (as {name!r} and another name)")
         if not isinstance(name, str):
             raise InputError(f"a budget's name is {name!r}, not a cost such as 'latency'")
+        if target not in _COSTS.values():  # {"lat": 50} read "a budget on lat needs lat, but the model ..."
+            raise InputError(f"unknown budget {name!r} (known: energy, latency, memory, or as the targets: "
+                             f"{', '.join(_COSTS.values())})")
         out[target] = _budget(value, f"the {name} budget")
     return out
 

@@ -254,3 +254,16 @@ def test_a_configuration_file_by_any_name_is_read_not_taken_for_a_preset(tmp_pat
         os.chdir(cwd)
     with pytest.raises(carb.Error, match="nope.txt"):
         carb.features(str(tmp_path / "nope.txt"))
+
+
+def test_save_and_telemetry_refusals_name_python_arguments(tmp_path):
+    # A README walkthrough: Model.save said "choose another out" (it has no out) and predict's
+    # telemetry refusal "a model trained with --telemetry".
+    m = carb.Model.train(SOURCE / "data" / "h200.csv", fast=True)
+    plain = tmp_path / "plain.txt"
+    plain.write_text("mine\n")
+    with pytest.raises(carb.InputError, match=r"is not a model bundle directory; choose another path, or pass force=True"):
+        m.save(plain)
+    assert plain.read_text() == "mine\n"
+    with pytest.raises(carb.InputError, match=r"\(or use a model trained with telemetry=True\)$"):
+        m.predict("tiny", telemetry=[(1, 2)] * len(carb.preset("tiny")))

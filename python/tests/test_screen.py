@@ -14,6 +14,10 @@ def test_screen_keeps_only_what_meets_the_budget(model):
         assert p["latency_ms"] <= 20 and p["peak_memory_mb"] <= 200
     with pytest.raises(carb.InputError, match="energy"):
         carb.screen("tiny", model, budgets={"energy": 1})  # the CPU model has no energy
+    # A misspelt cost is named as one (it read "a budget on lat needs lat, but the model ... predicts only").
+    with pytest.raises(carb.InputError, match=r"^unknown budget 'lat' \(known: energy, latency, memory, or as the "
+                                              r"targets: energy_j, latency_ms, peak_memory_mb\)$"):
+        carb.screen("tiny", model, budgets={"lat": 50})
 
 
 def test_two_stage_screen(model, model_dir):

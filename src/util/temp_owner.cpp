@@ -34,9 +34,14 @@ bool held_by_a_live_owner(const fs::path& temp) {
   return held;
 }
 
-// The name is exactly prefix + PID + "-" + ("" or "old-") + six characters of mkstemp's alphabet,
-// that process is gone and nobody holds the temporary. `kind`, when given, is what the name holds
-// after the PID: "old-" or "".
+// The kinds of temporary a name may hold after its PID (owned_temp_template's `kind`): a staging
+// name, "old-" (what a bundle's swap moved aside) and "keep-" (keep_earlier's copy of a user's file:
+// a killed run's was never taken for stale, and every later run left it hidden beside the kept file).
+constexpr const char* kKinds[] = {"old-", "keep-"};
+
+// The name is exactly prefix + PID + "-" + ("" or one of kKinds) + six characters of mkstemp's
+// alphabet, that process is gone and nobody holds the temporary. `kind`, when given, is what the
+// name holds after the PID: "", "old-" or "keep-".
 bool owner_gone(const fs::path& temp, const std::string& prefix, const std::string* kind = nullptr) {
   const std::string name = temp.filename().string();
   const char* digits = name.c_str() + prefix.size();
@@ -44,9 +49,11 @@ bool owner_gone(const fs::path& temp, const std::string& prefix, const std::stri
   const long pid = std::strtol(digits, &end, 10);
   if (end == digits || *end != '-' || pid <= 0 || !std::isdigit(static_cast<unsigned char>(*digits))) return false;
   std::string rest(end + 1);
-  const bool old = rest.rfind("old-", 0) == 0;
-  if (kind && old != (*kind == "old-")) return false;
-  if (old) rest.erase(0, 4);
+  std::string found;
+  for (const std::string k : kKinds)
+    if (rest.rfind(k, 0) == 0) found = k;
+  if (kind && found != *kind) return false;
+  rest.erase(0, found.size());
   if (rest.size() != 6 || !std::all_of(rest.begin(), rest.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)); }))
     return false;
   return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH && !held_by_a_live_owner(temp);
