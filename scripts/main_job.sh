@@ -30,10 +30,11 @@ for p in cpu-2t cpu-1t h200 h100; do
   # Retrain when the data changed since, when this carb cannot load the bundle (an older schema),
   # when the bundle predates calibrated extrapolation rates (it would widen past the grid at rate 1),
   # or when it lacks the re-measurement's spread there is one for, or its interval widths per
-  # predicted size (the default since 2026-12-06).
+  # predicted size (the default since 2026-12-06), or its memory floor (2026-12-07).
   if [[ ! -f models/$p/manifest.json || data/$p.csv -nt models/$p/manifest.json ]] ||
     ! grep -q '"extrapolation_rate"' models/$p/manifest.json ||
     ! grep -q '"size_bins"' models/$p/manifest.json ||
+    ! grep -q '"floor_outputs_alive"' models/$p/manifest.json ||
     { [[ ${#device[@]} -gt 0 ]] && ! grep -q '"memory_mb"' models/$p/manifest.json; } ||
     { [[ ${#again[@]} -gt 0 ]] && { ! grep -q '"remeasured"' models/$p/manifest.json ||
       [[ data/$p-repeat.csv -nt models/$p/manifest.json ]]; }; } ||

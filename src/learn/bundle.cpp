@@ -68,6 +68,7 @@ constexpr const char* kChecksumKey = "manifest_fnv1a64";
 constexpr const char* kUnseenKey = "conformal_unseen_architecture";
 constexpr const char* kRateKey = "extrapolation_rate";
 constexpr const char* kMonotoneKey = "monotone_in";
+constexpr const char* kFloorKey = "floor_outputs_alive";  // peak_memory_mb's (learn/memory_floor.hpp)
 constexpr const char* kRemeasuredKey = "remeasured";
 constexpr const char* kBySizeKey = "conformal_by_size";
 
@@ -241,6 +242,7 @@ void CarbModel::save(BundleDestination& dest) const {
     for (const auto& [level, rate] : tm.extrapolation_rate) t[kRateKey][level] = number_or_null(rate);
     if (tm.estimate) t["estimate"] = tm.estimate->to_json();
     if (!tm.monotone_in.empty()) t[kMonotoneKey] = tm.monotone_in;
+    if (tm.target == "peak_memory_mb") t[kFloorKey] = tm.floor_outputs_alive;
     if (!tm.remeasured_spread.empty()) {
       t[kRemeasuredKey] = {{"pairs", tm.remeasured_pairs}, {"spread", nlohmann::json::object()}};
       for (const auto& [level, q] : tm.remeasured_spread) t[kRemeasuredKey]["spread"][level] = number_or_null(q);
@@ -611,6 +613,12 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
                              std::all_of(k.begin(), k.end(), [](const nlohmann::json& e) { return e.is_string(); });
         if (!strings || !valid_monotone_knobs(tm.monotone_in = k.get<std::vector<std::string>>()))
           throw ModelError(where + "'s monotone knobs are not what training writes (batch, resolution, each once)");
+      }
+      if (j.contains(kFloorKey)) {
+        const auto& f = j.at(kFloorKey);
+        if (!f.is_boolean() || (f.get<bool>() && tm.target != "peak_memory_mb"))
+          throw ModelError(where + "'s " + kFloorKey + " is not what training writes (true or false, for peak_memory_mb)");
+        tm.floor_outputs_alive = f.get<bool>();
       }
       for (const auto& lj : j.at("learners")) {
         // The name carries the position and kind (target.N.kind.model) and the kinds are the

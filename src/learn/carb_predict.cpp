@@ -13,6 +13,7 @@
 #include "checksum_file.hpp"
 #include "conformal.hpp"
 #include "model_internal.hpp"
+#include "memory_floor.hpp"
 #include "monotone.hpp"
 #include "remeasurement.hpp"
 #include "learn/outside_as_asked.hpp"
@@ -191,7 +192,7 @@ std::vector<double> predict_target_model(const TargetModel& tm, const TrainOptio
     // neighbour at -2.4 MB counted as unknown). It is 0, an impossible cost said as such everywhere.
     // A log-target model's answer just under the floor (46.57 for 46.77 MB) is lifted, as before.
     if (memory && std::isfinite(raw[i]) && raw[i] > 0) {
-      const double floor = network_totals(configs[i]).memory_floor_mb();
+      const double floor = answer_floor_mb(tm, configs[i]);
       raw[i] = raw[i] >= floor || opts_.log_target ? std::max(raw[i], floor) : 0.0;
     }
   }
@@ -324,6 +325,10 @@ std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const
   const auto at_corners = raw_columns(corners, corner_tel, leading);
   for (auto& [target, values] : out) {
     const auto& around = at_corners.at(target);
+    const TargetModel* memory_model = nullptr;  // held at its floor between levels too
+    if (target == "peak_memory_mb")
+      for (const auto& tm : models_)
+        if (tm.target == target) memory_model = &tm;
     for (std::size_t i = 0; i < values.size(); ++i) {
       const auto [first, end] = span[i];
       if (first == end || !(values[i] > 0)) continue;  // 0: no cost any device has, said as such
@@ -336,7 +341,7 @@ std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const
       if (!all_positive) continue;
       values[i] = std::exp(log_v);
       // No pass peaks below its weights and input, between levels either.
-      if (target == "peak_memory_mb") values[i] = std::max(values[i], network_totals(configs[i]).memory_floor_mb());
+      if (memory_model) values[i] = std::max(values[i], answer_floor_mb(*memory_model, configs[i]));
     }
   }
   return out;
@@ -473,7 +478,7 @@ std::vector<Prediction> CarbModel::predict(const std::vector<Config>& configs, c
       // Nor can its interval reach below, bounded or not: below the least peak a measurement may
       // have (validation's tolerance under the floor), so every row training accepts can be held.
       if (tm.target == "peak_memory_mb" && v > 0)
-        iv.first = std::max(iv.first, kMinMemoryOverNetwork * network_totals(configs[i]).memory_floor_mb());
+        iv.first = std::max(iv.first, kMinMemoryOverNetwork * answer_floor_mb(tm, configs[i]));
       // No cost is below zero: a raw-target interval (a fixed width around the point) reached -27 ms
       // for a 0.5 ms network (twenty-sixth hostile pass). Clamping keeps the coverage: no measured
       // value lies below.

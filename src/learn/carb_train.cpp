@@ -13,6 +13,7 @@
 #include "blend.hpp"
 #include "conformal.hpp"
 #include "extrapolation_rate.hpp"
+#include "memory_floor.hpp"
 #include "monotone.hpp"
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
@@ -218,6 +219,7 @@ CarbModel CarbModel::train(const Dataset& data, const TrainOptions& o) {
   for (const auto& t : m.targets_) {
     TargetModel tm;
     tm.target = t;
+    tm.floor_outputs_alive = t == "peak_memory_mb" && peaks_hold_outputs_alive(d);
     if (o.cascade)
       for (const auto& u : m.targets_) {
         if (u == t) break;

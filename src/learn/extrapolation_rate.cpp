@@ -8,8 +8,8 @@
 #include <set>
 
 #include "carb/envelope.hpp"
-#include "carb/network_spec.hpp"
 #include "conformal.hpp"
+#include "memory_floor.hpp"
 #include "model_internal.hpp"
 #include "target_data.hpp"
 
@@ -137,7 +137,7 @@ void ExtrapolationCalibration::calibrate(TargetModel& tm, const Matrix& base,
       // under the network's floor): a peak below that is held by no widening. At the floor itself,
       // one accepted row a hair under it made every level's rate infinite.
       const bool under_floor = tm.target == "peak_memory_mb" && v > 0 &&
-                               y < kMinMemoryOverNetwork * network_totals(configs[i]).memory_floor_mb();
+                               y < kMinMemoryOverNetwork * answer_floor_mb(tm, configs[i]);
       // A held-out depth or width is a network the rest never trained: its interval starts from
       // the unseen-architecture width, as a prediction's does.
       const bool seen = seen_[s][i];

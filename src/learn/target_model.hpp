@@ -65,6 +65,11 @@ struct TargetModel {
   /// (monotone.hpp): an answer is held at least at its network's answers below it along them.
   /// Empty in bundles before it, and where the measurements fell.
   std::vector<std::string> monotone_in;
+  /// peak_memory_mb only: set when every training row peaked at or above its weights, input and
+  /// layer outputs alive at once (learn/memory_floor.hpp), so answers and interval edges are held
+  /// there, not at the looser floor (the H200 model answered 149,551 MB, fitting the device, for a
+  /// network whose outputs alive at once take 158,820). False in bundles before it.
+  bool floor_outputs_alive = false;
   OofComponents oof;  // out-of-fold accuracy of each part and the form choice
   /// Set when the learners fit log(y / estimate): the prediction is estimate × learned ratio.
   std::optional<AnalyticEstimate> estimate;
