@@ -191,9 +191,12 @@ std::vector<double> predict_target_model(const TargetModel& tm, const TrainOptio
     // one below zero (6.45 MB, the weights and input exactly, passed a 10 MB budget while its
     // neighbour at -2.4 MB counted as unknown). It is 0, an impossible cost said as such everywhere.
     // A log-target model's answer just under the floor (46.57 for 46.77 MB) is lifted, as before.
+    // The floor a model holds answers at may be higher than every pass's (the layer outputs alive
+    // at once, learn/memory_floor.hpp): a raw-target answer between the two is lifted too, not
+    // zeroed (a reviewer: 162 of cpu-2t's 1,958 configurations answered 0 MB, "impossible").
     if (memory && std::isfinite(raw[i]) && raw[i] > 0) {
-      const double floor = answer_floor_mb(tm, configs[i]);
-      raw[i] = raw[i] >= floor || opts_.log_target ? std::max(raw[i], floor) : 0.0;
+      const NetworkSpec s = network_totals(configs[i]);
+      raw[i] = raw[i] >= s.memory_floor_mb() || opts_.log_target ? std::max(raw[i], answer_floor_mb(tm, s)) : 0.0;
     }
   }
   return raw;

@@ -5,10 +5,13 @@
 
 namespace carb {
 
-double memory_alive_mb(const Config& c) {
-  const NetworkSpec s = network_totals(c);
+namespace {
+double alive_mb(const NetworkSpec& s) {
   return static_cast<double>(s.param_bytes() + s.input_bytes() + s.activation_bytes_peak()) / 1e6;
 }
+}  // namespace
+
+double memory_alive_mb(const Config& c) { return alive_mb(network_totals(c)); }
 
 bool peaks_hold_outputs_alive(const Dataset& d) {
   bool any = false;
@@ -21,8 +24,10 @@ bool peaks_hold_outputs_alive(const Dataset& d) {
   return any;
 }
 
-double answer_floor_mb(const TargetModel& tm, const Config& c) {
-  return tm.floor_outputs_alive ? memory_alive_mb(c) : network_totals(c).memory_floor_mb();
+double answer_floor_mb(const TargetModel& tm, const NetworkSpec& s) {
+  return tm.floor_outputs_alive ? alive_mb(s) : s.memory_floor_mb();
 }
+
+double answer_floor_mb(const TargetModel& tm, const Config& c) { return answer_floor_mb(tm, network_totals(c)); }
 
 }  // namespace carb

@@ -7,6 +7,7 @@
 #pragma once
 #include "carb/config.hpp"
 #include "carb/dataset.hpp"
+#include "carb/network_spec.hpp"
 
 namespace carb {
 
@@ -20,7 +21,9 @@ double memory_alive_mb(const Config& c);
 bool peaks_hold_outputs_alive(const Dataset& d);
 
 /// The floor `tm` (the peak_memory_mb target) holds an answer at: memory_alive_mb where its training
-/// rows held it (TargetModel::floor_outputs_alive), else NetworkSpec::memory_floor_mb.
+/// rows held it (TargetModel::floor_outputs_alive), else NetworkSpec::memory_floor_mb. `s` is the
+/// configuration's network_totals.
+double answer_floor_mb(const TargetModel& tm, const NetworkSpec& s);
 double answer_floor_mb(const TargetModel& tm, const Config& c);
 
 }  // namespace carb
