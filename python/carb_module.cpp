@@ -270,7 +270,7 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
         throw carb::Interrupted(sig, "carb.plan interrupted by a signal after " + std::to_string(planned) +
                                          " of at most " + std::to_string(wanted) + " rows chosen; nothing was returned");
     };
-    o.scoring = [&](std::size_t predicted, std::size_t of) {  // and before the first, as the model scores them
+    o.scoring = [&](const char*, std::size_t predicted, std::size_t of) {  // and before the first, as the model scores them
       if (const int sig = scope.signal(); sig != 0)
         throw carb::Interrupted(sig, "carb.plan interrupted by a signal after " + std::to_string(predicted) + " of " +
                                          std::to_string(of) + " candidates predicted; nothing was returned");

@@ -119,15 +119,16 @@ void run(PlanCmd& c, CLI::App& app) {
     shown = true;
   };
   // And while the model predicts the candidates, before the first row (a minute for 100,000 of them).
-  o.scoring = [&](std::size_t predicted, std::size_t of) {
+  o.scoring = [&](const char* pass, std::size_t predicted, std::size_t of) {
     detail::throw_if_stopped("plan", "no plan was written; what was at --out is unchanged");
     const auto now = std::chrono::steady_clock::now();
     if (now - start < std::chrono::seconds(1) ||
         (shown && now - last_line < (tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(30000))))
       return;
     last_line = now;
-    std::cerr << (tty ? "\r" : "") << "carb plan: " << predicted << " of " << of << " candidates predicted"
-              << (tty ? "" : "\n") << std::flush;
+    // Padded over a longer line before it (the device-memory pass counts more candidates).
+    std::cerr << (tty ? "\r" : "") << "carb plan: " << predicted << " of " << of << " candidates predicted (" << pass
+              << ")" << (tty ? "            " : "\n") << std::flush;
     shown = true;
   };
   const Plan p = make_plan(candidates, measured, model.get(), o);

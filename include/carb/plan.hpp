@@ -69,10 +69,10 @@ struct PlanOptions {
   /// for, or the candidates, whichever is fewer). The caller decides what to show and how often.
   std::function<void(std::size_t planned, std::size_t wanted)> progress;
   /// Called as the model predicts the candidates, before the first row is chosen (kScoreChunk at a
-  /// time: 100,000 candidates took a minute of it, deaf to Ctrl-C): candidates predicted so far and
-  /// how many there are, once for the device-memory check (where the model knows the device's
-  /// memory) and once for the uncertainty. A caller stops the plan by throwing from it.
-  std::function<void(std::size_t predicted, std::size_t candidates)> scoring;
+  /// time: 100,000 candidates took a minute of it, deaf to Ctrl-C): which pass ("device memory",
+  /// where the model knows the device's memory, then "uncertainty"), candidates predicted so far in
+  /// it and how many it predicts. A caller stops the plan by throwing from it.
+  std::function<void(const char* pass, std::size_t predicted, std::size_t candidates)> scoring;
 };
 
 /// How many candidates make_plan's model predicts at a time (PlanOptions::scoring between them).

@@ -127,7 +127,7 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
         for (std::size_t i = 0; i < chunk.size(); ++i)
           if (memory[i] > *cap) ++plan.over_device_memory;
           else fits.push_back(chunk[i]);
-        if (o.scoring) o.scoring(static_cast<std::size_t>(end), pool.size());
+        if (o.scoring) o.scoring("device memory", static_cast<std::size_t>(end), pool.size());
       }
       pool.swap(fits);
     }
@@ -137,7 +137,10 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   std::vector<char> impossible(n, 0);
   if (model) {
     bool members_disagree = true;
-    unc = model_uncertainty(*model, pool, o.spread, &lat, &members_disagree, &impossible, o.scoring);
+    const auto scored = [&o](std::size_t predicted, std::size_t of) {
+      if (o.scoring) o.scoring("uncertainty", predicted, of);
+    };
+    unc = model_uncertainty(*model, pool, o.spread, &lat, &members_disagree, &impossible, scored);
     plan.nonpositive_predictions = static_cast<std::size_t>(std::count(impossible.begin(), impossible.end(), 1));
     // Thirty-sixth hostile pass: with one learner and no forest nothing can disagree; every score
     // was 0 and the plan "by uncertainty" was the random order.

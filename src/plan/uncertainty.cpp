@@ -3,7 +3,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <utility>
 
 #include "carb/error.hpp"
 #include "carb/model.hpp"
@@ -52,49 +51,50 @@ std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<
   if (latency_ms) latency_ms->assign(configs.size(), std::numeric_limits<double>::quiet_NaN());
   if (nonpositive) nonpositive->assign(configs.size(), 0);
   if (configs.empty()) return total;
-  // Predicted kScoreChunk at a time, each chunk's answers appended: a row's answer does not depend
-  // on the others', and the caller hears between chunks (Ctrl-C on a large pool).
-  std::map<std::string, std::vector<double>> predicted;
-  std::map<std::string, MemberPredictions> members;
+  // Predicted kScoreChunk at a time, the caller hearing between chunks (Ctrl-C on a large pool).
+  // Of each chunk's members only each row's variance is kept (all of every target's trees for the
+  // whole pool took 2.5-3x the memory of predicting a target at a time: a reviewer's measurement);
+  // a row's answers do not depend on the others'.
+  struct Target {
+    std::vector<double> pred, spread;  // per configuration: the answer, the members' variance
+    std::size_t nonpositive = 0;       // configurations where it or a member is at or below zero
+    bool can_disagree = false;
+  };
+  std::map<std::string, Target> by_target;
   for (std::size_t first = 0; first < configs.size(); first += kScoreChunk) {
     const std::size_t end = std::min(configs.size(), first + kScoreChunk);
     const std::vector<Config> chunk(configs.begin() + static_cast<std::ptrdiff_t>(first),
                                     configs.begin() + static_cast<std::ptrdiff_t>(end));
-    for (auto& [target, values] : model.predict_columns(chunk)) {
-      auto& all = predicted[target];
-      all.insert(all.end(), values.begin(), values.end());
-      MemberPredictions part = model.member_predictions(chunk, target);
-      auto& whole = members[target];
-      for (auto [from, to] : {std::pair{&part.trees, &whole.trees}, std::pair{&part.learners, &whole.learners}}) {
-        to->resize(from->size());
-        for (std::size_t k = 0; k < from->size(); ++k) (*to)[k].insert((*to)[k].end(), (*from)[k].begin(), (*from)[k].end());
+    for (const auto& [target, values] : model.predict_columns(chunk)) {
+      Target& t = by_target[target];
+      t.pred.insert(t.pred.end(), values.begin(), values.end());
+      const MemberPredictions m = model.member_predictions(chunk, target);
+      t.can_disagree = m.trees.size() >= 2 || m.learners.size() >= 2;
+      for (std::size_t i = 0; i < chunk.size(); ++i) {
+        t.spread.push_back(member_variance(m.trees, i, space) + member_variance(m.learners, i, space));
+        // Thirty-sixth hostile pass: a member's cost at or below zero (a raw-target model) has no log;
+        // clamped to 1e-300 it gave every such row the same huge spread, and the plan was that artefact.
+        if (space != SpreadSpace::log) continue;
+        bool bad = !(values[i] > 0);
+        for (const auto* set : {&m.trees, &m.learners})
+          for (const auto& member : *set) bad = bad || !(member[i] > 0);
+        t.nonpositive += bad;
       }
     }
     if (scored) scored(end, configs.size());
   }
   bool members_can_disagree = false;
   for (const std::string& target : model.targets()) {
-    const auto& pred = predicted.at(target);
+    const Target& t = by_target.at(target);
+    const auto& pred = t.pred;
     if (latency_ms && target == "latency_ms") *latency_ms = pred;
     if (nonpositive)
       for (std::size_t i = 0; i < configs.size(); ++i) (*nonpositive)[i] |= !(pred[i] > 0);
-    const MemberPredictions& m = members.at(target);
-    members_can_disagree = members_can_disagree || m.trees.size() >= 2 || m.learners.size() >= 2;
-    // Thirty-sixth hostile pass: a member's cost at or below zero (a raw-target model) has no log;
-    // clamped to 1e-300 it gave every such row the same huge spread, and the plan was that artefact.
-    if (space == SpreadSpace::log) {
-      std::size_t nonpositive = 0;
-      for (std::size_t i = 0; i < configs.size(); ++i) {
-        bool bad = !(pred[i] > 0);
-        for (const auto* set : {&m.trees, &m.learners})
-          for (const auto& member : *set) bad = bad || !(member[i] > 0);
-        nonpositive += bad;
-      }
-      if (nonpositive)
-        throw InputError("--spread log needs positive predictions, but the model or one of its members predicts " +
-                         target + " at or below zero for " + std::to_string(nonpositive) + " of " +
-                         std::to_string(configs.size()) + " candidates (" + kNonPositiveWhy + "); use --spread units");
-    }
+    members_can_disagree = members_can_disagree || t.can_disagree;
+    if (space == SpreadSpace::log && t.nonpositive)
+      throw InputError("--spread log needs positive predictions, but the model or one of its members predicts " +
+                       target + " at or below zero for " + std::to_string(t.nonpositive) + " of " +
+                       std::to_string(configs.size()) + " candidates (" + kNonPositiveWhy + "); use --spread units");
     // Each target's spread in units of how much its predictions vary over the candidates: the
     // squared ratio is the share of that variance a wrong prediction of this row would cost in R².
     double scale = variance_of(pred, space);
@@ -107,8 +107,7 @@ std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<
       scale = space == SpreadSpace::log ? 1.0 : mean * mean;
     }
     if (!(scale > 0)) continue;
-    for (std::size_t i = 0; i < configs.size(); ++i)
-      total[i] += (member_variance(m.trees, i, space) + member_variance(m.learners, i, space)) / scale;
+    for (std::size_t i = 0; i < configs.size(); ++i) total[i] += t.spread[i] / scale;
   }
   if (members_disagree) *members_disagree = members_can_disagree;
   for (double& t : total) t = std::sqrt(t);

@@ -270,7 +270,7 @@ TEST(PlanCli, ASignalWhileTheModelScoresTheCandidatesStopsThePlan) {
          std::chrono::steady_clock::now() - t0 < std::chrono::seconds(120))
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   const std::string shown = slurp(err);
-  ASSERT_NE(shown.find("candidates predicted\n"), std::string::npos) << "no progress while scoring: " << shown;
+  ASSERT_NE(shown.find("candidates predicted (uncertainty)\n"), std::string::npos) << "no progress while scoring: " << shown;
   EXPECT_EQ(shown.find("rows chosen"), std::string::npos) << shown;  // still scoring when it was told
   ASSERT_EQ(::kill(pid, SIGINT), 0);
   const int status = carb::test::wait_status(pid);

@@ -12,6 +12,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/synthetic_datasets.hpp"
 #include "carb/error.hpp"
@@ -324,23 +325,25 @@ TEST(Plan, ScoringIsToldOfEveryChunkAndAThrowStopsIt) {
   CarbModel with_device = CarbModel::load(dir);
   std::filesystem::remove_all(dir);
   with_device.set_device_limits(DeviceLimits{1e9, std::nullopt});
-  std::vector<std::pair<std::size_t, std::size_t>> told;
+  using Told = std::tuple<std::string, std::size_t, std::size_t>;
+  std::vector<Told> told;
   PlanOptions o = options(PlanStrategy::uncertainty, 5);
-  o.scoring = [&](std::size_t predicted, std::size_t of) { told.emplace_back(predicted, of); };
+  o.scoring = [&](const char* pass, std::size_t predicted, std::size_t of) { told.emplace_back(pass, predicted, of); };
   const Plan p = make_plan(cands, {}, &with_device, o);
   EXPECT_EQ(p.rows.size(), 5u);
-  const std::vector<std::pair<std::size_t, std::size_t>> pass = {
-      {kScoreChunk, open}, {2 * kScoreChunk, open}, {open, open}};
-  std::vector<std::pair<std::size_t, std::size_t>> both = pass;
-  both.insert(both.end(), pass.begin(), pass.end());
+  const auto pass = [&](const std::string& name) {
+    return std::vector<Told>{{name, kScoreChunk, open}, {name, 2 * kScoreChunk, open}, {name, open, open}};
+  };
+  std::vector<Told> both = pass("device memory");
+  for (const Told& t : pass("uncertainty")) both.push_back(t);
   EXPECT_EQ(told, both);
   // The same plan as without the device's memory (nothing was left out), told once per chunk.
   told.clear();
   const Plan q = make_plan(cands, {}, &model(), o);
-  EXPECT_EQ(told, pass);
+  EXPECT_EQ(told, pass("uncertainty"));
   ASSERT_EQ(q.rows.size(), p.rows.size());
   for (std::size_t i = 0; i < p.rows.size(); ++i) EXPECT_EQ(config_key(q.rows[i].config), config_key(p.rows[i].config));
-  o.scoring = [](std::size_t predicted, std::size_t) {
+  o.scoring = [](const char*, std::size_t predicted, std::size_t) {
     if (predicted == kScoreChunk) throw std::runtime_error("stop");
   };
   EXPECT_THROW(make_plan(cands, {}, &model(), o), std::runtime_error);
