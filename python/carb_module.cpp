@@ -214,11 +214,17 @@ py::object screen(const std::vector<carb::Config>& configs, const carb::CarbMode
   o.budgets = budgets;
   o.confidence = confidence;
   o.capacity = carb::parse_capacity(capacity);
-  carb::ScreenResult r;
-  {
-    py::gil_scoped_release release;
-    r = carb::screen(configs, source, target, o);
-  }
+  // Stoppable as plan is: Ctrl-C stops it as the models predict the space (most of a large screen's
+  // time; it was heard only when screen returned).
+  const carb::ScreenResult r = stoppable([&] {
+    const carb::StopOnSignalsScope scope;  // nested: reads the signal the call's own scope records
+    o.progress = [&](std::size_t predicted, std::size_t of) {
+      if (const int sig = scope.signal(); sig != 0)
+        throw carb::Interrupted(sig, "carb.screen interrupted by a signal after " + std::to_string(predicted) + " of " +
+                                         std::to_string(of) + " configurations predicted; nothing was returned");
+    };
+    return carb::screen(configs, source, target, o);
+  });
   // What the CLI notes, as warnings (sixty-sixth hostile pass: Python's screen and recommend said
   // nothing of guesses, unbounded intervals or precisions never trained, which only the dict held).
   for (const auto& n : carb::screen_notes(r))
@@ -571,7 +577,19 @@ PYBIND11_MODULE(_carb, m) {
           carb::new_warning_round();  // each call says again what is wrong with its inputs
           const carb::Dataset d = carb::read_dataset_csvs(data);
           carb::Evaluation e = stoppable([&] { return carb::evaluate_model(model, d, o); });
-          return to_python(e.to_json());
+          nlohmann::json doc = e.to_json();
+          // Why a part was skipped, in the words of this call (a README walkthrough: "--external: no
+          // training split to fit on" for external=True, "skipped (--quick)" for quick=True).
+          const std::function<void(nlohmann::json&)> reasons = [&](nlohmann::json& j) {
+            if (j.is_array())
+              for (auto& v : j) reasons(v);
+            if (!j.is_object()) return;
+            for (auto& [key, v] : j.items())
+              if (key == "reason" && v.is_string()) v = python_words(v.get<std::string>());
+              else reasons(v);
+          };
+          reasons(doc);
+          return to_python(doc);
         },
         py::arg("model"), py::arg("data"), py::arg("external") = false, py::arg("quick") = true,
         py::arg("seed") = py::none(), py::arg("test_fraction") = py::none(),

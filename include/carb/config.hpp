@@ -42,7 +42,8 @@ std::string format_width(double w);
 std::string config_key(const Config& c);
 /// Key of what a configuration runs: config_key with the width replaced by the channels it
 /// builds (stem and four stages), e.g. "basic-18-c16/16/32/64/128-r224-b1-fp32". Two widths that
-/// round to the same channels (0.25 and 0.2500000001, or 0.25 and 0.26) run the same network:
+/// round to the same channels (0.25 and 0.2500000001, or 0.25 and 0.251; not 0.26, which builds 136
+/// channels where 0.25 builds 128) run the same network:
 /// two such rows are one measurement twice.
 std::string network_key(const Config& c);
 /// For a message about `c` repeating `earlier` (the same network_key): "" when the two are the

@@ -208,7 +208,9 @@ class CarbModel {
   Config as_trained(const Config& c) const;
   std::vector<Config> as_trained(const std::vector<Config>& cs) const;
   /// ModelError, saying what the model is, unless it holds a trained model (one constructed empty or
-  /// moved from holds none): every answer, save, screen and recommend check it first.
+  /// moved from holds none): every prediction, save, screen and recommend check it first. What it
+  /// trained on (trained_on, as_trained, answered_precision, target_summaries) answers as an empty
+  /// model: nothing trained. Moving a model into itself leaves it empty, as the standard library's.
   void require_trained() const;
   /// The precision the model answers `p` at: `p`, or where the model never trained on it and did
   /// on the other two-byte precision (fp16 and bf16), that one. An untrained precision's terms of the

@@ -4,6 +4,7 @@
 // set over every predicted cost. Also: Pareto extraction, budgets, and validation of the
 // budget decisions against measurements of the target platform.
 #pragma once
+#include <functional>
 #include <cstddef>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -207,7 +208,12 @@ struct ScreenOptions {
   /// none: the Pareto set is over the predicted costs alone (small networks dominate). gflops or
   /// params: the set also maximizes that capacity, so it traces the cost-versus-capacity trade-off.
   Capacity capacity = Capacity::none;
+  /// Called as the models predict the whole space, kScreenChunk configurations at a time (the most
+  /// of a large screen's time): configurations predicted so far and how many, per model that scores
+  /// the whole space. A caller stops the screen by throwing from it (Python's Ctrl-C).
+  std::function<void(std::size_t predicted, std::size_t configs)> progress;
   static constexpr std::size_t kDefaultTopK = 100;
+  static constexpr std::size_t kScreenChunk = 5000;
 };
 
 struct ScreenStage {

@@ -54,6 +54,19 @@ def falling_model(tmp_path_factory):
     return carb.Model.load(d / "model")
 
 
+# A child's setup for the Ctrl-C tests of long calls: a fast model of the H200 data (m) and 200,000
+# distinct configurations (configs), which take it seconds to predict.
+FAST_MODEL_AND_200000_CONFIGS = f"""
+    m = carb.Model.train({str(SOURCE / "data" / "h200.csv")!r}, fast=True)
+    grid = [(d, w, r, b, p) for d in range(10, 30, 2) for w in range(1, 11) for r in range(25)
+            for b in range(1, 41) for p in ("fp32", "fp16")]
+    cols = {{"family": ["basic"] * len(grid), "depth": [g[0] for g in grid], "width": [0.25 * g[1] for g in grid],
+            "resolution": [32 + 4 * g[2] for g in grid], "batch": [g[3] for g in grid],
+            "precision": [g[4] for g in grid]}}
+    configs = carb.configs_from_columns(cols)
+"""
+
+
 def interrupted(setup, call, after_s):
     """Runs `setup` then `call` (Python source) in a child, sends SIGINT `after_s` seconds after
     setup, and returns (returncode, stdout, stderr, first line, seconds from the signal to the end).

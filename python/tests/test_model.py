@@ -221,6 +221,9 @@ def test_evaluate_is_the_clis_document(model, model_dir, rows_csv):
     want = json.loads(cli.stdout)
     for t in model.targets:
         assert doc["targets"][t]["r2"] == pytest.approx(want["targets"][t]["r2"], rel=1e-12)
+    # Why parts were skipped, in this call's words (a README walkthrough: "--external: ...").
+    assert want["lobto"]["reason"].startswith("--external")
+    assert doc["lobto"]["reason"] == want["lobto"]["reason"].replace("--external", "external=True")
     with pytest.raises(carb.InputError, match="^test_fraction must be in"):  # the keyword, not the CLI flag
         carb.evaluate(model, rows_csv, test_fraction=1.5)
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import carb
-from conftest import SOURCE, interrupted
+from conftest import FAST_MODEL_AND_200000_CONFIGS, SOURCE, interrupted
 
 
 def test_plan_never_repeats_what_is_measured_or_trained(model):
@@ -217,15 +217,7 @@ def test_ctrl_c_stops_a_long_plan_at_its_next_row():
 def test_ctrl_c_stops_a_plan_while_its_model_scores_the_candidates():
     # Before its first row the model predicts every candidate (half a minute for these 200,000 with
     # a fast model), which heard no Ctrl-C; it stops at the next 5,000 now.
-    rc, out, err, first, waited = interrupted(f"""
-        m = carb.Model.train({str(SOURCE / "data" / "h200.csv")!r}, fast=True)
-        grid = [(d, w, r, b, p) for d in range(10, 30, 2) for w in range(1, 11) for r in range(25)
-                for b in range(1, 41) for p in ("fp32", "fp16")]
-        cols = {{"family": ["basic"] * len(grid), "depth": [g[0] for g in grid], "width": [0.25 * g[1] for g in grid],
-                "resolution": [32 + 4 * g[2] for g in grid], "batch": [g[3] for g in grid],
-                "precision": [g[4] for g in grid]}}
-        configs = carb.configs_from_columns(cols)
-    """, "carb.plan(configs, m, count=5, backend='cuda')", 1.5)
+    rc, out, err, first, waited = interrupted(FAST_MODEL_AND_200000_CONFIGS, "carb.plan(configs, m, count=5, backend='cuda')", 1.5)
     assert first.startswith("start 200000"), (first, err)
     assert rc == 3, (out, err)
     # Of those not trained on (the model's own 48 are never planned).

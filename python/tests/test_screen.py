@@ -1,7 +1,10 @@
 # Screening and recommendation from Python: the same documents as the CLI's --format json.
+import re
+
 import pytest
 
 import carb
+from conftest import FAST_MODEL_AND_200000_CONFIGS, interrupted
 
 
 def test_screen_keeps_only_what_meets_the_budget(model):
@@ -146,3 +149,13 @@ def test_recommend_and_screen_warn_what_the_cli_notes(model):
     assert s["within_budget_guesses"] == 1
     # Each points at the caller's line, not inside carb (a hostile tester: every one named __init__.py).
     assert {w.filename for w in where} | {w.filename for w in said} == {__file__}
+
+
+def test_ctrl_c_stops_a_screen_while_its_model_predicts_the_space():
+    # carb.screen heard Ctrl-C only when it returned; it stops at the next 5,000 configurations now.
+    rc, out, err, first, waited = interrupted(FAST_MODEL_AND_200000_CONFIGS, "carb.screen(configs, m, budgets={'latency': 50})", 1.0)
+    assert first.startswith("start 200000"), (first, err)
+    assert rc == 3, (out, err)
+    assert re.search(r"carb.screen interrupted by a signal after \d+ of 200000 configurations predicted; "
+                     r"nothing was returned", out), out
+    assert waited < 10, waited

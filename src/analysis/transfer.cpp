@@ -49,6 +49,8 @@ std::vector<std::size_t> draw(std::size_t n, std::size_t k, std::mt19937_64& rng
 
 // Below this many common configurations a fit is said to rest on few (TransferResult::notes).
 constexpr std::size_t kFewConfigurations = 10;
+// Below this R² a line through the common configurations is said to explain little (TransferResult::notes).
+constexpr double kPoorTransferR2 = 0.5;
 
 // Few-shot calibration of `x` (source measurements or model predictions) onto the target's
 // measurements `y`: per k, fit the line on k drawn pairs, score the rest, average over repeats.
@@ -285,6 +287,13 @@ TransferResult transfer(const Dataset& source, const Dataset& dest, const Transf
       res.notes.push_back(j.target + "'s line rests on only " + std::to_string(j.configs.size()) +
                           " configurations measured on both: its slope, R² and rank correlation may change with "
                           "each one more; " + std::to_string(kFewConfigurations) + " or more make a fit worth reading");
+    // A line that explains little of the target was printed as a fit like any other (noted and left
+    // by earlier sessions): the few-shot calibrations below inherit it.
+    if (!constant && std::isfinite(f.r2) && f.r2 < kPoorTransferR2)
+      res.notes.push_back(j.target + "'s line explains little of the target (R² " + fmt_num(f.r2) + " over " +
+                          std::to_string(j.configs.size()) + " configurations measured on both): the source's " +
+                          j.target + " does not predict the target's on a line, and the few-shot calibrations "
+                          "rest on that line");
     res.few_shot[j.target] = few_shot(j.source, j.dest, o, j.target);
     // Seventy-seventh hostile pass: scored without a word, as if the source told the target apart.
     if (constant)

@@ -46,14 +46,30 @@ nlohmann::json options_json(const TrainOptions& o) {
   return j;
 }
 
-TrainOptions options_from(const nlohmann::json& j) {
+// A whole-number option as T, refused unless training could have written it (a C++ tester: n_trees
+// 1e12 wrapped to -727379968, folds 1e20 was an out-of-range conversion, 5.7 folds read as 5).
+template <class T>
+T whole_option(const nlohmann::json& j, const char* key, const std::string& where) {
+  const auto& v = j.at(key);
+  const bool fits = v.is_number_unsigned()   ? v.get<unsigned long long>() <= static_cast<unsigned long long>(std::numeric_limits<T>::max())
+                    : v.is_number_integer() ? v.get<long long>() >= static_cast<long long>(std::numeric_limits<T>::min()) &&
+                                                   v.get<long long>() <= static_cast<long long>(std::numeric_limits<T>::max())
+                                             : false;
+  if (!fits) throw ModelError(where + " has options no training writes (" + key + " " + v.dump() + ")");
+  return v.is_number_unsigned() ? static_cast<T>(v.get<unsigned long long>()) : static_cast<T>(v.get<long long>());
+}
+
+TrainOptions options_from(const nlohmann::json& j, const std::string& where) {
   TrainOptions o;
   o.learners = j.at("learners").get<std::vector<std::string>>();
-  o.params.n_trees = j.at("n_trees"), o.params.max_depth = j.at("max_depth"), o.params.max_leaves = j.at("max_leaves");
-  o.params.learning_rate = j.at("learning_rate"), o.params.threads = j.at("threads");
-  o.folds = j.at("folds"), o.blend_step = j.at("blend_step"), o.correctors = j.at("correctors");
-  o.corrector_max_batch = j.at("corrector_max_batch"), o.lambda = j.at("lambda"), o.cascade = j.at("cascade");
-  o.use_telemetry = j.at("use_telemetry"), o.log_target = j.at("log_target"), o.seed = j.at("seed");
+  o.params.n_trees = whole_option<int>(j, "n_trees", where), o.params.max_depth = whole_option<int>(j, "max_depth", where);
+  o.params.max_leaves = whole_option<int>(j, "max_leaves", where);
+  o.params.learning_rate = j.at("learning_rate"), o.params.threads = whole_option<int>(j, "threads", where);
+  o.folds = whole_option<int>(j, "folds", where), o.blend_step = j.at("blend_step"), o.correctors = j.at("correctors");
+  o.corrector_max_batch = whole_option<int>(j, "corrector_max_batch", where), o.lambda = j.at("lambda");
+  o.cascade = j.at("cascade");
+  o.use_telemetry = j.at("use_telemetry"), o.log_target = j.at("log_target");
+  o.seed = whole_option<unsigned>(j, "seed", where);
   o.normalize = j.at("normalize").get<std::string>();
   // Checked in load_once before it is read (a value past int wrapped to 2: hundred-and-fifth pass).
   // Absent: one width per regime, as every bundle before the option was written (not today's default).
@@ -532,9 +548,16 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
       throw ModelError("model bundle " + dir.string() + " has schema version " + std::to_string(kBundleSchemaVersion) +
                        " but its options do not ask for interval widths per predicted size, which only that version "
                        "is written for");
-    m.opts_ = options_from(man.at("options"));
+    m.opts_ = options_from(man.at("options"), "model bundle " + dir.string());
     if (!(m.opts_.lambda >= 0 && m.opts_.lambda <= 1))
       throw ModelError("model bundle " + dir.string() + " has corrector damping " + std::to_string(m.opts_.lambda));
+    // What training refuses is no bundle of it: ModelError, as every damaged bundle (a C++ tester:
+    // threads -5 or a learning rate of 0 loaded to InputError, "invalid learner parameter").
+    try {
+      check_train_options(m.opts_);
+    } catch (const InputError& e) {
+      throw ModelError("model bundle " + dir.string() + " has options no training writes: " + e.what());
+    }
     m.data_hash_ = man.at("data_hash");
     m.record_ = TrainingRecord::from_json(man.at("extra"));
     if (man.contains("drift_correction"))

@@ -4,6 +4,7 @@
 
 #include "carb/error.hpp"
 #include "carb/plan.hpp"
+#include "carb/profiler.hpp"
 
 namespace carb {
 
@@ -14,6 +15,7 @@ void require_priced_backend(const std::string& backend) {
 
 double measure_seconds(double latency_ms, const Protocol& p, const std::string& backend, double reference_ms) {
   require_priced_backend(backend);
+  validate(p, backend);  // a C++ tester: negative passes and cool-down priced -100 s, a NaN cool-down NaN
   if (!(latency_ms > 0) || !std::isfinite(latency_ms))
     throw InputError("cannot predict the measuring time of a latency of " + std::to_string(latency_ms) + " ms");
   const double s = latency_ms / 1000.0;

@@ -36,6 +36,8 @@ void check_options(const PlanOptions& o, bool has_model) {
   // backend of any other name was priced as the cpu's.
   if (to_string(o.strategy) == "?")
     throw InputError("strategy " + std::to_string(static_cast<int>(o.strategy)) + " is none of carb plan's strategies");
+  if (o.spread != SpreadSpace::units && o.spread != SpreadSpace::log)  // as a strategy's number (a C++ tester)
+    throw InputError("spread " + std::to_string(static_cast<int>(o.spread)) + " is neither units nor log");
   require_priced_backend(o.backend);
   if (o.count && *o.count == 0) throw InputError("the count of rows to plan must be at least 1");
   if (o.budget_s && !(*o.budget_s > 0 && std::isfinite(*o.budget_s)))

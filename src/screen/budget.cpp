@@ -60,6 +60,15 @@ std::vector<Prediction> apply_budgets(const CarbModel& m, const std::vector<Conf
                                       const Budgets& b, std::optional<double> confidence,
                                       std::size_t* unbounded, std::size_t* nonpositive,
                                       std::vector<Prediction>* judged) {
+  // A library caller's columns (a C++ tester: one value for two configurations read past the end; a
+  // missing one threw std::out_of_range): every budgeted target, one value per configuration.
+  check_budgets(b, m);
+  for (const auto& [t, limit] : b)
+    if (!cols.count(t)) throw InputError("the budget on " + t + " has no predicted " + t + " column to judge");
+  for (const auto& [t, v] : cols)
+    if (v.size() != configs.size())
+      throw InputError(std::to_string(v.size()) + " " + t + " values for " + std::to_string(configs.size()) +
+                       " configurations: give one per configuration");
   std::vector<Config> pass;
   std::vector<std::size_t> idx;
   for (std::size_t i = 0; i < configs.size(); ++i) {

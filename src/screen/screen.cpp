@@ -34,6 +34,29 @@ void check_options(const std::vector<Config>& configs, const CarbModel& source, 
   check_budgets(o.budgets, final_model);
   if (o.top_k && *o.top_k == 0) throw InputError("top-k must be at least 1");
   if (o.confidence) check_confidence_level(*o.confidence);
+  // A capacity cast from a number screened as none, without a word (a C++ tester).
+  if (o.capacity != Capacity::none && o.capacity != Capacity::gflops && o.capacity != Capacity::params)
+    throw InputError("capacity " + std::to_string(static_cast<int>(o.capacity)) + " is none of screen's measures");
+}
+
+// The model's answers for the whole space, ScreenOptions::kScreenChunk at a time where a caller
+// listens between them (one call otherwise); a configuration's answers do not depend on the others'.
+std::map<std::string, std::vector<double>> predict_space(const CarbModel& m, const std::vector<Config>& configs,
+                                                         const ScreenOptions& o) {
+  if (!o.progress || configs.size() <= ScreenOptions::kScreenChunk) {
+    auto all = m.predict_columns(configs);
+    if (o.progress) o.progress(configs.size(), configs.size());
+    return all;
+  }
+  std::map<std::string, std::vector<double>> out;
+  for (std::size_t first = 0; first < configs.size(); first += ScreenOptions::kScreenChunk) {
+    const std::size_t end = std::min(configs.size(), first + ScreenOptions::kScreenChunk);
+    const std::vector<Config> chunk(configs.begin() + static_cast<std::ptrdiff_t>(first),
+                                    configs.begin() + static_cast<std::ptrdiff_t>(end));
+    for (auto& [t, v] : m.predict_columns(chunk)) out[t].insert(out[t].end(), v.begin(), v.end());
+    o.progress(end, configs.size());
+  }
+  return out;
 }
 
 // A ranking's values as screen uses them: a cost at or below zero (or NaN) ranks last.
@@ -193,12 +216,12 @@ ScreenResult screen(const std::vector<Config>& configs, const CarbModel& source,
   r.confidence = o.confidence;
   r.stages.push_back({"candidates", configs.size()});
 
-  const auto src_cols = source.predict_columns(configs);
+  const auto src_cols = predict_space(source, configs, o);
   // The target model scores the whole space only when rho over the whole space can be computed;
   // otherwise only the shortlist is re-scored.
   std::map<std::string, std::vector<double>> tgt_all;
   if (target && target->has_target(r.rank_target)) {
-    tgt_all = target->predict_columns(configs);
+    tgt_all = predict_space(*target, configs, o);
     // On the rankings as used: a cost at or below zero ranks last, not cheapest (thirty-sixth
     // hostile pass: rho 0.995 counted them cheapest; as used it was about 0.85).
     r.rank_spearman = spearman(as_ranked(src_cols.at(r.rank_target)), as_ranked(tgt_all.at(r.rank_target)));

@@ -142,6 +142,9 @@ std::vector<Measured> held_out(std::vector<Measured> rows, const CarbModel& m, b
 ScreenValidation validate_screen(const std::vector<Config>& screened, const Dataset& measured,
                                  const CarbModel& m, const Budgets& b, std::optional<double> confidence,
                                  bool include_trained, const std::vector<Config>* shortlist) {
+  // As screen checks them (a C++ tester: a NaN or negative budget, or one on a target the model
+  // does not predict, validated to "accuracy 1").
+  check_budgets(b, m);
   ScreenValidation v;
   v.model_platform = m.platform();
   // Ninety-seventh hostile pass: with no budget every configuration is accepted, measured or

@@ -360,6 +360,25 @@ TEST(Transfer, AFitOnFewConfigurationsIsSaidToRestOnFew) {
   EXPECT_TRUE(transfer(g, synthetic_affine_copy(g, 2, 3, "b")).notes.empty());
 }
 
+// A line explaining little of the target (noted and left by earlier sessions) is said so, once per
+// target; a close one is not.
+TEST(Transfer, ALineThatExplainsLittleOfTheTargetIsSaid) {
+  Dataset a = synthetic_grid(false, false), b = a;
+  std::size_t i = 0;
+  for (auto& r : b.rows) r.platform = "synthetic-b", r.latency_ms = 1.0 + static_cast<double>((i++ * 7919) % 97);
+  const auto r = transfer(a, b);
+  ASSERT_TRUE(r.targets.at("latency_ms").available);
+  ASSERT_LT(r.targets.at("latency_ms").r2, 0.5);
+  const auto said = std::count_if(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.rfind("latency_ms's line explains little of the target (R² ", 0) == 0;
+  });
+  EXPECT_EQ(said, 1) << r.to_json()["notes"].dump();
+  EXPECT_NE(r.to_json()["notes"].dump().find("configurations measured on both): the source's latency_ms does not predict"),
+            std::string::npos);
+  for (const auto& n : transfer(a, synthetic_affine_copy(a, 2, 3, "b")).notes)
+    EXPECT_EQ(n.find("explains little"), std::string::npos) << n;
+}
+
 TEST(Transfer, SinglePairHasNoFit) {
   Dataset a, b;
   const Config c{Family::basic, 18, 1.0, 32, 1, Precision::fp32};

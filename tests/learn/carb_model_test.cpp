@@ -1281,6 +1281,16 @@ TEST(CarbModel, MeaninglessManifestValuesAreRefused) {
       {"100000 threads", [](nlohmann::json& j) { j["options"]["threads"] = 100000; }},
       {"a low-batch limit of -5", [](nlohmann::json& j) { j["options"]["corrector_max_batch"] = -5; }},
       {"an unknown target form setting", [](nlohmann::json& j) { j["options"]["normalize"] = "bogus"; }},
+      // A C++ tester: these loaded to InputError ("invalid learner parameter"), wrapped past int, or
+      // were truncated (5.7 folds read as 5).
+      {"-5 threads", [](nlohmann::json& j) { j["options"]["threads"] = -5; }},
+      {"a learning rate of 0", [](nlohmann::json& j) { j["options"]["learning_rate"] = 0.0; }},
+      {"-1 trees", [](nlohmann::json& j) { j["options"]["n_trees"] = -1; }},
+      {"1e12 trees", [](nlohmann::json& j) { j["options"]["n_trees"] = 1000000000000LL; }},
+      {"1e20 folds", [](nlohmann::json& j) { j["options"]["folds"] = 1e20; }},
+      {"5.7 folds", [](nlohmann::json& j) { j["options"]["folds"] = 5.7; }},
+      {"a seed of -1", [](nlohmann::json& j) { j["options"]["seed"] = -1; }},
+      {"a seed past 32 bits", [](nlohmann::json& j) { j["options"]["seed"] = 1LL << 40; }},
       {"an out-of-fold R2 of 5", [](nlohmann::json& j) { j["models"]["latency_ms"]["components"]["blend"]["r2"] = 5.0; }},
       {"a row count of -1", [](nlohmann::json& j) { j["models"]["latency_ms"]["components"]["blend"]["n"] = -1; }},
       {"scores of a learner it lacks", [](nlohmann::json& j) {

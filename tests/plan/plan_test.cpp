@@ -464,6 +464,10 @@ TEST(Plan, RefusesOptionsThatCannotWork) {
   EXPECT_THROW(make_plan(cands, {}, &model(), tpu), InputError);
   EXPECT_THROW(parse_plan_strategy("greedy"), InputError);
   EXPECT_THROW(parse_spread_space("linear"), InputError);
+  // A spread cast from a number planned as if it were one (a C++ tester).
+  PlanOptions spread = options(PlanStrategy::uncertainty, 5);
+  spread.spread = static_cast<SpreadSpace>(42);
+  EXPECT_THROW(make_plan(cands, {}, &model(), spread), InputError);
 }
 
 TEST(MeasureSeconds, CountsWarmupPassesWindowsAndCooldown) {
@@ -488,6 +492,13 @@ TEST(MeasureSeconds, CountsWarmupPassesWindowsAndCooldown) {
   EXPECT_THROW(measure_seconds(0, p, "cpu"), InputError);
   EXPECT_THROW(measure_seconds(std::nan(""), p, "cpu"), InputError);
   EXPECT_THROW(measure_seconds(10, p, "bogus"), InputError);
+  // A protocol make_plan refuses is priced by nobody (a C++ tester: -100 s, and NaN).
+  Protocol bad;
+  bad.max_passes = -10, bad.warmup = -5, bad.cooldown_s = -100;
+  EXPECT_THROW(measure_seconds(1, bad, "cpu"), InputError);
+  Protocol nan_cooldown;
+  nan_cooldown.cooldown_s = std::nan("");
+  EXPECT_THROW(measure_seconds(1, nan_cooldown, "cpu"), InputError);
 }
 
 TEST(MemberPredictions, TreesAverageToTheForestAndLearnersMatchTheModel) {

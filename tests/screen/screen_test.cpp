@@ -46,6 +46,24 @@ std::string input_error(F f) {
   return "";
 }
 
+// A C++ tester: apply_budgets read past the end of columns shorter than the configurations, and a
+// missing budgeted column threw std::out_of_range; an out-of-range capacity screened as none.
+TEST(Screen, ColumnsAndOptionsALibraryCallerGivesAreChecked) {
+  const auto cs = synthetic_screen_configs();
+  const std::vector<Config> two(cs.begin(), cs.begin() + 2);
+  const auto& m = synthetic_model_a();
+  const auto one = m.predict_columns({two.front()});
+  const Budgets b = {{"latency_ms", 1e9}};
+  EXPECT_NE(input_error([&] { apply_budgets(m, two, one, b, std::nullopt); }).find("values for 2 configurations"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] { apply_budgets(m, two, {}, b, std::nullopt); }).find("no predicted latency_ms column"),
+            std::string::npos);
+  EXPECT_EQ(apply_budgets(m, two, m.predict_columns(two), b, std::nullopt).size(), 2u);
+  ScreenOptions o;
+  o.capacity = static_cast<Capacity>(9);
+  EXPECT_NE(input_error([&] { screen(cs, m, nullptr, o); }).find("capacity 9"), std::string::npos);
+}
+
 TEST(Screen, TwoStageCountsAreConsistent) {
   const auto cs = synthetic_screen_configs();
   ScreenOptions o;

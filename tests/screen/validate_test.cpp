@@ -73,6 +73,15 @@ HandMade hand_made() {
   return h;
 }
 
+// A C++ tester: a NaN or negative budget, or one on a target the model lacks, validated to accuracy 1.
+TEST(ScreenValidate, RefusesTheBudgetsScreenRefuses) {
+  const auto h = hand_made();
+  for (const Budgets& b : {Budgets{{"latency_ms", std::nan("")}}, Budgets{{"latency_ms", -5.0}}})
+    EXPECT_THROW(validate_screen(h.space, h.data, synthetic_model_b(), b, std::nullopt, true), InputError);
+  EXPECT_THROW(validate_screen(h.space, h.data, testing::synthetic_model_no_energy(), {{"energy_j", 1.0}}, std::nullopt, true),
+               InputError);
+}
+
 TEST(ScreenValidate, CountsKnownFalseAcceptsAndRejects) {
   const auto h = hand_made();
   const auto v = validate_screen(h.space, h.data, synthetic_model_b(), h.budget, std::nullopt, true);
