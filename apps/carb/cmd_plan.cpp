@@ -107,29 +107,26 @@ void run(PlanCmd& c, CLI::App& app) {
   // SIGINT/SIGTERM stop the choosing at the next row, nothing written (ninety-sixth hostile pass:
   // they ended it without a word).
   detail::StopOnSignals signals;
-  o.progress = [&](std::size_t planned, std::size_t wanted) {
+  // Each call stops on a signal; a line (made only when shown) goes out after the first second, then
+  // at most every 200 ms on a terminal, 30 s in a log, padded over a longer one before it.
+  const auto tell = [&](const auto& line) {
     detail::throw_if_stopped("plan", "no plan was written; what was at --out is unchanged");
     const auto now = std::chrono::steady_clock::now();
     if (now - start < std::chrono::seconds(1) ||
         (shown && now - last_line < (tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(30000))))
       return;
     last_line = now;
-    std::cerr << (tty ? "\r" : "") << "carb plan: " << planned << " of at most " << wanted << " rows chosen"
-              << (tty ? "            " : "\n") << std::flush;  // padded over the longer "candidates predicted"
+    std::cerr << (tty ? "\r" : "") << "carb plan: " << line() << (tty ? "            " : "\n") << std::flush;
     shown = true;
+  };
+  o.progress = [&](std::size_t planned, std::size_t wanted) {
+    tell([&] { return std::to_string(planned) + " of at most " + std::to_string(wanted) + " rows chosen"; });
   };
   // And while the model predicts the candidates, before the first row (a minute for 100,000 of them).
   o.scoring = [&](const char* pass, std::size_t predicted, std::size_t of) {
-    detail::throw_if_stopped("plan", "no plan was written; what was at --out is unchanged");
-    const auto now = std::chrono::steady_clock::now();
-    if (now - start < std::chrono::seconds(1) ||
-        (shown && now - last_line < (tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(30000))))
-      return;
-    last_line = now;
-    // Padded over a longer line before it (the device-memory pass counts more candidates).
-    std::cerr << (tty ? "\r" : "") << "carb plan: " << predicted << " of " << of << " candidates predicted (" << pass
-              << ")" << (tty ? "            " : "\n") << std::flush;
-    shown = true;
+    tell([&] {
+      return std::to_string(predicted) + " of " + std::to_string(of) + " candidates predicted (" + pass + ")";
+    });
   };
   const Plan p = make_plan(candidates, measured, model.get(), o);
   if (shown)  // the last count, over the redrawn line (padded: it may be shorter)

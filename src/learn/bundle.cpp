@@ -551,13 +551,9 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
     m.opts_ = options_from(man.at("options"), "model bundle " + dir.string());
     if (!(m.opts_.lambda >= 0 && m.opts_.lambda <= 1))
       throw ModelError("model bundle " + dir.string() + " has corrector damping " + std::to_string(m.opts_.lambda));
-    // What training refuses is no bundle of it: ModelError, as every damaged bundle (a C++ tester:
+    // What training refuses is no bundle of it, said before anything is built from it (a C++ tester:
     // threads -5 or a learning rate of 0 loaded to InputError, "invalid learner parameter").
-    try {
-      check_train_options(m.opts_);
-    } catch (const InputError& e) {
-      throw ModelError("model bundle " + dir.string() + " has options no training writes: " + e.what());
-    }
+    check_bundle_options(m.opts_, dir);
     m.data_hash_ = man.at("data_hash");
     m.record_ = TrainingRecord::from_json(man.at("extra"));
     if (man.contains("drift_correction"))

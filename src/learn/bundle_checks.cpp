@@ -31,14 +31,6 @@ std::string shown(double v) {
   throw ModelError("model bundle " + dir.string() + " " + what + ": it was altered; retrain it");
 }
 
-void check_options(const TrainOptions& o, const fs::path& dir) {
-  try {
-    check_train_options(o);  // what training takes, stated once
-  } catch (const InputError& e) {
-    refuse(dir, std::string("has options no training writes (") + e.what() + ")");
-  }
-}
-
 void check_trained_configs(const CarbModel& m, const fs::path& dir) {
   const auto& keys = m.trained_configs();
   std::vector<Config> trained;
@@ -187,6 +179,14 @@ void check_predictions(const CarbModel& m, const nlohmann::json& manifest, const
 
 }  // namespace
 
+void check_bundle_options(const TrainOptions& o, const fs::path& dir) {
+  try {
+    check_train_options(o);  // what training takes, stated once
+  } catch (const InputError& e) {
+    refuse(dir, std::string("has options no training writes (") + e.what() + ")");
+  }
+}
+
 void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, const fs::path& dir) {
   const std::string& p = m.platform();
   if (p.empty() || std::any_of(p.begin(), p.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }))
@@ -196,7 +196,6 @@ void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, cons
   // Every bundle carb writes records its trained configurations; without them the envelope and
   // prediction checks below would have nothing to check against (sixth hostile pass).
   if (!manifest.contains("trained_configs")) refuse(dir, "does not record its trained configurations");
-  check_options(m.options(), dir);
   check_record(m, dir);
   check_trained_configs(m, dir);
   check_predictions(m, manifest, dir);

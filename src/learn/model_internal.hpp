@@ -39,6 +39,9 @@ std::unique_ptr<Learner> make_corrector(const TrainOptions& o);
 /// (false when the key is missing or not a string).
 bool manifest_checksum_verifies(nlohmann::json manifest);
 void check_loaded_model(const CarbModel& m, const nlohmann::json& manifest, const std::filesystem::path& dir);
+/// Refuses (ModelError) a bundle's options that training refuses (check_train_options), before its
+/// learners are built from them (threads -5 built none and said InputError).
+void check_bundle_options(const TrainOptions& o, const std::filesystem::path& dir);
 
 /// "0.9" style key of a coverage level.
 std::string conformal_key(double level);

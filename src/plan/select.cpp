@@ -14,6 +14,7 @@
 #include <string>
 
 #include "carb/error.hpp"
+#include "util/chunks.hpp"
 #include "carb/model.hpp"
 #include "carb/plan.hpp"
 #include "carb/prediction_io.hpp"
@@ -122,15 +123,13 @@ Plan make_plan(const std::vector<Config>& candidates, const std::vector<Config>&
   if (model && !pool.empty())
     if (const auto cap = held_device_memory(*model)) {
       std::vector<Config> fits;
-      for (std::size_t first = 0; first < pool.size(); first += kScoreChunk) {
-        const auto end = static_cast<std::ptrdiff_t>(std::min(pool.size(), first + kScoreChunk));
-        const std::vector<Config> chunk(pool.begin() + static_cast<std::ptrdiff_t>(first), pool.begin() + end);
+      detail::for_each_chunk(pool, kScoreChunk, [&](const std::vector<Config>& chunk, std::size_t end) {
         const auto memory = model->predict_columns(chunk).at("peak_memory_mb");
         for (std::size_t i = 0; i < chunk.size(); ++i)
           if (memory[i] > *cap) ++plan.over_device_memory;
           else fits.push_back(chunk[i]);
-        if (o.scoring) o.scoring("device memory", static_cast<std::size_t>(end), pool.size());
-      }
+        if (o.scoring) o.scoring("device memory", end, pool.size());
+      });
       pool.swap(fits);
     }
 

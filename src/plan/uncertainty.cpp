@@ -8,6 +8,7 @@
 #include "carb/model.hpp"
 #include "carb/plan.hpp"
 #include "carb/prediction_io.hpp"
+#include "util/chunks.hpp"
 
 namespace carb {
 namespace {
@@ -61,10 +62,7 @@ std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<
     bool can_disagree = false;
   };
   std::map<std::string, Target> by_target;
-  for (std::size_t first = 0; first < configs.size(); first += kScoreChunk) {
-    const std::size_t end = std::min(configs.size(), first + kScoreChunk);
-    const std::vector<Config> chunk(configs.begin() + static_cast<std::ptrdiff_t>(first),
-                                    configs.begin() + static_cast<std::ptrdiff_t>(end));
+  detail::for_each_chunk(configs, kScoreChunk, [&](const std::vector<Config>& chunk, std::size_t end) {
     for (const auto& [target, values] : model.predict_columns(chunk)) {
       Target& t = by_target[target];
       t.pred.insert(t.pred.end(), values.begin(), values.end());
@@ -82,7 +80,7 @@ std::vector<double> model_uncertainty(const CarbModel& model, const std::vector<
       }
     }
     if (scored) scored(end, configs.size());
-  }
+  });
   bool members_can_disagree = false;
   for (const std::string& target : model.targets()) {
     const Target& t = by_target.at(target);

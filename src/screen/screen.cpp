@@ -14,6 +14,7 @@
 #include "carb/envelope.hpp"
 #include "carb/error.hpp"
 #include "carb/prediction_io.hpp"
+#include "util/chunks.hpp"
 
 namespace carb {
 
@@ -43,19 +44,12 @@ void check_options(const std::vector<Config>& configs, const CarbModel& source, 
 // listens between them (one call otherwise); a configuration's answers do not depend on the others'.
 std::map<std::string, std::vector<double>> predict_space(const CarbModel& m, const std::vector<Config>& configs,
                                                          const ScreenOptions& o) {
-  if (!o.progress || configs.size() <= ScreenOptions::kScreenChunk) {
-    auto all = m.predict_columns(configs);
-    if (o.progress) o.progress(configs.size(), configs.size());
-    return all;
-  }
+  if (!o.progress) return m.predict_columns(configs);
   std::map<std::string, std::vector<double>> out;
-  for (std::size_t first = 0; first < configs.size(); first += ScreenOptions::kScreenChunk) {
-    const std::size_t end = std::min(configs.size(), first + ScreenOptions::kScreenChunk);
-    const std::vector<Config> chunk(configs.begin() + static_cast<std::ptrdiff_t>(first),
-                                    configs.begin() + static_cast<std::ptrdiff_t>(end));
+  detail::for_each_chunk(configs, ScreenOptions::kScreenChunk, [&](const std::vector<Config>& chunk, std::size_t end) {
     for (auto& [t, v] : m.predict_columns(chunk)) out[t].insert(out[t].end(), v.begin(), v.end());
     o.progress(end, configs.size());
-  }
+  });
   return out;
 }
 
