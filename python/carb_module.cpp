@@ -193,7 +193,9 @@ carb::CarbModel train(const std::vector<std::filesystem::path>& data, int trees,
     again = carb::read_datasets(remeasured);
     carb::check_remeasurement(d, *again);  // before the work
   }
-  const carb::DeviceLimits device = carb::device_limits_of(data, d, device_memory_mb);  // before the work
+  std::vector<std::string> device_notes;
+  const carb::DeviceLimits device = carb::device_limits_of(data, d, device_memory_mb, &device_notes);  // before the work
+  for (const auto& n : device_notes) carb::warn(n);
   carb::CarbModel m = stoppable([&] { return carb::CarbModel::train(d, o); });
   if (again) m.calibrate_remeasurement(d, *again);
   m.set_device_limits(device);

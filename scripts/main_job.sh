@@ -27,6 +27,17 @@ for p in cpu-2t cpu-1t h200 h100; do
   mib=$(awk -F', ' 'NR == 2 { print $2 + 0 }' "data/gpu/$p-gpu.csv" 2>/dev/null || true)
   [[ -z $gib && -n $mib && $mib != 0 ]] &&
     device=(--device-memory-mb "$(awk -v m="$mib" 'BEGIN { printf "%d", m * 1.048576 + 0.5 }')")
+  # A CPU's device is its machine. Profiles since 2026-12-07 record its memory in their provenance,
+  # which `carb train` reads by itself; the shipped CPU data predates that, and its sidecar records
+  # the memory of the machine that exported it from the profiler's local store (one value across
+  # its rounds; MiB, despite the name "memory_total_mb": 24,105 MiB, 25,276 MB). Without it a CPU
+  # model recommended a batch of 4.4 TB.
+  if [[ ${#device[@]} -eq 0 ]] && grep -q '"backend": "cpu"' "data/$p.json" 2>/dev/null &&
+    ! grep -q '"backend": "cuda"' "data/$p.json"; then
+    host=$(grep -o '"memory_total_mb": [0-9.]*' "data/$p.json" | sort -u)
+    [[ -n $host && $(wc -l <<<"$host") -eq 1 ]] &&
+      device=(--device-memory-mb "$(awk -v m="${host##* }" 'BEGIN { printf "%d", m * 1.048576 + 0.5 }')")
+  fi
   # Retrain when the data changed since, when this carb cannot load the bundle (an older schema),
   # when the bundle predates calibrated extrapolation rates (it would widen past the grid at rate 1),
   # or when it lacks the re-measurement's spread there is one for, or its interval widths per

@@ -48,7 +48,9 @@ void print(const TrainSummary& s) {
   const bool energy = std::find(s.targets.begin(), s.targets.end(), "energy_j") != s.targets.end();
   if (s.device.memory_mb || s.device.power_limit_w || energy) {
     std::cout << "device:";
-    if (s.device.memory_mb) std::cout << " memory " << fmt_num(*s.device.memory_mb, 10) << " MB (given),";
+    if (s.device.memory_mb)
+      std::cout << " memory " << fmt_num(*s.device.memory_mb, 10)
+                << (s.device_memory_given ? " MB (given)," : " MB (the data's provenance),");
     if (s.device.power_limit_w)
       std::cout << " power limit " << fmt_num(*s.device.power_limit_w, 10) << " W (the data's provenance)";
     else if (energy)
@@ -78,7 +80,8 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                  app.add_option("--device-memory-mb", c->job.device_memory_mb,
                                 "the device's memory (e.g. the capacity a CUDA out-of-memory error states): "
                                 "recorded in the bundle, so that predictions needing more are said not to fit "
-                                "and recommend never picks them (the power limit is read from the data's provenance)")
+                                "and recommend never picks them; by default the memory the data's provenance "
+                                "records (the machine's, for the cpu backend; the power limit is read from there too)")
                      ->check(in_range(kMinDeviceMemoryMb, kMaxDeviceMemoryMb));
                  app.add_option("--seed", o.seed, "seed for the split, folds and learners")->capture_default_str();
                  app.add_flag("--drift-correct", c->job.drift_correct,

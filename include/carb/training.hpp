@@ -45,8 +45,10 @@ struct TrainSummary {
   std::map<std::string, OofComponents> oof_components;                 // per target
   std::string data_hash;
   std::optional<double> drift_reference_ms;
-  /// What the bundle knows of its device ("device" in the JSON, null where unknown).
+  /// What the bundle knows of its device ("device" in the JSON, null where unknown), and whether its
+  /// memory was given (TrainJob::device_memory_mb) or read from the data's provenance.
   DeviceLimits device;
+  bool device_memory_given = false;
   /// Per target, the 90% re-measurement spread added to the intervals (as a factor, e^q), and the
   /// configurations measured in both runs; empty without --remeasured.
   std::map<std::string, double> remeasured_factor_90;
@@ -68,9 +70,13 @@ void check_remeasurement_files(const std::vector<std::filesystem::path>& remeasu
 /// What a model trained on `files` (whose ok rows are `d`) knows of its device: `memory_mb` as
 /// given (InputError outside DeviceLimits' range, below the largest peak memory `d` measured, or
 /// where `d` measured none) and the power limit the files' provenance records for the rows'
-/// protocols (the highest where they differ; none where no protocol records one).
+/// protocols (the highest where they differ; none where no protocol records one). Without
+/// `memory_mb`, the memory the provenance records of the device of every row's protocol
+/// (platform_info.device_memory_mb; the highest where they differ), where `d` measured peak memory
+/// and none above it; when a measured peak is above it, a line saying so goes to `notes` and the
+/// model knows no memory.
 DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, const Dataset& d,
-                              std::optional<double> memory_mb);
+                              std::optional<double> memory_mb, std::vector<std::string>* notes = nullptr);
 
 /// The ok rows of several dataset CSVs, read and checked as one dataset (see read_dataset_csvs).
 /// `notes`, when given, receives what `carb train` warns of the rows left out: how many were

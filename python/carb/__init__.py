@@ -217,8 +217,9 @@ class Model:
         in common; another protocol is warned of), as `carb train --remeasured`: its spread from the data is added to
         every interval, which then holds a new measurement, not only one of the training campaign's.
         device_memory_mb: the device's memory in MB, as `carb train --device-memory-mb`: predictions
-        needing more are warned of as not fitting, and recommend never picks them (the power limit
-        comes from the data's provenance; both are read back by Model.device).
+        needing more are warned of as not fitting, and recommend never picks them; by default the
+        memory the data's provenance records (the machine's, for the cpu backend). The power limit
+        comes from the data's provenance; both are read back by Model.device.
         size_bins: interval widths per bin of the predicted value inside each batch regime, as
         `carb train --size-bins` (by default 2: small and large predictions apart; 1: one width
         per regime, the default until 2026-12-06).

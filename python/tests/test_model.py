@@ -488,6 +488,28 @@ def test_a_model_that_knows_its_device_says_what_it_cannot_run(tmp_path):
         carb.Model.train(h200, fast=True, device_memory_mb=141)
 
 
+def test_the_devices_memory_is_read_from_the_datas_provenance(tmp_path):
+    # A hostile tester: a CPU model, knowing no memory, recommended a batch of 4.4 TB. The cpu backend
+    # records the machine's memory as its device's (platform_info.device_memory_mb); Model.train
+    # takes it from there unless device_memory_mb is given, and not where a measured peak is above it.
+    import json
+    data = tmp_path / "cpu.csv"
+    data.write_bytes((SOURCE / "data" / "cpu-1t.csv").read_bytes())
+    side = json.loads((SOURCE / "data" / "cpu-1t.json").read_text())
+    side.pop("provenance_fnv1a64")  # edited by hand below: no longer carb's own record
+
+    def train_with(memory, **kwargs):
+        for protocol in side["protocols"].values():
+            protocol["platform_info"]["device_memory_mb"] = memory
+        (tmp_path / "cpu.json").write_text(json.dumps(side))
+        return carb.Model.train(data, fast=True, threads=2, **kwargs)
+
+    assert train_with(30000).device["memory_mb"] == 30000
+    assert train_with(30000, device_memory_mb=40000).device["memory_mb"] == 40000
+    with pytest.warns(carb.CarbWarning, match=r"the device's memory the data's provenance records, 1 MB, is below"):
+        assert train_with(1).device["memory_mb"] is None
+
+
 def test_evaluate_names_the_settings_another_protocol_differs_in():
     # As `carb evaluate --external`: rows of an older campaign say which measuring settings differ
     # (from the provenance of the model's data and of the evaluated file).

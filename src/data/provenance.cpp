@@ -37,6 +37,13 @@ std::string proc_field(const char* file, const std::string& key) {
   return "";
 }
 
+// MemTotal is in kB (KiB); a malformed value is left out rather than guessed.
+std::optional<double> memory_total_kib() {
+  std::istringstream mem(proc_field("/proc/meminfo", "MemTotal"));
+  if (double kb = 0; mem >> kb && kb > 0) return kb;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string protocol_of(const Record& r) {
@@ -53,15 +60,19 @@ std::string utc_now_iso8601() {
   return buf.data();
 }
 
+std::optional<double> machine_memory_mb() {
+  const auto kib = memory_total_kib();
+  return kib ? std::optional<double>(*kib * 1024.0 / 1e6) : std::nullopt;
+}
+
 nlohmann::json collect_machine_info() {
   nlohmann::json m;
   std::array<char, 256> host{};
   if (gethostname(host.data(), host.size() - 1) == 0) m["hostname"] = host.data();
   if (const std::string cpu = proc_field("/proc/cpuinfo", "model name"); !cpu.empty()) m["cpu_model"] = cpu;
   if (const unsigned n = std::thread::hardware_concurrency(); n > 0) m["cores"] = n;
-  // MemTotal is in kB; a malformed value is left out rather than guessed.
-  std::istringstream mem(proc_field("/proc/meminfo", "MemTotal"));
-  if (double kb = 0; mem >> kb) m["memory_total_mb"] = kb / 1024.0;
+  // MiB under an MB name, as every sidecar so far has it (provenance.hpp).
+  if (const auto kib = memory_total_kib()) m["memory_total_mb"] = *kib / 1024.0;
   if (utsname u{}; uname(&u) == 0)
     m["kernel"] = {
         {"sysname", u.sysname}, {"release", u.release}, {"version", u.version}, {"machine", u.machine}};

@@ -19,8 +19,15 @@ std::string protocol_of(const Record& r);
 
 /// The machine this process runs on: hostname, cpu_model, cores, memory_total_mb, kernel
 /// (sysname, release, version, machine) and date (ISO-8601 UTC). A fact that cannot be read
-/// is left out rather than guessed.
+/// is left out rather than guessed. memory_total_mb is /proc/meminfo's MemTotal in MiB (2^20
+/// bytes), despite its name, as every sidecar written so far records it; machine_memory_mb is the
+/// same in carb's MB.
 nlohmann::json collect_machine_info();
+
+/// This machine's memory (/proc/meminfo's MemTotal) in MB of 10^6 bytes, the unit of every
+/// peak_memory_mb; nullopt when it cannot be read. The cpu backend records it as its device's
+/// memory (platform_info.device_memory_mb).
+std::optional<double> machine_memory_mb();
 
 /// The current time as ISO-8601 UTC, e.g. "2024-05-01T12:34:56Z".
 std::string utc_now_iso8601();

@@ -541,6 +541,7 @@ ProtocolFactsById protocol_facts_of(const nlohmann::json& protocols) {
     ProtocolFacts f;
     const nlohmann::json info = settings.contains("platform_info") ? settings["platform_info"] : nlohmann::json();
     f.power_limit_w = positive(info, "power_limit_w");
+    f.memory_mb = positive(info, "device_memory_mb");
     for (const nlohmann::json* j : {&settings, &info})
       if (j->is_object() && j->contains("backend") && (*j)["backend"] == "cpu") f.cpu = true;
     if (f.cpu) f.threads = positive(settings, "threads");

@@ -19,11 +19,14 @@ namespace carb {
 /// rows of a platform, a larger batch of a network costing under kMinCostOverSmallerBatch of a
 /// smaller one's latency or energy. `where` names each row ("file:line", same order as d.rows) for messages.
 /// What a dataset's provenance says of the device each protocol ran on, by protocol id (its
-/// `protocols` object): the power limit (platform_info.power_limit_w), whether the backend is the
+/// `protocols` object): the power limit (platform_info.power_limit_w), the device's memory, whether the backend is the
 /// CPU, the threads it ran with, and its timing loop's limits. Rows of a protocol not named here are checked by their own
 /// columns alone.
 struct ProtocolFacts {
   std::optional<double> power_limit_w;
+  /// The memory of the device its rows ran on (platform_info.device_memory_mb, in MB; the cpu
+  /// backend records the machine's since 2026-12-07).
+  std::optional<double> memory_mb;
   bool cpu = false;
   std::optional<double> threads;
   /// The timing loop's limits (max_timed_s, min_passes, max_passes): a row's passes and timed

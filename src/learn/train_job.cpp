@@ -169,7 +169,7 @@ std::vector<std::string> unfinished_campaign_notes(const std::vector<std::filesy
 }  // namespace
 
 DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, const Dataset& d,
-                              std::optional<double> memory_mb) {
+                              std::optional<double> memory_mb, std::vector<std::string>* notes) {
   DeviceLimits out;
   out.memory_mb = memory_mb;
   std::set<std::string> protocols;
@@ -188,6 +188,7 @@ DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, c
     throw InputError("the device's memory, " + fmt_num(*memory_mb, 6) + " MB, is below the " +
                      fmt_num(*largest->peak_memory_mb, 6) + " MB of peak memory the data measured on it (" +
                      config_key(largest->config) + "): give it in MB (1 GiB = 1073.74 MB)");
+  std::map<std::string, double> recorded_memory;  // by protocol
   for (const auto& f : files) {
     ProtocolFactsById facts;
     try {
@@ -195,9 +196,25 @@ DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, c
     } catch (const Error&) {
       continue;  // the data's own reading says what is wrong with its sidecar
     }
-    for (const auto& [id, fact] : facts)
-      if (protocols.count(id) && fact.power_limit_w)
-        out.power_limit_w = std::max(out.power_limit_w.value_or(0), *fact.power_limit_w);
+    for (const auto& [id, fact] : facts) {
+      if (!protocols.count(id)) continue;
+      if (fact.power_limit_w) out.power_limit_w = std::max(out.power_limit_w.value_or(0), *fact.power_limit_w);
+      if (fact.memory_mb) recorded_memory[id] = std::max(recorded_memory[id], *fact.memory_mb);
+    }
+  }
+  // Not given: the memory the provenance records of the device every row ran on (the cpu backend's
+  // machine; a hostile tester: a CPU model recommended a batch of 4.4 TB). The most where protocols
+  // differ, as for the power limit: a configuration is said not to fit only where none would hold it.
+  if (!memory_mb && largest && !recorded_memory.empty() && recorded_memory.size() == protocols.size()) {
+    double most = 0;
+    for (const auto& [id, mb] : recorded_memory) most = std::max(most, mb);
+    if (*largest->peak_memory_mb <= most)
+      out.memory_mb = most;
+    else if (notes)
+      notes->push_back("the device's memory the data's provenance records, " + fmt_num(most, 6) + " MB, is below the " +
+                       fmt_num(*largest->peak_memory_mb, 6) + " MB of peak memory the data measured (" +
+                       config_key(largest->config) + "), so the model does not record it and says of no "
+                       "configuration that it would not fit; give the device's memory with --device-memory-mb");
   }
   out.check();
   return out;
@@ -241,7 +258,8 @@ TrainSummary run_train_job(const TrainJob& job) {
   const std::string failed_note = failed_rows_note(all);
   const Dataset d = ok_rows_of(all, job.data);
   if (!d.rows.empty()) dest.check_platform(d.rows.front().platform);
-  const DeviceLimits device = device_limits_of(job.data, d, job.device_memory_mb);  // refused now, not after the work
+  std::vector<std::string> device_notes;
+  const DeviceLimits device = device_limits_of(job.data, d, job.device_memory_mb, &device_notes);  // refused now
   if (again) {
     try {  // named: with several files, which one
       check_remeasurement(d, *again);
@@ -268,6 +286,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   TrainSummary s;
   if (!failed_note.empty()) s.warnings.push_back(failed_note);
+  for (auto& note : device_notes) s.warnings.push_back(std::move(note));
   for (auto& note : unfinished_campaign_notes(job.data)) s.warnings.push_back(std::move(note));
   if (reference)
     if (const std::string note = drift_left_out_note(d, *reference); !note.empty()) s.warnings.push_back(note);
@@ -326,6 +345,7 @@ TrainSummary run_train_job(const TrainJob& job) {
   s.data_hash = m.data_hash();
   s.drift_reference_ms = reference;
   s.device = device;
+  s.device_memory_given = job.device_memory_mb.has_value();
   for (const auto& tm : m.target_summaries())
     if (const auto q = tm.remeasured_spread.find("0.9"); q != tm.remeasured_spread.end()) {
       s.remeasured_factor_90[tm.target] = std::exp(q->second);

@@ -15,6 +15,7 @@
 #include "backends.hpp"
 #include "carb/error.hpp"
 #include "carb/network_spec.hpp"
+#include "data/provenance.hpp"
 #include "energy_meter.hpp"
 #include "spec_net.hpp"
 #include "timing.hpp"
@@ -98,14 +99,18 @@ class CpuBackend final : public Backend {
   }
 
   nlohmann::json platform_info() const override {
-    return {{"backend", "cpu"},
-            {"cpu_model", cpu_model()},
-            {"hardware_threads", std::thread::hardware_concurrency()},
-            {"torch_threads", torch::get_num_threads()},
-            {"libtorch", TORCH_VERSION},
-            {"parallel_info", at::get_parallel_info()},
-            {"energy_meter", rapl_ ? "rapl" : "none (energy_j left empty)"},
-            {"memory_meter", "tracking CPU allocator (ATen storage; oneDNN scratch not seen)"}};
+    nlohmann::json j = {{"backend", "cpu"},
+                        {"cpu_model", cpu_model()},
+                        {"hardware_threads", std::thread::hardware_concurrency()},
+                        {"torch_threads", torch::get_num_threads()},
+                        {"libtorch", TORCH_VERSION},
+                        {"parallel_info", at::get_parallel_info()},
+                        {"energy_meter", rapl_ ? "rapl" : "none (energy_j left empty)"},
+                        {"memory_meter", "tracking CPU allocator (ATen storage; oneDNN scratch not seen)"}};
+    // The machine's memory is the device's on the CPU: `carb train` records it, and a model then says
+    // which configurations would not fit (a hostile tester: a CPU model recommended a 4.4 TB batch).
+    if (const auto mb = machine_memory_mb()) j["device_memory_mb"] = *mb;
+    return j;
   }
 
  private:

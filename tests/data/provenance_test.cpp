@@ -39,6 +39,9 @@ TEST(DataProvenance, MachineInfoHasTheFactsLinuxOffers) {
   EXPECT_TRUE(m.contains("hostname"));
   EXPECT_GT(m.value("cores", 0), 0);
   EXPECT_GT(m.value("memory_total_mb", 0.0), 0.0);
+  // memory_total_mb is MiB (as every sidecar so far records it); machine_memory_mb is MB of 1e6 bytes.
+  ASSERT_TRUE(machine_memory_mb());
+  EXPECT_NEAR(*machine_memory_mb(), m.value("memory_total_mb", 0.0) * 1.048576, 1e-6 * *machine_memory_mb());
   EXPECT_EQ(m["kernel"]["sysname"], "Linux");
   EXPECT_TRUE(
       std::regex_match(m["date"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))

@@ -42,6 +42,26 @@ class TrainJobTest : public TempDirTest {
     return f;
   }
 
+  // The rows of `f`, all of protocol p1 (rewritten so).
+  Dataset of_protocol_p1(const std::filesystem::path& f) const {
+    Dataset d = read_dataset_csv(f);
+    for (auto& r : d.rows) r.extra["protocol_id"] = "p1";
+    d.extra_columns = {"protocol_id"};
+    write_dataset_csv(d, f);
+    return d;
+  }
+
+  // A small, quick job on `f` into dir_/model.
+  TrainJob small_job(const std::filesystem::path& f) const {
+    TrainJob job;
+    job.data = {f};
+    job.out = dir_ / "model";
+    job.options.params.n_trees = 8;
+    job.options.params.threads = 1;
+    job.options.folds = 2;
+    return job;
+  }
+
   TrainSummary train(const std::vector<int>& batches, bool correctors, double lambda = 0.5,
                      const std::vector<Record>& more = {}) const {
     TrainJob job;
@@ -102,18 +122,10 @@ TEST_F(TrainJobTest, SaysWhichRowsItDidNotTrainOnAndWhichFailuresAreContradicted
 // provenance records for the rows' protocol.
 TEST_F(TrainJobTest, TheBundleKnowsTheDevicesMemoryAndThePowerLimitItsDataRecords) {
   const auto f = write_data({1, 4});
-  Dataset d = read_dataset_csv(f);
-  for (auto& r : d.rows) r.extra["protocol_id"] = "p1";
-  d.extra_columns = {"protocol_id"};
-  write_dataset_csv(d, f);
+  const Dataset d = of_protocol_p1(f);
   std::ofstream(dir_ / "data.json") << R"({"protocols": {"p1": {"backend": "cuda", "platform_info": {"power_limit_w": 700}},)"
                                        R"( "p2": {"platform_info": {"power_limit_w": 9000}}}})";
-  TrainJob job;
-  job.data = {f};
-  job.out = dir_ / "model";
-  job.options.params.n_trees = 8;
-  job.options.params.threads = 1;
-  job.options.folds = 2;
+  TrainJob job = small_job(f);
   job.device_memory_mb = 143155;
   run_train_job(job);
   const CarbModel m = CarbModel::load(dir_ / "model");
@@ -131,6 +143,44 @@ TEST_F(TrainJobTest, TheBundleKnowsTheDevicesMemoryAndThePowerLimitItsDataRecord
   job.force = true;
   EXPECT_THROW(run_train_job(job), InputError);
   EXPECT_EQ(*CarbModel::load(dir_ / "model").device_limits().memory_mb, 143155);
+}
+
+// A hostile tester: a CPU model, knowing no memory, recommended a batch of 4.4 TB. Not given, the
+// memory is the one the provenance records of the device every row's protocol ran on (the cpu
+// backend records the machine's), unless a measured peak is above it.
+TEST_F(TrainJobTest, TheDevicesMemoryIsReadFromTheProvenanceWhereEveryRowsProtocolRecordsIt) {
+  const auto f = write_data({1, 4});
+  const Dataset d = of_protocol_p1(f);
+  const auto sidecar = [&](const std::string& p1, const std::string& p2) {
+    std::ofstream(dir_ / "data.json") << R"({"protocols": {"p1": {"backend": "cpu", "platform_info": {)" << p1
+                                      << R"(}}, "p2": {"backend": "cpu", "platform_info": {)" << p2 << "}}}}";
+  };
+  sidecar(R"("device_memory_mb": 25000)", R"("device_memory_mb": 900000)");
+  EXPECT_EQ(device_limits_of({f}, d, std::nullopt).memory_mb, 25000);  // p2 measured none of the rows
+  EXPECT_EQ(device_limits_of({f}, d, 30000.0).memory_mb, 30000);       // given wins
+  // The rows' protocol records none: nothing is known.
+  sidecar("", R"("device_memory_mb": 25000)");
+  EXPECT_EQ(device_limits_of({f}, d, std::nullopt).memory_mb, std::nullopt);
+  // Below a measured peak: not recorded, and said.
+  sidecar(R"("device_memory_mb": 1)", R"("device_memory_mb": 1)");
+  std::vector<std::string> notes;
+  EXPECT_EQ(device_limits_of({f}, d, std::nullopt, &notes).memory_mb, std::nullopt);
+  ASSERT_EQ(notes.size(), 1u);
+  EXPECT_NE(notes[0].find("the device's memory the data's provenance records, 1 MB, is below the"), std::string::npos)
+      << notes[0];
+  // Data without memory: nothing for a memory to judge, and no word either.
+  Dataset no_memory = d;
+  for (auto& r : no_memory.rows) r.peak_memory_mb.reset();
+  notes.clear();
+  EXPECT_EQ(device_limits_of({f}, no_memory, std::nullopt, &notes).memory_mb, std::nullopt);
+  EXPECT_TRUE(notes.empty());
+  // The job records it and its summary says where it came from; the bundle keeps it.
+  sidecar(R"("device_memory_mb": 25000)", R"("device_memory_mb": 25000)");
+  TrainJob job = small_job(f);
+  const TrainSummary s = run_train_job(job);
+  EXPECT_EQ(s.device.memory_mb, 25000);
+  EXPECT_FALSE(s.device_memory_given);
+  EXPECT_EQ(CarbModel::load(dir_ / "model").device_limits().memory_mb, 25000);
 }
 
 }  // namespace

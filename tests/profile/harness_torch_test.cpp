@@ -9,6 +9,7 @@
 #include "carb/error.hpp"
 #include "carb/network_spec.hpp"
 #include "carb/profiler.hpp"
+#include "data/provenance.hpp"
 #include "profile/backends.hpp"
 
 namespace carb {
@@ -44,6 +45,9 @@ TEST(Harness, BackendIsRegisteredByName) {
   EXPECT_THROW(make_backend("abacus", light_protocol()), InputError);
   const auto info = b->platform_info();
   EXPECT_EQ(info.at("backend"), "cpu");
+  // The machine's memory is the cpu backend's device memory, which `carb train` records.
+  ASSERT_TRUE(machine_memory_mb());
+  EXPECT_EQ(info.at("device_memory_mb").get<double>(), *machine_memory_mb());
 }
 
 TEST(Harness, PeakMemoryCoversWeightsInputAndLargestActivation) {
