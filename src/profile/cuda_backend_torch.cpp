@@ -407,6 +407,9 @@ nlohmann::json CudaBackend::platform_info() const {
   if (auto v = nvml_->device_name(nvml_index_)) j["gpu_name"] = *v;
   if (auto v = nvml_->driver_version()) j["driver"] = *v;
   if (auto v = nvml_->power_limit_w(nvml_index_)) j["power_limit_w"] = *v;
+  // The device's memory, which `carb train` records (a lease's probe, where it ran out of memory,
+  // states the capacity CUDA offers, a little less: scripts/main_job.sh prefers that one).
+  if (auto v = nvml_->memory_total_mb(nvml_index_)) j["device_memory_mb"] = *v;
   if (auto v = nvml_->clock_mhz(nvml_index_, NvmlClock::sm)) j["sm_clock_mhz_now"] = *v;
   if (auto v = nvml_->clock_mhz(nvml_index_, NvmlClock::mem)) j["mem_clock_mhz_now"] = *v;
   if (auto v = nvml_->temperature_c(nvml_index_)) j["gpu_temp_c_now"] = *v;

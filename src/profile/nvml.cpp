@@ -55,6 +55,7 @@ NvmlSymbols resolve(void* h) {
   bind(h, "nvmlDeviceGetTemperature", s.get_temperature);
   bind(h, "nvmlDeviceGetPowerManagementLimit", s.get_power_limit);
   bind(h, "nvmlDeviceGetPowerUsage", s.get_power_usage);
+  bind(h, "nvmlDeviceGetMemoryInfo", s.get_memory_info);
   return s;
 }
 
@@ -218,6 +219,14 @@ std::optional<double> Nvml::power_limit_w(int device) const {
 std::optional<double> Nvml::power_usage_w(int device) const {
   auto mw = read_unsigned(*lib_, device, lib_->sym.get_power_usage);
   return mw ? std::optional<double>(*mw / 1e3) : std::nullopt;
+}
+
+std::optional<double> Nvml::memory_total_mb(int device) const {
+  auto h = lib_->device(device);
+  NvmlMemory m;
+  if (!lib_->sym.get_memory_info || !h || lib_->sym.get_memory_info(*h, &m) != NvmlCode::kSuccess || m.total == 0)
+    return std::nullopt;
+  return static_cast<double>(m.total) / 1e6;
 }
 
 std::unique_ptr<EnergyMeter> Nvml::energy_meter(int device, std::string* why_not) const {

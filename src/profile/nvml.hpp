@@ -23,6 +23,11 @@ struct NvmlUtilization {
   unsigned gpu = 0, memory = 0;
 };
 
+/// nvmlMemory_t (version 1): the device's memory in bytes.
+struct NvmlMemory {
+  unsigned long long total = 0, free = 0, used = 0;
+};
+
 /// NVML return codes we name (nvmlReturn_t is a C enum, int-sized on every ABI carb targets).
 struct NvmlCode {
   static constexpr int kSuccess = 0;
@@ -53,6 +58,7 @@ struct NvmlSymbols {
   int (*get_temperature)(NvmlDevice, int, unsigned*) = nullptr;        // ..Temperature, C
   int (*get_power_limit)(NvmlDevice, unsigned*) = nullptr;  // ..PowerManagementLimit, mW
   int (*get_power_usage)(NvmlDevice, unsigned*) = nullptr;  // ..PowerUsage, mW
+  int (*get_memory_info)(NvmlDevice, NvmlMemory*) = nullptr;  // nvmlDeviceGetMemoryInfo, bytes
 };
 
 /// Default library name; the environment variable CARB_NVML_LIB overrides it.
@@ -86,6 +92,9 @@ class Nvml {
   std::optional<unsigned> temperature_c(int device) const;
   std::optional<double> power_limit_w(int device) const;
   std::optional<double> power_usage_w(int device) const;
+  /// The device's total memory in MB of 10^6 bytes (nvmlDeviceGetMemoryInfo's total; nvidia-smi's
+  /// "memory.total"), the unit of every peak_memory_mb.
+  std::optional<double> memory_total_mb(int device) const;
 
   /// The GPU's total-energy counter as an EnergyMeter (joules); nullptr when the GPU has
   /// no such counter (pre-Volta: NOT_SUPPORTED) or it cannot be read, so energy stays empty.

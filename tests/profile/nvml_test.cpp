@@ -108,6 +108,11 @@ int fake_temperature(NvmlDevice h, int sensor, unsigned* c) {
 }
 int fake_power_limit(NvmlDevice, unsigned* mw) { return *mw = 700000, NvmlCode::kSuccess; }
 int fake_power_usage(NvmlDevice, unsigned* mw) { return *mw = 123456, NvmlCode::kSuccess; }
+int fake_memory(NvmlDevice h, NvmlMemory* m) {
+  if (!valid(h)) return NvmlCode::kInvalidArgument;
+  m->total = 150754820096ull, m->used = 500000000ull, m->free = m->total - m->used;  // an H200's 143,771 MiB
+  return NvmlCode::kSuccess;
+}
 
 NvmlSymbols full_table() {
   NvmlSymbols s;
@@ -117,6 +122,7 @@ NvmlSymbols full_table() {
   s.get_name = fake_name, s.get_driver_version = fake_driver, s.get_total_energy = fake_energy;
   s.get_utilization = fake_util, s.get_clock = fake_clock, s.get_temperature = fake_temperature;
   s.get_power_limit = fake_power_limit, s.get_power_usage = fake_power_usage;
+  s.get_memory_info = fake_memory;
   return s;
 }
 
@@ -201,6 +207,7 @@ TEST_F(NvmlFake, ReadsDeviceQuantitiesInSiUnits) {
   EXPECT_EQ(n->temperature_c(0), 41u);
   EXPECT_DOUBLE_EQ(n->power_limit_w(0).value(), 700.0);
   EXPECT_DOUBLE_EQ(n->power_usage_w(0).value(), 123.456);
+  EXPECT_DOUBLE_EQ(n->memory_total_mb(0).value(), 150754.820096);  // MB of 1e6 bytes, as peak_memory_mb
 }
 
 TEST_F(NvmlFake, UnknownDeviceGivesNothing) {
@@ -209,6 +216,7 @@ TEST_F(NvmlFake, UnknownDeviceGivesNothing) {
   EXPECT_FALSE(n->device_name(-1));
   EXPECT_FALSE(n->total_energy_mj(1));
   EXPECT_FALSE(n->utilization(3));
+  EXPECT_FALSE(n->memory_total_mb(1));
   EXPECT_EQ(n->energy_meter(1), nullptr);
 }
 
@@ -224,12 +232,13 @@ TEST_F(NvmlFake, ErrorCodesGiveNullopt) {
 
 TEST_F(NvmlFake, MissingOptionalFunctionsMakeOnlyThatQuantityUnavailable) {
   NvmlSymbols s = full_table();
-  s.get_clock = nullptr, s.get_temperature = nullptr, s.get_power_limit = nullptr;
+  s.get_clock = nullptr, s.get_temperature = nullptr, s.get_power_limit = nullptr, s.get_memory_info = nullptr;
   s.get_name = nullptr, s.get_driver_version = nullptr, s.error_string = nullptr, s.get_count = nullptr;
   auto n = open(s);
   EXPECT_FALSE(n->clock_mhz(0, NvmlClock::sm));
   EXPECT_FALSE(n->temperature_c(0));
   EXPECT_FALSE(n->power_limit_w(0));
+  EXPECT_FALSE(n->memory_total_mb(0));
   EXPECT_FALSE(n->device_name(0));
   EXPECT_FALSE(n->driver_version());
   EXPECT_FALSE(n->device_count());
