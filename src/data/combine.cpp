@@ -208,6 +208,43 @@ void check_rounds_are_measurements(const std::vector<Dataset>& rounds, const std
   }
 }
 
+// Two independent timings never agree to every digit. Rounds that hold the same latency (and energy)
+// at every configuration measured ok in both are one measurement twice (hundred-and-thirty-first
+// hostile pass: an export of a store part-way and another after it finished, or the first lines
+// of a round, combined as rounds that agree exactly, spread 0); refused. Where only some agree so,
+// a round was exported from the same store as another after part of it was measured again: said.
+void check_rounds_measured_apart(const std::vector<Dataset>& rounds, const std::vector<fs::path>& files,
+                                 std::vector<std::string>& warnings) {
+  using Timing = std::pair<std::string, std::string>;  // latency_ms, energy_j as written
+  std::vector<std::map<std::string, std::pair<Timing, const Record*>>> timed(rounds.size());
+  for (std::size_t i = 0; i < rounds.size(); ++i)
+    for (const Record& r : rounds[i].rows)
+      if (r.status == Status::ok && r.latency_ms)
+        timed[i][r.platform + '\n' + network_key(r.config)] = {
+            {csv::format_number(r.latency_ms), csv::format_number(r.energy_j)}, &r};
+  for (std::size_t j = 1; j < rounds.size(); ++j)
+    for (std::size_t i = 0; i < j; ++i) {
+      std::size_t shared = 0, same = 0;
+      const Record* first = nullptr;
+      for (const auto& [key, timing] : timed[j]) {
+        const auto other = timed[i].find(key);
+        if (other == timed[i].end()) continue;
+        ++shared;
+        if (other->second.first == timing.first && same++ == 0) first = timing.second;
+      }
+      if (same == 0) continue;
+      const std::string example = config_key(first->config) + ", latency_ms " + csv::format_number(first->latency_ms);
+      if (same == shared)
+        throw InputError(files[j].string() + " holds the same measurements as " + files[i].string() + " at all " +
+                         std::to_string(shared) + " configurations both measured ok (first: " + example +
+                         " in both): a part of one round, or two exports of one store, is not another round");
+      warnings.push_back(std::to_string(same) + " of the " + std::to_string(shared) + " configurations measured ok in " +
+                         files[i].string() + " and " + files[j].string() + " hold the same measurement in both (first: " +
+                         example + "): not measured again between them (exports of one store?), they count as two "
+                         "rounds that agree exactly");
+    }
+}
+
 }  // namespace
 
 nlohmann::json CombineSummary::to_json() const {
@@ -238,6 +275,8 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   check_one_platform(rounds, files);
   check_one_protocol(rounds, files);
   check_rounds_are_measurements(rounds, files);
+  CombineSummary s;
+  check_rounds_measured_apart(rounds, files, s.warnings);
 
   std::vector<std::string> order;  // platform + configuration, first-seen order
   std::map<std::string, std::vector<const Record*>> rows;
@@ -256,7 +295,6 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   }
   combined.add_extra_columns({"rounds", "latency_round_spread"});
 
-  CombineSummary s;
   std::size_t disagreeing = 0;
   std::string first_disagreeing;
   // Each combined row named by the rounds it was made of (seventy-seventh hostile pass: a round
