@@ -17,7 +17,11 @@ namespace carb_python {
 namespace py = pybind11;
 
 /// A JSON document as the Python objects json.loads makes of it (dict, list, float, ...).
-inline py::object to_python(const nlohmann::json& j) { return py::module_::import("json").attr("loads")(j.dump()); }
+/// A byte that is not UTF-8 (in a path given as bytes) becomes U+FFFD: it ended carb.profile in a
+/// RuntimeError after the work was done (hundred-and-thirty-first hostile pass).
+inline py::object to_python(const nlohmann::json& j) {
+  return py::module_::import("json").attr("loads")(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
 
 /// The measuring protocol from the Python surface's checked mapping (carb/_measure.py): `carb
 /// profile`'s flag names with underscores, each a number (flags 0 or 1, `util` the share sampled).

@@ -2,6 +2,7 @@
 // itself with a static Registrar: it declares its flags and calls the library.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -30,6 +31,12 @@ std::vector<Command>& commands();
 void decimal_numbers_only(CLI::App& app);
 /// The whole command line as typed (recorded in provenance).
 std::string& command_line();
+/// `j` as JSON text (`indent` as nlohmann's dump), each byte that is not UTF-8 (a path's, an
+/// argument's) written as U+FFFD: a file name with a byte 0xFF ended `--format json` in an internal
+/// error after the work was done (hundred-and-thirty-first hostile pass).
+inline std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 /// Text from the user's input made one printable line: control bytes, C1 controls and bytes that
 /// are not UTF-8 become \xNN escapes (errors, and problem lines that quote cells or paths).
 std::string printable(std::string_view text);

@@ -35,7 +35,7 @@ Registrar reg({"arch", "Analytic model of one configuration: layers, params, MAC
                  add_format(app, o->format, {"table", "json"});
                  app.callback([o] {
                    auto spec = build_network_spec(o->cfg.config());
-                   if (o->format == "json") std::cout << spec_to_json(spec).dump(1) << '\n';
+                   if (o->format == "json") std::cout << json_text(spec_to_json(spec), 1) << '\n';
                    else print_table(spec);
                  });
                }});

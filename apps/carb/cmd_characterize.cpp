@@ -31,7 +31,7 @@ Registrar reg(
          if (o->sm_threshold >= 0) co.sm_threshold = o->sm_threshold;
          const Characterization ch = characterize(read_dataset_csv(o->data), co);
          if (o->format == "json")
-           std::cout << ch.to_json().dump(2) << '\n';
+           std::cout << json_text(ch.to_json(), 2) << '\n';
          else if (o->format == "md")
            render_characterization_md(ch, std::cout);
          else

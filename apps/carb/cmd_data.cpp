@@ -38,7 +38,7 @@ void add_export(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
     o->exp.command_line = command_line();
     const ExportSummary s = export_store(o->exp);
     if (o->format == "json")
-      std::cout << s.to_json().dump(2) << '\n';
+      std::cout << json_text(s.to_json(), 2) << '\n';
     else
       std::cout << "exported " << s.rows << " rows to " << printable(s.csv.string()) << " (provenance "
                 << printable(s.provenance.string()) << ")\n";
@@ -61,7 +61,7 @@ void add_combine(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   app->callback([o] {
     const CombineSummary s = combine_rounds(o->inputs, o->out, command_line(), o->force);
     if (o->format == "json")
-      std::cout << s.to_json().dump(2) << '\n';
+      std::cout << json_text(s.to_json(), 2) << '\n';
     else
       std::cout << "combined " << s.rounds << " rounds into " << s.rows_out << " rows in " << printable(s.csv.string()) << " ("
                 << s.combined << " measured ok in two or more rounds)\n";
@@ -81,7 +81,7 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   app->callback([o] {
     const MergeSummary s = merge_datasets(o->inputs, o->out, command_line(), o->force);
     if (o->format == "json") {
-      std::cout << s.to_json().dump(2) << '\n';
+      std::cout << json_text(s.to_json(), 2) << '\n';
       return;
     }
     std::cout << "merged " << s.rows_in << " rows into " << s.rows_out << " in " << printable(s.csv.string()) << " ("
@@ -114,7 +114,7 @@ void add_info(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
   app->callback([o] {
     const bool store = is_sqlite_file(o->csv);
     if (o->format == "json") {
-      std::cout << (store ? store_info(o->csv).to_json() : dataset_info(o->csv).to_json()).dump(2) << "\n";
+      std::cout << json_text(store ? store_info(o->csv).to_json() : dataset_info(o->csv).to_json(), 2) << "\n";
       return;
     }
     // Every line escaped (thirteenth hostile pass: an ESC in the file name or a header reached the

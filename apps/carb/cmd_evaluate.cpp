@@ -52,7 +52,7 @@ Registrar reg(
          const Evaluation e = run_evaluate(c->model, files, c->opts);
          detail::throw_if_stopped("evaluation", "nothing was written");
          if (c->format == "json")
-           std::cout << e.to_json().dump(2) << '\n';
+           std::cout << json_text(e.to_json(), 2) << '\n';
          else
            render_evaluation_table(e, std::cout);
        });

@@ -38,7 +38,7 @@ void run(MeterCmd& c, const std::string& cmdline) {
     if (!c.w.out.empty()) throw InputError("--out is for --study; the meter check prints to the terminal");
     auto b = make_backend(c.backend, Protocol{});
     const MeterCheck m = b->check_meter(c.seconds);
-    if (c.format == "json") std::cout << m.to_json().dump(2) << '\n';
+    if (c.format == "json") std::cout << json_text(m.to_json(), 2) << '\n';
     else print_check(m);
     return;
   }

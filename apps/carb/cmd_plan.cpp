@@ -167,7 +167,7 @@ void run(PlanCmd& c, CLI::App& app) {
   if (c.format == "json") {
     nlohmann::json j = p.to_json();
     j["out"] = c.out;
-    std::cout << j.dump(1) << '\n';
+    std::cout << json_text(j, 1) << '\n';
     return;
   }
   // A README walkthrough: "(1566 already measured)" counted the model's training split, not every

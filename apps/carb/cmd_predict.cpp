@@ -110,7 +110,7 @@ void run(const PredictCmd& c) {
     std::cerr << "note: drift-corrected model: latency is predicted at the host speed where the reference network takes "
               << fmt_num(*m.drift_reference_ms()) << " ms\n";
   if (c.format == "json") {
-    text << predictions_to_json(p, m, level).dump(1) << '\n';
+    text << json_text(predictions_to_json(p, m, level), 1) << '\n';
   } else if (c.format == "csv") {
     // Written as predicted (predict_in_chunks).
   } else {

@@ -73,7 +73,7 @@ void run(ProfileCmd& c, const std::string& cmdline) {
   if (c.format == "json") {
     auto j = s.to_json();
     j["platform"] = c.o.platform, j["protocol_id"] = c.o.protocol.id(), j["db"] = c.o.db.string();
-    std::cout << j.dump(2) << '\n';
+    std::cout << json_text(j, 2) << '\n';
   } else {
     std::cout << "profiled " << printable(c.o.platform) << " into " << printable(c.o.db.string()) << ": " << s.total << " configurations, "
               << s.skipped << " already done, " << s.ok << " ok, " << s.oom << " oom, " << s.error << " error"
@@ -115,9 +115,13 @@ void run(ProfileCmd& c, const std::string& cmdline) {
     std::cerr << "carb: warning: " << printable(c.o.db.string()) << " was renamed, moved or replaced during the run; "
               << "the rows are in the file that had that name, under its new name\n";
   // After the summary, so that what was kept is reported; main turns it into exit 128 + signal.
+  // A --redo run cannot resume: its rerun measures again what it already had (hundred-and-thirty-first
+  // hostile pass: this line said "rerun the same command to resume" under the summary's warning).
   if (s.interrupted)
-    throw Interrupted(s.signal,
-                      "interrupted by " + detail::signal_name(s.signal) + "; rerun the same command to resume");
+    throw Interrupted(s.signal, "interrupted by " + detail::signal_name(s.signal) +
+                                    (c.o.redo ? "; a rerun with --redo measures every given configuration again, those "
+                                                "redone already too: give only the rest"
+                                              : "; rerun the same command to resume"));
 }
 
 Registrar reg({"profile", "Measure latency, peak memory, energy (where measurable) into a resumable store",

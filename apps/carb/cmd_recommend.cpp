@@ -56,7 +56,7 @@ void run(const RecommendCmd& c) {
   if (c.confidence > 0) o.confidence = c.confidence;
   const RecommendResult r = recommend(CarbModel::load(c.model), o);
   if (c.format == "json")
-    std::cout << r.to_json().dump(1) << '\n';
+    std::cout << json_text(r.to_json(), 1) << '\n';
   else
     print_recommendation(r, std::cout);
   // The result (with best = null) is still printed: a script sees why, and the exit status says no fit.

@@ -58,7 +58,7 @@ void run(const ScreenCmd& c) {
                 << "budgets judged, at the host speed where the reference network takes "
                 << fmt_num(*m->drift_reference_ms()) << " ms\n";
   if (c.format == "json")
-    std::cout << r.to_json().dump(1) << '\n';
+    std::cout << json_text(r.to_json(), 1) << '\n';
   else if (c.format == "csv")
     write_screen_csv(r, std::cout), print_screen_summary(r, std::cerr);
   else

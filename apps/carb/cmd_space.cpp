@@ -32,20 +32,20 @@ void run_space(const SpaceOpts& o) {
       j.push_back({{"name", p.name}, {"configs", n}, {"description", p.description}});
       t.add({p.name, std::to_string(n), p.description});
     }
-    if (o.format == "json") std::cout << j.dump(2) << '\n';
+    if (o.format == "json") std::cout << json_text(j, 2) << '\n';
     else t.print(std::cout);
     return;
   }
   auto cs = o.src.load();
   if (o.count) {
-    if (o.format == "json") std::cout << nlohmann::json{{"count", cs.size()}}.dump() << '\n';
+    if (o.format == "json") std::cout << json_text(nlohmann::json{{"count", cs.size()}}, -1) << '\n';
     else std::cout << cs.size() << '\n';
     return;
   }
   if (o.format == "json") {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& c : cs) j.push_back(config_to_json(c));
-    std::cout << j.dump(1) << '\n';
+    std::cout << json_text(j, 1) << '\n';
   } else if (o.format == "table") {
     TextTable t({kConfigColumns.begin(), kConfigColumns.end()});
     for (const auto& c : cs)

@@ -141,7 +141,7 @@ Registrar reg({"train", "Train the CARB cascade (memory -> energy -> latency) on
                    std::error_code ec;
                    const bool here = std::filesystem::weakly_canonical(c->job.out, ec) == std::filesystem::current_path(ec);
                    auto s = run_train_job(c->job);
-                   if (c->format == "json") std::cout << s.to_json().dump(2) << '\n';
+                   if (c->format == "json") std::cout << json_text(s.to_json(), 2) << '\n';
                    else print(s);
                    // The bundle is swapped in whole, so a shell standing in the old one stands in a
                    // removed directory until it enters the path again.

@@ -54,7 +54,7 @@ Registrar reg({"transfer",
                    const auto res = transfer(read_dataset_csv(o->source), read_dataset_csv(o->target), o->t,
                                              model ? &*model : nullptr);
                    if (o->format == "json")
-                     std::cout << res.to_json().dump(2) << '\n';
+                     std::cout << json_text(res.to_json(), 2) << '\n';
                    else
                      render_transfer_table(res, std::cout);
                  });

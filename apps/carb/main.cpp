@@ -90,7 +90,9 @@ int main(int argc, char** argv) {
   CLI::App app{
       "carb - predict what a CNN configuration costs to run (energy, latency, peak memory)\n"
       "and screen configuration spaces against deployment budgets."};
-  for (int i = 0; i < argc; ++i) carb::cli::command_line() += (i ? " " : "") + std::string(argv[i]);
+  // Recorded in JSON provenance, which holds UTF-8 only (hundred-and-thirty-first hostile pass: a
+  // file name with a byte 0xFF ended `carb profile` in an internal error).
+  for (int i = 0; i < argc; ++i) carb::cli::command_line() += (i ? " " : "") + carb::detail::replace_invalid_utf8(argv[i]);
   app.require_subcommand(1);
   app.set_version_flag("--version", "carb " CARB_VERSION_STRING);
   auto& cmds = carb::cli::commands();
@@ -103,6 +105,25 @@ int main(int argc, char** argv) {
     for (const auto& c : cmds) known += (known.empty() ? "" : ", ") + c.name;
     std::cerr << "carb: error: unknown subcommand '" << carb::cli::printable(argv[1]) << "' (known: " << known << ")\n";
     return 2;
+  }
+  // The same one level down (hundred-and-thirty-first hostile pass: `carb data bogus` said only "A
+  // subcommand is required").
+  if (argc > 1 && argv[1][0] != '-') {
+    const auto subs = app.get_subcommand(argv[1])->get_subcommands([](const CLI::App*) { return true; });
+    const std::string next = argc > 2 ? argv[2] : "";
+    const bool help = next == "--help" || next == "-h";
+    const bool known_sub =
+        std::any_of(subs.begin(), subs.end(), [&](const CLI::App* c) { return c->get_name() == next; });
+    if (!subs.empty() && !help && !known_sub) {
+      std::string known;
+      for (const CLI::App* c : subs) known += (known.empty() ? "" : ", ") + c->get_name();
+      if (next.empty() || next[0] == '-')
+        std::cerr << "carb: error: carb " << argv[1] << " needs a subcommand first (known: " << known << ")\n";
+      else
+        std::cerr << "carb: error: unknown " << argv[1] << " subcommand '" << carb::cli::printable(next)
+                  << "' (known: " << known << ")\n";
+      return 2;
+    }
   }
   // The library's warnings, as one printable line each (a path may hold control bytes).
   carb::set_warning_handler([](const std::string& w) {

@@ -113,6 +113,22 @@ def profile(configs, db, backend="cpu", platform=None, protocol=None, group_arch
     backend = _backend(backend)
     if platform is not None and not isinstance(platform, str):
         raise InputError(f"platform is {platform!r}, not a name")
+    # As the CLI's --platform: an empty name is refused, not taken for the default; a name Python
+    # cannot write as UTF-8 is refused in one line (hundred-and-thirty-first hostile pass: a TypeError
+    # listing the binding's whole signature).
+    if platform == "":
+        raise InputError("platform is empty: leave it out (None) for the default, cpu-<threads>t or the backend")
+    if platform is not None:
+        try:
+            platform.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"platform {platform!r} is not UTF-8; give a printable name (e.g. cpu-2t)") from None
+    # As `carb profile --configs`, which refuses a file repeating a configuration.
+    first = {}
+    for i, c in enumerate(configs):
+        j = first.setdefault(c.key, i)
+        if j != i:
+            raise InputError(f"configuration {i} ({c.key}) repeats configuration {j}: give each once")
     settings = protocol_settings(protocol, PROFILE_PROTOCOL)
     flags = {name: _flag(v, name) for name, v in (("group_architectures", group_architectures),
                                                  ("check_meter", check_meter), ("retry_errors", retry_errors),
@@ -132,8 +148,10 @@ def profile(configs, db, backend="cpu", platform=None, protocol=None, group_arch
                       "that name, under its new name", CarbWarning, stacklevel=2)
     if s["interrupted"]:
         signal = {2: "SIGINT", 15: "SIGTERM"}.get(s.get("signal"), f"signal {s.get('signal')}")
+        again = ("a call with redo=True measures every configuration given again, those redone already too: give "
+                 "only the rest" if flags["redo"] else "call it again to resume")
         raise KeyboardInterrupt(f"carb.profile interrupted by {signal}: {s['ok'] + s['oom'] + s['error']} "
-                                f"configurations measured and kept in {db}; call it again to resume")
+                                f"configurations measured and kept in {db}; {again}")
     return s
 
 

@@ -143,13 +143,28 @@ def test_a_warning_made_an_error_stops_an_export_only_once_it_is_written(tmp_pat
     (dict(protocol={"warmup": 2e9}), carb.InputError, "out of range"),
     (dict(backend="tpu"), carb.InputError, "not 'cpu' or 'cuda'"),
     (dict(platform=7), carb.InputError, "not a name"),
+    # Hundred-and-thirty-first hostile pass: taken for the default, a pybind11 TypeError listing the
+    # whole signature, and a platform of its own that `data merge` refused beside cpu-2t.
+    (dict(platform=""), carb.InputError, "platform is empty"),
+    (dict(platform="x\udcff"), carb.InputError, "is not UTF-8"),
+    (dict(platform=" cpu-1t"), carb.InputError, "begins or ends with a space"),
+    (dict(configs=carb.preset("tiny")[:2] * 2), carb.InputError, r"configuration 2 \(basic-10-w0.25-r32-b1-fp32\) "
+                                                                 "repeats configuration 0"),
     (dict(retry_errors="yes"), carb.InputError, "not True or False"),
 ])
 def test_bad_settings_are_refused_and_nothing_is_written(tmp_path, kwargs, error, message):
     db = tmp_path / "never.db"
+    configs = kwargs.pop("configs", "tiny")
     with pytest.raises(error, match=message):
-        carb.profile("tiny", db, check_meter=False, progress=False, **kwargs)
+        carb.profile(configs, db, check_meter=False, progress=False, **kwargs)
     assert not db.exists()
+
+
+def test_a_store_named_with_a_byte_that_is_not_utf8_is_measured(tmp_path):
+    # Hundred-and-thirty-first hostile pass: a RuntimeError (the summary's JSON) after the work was done.
+    db = os.fsencode(tmp_path) + b"/s\xff.db"
+    s = carb.profile(SPREAD[:1], db, protocol=QUICK, check_meter=False, progress=False)
+    assert s["ok"] == 1 and os.path.exists(db)
 
 
 def test_nothing_to_profile_and_a_directory_as_store_are_refused(tmp_path):

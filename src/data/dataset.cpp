@@ -11,6 +11,7 @@
 
 #include "carb/error.hpp"
 #include "data/csv.hpp"
+#include "data/platform_name.hpp"
 
 namespace carb {
 
@@ -128,15 +129,10 @@ bool parse_measurement(const Header& h, const std::string& file, const csv::Row&
                        std::vector<std::string>& problems) {
   const std::size_t before = problems.size();
   r.platform = row.fields[h.index.at("platform")];
-  if (r.platform.empty()) problems.push_back(where(h, file, row, "platform").str() + ": platform is empty");
-  // A platform is a name printed in tables and stored in bundles: an ESC or a newline in it once
-  // reached the terminal and broke output lines.
-  if (std::any_of(r.platform.begin(), r.platform.end(), [](char ch) {
-        const auto u = static_cast<unsigned char>(ch);
-        return u < 0x20 || u == 0x7f;
-      }))
-    problems.push_back(where(h, file, row, "platform").str() + ": platform " + csv::show(r.platform) +
-                       " holds a control character");
+  if (const std::string why = detail::platform_name_problem(r.platform); why == "is empty")
+    problems.push_back(where(h, file, row, "platform").str() + ": platform is empty");
+  else if (!why.empty())
+    problems.push_back(where(h, file, row, "platform").str() + ": platform " + csv::show(r.platform) + " " + why);
   const std::string& status = row.fields[h.index.at("status")];
   if (const auto st = parse_status(status))
     r.status = *st;

@@ -18,6 +18,7 @@
 #include "carb/error.hpp"
 #include "carb/store.hpp"
 #include "carb/warning.hpp"
+#include "data/platform_name.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
 #include "device_identity.hpp"
@@ -132,10 +133,8 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
   validate(o.protocol, o.backend);
   // A platform is a name printed in tables and read back by export, which refuses a control
   // character in it (a hostile tester: a "gpu\nbox" store was measured, then could not be exported).
-  if (o.platform.empty() || std::any_of(o.platform.begin(), o.platform.end(), [](char ch) {
-        return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
-      }))
-    throw InputError("the platform name is empty or holds a control character; give a printable name (e.g. cpu-2t)");
+  if (const std::string why = detail::platform_name_problem(o.platform); !why.empty())
+    throw InputError("the platform name " + why + "; give a printable name (e.g. cpu-2t)");
   // A name of the default's form must agree with the thread count (ninety-seventh hostile pass:
   // --platform cpu-2t --threads 1 stored one-thread rows as cpu-2t, under cpu-1t's protocol).
   if (std::smatch m; o.backend == "cpu" && std::regex_match(o.platform, m, std::regex("cpu-([0-9]+)t")) &&
@@ -216,7 +215,6 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
     const std::string n = network_key(c);
     if (done.insert(n).second) {
       const auto stored = stored_rows.find(n);  // only when retrying or redoing: else a stored row is done
-      s.replaced += stored != stored_rows.end();
       todo.push_back(stored != stored_rows.end() ? stored->second : c);  // and each network once
     } else if (!o.retry_errors && error_networks.count(n)) {
       ++s.skipped_errors;
@@ -238,10 +236,14 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
     // A redo that fails (a fault of the machine) keeps the stored ok row rather than lose it to an
     // error row (a review of --redo).
     const std::string n = network_key(c);
-    if (o.redo && m.status == Status::error && stored_rows.count(n) && !error_networks.count(n))
-      ++s.kept_on_error, --s.replaced;
-    else
+    // Counted as they happen (hundred-and-thirty-first hostile pass: an interrupted --redo said all 64
+    // stored rows were measured again where 39 were).
+    if (o.redo && m.status == Status::error && stored_rows.count(n) && !error_networks.count(n)) {
+      ++s.kept_on_error;
+    } else {
       store.put({to_record(o.platform, c, m), pid, m.error});
+      s.replaced += stored_rows.count(n);
+    }
     ++measured;
     (m.status == Status::ok ? s.ok : m.status == Status::oom ? s.oom : s.error)++;
     if (const auto ci = m.extra.find("latency_rel_ci95");

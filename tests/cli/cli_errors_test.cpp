@@ -53,6 +53,10 @@ TEST(Cli, BadInputExitsNonZeroWithOneLineNamingIt) {
       // Twentieth hostile pass: a forced ratio form was ignored under --raw-target; --k 5 --k 5 ran twice.
       {"train --data fp16.csv --out m --raw-target --normalize on", {"--normalize on", "--raw-target"}},
       {"transfer --source fp16.csv --target missing_column.csv --k 5 --k 5", {"--k", "twice"}},
+      // Hundred-and-thirty-first hostile pass: "A subcommand is required", the word not named.
+      {"data bogus", {"unknown data subcommand 'bogus'", "known: export, merge, combine, info, validate"}},
+      {"data", {"carb data needs a subcommand first", "known: export"}},
+      {"data --db x.db", {"carb data needs a subcommand first"}},
       {"arch --width 0", {"width"}},
       {"arch --width -1", {"width"}},
       {"arch --resolution 0", {"resolution"}},

@@ -301,6 +301,16 @@ TEST_F(DataDataset, APlatformWithAControlCharacterIsRefused) {
   EXPECT_NE(read_error(std::string(kHeader) + "\n\"cpu\nx\",basic,18,1,224,1,fp32,ok,5,,120,,\n")
                 .find("holds a control character"),
             std::string::npos);
+  // Hundred-and-thirty-first hostile pass: " cpu-2t" passed as a platform of its own, which `data
+  // merge` then refused beside cpu-2t.
+  for (const char* name : {" cpu", "cpu ", "\"cpu\t\""})
+    EXPECT_NE(read_error(std::string(kHeader) + "\n" + name + ",basic,18,1,224,1,fp32,ok,5,,120,,\n").find("platform"),
+              std::string::npos)
+        << name;
+  EXPECT_NE(read_error(std::string(kHeader) + "\n cpu,basic,18,1,224,1,fp32,ok,5,,120,,\n")
+                .find("platform \" cpu\" begins or ends with a space"),
+            std::string::npos)
+      << read_error(std::string(kHeader) + "\n cpu,basic,18,1,224,1,fp32,ok,5,,120,,\n");
 }
 
 TEST_F(DataDataset, SeveralFilesAreCheckedTogether) {

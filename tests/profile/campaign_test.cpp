@@ -363,6 +363,24 @@ TEST_F(Campaign, RedoMeasuresStoredRowsAgainAndReplacesThem) {
   fake.latency_ms = 1.0;
 }
 
+// Hundred-and-thirty-first hostile pass: a --redo stopped part-way said every stored row given had
+// been measured again. Only the rows measured again are counted.
+TEST_F(Campaign, AStoppedRedoCountsOnlyTheRowsItMeasuredAgain) {
+  fake.temps = {40};
+  auto o = options();
+  o.protocol.cooldown_s = 0;
+  std::vector<Config> cs;
+  for (int batch : {1, 2, 4, 8}) cs.push_back({Family::basic, 10, 0.25, 32, batch, Precision::fp32});
+  EXPECT_EQ(run_profile(cs, o).ok, 4u);
+  o.redo = true;
+  fake.measured = 0, fake.stop_after = 2;  // a SIGTERM during the second: it finishes, then the run stops
+  const auto s = run_profile(cs, o);
+  fake.stop_after = 0;
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_EQ(s.ok, 2u);
+  EXPECT_EQ(s.replaced, 2u);
+}
+
 // The same hostile pass: only `data export`, later, said the disturbed rows were wrong. The run now
 // checks its platform and protocol's rows as export does, and says so at once.
 TEST_F(Campaign, ARunSaysWhatExportWouldRefuseAndRedoMendsIt) {

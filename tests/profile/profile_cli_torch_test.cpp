@@ -84,6 +84,11 @@ TEST_F(ProfileCli, ContradictoryOrMeaninglessFlagsAreRefusedBeforeTheStoreExists
       {{"--platform", "cpu-2t", "--threads", "1"}, {"platform cpu-2t names 2 threads", "measures with 1"}},
       {{"--util-window", "2", "--util", "all"}, {"--util-window", "cpu backend"}},  // at their default values
       {{"--min-energy-window", "1"}, {"--min-energy-window", "cpu backend"}},
+      // Hundred-and-thirty-first hostile pass: an internal error (and an empty store left), and a
+      // platform of its own that `data merge` then refused beside cpu-2t.
+      {{"--platform", "x\xff"}, {"the platform name is not UTF-8"}},
+      {{"--platform", " cpu-2t"}, {"the platform name begins or ends with a space"}},
+      {{"--platform", "cpu-2t "}, {"the platform name begins or ends with a space"}},
   };
   int i = 0;
   for (const auto& c : cases) {
@@ -98,6 +103,20 @@ TEST_F(ProfileCli, ContradictoryOrMeaninglessFlagsAreRefusedBeforeTheStoreExists
       EXPECT_NE(r.err.find(m), std::string::npos) << shown << "'" << m << "' not in " << r.err;
     EXPECT_FALSE(fs::exists(db())) << shown << "created the store";
   }
+}
+
+// Hundred-and-thirty-first hostile pass: a store or configuration file named with a byte that is not
+// UTF-8 ended the run in an internal error (its command line is recorded in JSON). It is measured,
+// the byte recorded as U+FFFD, and its JSON summary is JSON.
+TEST_F(ProfileCli, AFileNameThatIsNotUtf8IsMeasuredAndRecorded) {
+  const fs::path store = dir_ / "s\xff.db";
+  std::vector<std::string> args = profile_args(store, "0");
+  args.insert(args.end(), {"--format", "json", "--no-meter-check"});
+  const Finished r = run_carb(args, dir_, "latin1");
+  ASSERT_EQ(r.exit_code(), 0) << r.err;
+  const auto summary = nlohmann::json::parse(r.out);
+  EXPECT_EQ(summary["db"], (dir_ / "s\xef\xbf\xbd.db").string());
+  EXPECT_EQ(stored_rows(store), summary["total"].get<int>());
 }
 
 // Ninety-seventh hostile pass: rows that stopped timing at --max-passes with their interval still

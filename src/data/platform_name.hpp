@@ -1,0 +1,16 @@
+// What a platform name may be: printed in tables, stored in bundles and read back by every data
+// command, which compare platforms byte for byte.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace carb::detail {
+
+/// Why `name` cannot be a platform name ("is empty", "holds a control character", "is not UTF-8",
+/// "begins or ends with a space"); empty when it can. An ESC or a newline once reached the
+/// terminal and broke output lines; a byte that is not UTF-8 could not be recorded in JSON
+/// provenance; " cpu-2t" passed for a platform of its own that `data merge` then refused beside
+/// cpu-2t (hundred-and-thirty-first hostile pass).
+std::string platform_name_problem(std::string_view name);
+
+}  // namespace carb::detail
