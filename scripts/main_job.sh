@@ -33,8 +33,8 @@ for p in cpu-2t cpu-1t h200 h100; do
   # its rounds; MiB, despite the name "memory_total_mb": 24,105 MiB, 25,276 MB). Without it a CPU
   # model recommended a batch of 4.4 TB.
   if [[ ${#device[@]} -eq 0 ]] && grep -q '"backend": "cpu"' "data/$p.json" 2>/dev/null &&
-    ! grep -q '"backend": "cuda"' "data/$p.json"; then
-    host=$(grep -o '"memory_total_mb": [0-9.]*' "data/$p.json" | sort -u)
+    ! grep -q '"backend": "cuda"' "data/$p.json" && ! grep -q '"device_memory_mb"' "data/$p.json"; then
+    host=$(grep -o '"memory_total_mb": [0-9.]*' "data/$p.json" | sort -u || true)
     [[ -n $host && $(wc -l <<<"$host") -eq 1 ]] &&
       device=(--device-memory-mb "$(awk -v m="${host##* }" 'BEGIN { printf "%d", m * 1.048576 + 0.5 }')")
   fi

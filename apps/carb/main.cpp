@@ -111,7 +111,9 @@ int main(int argc, char** argv) {
   if (argc > 1 && argv[1][0] != '-') {
     const auto subs = app.get_subcommand(argv[1])->get_subcommands([](const CLI::App*) { return true; });
     const std::string next = argc > 2 ? argv[2] : "";
-    const bool help = next == "--help" || next == "-h";
+    const bool help = std::any_of(argv + 2, argv + argc, [](const char* a) {
+      return std::string(a) == "--help" || std::string(a) == "-h";
+    });
     const bool known_sub =
         std::any_of(subs.begin(), subs.end(), [&](const CLI::App* c) { return c->get_name() == next; });
     if (!subs.empty() && !help && !known_sub) {

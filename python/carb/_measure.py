@@ -123,12 +123,6 @@ def profile(configs, db, backend="cpu", platform=None, protocol=None, group_arch
             platform.encode("utf-8")
         except UnicodeEncodeError:
             raise InputError(f"platform {platform!r} is not UTF-8; give a printable name (e.g. cpu-2t)") from None
-    # As `carb profile --configs`, which refuses a file repeating a configuration.
-    first = {}
-    for i, c in enumerate(configs):
-        j = first.setdefault(c.key, i)
-        if j != i:
-            raise InputError(f"configuration {i} ({c.key}) repeats configuration {j}: give each once")
     settings = protocol_settings(protocol, PROFILE_PROTOCOL)
     flags = {name: _flag(v, name) for name, v in (("group_architectures", group_architectures),
                                                  ("check_meter", check_meter), ("retry_errors", retry_errors),

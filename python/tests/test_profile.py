@@ -150,6 +150,8 @@ def test_a_warning_made_an_error_stops_an_export_only_once_it_is_written(tmp_pat
     (dict(platform=" cpu-1t"), carb.InputError, "begins or ends with a space"),
     (dict(configs=carb.preset("tiny")[:2] * 2), carb.InputError, r"configuration 2 \(basic-10-w0.25-r32-b1-fp32\) "
                                                                  "repeats configuration 0"),
+    (dict(configs=[carb.Config("basic", 10, 0.25, 32, 1, "fp32"), carb.Config("basic", 10, 0.251, 32, 1, "fp32")]),
+     carb.InputError, r"configuration 1 \(basic-10-w0.251-r32-b1-fp32\) repeats configuration 0"),
     (dict(retry_errors="yes"), carb.InputError, "not True or False"),
 ])
 def test_bad_settings_are_refused_and_nothing_is_written(tmp_path, kwargs, error, message):

@@ -159,3 +159,22 @@ def test_ctrl_c_stops_a_screen_while_its_model_predicts_the_space():
     assert re.search(r"carb.screen interrupted by a signal after \d+ of 200000 configurations predicted; "
                      r"nothing was returned", out), out
     assert waited < 10, waited
+
+
+def test_recommend_ranks_a_power_no_device_draws_behind_what_is_plausible():
+    # Hundred-and-thirty-third hostile pass: past the grid, the H200 model's energy for batch 4096 of
+    # a tiny network fell further than its latency (882 W implied on the 700 W device, here), and that
+    # underestimate made it the best. A power beyond the device is ranked behind plausible ones.
+    import warnings
+    from conftest import SOURCE
+    m = carb.Model.train(SOURCE / "data" / "h200.csv", fast=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = carb.recommend(m, carb.Config("basic", 8, 0.05, 32, 1, "fp32"),
+                           batches=[2 ** k for k in range(13)], precisions=["fp32", "fp16", "bf16"])
+        big = m.predict([carb.Config("basic", 8, 0.05, 32, 4096, "fp32")])
+    best = r["best"]
+    assert best["energy_j"] / (best["latency_ms"] / 1000) <= 1.1 * 700, best
+    # The candidate that won before: cheaper per image, and beyond the device (or this checks nothing).
+    assert big["energy_j"][0] / 4096 < best["energy_j"] / best["batch"]
+    assert big["energy_j"][0] / (big["latency_ms"][0] / 1000) > 1.1 * 700

@@ -3,6 +3,7 @@
 #include "carb/combine.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -213,13 +214,33 @@ void check_rounds_are_measurements(const std::vector<Dataset>& rounds, const std
 // hostile pass: an export of a store part-way and another after it finished, or the first lines
 // of a round, combined as rounds that agree exactly, spread 0); refused. Where only some agree so,
 // a round was exported from the same store as another after part of it was measured again: said.
+// Digits of a number as written, leading zeros, sign, point and exponent aside ("0.0012" has 2).
+std::size_t significant_digits(const std::string& text) {
+  std::size_t n = 0;
+  bool leading = true;
+  for (char ch : text) {
+    if (ch == 'e' || ch == 'E') break;
+    if (!std::isdigit(static_cast<unsigned char>(ch))) continue;
+    if (leading && ch == '0') continue;
+    leading = false;
+    ++n;
+  }
+  return n;
+}
+
+// Only a latency written with this many digits or more is evidence of a copy: rounded ones ("0.7")
+// agree between independent rounds (a review: two hand-rounded rounds were refused as one).
+// carb writes every measurement to its last digit.
+constexpr std::size_t kCopyEvidenceDigits = 6;
+
 void check_rounds_measured_apart(const std::vector<Dataset>& rounds, const std::vector<fs::path>& files,
                                  std::vector<std::string>& warnings) {
   using Timing = std::pair<std::string, std::string>;  // latency_ms, energy_j as written
   std::vector<std::map<std::string, std::pair<Timing, const Record*>>> timed(rounds.size());
   for (std::size_t i = 0; i < rounds.size(); ++i)
     for (const Record& r : rounds[i].rows)
-      if (r.status == Status::ok && r.latency_ms)
+      if (r.status == Status::ok && r.latency_ms &&
+          significant_digits(csv::format_number(r.latency_ms)) >= kCopyEvidenceDigits)
         timed[i][r.platform + '\n' + network_key(r.config)] = {
             {csv::format_number(r.latency_ms), csv::format_number(r.energy_j)}, &r};
   for (std::size_t j = 1; j < rounds.size(); ++j)
@@ -235,8 +256,10 @@ void check_rounds_measured_apart(const std::vector<Dataset>& rounds, const std::
       if (same == 0) continue;
       const std::string example = config_key(first->config) + ", latency_ms " + csv::format_number(first->latency_ms);
       if (same == shared)
-        throw InputError(files[j].string() + " holds the same measurements as " + files[i].string() + " at all " +
-                         std::to_string(shared) + " configurations both measured ok (first: " + example +
+        throw InputError(files[j].string() + " holds the same measurements as " + files[i].string() +
+                         (shared == 1 ? std::string(" at the one configuration both measured ok (")
+                                      : " at all " + std::to_string(shared) + " configurations both measured ok (first: ") +
+                         example +
                          " in both): a part of one round, or two exports of one store, is not another round");
       warnings.push_back(std::to_string(same) + " of the " + std::to_string(shared) + " configurations measured ok in " +
                          files[i].string() + " and " + files[j].string() + " hold the same measurement in both (first: " +

@@ -17,7 +17,7 @@ std::string platform_name_problem(std::string_view name) {
   for (std::size_t i = 0; i < name.size(); i += utf8_sequence_length(name, i))
     if (utf8_sequence_length(name, i) == 0) return "is not UTF-8";
   if (std::isspace(static_cast<unsigned char>(name.front())) || std::isspace(static_cast<unsigned char>(name.back())))
-    return "begins or ends with a space";
+    return kSpacedPlatform;
   return "";
 }
 

@@ -12,5 +12,8 @@ namespace carb::detail {
 /// provenance; " cpu-2t" passed for a platform of its own that `data merge` then refused beside
 /// cpu-2t (hundred-and-thirty-first hostile pass).
 std::string platform_name_problem(std::string_view name);
+/// platform_name_problem's answer for spaces around a name: dataset readers warn of it (stores made
+/// before 2026-12-07 may hold such names), the profiler refuses it.
+inline constexpr const char* kSpacedPlatform = "begins or ends with a space";
 
 }  // namespace carb::detail

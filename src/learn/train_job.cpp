@@ -216,6 +216,20 @@ DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, c
                        config_key(largest->config) + "), so the model does not record it and says of no "
                        "configuration that it would not fit; give the device's memory with --device-memory-mb");
   }
+  // Out of any device's range in a sidecar (edited, or damaged) is the provenance's fault, not a flag's
+  // (a review: "the device's memory (MB) must be between ..." for 1e300 no one gave): not recorded.
+  const auto in_range_or_said = [&](std::optional<double>& v, bool given, const char* what, const char* key,
+                                    double lo, double hi) {
+    if (!v || given || (*v >= lo && *v <= hi)) return;
+    if (notes)
+      notes->push_back("the data's provenance records a device " + std::string(what) + " of " + fmt_num(*v, 6) +
+                       " (platform_info." + key + "), outside " + fmt_num(lo) + " to " + fmt_num(hi) +
+                       ": the model does not record it");
+    v.reset();
+  };
+  in_range_or_said(out.memory_mb, memory_mb.has_value(), "memory (MB)", "device_memory_mb", kMinDeviceMemoryMb,
+                   kMaxDeviceMemoryMb);
+  in_range_or_said(out.power_limit_w, false, "power limit (W)", "power_limit_w", kMinDevicePowerW, kMaxDevicePowerW);
   out.check();
   return out;
 }
@@ -365,6 +379,10 @@ nlohmann::json TrainSummary::to_json() const {
           {"data_hash", data_hash},              {"warnings", warnings},
           {"drift_reference_ms", drift_reference_ms ? nlohmann::json(*drift_reference_ms) : nlohmann::json(nullptr)},
           {"device", device_json(device)},
+          // Where the memory came from, as the table says it (a review: only the table did).
+          {"device_memory_from", !device.memory_mb ? nlohmann::json(nullptr)
+                                 : device_memory_given ? nlohmann::json("given")
+                                                       : nlohmann::json("provenance")},
           {"remeasured", remeasured_factor_90.empty() ? nlohmann::json(nullptr)
                                                       : nlohmann::json{{"pairs", remeasured_pairs},
                                                                        {"factor_90", remeasured_factor_90}}}};

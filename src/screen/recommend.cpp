@@ -108,6 +108,31 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
   return msg;
 }
 
+// A measured peak counts the tensors alone. Above it, a GPU's caching allocator reserves more (the
+// H200 rows' peak_reserved_mb over peak_memory_mb: up to 1.205 on the rows of 1 GB or more), and a
+// CUDA context or a CPU's process and operating system take their share: a configuration predicted
+// within this factor of the device's memory may not fit (hundred-and-thirty-third hostile pass:
+// recommend chose 149,373 MB on the H200's 150,109 MB, 25,246 MB on a 25,276 MB machine).
+constexpr double kMemoryAboveTensors = 1.21;
+
+// Why `c` may not fit the device where it fits by its point prediction: its peak within
+// kMemoryAboveTensors of the device's memory, or (under a confidence) its interval reaching above it.
+// Empty when it leaves room.
+std::string tight_memory(const RecommendCandidate& c, std::optional<double> device_mb) {
+  const auto mem = c.value.find("peak_memory_mb");
+  if (!device_mb || mem == c.value.end()) return "";
+  if (mem->second * kMemoryAboveTensors > *device_mb)
+    return "its predicted peak memory, " + fmt_num(mem->second, 6) + " MB, is " +
+           fmt_num(100 * mem->second / *device_mb, 3) + "% of the device's " + fmt_num(*device_mb, 10) +
+           " MB, which leaves less than the " + fmt_num(kMemoryAboveTensors, 3) +
+           "x a measured peak needs beside it (the allocator's reserve, the runtime)";
+  if (const auto iv = c.interval.find("peak_memory_mb"); iv != c.interval.end() && iv->second.second > *device_mb)
+    return "the upper edge of its peak memory's interval, " +
+           (std::isinf(iv->second.second) ? std::string("unbounded") : fmt_num(iv->second.second, 6) + " MB") +
+           ", is above the device's " + fmt_num(*device_mb, 10) + " MB";
+  return "";
+}
+
 std::string with_unit(double v, const std::string& target, int digits = 4) {
   return fmt_num(v, digits) + " " + plausible_bounds(target)->unit;
 }
@@ -246,7 +271,16 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   }
   // On a tie, the one the model knows better first: a precision never trained is answered as the other
   // two-byte one (CarbModel::answered_precision), the same costs, and won the tie by its name.
-  std::sort(ok.begin(), ok.end(), [](const RecommendCandidate& a, const RecommendCandidate& c) {
+  // What would run comes first (hundred-and-thirty-third hostile pass: recommend chose a configuration
+  // at 99.5% of the device's memory, and one whose 994 W on a 700 W device won by its underestimated
+  // energy): a power no device draws behind, then a peak memory that may not fit.
+  const auto implausible = [&](const RecommendCandidate& c) {
+    return power_beyond_device(c.value, r.power_limit_w).has_value();
+  };
+  const auto tight = [&](const RecommendCandidate& c) { return !tight_memory(c, r.device_memory_mb).empty(); };
+  std::sort(ok.begin(), ok.end(), [&](const RecommendCandidate& a, const RecommendCandidate& c) {
+    if (implausible(a) != implausible(c)) return !implausible(a);
+    if (tight(a) != tight(c)) return !tight(a);
     if (a.objective != c.objective) return a.objective < c.objective;
     if (a.outside.size() != c.outside.size()) return a.outside.size() < c.outside.size();
     return config_key(a.config) < config_key(c.config);
@@ -345,6 +379,9 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
     notes.push_back({"the recommended " + config_key(r.best->config) +
                      " lies outside the ranges the model trained on (" + outside_text(r.best->outside) +
                      "): its costs are guesses"});
+  if (const std::string why = r.best ? tight_memory(*r.best, r.device_memory_mb) : ""; !why.empty())
+    notes.push_back({"the recommended " + config_key(r.best->config) + " may not fit: " + why +
+                     "; every candidate that passed is as close (those that leave room are preferred)"});
   // As predict says it (hundred-and-sixteenth hostile pass: recommend chose 49.7 J in 1.8 ms, 27 kW,
   // without a word of power).
   if (const auto w = r.best ? power_beyond_device(r.best->value, r.power_limit_w) : std::nullopt)

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "carb/error.hpp"
+#include "carb/warning.hpp"
 
 namespace carb {
 namespace {
@@ -301,16 +302,26 @@ TEST_F(DataDataset, APlatformWithAControlCharacterIsRefused) {
   EXPECT_NE(read_error(std::string(kHeader) + "\n\"cpu\nx\",basic,18,1,224,1,fp32,ok,5,,120,,\n")
                 .find("holds a control character"),
             std::string::npos);
-  // Hundred-and-thirty-first hostile pass: " cpu-2t" passed as a platform of its own, which `data
-  // merge` then refused beside cpu-2t.
-  for (const char* name : {" cpu", "cpu ", "\"cpu\t\""})
-    EXPECT_NE(read_error(std::string(kHeader) + "\n" + name + ",basic,18,1,224,1,fp32,ok,5,,120,,\n").find("platform"),
-              std::string::npos)
-        << name;
-  EXPECT_NE(read_error(std::string(kHeader) + "\n cpu,basic,18,1,224,1,fp32,ok,5,,120,,\n")
-                .find("platform \" cpu\" begins or ends with a space"),
-            std::string::npos)
-      << read_error(std::string(kHeader) + "\n cpu,basic,18,1,224,1,fp32,ok,5,,120,,\n");
+  EXPECT_NE(read_error(std::string(kHeader) + "\n\"cpu\t\",basic,18,1,224,1,fp32,ok,5,,120,,\n").find("holds a control character"),
+            std::string::npos);
+}
+
+// Hundred-and-thirty-first hostile pass: " cpu" passed for cpu's rows without a word, and `data merge`
+// then refused the two as platforms apart. Said (stores made before 2026-12-07 may hold such names,
+// and must export to a file that reads back: a review), once per file in a warning round.
+TEST_F(DataDataset, APlatformWithSpacesAroundItIsSaid) {
+  std::vector<std::string> said;
+  const WarningHandler before = set_warning_handler([&](const std::string& w) { said.push_back(w); });
+  new_warning_round();
+  const fs::path f = write(std::string(kHeader) + "\n cpu,basic,18,1,224,1,fp32,ok,5,,120,,\n"
+                                                  " cpu,basic,18,1,224,2,fp32,ok,9,,130,,\n", "spaced.csv");
+  const Dataset d = read_dataset_csv(f);
+  read_dataset_csv(f);
+  set_warning_handler(before);
+  EXPECT_EQ(d.rows.front().platform, " cpu");
+  ASSERT_EQ(said.size(), 1u);
+  EXPECT_EQ(said[0], f.string() + ": platform \" cpu\" begins or ends with a space: a platform of its own, apart from "
+                                  "any without them (`carb profile` refuses such a name since 2026-12-07)");
 }
 
 TEST_F(DataDataset, SeveralFilesAreCheckedTogether) {

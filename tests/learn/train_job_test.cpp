@@ -168,7 +168,20 @@ TEST_F(TrainJobTest, TheDevicesMemoryIsReadFromTheProvenanceWhereEveryRowsProtoc
   ASSERT_EQ(notes.size(), 1u);
   EXPECT_NE(notes[0].find("the device's memory the data's provenance records, 1 MB, is below the"), std::string::npos)
       << notes[0];
+  // Out of any device's range (an edited sidecar): not recorded, and said (a review: train failed
+  // with the flag's range error for a memory no one gave). The same for the power limit.
+  sidecar(R"("device_memory_mb": 1e300, "power_limit_w": 1e300)", "");
+  notes.clear();
+  const DeviceLimits wild = device_limits_of({f}, d, std::nullopt, &notes);
+  EXPECT_EQ(wild.memory_mb, std::nullopt);
+  EXPECT_EQ(wild.power_limit_w, std::nullopt);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("a device memory (MB) of 1e+300 (platform_info.device_memory_mb), outside"), std::string::npos)
+      << notes[0];
+  EXPECT_NE(notes[1].find("power limit (W) of 1e+300"), std::string::npos) << notes[1];
+  EXPECT_THROW(device_limits_of({f}, d, 1e300), InputError);  // given: the flag's own range
   // Data without memory: nothing for a memory to judge, and no word either.
+  sidecar(R"("device_memory_mb": 25000)", "");
   Dataset no_memory = d;
   for (auto& r : no_memory.rows) r.peak_memory_mb.reset();
   notes.clear();
@@ -180,6 +193,7 @@ TEST_F(TrainJobTest, TheDevicesMemoryIsReadFromTheProvenanceWhereEveryRowsProtoc
   const TrainSummary s = run_train_job(job);
   EXPECT_EQ(s.device.memory_mb, 25000);
   EXPECT_FALSE(s.device_memory_given);
+  EXPECT_EQ(s.to_json()["device_memory_from"], "provenance");
   EXPECT_EQ(CarbModel::load(dir_ / "model").device_limits().memory_mb, 25000);
 }
 

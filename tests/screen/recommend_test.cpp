@@ -280,6 +280,51 @@ TEST(Recommend, WhatWouldNotFitTheDeviceIsNeverRecommended) {
             std::string::npos) << none.message;
 }
 
+// Hundred-and-thirty-third hostile pass: recommend chose a batch whose predicted peak was 99.5% of the
+// H200's memory (a measured peak counts the tensors alone; its allocator reserved up to 1.205x more),
+// and one whose 994 W on a 700 W device won by its underestimated energy (ranked behind what is
+// plausible; not reproducible on a synthetic model). What would run is preferred; a pick that may not
+// fit all the same is said.
+TEST(Recommend, WhatWouldRunIsPreferredAndATightPickIsSaid) {
+  CarbModel& m = *new CarbModel(CarbModel::train(testing::synthetic_cost_dataset(1, true), testing::tiny_train_options()));
+  auto o = basic18();
+  const auto free = recommend(m, o);
+  ASSERT_TRUE(free.best);
+  const double best_mb = free.best->value.at("peak_memory_mb");
+  // The device just holds the unconstrained pick: it fits, with no room beside it.
+  m.set_device_limits({best_mb * 1.01, std::nullopt});
+  const auto r = recommend(m, o);
+  ASSERT_TRUE(r.best) << r.message;
+  const auto note = [](const RecommendResult& x) {
+    for (const PredictionNote& n : recommendation_notes(x))
+      if (n.text.find("may not fit") != std::string::npos) return n.text;
+    return std::string();
+  };
+  bool roomy = false;  // some candidate leaves room: it is preferred, and nothing is said
+  for (const auto& c : r.runners_up) roomy = roomy || c.value.at("peak_memory_mb") * 1.21 <= best_mb * 1.01;
+  ASSERT_TRUE(roomy);  // or what follows checks nothing
+  EXPECT_LE(r.best->value.at("peak_memory_mb") * 1.21, best_mb * 1.01) << config_key(r.best->config);
+  EXPECT_GT(r.best->objective, free.best->objective);  // a costlier pick per image, that will run
+  EXPECT_EQ(note(r), "");
+  // Every candidate as tight: the pick is said to be.
+  RecommendResult tight;
+  tight.device_memory_mb = 1000;
+  RecommendCandidate c;
+  c.config = {Family::basic, 18, 8.0, 1024, 256, Precision::fp32};
+  c.value = {{"peak_memory_mb", 995}, {"latency_ms", 10}};
+  tight.best = c;
+  EXPECT_EQ(note(tight), "the recommended basic-18-w8-r1024-b256-fp32 may not fit: its predicted peak memory, 995 MB, is "
+                         "99.5% of the device's 1000 MB, which leaves less than the 1.21x a measured peak needs beside "
+                         "it (the allocator's reserve, the runtime); every candidate that passed is as close (those "
+                         "that leave room are preferred)");
+  // Under a confidence, an interval reaching above the device says so too.
+  tight.best->value["peak_memory_mb"] = 500;
+  EXPECT_EQ(note(tight), "");
+  tight.best->interval["peak_memory_mb"] = {450, 1200};
+  EXPECT_NE(note(tight).find("the upper edge of its peak memory's interval, 1200 MB, is above the device's 1000 MB"),
+            std::string::npos) << note(tight);
+}
+
 // Twenty-sixth hostile pass: budgets were judged on point predictions only. Under a confidence a
 // candidate is feasible exactly when the upper bound of its interval meets every budget, as in screen.
 TEST(Recommend, AConfidenceJudgesTheBudgetsOnTheUpperBound) {
