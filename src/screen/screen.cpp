@@ -378,6 +378,9 @@ nlohmann::json ScreenResult::to_json() const {
     for (const auto& [t, iv] : p.interval) row[t + "_lower"] = iv.first, row[t + "_upper"] = iv.second;
     row["trained_architecture"] = p.trained_architecture;
     row["outside"] = outside_json(p.outside);
+    // Per row, as the CSV has it (hundred-and-thirty-third hostile pass: the JSON had only the count).
+    if (p.value.count("energy_j") && p.value.count("latency_ms"))
+      row["within_power_limit"] = !power_beyond_device(p, power_limit_w).has_value();
     j["pareto"].push_back(row);
   }
   if (validation) j["validation"] = validation->to_json(budgets);

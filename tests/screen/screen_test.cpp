@@ -310,6 +310,10 @@ TEST(Screen, WithinBudgetImplyingMorePowerThanTheDeviceIsSaidAndMarked) {
   const auto j = r.to_json();
   EXPECT_EQ(j["within_budget_over_power"], expected);
   EXPECT_EQ(j["power_limit_w"], limit);
+  // Per Pareto row too, as the CSV (hundred-and-thirty-third hostile pass: the JSON had the count only).
+  std::size_t marked = 0;
+  for (const auto& row : j["pareto"]) marked += !row.at("within_power_limit").get<bool>();
+  EXPECT_EQ(marked, pareto);
   // Kept, not left out: the power says the prediction is off, not that the configuration cannot run.
   EXPECT_EQ(r.within_budget, screen(cs, synthetic_model_b(), nullptr, o).within_budget);
   std::string notes;
