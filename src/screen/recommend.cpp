@@ -115,22 +115,30 @@ std::string infeasible_message(const std::vector<Prediction>& all, const Budgets
 // recommend chose 149,373 MB on the H200's 150,109 MB, 25,246 MB on a 25,276 MB machine).
 constexpr double kMemoryAboveTensors = 1.21;
 
-// Why `c` may not fit the device where it fits by its point prediction: its peak within
-// kMemoryAboveTensors of the device's memory, or (under a confidence) its interval reaching above it.
-// Empty when it leaves room.
-std::string tight_memory(const RecommendCandidate& c, std::optional<double> device_mb) {
+// How little room `c` leaves on the device, where it fits by its point prediction: 0, room; 1, the
+// upper edge of its bounded peak-memory interval (under a confidence) above the device's memory; 2,
+// its predicted peak within kMemoryAboveTensors of it. An unbounded interval is no evidence either
+// way (a review: it made nearly every pick under --confidence "may not fit", and moved picks of 28 MB
+// on a 150 GB device); the unbounded-interval note says it. `why` (when given) says what is tight.
+int memory_tightness(const RecommendCandidate& c, std::optional<double> device_mb, std::string* why = nullptr) {
   const auto mem = c.value.find("peak_memory_mb");
-  if (!device_mb || mem == c.value.end()) return "";
-  if (mem->second * kMemoryAboveTensors > *device_mb)
-    return "its predicted peak memory, " + fmt_num(mem->second, 6) + " MB, is " +
-           fmt_num(100 * mem->second / *device_mb, 3) + "% of the device's " + fmt_num(*device_mb, 10) +
-           " MB, which leaves less than the " + fmt_num(kMemoryAboveTensors, 3) +
-           "x a measured peak needs beside it (the allocator's reserve, the runtime)";
-  if (const auto iv = c.interval.find("peak_memory_mb"); iv != c.interval.end() && iv->second.second > *device_mb)
-    return "the upper edge of its peak memory's interval, " +
-           (std::isinf(iv->second.second) ? std::string("unbounded") : fmt_num(iv->second.second, 6) + " MB") +
-           ", is above the device's " + fmt_num(*device_mb, 10) + " MB";
-  return "";
+  if (!device_mb || mem == c.value.end()) return 0;
+  if (mem->second * kMemoryAboveTensors > *device_mb) {
+    if (why)
+      *why = "its predicted peak memory, " + fmt_num(mem->second, 6) + " MB, is " +
+             fmt_num(100 * mem->second / *device_mb, 3) + "% of the device's " + fmt_num(*device_mb, 10) +
+             " MB, which leaves less than the " + fmt_num(kMemoryAboveTensors, 3) +
+             "x a measured peak needs beside it (the allocator's reserve, the runtime)";
+    return 2;
+  }
+  const auto iv = c.interval.find("peak_memory_mb");
+  if (iv != c.interval.end() && std::isfinite(iv->second.second) && iv->second.second > *device_mb) {
+    if (why)
+      *why = "the upper edge of its peak memory's interval, " + fmt_num(iv->second.second, 6) +
+             " MB, is above the device's " + fmt_num(*device_mb, 10) + " MB";
+    return 1;
+  }
+  return 0;
 }
 
 std::string with_unit(double v, const std::string& target, int digits = 4) {
@@ -273,14 +281,14 @@ RecommendResult recommend(const CarbModel& m, const RecommendOptions& o) {
   // two-byte one (CarbModel::answered_precision), the same costs, and won the tie by its name.
   // What would run comes first (hundred-and-thirty-third hostile pass: recommend chose a configuration
   // at 99.5% of the device's memory, and one whose 994 W on a 700 W device won by its underestimated
-  // energy): a power no device draws behind, then a peak memory that may not fit.
+  // energy): the more room on the device the better, then a power no device draws behind.
   const auto implausible = [&](const RecommendCandidate& c) {
     return power_beyond_device(c.value, r.power_limit_w).has_value();
   };
-  const auto tight = [&](const RecommendCandidate& c) { return !tight_memory(c, r.device_memory_mb).empty(); };
+  const auto tight = [&](const RecommendCandidate& c) { return memory_tightness(c, r.device_memory_mb); };
   std::sort(ok.begin(), ok.end(), [&](const RecommendCandidate& a, const RecommendCandidate& c) {
+    if (tight(a) != tight(c)) return tight(a) < tight(c);
     if (implausible(a) != implausible(c)) return !implausible(a);
-    if (tight(a) != tight(c)) return !tight(a);
     if (a.objective != c.objective) return a.objective < c.objective;
     if (a.outside.size() != c.outside.size()) return a.outside.size() < c.outside.size();
     return config_key(a.config) < config_key(c.config);
@@ -327,6 +335,17 @@ nlohmann::json RecommendResult::to_json() const {
   j["runners_up"] = nlohmann::json::array();
   for (const auto& c : runners_up) j["runners_up"].push_back(candidate_json(c, objective));
   if (!best) j["message"] = message;
+  // Why the order is what it is, as the table's notes and Python's warnings say it (a review: a runner-up
+  // cheaper than the best, and nothing in the JSON said why).
+  const auto mark = [&](nlohmann::json& cj, const RecommendCandidate& c) {
+    if (device_memory_mb) cj["leaves_memory_room"] = memory_tightness(c, device_memory_mb) == 0;
+    if (c.value.count("energy_j") && c.value.count("latency_ms"))
+      cj["within_power_limit"] = !power_beyond_device(c.value, power_limit_w).has_value();
+  };
+  if (best) mark(j["best"], *best);
+  for (std::size_t i = 0; i < runners_up.size(); ++i) mark(j["runners_up"][i], runners_up[i]);
+  j["notes"] = nlohmann::json::array();
+  for (const PredictionNote& n : recommendation_notes(*this)) j["notes"].push_back(n.text);
   return j;
 }
 
@@ -379,9 +398,9 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
     notes.push_back({"the recommended " + config_key(r.best->config) +
                      " lies outside the ranges the model trained on (" + outside_text(r.best->outside) +
                      "): its costs are guesses"});
-  if (const std::string why = r.best ? tight_memory(*r.best, r.device_memory_mb) : ""; !why.empty())
+  if (std::string why; r.best && memory_tightness(*r.best, r.device_memory_mb, &why) > 0)
     notes.push_back({"the recommended " + config_key(r.best->config) + " may not fit: " + why +
-                     "; every candidate that passed is as close (those that leave room are preferred)"});
+                     "; no candidate that passed leaves more room (those that do are preferred)"});
   // As predict says it (hundred-and-sixteenth hostile pass: recommend chose 49.7 J in 1.8 ms, 27 kW,
   // without a word of power).
   if (const auto w = r.best ? power_beyond_device(r.best->value, r.power_limit_w) : std::nullopt)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <utility>
 
@@ -315,14 +316,21 @@ TEST(Recommend, WhatWouldRunIsPreferredAndATightPickIsSaid) {
   tight.best = c;
   EXPECT_EQ(note(tight), "the recommended basic-18-w8-r1024-b256-fp32 may not fit: its predicted peak memory, 995 MB, is "
                          "99.5% of the device's 1000 MB, which leaves less than the 1.21x a measured peak needs beside "
-                         "it (the allocator's reserve, the runtime); every candidate that passed is as close (those "
-                         "that leave room are preferred)");
+                         "it (the allocator's reserve, the runtime); no candidate that passed leaves more room (those "
+                         "that do are preferred)");
+  EXPECT_EQ(tight.to_json()["best"]["leaves_memory_room"], false);
+  EXPECT_EQ(tight.to_json()["notes"].size(), recommendation_notes(tight).size());
   // Under a confidence, an interval reaching above the device says so too.
   tight.best->value["peak_memory_mb"] = 500;
   EXPECT_EQ(note(tight), "");
   tight.best->interval["peak_memory_mb"] = {450, 1200};
   EXPECT_NE(note(tight).find("the upper edge of its peak memory's interval, 1200 MB, is above the device's 1000 MB"),
             std::string::npos) << note(tight);
+  // An unbounded one is no evidence either way (a review: nearly every pick under --confidence was
+  // "may not fit", and a 28 MB fp16 pick on a 150 GB device lost to fp32); its own note says it.
+  tight.best->interval["peak_memory_mb"] = {450, std::numeric_limits<double>::infinity()};
+  EXPECT_EQ(note(tight), "");
+  EXPECT_EQ(tight.to_json()["best"]["leaves_memory_room"], true);
 }
 
 // Twenty-sixth hostile pass: budgets were judged on point predictions only. Under a confidence a
