@@ -367,7 +367,10 @@ std::vector<PredictionNote> recommendation_notes(const RecommendResult& r) {
   // Sixty-sixth hostile pass: with no budget, "8 of 8 meet the constraints on the upper bound of
   // their 90% interval" where every interval was [0, inf], and nothing said so.
   if (r.confidence && !budgets)
-    notes.push_back({"no budget was given, so the " + pct + " intervals are shown and judge nothing" +
+    notes.push_back({"no budget was given, so the " + pct + " intervals are shown and judge no budget" +
+                         std::string(r.device_memory_mb ? " (a bounded memory interval above the device's memory ranks "
+                                                          "a candidate behind those within it)"
+                                                        : "") +
                          (r.unbounded_intervals > 0
                               ? "; " + std::to_string(r.unbounded_intervals) + " of the " +
                                     std::to_string(r.evaluated - r.nonpositive) + " candidates ranked have no bounded " +

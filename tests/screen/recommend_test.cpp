@@ -456,7 +456,7 @@ TEST(Recommend, WithoutABudgetTheIntervalsJudgeNothingAndUnboundedOnesAreSaid) {
   print_recommendation(r, text);
   EXPECT_NE(text.str().find(": 4 batch x precision candidates, no constraint given"), std::string::npos) << text.str();
   EXPECT_EQ(text.str().find("meet the constraints"), std::string::npos) << text.str();
-  EXPECT_NE(text.str().find("note: no budget was given, so the 80% intervals are shown and judge nothing; 2 of the 4 "
+  EXPECT_NE(text.str().find("note: no budget was given, so the 80% intervals are shown and judge no budget; 2 of the 4 "
                             "candidates ranked have no bounded 80% interval of some target"),
             std::string::npos)
       << text.str();
@@ -465,7 +465,7 @@ TEST(Recommend, WithoutABudgetTheIntervalsJudgeNothingAndUnboundedOnesAreSaid) {
   EXPECT_EQ(bounded.unbounded_intervals, 0u);
   const auto notes = recommendation_notes(bounded);
   ASSERT_FALSE(notes.empty());
-  EXPECT_EQ(notes.front().text, "no budget was given, so the 80% intervals are shown and judge nothing");
+  EXPECT_EQ(notes.front().text, "no budget was given, so the 80% intervals are shown and judge no budget");
   EXPECT_FALSE(notes.front().caution) << "only worth knowing: Python does not warn of it";
   EXPECT_TRUE(recommendation_notes(r).front().caution) << "with unbounded intervals it is a doubt";
   // A recommendation outside the trained ranges is a guess, said in the notes.
