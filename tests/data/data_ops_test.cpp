@@ -959,6 +959,29 @@ TEST_F(DataOps, AMergeOfOtherMeasurementsNeverReplacesTheValuesOfAnEarlierOne) {
   EXPECT_EQ(*read_dataset_csv(dir_ / "all.csv").rows.front().latency_ms, 2.0);
 }
 
+// Hundred-and-thirty-fourth hostile pass: the refusal to replace an earlier output named, as its
+// first changed row, one whose latency differed in the last bit only (0.64097036 against
+// 0.6409703600000001, a median taken again); the real changes lay elsewhere. The same number printed
+// otherwise is no change.
+TEST_F(DataOps, ALastBitDifferenceIsNoChangeOfAnEarlierOutputsValues) {
+  Dataset a, b;
+  for (int batch : {1, 2}) a.rows.push_back(row("gpu", batch, 0.64097036 * batch));
+  b = a;
+  b.rows[0].latency_ms = 0.6409703600000001;  // the same measurement, printed otherwise
+  b.rows[1].energy_j = 0.6;                   // a change
+  write_dataset_csv(a, dir_ / "a.csv");
+  write_dataset_csv(b, dir_ / "b.csv");
+  merge_datasets({dir_ / "a.csv"}, dir_ / "all.csv", "");
+  fs::remove(dir_ / "a.csv");
+  try {
+    merge_datasets({dir_ / "b.csv"}, dir_ / "all.csv", "");
+    ADD_FAILURE() << "values of an earlier merge were replaced";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the measured values of 1 of its rows would"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("basic-18-w1-r64-b2-fp32 energy_j"), std::string::npos) << e.what();
+  }
+}
+
 // Hundred-and-fifteenth hostile pass: a sidecar written before carb recorded its inputs' places and
 // bytes (the shipped data/cpu-2t.json) told the README's own re-combine that a round it was given
 // "is not among these inputs". It cannot tell, and says so; the values are kept all the same.
