@@ -14,6 +14,7 @@
 #include "carb/plan.hpp"
 #include "carb/text_table.hpp"
 #include "config_flags.hpp"
+#include "progress_line.hpp"
 #include "util/repeated_files.hpp"
 #include "util/stop_signal.hpp"
 
@@ -99,26 +100,11 @@ void run(PlanCmd& c, CLI::App& app) {
   // Progress on stderr once choosing takes more than a second (a space-filling plan of 50,000 rows
   // among 100,000 candidates took half a minute without a word): a terminal's line redrawn, a log's
   // line every 30 s.
-  const bool tty = isatty(STDERR_FILENO) != 0;
-  bool shown = false;
-  const auto start = std::chrono::steady_clock::now();
-  auto last_line = start;
   PlanOptions o = c.o;
   // SIGINT/SIGTERM stop the choosing at the next row, nothing written (ninety-sixth hostile pass:
   // they ended it without a word).
   detail::StopOnSignals signals;
-  // Each call stops on a signal; a line (made only when shown) goes out after the first second, then
-  // at most every 200 ms on a terminal, 30 s in a log, padded over a longer one before it.
-  const auto tell = [&](const auto& line) {
-    detail::throw_if_stopped("plan", "no plan was written; what was at --out is unchanged");
-    const auto now = std::chrono::steady_clock::now();
-    if (now - start < std::chrono::seconds(1) ||
-        (shown && now - last_line < (tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(30000))))
-      return;
-    last_line = now;
-    std::cerr << (tty ? "\r" : "") << "carb plan: " << line() << (tty ? "            " : "\n") << std::flush;
-    shown = true;
-  };
+  ProgressLine tell("plan", "no plan was written; what was at --out is unchanged");
   o.progress = [&](std::size_t planned, std::size_t wanted) {
     tell([&] { return std::to_string(planned) + " of at most " + std::to_string(wanted) + " rows chosen"; });
   };
@@ -129,8 +115,7 @@ void run(PlanCmd& c, CLI::App& app) {
     });
   };
   const Plan p = make_plan(candidates, measured, model.get(), o);
-  if (shown)  // the last count, over the redrawn line (padded: it may be shorter)
-    std::cerr << (tty ? "\r" : "") << "carb plan: " << p.rows.size() << " rows chosen" << (tty ? "                    \n" : "\n");
+  tell.finish(std::to_string(p.rows.size()) + " rows chosen");
   if (p.priced) {
     std::string unknown;
     if (const std::string w = model_protocol_departure(*model, c.o.protocol, c.o.backend, &unknown); !w.empty())

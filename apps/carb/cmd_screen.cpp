@@ -6,6 +6,7 @@
 #include "carb/screen.hpp"
 #include "carb/text_table.hpp"
 #include "config_flags.hpp"
+#include "progress_line.hpp"
 
 namespace carb::cli {
 namespace {
@@ -49,7 +50,15 @@ void run(const ScreenCmd& c) {
   o.validate = measured ? &*measured : nullptr;
   o.validate_include_trained = c.include_trained;
   o.capacity = parse_capacity(c.capacity);
+  // SIGINT/SIGTERM stop it as the models predict the space (most of a large screen's time), exit 130
+  // with a line saying so, as `carb plan` and Python's carb.screen (it ended by the signal's default).
+  detail::StopOnSignals signals;
+  ProgressLine tell("screen", "nothing was written");
+  o.progress = [&](std::size_t predicted, std::size_t of) {
+    tell([&] { return std::to_string(predicted) + " of " + std::to_string(of) + " configurations predicted"; });
+  };
   const ScreenResult r = screen(configs, source, target ? &*target : nullptr, o);
+  tell.finish(std::to_string(configs.size()) + " configurations predicted");
   // As predict says it (twenty-fifth hostile pass: screen judged latency budgets on drift-corrected
   // predictions without a word).
   for (const CarbModel* m : std::initializer_list<const CarbModel*>{&source, target ? &*target : nullptr})

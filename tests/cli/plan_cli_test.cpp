@@ -17,6 +17,7 @@
 #include "carb/dataset.hpp"
 #include "carb/plan.hpp"
 #include "cli/cli_run.hpp"
+#include "cli/large_space.hpp"
 #include "profile/carb_process.hpp"
 
 namespace {
@@ -246,18 +247,8 @@ TEST(PlanCli, ALongPlanShowsProgressAndASignalStopsItWritingNothing) {
 // While the model predicted the candidates, before the first row, Ctrl-C went unheard (a minute for
 // 100,000 of them with a shipped model): progress is shown there too, and a signal stops it.
 TEST(PlanCli, ASignalWhileTheModelScoresTheCandidatesStopsThePlan) {
-  std::vector<carb::Config> cands;  // 200,000 distinct: seconds of scoring, past the first second's silence
-  for (int depth = 10; depth <= 28; depth += 2)
-    for (int w = 1; w <= 10; ++w)
-      for (int r = 0; r < 25; ++r)
-        for (int batch = 1; batch <= 40; ++batch)
-          for (carb::Precision p : {carb::Precision::fp32, carb::Precision::fp16})
-            cands.push_back({carb::Family::basic, depth, 0.25 * w, 32 + 4 * r, batch, p});
   const fs::path dir = scratch().dir();
-  {
-    std::ofstream out(dir / "scored_candidates.csv");
-    carb::write_configs_csv(cands, out);
-  }
+  write_large_space(dir / "scored_candidates.csv");
   carb::testing::synthetic_source_model().save(dir / "scored_model", true);
   const fs::path err = dir / "scored_plan.err";
   const pid_t pid = carb::test::spawn_carb({"plan", "--model", (dir / "scored_model").string(), "--configs",
