@@ -15,7 +15,9 @@ struct CombineSummary {
   std::size_t rows_out = 0;      // one per platform + configuration
   std::size_t combined = 0;      // rows with ok measurements from two or more rounds
   std::filesystem::path csv, provenance;
-  /// Rows whose rounds disagree by more than kMaxRoundSpread, said (their median means little).
+  /// Rows whose rounds disagree by more than kMaxRoundSpread, said (their median means little); pairs
+  /// of rounds holding the same latencies at some of the configurations both measured (not measured
+  /// again between them).
   std::vector<std::string> warnings;
 
   nlohmann::json to_json() const;
@@ -33,7 +35,9 @@ inline constexpr double kMaxRoundSpread = 10;
 /// `latency_round_spread` (max / min latency over those rounds, minus 1; empty with one round).
 /// A configuration with no ok row keeps its first row. Every round must be measured under the
 /// same protocol per platform (the `protocol_id` column): InputError otherwise, and with fewer
-/// than two rounds, the same file (or identical contents) twice, or an `out` that may not be
+/// than two rounds, the same file (or identical contents) twice, two rounds holding the same
+/// latencies (written to 6 significant digits or more) at every configuration both measured ok (a
+/// part of one round, two exports of one store), or an `out` that may not be
 /// replaced (check_dataset_output, unless `force`); DataError for a malformed or invalid input
 /// (each round is read with read_dataset_csv: no duplicates inside a round). Nothing is written
 /// on error.

@@ -122,7 +122,7 @@ struct TargetSummary {
 inline constexpr double kMinDeviceMemoryMb = 1e-3, kMaxDeviceMemoryMb = 1e12;
 inline constexpr double kMinDevicePowerW = 1e-3, kMaxDevicePowerW = 1e6;
 struct DeviceLimits {
-  std::optional<double> memory_mb;      // `carb train --device-memory-mb` (the device's capacity)
+  std::optional<double> memory_mb;      // the device's capacity: `carb train --device-memory-mb`, else its data's provenance
   std::optional<double> power_limit_w;  // from the data's provenance (platform_info.power_limit_w)
   bool empty() const { return !memory_mb && !power_limit_w; }
   /// InputError unless each value present lies in its range (kMinDeviceMemoryMb ... kMaxDevicePowerW).

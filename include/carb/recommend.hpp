@@ -1,6 +1,7 @@
 // Deployment recommendation for one architecture: which batch size and precision minimise the
 // predicted energy per image (latency per image when the model has no energy) within a latency
-// budget per batch and a memory budget.
+// budget per batch and a memory budget, among those that leave room on the device first (see
+// recommend()).
 #pragma once
 #include <cstddef>
 #include <map>
@@ -116,6 +117,11 @@ std::vector<std::string> upper_edge_flips(const std::vector<Prediction>& preds, 
 /// Evaluates batches x precisions for the architecture. Throws InputError for an invalid
 /// architecture, batch or precision, a non-positive constraint, or a constraint on a target the
 /// model lacks (naming the targets it has). Nothing fitting is a result (best empty + message).
+/// Candidates that pass are ranked by the room they leave on a device whose memory the model
+/// knows (first a predicted peak x 1.21 within it and, under a confidence, a bounded memory
+/// interval within it; then a bounded interval above it; then a peak within 1.21x of it), then
+/// with a power the device can draw before one it cannot (power_beyond_device), then by the
+/// objective per image; recommendation_notes says when the best leaves no room.
 RecommendResult recommend(const CarbModel& m, const RecommendOptions& o);
 
 /// What deserves a word about `r`, one line each without a "note: " prefix: candidates that cannot

@@ -178,3 +178,23 @@ def test_recommend_ranks_a_power_no_device_draws_behind_what_is_plausible():
     # The candidate that won before: cheaper per image, and beyond the device (or this checks nothing).
     assert big["energy_j"][0] / 4096 < best["energy_j"] / best["batch"]
     assert big["energy_j"][0] / (big["latency_ms"][0] / 1000) > 1.1 * 700
+
+
+def test_recommend_notes_are_in_pythons_words_and_a_clean_pick_raises_nothing():
+    # Hundred-and-thirty-seventh hostile pass: the dict's notes said "--confidence" where its warnings
+    # said "confidence", and with warnings made errors a clean pick could not be had because
+    # candidates above the device's memory were left out (worth knowing, no doubt on the pick).
+    import warnings
+    from conftest import SOURCE
+    m = carb.Model.train(SOURCE / "data" / "h200.csv", fast=True, device_memory_mb=4300)
+    arch = carb.Config("basic", 34, 4.0, 128, 1, "fp32")  # measured on the H200, to batch 256 (3,567 MB)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = carb.recommend(m, arch, batches=[1, 2, 4, 8, 16, 32, 64, 128, 256, 512], precisions=["fp32"])
+    assert r["over_device_memory"] == 1 and r["best"]["leaves_memory_room"]
+    assert r["best"]["batch"] == 128  # batch 256 fits 4,300 MB, but leaves no room beside its tensors
+    assert any("left out" in n for n in r["notes"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        q = carb.recommend(m, carb.Config("basic", 18, 0.5, 32, 1, "fp32"), confidence=0.9)
+    assert q["notes"] and all("--" not in n for n in q["notes"]), q["notes"]

@@ -6,8 +6,9 @@
 
 namespace carb::detail {
 
-/// Why `name` cannot be a platform name ("is empty", "holds a control character", "is not UTF-8",
-/// "begins or ends with a space"); empty when it can. An ESC or a newline once reached the
+/// Why `name` cannot be a platform name ("is empty", "holds a control character" (C0, DEL or C1),
+/// "is not UTF-8", "begins or ends with a space" (any of Unicode's blanks, U+3000, U+200B, U+FEFF
+/// included)); empty when it can. An ESC or a newline once reached the
 /// terminal and broke output lines; a byte that is not UTF-8 could not be recorded in JSON
 /// provenance; " cpu-2t" passed for a platform of its own that `data merge` then refused beside
 /// cpu-2t (hundred-and-thirty-first hostile pass).

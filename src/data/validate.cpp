@@ -542,6 +542,17 @@ ProtocolFactsById protocol_facts_of(const nlohmann::json& protocols) {
     const nlohmann::json info = settings.contains("platform_info") ? settings["platform_info"] : nlohmann::json();
     f.power_limit_w = positive(info, "power_limit_w");
     f.memory_mb = positive(info, "device_memory_mb");
+    // Recorded, but no number carb can use (hundred-and-thirty-seventh hostile pass: "700" as text
+    // left a model without its power limit, judged against 5 kW, without a word).
+    const auto shown = [](const nlohmann::json& v) {
+      const std::string text = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      return text.size() <= 40 ? text : text.substr(0, 24) + "... (" + std::to_string(text.size()) + " characters)";
+    };
+    if (settings.contains("platform_info") && !info.is_object())
+      f.unusable.push_back("platform_info is " + shown(info) + ", not an object");
+    for (const char* key : {"power_limit_w", "device_memory_mb"})
+      if (info.is_object() && info.contains(key) && !positive(info, key))
+        f.unusable.push_back(std::string("platform_info.") + key + " is " + shown(info[key]) + ", not a positive number");
     for (const nlohmann::json* j : {&settings, &info})
       if (j->is_object() && j->contains("backend") && (*j)["backend"] == "cpu") f.cpu = true;
     if (f.cpu) f.threads = positive(settings, "threads");

@@ -27,6 +27,9 @@ struct ProtocolFacts {
   /// The memory of the device its rows ran on (platform_info.device_memory_mb, in MB; the cpu
   /// backend records the machine's since 2026-12-07).
   std::optional<double> memory_mb;
+  /// Device facts recorded but unusable (not a positive number, platform_info not an object), each
+  /// as "platform_info.power_limit_w is \"700\"": left out, and said by what reads them (train).
+  std::vector<std::string> unusable;
   bool cpu = false;
   std::optional<double> threads;
   /// The timing loop's limits (max_timed_s, min_passes, max_passes): a row's passes and timed

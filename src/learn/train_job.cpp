@@ -1,6 +1,7 @@
 // `carb train` as a library function.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -176,7 +177,9 @@ DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, c
   const Record* largest = nullptr;
   for (const Record& r : d.rows) {
     protocols.insert(protocol_of(r));
-    if (r.peak_memory_mb && (!largest || *r.peak_memory_mb > *largest->peak_memory_mb)) largest = &r;
+    // A peak that is no number compares with nothing (a review: {NaN, 100} hid the 100).
+    if (r.peak_memory_mb && std::isfinite(*r.peak_memory_mb) && (!largest || *r.peak_memory_mb > *largest->peak_memory_mb))
+      largest = &r;
   }
   // A hostile tester: 141 (GiB typed as MB) was taken on data whose rows measured up to 4,207 MB on
   // that device, and the model then said measured configurations would not fit.
@@ -198,6 +201,10 @@ DeviceLimits device_limits_of(const std::vector<std::filesystem::path>& files, c
     }
     for (const auto& [id, fact] : facts) {
       if (!protocols.count(id)) continue;
+      if (notes)
+        for (const std::string& u : fact.unusable)
+          notes->push_back(f.string() + "'s provenance for protocol " + id + ": " + u +
+                           "; the model does not record it");
       if (fact.power_limit_w) out.power_limit_w = std::max(out.power_limit_w.value_or(0), *fact.power_limit_w);
       if (fact.memory_mb) recorded_memory[id] = std::max(recorded_memory[id], *fact.memory_mb);
     }

@@ -379,7 +379,7 @@ nlohmann::json ScreenResult::to_json() const {
     row["trained_architecture"] = p.trained_architecture;
     row["outside"] = outside_json(p.outside);
     // Per row, as the CSV has it (hundred-and-thirty-third hostile pass: the JSON had only the count).
-    if (p.value.count("energy_j") && p.value.count("latency_ms"))
+    if (power_limit_w && p.value.count("energy_j") && p.value.count("latency_ms"))  // as the CSV: with a limit
       row["within_power_limit"] = !power_beyond_device(p, power_limit_w).has_value();
     j["pareto"].push_back(row);
   }

@@ -17,6 +17,7 @@
 
 #include "carb/error.hpp"
 #include "carb/warning.hpp"
+#include "data/platform_name.hpp"
 
 namespace carb {
 namespace {
@@ -322,6 +323,16 @@ TEST_F(DataDataset, APlatformWithSpacesAroundItIsSaid) {
   ASSERT_EQ(said.size(), 1u);
   EXPECT_EQ(said[0], f.string() + ": platform \" cpu\" begins or ends with a space: a platform of its own, apart from "
                                   "any without them (`carb profile` refuses such a name since 2026-12-07)");
+  // Hundred-and-thirty-seventh hostile pass: Unicode's blanks too ("cpu\u3000", "cpu\u200b" looked like
+  // cpu); a C1 control is a control character (refused, as C0's).
+  EXPECT_EQ(detail::platform_name_problem("cpu\xe3\x80\x80"), detail::kSpacedPlatform);
+  EXPECT_EQ(detail::platform_name_problem("\xe2\x80\x8b" "cpu"), detail::kSpacedPlatform);
+  EXPECT_EQ(detail::platform_name_problem("cpu\xef\xbb\xbf"), detail::kSpacedPlatform);
+  EXPECT_EQ(detail::platform_name_problem("cpu\xc2\x85"), "holds a control character");
+  EXPECT_EQ(detail::platform_name_problem("cpu\xff"), "is not UTF-8");
+  EXPECT_EQ(detail::platform_name_problem("h\xc3\xa9" "bert 2t"), "");  // letters and inner spaces are names
+  EXPECT_NE(read_error(std::string(kHeader) + "\ncpu\xc2\x85,basic,18,1,224,1,fp32,ok,5,,120,,\n").find("holds a control character"),
+            std::string::npos);
 }
 
 TEST_F(DataDataset, SeveralFilesAreCheckedTogether) {

@@ -1,6 +1,7 @@
 // Tests of `carb train` as a library job (src/learn/train_job.cpp): what its summary warns of.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <string>
 
@@ -180,6 +181,25 @@ TEST_F(TrainJobTest, TheDevicesMemoryIsReadFromTheProvenanceWhereEveryRowsProtoc
       << notes[0];
   EXPECT_NE(notes[1].find("power limit (W) of 1e+300"), std::string::npos) << notes[1];
   EXPECT_THROW(device_limits_of({f}, d, 1e300), InputError);  // given: the flag's own range
+  // Recorded, but no number (hundred-and-thirty-seventh hostile pass: "700" as text left a model
+  // without its power limit, without a word).
+  sidecar(R"("device_memory_mb": "25000", "power_limit_w": [700])", "");
+  notes.clear();
+  const DeviceLimits texts = device_limits_of({f}, d, std::nullopt, &notes);
+  EXPECT_EQ(texts.memory_mb, std::nullopt);
+  EXPECT_EQ(texts.power_limit_w, std::nullopt);
+  ASSERT_EQ(notes.size(), 2u) << nlohmann::json(notes).dump();
+  EXPECT_NE(notes[0].find("'s provenance for protocol p1: platform_info.power_limit_w is [700], not a positive number; "
+                          "the model does not record it"),
+            std::string::npos) << notes[0];
+  EXPECT_NE(notes[1].find("platform_info.device_memory_mb is \"25000\", not a positive number"), std::string::npos)
+      << notes[1];
+  // A peak that is no number hides no larger one (a review: {NaN, 100} took a memory below the 100).
+  Dataset nan_first = d;
+  nan_first.rows.front().peak_memory_mb = std::nan("");
+  double most = 0;
+  for (const auto& r : d.rows) most = std::max(most, *r.peak_memory_mb);
+  EXPECT_THROW(device_limits_of({f}, nan_first, most / 2), InputError);
   // Data without memory: nothing for a memory to judge, and no word either.
   sidecar(R"("device_memory_mb": 25000)", "");
   Dataset no_memory = d;

@@ -331,6 +331,18 @@ TEST(Recommend, WhatWouldRunIsPreferredAndATightPickIsSaid) {
   tight.best->interval["peak_memory_mb"] = {450, std::numeric_limits<double>::infinity()};
   EXPECT_EQ(note(tight), "");
   EXPECT_EQ(tight.to_json()["best"]["leaves_memory_room"], true);
+  // A power flag only against a known limit, as predict's CSV (a review: judged against 5 kW here).
+  tight.best->value["energy_j"] = 1.0;
+  EXPECT_FALSE(tight.to_json()["best"].contains("within_power_limit"));
+  tight.power_limit_w = 700;
+  EXPECT_EQ(tight.to_json()["best"]["within_power_limit"], true);
+  // The notes say only what a result holds: to_json() says them of a caller's own result (a review:
+  // an empty device memory was read, "above the device's 7.3e+223 MB").
+  RecommendResult hand;
+  hand.over_device_memory = 3, hand.unbounded = 2;
+  EXPECT_TRUE(hand.to_json()["notes"].empty()) << hand.to_json()["notes"].dump();
+  hand.confidence = 0.9, hand.unbounded_intervals = 1, hand.nonpositive = 5, hand.evaluated = 2;
+  EXPECT_EQ(hand.to_json()["notes"].dump().find("18446744073709551615"), std::string::npos) << hand.to_json()["notes"];
 }
 
 // Twenty-sixth hostile pass: budgets were judged on point predictions only. Under a confidence a
