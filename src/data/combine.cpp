@@ -209,11 +209,6 @@ void check_rounds_are_measurements(const std::vector<Dataset>& rounds, const std
   }
 }
 
-// Two independent timings never agree to every digit. Rounds that hold the same latency (and energy)
-// at every configuration measured ok in both are one measurement twice (hundred-and-thirty-first
-// hostile pass: an export of a store part-way and another after it finished, or the first lines
-// of a round, combined as rounds that agree exactly, spread 0); refused. Where only some agree so,
-// a round was exported from the same store as another after part of it was measured again: said.
 // Digits of a number as written, leading zeros, sign, point and exponent aside ("0.0012" has 2).
 std::size_t significant_digits(const std::string& text) {
   std::size_t n = 0;
@@ -233,16 +228,22 @@ std::size_t significant_digits(const std::string& text) {
 // carb writes every measurement to its last digit.
 constexpr std::size_t kCopyEvidenceDigits = 6;
 
+// Two independent timings never agree to every digit. Rounds that hold the same latency (and energy)
+// at every configuration measured ok in both are one measurement twice (hundred-and-thirty-first
+// hostile pass: an export of a store part-way and another after it finished, or the first lines
+// of a round, combined as rounds that agree exactly, spread 0); refused. Where only some agree so,
+// a round was exported from the same store as another after part of it was measured again: said.
 void check_rounds_measured_apart(const std::vector<Dataset>& rounds, const std::vector<fs::path>& files,
                                  std::vector<std::string>& warnings) {
   using Timing = std::pair<std::string, std::string>;  // latency_ms, energy_j as written
   std::vector<std::map<std::string, std::pair<Timing, const Record*>>> timed(rounds.size());
   for (std::size_t i = 0; i < rounds.size(); ++i)
-    for (const Record& r : rounds[i].rows)
-      if (r.status == Status::ok && r.latency_ms &&
-          significant_digits(csv::format_number(r.latency_ms)) >= kCopyEvidenceDigits)
-        timed[i][r.platform + '\n' + network_key(r.config)] = {
-            {csv::format_number(r.latency_ms), csv::format_number(r.energy_j)}, &r};
+    for (const Record& r : rounds[i].rows) {
+      if (r.status != Status::ok || !r.latency_ms) continue;
+      std::string latency = csv::format_number(r.latency_ms);
+      if (significant_digits(latency) >= kCopyEvidenceDigits)
+        timed[i][r.platform + '\n' + network_key(r.config)] = {{std::move(latency), csv::format_number(r.energy_j)}, &r};
+    }
   for (std::size_t j = 1; j < rounds.size(); ++j)
     for (std::size_t i = 0; i < j; ++i) {
       std::size_t shared = 0, same = 0;

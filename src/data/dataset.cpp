@@ -4,16 +4,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <set>
 #include <span>
 #include <sstream>
-#include <mutex>
 #include <unordered_map>
 
 #include "carb/error.hpp"
-#include "carb/warning.hpp"
 #include "data/csv.hpp"
 #include "data/platform_name.hpp"
+#include "util/warn_once.hpp"
 
 namespace carb {
 
@@ -126,14 +126,29 @@ std::optional<Config> parse_config(const Header& h, const std::string& file, con
   return c;
 }
 
+// What is wrong with each platform name a file holds, judged once per name (a file holds one
+// platform, on hundreds of thousands of rows), and the names with spaces around them, which are
+// said, not refused (read_dataset_csv): carb's profiler made such names until 2026-12-07, and their
+// stores must still export to a file that reads back (a review).
+struct PlatformNames {
+  std::map<std::string, std::string, std::less<>> problem;
+  std::set<std::string> spaced;
+  const std::string& problem_of(const std::string& name) {
+    auto it = problem.find(name);
+    if (it == problem.end()) {
+      it = problem.emplace(name, detail::platform_name_problem(name)).first;
+      if (it->second == detail::kSpacedPlatform) spaced.insert(name);
+    }
+    return it->second;
+  }
+};
+
 // Platform, status and the measured values; the config is parsed by parse_config.
 bool parse_measurement(const Header& h, const std::string& file, const csv::Row& row, Record& r,
-                       std::vector<std::string>& problems) {
+                       std::vector<std::string>& problems, PlatformNames& names) {
   const std::size_t before = problems.size();
   r.platform = row.fields[h.index.at("platform")];
-  // Spaces around it are said, not refused (read_dataset_csv): carb's profiler made such names until
-  // 2026-12-07, and their stores must still export to a file that reads back (a review).
-  if (const std::string why = detail::platform_name_problem(r.platform); why == "is empty")
+  if (const std::string& why = names.problem_of(r.platform); why == "is empty")
     problems.push_back(where(h, file, row, "platform").str() + ": platform is empty");
   else if (!why.empty() && why != detail::kSpacedPlatform)
     problems.push_back(where(h, file, row, "platform").str() + ": platform " + csv::show(r.platform) + " " + why);
@@ -165,21 +180,12 @@ bool field_count_ok(const Header& h, const std::string& file, const csv::Row& ro
 }
 
 // Hundred-and-thirty-first hostile pass: " cpu-2t" passed for cpu-2t's rows, and `data merge` then
-// refused the two as platforms apart. Said once per file, platform and warning round.
-void warn_of_spaced_platforms(const Dataset& d, const std::string& file) {
-  static std::mutex m;
-  static std::set<std::string> told;
-  std::set<std::string> spaced;
-  for (const Record& r : d.rows)
-    if (detail::platform_name_problem(r.platform) == detail::kSpacedPlatform) spaced.insert(r.platform);
-  for (const std::string& p : spaced) {
-    {
-      const std::lock_guard<std::mutex> g(m);
-      if (!told.insert(std::to_string(warning_round()) + '\n' + file + '\n' + p).second) continue;
-    }
-    warn(file + ": platform " + csv::show(p) + " " + std::string(detail::kSpacedPlatform) +
-         ": a platform of its own, apart from any without them (`carb profile` refuses such a name since 2026-12-07)");
-  }
+// refused the two as platforms apart. Said once per file and platform in a warning round.
+void warn_of_spaced_platforms(const PlatformNames& names, const std::string& file) {
+  for (const std::string& p : names.spaced)
+    detail::warn_once(file, file + ": platform " + csv::show(p) + " " + std::string(detail::kSpacedPlatform) +
+                                ": a platform of its own, apart from any without them (`carb profile` refuses such a "
+                                "name since 2026-12-07)");
 }
 
 std::vector<csv::Row> read_rows(const std::filesystem::path& file, std::vector<std::string>& problems) {
@@ -233,6 +239,7 @@ Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::str
   bool header_seen = false, header_ok = false;
   std::vector<std::size_t> by_name;  // h.extra sorted by column name
   std::optional<std::size_t> problems_before_rows;  // after the text's own (UTF-8) problems
+  PlatformNames platforms;
   const auto each = [&](csv::Row&& row) {
     if (!header_seen) {
       header_seen = true;
@@ -250,7 +257,7 @@ Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::str
     if (!header_ok || !field_count_ok(h, name, row, problems)) return;
     Record r;
     const auto config = parse_config(h, name, row, problems);
-    const bool measured = parse_measurement(h, name, row, r, problems);
+    const bool measured = parse_measurement(h, name, row, r, problems, platforms);
     if (!config || !measured) return;
     r.config = *config;
     // Empty extra fields are absent, like empty values: never invent a placeholder.
@@ -272,7 +279,7 @@ Dataset read_dataset_csv(const std::filesystem::path& file, std::vector<std::str
     return Dataset{};
   }
   if (!header_seen && problems.empty()) problems.push_back(name + ": empty file (no header row)");
-  warn_of_spaced_platforms(d, name);
+  warn_of_spaced_platforms(platforms, name);
   return d;
 }
 

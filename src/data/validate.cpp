@@ -11,7 +11,6 @@
 #include <regex>
 #include <cmath>
 #include <map>
-#include <mutex>
 #include <set>
 #include <utility>
 
@@ -19,10 +18,10 @@
 #include "carb/error.hpp"
 #include "carb/drift.hpp"
 #include "carb/network_spec.hpp"
-#include "carb/warning.hpp"
 #include "data/csv.hpp"
 #include "data/dominance.hpp"
 #include "data/provenance.hpp"
+#include "util/warn_once.hpp"
 
 namespace carb {
 namespace {
@@ -574,13 +573,7 @@ ProtocolFactsById recorded_protocol_facts(const std::filesystem::path& csv) {
   const nlohmann::json prov = read_provenance(csv);
   // Each said once per file and content: commands read a dataset more than once.
   const auto warn_once = [](const std::filesystem::path& file, const std::string& text) {
-    static std::mutex m;
-    static std::set<std::string> told;
-    const std::lock_guard<std::mutex> g(m);
-    if (told.insert(std::to_string(warning_round()) + '\n' + file.string() + '\n' + file_fnv1a64(file).value_or("") +
-                    '\n' + text)
-            .second)
-      warn(text);
+    detail::warn_once(file.string() + '\n' + file_fnv1a64(file).value_or(""), text);
   };
   // A sidecar edited since carb wrote it (notes added, which is allowed) is read, but not without a
   // word: the power limit it records is part of no id (fifty-fourth hostile pass: 700 -> 3000 W let
