@@ -66,8 +66,9 @@ class Store {
   /// Inserts one measurement in its own transaction, replacing any row with the same
   /// (platform, config key, protocol id); durable against a process kill once it returns.
   void put(const StoredMeasurement& m);
-  /// Stores the settings of a protocol id once: the first settings stored for an id are
-  /// kept, later calls with the same id leave them as they are.
+  /// Stores the settings of a protocol id once: the first settings stored for an id are kept,
+  /// later calls with the same id leave them as they are but for one thing: the keys of
+  /// `platform_info` the stored record lacks (a store begun by an older carb) are added.
   void put_protocol(const std::string& protocol_id, const nlohmann::json& settings);
   /// Records the configurations a run was given to measure for (platform, protocol_id), each once
   /// however often runs give it, in one transaction: what `carb data export` compares the stored

@@ -589,6 +589,26 @@ void Store::put(const StoredMeasurement& m) {
 }
 
 void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& settings) {
+  // A store begun by an older carb keeps a record without the device facts a newer one reads (its
+  // memory, since 2026-12-07): those it lacks are added, as read by this run on the same device
+  // (the profiler refuses another first), and none it holds is changed.
+  const nlohmann::json stored = protocols();
+  if (const auto it = stored.find(protocol_id); it != stored.end()) {
+    const auto info = settings.find("platform_info");
+    if (!it->is_object() || info == settings.end() || !info->is_object()) return;
+    nlohmann::json merged = *it;
+    nlohmann::json& had = merged["platform_info"];
+    if (had.is_null()) had = nlohmann::json::object();
+    if (!had.is_object()) return;
+    bool added = false;
+    for (const auto& [key, value] : info->items())
+      if (!had.contains(key)) had[key] = value, added = true;
+    if (!added) return;
+    Stmt s(db_, path_, "UPDATE protocols SET settings = ?2 WHERE id = ?1");
+    s.bind(1, protocol_id).bind(2, merged.dump());
+    commit_or_rescue([&] { commit_recorded(s, lock_.get(), file_fd_); });
+    return;
+  }
   Stmt s(db_, path_, "INSERT OR IGNORE INTO protocols (id, settings) VALUES (?1, ?2)");
   s.bind(1, protocol_id).bind(2, settings.dump());
   commit_or_rescue([&] { commit_recorded(s, lock_.get(), file_fd_); });

@@ -39,6 +39,14 @@ class ProfileCli : public TempDirTest {
     return {"profile", "--preset",     "tiny", "--threads",  "1",      "--warmup", "0",    "--min-passes",
             "2",       "--max-passes", "2",    "--cooldown", cooldown, "--quiet",  "--db", db.string()};
   }
+  // profile_args measuring basic-10 w0.25 at 32 px and `batch` alone (a file `name` of one row).
+  std::vector<std::string> one_config_args(const std::string& name, int batch) const {
+    std::ofstream(dir_ / name) << "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32," << batch << ",fp32\n";
+    std::vector<std::string> args = profile_args("0");
+    args[1] = "--configs";
+    args[2] = (dir_ / name).string();
+    return args;
+  }
   // A store holding one measured row (test data, not a measurement), closed.
   void seed_one_row() const {
     Store seed(db());
@@ -307,10 +315,7 @@ TEST_F(ProfileCli, AStoreWithADamagedRowIsRefusedBeforeAnyMeasuring) {
 // another device (an H200's campaign copied to an H100) are refused before anything is measured,
 // instead of skipping that device's configurations as done and exporting these rows as its.
 TEST_F(ProfileCli, AStoreOfAnotherDeviceIsRefusedBeforeAnyMeasuring) {
-  std::ofstream(dir_ / "one.csv") << "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,1,fp32\n";
-  std::vector<std::string> args = profile_args("0");
-  args[1] = "--configs";
-  args[2] = (dir_ / "one.csv").string();
+  std::vector<std::string> args = one_config_args("one.csv", 1);
   const Finished first = run_carb(args, dir_, "first");
   ASSERT_EQ(first.exit_code(), 0) << first.err;
   // The same device again resumes (nothing to measure), as always.
@@ -320,8 +325,7 @@ TEST_F(ProfileCli, AStoreOfAnotherDeviceIsRefusedBeforeAnyMeasuring) {
                            "' \"UPDATE protocols SET settings = json_set(settings, '$.platform_info.cpu_model', "
                            "'Another CPU 9000')\"";
   ASSERT_EQ(std::system(edit.c_str()), 0);
-  std::ofstream(dir_ / "two.csv") << "family,depth,width,resolution,batch,precision\nbasic,10,0.25,32,2,fp32\n";
-  args[2] = (dir_ / "two.csv").string();
+  args = one_config_args("two.csv", 2);
   const auto before = test::slurp(db());
   const Finished other = run_carb(args, dir_, "other");
   EXPECT_EQ(other.exit_code(), 1) << other.err;
@@ -342,6 +346,32 @@ TEST_F(ProfileCli, AStoreOfAnotherDeviceIsRefusedBeforeAnyMeasuring) {
   args.back() = (dir_ / "mine.db").string();
   const Finished fresh = run_carb(args, dir_, "fresh");
   EXPECT_EQ(fresh.exit_code(), 0) << fresh.err;
+}
+
+// A store begun by a carb from before 2026-12-07 records no device memory; resumed by today's, its
+// record gains the machine's (so that an export and `carb train` know what the device can run),
+// and keeps what it recorded.
+TEST_F(ProfileCli, AStoreBegunByAnOlderCarbGainsTheDevicesMemoryWhenResumed) {
+  const Finished first = run_carb(one_config_args("one.csv", 1), dir_, "first");
+  ASSERT_EQ(first.exit_code(), 0) << first.err;
+  const auto info = [&] {
+    const nlohmann::json p = Store(db(), StoreAccess::read_only).protocols();
+    EXPECT_EQ(p.size(), 1u);
+    return p.begin()->at("platform_info");
+  };
+  const nlohmann::json recorded = info();
+  ASSERT_TRUE(recorded.contains("device_memory_mb"));
+  const std::string edit = "sqlite3 '" + db().string() +
+                           "' \"UPDATE protocols SET settings = json_remove(settings, '$.platform_info.device_memory_mb')\"";
+  ASSERT_EQ(std::system(edit.c_str()), 0);
+  ASSERT_FALSE(info().contains("device_memory_mb"));
+  const Finished resumed = run_carb(one_config_args("two.csv", 2), dir_, "resumed");
+  ASSERT_EQ(resumed.exit_code(), 0) << resumed.err;
+  EXPECT_EQ(stored_rows(db()), 2);
+  EXPECT_EQ(info(), recorded);  // the memory back, every other fact as the first run recorded it
+  const Finished exported = run_carb({"data", "export", "--db", db().string(), "--out", (dir_ / "x.csv").string()}, dir_, "export");
+  ASSERT_EQ(exported.exit_code(), 0) << exported.err;
+  EXPECT_NE(test::slurp(dir_ / "x.json").find("device_memory_mb"), std::string::npos);
 }
 
 // A hostile tester: --threads 1000 on 2 cores was taken without a word; it measures threads

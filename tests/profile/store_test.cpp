@@ -287,6 +287,30 @@ TEST_F(StoreTest, ProtocolIsStoredOnce) {
   EXPECT_EQ(s.protocols().size(), 2u);
 }
 
+// A store begun by an older carb has a protocol record without the device's memory; a run of
+// today's carb on it adds the facts the record lacks (so that its export and `train` know the
+// device) and changes none it holds.
+TEST_F(StoreTest, ARecordLackingADeviceFactGainsItAndKeepsTheRest) {
+  {
+    Store s(db());
+    s.put_protocol("p1", {{"warmup", 10}, {"platform_info", {{"cpu_model", "Xeon"}, {"logical_cores", 2}}}});
+    s.put_protocol("p2", {{"warmup", 5}});  // no platform_info at all
+  }
+  Store s(db(), StoreAccess::sole_writer);
+  s.put_protocol("p1", {{"warmup", 99},
+                        {"platform_info", {{"cpu_model", "Epyc"}, {"logical_cores", 2}, {"device_memory_mb", 25276}}}});
+  s.put_protocol("p2", {{"warmup", 6}, {"platform_info", {{"device_memory_mb", 1000}}}});
+  const nlohmann::json p = s.protocols();
+  EXPECT_EQ(p["p1"]["warmup"], 10);
+  EXPECT_EQ(p["p1"]["platform_info"]["cpu_model"], "Xeon");  // held: never changed
+  EXPECT_EQ(p["p1"]["platform_info"]["device_memory_mb"], 25276);
+  EXPECT_EQ(p["p2"]["warmup"], 5);
+  EXPECT_EQ(p["p2"]["platform_info"], (nlohmann::json{{"device_memory_mb", 1000}}));
+  // Nothing new: the record is as it was.
+  s.put_protocol("p1", {{"platform_info", {{"device_memory_mb", 1}}}});
+  EXPECT_EQ(s.protocols()["p1"], p["p1"]);
+}
+
 TEST_F(StoreTest, DuplicatePutReplaces) {
   Store s(db());
   StoredMeasurement m = sample(1);
