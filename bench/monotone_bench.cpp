@@ -49,6 +49,8 @@ Rows make_rows(int n, bool sparse) {
   return r;
 }
 
+TrainedLevels levels_of(const Rows& r) { return {r.resolutions, r.batches, {}, {}}; }
+
 Answerer by_formula(std::size_t& largest) {
   return [&largest](const std::vector<Config>& cs, const std::vector<Telemetry>&) {
     largest = std::max(largest, cs.size());
@@ -102,8 +104,7 @@ void run(benchmark::State& state, bool sparse, bool per_row) {
   const Answerer answer = by_formula(largest);
   {  // the two give the same answers, or there is nothing to compare
     auto held = r.values, visited = r.values;
-    hold_monotone(r.configs, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, r.resolutions, r.batches, held,
-                  answer);
+    hold_monotone(r.configs, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, levels_of(r), held, answer);
     per_row_lattice(r, visited, answer);
     if (held != visited) state.SkipWithError("the hold and the per-row lattice differ");
     largest = 0;
@@ -113,8 +114,7 @@ void run(benchmark::State& state, bool sparse, bool per_row) {
     if (per_row)
       per_row_lattice(r, values, answer);
     else
-      hold_monotone(r.configs, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, r.resolutions, r.batches,
-                    values, answer);
+      hold_monotone(r.configs, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, levels_of(r), values, answer);
     benchmark::DoNotOptimize(values);
   }
   state.counters["largest_call"] = static_cast<double>(largest);

@@ -321,6 +321,7 @@ class CarbModel {
   std::vector<std::string> trained_architectures_;  // architecture_key of each, sorted and unique
   std::map<std::string, double> trained_width_of_channels_;  // channels a trained width builds -> that width
   std::set<int> trained_resolutions_, trained_batches_;      // the levels trained (set by index_trained)
+  std::map<Family, std::set<int>> trained_depths_;            // per family (set by index_trained)
   std::set<Precision> trained_precisions_;                     // set by index_trained
   std::set<double> trained_widths_;
   /// predict_columns before answers are held monotone (configurations as trained); only the first

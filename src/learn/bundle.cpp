@@ -631,7 +631,7 @@ CarbModel CarbModel::load_once(const fs::path& dir) {
         const bool strings = k.is_array() && !k.empty() &&
                              std::all_of(k.begin(), k.end(), [](const nlohmann::json& e) { return e.is_string(); });
         if (!strings || !valid_monotone_knobs(tm.monotone_in = k.get<std::vector<std::string>>()))
-          throw ModelError(where + "'s monotone knobs are not what training writes (batch, resolution, each once)");
+          throw ModelError(where + "'s monotone knobs are not what training writes (of batch, resolution, depth, width, in that order, each once)");
       }
       if (j.contains(kFloorKey)) {
         const auto& f = j.at(kFloorKey);

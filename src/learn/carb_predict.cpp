@@ -86,7 +86,8 @@ void CarbModel::index_trained() {
   trained_networks_.clear();
   trained_architectures_.clear();
   trained_width_of_channels_.clear();
-  trained_resolutions_.clear(), trained_batches_.clear(), trained_widths_.clear(), trained_precisions_.clear();
+  trained_resolutions_.clear(), trained_batches_.clear(), trained_depths_.clear(), trained_widths_.clear();
+  trained_precisions_.clear();
   std::vector<Config> parsed;
   for (const auto& k : trained_configs_)
     if (const auto c = parse_config_key(k)) {
@@ -94,6 +95,7 @@ void CarbModel::index_trained() {
       trained_networks_.push_back(network_key(*c));
       trained_width_of_channels_.emplace(width_channels(c->width), c->width);  // the first in key order
       trained_resolutions_.insert(c->resolution), trained_batches_.insert(c->batch);
+      trained_depths_[c->family].insert(c->depth);
       trained_precisions_.insert(c->precision);
     }
   for (const auto& [channels, width] : trained_width_of_channels_) trained_widths_.insert(width);
@@ -266,15 +268,16 @@ std::map<std::string, std::vector<double>> CarbModel::predict_columns(const std:
                                                                       const std::vector<Telemetry>& tel) const {
   const std::vector<Config> configs = answered_as(asked);
   auto out = interpolated_columns(configs, tel);
-  // A target whose measurements never fell along a knob is held at least at its network's answers
-  // below the configuration along it (monotone.hpp), each answered as any configuration is: those
+  // A target whose measurements never fell along a knob is held at least at the answers below the
+  // configuration along it (monotone.hpp), each answered as any configuration is: those
   // asked with it by their own answers, the others here, only as far down the cascade as the last
   // target held. A telemetry model answers at the configuration's readings.
   std::map<std::string, std::vector<std::string>> held;
   std::size_t leading = 0;
   for (std::size_t t = 0; t < models_.size(); ++t)
     if (!models_[t].monotone_in.empty()) held[models_[t].target] = models_[t].monotone_in, leading = t + 1;
-  hold_monotone(configs, tel, schema_.telemetry && !tel.empty(), held, trained_resolutions_, trained_batches_, out,
+  const TrainedLevels levels{trained_resolutions_, trained_batches_, trained_depths_, trained_widths_};
+  hold_monotone(configs, tel, schema_.telemetry && !tel.empty(), held, levels, out,
                 [&](const std::vector<Config>& cs, const std::vector<Telemetry>& t) {
                   return interpolated_columns(cs, t, leading);
                 });

@@ -15,7 +15,12 @@ namespace carb {
 
 namespace {
 
-int knob_value(const Config& c, const std::string& knob) { return knob == "batch" ? c.batch : c.resolution; }
+double knob_value(const Config& c, const std::string& knob) {
+  if (knob == "batch") return c.batch;
+  if (knob == "resolution") return c.resolution;
+  if (knob == "depth") return c.depth;
+  return c.width;
+}
 
 double median_of(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -23,18 +28,26 @@ double median_of(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+bool holds(const std::vector<std::string>& knobs, const char* knob) {
+  return std::find(knobs.begin(), knobs.end(), knob) != knobs.end();
+}
+
 }  // namespace
 
 std::vector<std::string> monotone_knobs(const Dataset& d, const std::string& target) {
   std::vector<std::string> out;
   for (const auto& knob : kMonotoneKnobCandidates) {
-    const std::string other = knob == "batch" ? "resolution" : "batch";
-    // (architecture, the other knob's value) -> this knob's value -> the values measured there
-    std::map<std::pair<std::string, int>, std::map<int, std::vector<double>>> lines;
+    // the configuration with this knob left out -> this knob's value -> the values measured there
+    using Line = std::tuple<int, int, double, double, double, double>;
+    std::map<Line, std::map<double, std::vector<double>>> lines;
     for (const Record& r : d.rows) {
       const auto v = r.value(target);
       if (r.status != Status::ok || !v) continue;
-      lines[{architecture_key(r.config), knob_value(r.config, other)}][knob_value(r.config, knob)].push_back(*v);
+      const Config& c = r.config;
+      const auto other = [&](const char* k) { return knob == k ? 0.0 : knob_value(c, k); };
+      const Line line{static_cast<int>(c.family), static_cast<int>(c.precision), other("depth"), other("width"),
+                      other("resolution"), other("batch")};
+      lines[line][knob_value(c, knob)].push_back(*v);
     }
     int steps = 0;
     bool falls = false;
@@ -57,75 +70,126 @@ std::vector<std::string> monotone_knobs(const Dataset& d, const std::string& tar
 
 namespace {
 
-// A network at its readings: configurations with one key differ in resolution and batch alone.
-using NetworkKey = std::tuple<int, int, double, int, double, double>;
+std::uint64_t pack(int a, int b) {
+  return (std::uint64_t{static_cast<std::uint32_t>(a)} << 32) | static_cast<std::uint32_t>(b);
+}
 
-NetworkKey network_of(const Config& c, const std::vector<Telemetry>& tel, bool by_readings, std::size_t row) {
+// Two knobs held together, x and y, and the two others, u and v, which with the family, the
+// precision and the readings make a group: configurations of one group differ in x and y alone.
+// Within a network: resolution and batch.
+struct WithinNetwork {
+  static constexpr const char* x_knob = "resolution";
+  static constexpr const char* y_knob = "batch";
+  static double x(const Config& c) { return c.resolution; }
+  static double y(const Config& c) { return c.batch; }
+  static double u(const Config& c) { return c.depth; }
+  static double v(const Config& c) { return c.width; }
+  static void place(Config& c, double x, double y) { c.resolution = static_cast<int>(x), c.batch = static_cast<int>(y); }
+  // A place as one integer, as cheap to hash as a key can be.
+  struct Keyer {
+    Keyer(const std::vector<Config>&, const std::vector<double>&) {}
+    std::uint64_t operator()(double x, double y) const { return pack(static_cast<int>(x), static_cast<int>(y)); }
+  };
+};
+
+// Across the networks of a family and precision, at one resolution and batch: depth and width.
+struct AcrossNetworks {
+  static constexpr const char* x_knob = "depth";
+  static constexpr const char* y_knob = "width";
+  static double x(const Config& c) { return c.depth; }
+  static double y(const Config& c) { return c.width; }
+  static double u(const Config& c) { return c.resolution; }
+  static double v(const Config& c) { return c.batch; }
+  static void place(Config& c, double x, double y) { c.depth = static_cast<int>(x), c.width = y; }
+  // A width by its index among the widths asked and trained (every width a place can have).
+  struct Keyer {
+    std::vector<double> widths;
+    Keyer(const std::vector<Config>& configs, const std::vector<double>& trained) : widths(trained) {
+      for (const Config& c : configs) widths.push_back(c.width);
+      std::sort(widths.begin(), widths.end());
+      widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+    }
+    std::uint64_t operator()(double x, double y) const {
+      return pack(static_cast<int>(x), static_cast<int>(std::lower_bound(widths.begin(), widths.end(), y) - widths.begin()));
+    }
+  };
+};
+
+using GroupKey = std::tuple<int, int, double, double, double, double>;
+
+template <class P>
+GroupKey group_of(const Config& c, const std::vector<Telemetry>& tel, bool by_readings,
+                  std::size_t row) {
   const auto reading = [](const std::optional<double>& v) { return v ? *v : -1.0; };  // none: below any reading
-  return {static_cast<int>(c.family), c.depth, c.width, static_cast<int>(c.precision),
+  return {static_cast<int>(c.family), static_cast<int>(c.precision), P::u(c), P::v(c),
           by_readings ? reading(tel.at(row).avg_sm_util) : 0.0, by_readings ? reading(tel.at(row).avg_mem_util) : 0.0};
 }
 
-std::uint64_t place_key(int resolution, int batch) {
-  return (std::uint64_t{static_cast<std::uint32_t>(resolution)} << 32) | static_cast<std::uint32_t>(batch);
-}
+// A place in a group's plane, as its plane's Keyer makes it: integers, not strings or doubles: a
+// million configurations have about twenty smaller ones each, most of them asked too (a preset, a
+// grid), and formatting each one's key cost more than answering; a hashed pair of doubles twice the
+// time of the hold.
+using Places = std::unordered_map<std::uint64_t, std::size_t>;
 
 constexpr double kNone = -std::numeric_limits<double>::infinity();
 
-// One held target's lattices over the rows of one network. A row's configurations below, at
-// trained levels TR (resolutions) and TB (batches), split in three: the grid TR<r x TB<b, the
-// line r x TB<b and the line TR<r x b. The grids of all rows together are a staircase (a down-set
-// of the trained grid), so each row's largest answer below is one prefix maximum of the staircase
-// and one of each of its two lines: linear in the network's answers below, where visiting every
-// row's lattice was rows x levels^2 (20,000 rows of 129 x 64 levels: minutes).
-struct NetworkLattice {
-  std::vector<std::size_t> tall;  // staircase: per trained resolution index, the trained batches under it
-  std::map<int, std::size_t> along_batch;       // a row's resolution -> trained batches below on its line
-  std::map<int, std::size_t> along_resolution;  // a row's batch -> trained resolutions below on its line
-  std::vector<std::pair<std::size_t, std::size_t>> below;  // per row: (trained resolutions, batches) below it
+// One held target's lattices over the rows of one group. A row's configurations below, at
+// trained levels TX and TY, split in three: the grid TX<x x TY<y, the line x x TY<y and the line
+// TX<x x y. The grids of all rows together are a staircase (a down-set of the trained grid), so
+// each row's largest answer below is one prefix maximum of the staircase and one of each of its
+// two lines: linear in the group's answers below, where visiting every row's lattice was
+// rows x levels^2 (20,000 rows of 129 x 64 levels: minutes).
+template <class P>
+struct GroupLattice {
+  std::vector<std::size_t> tall;  // staircase: per trained x index, the trained ys under it
+  std::map<double, std::size_t> along_y;  // a row's x -> trained ys below on its line
+  std::map<double, std::size_t> along_x;  // a row's y -> trained xs below on its line
+  std::vector<std::pair<std::size_t, std::size_t>> below;  // per row: (trained xs, ys) below it
 
-  NetworkLattice(const std::vector<std::size_t>& rows, const std::vector<Config>& configs, bool by_resolution,
-                 bool by_batch, const std::vector<int>& resolutions, const std::vector<int>& batches) {
-    const auto count_below = [](const std::vector<int>& levels, int v, bool held) -> std::size_t {
+  GroupLattice(const std::vector<std::size_t>& rows, const std::vector<Config>& configs, bool by_x,
+               bool by_y, const std::vector<double>& xs, const std::vector<double>& ys) {
+    const auto count_below = [](const std::vector<double>& levels, double v, bool held) -> std::size_t {
       return held ? static_cast<std::size_t>(std::lower_bound(levels.begin(), levels.end(), v) - levels.begin()) : 0;
     };
-    std::vector<std::size_t> widest;  // per count of resolutions below: the most batches below
+    std::vector<std::size_t> widest;  // per count of xs below: the most ys below
     for (std::size_t i : rows) {
-      const std::size_t x = count_below(resolutions, configs[i].resolution, by_resolution);
-      const std::size_t y = count_below(batches, configs[i].batch, by_batch);
+      const double cx = P::x(configs[i]), cy = P::y(configs[i]);
+      const std::size_t x = count_below(xs, cx, by_x);
+      const std::size_t y = count_below(ys, cy, by_y);
       below.emplace_back(x, y);
-      if (y > 0) along_batch[configs[i].resolution] = std::max(along_batch[configs[i].resolution], y);
-      if (x > 0) along_resolution[configs[i].batch] = std::max(along_resolution[configs[i].batch], x);
+      if (y > 0) along_y[cx] = std::max(along_y[cx], y);
+      if (x > 0) along_x[cy] = std::max(along_x[cy], x);
       if (x > 0 && y > 0) {
         if (widest.size() < x + 1) widest.resize(x + 1, 0);
         widest[x] = std::max(widest[x], y);
       }
     }
-    // Index x is under every row with more than x resolutions below: the widest of those.
+    // Index x is under every row with more than x levels below: the widest of those.
     tall.assign(widest.empty() ? 0 : widest.size() - 1, 0);
     for (std::size_t x = tall.size(), most = 0; x-- > 0;) tall[x] = most = std::max(most, widest[x + 1]);
   }
 
-  /// Every configuration below some row, once: fn(resolution, batch).
+  /// Every configuration below some row, once: fn(x, y).
   template <class Fn>
-  void each_place(const std::vector<int>& resolutions, const std::vector<int>& batches, Fn&& fn) const {
+  void each_place(const std::vector<double>& xs, const std::vector<double>& ys, Fn&& fn) const {
     for (std::size_t x = 0; x < tall.size(); ++x)
-      for (std::size_t y = 0; y < tall[x]; ++y) fn(resolutions[x], batches[y]);
-    for (const auto& [r, ys] : along_batch)
-      for (std::size_t y = 0; y < ys; ++y) fn(r, batches[y]);
-    for (const auto& [b, xs] : along_resolution)
-      for (std::size_t x = 0; x < xs; ++x) fn(resolutions[x], b);
+      for (std::size_t y = 0; y < tall[x]; ++y) fn(xs[x], ys[y]);
+    for (const auto& [cx, n] : along_y)
+      for (std::size_t y = 0; y < n; ++y) fn(cx, ys[y]);
+    for (const auto& [cy, n] : along_x)
+      for (std::size_t x = 0; x < n; ++x) fn(xs[x], cy);
   }
 
   /// Per row (in `rows` order), the largest answer below it (kNone when none is finite).
-  std::vector<double> largest_below(const std::vector<std::size_t>& rows, const std::vector<Config>& configs,
-                                    const std::vector<int>& resolutions, const std::vector<int>& batches,
-                                    const std::function<double(int, int)>& answer_at) const {
+  std::vector<double> largest_below(const std::vector<std::size_t>& rows,
+                                    const std::vector<Config>& configs, const std::vector<double>& xs,
+                                    const std::vector<double>& ys,
+                                    const std::function<double(double, double)>& answer_at) const {
     std::vector<std::vector<double>> grid(tall.size());
     for (std::size_t x = 0; x < tall.size(); ++x) {
       grid[x].resize(tall[x]);
       for (std::size_t y = 0; y < tall[x]; ++y) {  // tall never grows with x: grid[x - 1][y] is there
-        double m = answer_at(resolutions[x], batches[y]);
+        double m = answer_at(xs[x], ys[y]);
         if (x > 0) m = std::max(m, grid[x - 1][y]);
         if (y > 0) m = std::max(m, grid[x][y - 1]);
         grid[x][y] = m;
@@ -136,91 +200,70 @@ struct NetworkLattice {
       for (std::size_t k = 0; k < count; ++k) v[k] = std::max(at(k), k > 0 ? v[k - 1] : kNone);
       return v;
     };
-    std::map<int, std::vector<double>> on_batch, on_resolution;
-    for (const auto& [r, ys] : along_batch)
-      on_batch[r] = running(ys, [&, r = r](std::size_t y) { return answer_at(r, batches[y]); });
-    for (const auto& [b, xs] : along_resolution)
-      on_resolution[b] = running(xs, [&, b = b](std::size_t x) { return answer_at(resolutions[x], b); });
+    std::map<double, std::vector<double>> on_y, on_x;
+    for (const auto& [cx, n] : along_y)
+      on_y[cx] = running(n, [&, cx = cx](std::size_t y) { return answer_at(cx, ys[y]); });
+    for (const auto& [cy, n] : along_x)
+      on_x[cy] = running(n, [&, cy = cy](std::size_t x) { return answer_at(xs[x], cy); });
     std::vector<double> out(rows.size(), kNone);
     for (std::size_t k = 0; k < rows.size(); ++k) {
       const auto [x, y] = below[k];
       const Config& c = configs[rows[k]];
       if (x > 0 && y > 0) out[k] = grid[x - 1][y - 1];
-      if (y > 0) out[k] = std::max(out[k], on_batch.at(c.resolution)[y - 1]);
-      if (x > 0) out[k] = std::max(out[k], on_resolution.at(c.batch)[x - 1]);
+      if (y > 0) out[k] = std::max(out[k], on_y.at(P::x(c))[y - 1]);
+      if (x > 0) out[k] = std::max(out[k], on_x.at(P::y(c))[x - 1]);
     }
     return out;
   }
 };
 
-bool holds(const std::vector<std::string>& knobs, const char* knob) {
-  return std::find(knobs.begin(), knobs.end(), knob) != knobs.end();
-}
+// The trained levels of a plane's x, for a group (by its configurations' family).
+using LevelsOf = std::function<const std::vector<double>&(const Config&)>;
 
-}  // namespace
-
-std::vector<int> levels_below(int value, const std::set<int>& trained, bool held) {
-  std::vector<int> v = {value};
-  if (held)
-    for (auto it = trained.begin(); it != trained.end() && *it < value; ++it) v.push_back(*it);
-  return v;
-}
-
-std::vector<Config> configs_below(const Config& c, const std::vector<std::string>& knobs,
-                                  const std::set<int>& trained_resolutions, const std::set<int>& trained_batches) {
-  std::vector<Config> out;
-  for (int r : levels_below(c.resolution, trained_resolutions, holds(knobs, "resolution")))
-    for (int b : levels_below(c.batch, trained_batches, holds(knobs, "batch"))) {
-      if (r == c.resolution && b == c.batch) continue;
-      Config k = c;
-      k.resolution = r, k.batch = b;
-      out.push_back(k);
-    }
-  return out;
-}
-
-void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemetry>& tel, bool by_readings,
-                   const std::map<std::string, std::vector<std::string>>& held, const std::set<int>& trained_resolutions,
-                   const std::set<int>& trained_batches, std::map<std::string, std::vector<double>>& values,
-                   const Answerer& answer, std::size_t answered_at_once) {
+// hold_monotone's one step, in plane P: each row raised to the largest answer below it there.
+template <class P>
+void hold_in(const std::vector<Config>& configs, const std::vector<Telemetry>& tel, bool by_readings,
+             const std::map<std::string, std::vector<std::string>>& held, const LevelsOf& xs_of,
+             const std::vector<double>& ys, std::map<std::string, std::vector<double>>& values, const Answerer& answer,
+             std::size_t answered_at_once) {
   if (held.empty()) return;
   const std::size_t n = configs.size();
-  const std::vector<int> resolutions(trained_resolutions.begin(), trained_resolutions.end());
-  const std::vector<int> batches(trained_batches.begin(), trained_batches.end());
-  // Integer keys, not strings: a million configurations have about twenty smaller ones each, most
-  // of them asked too (a preset, a grid), and formatting each one's key cost more than answering.
-  std::vector<std::vector<std::size_t>> networks;  // rows, by network, in order of first appearance
+  for (const auto& [target, knobs] : held)
+    if (values.at(target).size() != n) throw ModelError("internal: " + target + " was not answered for every configuration");
+  std::vector<std::vector<std::size_t>> groups;  // rows, by group, in order of first appearance
   {
-    std::map<NetworkKey, std::size_t> index;
+    std::map<GroupKey, std::size_t> index;
     for (std::size_t i = 0; i < n; ++i) {
-      const auto [it, fresh] = index.emplace(network_of(configs[i], tel, by_readings, i), networks.size());
-      if (fresh) networks.emplace_back();
-      networks[it->second].push_back(i);
+      const auto [it, fresh] = index.emplace(group_of<P>(configs[i], tel, by_readings, i), groups.size());
+      if (fresh) groups.emplace_back();
+      groups[it->second].push_back(i);
     }
   }
   std::map<std::string, std::vector<double>> asked;  // before any is raised
   for (const auto& [target, knobs] : held) asked[target] = values.at(target);
-  // Networks are held a chunk at a time, whole, so that the answers below rows with many trained
+  const typename P::Keyer key(configs, ys);
+  // Groups are held a chunk at a time, whole, so that the answers below rows with many trained
   // levels under them never all stand in memory at once.
-  for (std::size_t first = 0; first < networks.size();) {
-    std::vector<std::unordered_map<std::uint64_t, std::size_t>> places;  // per network of the chunk: place
-    std::vector<std::vector<NetworkLattice>> lattices;                     // per network of the chunk
+  for (std::size_t first = 0; first < groups.size();) {
+    std::vector<Places> places;                       // per group of the chunk: place -> row
+    std::vector<std::vector<GroupLattice<P>>> lattices;  // per group of the chunk, per held target
     std::vector<Config> extra;  // the smaller configurations nobody asked: place n + their index
     std::vector<Telemetry> extra_tel;
     std::size_t last = first;
-    for (; last < networks.size() && (last == first || extra.size() < answered_at_once); ++last) {
-      const auto& rows = networks[last];
+    for (; last < groups.size() && (last == first || extra.size() < answered_at_once); ++last) {
+      const auto& rows = groups[last];
+      const std::vector<double>& xs = xs_of(configs[rows.front()]);
       auto& place = places.emplace_back();
-      for (std::size_t i : rows) place.emplace(place_key(configs[i].resolution, configs[i].batch), i);
+      for (std::size_t i : rows) place.emplace(key(P::x(configs[i]), P::y(configs[i])), i);
       auto& lattice = lattices.emplace_back();  // one per held target, in `held`'s order
       for (const auto& [target, knobs] : held)
-        lattice.emplace_back(rows, configs, holds(knobs, "resolution"), holds(knobs, "batch"), resolutions, batches)
-            .each_place(resolutions, batches, [&](int r, int b) {
-              if (!place.emplace(place_key(r, b), n + extra.size()).second) return;
+        lattice.emplace_back(rows, configs, holds(knobs, P::x_knob), holds(knobs, P::y_knob), xs, ys)
+            .each_place(xs, ys, [&](double x, double y) {
+              if (!place.emplace(key(x, y), n + extra.size()).second) return;
               Config k = configs[rows.front()];
-              k.resolution = r, k.batch = b;
+              P::place(k, x, y);
               extra.push_back(k);
-              if (!tel.empty()) extra_tel.push_back(tel.at(rows.front()));  // one network, one reading
+              if (!tel.empty()) extra_tel.push_back(tel.at(rows.front()));  // one group, one reading
             });
     }
     const auto answered = extra.empty() ? std::map<std::string, std::vector<double>>{} : answer(extra, extra_tel);
@@ -232,14 +275,15 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
       const auto& before = asked.at(target);
       auto& v = values.at(target);
       for (std::size_t k = first; k < last; ++k) {
-        const auto& rows = networks[k];
+        const auto& rows = groups[k];
+        const std::vector<double>& xs = xs_of(configs[rows.front()]);
         const auto& place = places[k - first];
-        const auto answer_at = [&](int r, int b) {
-          const std::size_t j = place.at(place_key(r, b));
+        const auto answer_at = [&](double x, double y) {
+          const std::size_t j = place.at(key(x, y));
           const double w = j < n ? before[j] : there->second[j - n];
           return std::isfinite(w) ? w : kNone;
         };
-        const auto most = lattices[k - first][held_index].largest_below(rows, configs, resolutions, batches, answer_at);
+        const auto most = lattices[k - first][held_index].largest_below(rows, configs, xs, ys, answer_at);
         for (std::size_t m = 0; m < rows.size(); ++m)
           if (before[rows[m]] > 0) v[rows[m]] = std::max(v[rows[m]], most[m]);  // 0: no cost any device has
       }
@@ -247,6 +291,64 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
     }
     first = last;
   }
+}
+
+template <class T>
+std::vector<double> as_doubles(const std::set<T>& s) {
+  return std::vector<double>(s.begin(), s.end());
+}
+
+}  // namespace
+
+const std::set<int>& TrainedLevels::depths_of(Family f) const {
+  static const std::set<int> none;
+  const auto it = depths.find(f);
+  return it == depths.end() ? none : it->second;
+}
+
+std::vector<Config> configs_below(const Config& c, const std::vector<std::string>& knobs, const TrainedLevels& levels) {
+  std::vector<Config> out;
+  for (int d : levels_below(c.depth, levels.depths_of(c.family), holds(knobs, "depth")))
+    for (double w : levels_below(c.width, levels.widths, holds(knobs, "width")))
+      for (int r : levels_below(c.resolution, levels.resolutions, holds(knobs, "resolution")))
+        for (int b : levels_below(c.batch, levels.batches, holds(knobs, "batch"))) {
+          if (d == c.depth && w == c.width && r == c.resolution && b == c.batch) continue;
+          Config k = c;
+          k.depth = d, k.width = w, k.resolution = r, k.batch = b;
+          out.push_back(k);
+        }
+  return out;
+}
+
+void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemetry>& tel, bool by_readings,
+                   const std::map<std::string, std::vector<std::string>>& held, const TrainedLevels& levels,
+                   std::map<std::string, std::vector<double>>& values, const Answerer& answer,
+                   std::size_t answered_at_once) {
+  std::map<std::string, std::vector<std::string>> within, across;  // each target's knobs, per plane
+  for (const auto& [target, knobs] : held)
+    for (const auto& k : knobs) (k == "batch" || k == "resolution" ? within : across)[target].push_back(k);
+  const std::vector<double> resolutions = as_doubles(levels.resolutions), batches = as_doubles(levels.batches);
+  const LevelsOf all_resolutions = [&](const Config&) -> const std::vector<double>& { return resolutions; };
+  hold_in<WithinNetwork>(configs, tel, by_readings, within, all_resolutions, batches, values, answer, answered_at_once);
+  if (across.empty()) return;
+  // A configuration below along depth or width is answered as it would be asked: held along batch and
+  // resolution within its own network first.
+  const Answerer raised = [&](const std::vector<Config>& cs, const std::vector<Telemetry>& ts) {
+    auto v = answer(cs, ts);
+    for (const auto& [target, knobs] : within)
+      if (!v.count(target)) throw ModelError("internal: the smaller configurations were not answered for " + target);
+    hold_in<WithinNetwork>(cs, ts, by_readings, within, all_resolutions, batches, v, answer, answered_at_once);
+    return v;
+  };
+  std::map<Family, std::vector<double>> depths;  // a family no configuration trained has none
+  for (const auto& [family, ds] : levels.depths) depths[family] = as_doubles(ds);
+  const std::vector<double> no_depths;
+  const LevelsOf depths_of = [&](const Config& c) -> const std::vector<double>& {
+    const auto it = depths.find(c.family);
+    return it == depths.end() ? no_depths : it->second;
+  };
+  hold_in<AcrossNetworks>(configs, tel, by_readings, across, depths_of, as_doubles(levels.widths), values, raised,
+          answered_at_once);
 }
 
 bool valid_monotone_knobs(const std::vector<std::string>& knobs) {

@@ -1,4 +1,4 @@
-// Costs that never fall as the batch or the input grows, where the measurements never did.
+// Costs that never fall as the batch, the input or the network grows, where the measurements never did.
 //
 // Peak memory on a CPU grows with batch and resolution: in data/cpu-2t.csv not one of 3,132
 // adjacent steps of one network falls. The trees did not know it: models/cpu-2t answered less
@@ -8,10 +8,15 @@
 // energy fall in measured steps (the H200's launch-bound configurations, cpu-2t's kernel choices
 // along batch), and so does an H200's memory between resolutions 32 and 64 (cuDNN workspaces), so
 // none of those is held; cpu-1t's latency never fell along resolution in its 653 rows, and is.
+// Depth and width are knobs too: memory never fell in cpu-2t's 1,372 depth steps and 1,398 width
+// steps, yet models/h200 answered 2.5% less memory for basic-50 than basic-18 at width 0.05, past
+// its trained widths.
 //
 // Training records, per target, the knobs along which the training rows never fell beyond the
 // meter's grain; predictions then hold each configuration at least at the answer of every smaller
-// configuration of its network at the trained levels (the lattice below it), and at its own.
+// configuration at the trained levels (the lattice below it), and at its own: first along batch and
+// resolution within a network, then along depth and width among the networks of one family and
+// precision at the configuration's resolution and batch, each answered as held along the first two.
 #pragma once
 #include <cstddef>
 #include <functional>
@@ -26,27 +31,42 @@
 
 namespace carb {
 
-/// The knobs a cost can be held monotone along.
-inline const std::vector<std::string> kMonotoneKnobCandidates = {"batch", "resolution"};
+/// The knobs a cost can be held monotone along, in the order training writes them.
+inline const std::vector<std::string> kMonotoneKnobCandidates = {"batch", "resolution", "depth", "width"};
 /// A fall of at most this fraction between adjacent measured levels is the meter's grain (an H200's
 /// allocator rounds peak memory to a few hundred kB: 4 batch steps fell by up to 0.2%).
 inline constexpr double kMonotoneTolerance = 0.01;
 /// The fewest adjacent steps along a knob that can show a cost never falls along it.
 inline constexpr int kMinMonotoneSteps = 20;
 
+/// The levels a model was trained at, per knob; depths per family (a basic network's depths are
+/// no bottleneck's).
+struct TrainedLevels {
+  std::set<int> resolutions, batches;
+  std::map<Family, std::set<int>> depths;
+  std::set<double> widths;
+  /// The depths trained in c's family (none: an empty set).
+  const std::set<int>& depths_of(Family f) const;
+};
+
 /// The knobs (of kMonotoneKnobCandidates, in that order) along which `target`'s value in d's ok
-/// rows never falls by more than kMonotoneTolerance from one measured level to the next of the same
-/// network (family, depth, width, precision) at the same value of the other knob, over at least
-/// kMinMonotoneSteps such steps. Repeated configurations count by their median.
+/// rows never falls by more than kMonotoneTolerance from one measured level to the next at the same
+/// values of the other configuration fields, over at least kMinMonotoneSteps such steps. Repeated
+/// configurations count by their median.
 std::vector<std::string> monotone_knobs(const Dataset& d, const std::string& target);
 
-/// The configurations of c's network below c along `knobs`, at the trained levels: c with each
-/// combination of, per knob, its own value and every trained level below it, c itself excepted.
-std::vector<Config> configs_below(const Config& c, const std::vector<std::string>& knobs,
-                                  const std::set<int>& trained_resolutions, const std::set<int>& trained_batches);
+/// The configurations below c along `knobs`, at the trained levels: c with each combination of, per
+/// knob, its own value and every trained level below it (depths of c's family), c itself excepted.
+std::vector<Config> configs_below(const Config& c, const std::vector<std::string>& knobs, const TrainedLevels& levels);
 
 /// `value` and the trained levels below it, in that order (`value` alone when `held` is false).
-std::vector<int> levels_below(int value, const std::set<int>& trained, bool held);
+template <class T>
+std::vector<T> levels_below(T value, const std::set<T>& trained, bool held) {
+  std::vector<T> v = {value};
+  if (held)
+    for (auto it = trained.begin(); it != trained.end() && *it < value; ++it) v.push_back(*it);
+  return v;
+}
 
 /// Answers (target -> one value per configuration) for configurations and their readings.
 using Answerer = std::function<std::map<std::string, std::vector<double>>(const std::vector<Config>&,
@@ -55,16 +75,20 @@ using Answerer = std::function<std::map<std::string, std::vector<double>>(const 
 /// The most configurations below the asked ones that hold_monotone asks `answer` for in one call.
 inline constexpr std::size_t kMonotoneAnsweredAtOnce = std::size_t{1} << 17;
 
-/// Raises each held target's answer for configs[i] (values[target][i], > 0) to the largest of its
-/// network's answers below it (configs_below): those among `configs` by their answers in `values`
-/// before any is raised, the others answered by `answer`, whole networks at a time, in calls of
-/// about `answered_at_once` configurations (one network's may be more). `held` maps a target to its
-/// knobs. With `by_readings`, a configuration's smaller ones are its network's at the same
-/// telemetry readings (tel[i]); without, readings are ignored.
+/// Raises each held target's answer for configs[i] (values[target][i], > 0) to the largest answer
+/// below it (configs_below), in two steps. First along batch and resolution, to the largest of its
+/// network's answers below it: those among `configs` by their answers in `values` before any is
+/// raised, the others answered by `answer`. Then along depth and width, to the largest of the
+/// answers of the configurations below it there (same family, precision, resolution and batch), each
+/// as raised by the first step: those among `configs` by their raised answers, the others answered by
+/// `answer` and raised as the first step raises. Answers are asked for whole groups at a time, in calls
+/// of about `answered_at_once` configurations (one group's may be more). `held` maps a target to its
+/// knobs. With `by_readings`, a configuration's smaller ones are those at the same telemetry readings
+/// (tel[i]); without, readings are ignored.
 void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemetry>& tel, bool by_readings,
-                   const std::map<std::string, std::vector<std::string>>& held, const std::set<int>& trained_resolutions,
-                   const std::set<int>& trained_batches, std::map<std::string, std::vector<double>>& values,
-                   const Answerer& answer, std::size_t answered_at_once = kMonotoneAnsweredAtOnce);
+                   const std::map<std::string, std::vector<std::string>>& held, const TrainedLevels& levels,
+                   std::map<std::string, std::vector<double>>& values, const Answerer& answer,
+                   std::size_t answered_at_once = kMonotoneAnsweredAtOnce);
 
 /// True when each name is one of kMonotoneKnobCandidates, named once, in their order (as training writes them).
 bool valid_monotone_knobs(const std::vector<std::string>& knobs);

@@ -9,14 +9,16 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <string>
 
 #include "carb/error.hpp"
 
 namespace carb {
 namespace {
 
-/// Rows of memory that grows with batch and resolution by `grow` per step, over 4 depths x 2
-/// precisions x resolutions {32, 64, 96} x batches {1, 2, 4, 8}: 48 batch steps and 32 resolution steps.
+/// Rows of memory that grows with batch and resolution by `grow` per step and in proportion to depth,
+/// over 4 depths x 2 precisions x resolutions {32, 64, 96} x batches {1, 2, 4, 8}, one width: 72 batch
+/// steps, 64 resolution steps, 72 depth steps and no width step.
 Dataset rising(double grow = 1.5) {
   Dataset d;
   for (int depth : {10, 18, 26, 34})
@@ -26,7 +28,7 @@ Dataset rising(double grow = 1.5) {
           Record row;
           row.platform = "test";
           row.config = {Family::basic, depth, 0.5, r, b, p};
-          row.peak_memory_mb = 10.0 * std::pow(grow, r / 32 + b);
+          row.peak_memory_mb = depth * std::pow(grow, r / 32 + b);
           d.rows.push_back(row);
         }
   return d;
@@ -41,12 +43,31 @@ Record* find(Dataset& d, int depth, int r, int b) {
 }
 
 TEST(MonotoneKnobs, AKnobIsHeldOnlyWhereNoMeasuredStepFellBeyondTheMetersGrain) {
-  const std::vector<std::string> both = {"batch", "resolution"};
+  const std::vector<std::string> both = {"batch", "resolution", "depth"};
   EXPECT_EQ(monotone_knobs(rising(), "peak_memory_mb"), both);
-  // One step along resolution falls by 2%: resolution is no longer held, batch still is.
+  // One step along resolution falls by 2%: resolution is no longer held, batch and depth still are.
   Dataset fell = rising();
   find(fell, 18, 64, 4)->peak_memory_mb = *find(fell, 18, 32, 4)->peak_memory_mb * 0.98;
-  EXPECT_EQ(monotone_knobs(fell, "peak_memory_mb"), std::vector<std::string>{"batch"});
+  EXPECT_EQ(monotone_knobs(fell, "peak_memory_mb"), (std::vector<std::string>{"batch", "depth"}));
+  // One step along depth falls by 2%: depth is no longer held.
+  Dataset shallower = rising();
+  find(shallower, 26, 64, 4)->peak_memory_mb = *find(shallower, 18, 64, 4)->peak_memory_mb * 0.98;
+  EXPECT_EQ(monotone_knobs(shallower, "peak_memory_mb"), (std::vector<std::string>{"batch", "resolution"}));
+  // A second width, twice the memory: 96 width steps, none falling, so width is held too; a third,
+  // narrower one above it in memory (a width step that falls) takes it away again.
+  Dataset wider = rising();
+  for (const Record& row : rising().rows) {
+    Record w = row;
+    w.config.width = 1.0;
+    w.peak_memory_mb = *row.peak_memory_mb * 2;
+    wider.rows.push_back(w);
+  }
+  EXPECT_EQ(monotone_knobs(wider, "peak_memory_mb"), (std::vector<std::string>{"batch", "resolution", "depth", "width"}));
+  Record narrow = wider.rows.front();
+  narrow.config.width = 0.25;
+  narrow.peak_memory_mb = *narrow.peak_memory_mb * 1.5;
+  wider.rows.push_back(narrow);
+  EXPECT_EQ(monotone_knobs(wider, "peak_memory_mb"), both);
   // A fall within the grain (0.5%) is no fall.
   Dataset grain = rising();
   find(grain, 18, 64, 4)->peak_memory_mb = *find(grain, 18, 32, 4)->peak_memory_mb * 0.995;
@@ -69,11 +90,12 @@ TEST(MonotoneKnobs, AKnobIsHeldOnlyWhereNoMeasuredStepFellBeyondTheMetersGrain) 
   Dataset failed = rising();
   for (auto& row : failed.rows)
     if (row.config.batch == 8) row.status = Status::oom, row.peak_memory_mb.reset();
-  EXPECT_EQ(monotone_knobs(failed, "peak_memory_mb"), both);  // 32 batch steps and 24 resolution steps left
+  EXPECT_EQ(monotone_knobs(failed, "peak_memory_mb"), both);  // 48 batch steps and 48 resolution steps left
 }
 
 TEST(MonotoneKnobs, TheConfigurationsBelowAreTheTrainedLevelsUnderEachHeldKnob) {
   const std::set<int> resolutions = {32, 64, 128}, batches = {1, 2, 4, 8};
+  const TrainedLevels levels{resolutions, batches, {{Family::basic, {10, 18, 50}}}, {0.25, 1.0}};
   const Config c{Family::basic, 18, 0.5, 96, 4, Precision::fp16};
   const auto keys = [](const std::vector<Config>& cs) {
     std::vector<std::string> k;
@@ -81,7 +103,7 @@ TEST(MonotoneKnobs, TheConfigurationsBelowAreTheTrainedLevelsUnderEachHeldKnob) 
     std::sort(k.begin(), k.end());
     return k;
   };
-  const auto both = configs_below(c, {"batch", "resolution"}, resolutions, batches);
+  const auto both = configs_below(c, {"batch", "resolution"}, levels);
   EXPECT_EQ(both.size(), 8u);  // resolutions {96, 32, 64} x batches {4, 1, 2}, c itself excepted
   for (const Config& k : both) {
     EXPECT_LE(k.resolution, c.resolution);
@@ -91,17 +113,35 @@ TEST(MonotoneKnobs, TheConfigurationsBelowAreTheTrainedLevelsUnderEachHeldKnob) 
   }
   Config b1 = c, b2 = c;
   b1.batch = 1, b2.batch = 2;
-  EXPECT_EQ(keys(configs_below(c, {"batch"}, resolutions, batches)), keys({b1, b2}));
-  EXPECT_TRUE(configs_below(c, {}, resolutions, batches).empty());
+  EXPECT_EQ(keys(configs_below(c, {"batch"}, levels)), keys({b1, b2}));
+  EXPECT_TRUE(configs_below(c, {}, levels).empty());
   // At the smallest levels nothing lies below.
   const Config least{Family::basic, 18, 0.5, 32, 1, Precision::fp16};
-  EXPECT_TRUE(configs_below(least, {"batch", "resolution"}, resolutions, batches).empty());
+  EXPECT_TRUE(configs_below(least, {"batch", "resolution"}, levels).empty());
+  // Along depth and width: depths {34, 10, 18} x widths {0.5, 0.25}, c itself excepted, at c's
+  // resolution and batch; with batch too, each of those at batches {4, 1, 2}.
+  const Config deep{Family::basic, 34, 0.5, 96, 4, Precision::fp16};
+  const auto across = configs_below(deep, {"depth", "width"}, levels);
+  EXPECT_EQ(across.size(), 5u);
+  for (const Config& k : across) {
+    EXPECT_LE(k.depth, deep.depth);
+    EXPECT_LE(k.width, deep.width);
+    EXPECT_EQ(k.resolution, deep.resolution);
+    EXPECT_EQ(k.batch, deep.batch);
+    EXPECT_EQ(k.family, deep.family);
+    EXPECT_EQ(k.precision, deep.precision);
+  }
+  EXPECT_EQ(configs_below(deep, {"batch", "depth", "width"}, levels).size(), 17u);  // 3 x 2 x 3 - 1
+  // Depths are the family's own: no bottleneck depth was trained, so a bottleneck has none below.
+  Config bottleneck = deep;
+  bottleneck.family = Family::bottleneck, bottleneck.depth = 80;
+  EXPECT_EQ(configs_below(bottleneck, {"depth", "width"}, levels).size(), 1u);  // width 0.25 alone
 }
 
 // The hold itself: asked configurations raised to their network's smaller ones' answers, those
 // asked by their own answers, the others by one call to the answerer.
 TEST(MonotoneKnobs, TheHoldTakesTheLargestAnswerBelowAndAsksOnlyForTheUnasked) {
-  const std::set<int> resolutions = {32, 64}, batches = {1, 2};
+  const TrainedLevels levels{{32, 64}, {1, 2}, {{Family::basic, {18}}}, {0.5}};
   const auto at = [](int r, int b) { return Config{Family::basic, 18, 0.5, r, b, Precision::fp32}; };
   // Memory falling along resolution at batch 2: (32, 2) answers 9, (64, 2) answers 5.
   std::vector<Config> asked = {at(32, 1), at(32, 2), at(64, 1), at(64, 2)};
@@ -111,7 +151,7 @@ TEST(MonotoneKnobs, TheHoldTakesTheLargestAnswerBelowAndAsksOnlyForTheUnasked) {
     ++calls;
     return std::map<std::string, std::vector<double>>{};
   };
-  hold_monotone(asked, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, resolutions, batches, values, none);
+  hold_monotone(asked, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, levels, values, none);
   EXPECT_EQ(values.at("peak_memory_mb"), (std::vector<double>{4, 9, 4, 9}));
   EXPECT_EQ(values.at("latency_ms"), (std::vector<double>{1, 1, 1, 1}));  // not held
   EXPECT_EQ(calls, 0);  // every smaller one was asked
@@ -124,12 +164,12 @@ TEST(MonotoneKnobs, TheHoldTakesTheLargestAnswerBelowAndAsksOnlyForTheUnasked) {
     return std::map<std::string, std::vector<double>>{{"peak_memory_mb", v}};
   };
   std::map<std::string, std::vector<double>> alone = {{"peak_memory_mb", {5}}};
-  hold_monotone({at(64, 2)}, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, resolutions, batches, alone, answer);
+  hold_monotone({at(64, 2)}, {}, false, {{"peak_memory_mb", {"batch", "resolution"}}}, levels, alone, answer);
   EXPECT_EQ(seen.size(), 3u);
   EXPECT_EQ(alone.at("peak_memory_mb"), std::vector<double>{9});
   // An answerer that leaves a held target out is an internal error, never a read past the end.
   std::map<std::string, std::vector<double>> again = {{"peak_memory_mb", {5}}};
-  EXPECT_THROW(hold_monotone({at(64, 2)}, {}, false, {{"peak_memory_mb", {"batch"}}}, resolutions, batches, again, none),
+  EXPECT_THROW(hold_monotone({at(64, 2)}, {}, false, {{"peak_memory_mb", {"batch"}}}, levels, again, none),
                ModelError);
 }
 
@@ -137,8 +177,7 @@ TEST(MonotoneKnobs, TheHoldTakesTheLargestAnswerBelowAndAsksOnlyForTheUnasked) {
 // of its network there or else the answerer's, the largest finite one.
 std::vector<double> held_by_definition(const std::vector<Config>& configs, const std::vector<Telemetry>& tel,
                                        bool by_readings, const std::vector<std::string>& knobs,
-                                       const std::set<int>& resolutions, const std::set<int>& batches,
-                                       const std::vector<double>& before,
+                                       const TrainedLevels& levels, const std::vector<double>& before,
                                        const std::function<double(const Config&, const Telemetry&)>& f) {
   const auto same_network = [&](std::size_t i, std::size_t j) {
     return architecture_key(configs[i]) == architecture_key(configs[j]) &&
@@ -147,7 +186,7 @@ std::vector<double> held_by_definition(const std::vector<Config>& configs, const
   std::vector<double> v = before;
   for (std::size_t i = 0; i < configs.size(); ++i) {
     if (!(before[i] > 0)) continue;
-    for (const Config& k : configs_below(configs[i], knobs, resolutions, batches)) {
+    for (const Config& k : configs_below(configs[i], knobs, levels)) {
       double w = f(k, tel.empty() ? Telemetry{} : tel[i]);
       for (std::size_t j = 0; j < configs.size(); ++j)
         if (same_network(i, j) && configs[j].resolution == k.resolution && configs[j].batch == k.batch) {
@@ -220,20 +259,144 @@ TEST(MonotoneKnobs, TheHoldIsTheDefinitionOnRandomNetworksAndChunks) {
       }
       return out;
     };
-    hold_monotone(configs, tel, readings, held, resolutions, batches, values, answer, at_once);
+    const TrainedLevels levels{resolutions, batches, {}, {}};
+    hold_monotone(configs, tel, readings, held, levels, values, answer, at_once);
     for (const auto& [target, knobs] : held)
-      EXPECT_EQ(values.at(target),
-                held_by_definition(configs, tel, readings, knobs, resolutions, batches, before.at(target), g))
+      EXPECT_EQ(values.at(target), held_by_definition(configs, tel, readings, knobs, levels, before.at(target), g))
           << "trial " << trial << " target " << target;
+  }
+}
+
+// Along depth and width the answers below are the smaller networks' at the configuration's
+// resolution and batch, each as held along batch and resolution: a network past the trained widths
+// (0.05) answering less memory at depth 50 than at depth 18 is held at depth 18's.
+TEST(MonotoneKnobs, AcrossNetworksEachSmallerNetworkCountsAsHeldWithinItself) {
+  const TrainedLevels levels{{32}, {1, 2}, {{Family::basic, {18, 34, 50}}}, {0.25, 1.0}};
+  const auto at = [](int depth, int b) { return Config{Family::basic, depth, 0.05, 32, b, Precision::fp32}; };
+  // Asked: depth 18 at batch 1, depth 50 at batches 1 and 2. Depth 34 and depth 18 at batch 2 are
+  // answered: depth 18 at batch 2 answers less (8) than depth 18 at batch 1 (10), so held it reads 10,
+  // which is what depth 50 at batch 2 is held at (9.75 held within its own network alone).
+  std::vector<Config> asked = {at(18, 1), at(50, 1), at(50, 2)};
+  std::map<std::string, std::vector<double>> values = {{"peak_memory_mb", {10, 9.75, 9.5}}, {"latency_ms", {3, 1, 2}}};
+  std::vector<std::string> seen;
+  const Answerer answer = [&](const std::vector<Config>& cs, const std::vector<Telemetry>&) {
+    std::map<std::string, std::vector<double>> out;
+    for (const Config& c : cs) {
+      seen.push_back(config_key(c));
+      const double v = c.depth == 34 ? 9.0 : c.batch == 2 ? 8.0 : 10.0;
+      out["peak_memory_mb"].push_back(v);
+      out["latency_ms"].push_back(1.0);
+    }
+    return out;
+  };
+  hold_monotone(asked, {}, false, {{"peak_memory_mb", {"batch", "depth", "width"}}, {"latency_ms", {"batch"}}}, levels,
+                values, answer);
+  EXPECT_EQ(values.at("peak_memory_mb"), (std::vector<double>{10, 10, 10}));
+  EXPECT_EQ(values.at("latency_ms"), (std::vector<double>{3, 1, 2}));  // along batch only: depth 18's 3 is not below
+  // No width below 0.05 was trained, so only smaller depths were answered: 34 at both batches, 18 at
+  // batch 2, and 18 at batch 1 again, as the configuration below 18 at batch 2 in its own network.
+  std::sort(seen.begin(), seen.end());
+  seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+  EXPECT_EQ(seen.size(), 4u);
+  for (const auto& k : seen) EXPECT_EQ(k.find("basic-50"), std::string::npos) << k;
+  // A configuration that answers no cost (0) is not raised; nor does one below it lower anything.
+  std::map<std::string, std::vector<double>> none = {{"peak_memory_mb", {0, 12, 0}}};
+  hold_monotone(asked, {}, false, {{"peak_memory_mb", {"depth"}}}, levels, none, answer);
+  EXPECT_EQ(none.at("peak_memory_mb"), (std::vector<double>{0, 12, 0}));
+}
+
+// The two steps together are the definition, configuration by configuration: the largest finite
+// answer over the depths and widths below it (itself included) of each one's largest finite answer
+// over the resolutions and batches below it (itself included), where a configuration that answers
+// no positive cost is never raised. Random groups, knobs, levels, readings, holes and chunk sizes;
+// every configuration asked answers as the answerer would.
+TEST(MonotoneKnobs, TheHoldAlongAllFourKnobsIsTheDefinition) {
+  std::mt19937 rng(20261208);
+  const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const auto f = [](const Config& c, const Telemetry& t) {
+    const int h = (c.resolution * 7 + c.batch * 13 + c.depth * 3 + static_cast<int>(c.width * 8)) % 23;
+    if (h == 3) return std::nan("");
+    if (h == 5) return std::numeric_limits<double>::infinity();
+    if (h == 7) return 0.0;
+    return 0.001 * c.resolution * c.batch * c.depth * c.width + h + t.avg_sm_util.value_or(0.0);
+  };
+  const std::vector<double> width_choices = {0.25, 0.5, 0.75, 1.0, 2.0};
+  for (int trial = 0; trial < 60; ++trial) {
+    TrainedLevels levels;
+    for (int k = pick(1, 4); k-- > 0;) levels.resolutions.insert(32 * pick(1, 5));
+    for (int k = pick(1, 4); k-- > 0;) levels.batches.insert(pick(1, 16));
+    for (int k = pick(1, 6); k-- > 0;) levels.depths[pick(0, 1) ? Family::basic : Family::bottleneck].insert(8 * pick(1, 8) + 2);
+    for (int k = pick(1, 4); k-- > 0;) levels.widths.insert(width_choices[pick(0, 4)]);
+    const auto any_of = [&](const auto& s) { return *std::next(s.begin(), pick(0, int(s.size()) - 1)); };
+    const bool by_readings = trial % 2 == 0;
+    std::vector<Config> configs;
+    std::vector<Telemetry> tel;
+    for (int k = pick(1, 40); k-- > 0;) {
+      Config c{pick(0, 1) ? Family::basic : Family::bottleneck, 0, 0, 0, 0, pick(0, 1) ? Precision::fp32 : Precision::bf16};
+      const auto& depths = levels.depths_of(c.family);  // a family may have none trained
+      c.depth = pick(0, 2) && !depths.empty() ? any_of(depths) : 8 * pick(1, 9);
+      c.width = pick(0, 2) ? any_of(levels.widths) : 0.05 * pick(1, 50);
+      c.resolution = pick(0, 2) ? any_of(levels.resolutions) : 16 * pick(2, 12);
+      c.batch = pick(0, 2) ? any_of(levels.batches) : pick(1, 20);
+      configs.push_back(c);
+      tel.push_back(Telemetry{pick(0, 3) ? std::optional<double>(10.0 * pick(0, 1)) : std::nullopt, std::nullopt});
+    }
+    if (trial % 4 == 1) tel.clear();
+    const bool readings = by_readings && !tel.empty();
+    const auto t_of = [&](std::size_t i) { return readings ? tel[i] : Telemetry{}; };
+    std::map<std::string, std::vector<std::string>> held;
+    for (const char* target : {"peak_memory_mb", "latency_ms"}) {
+      std::vector<std::string> knobs;
+      for (const auto& k : kMonotoneKnobCandidates)
+        if (pick(0, 1)) knobs.push_back(k);
+      if (!knobs.empty()) held[target] = knobs;
+    }
+    std::map<std::string, std::vector<double>> values;
+    for (const auto& [target, knobs] : held)
+      for (std::size_t i = 0; i < configs.size(); ++i) values[target].push_back(f(configs[i], t_of(i)));
+    const std::size_t at_once = std::vector<std::size_t>{1, 3, 50, kMonotoneAnsweredAtOnce}[trial % 4];
+    const Answerer answer = [&](const std::vector<Config>& cs, const std::vector<Telemetry>& ts) {
+      EXPECT_EQ(ts.size(), tel.empty() ? 0u : cs.size());
+      std::map<std::string, std::vector<double>> out;
+      for (std::size_t k = 0; k < cs.size(); ++k)
+        for (const auto& [target, knobs] : held)
+          out[target].push_back(f(cs[k], readings ? ts[k] : Telemetry{}));
+      return out;
+    };
+    hold_monotone(configs, tel, readings, held, levels, values, answer, at_once);
+    const auto finite = [](double v) { return std::isfinite(v) ? v : -std::numeric_limits<double>::infinity(); };
+    for (const auto& [target, knobs] : held) {
+      std::vector<std::string> within, across;
+      for (const auto& k : knobs) (k == "batch" || k == "resolution" ? within : across).push_back(k);
+      const auto step_one = [&](const Config& c, const Telemetry& t) {
+        double v = f(c, t);
+        if (!(v > 0)) return v;
+        for (const Config& k : configs_below(c, within, levels)) v = std::max(v, finite(f(k, t)));
+        return v;
+      };
+      for (std::size_t i = 0; i < configs.size(); ++i) {
+        double want = step_one(configs[i], t_of(i));
+        if (want > 0)
+          for (const Config& k : configs_below(configs[i], across, levels)) want = std::max(want, finite(step_one(k, t_of(i))));
+        const double got = values.at(target)[i];
+        EXPECT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
+            << "trial " << trial << " " << target << " " << config_key(configs[i]) << ": " << got << " want " << want;
+      }
+    }
   }
 }
 
 TEST(MonotoneKnobs, OnlyWhatTrainingWritesIsValid) {
   EXPECT_TRUE(valid_monotone_knobs({"batch", "resolution"}));
   EXPECT_TRUE(valid_monotone_knobs({"resolution"}));
+  EXPECT_TRUE(valid_monotone_knobs({"batch", "resolution", "depth", "width"}));
+  EXPECT_TRUE(valid_monotone_knobs({"depth"}));
+  EXPECT_TRUE(valid_monotone_knobs({"batch", "width"}));
   EXPECT_FALSE(valid_monotone_knobs({"resolution", "batch"}));
+  EXPECT_FALSE(valid_monotone_knobs({"width", "depth"}));
   EXPECT_FALSE(valid_monotone_knobs({"batch", "batch"}));
-  EXPECT_FALSE(valid_monotone_knobs({"depth"}));
+  EXPECT_FALSE(valid_monotone_knobs({"family"}));
+  EXPECT_FALSE(valid_monotone_knobs({"precision"}));
 }
 
 }  // namespace
