@@ -65,6 +65,28 @@ std::vector<std::string> monotone_knobs(const Dataset& d, const std::string& tar
     }
     if (!falls && steps >= kMinMonotoneSteps) out.push_back(knob);
   }
+  if (holds(out, "depth") || holds(out, "width")) {
+    // The trained lattice one prediction may need answered across networks: per held knob, its
+    // trained levels (depths per family and precision, the most of those).
+    std::set<double> widths, resolutions, batches;
+    std::map<std::pair<int, int>, std::set<int>> depths;
+    for (const Record& r : d.rows) {
+      if (r.status != Status::ok || !r.value(target)) continue;
+      widths.insert(r.config.width), resolutions.insert(r.config.resolution), batches.insert(r.config.batch);
+      depths[{static_cast<int>(r.config.family), static_cast<int>(r.config.precision)}].insert(r.config.depth);
+    }
+    std::size_t most_depths = 0;
+    for (const auto& [network, ds] : depths) most_depths = std::max(most_depths, ds.size());
+    double lattice = 1;
+    for (const auto& knob : out)
+      lattice *= static_cast<double>(knob == "depth"        ? most_depths
+                                     : knob == "width"      ? widths.size()
+                                     : knob == "resolution" ? resolutions.size()
+                                                            : batches.size());
+    if (lattice > static_cast<double>(kMaxAcrossLattice))
+      out.erase(std::remove_if(out.begin(), out.end(), [](const std::string& k) { return k == "depth" || k == "width"; }),
+                out.end());
+  }
   return out;
 }
 
@@ -332,12 +354,16 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
   hold_in<WithinNetwork>(configs, tel, by_readings, within, all_resolutions, batches, values, answer, answered_at_once);
   if (across.empty()) return;
   // A configuration below along depth or width is answered as it would be asked: held along batch and
-  // resolution within its own network first.
+  // resolution within its own network first, for the targets held across networks (the others'
+  // answers there are not read: holding them too cost a tester's file 3x the training time).
+  std::map<std::string, std::vector<std::string>> within_across;
+  for (const auto& [target, knobs] : across)
+    if (const auto it = within.find(target); it != within.end()) within_across.insert(*it);
   const Answerer raised = [&](const std::vector<Config>& cs, const std::vector<Telemetry>& ts) {
     auto v = answer(cs, ts);
-    for (const auto& [target, knobs] : within)
+    for (const auto& [target, knobs] : within_across)
       if (!v.count(target)) throw ModelError("internal: the smaller configurations were not answered for " + target);
-    hold_in<WithinNetwork>(cs, ts, by_readings, within, all_resolutions, batches, v, answer, answered_at_once);
+    hold_in<WithinNetwork>(cs, ts, by_readings, within_across, all_resolutions, batches, v, answer, answered_at_once);
     return v;
   };
   std::map<Family, std::vector<double>> depths;  // a family no configuration trained has none

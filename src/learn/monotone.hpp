@@ -38,6 +38,11 @@ inline const std::vector<std::string> kMonotoneKnobCandidates = {"batch", "resol
 inline constexpr double kMonotoneTolerance = 0.01;
 /// The fewest adjacent steps along a knob that can show a cost never falls along it.
 inline constexpr int kMinMonotoneSteps = 20;
+/// The most trained configurations below one (the product of the held knobs' trained levels) for
+/// which a cost is held along depth and width: each of them may be answered for one prediction. The
+/// shipped grids have 640 (cpu-2t, cpu-1t) and 135 (the H200); a tester's 26 depths x 151 widths x 129
+/// resolutions x 64 batches (32 million) kept `carb train --fast` running past 10 minutes where it took 106 s.
+inline constexpr std::size_t kMaxAcrossLattice = 10000;
 
 /// The levels a model was trained at, per knob; depths per family (a basic network's depths are
 /// no bottleneck's).
@@ -52,7 +57,8 @@ struct TrainedLevels {
 /// The knobs (of kMonotoneKnobCandidates, in that order) along which `target`'s value in d's ok
 /// rows never falls by more than kMonotoneTolerance from one measured level to the next at the same
 /// values of the other configuration fields, over at least kMinMonotoneSteps such steps. Repeated
-/// configurations count by their median.
+/// configurations count by their median. Depth and width are left out where the trained lattice
+/// along the knobs found is larger than kMaxAcrossLattice.
 std::vector<std::string> monotone_knobs(const Dataset& d, const std::string& target);
 
 /// The configurations below c along `knobs`, at the trained levels: c with each combination of, per

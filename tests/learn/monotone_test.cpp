@@ -93,6 +93,32 @@ TEST(MonotoneKnobs, AKnobIsHeldOnlyWhereNoMeasuredStepFellBeyondTheMetersGrain) 
   EXPECT_EQ(monotone_knobs(failed, "peak_memory_mb"), both);  // 48 batch steps and 48 resolution steps left
 }
 
+// Across networks, one prediction may need the answers of every trained configuration below it: with
+// too many trained levels (here 30 depths x 20 widths x 4 resolutions x 5 batches, 12,000) a cost is
+// held along batch and resolution alone; with one width fewer (11,400) still, and with 16 widths
+// (9,600) along depth and width too.
+TEST(MonotoneKnobs, DepthAndWidthAreHeldOnlyWhereTheTrainedLatticeIsBounded) {
+  const auto grid = [](int widths) {
+    Dataset d;
+    for (int depth = 10; depth < 70; depth += 2)
+      for (int w = 1; w <= widths; ++w)
+        for (int r : {32, 64, 96, 128})
+          for (int b : {1, 2, 4, 8, 16}) {
+            Record row;
+            row.platform = "test";
+            row.config = {Family::basic, depth, 0.1 * w, r, b, Precision::fp32};
+            row.peak_memory_mb = depth * w * r * b;
+            d.rows.push_back(row);
+          }
+    return d;
+  };
+  const std::vector<std::string> within = {"batch", "resolution"}, all = kMonotoneKnobCandidates;
+  EXPECT_EQ(monotone_knobs(grid(20), "peak_memory_mb"), within);
+  EXPECT_EQ(monotone_knobs(grid(19), "peak_memory_mb"), within);
+  EXPECT_EQ(monotone_knobs(grid(16), "peak_memory_mb"), all);
+  static_assert(kMaxAcrossLattice == 10000);
+}
+
 TEST(MonotoneKnobs, TheConfigurationsBelowAreTheTrainedLevelsUnderEachHeldKnob) {
   const std::set<int> resolutions = {32, 64, 128}, batches = {1, 2, 4, 8};
   const TrainedLevels levels{resolutions, batches, {{Family::basic, {10, 18, 50}}}, {0.25, 1.0}};
