@@ -67,13 +67,14 @@ std::vector<std::string> monotone_knobs(const Dataset& d, const std::string& tar
   }
   if (holds(out, "depth") || holds(out, "width")) {
     // The trained lattice one prediction may need answered across networks: per held knob, its
-    // trained levels (depths per family and precision, the most of those).
+    // trained levels (depths per family, over every precision, as predictions read them: the most
+    // of those; a review: per family and precision undercounted it by up to the precisions).
     std::set<double> widths, resolutions, batches;
-    std::map<std::pair<int, int>, std::set<int>> depths;
+    std::map<Family, std::set<int>> depths;
     for (const Record& r : d.rows) {
       if (r.status != Status::ok || !r.value(target)) continue;
       widths.insert(r.config.width), resolutions.insert(r.config.resolution), batches.insert(r.config.batch);
-      depths[{static_cast<int>(r.config.family), static_cast<int>(r.config.precision)}].insert(r.config.depth);
+      depths[r.config.family].insert(r.config.depth);
     }
     std::size_t most_depths = 0;
     for (const auto& [network, ds] : depths) most_depths = std::max(most_depths, ds.size());
@@ -242,16 +243,24 @@ struct GroupLattice {
 // The trained levels of a plane's x, for a group (by its configurations' family).
 using LevelsOf = std::function<const std::vector<double>&(const Config&)>;
 
-// hold_monotone's one step, in plane P: each row raised to the largest answer below it there.
+using Columns = std::map<std::string, std::vector<double>>;
+
+// hold_monotone's one step, in plane P: each row with a positive answer raised to the largest
+// finite answer below it there. The answers below are the asked rows' own (from `read` instead
+// where given) and the answerer's for the others. With `reach`, each row's largest finite answer at
+// or below it (kNone where none) is written there too, whatever its own answer.
 template <class P>
 void hold_in(const std::vector<Config>& configs, const std::vector<Telemetry>& tel, bool by_readings,
              const std::map<std::string, std::vector<std::string>>& held, const LevelsOf& xs_of,
-             const std::vector<double>& ys, std::map<std::string, std::vector<double>>& values, const Answerer& answer,
-             std::size_t answered_at_once) {
+             const std::vector<double>& ys, Columns& values, const Answerer& answer, std::size_t answered_at_once,
+             Columns* reach = nullptr, const Columns* read = nullptr) {
   if (held.empty()) return;
   const std::size_t n = configs.size();
   for (const auto& [target, knobs] : held)
-    if (values.at(target).size() != n) throw ModelError("internal: " + target + " was not answered for every configuration");
+    if (const auto it = values.find(target); it == values.end() || it->second.size() != n)
+      throw ModelError("internal: " + target + " was not answered for every configuration");
+  if (reach)
+    for (const auto& [target, knobs] : held) (*reach)[target].assign(n, kNone);
   std::vector<std::vector<std::size_t>> groups;  // rows, by group, in order of first appearance
   {
     std::map<GroupKey, std::size_t> index;
@@ -295,6 +304,7 @@ void hold_in(const std::vector<Config>& configs, const std::vector<Telemetry>& t
       if (!extra.empty() && (there == answered.end() || there->second.size() != extra.size()))
         throw ModelError("internal: the smaller configurations were not answered for " + target);
       const auto& before = asked.at(target);
+      const auto& below = read ? read->at(target) : before;
       auto& v = values.at(target);
       for (std::size_t k = first; k < last; ++k) {
         const auto& rows = groups[k];
@@ -302,12 +312,15 @@ void hold_in(const std::vector<Config>& configs, const std::vector<Telemetry>& t
         const auto& place = places[k - first];
         const auto answer_at = [&](double x, double y) {
           const std::size_t j = place.at(key(x, y));
-          const double w = j < n ? before[j] : there->second[j - n];
+          const double w = j < n ? below[j] : there->second[j - n];
           return std::isfinite(w) ? w : kNone;
         };
         const auto most = lattices[k - first][held_index].largest_below(rows, configs, xs, ys, answer_at);
-        for (std::size_t m = 0; m < rows.size(); ++m)
-          if (before[rows[m]] > 0) v[rows[m]] = std::max(v[rows[m]], most[m]);  // 0: no cost any device has
+        for (std::size_t m = 0; m < rows.size(); ++m) {
+          const std::size_t i = rows[m];
+          if (before[i] > 0) v[i] = std::max(v[i], most[m]);  // 0: no cost any device has
+          if (reach) (*reach)[target][i] = std::max(most[m], std::isfinite(below[i]) ? below[i] : kNone);
+        }
       }
       ++held_index;
     }
@@ -348,22 +361,33 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
                    std::size_t answered_at_once) {
   std::map<std::string, std::vector<std::string>> within, across;  // each target's knobs, per plane
   for (const auto& [target, knobs] : held)
-    for (const auto& k : knobs) (k == "batch" || k == "resolution" ? within : across)[target].push_back(k);
+    for (const auto& k : knobs)
+      (k == WithinNetwork::x_knob || k == WithinNetwork::y_knob ? within : across)[target].push_back(k);
   const std::vector<double> resolutions = as_doubles(levels.resolutions), batches = as_doubles(levels.batches);
   const LevelsOf all_resolutions = [&](const Config&) -> const std::vector<double>& { return resolutions; };
-  hold_in<WithinNetwork>(configs, tel, by_readings, within, all_resolutions, batches, values, answer, answered_at_once);
-  if (across.empty()) return;
-  // A configuration below along depth or width is answered as it would be asked: held along batch and
-  // resolution within its own network first, for the targets held across networks (the others'
-  // answers there are not read: holding them too cost a tester's file 3x the training time).
+  if (across.empty()) {
+    hold_in<WithinNetwork>(configs, tel, by_readings, within, all_resolutions, batches, values, answer, answered_at_once);
+    return;
+  }
+  // Across networks, a smaller network counts by the largest finite answer at or below it within its
+  // own network (its reach), whatever its own answer: with a network's 0 (no cost any device has)
+  // or NaN read as its whole lattice, a larger one missed the answers under it (a review). The
+  // targets held across but not within count by their own answers.
   std::map<std::string, std::vector<std::string>> within_across;
   for (const auto& [target, knobs] : across)
     if (const auto it = within.find(target); it != within.end()) within_across.insert(*it);
-  const Answerer raised = [&](const std::vector<Config>& cs, const std::vector<Telemetry>& ts) {
-    auto v = answer(cs, ts);
-    for (const auto& [target, knobs] : within_across)
-      if (!v.count(target)) throw ModelError("internal: the smaller configurations were not answered for " + target);
-    hold_in<WithinNetwork>(cs, ts, by_readings, within_across, all_resolutions, batches, v, answer, answered_at_once);
+  Columns read;
+  for (const auto& [target, knobs] : across)
+    if (!within_across.count(target)) read[target] = values.at(target);
+  hold_in<WithinNetwork>(configs, tel, by_readings, within, all_resolutions, batches, values, answer, answered_at_once,
+                         &read);
+  // A smaller network nobody asked is answered, and counts by its reach, for the targets held across
+  // networks only (holding the others there is not read: it tripled a tester's training time).
+  const Answerer reached = [&](const std::vector<Config>& cs, const std::vector<Telemetry>& ts) {
+    Columns v = answer(cs, ts);
+    Columns r;
+    hold_in<WithinNetwork>(cs, ts, by_readings, within_across, all_resolutions, batches, v, answer, answered_at_once, &r);
+    for (auto& [target, reach] : r) v[target] = std::move(reach);
     return v;
   };
   std::map<Family, std::vector<double>> depths;  // a family no configuration trained has none
@@ -373,8 +397,8 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
     const auto it = depths.find(c.family);
     return it == depths.end() ? no_depths : it->second;
   };
-  hold_in<AcrossNetworks>(configs, tel, by_readings, across, depths_of, as_doubles(levels.widths), values, raised,
-          answered_at_once);
+  hold_in<AcrossNetworks>(configs, tel, by_readings, across, depths_of, as_doubles(levels.widths), values, reached,
+                          answered_at_once, nullptr, &read);
 }
 
 bool valid_monotone_knobs(const std::vector<std::string>& knobs) {

@@ -50,7 +50,7 @@ struct TrainedLevels {
   std::set<int> resolutions, batches;
   std::map<Family, std::set<int>> depths;
   std::set<double> widths;
-  /// The depths trained in c's family (none: an empty set).
+  /// The depths trained in family f (none: an empty set).
   const std::set<int>& depths_of(Family f) const;
 };
 
@@ -81,16 +81,16 @@ using Answerer = std::function<std::map<std::string, std::vector<double>>(const 
 /// The most configurations below the asked ones that hold_monotone asks `answer` for in one call.
 inline constexpr std::size_t kMonotoneAnsweredAtOnce = std::size_t{1} << 17;
 
-/// Raises each held target's answer for configs[i] (values[target][i], > 0) to the largest answer
-/// below it (configs_below), in two steps. First along batch and resolution, to the largest of its
-/// network's answers below it: those among `configs` by their answers in `values` before any is
-/// raised, the others answered by `answer`. Then along depth and width, to the largest of the
-/// answers of the configurations below it there (same family, precision, resolution and batch), each
-/// as raised by the first step: those among `configs` by their raised answers, the others answered by
-/// `answer` and raised as the first step raises. Answers are asked for whole groups at a time, in calls
-/// of about `answered_at_once` configurations (one group's may be more). `held` maps a target to its
-/// knobs. With `by_readings`, a configuration's smaller ones are those at the same telemetry readings
-/// (tel[i]); without, readings are ignored.
+/// Raises each held target's answer for configs[i] (values[target][i], > 0) to the largest finite
+/// answer below it (configs_below): those among `configs` by their answers in `values` before any
+/// is raised, the others answered by `answer`. In two steps: first along batch and resolution within
+/// each network; then along depth and width among the networks of a family and precision at one
+/// resolution and batch, each smaller network counting by the largest finite answer at or below it
+/// within its own network (whatever its own answer). A configuration answering no positive cost is
+/// never raised. Answers are asked for whole groups at a time, in calls of about `answered_at_once`
+/// configurations (one group's may be more). `held` maps a target to its knobs. With `by_readings`,
+/// a configuration's smaller ones are those at the same telemetry readings (tel[i]); without,
+/// readings are ignored.
 void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemetry>& tel, bool by_readings,
                    const std::map<std::string, std::vector<std::string>>& held, const TrainedLevels& levels,
                    std::map<std::string, std::vector<double>>& values, const Answerer& answer,

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "carb/error.hpp"
+#include "device_identity.hpp"
 #include "held_file.hpp"
 #include "store_lock.hpp"
 #include "store_side_files.hpp"
@@ -35,6 +36,10 @@
 
 namespace carb {
 namespace {
+
+// The facts of platform_info that a later run on the same device may add to a record that lacks
+// them: what the device is, not what it read at one moment.
+constexpr const char* kLastingDeviceFacts[] = {"device_memory_mb"};
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE measurements (
@@ -589,20 +594,22 @@ void Store::put(const StoredMeasurement& m) {
 }
 
 void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& settings) {
-  // A store begun by an older carb keeps a record without the device facts a newer one reads (its
-  // memory, since 2026-12-07): those it lacks are added, as read by this run on the same device
-  // (the profiler refuses another first), and none it holds is changed.
+  // A store begun by an older carb keeps a record without the lasting device facts a newer one
+  // reads (its memory, since 2026-12-07): those it lacks are added where the record names the same
+  // device as this run, and none it holds is changed. Not where it names none (a review: a record
+  // made without NVML would have gained another GPU's name and memory), nor a reading of the moment
+  // (a clock or temperature is the first run's).
   const nlohmann::json stored = protocols();
   if (const auto it = stored.find(protocol_id); it != stored.end()) {
+    const std::string device = detail::measuring_device(*it);
     const auto info = settings.find("platform_info");
-    if (!it->is_object() || info == settings.end() || !info->is_object()) return;
+    if (device.empty() || device != detail::measuring_device(settings) || !info->is_object()) return;
     nlohmann::json merged = *it;
     nlohmann::json& had = merged["platform_info"];
-    if (had.is_null()) had = nlohmann::json::object();
     if (!had.is_object()) return;
     bool added = false;
-    for (const auto& [key, value] : info->items())
-      if (!had.contains(key)) had[key] = value, added = true;
+    for (const char* key : kLastingDeviceFacts)
+      if (const auto value = info->find(key); value != info->end() && !had.contains(key)) had[key] = *value, added = true;
     if (!added) return;
     Stmt s(db_, path_, "UPDATE protocols SET settings = ?2 WHERE id = ?1");
     s.bind(1, protocol_id).bind(2, merged.dump());

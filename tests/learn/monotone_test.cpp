@@ -117,6 +117,15 @@ TEST(MonotoneKnobs, DepthAndWidthAreHeldOnlyWhereTheTrainedLatticeIsBounded) {
   EXPECT_EQ(monotone_knobs(grid(19), "peak_memory_mb"), within);
   EXPECT_EQ(monotone_knobs(grid(16), "peak_memory_mb"), all);
   static_assert(kMaxAcrossLattice == 10000);
+  // Depths count per family over every precision, as predictions read them: 16 widths with fp32 at
+  // the even depths and bf16 at the odd ones is 60 depths below a basic network (19,200), not 30.
+  Dataset both = grid(16);
+  for (const Record& row : grid(16).rows) {
+    Record odd = row;
+    odd.config.precision = Precision::bf16, odd.config.depth += 1;
+    both.rows.push_back(odd);
+  }
+  EXPECT_EQ(monotone_knobs(both, "peak_memory_mb"), within);
 }
 
 TEST(MonotoneKnobs, TheConfigurationsBelowAreTheTrainedLevelsUnderEachHeldKnob) {
@@ -325,17 +334,45 @@ TEST(MonotoneKnobs, AcrossNetworksEachSmallerNetworkCountsAsHeldWithinItself) {
   seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
   EXPECT_EQ(seen.size(), 4u);
   for (const auto& k : seen) EXPECT_EQ(k.find("basic-50"), std::string::npos) << k;
-  // A configuration that answers no cost (0) is not raised; nor does one below it lower anything.
-  std::map<std::string, std::vector<double>> none = {{"peak_memory_mb", {0, 12, 0}}};
+  // A configuration that answers no cost (0) is not raised; one above it is raised past the 0 to
+  // depth 34's 9.
+  std::map<std::string, std::vector<double>> none = {{"peak_memory_mb", {0, 8, 0}}};
   hold_monotone(asked, {}, false, {{"peak_memory_mb", {"depth"}}}, levels, none, answer);
-  EXPECT_EQ(none.at("peak_memory_mb"), (std::vector<double>{0, 12, 0}));
+  EXPECT_EQ(none.at("peak_memory_mb"), (std::vector<double>{0, 9, 0}));
 }
 
-// The two steps together are the definition, configuration by configuration: the largest finite
-// answer over the depths and widths below it (itself included) of each one's largest finite answer
-// over the resolutions and batches below it (itself included), where a configuration that answers
-// no positive cost is never raised. Random groups, knobs, levels, readings, holes and chunk sizes;
-// every configuration asked answers as the answerer would.
+// A smaller network counts by the largest answer at or below it within its own network, whatever
+// its own: basic-18 at batch 2 answering 0 (no cost any device has) still leaves basic-18 at batch 1's
+// 7 below basic-34 at batch 2 (a review: the hold answered 5, its own).
+TEST(MonotoneKnobs, ASmallerNetworkWithoutACostStillCountsByWhatLiesBelowIt) {
+  const TrainedLevels levels{{32}, {1}, {{Family::basic, {18}}}, {0.5}};
+  const auto at = [](int depth, int b) { return Config{Family::basic, depth, 0.5, 32, b, Precision::fp32}; };
+  const Answerer answer = [&](const std::vector<Config>& cs, const std::vector<Telemetry>&) {
+    std::map<std::string, std::vector<double>> out;
+    for (const Config& c : cs) out["latency_ms"].push_back(c.depth == 34 ? 1.0 : c.batch == 2 ? 0.0 : 7.0);
+    return out;
+  };
+  for (const double own_below : {0.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    // Asked alone: every smaller configuration answered.
+    std::map<std::string, std::vector<double>> alone = {{"latency_ms", {5}}};
+    hold_monotone({at(34, 2)}, {}, false, {{"latency_ms", {"batch", "depth"}}}, levels, alone, answer);
+    EXPECT_EQ(alone.at("latency_ms"), std::vector<double>{7});
+    // Asked with basic-18 at batch 2, which answers 0, NaN or infinity: the same 7.
+    std::map<std::string, std::vector<double>> with = {{"latency_ms", {5, own_below}}};
+    hold_monotone({at(34, 2), at(18, 2)}, {}, false, {{"latency_ms", {"batch", "depth"}}}, levels, with, answer);
+    EXPECT_EQ(with.at("latency_ms")[0], 7) << own_below;
+    EXPECT_EQ(std::isnan(with.at("latency_ms")[1]), std::isnan(own_below));  // never raised
+    if (!std::isnan(own_below)) {
+      EXPECT_EQ(with.at("latency_ms")[1], own_below);
+    }
+  }
+}
+
+// The two steps together are the definition, configuration by configuration: a configuration
+// answering a positive cost is raised to the largest finite answer of configs_below, the whole
+// lattice of four knobs below it; one answering none is left as it is. Random groups, knobs, levels,
+// readings, holes (0, NaN, infinity) and chunk sizes; every configuration asked answers as the
+// answerer would.
 TEST(MonotoneKnobs, TheHoldAlongAllFourKnobsIsTheDefinition) {
   std::mt19937 rng(20261208);
   const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
@@ -392,18 +429,10 @@ TEST(MonotoneKnobs, TheHoldAlongAllFourKnobsIsTheDefinition) {
     hold_monotone(configs, tel, readings, held, levels, values, answer, at_once);
     const auto finite = [](double v) { return std::isfinite(v) ? v : -std::numeric_limits<double>::infinity(); };
     for (const auto& [target, knobs] : held) {
-      std::vector<std::string> within, across;
-      for (const auto& k : knobs) (k == "batch" || k == "resolution" ? within : across).push_back(k);
-      const auto step_one = [&](const Config& c, const Telemetry& t) {
-        double v = f(c, t);
-        if (!(v > 0)) return v;
-        for (const Config& k : configs_below(c, within, levels)) v = std::max(v, finite(f(k, t)));
-        return v;
-      };
       for (std::size_t i = 0; i < configs.size(); ++i) {
-        double want = step_one(configs[i], t_of(i));
+        double want = f(configs[i], t_of(i));
         if (want > 0)
-          for (const Config& k : configs_below(configs[i], across, levels)) want = std::max(want, finite(step_one(k, t_of(i))));
+          for (const Config& k : configs_below(configs[i], knobs, levels)) want = std::max(want, finite(f(k, t_of(i))));
         const double got = values.at(target)[i];
         EXPECT_TRUE(got == want || (std::isnan(got) && std::isnan(want)))
             << "trial " << trial << " " << target << " " << config_key(configs[i]) << ": " << got << " want " << want;

@@ -288,26 +288,32 @@ TEST_F(StoreTest, ProtocolIsStoredOnce) {
 }
 
 // A store begun by an older carb has a protocol record without the device's memory; a run of
-// today's carb on it adds the facts the record lacks (so that its export and `train` know the
-// device) and changes none it holds.
+// today's carb on the same device adds it (so that its export and `train` know the device) and
+// changes nothing it holds. Not to a record naming another device or none, and not a reading of
+// the moment.
 TEST_F(StoreTest, ARecordLackingADeviceFactGainsItAndKeepsTheRest) {
+  const nlohmann::json xeon = {{"cpu_model", "Xeon"}, {"logical_cores", 2}};
   {
     Store s(db());
-    s.put_protocol("p1", {{"warmup", 10}, {"platform_info", {{"cpu_model", "Xeon"}, {"logical_cores", 2}}}});
-    s.put_protocol("p2", {{"warmup", 5}});  // no platform_info at all
+    s.put_protocol("p1", {{"warmup", 10}, {"backend", "cpu"}, {"platform_info", xeon}});
+    s.put_protocol("p2", {{"warmup", 5}, {"backend", "cpu"}});  // names no device
+    s.put_protocol("p3", {{"backend", "cuda"}, {"platform_info", {{"gpu_name", "H100"}}}});
   }
   Store s(db(), StoreAccess::sole_writer);
-  s.put_protocol("p1", {{"warmup", 99},
-                        {"platform_info", {{"cpu_model", "Epyc"}, {"logical_cores", 2}, {"device_memory_mb", 25276}}}});
-  s.put_protocol("p2", {{"warmup", 6}, {"platform_info", {{"device_memory_mb", 1000}}}});
+  const nlohmann::json now = {
+      {"cpu_model", "Xeon"}, {"logical_cores", 4}, {"device_memory_mb", 25276}, {"load_avg_1m", 0.5}};
+  s.put_protocol("p1", {{"warmup", 99}, {"backend", "cpu"}, {"platform_info", now}});
+  s.put_protocol("p2", {{"warmup", 6}, {"backend", "cpu"}, {"platform_info", now}});
+  s.put_protocol("p3", {{"backend", "cuda"}, {"platform_info", {{"gpu_name", "H200"}, {"device_memory_mb", 150000}}}});
   const nlohmann::json p = s.protocols();
   EXPECT_EQ(p["p1"]["warmup"], 10);
-  EXPECT_EQ(p["p1"]["platform_info"]["cpu_model"], "Xeon");  // held: never changed
-  EXPECT_EQ(p["p1"]["platform_info"]["device_memory_mb"], 25276);
-  EXPECT_EQ(p["p2"]["warmup"], 5);
-  EXPECT_EQ(p["p2"]["platform_info"], (nlohmann::json{{"device_memory_mb", 1000}}));
+  nlohmann::json gained = xeon;
+  gained["device_memory_mb"] = 25276;  // the lasting fact; logical_cores held, the load average not added
+  EXPECT_EQ(p["p1"]["platform_info"], gained);
+  EXPECT_EQ(p["p2"], (nlohmann::json{{"warmup", 5}, {"backend", "cpu"}}));
+  EXPECT_EQ(p["p3"]["platform_info"], (nlohmann::json{{"gpu_name", "H100"}}));
   // Nothing new: the record is as it was.
-  s.put_protocol("p1", {{"platform_info", {{"device_memory_mb", 1}}}});
+  s.put_protocol("p1", {{"backend", "cpu"}, {"platform_info", {{"cpu_model", "Xeon"}, {"device_memory_mb", 1}}}});
   EXPECT_EQ(s.protocols()["p1"], p["p1"]);
 }
 
