@@ -45,12 +45,16 @@ void print(const TrainSummary& s) {
   }
   // What the bundle knows of its device (a hostile tester: nothing showed the power limit read from
   // the data's provenance, or that none was).
+  // Nor that no memory was: a store begun by an older carb records none, and a model without one
+  // passes any peak (a hostile tester).
   const bool energy = std::find(s.targets.begin(), s.targets.end(), "energy_j") != s.targets.end();
-  if (s.device.memory_mb || s.device.power_limit_w || energy) {
+  {
     std::cout << "device:";
     if (s.device.memory_mb)
       std::cout << " memory " << fmt_num(*s.device.memory_mb, 10)
                 << (s.device_memory_given ? " MB (given)," : " MB (the data's provenance),");
+    else
+      std::cout << " memory unknown (the data's provenance records none for every row; --device-memory-mb gives it),";
     if (s.device.power_limit_w)
       std::cout << " power limit " << fmt_num(*s.device.power_limit_w, 10) << " W (the data's provenance)";
     else if (energy)

@@ -8,15 +8,18 @@
 #include <regex>
 #include <unordered_map>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_set>
 
 #include "carb/error.hpp"
 #include "carb/store.hpp"
+#include "carb/text_table.hpp"
 #include "carb/warning.hpp"
 #include "data/platform_name.hpp"
 #include "data/provenance.hpp"
@@ -177,6 +180,21 @@ ProfileSummary run_profile(const std::vector<Config>& configs, const ProfileOpti
                                       "one platform name is one device; give this one another --platform or --db");
   if (o.check_meter) settings["meter_check"] = backend->check_meter(kMeterCheckS).to_json();
   store.put_protocol(pid, settings);
+  // A record keeps its first run's facts; one that disagrees with this device's memory is said (a
+  // hostile tester: 80,000 MB recorded on a 25 GB machine reached `carb train` without a word).
+  if (const auto had = protocols.find(pid); had != protocols.end()) {
+    const auto memory = [](const nlohmann::json& j) -> std::optional<double> {
+      const auto info = j.find("platform_info");
+      if (info == j.end() || !info->is_object()) return std::nullopt;
+      const auto m = info->find("device_memory_mb");
+      return m != info->end() && m->is_number() ? std::optional<double>(m->get<double>()) : std::nullopt;
+    };
+    const auto recorded = memory(*had), now = memory(settings);
+    if (recorded && now && std::abs(*recorded - *now) > 0.01 * *now)
+      warn(o.db.string() + " records the device's memory as " + fmt_num(*recorded, 10) + " MB for protocol " + pid +
+           ", and this run reads " + fmt_num(*now, 10) + " MB: the record is kept (its first run's), and `carb train` "
+           "takes it unless --device-memory-mb is given");
+  }
   // What this run was given, so that an export of the store says when a campaign is unfinished
   // (a run stopped in a preset's grid order holds its small networks only, and read as a dataset
   // without a word that was a biased sample).

@@ -698,6 +698,11 @@ nlohmann::json Store::protocols() const {
     } catch (const nlohmann::json::exception& e) {
       throw MeasureError(path_.string() + ": protocol '" + id + "' has unreadable settings: " + detail::json_error_text(e.what()));
     }
+    // A hostile tester: settings '[]' let a resumed run measure into a store export then refused,
+    // saying the store held no settings for the protocol.
+    if (!out[id].is_object())
+      throw MeasureError(path_.string() + ": protocol '" + id + "' has unreadable settings: " + out[id].type_name() +
+                         ", not a JSON object");
   }
   return out;
 }

@@ -20,6 +20,8 @@ TEST(EvaluateCli, RowsOfAnotherProtocolAreSaidAndNeverInSample) {
   const std::string data = std::string(CARB_SOURCE_DIR) + "/data/";
   const CliRun t = carb("train --data " + data + "cpu-1t.csv --out ev_model --fast", "ev_train");
   ASSERT_EQ(t.status, 0) << t.err;
+  // The shipped data predates recorded device memory, and no --device-memory-mb was given: said.
+  EXPECT_NE(t.out.find("device: memory unknown (the data's provenance records none"), std::string::npos) << t.out;
   // The previous campaign of the same platform, under protocol pf6805e84f2ef.
   const CliRun other = carb("evaluate --model ev_model --data " + data + "extra/cpu-1t-ref.csv --external --quick "
                             "--format json", "ev_other");

@@ -372,6 +372,16 @@ TEST_F(ProfileCli, AStoreBegunByAnOlderCarbGainsTheDevicesMemoryWhenResumed) {
   const Finished exported = run_carb({"data", "export", "--db", db().string(), "--out", (dir_ / "x.csv").string()}, dir_, "export");
   ASSERT_EQ(exported.exit_code(), 0) << exported.err;
   EXPECT_NE(test::slurp(dir_ / "x.json").find("device_memory_mb"), std::string::npos);
+  EXPECT_EQ(resumed.err.find("records the device's memory"), std::string::npos) << resumed.err;
+  // A record whose memory is not this machine's is kept, and said (a hostile tester: 80,000 MB on a
+  // 25 GB machine reached `carb train` without a word).
+  const std::string other = "sqlite3 '" + db().string() +
+                            "' \"UPDATE protocols SET settings = json_set(settings, '$.platform_info.device_memory_mb', 80000)\"";
+  ASSERT_EQ(std::system(other.c_str()), 0);
+  const Finished said = run_carb(one_config_args("three.csv", 4), dir_, "said");
+  ASSERT_EQ(said.exit_code(), 0) << said.err;
+  EXPECT_NE(said.err.find("records the device's memory as 80000 MB"), std::string::npos) << said.err;
+  EXPECT_EQ(info().at("device_memory_mb"), 80000);
 }
 
 // A hostile tester: --threads 1000 on 2 cores was taken without a word; it measures threads

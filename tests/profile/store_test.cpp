@@ -317,6 +317,26 @@ TEST_F(StoreTest, ARecordLackingADeviceFactGainsItAndKeepsTheRest) {
   EXPECT_EQ(s.protocols()["p1"], p["p1"]);
 }
 
+// A hostile tester: settings that are JSON but no object ('[]', null, "x") let a resumed profile
+// measure into a store that export then refused, saying it held no settings for the protocol.
+TEST_F(StoreTest, SettingsThatAreNoObjectAreADamagedStore) {
+  { Store(db()).put_protocol("p1", {{"warmup", 1}}); }
+  for (const char* settings : {"[]", "null", "\"x\"", "3"}) {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+    const std::string sql = std::string("UPDATE protocols SET settings = '") + settings + "'";
+    ASSERT_EQ(sqlite3_exec(raw, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(raw);
+    try {
+      (void)Store(db(), StoreAccess::read_only).protocols();
+      ADD_FAILURE() << settings << " was read as settings";
+    } catch (const MeasureError& e) {
+      EXPECT_NE(std::string(e.what()).find("protocol 'p1' has unreadable settings"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("not a JSON object"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST_F(StoreTest, DuplicatePutReplaces) {
   Store s(db());
   StoredMeasurement m = sample(1);
