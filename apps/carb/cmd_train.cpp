@@ -48,21 +48,19 @@ void print(const TrainSummary& s) {
   // Nor that no memory was: a store begun by an older carb records none, and a model without one
   // passes any peak (a hostile tester).
   const bool energy = std::find(s.targets.begin(), s.targets.end(), "energy_j") != s.targets.end();
-  {
-    std::cout << "device:";
-    if (s.device.memory_mb)
-      std::cout << " memory " << fmt_num(*s.device.memory_mb, 10)
-                << (s.device_memory_given ? " MB (given)," : " MB (the data's provenance),");
-    else
-      std::cout << " memory unknown (the data's provenance records none for every row; --device-memory-mb gives it),";
-    if (s.device.power_limit_w)
-      std::cout << " power limit " << fmt_num(*s.device.power_limit_w, 10) << " W (the data's provenance)";
-    else if (energy)
-      std::cout << " no power limit (the data's provenance records none for its rows' protocol)";
-    else
-      std::cout << " no power limit (no energy to hold to one)";
-    std::cout << '\n';
-  }
+  std::cout << "device:";
+  if (s.device.memory_mb)
+    std::cout << " memory " << fmt_num(*s.device.memory_mb, 10)
+              << (s.device_memory_given ? " MB (given)," : " MB (the data's provenance),");
+  else
+    std::cout << " memory unknown (the data's provenance records none for every row; --device-memory-mb gives it),";
+  if (s.device.power_limit_w)
+    std::cout << " power limit " << fmt_num(*s.device.power_limit_w, 10) << " W (the data's provenance)";
+  else if (energy)
+    std::cout << " no power limit (the data's provenance records none for its rows' protocol)";
+  else
+    std::cout << " no power limit (no energy to hold to one)";
+  std::cout << '\n';
   for (const auto& w : s.warnings) std::cout << "warning: " << w << '\n';
 }
 

@@ -69,21 +69,16 @@ std::vector<std::string> monotone_knobs(const Dataset& d, const std::string& tar
     // The trained lattice one prediction may need answered across networks: per held knob, its
     // trained levels (depths per family, over every precision, as predictions read them: the most
     // of those; a review: per family and precision undercounted it by up to the precisions).
-    std::set<double> widths, resolutions, batches;
-    std::map<Family, std::set<int>> depths;
-    for (const Record& r : d.rows) {
-      if (r.status != Status::ok || !r.value(target)) continue;
-      widths.insert(r.config.width), resolutions.insert(r.config.resolution), batches.insert(r.config.batch);
-      depths[r.config.family].insert(r.config.depth);
-    }
-    std::size_t most_depths = 0;
-    for (const auto& [network, ds] : depths) most_depths = std::max(most_depths, ds.size());
     double lattice = 1;
-    for (const auto& knob : out)
-      lattice *= static_cast<double>(knob == "depth"        ? most_depths
-                                     : knob == "width"      ? widths.size()
-                                     : knob == "resolution" ? resolutions.size()
-                                                            : batches.size());
+    for (const auto& knob : out) {
+      std::map<Family, std::set<double>> levels;  // one set per family for depth, one for the others
+      for (const Record& r : d.rows)
+        if (r.status == Status::ok && r.value(target))
+          levels[knob == "depth" ? r.config.family : Family::basic].insert(knob_value(r.config, knob));
+      std::size_t most = 0;
+      for (const auto& [family, ls] : levels) most = std::max(most, ls.size());
+      lattice *= static_cast<double>(most);
+    }
     if (lattice > static_cast<double>(kMaxAcrossLattice))
       out.erase(std::remove_if(out.begin(), out.end(), [](const std::string& k) { return k == "depth" || k == "width"; }),
                 out.end());
@@ -365,10 +360,6 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
       (k == WithinNetwork::x_knob || k == WithinNetwork::y_knob ? within : across)[target].push_back(k);
   const std::vector<double> resolutions = as_doubles(levels.resolutions), batches = as_doubles(levels.batches);
   const LevelsOf all_resolutions = [&](const Config&) -> const std::vector<double>& { return resolutions; };
-  if (across.empty()) {
-    hold_in<WithinNetwork>(configs, tel, by_readings, within, all_resolutions, batches, values, answer, answered_at_once);
-    return;
-  }
   // Across networks, a smaller network counts by the largest finite answer at or below it within its
   // own network (its reach), whatever its own answer: with a network's 0 (no cost any device has)
   // or NaN read as its whole lattice, a larger one missed the answers under it (a review). The
@@ -380,7 +371,8 @@ void hold_monotone(const std::vector<Config>& configs, const std::vector<Telemet
   for (const auto& [target, knobs] : across)
     if (!within_across.count(target)) read[target] = values.at(target);
   hold_in<WithinNetwork>(configs, tel, by_readings, within, all_resolutions, batches, values, answer, answered_at_once,
-                         &read);
+                         across.empty() ? nullptr : &read);
+  if (across.empty()) return;
   // A smaller network nobody asked is answered, and counts by its reach, for the targets held across
   // networks only (holding the others there is not read: it tripled a tester's training time).
   const Answerer reached = [&](const std::vector<Config>& cs, const std::vector<Telemetry>& ts) {
