@@ -12,6 +12,7 @@
 #include "carb/network_spec.hpp"
 #include "checksum_file.hpp"
 #include "conformal.hpp"
+#include "distinct_configs.hpp"
 #include "model_internal.hpp"
 #include "memory_floor.hpp"
 #include "monotone.hpp"
@@ -292,10 +293,33 @@ std::map<std::string, std::vector<double>> CarbModel::cascade_inputs(const std::
   return cascade_columns(answered_as(configs), tel);
 }
 
+// One reading per configuration, or none (a hostile tester: predict took 3 for 1, predict_chunked refused).
+static void check_telemetry_count(const std::vector<Telemetry>& tel, const std::vector<Config>& configs) {
+  if (!tel.empty() && tel.size() != configs.size())
+    throw InputError("telemetry for " + std::to_string(tel.size()) + " configurations, but " +
+                     std::to_string(configs.size()) + " configurations: give one per configuration, or none");
+}
+
+// Nor is a latency or an energy that no device could measure an answer: one implying more than
+// kMaxFlopsPerSecond or kMaxFlopsPerJoule (the bounds data validate holds every row to) is 0, an
+// impossible cost said as such everywhere, like a raw-target answer below the memory floor
+// (forty-fourth hostile pass: a model answered 9,260 TFLOP/s and 10.8 kW on an H200, exit 0).
+static void said_impossible(const std::vector<Config>& configs, std::map<std::string, std::vector<double>>& out) {
+  const auto latency = out.find("latency_ms"), energy = out.find("energy_j");
+  if (latency == out.end() && energy == out.end()) return;
+  for (std::size_t i = 0; i < configs.size(); ++i) {
+    const double flops = network_totals(configs[i]).flops();
+    if (latency != out.end() && latency->second[i] > 0 && flops / (latency->second[i] * 1e-3) > kMaxFlopsPerSecond)
+      latency->second[i] = 0.0;
+    if (energy != out.end() && energy->second[i] > 0 && flops / energy->second[i] > kMaxFlopsPerJoule)
+      energy->second[i] = 0.0;
+  }
+}
+
 std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const std::vector<Config>& configs,
                                                                            const std::vector<Telemetry>& tel,
                                                                            std::size_t leading) const {
-  auto out = raw_columns(configs, tel, leading);
+  check_telemetry_count(tel, configs);
   // The corners of the box of trained levels around each configuration between them, each with its
   // weight in a multilinear interpolation over the logarithms of the levels (a cost follows a power
   // of resolution, width and batch; trees answer there only what they learned at a level nearby).
@@ -327,38 +351,88 @@ std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const
         }
     span[i].second = corners.size();
   }
-  if (corners.empty()) return out;
-  const auto at_corners = raw_columns(corners, corner_tel, leading);
-  for (auto& [target, values] : out) {
-    const auto& around = at_corners.at(target);
+  // A configuration between trained levels is answered by its corners; by itself only where a corner
+  // has no positive answer (as the trees say there: no corner of it to interpolate between). Each
+  // configuration is answered once (distinct_configs.hpp): corners are trained configurations, shared
+  // by every configuration between the same levels, and holding costs monotone asks the smaller
+  // networks at every resolution and batch asked (a tester's 5,000 configurations at untrained
+  // resolutions and batches: 16 s where unheld they took 1.5 s, nearly all of it the trees' sums of
+  // configurations answered twice or their own answers interpolated away).
+  const auto answer_once = [&](const std::vector<Config>& cs, const std::vector<Telemetry>& ts) {
+    const DistinctConfigs distinct = distinct_configs(cs, ts);
+    const auto answered = raw_columns(distinct.configs, distinct.tel, leading);
+    std::map<std::string, std::vector<double>> v;
+    for (const auto& [target, values] : answered) {
+      auto& column = v[target];
+      column.reserve(cs.size());
+      for (std::size_t i : distinct.index) column.push_back(values[i]);
+    }
+    return v;
+  };
+  std::vector<std::size_t> by_itself;  // rows answered by themselves: on trained levels
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (span[i].first == span[i].second) by_itself.push_back(i);
+  std::vector<Config> asked = corners;
+  std::vector<Telemetry> asked_tel = corner_tel;
+  for (std::size_t i : by_itself) {
+    asked.push_back(configs[i]);
+    if (!tel.empty()) asked_tel.push_back(tel.at(i));
+  }
+  const auto at_corners = answer_once(asked, asked_tel);  // corners first, then the rows by themselves
+  std::map<std::string, std::vector<double>> out;
+  std::vector<std::size_t> without_corners;  // rows with a corner of no positive answer, for some target
+  for (const auto& [target, around] : at_corners) {
+    auto& values = out[target];
+    values.assign(configs.size(), std::numeric_limits<double>::quiet_NaN());  // each row is answered below
+    for (std::size_t k = 0; k < by_itself.size(); ++k) values[by_itself[k]] = around[corners.size() + k];
     const TargetModel* memory_model = nullptr;  // held at its floor between levels too
     if (target == "peak_memory_mb")
       for (const auto& tm : models_)
         if (tm.target == target) memory_model = &tm;
-    for (std::size_t i = 0; i < values.size(); ++i) {
+    for (std::size_t i = 0; i < configs.size(); ++i) {
       const auto [first, end] = span[i];
-      if (first == end || !(values[i] > 0)) continue;  // 0: no cost any device has, said as such
+      if (first == end) continue;
       double log_v = 0;
       bool all_positive = true;
       for (std::size_t k = first; k < end; ++k) {
         all_positive = all_positive && around[k] > 0;
         log_v += weight[k] * std::log(std::max(around[k], 1e-300));
       }
-      if (!all_positive) continue;
+      if (!all_positive) {
+        if (without_corners.empty() || without_corners.back() != i) without_corners.push_back(i);
+        continue;
+      }
       values[i] = std::exp(log_v);
       // No pass peaks below its weights and input, between levels either.
       if (memory_model) values[i] = std::max(values[i], answer_floor_mb(*memory_model, configs[i]));
     }
   }
+  if (!without_corners.empty()) {
+    std::sort(without_corners.begin(), without_corners.end());
+    without_corners.erase(std::unique(without_corners.begin(), without_corners.end()), without_corners.end());
+    std::vector<Config> own;
+    std::vector<Telemetry> own_tel;
+    for (std::size_t i : without_corners) {
+      own.push_back(configs[i]);
+      if (!tel.empty()) own_tel.push_back(tel.at(i));
+    }
+    const auto by_themselves = answer_once(own, own_tel);
+    for (auto& [target, values] : out) {
+      const auto& around = at_corners.at(target);
+      const auto& theirs = by_themselves.at(target);
+      for (std::size_t k = 0; k < without_corners.size(); ++k) {
+        const std::size_t i = without_corners[k];
+        const auto [first, end] = span[i];
+        if (std::any_of(around.begin() + first, around.begin() + end, [](double v) { return !(v > 0); }))
+          values[i] = theirs[k];
+      }
+    }
+  }
+  // An interpolated latency or energy no device could measure is no answer either (raw_columns).
+  said_impossible(configs, out);
   return out;
 }
 
-// One reading per configuration, or none (a hostile tester: predict took 3 for 1, predict_chunked refused).
-static void check_telemetry_count(const std::vector<Telemetry>& tel, const std::vector<Config>& configs) {
-  if (!tel.empty() && tel.size() != configs.size())
-    throw InputError("telemetry for " + std::to_string(tel.size()) + " configurations, but " +
-                     std::to_string(configs.size()) + " configurations: give one per configuration, or none");
-}
 
 std::map<std::string, std::vector<double>> CarbModel::cascade_columns(const std::vector<Config>& configs,
                                                                       const std::vector<Telemetry>& tel,
@@ -396,19 +470,7 @@ std::map<std::string, std::vector<double>> CarbModel::raw_columns(const std::vec
                                                                   const std::vector<Telemetry>& tel,
                                                                   std::size_t leading) const {
   auto out = cascade_columns(configs, tel, leading);
-  // Nor is a latency or an energy that no device could measure an answer: one implying more than
-  // kMaxFlopsPerSecond or kMaxFlopsPerJoule (the bounds data validate holds every row to) is 0, an
-  // impossible cost said as such everywhere, like a raw-target answer below the memory floor
-  // (forty-fourth hostile pass: a model answered 9,260 TFLOP/s and 10.8 kW on an H200, exit 0).
-  const auto latency = out.find("latency_ms"), energy = out.find("energy_j");
-  if (latency == out.end() && energy == out.end()) return out;
-  for (std::size_t i = 0; i < configs.size(); ++i) {
-    const double flops = network_totals(configs[i]).flops();
-    if (latency != out.end() && latency->second[i] > 0 && flops / (latency->second[i] * 1e-3) > kMaxFlopsPerSecond)
-      latency->second[i] = 0.0;
-    if (energy != out.end() && energy->second[i] > 0 && flops / energy->second[i] > kMaxFlopsPerJoule)
-      energy->second[i] = 0.0;
-  }
+  said_impossible(configs, out);
   return out;
 }
 

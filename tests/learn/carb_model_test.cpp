@@ -154,6 +154,34 @@ TEST(CarbModel, AnAnswerBetweenTrainedLevelsLiesBetweenTheirAnswers) {
   EXPECT_GE(memory, network_totals(off).memory_floor_mb());
 }
 
+// 2026-12-07: a list is answered with each configuration and corner once, the corners shared by
+// every configuration between the same levels and the smaller configurations the hold asks: each
+// answer is still the one the configuration has asked alone, in any order and beside any others.
+TEST(CarbModel, EachAnswerInAListIsItsAnswerAlone) {
+  const CarbModel m = CarbModel::train(synthetic_train(), fast_options());
+  std::vector<Config> list;
+  std::mt19937 g(17);
+  for (int k = 0; k < 60; ++k) {
+    const int depths[] = {10, 14, 18, 26, 34, 40};
+    const double widths[] = {0.25, 0.3, 0.5, 0.6, 0.75, 1.0};
+    const int res[] = {32, 40, 48, 64, 80, 96, 112};  // 112: past the trained 96
+    const int batches[] = {1, 2, 3, 4, 6, 8, 12, 16, 48, 64, 100};
+    const Config c{Family::basic, depths[g() % 6], widths[g() % 6], res[g() % 7], batches[g() % 11],
+                   g() % 2 ? Precision::fp32 : Precision::bf16};
+    if (std::find(list.begin(), list.end(), c) == list.end()) list.push_back(c);
+  }
+  const auto together = m.predict_columns(list);
+  std::reverse(list.begin(), list.end());
+  const auto reversed = m.predict_columns(list);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const auto alone = m.predict_columns({list[i]});
+    for (const auto& [t, v] : alone) {
+      EXPECT_EQ(reversed.at(t)[i], v[0]) << t << " " << config_key(list[i]);
+      EXPECT_EQ(together.at(t)[list.size() - 1 - i], v[0]) << t << " " << config_key(list[i]);
+    }
+  }
+}
+
 TEST(CarbModel, ALevelTooFewRowsCanBoundIsUnbounded) {
   const Dataset d = make_synthetic_cost_dataset(40, 6);  // 99% needs 99 residuals per regime
   const CarbModel m = CarbModel::train(d, fast_options());
@@ -373,6 +401,17 @@ TEST(CarbModel, APredictionNoDeviceCouldMeasureIsAnImpossibleCost) {
     for (double v : cols.at(t)) EXPECT_EQ(v, 0.0) << t;
   }
   EXPECT_GT(cols.at("peak_memory_mb").front(), 0.0);
+  // Between trained levels too, where the corners around have no positive answer and a configuration
+  // is answered by itself (2026-12-07: corners first, the configuration's own answer only then).
+  std::vector<Config> between;
+  for (Config c : configs_of(test)) {
+    c.resolution = c.resolution == 96 ? 80 : c.resolution + 16, c.batch = c.batch == 64 ? 48 : c.batch + c.batch / 2;
+    between.push_back(c);
+  }
+  const auto between_cols = m.predict_columns(between);
+  for (const char* t : {"latency_ms", "energy_j"})
+    for (double v : between_cols.at(t)) EXPECT_EQ(v, 0.0) << t;
+  for (double v : between_cols.at("peak_memory_mb")) EXPECT_GT(v, 0.0);
 }
 
 TEST(CarbModel, PredictedMemoryIsNeverBelowTheWeightsAndInput) {
