@@ -63,6 +63,13 @@ struct CampaignProgress {
   std::size_t planned = 0, unmeasured = 0;
 };
 
+/// The device a dataset's sidecar records rows of one protocol as measured on (`carb data info`).
+struct MeasuringDevice {
+  std::string protocol_id;
+  std::string device;               // e.g. "cuda NVIDIA H200"; empty where the record names none
+  std::optional<double> memory_mb;  // its platform_info.device_memory_mb; empty where none is recorded as a size
+};
+
 /// What is in a dataset CSV (`carb data info`).
 struct DatasetInfo {
   std::filesystem::path file;
@@ -75,6 +82,7 @@ struct DatasetInfo {
   std::optional<KnobRange<int>> depth, resolution, batch;  // empty for a file without rows
   std::optional<KnobRange<double>> width;
   std::optional<CampaignProgress> campaign;  // from the sidecar; empty when it records none
+  std::vector<MeasuringDevice> devices;      // from the sidecar, per protocol the rows name, in id order
   nlohmann::json to_json() const;
 };
 

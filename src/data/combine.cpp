@@ -17,6 +17,7 @@
 #include "carb/error.hpp"
 #include "carb/metrics.hpp"
 #include "data/csv.hpp"
+#include "data/device_facts.hpp"
 #include "data/provenance.hpp"
 #include "data/validate.hpp"
 #include "util/stop_signal.hpp"
@@ -292,7 +293,12 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
     rounds.push_back(read_dataset_csv(f));
     const nlohmann::json prov = read_provenance(f);
     if (prov.is_object() && prov.contains("protocols") && prov["protocols"].is_object())
-      protocols.update(prov["protocols"]);
+      for (const auto& [id, settings] : prov["protocols"].items()) {
+        // The last round's record, with the lasting device facts an earlier one had and it lacks.
+        nlohmann::json next = settings;
+        if (protocols.contains(id)) detail::add_lasting_device_facts(next, protocols[id]);
+        protocols[id] = std::move(next);
+      }
     sources.push_back({{"file", f.string()}, {kResolvedPathKey, resolved_path(f).string()}, {"rows", rounds.back().rows.size()},
                      {kCsvHashKey, file_fnv1a64(f).value_or("")}, {"provenance", prov}});
   }

@@ -12,6 +12,7 @@
 #include "carb/error.hpp"
 #include "carb/text_table.hpp"
 #include "carb/warning.hpp"
+#include "data/device_facts.hpp"
 #include "data/validate.hpp"
 #include "data/provenance.hpp"
 #include "util/join.hpp"
@@ -41,10 +42,20 @@ void merge_protocols(const nlohmann::json& prov, const std::string& file, nlohma
     if (!all.contains(it.key())) {
       all[it.key()] = it.value();
       source[it.key()] = file;
-    } else if (measuring_settings(all[it.key()]) != measuring_settings(it.value())) {
+      continue;
+    }
+    // A lasting fact of the device one record holds and the other lacks (an export made before carb
+    // recorded the device's memory) is no other setting: the merged record has it, in either order
+    // (thirty-first session: an older export first dropped the newer one's memory and was said to
+    // have "different settings").
+    nlohmann::json kept = all[it.key()], theirs = it.value();
+    detail::add_lasting_device_facts(kept, theirs);
+    detail::add_lasting_device_facts(theirs, kept);
+    if (measuring_settings(kept) == measuring_settings(theirs))
+      all[it.key()] = std::move(kept);
+    else
       conflicts.push_back("protocol '" + it.key() + "' has different settings in " + source[it.key()] +
                           " and " + file);
-    }
   }
 }
 
@@ -195,6 +206,26 @@ std::optional<CampaignProgress> exported_campaign(const fs::path& csv) {
 }
 }  // namespace
 
+namespace {
+
+// Per protocol the rows name, the device its record names and that device's memory (what `carb
+// train` reads as the device's memory): none is said where the sidecar holds no record of it.
+std::vector<MeasuringDevice> measuring_devices(const Dataset& d, const nlohmann::json& recorded,
+                                               const ProtocolFactsById& facts) {
+  std::set<std::string> ids;
+  for (const Record& r : d.rows)
+    if (const std::string id = protocol_of(r); !id.empty()) ids.insert(id);
+  std::vector<MeasuringDevice> out;
+  for (const std::string& id : ids) {
+    if (!recorded.is_object() || !recorded.contains(id)) continue;
+    const auto fact = facts.find(id);
+    out.push_back({id, detail::measuring_device(recorded[id]), fact == facts.end() ? std::nullopt : fact->second.memory_mb});
+  }
+  return out;
+}
+
+}  // namespace
+
 DatasetInfo dataset_info(const fs::path& csv) {
   // A summary of any well-formed file, also one that readers refuse (two platforms, duplicates):
   // `data info` is how a user sees what is in it.
@@ -207,8 +238,11 @@ DatasetInfo dataset_info(const fs::path& csv) {
   // it silent where merge, train and validate pointed at the killed run's provenance. A sidecar they
   // refuse outright is said and the CSV summarised: info shows what is there.
   ProtocolFactsById facts;
+  nlohmann::json recorded;  // the sidecar's protocol records
   try {
     facts = recorded_protocol_facts(csv);
+    if (const nlohmann::json prov = read_provenance(csv); prov.is_object() && prov.contains("protocols"))
+      recorded = prov["protocols"];
   } catch (const Error& e) {
     warn(std::string(e.what()) + " (`carb data validate` refuses it; the summary is of the CSV alone)");
   }
@@ -230,6 +264,7 @@ DatasetInfo dataset_info(const fs::path& csv) {
   }
   for (const auto& p : platforms) info.platforms[p] = platform_rows(d, p);
   info.campaign = exported_campaign(csv);
+  info.devices = measuring_devices(d, recorded, facts);
   if (!d.rows.empty()) {
     info.depth = range_of<int>(d, [](const Config& c) { return c.depth; });
     info.width = range_of<double>(d, [](const Config& c) { return c.width; });
@@ -260,6 +295,11 @@ nlohmann::json DatasetInfo::to_json() const {
   if (batch) j["batch"] = range_json(*batch);
   j["campaign"] = campaign ? nlohmann::json{{"planned", campaign->planned}, {"unmeasured", campaign->unmeasured}}
                            : nlohmann::json();
+  j["devices"] = nlohmann::json::array();
+  for (const auto& m : devices)
+    j["devices"].push_back({{"protocol_id", m.protocol_id},
+                            {"device", m.device.empty() ? nlohmann::json() : nlohmann::json(m.device)},
+                            {"memory_mb", m.memory_mb ? nlohmann::json(*m.memory_mb) : nlohmann::json()}});
   return j;
 }
 
@@ -296,6 +336,10 @@ std::string format_dataset_info(const DatasetInfo& info) {
   if (!info.extra_columns.empty()) {
     out << "  extra columns: " << join(info.extra_columns) << "\n";
   }
+  for (const auto& m : info.devices)
+    out << "  measured on: " << (m.device.empty() ? "a device its record does not name" : m.device) << ", "
+        << (m.memory_mb ? fmt_num(*m.memory_mb, 10) + " MB of memory" : std::string("its memory not recorded"))
+        << " (protocol " << m.protocol_id << ")\n";
   // Fifteenth-pass leftover: a file every reader refuses for its duplicates looked fine here.
   if (info.duplicates > 0)
     out << "  duplicates: " << info.duplicates << (info.duplicates == 1 ? " row repeats" : " rows repeat")

@@ -5,24 +5,6 @@
 #include "carb/error.hpp"
 
 namespace carb::detail {
-namespace {
-
-std::string text_at(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return "";
-  const auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-}  // namespace
-
-std::string measuring_device(const nlohmann::json& settings) {
-  if (!settings.is_object()) return "";
-  const std::string backend = text_at(settings, "backend");
-  const auto info = settings.find("platform_info");
-  if (backend.empty() || info == settings.end()) return "";
-  const std::string name = text_at(*info, backend == "cpu" ? "cpu_model" : "gpu_name");
-  return name.empty() || name == "unknown" ? "" : backend + " " + name;
-}
 
 void require_recorded_device(const nlohmann::json& recorded, const nlohmann::json& now, const std::string& what,
                              const std::string& instead) {

@@ -4,13 +4,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-namespace carb::detail {
+#include "data/device_facts.hpp"  // measuring_device
 
-/// The device named by a protocol's recorded settings (what run_profile stores: "backend" and the
-/// backend's platform_info): "cuda NVIDIA H200" from its NVML name, "cpu AMD EPYC 7B13" from
-/// /proc/cpuinfo's model name; "" when the settings name none (a CUDA run without NVML, an older
-/// or hand-made record).
-std::string measuring_device(const nlohmann::json& settings);
+namespace carb::detail {
 
 /// Throws InputError when `stored` (a store's protocols, {id: settings}) records `protocol_id` as
 /// measured on another device than `settings` name. A store keeps one record of each protocol, the

@@ -39,7 +39,6 @@ namespace {
 
 // The facts of platform_info that a later run on the same device may add to a record that lacks
 // them: what the device is, not what it read at one moment.
-constexpr const char* kLastingDeviceFacts[] = {"device_memory_mb"};
 
 constexpr const char* kSchema = R"sql(
 CREATE TABLE measurements (
@@ -601,16 +600,8 @@ void Store::put_protocol(const std::string& protocol_id, const nlohmann::json& s
   // (a clock or temperature is the first run's).
   const nlohmann::json stored = protocols();
   if (const auto it = stored.find(protocol_id); it != stored.end()) {
-    const std::string device = detail::measuring_device(*it);
-    const auto info = settings.find("platform_info");
-    if (device.empty() || device != detail::measuring_device(settings) || !info->is_object()) return;
     nlohmann::json merged = *it;
-    nlohmann::json& had = merged["platform_info"];
-    if (!had.is_object()) return;
-    bool added = false;
-    for (const char* key : kLastingDeviceFacts)
-      if (const auto value = info->find(key); value != info->end() && !had.contains(key)) had[key] = *value, added = true;
-    if (!added) return;
+    if (!detail::add_lasting_device_facts(merged, settings)) return;
     Stmt s(db_, path_, "UPDATE protocols SET settings = ?2 WHERE id = ?1");
     s.bind(1, protocol_id).bind(2, merged.dump());
     commit_or_rescue([&] { commit_recorded(s, lock_.get(), file_fd_); });

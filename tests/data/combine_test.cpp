@@ -108,6 +108,28 @@ TEST_F(Combine, TakesTheMedianOfEachQuantityOverTheRounds) {
   EXPECT_FALSE(b2.energy_j) << "a quantity no round measured stays empty";
 }
 
+// Thirty-first session: the combined record is the last round's, which may be of an export made
+// before carb recorded the device's memory: the memory an earlier round's record holds is kept.
+TEST_F(Combine, TheDevicesMemoryOneRoundsRecordLacksIsKept) {
+  const auto write_with = [&](const std::string& name, double latency, const nlohmann::json& info) {
+    Dataset d;
+    d.rows = {row(1, latency, 5)};
+    d.extra_columns = {"protocol_id", "passes"};
+    const nlohmann::json settings = {{"warmup", 10}, {"backend", "cpu"}, {"platform_info", info}};
+    write_dataset_with_provenance(d, dir_ / name, {{"kind", "carb dataset"}, {"protocols", {{"p1", settings}}}});
+    return dir_ / name;
+  };
+  const nlohmann::json older = {{"cpu_model", "AMD EPYC 7B13"}};
+  nlohmann::json newer = older;
+  newer["device_memory_mb"] = 25276;
+  const auto a = write_with("a.csv", 10, newer), b = write_with("b.csv", 11, older);
+  for (const auto& rounds : {std::vector<fs::path>{a, b}, std::vector<fs::path>{b, a}}) {
+    combine_rounds(rounds, dir_ / "out.csv", "test", true);
+    const auto info = read_provenance(dir_ / "out.csv")["protocols"]["p1"]["platform_info"];
+    EXPECT_EQ(info.value("device_memory_mb", 0), 25276) << rounds.front();
+  }
+}
+
 // Forty-second hostile pass: a round in microseconds written as ms, combined with one in ms,
 // gave medians 500x one round and half the other, without a word.
 TEST_F(Combine, SaysWhenRoundsDisagreeMoreThanTenfold) {

@@ -614,6 +614,83 @@ TEST_F(DataOps, MergeReportsConflictingProtocolSettings) {
   EXPECT_TRUE(merge_datasets({dir_ / "a.csv", dir_ / "c.csv"}, dir_ / "m2.csv", "").conflicts.empty());
 }
 
+// Thirty-first session: an export made before carb recorded the device's memory, merged first, dropped
+// the newer export's memory and was said to have "different settings". A lasting device fact one
+// record lacks is merged in, in either order; another value of it, or another device, is a conflict.
+TEST_F(DataOps, MergeKeepsTheDevicesMemoryOneExportLacksInEitherOrder) {
+  const auto write_with = [&](const std::string& name, int batch, const nlohmann::json& info) {
+    Dataset d;
+    Record r = row("cpu2t", batch, 10.0 * batch);
+    r.extra["protocol_id"] = "p1";
+    d.rows.push_back(r);
+    const nlohmann::json settings = {{"warmup", 10}, {"backend", "cpu"}, {"platform_info", info}};
+    write_dataset_with_provenance(d, dir_ / name, {{"kind", "carb dataset"}, {"protocols", {{"p1", settings}}}});
+    return dir_ / name;
+  };
+  const nlohmann::json older = {{"cpu_model", "AMD EPYC 7B13"}, {"clock_mhz", 2450}};
+  nlohmann::json newer = older;
+  newer["device_memory_mb"] = 25276;
+  newer["clock_mhz"] = 2450;
+  const auto a = write_with("a.csv", 1, older), b = write_with("b.csv", 2, newer);
+  for (const auto& [first, second] : {std::pair{a, b}, std::pair{b, a}}) {
+    const MergeSummary s = merge_datasets({first, second}, dir_ / "m.csv", "", true);
+    EXPECT_TRUE(s.conflicts.empty()) << s.conflicts.front();
+    EXPECT_EQ(s.rows_out, 2u);
+    const auto info = read_provenance(dir_ / "m.csv")["protocols"]["p1"]["platform_info"];
+    EXPECT_EQ(info.value("device_memory_mb", 0), 25276) << first;
+    EXPECT_EQ(info.value("cpu_model", ""), "AMD EPYC 7B13") << first;
+  }
+  // Another memory, or the same memory on another device: settings that differ, said so.
+  nlohmann::json other_memory = newer, other_device = newer;
+  other_memory["device_memory_mb"] = 16000;
+  other_device["cpu_model"] = "Intel Xeon";
+  for (const auto& info : {other_memory, other_device}) {
+    const auto c = write_with("c.csv", 4, info);
+    const MergeSummary s = merge_datasets({b, c}, dir_ / "m2.csv", "", true);
+    ASSERT_EQ(s.conflicts.size(), 1u) << info.dump();
+    EXPECT_NE(s.conflicts[0].find("protocol 'p1' has different settings"), std::string::npos) << s.conflicts[0];
+    EXPECT_EQ(read_provenance(dir_ / "m2.csv")["protocols"]["p1"]["platform_info"].value("device_memory_mb", 0), 25276);
+  }
+}
+
+// Thirty-first session: `data info` showed no device facts; it says per protocol the rows name the
+// device its record names and that device's memory, as `carb train` reads it.
+TEST_F(DataOps, InfoSaysTheDeviceAndItsMemoryPerProtocol) {
+  Dataset d;
+  for (auto [batch, protocol] : {std::pair{1, "p1"}, std::pair{2, "p2"}, std::pair{4, "p3"}}) {
+    Record r = row("cpu2t", batch, 10.0 * batch);
+    r.extra["protocol_id"] = protocol;
+    d.rows.push_back(r);
+  }
+  const nlohmann::json protocols = {
+      {"p1", {{"warmup", 10}, {"backend", "cpu"}, {"platform_info", {{"cpu_model", "AMD EPYC 7B13"}, {"device_memory_mb", 25276}}}}},
+      {"p2", {{"warmup", 10}, {"backend", "cuda"}, {"platform_info", {{"cuda_device", "0"}}}}},
+      {"p3", {{"warmup", 10}, {"backend", "cuda"}, {"platform_info", {{"gpu_name", "NVIDIA H200"}, {"device_memory_mb", "lots"}}}}},
+      {"p9", {{"warmup", 10}, {"backend", "cpu"}, {"platform_info", {{"cpu_model", "no row names me"}}}}}};
+  write_dataset_with_provenance(d, dir_ / "d.csv", {{"kind", "carb dataset"}, {"protocols", protocols}});
+  const DatasetInfo info = dataset_info(dir_ / "d.csv");
+  ASSERT_EQ(info.devices.size(), 3u);
+  EXPECT_EQ(info.devices[0].device, "cpu AMD EPYC 7B13");
+  EXPECT_EQ(info.devices[0].memory_mb, 25276.0);
+  EXPECT_EQ(info.devices[1].device, "");
+  EXPECT_FALSE(info.devices[1].memory_mb);
+  EXPECT_EQ(info.devices[2].device, "cuda NVIDIA H200");
+  EXPECT_FALSE(info.devices[2].memory_mb) << "a memory that is no size is not one";
+  const std::string text = format_dataset_info(info);
+  EXPECT_NE(text.find("measured on: cpu AMD EPYC 7B13, 25276 MB of memory (protocol p1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("measured on: a device its record does not name, its memory not recorded (protocol p2)"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("no row names me"), std::string::npos) << text;
+  const nlohmann::json j = info.to_json();
+  ASSERT_EQ(j["devices"].size(), 3u);
+  EXPECT_EQ(j["devices"][0]["memory_mb"], 25276.0);
+  EXPECT_TRUE(j["devices"][1]["device"].is_null());
+  EXPECT_TRUE(j["devices"][2]["memory_mb"].is_null());
+  // Without a sidecar: no device said.
+  write_dataset_csv(d, dir_ / "bare.csv");
+  EXPECT_TRUE(dataset_info(dir_ / "bare.csv").devices.empty());
+}
+
 // Rows of a second protocol or platform would make a file every reader refuses: merge refuses it.
 TEST_F(DataOps, MergeRefusesMixedProtocolsOrPlatforms) {
   const fs::path db = make_store();

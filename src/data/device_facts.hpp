@@ -1,0 +1,25 @@
+// The device a protocol's record names, and the lasting facts of it (not readings of the moment)
+// that two records of one protocol on one device may hold one without the other: a store or export
+// made before carb recorded a device's memory lacks it, and a later one has it.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace carb::detail {
+
+/// The device named by a protocol's recorded settings (what run_profile stores: "backend" and the
+/// backend's platform_info): "cuda NVIDIA H200" from its NVML name, "cpu AMD EPYC 7B13" from
+/// /proc/cpuinfo's model name; "" when the settings name none (a CUDA run without NVML, an older
+/// or hand-made record).
+std::string measuring_device(const nlohmann::json& settings);
+
+/// The facts of a device that do not change from run to run, in platform_info: its memory (recorded
+/// since 2026-12-07). Its clocks, temperature or power limit are readings of the moment.
+inline constexpr const char* kLastingDeviceFacts[] = {"device_memory_mb"};
+
+/// Adds to `record`'s platform_info each lasting device fact `other`'s records and `record`'s lacks,
+/// where both name the same device (measuring_device) and both platform_info are objects; changes
+/// no fact `record` holds. True when one was added.
+bool add_lasting_device_facts(nlohmann::json& record, const nlohmann::json& other);
+
+}  // namespace carb::detail
