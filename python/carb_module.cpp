@@ -633,6 +633,13 @@ PYBIND11_MODULE(_carb, m) {
           return to_python(nlohmann::json{{"file", data.string()}, {"valid", problems.empty()}, {"problems", problems}});
         },
         py::arg("data"), "Every problem of one dataset CSV (as `carb data validate --format json`).");
+  m.def("dataset_info",
+        [](const std::filesystem::path& data) {
+          carb::new_warning_round();
+          const carb::DatasetInfo info = stoppable([&] { return carb::dataset_info(data); });
+          return to_python(info.to_json());
+        },
+        py::arg("data"), "What one dataset CSV holds (as `carb data info --format json`).");
   m.def("features",
         [](const std::vector<carb::Config>& configs) {
           const auto schema = carb::FeatureSchema::make(false);

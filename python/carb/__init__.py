@@ -56,8 +56,9 @@ if _openmp_busy:
     warnings.warn(_openmp_busy, CarbWarning, stacklevel=2)
 
 __all__ = ["CarbWarning", "Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "campaign_order", "characterize", "configs_from_columns", "evaluate", "export", "features", "plan", "profile", "preset",
-           "preset_names", "read_configs", "recommend", "screen", "store_info", "transfer", "validate", "__version__"]
+           "campaign_order", "characterize", "configs_from_columns", "dataset_info", "evaluate", "export", "features",
+           "plan", "profile", "preset", "preset_names", "read_configs", "recommend", "screen", "store_info", "transfer",
+           "validate", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 
@@ -633,6 +634,18 @@ def validate(data):
     the file and line it is on, in file order. An invalid dataset raises nothing: "valid" is False
     and the problems say why (a file that cannot be read at all, or is empty, is one problem)."""
     return _carb.validate(_path(data, "data"))
+
+
+def dataset_info(data):
+    """What one dataset CSV holds, as `carb data info FILE.csv --format json` says it: {"file", "rows",
+    "status", "family", "precision", "platforms", "depth", "width", "resolution", "batch",
+    "extra_columns", "duplicates", "problems", "campaign", "devices"}. `problems` counts what every
+    reader refuses the file for (carb.validate lists them); `campaign` is what an export of an
+    unfinished campaign recorded (None otherwise); `devices`, per protocol the rows name, the device
+    its sidecar records them as measured on and that device's memory in MB (None where not
+    recorded). A file whose rows do not parse raises carb.DataError; a sidecar readers refuse is
+    said as a carb.CarbWarning and the CSV summarised alone."""
+    return _carb.dataset_info(_path(data, "data"))
 
 
 def characterize(data, sm_threshold=None):

@@ -151,6 +151,23 @@ def test_validate_is_the_clis_document(tmp_path):
     assert carb.validate(os.fsencode(str(bad))) == want
 
 
+def test_dataset_info_is_the_clis_document(tmp_path):
+    # Thirty-first session: `carb data info` had no Python peer; it says the measuring device too.
+    for name in ("h200.csv", "cpu-2t.csv"):
+        doc = carb.dataset_info(DATA / name)
+        assert doc == cli_json("data", "info", DATA / name)
+        assert doc["rows"] > 100 and doc["problems"] == 0
+    doc = carb.dataset_info(str(DATA / "h200.csv"))
+    assert [d["device"] for d in doc["devices"]] == ["cuda NVIDIA H200"]
+    # A row that does not parse raises, as every reader does; a path that is none is refused.
+    bad = tmp_path / "bad.csv"
+    bad.write_text((DATA / "cpu-2t.csv").read_text().splitlines()[0] + "\ncpu-2t,basic,18,1,64\n")
+    with pytest.raises(carb.DataError):
+        carb.dataset_info(bad)
+    with pytest.raises(carb.InputError, match="not a path"):
+        carb.dataset_info(3)
+
+
 def test_validate_says_what_cannot_be_read(tmp_path):
     # Not raised: one problem naming why, as the CLI lists an empty file.
     doc = carb.validate(tmp_path / "none.csv")
