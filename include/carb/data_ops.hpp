@@ -68,6 +68,8 @@ struct MeasuringDevice {
   std::string protocol_id;
   std::string device;               // e.g. "cuda NVIDIA H200"; empty where the record names none
   std::optional<double> memory_mb;  // its platform_info.device_memory_mb; empty where none is recorded as a size
+  bool recorded = true;             // false: rows name the protocol, the sidecar has no record of it
+  std::string memory_unusable;      // what is wrong with a memory recorded as no size (as train says it)
 };
 
 /// What is in a dataset CSV (`carb data info`).

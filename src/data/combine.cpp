@@ -142,6 +142,30 @@ void check_one_protocol(const std::vector<Dataset>& rounds, const std::vector<fs
                        std::next(ids.begin())->second + ": combine rounds of one protocol");
 }
 
+// The combined record of a protocol is the last round's, with the lasting device facts (the memory)
+// an earlier round's record has and it lacks. Rounds on two devices are refused: their medians
+// would be of no one machine (a hostile tester: an Intel round combined with AMD ones took the
+// Intel record without a word); other settings that differ are said.
+void keep_last_record(const std::string& id, const nlohmann::json& settings, const std::string& file,
+                      nlohmann::json& protocols, std::map<std::string, std::string>& recorded_in,
+                      std::vector<std::string>& warnings) {
+  nlohmann::json next = settings;
+  if (protocols.contains(id)) {
+    nlohmann::json& earlier = protocols[id];
+    const std::string was = detail::measuring_device(earlier), is = detail::measuring_device(next);
+    if (!was.empty() && !is.empty() && was != is)
+      throw InputError(recorded_in[id] + " was measured on '" + was + "' and " + file + " on '" + is +
+                       "' under protocol " + id + ": combine rounds of one device");
+    detail::add_lasting_device_facts(next, earlier);
+    detail::add_lasting_device_facts(earlier, next);
+    if (detail::measuring_settings(earlier) != detail::measuring_settings(next))
+      warnings.push_back("protocol '" + id + "' has different settings in " + recorded_in[id] + " and " + file +
+                         "; the combined file records " + file + "'s");
+  }
+  protocols[id] = std::move(next);
+  recorded_in[id] = file;
+}
+
 // Rounds of one platform: a combined dataset holds one (as any dataset). Checked per round, naming
 // the rounds (seventy-second hostile pass: checked on the combined rows, the error named the output
 // file twice, which did not exist yet, and not the round of the other platform).
@@ -289,16 +313,14 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   check_dataset_output(out, force, kCombinedKind);
   std::vector<Dataset> rounds;
   nlohmann::json sources = nlohmann::json::array(), protocols = nlohmann::json::object();
+  std::map<std::string, std::string> recorded_in;  // protocol id -> the round whose record is kept
+  std::vector<std::string> record_warnings;
   for (const fs::path& f : files) {  // everything is read before `out` is written: out may be an input
     rounds.push_back(read_dataset_csv(f));
     const nlohmann::json prov = read_provenance(f);
     if (prov.is_object() && prov.contains("protocols") && prov["protocols"].is_object())
-      for (const auto& [id, settings] : prov["protocols"].items()) {
-        // The last round's record, with the lasting device facts an earlier one had and it lacks.
-        nlohmann::json next = settings;
-        if (protocols.contains(id)) detail::add_lasting_device_facts(next, protocols[id]);
-        protocols[id] = std::move(next);
-      }
+      for (const auto& [id, settings] : prov["protocols"].items())
+        keep_last_record(id, settings, f.string(), protocols, recorded_in, record_warnings);
     sources.push_back({{"file", f.string()}, {kResolvedPathKey, resolved_path(f).string()}, {"rows", rounds.back().rows.size()},
                      {kCsvHashKey, file_fnv1a64(f).value_or("")}, {"provenance", prov}});
   }
@@ -306,6 +328,7 @@ CombineSummary combine_rounds(const std::vector<fs::path>& files, const fs::path
   check_one_protocol(rounds, files);
   check_rounds_are_measurements(rounds, files);
   CombineSummary s;
+  s.warnings = record_warnings;
   check_rounds_measured_apart(rounds, files, s.warnings);
 
   std::vector<std::string> order;  // platform + configuration, first-seen order

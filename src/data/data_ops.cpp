@@ -24,15 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A protocol's settings without what `profile` records beside them for provenance only: the command
-// line and the meter check differ from run to run under one protocol (thirty-third hostile pass:
-// two stores profiled with the same flags were said to have "different settings").
-nlohmann::json measuring_settings(nlohmann::json settings) {
-  if (settings.is_object())
-    for (const char* k : {"command", "meter_check"}) settings.erase(k);
-  return settings;
-}
-
 // Folds one input's sidecar protocols into `all`; the same id with other settings is a
 // conflict (the id should be a hash of the settings, so this means mixed-up files).
 void merge_protocols(const nlohmann::json& prov, const std::string& file, nlohmann::json& all,
@@ -49,13 +40,17 @@ void merge_protocols(const nlohmann::json& prov, const std::string& file, nlohma
     // (thirty-first session: an older export first dropped the newer one's memory and was said to
     // have "different settings").
     nlohmann::json kept = all[it.key()], theirs = it.value();
-    detail::add_lasting_device_facts(kept, theirs);
+    const bool gained = detail::add_lasting_device_facts(kept, theirs);
     detail::add_lasting_device_facts(theirs, kept);
-    if (measuring_settings(kept) == measuring_settings(theirs))
+    if (detail::measuring_settings(kept) == detail::measuring_settings(theirs)) {
       all[it.key()] = std::move(kept);
-    else
+      // A conflict later names every input the kept record holds facts of (a hostile tester: a memory
+      // taken from the second input was said to be the first's).
+      if (gained) source[it.key()] += ", " + file;
+    } else {
       conflicts.push_back("protocol '" + it.key() + "' has different settings in " + source[it.key()] +
                           " and " + file);
+    }
   }
 }
 
@@ -217,9 +212,19 @@ std::vector<MeasuringDevice> measuring_devices(const Dataset& d, const nlohmann:
     if (const std::string id = protocol_of(r); !id.empty()) ids.insert(id);
   std::vector<MeasuringDevice> out;
   for (const std::string& id : ids) {
-    if (!recorded.is_object() || !recorded.contains(id)) continue;
+    if (!recorded.is_object()) continue;  // no sidecar (or none readable): nothing recorded to say
+    if (!recorded.contains(id)) {  // a hostile tester: rows of a protocol the sidecar lacks went unsaid
+      out.push_back({id, "", std::nullopt, false, ""});
+      continue;
+    }
     const auto fact = facts.find(id);
-    out.push_back({id, detail::measuring_device(recorded[id]), fact == facts.end() ? std::nullopt : fact->second.memory_mb});
+    MeasuringDevice m{id, detail::measuring_device(recorded[id]), std::nullopt, true, ""};
+    if (fact != facts.end()) {
+      m.memory_mb = fact->second.memory_mb;
+      for (const std::string& u : fact->second.unusable)
+        if (u.find("device_memory_mb") != std::string::npos) m.memory_unusable = u;
+    }
+    out.push_back(std::move(m));
   }
   return out;
 }
@@ -298,8 +303,10 @@ nlohmann::json DatasetInfo::to_json() const {
   j["devices"] = nlohmann::json::array();
   for (const auto& m : devices)
     j["devices"].push_back({{"protocol_id", m.protocol_id},
+                            {"recorded", m.recorded},
                             {"device", m.device.empty() ? nlohmann::json() : nlohmann::json(m.device)},
-                            {"memory_mb", m.memory_mb ? nlohmann::json(*m.memory_mb) : nlohmann::json()}});
+                            {"memory_mb", m.memory_mb ? nlohmann::json(*m.memory_mb) : nlohmann::json()},
+                            {"memory_unusable", m.memory_unusable.empty() ? nlohmann::json() : nlohmann::json(m.memory_unusable)}});
   return j;
 }
 
@@ -336,10 +343,20 @@ std::string format_dataset_info(const DatasetInfo& info) {
   if (!info.extra_columns.empty()) {
     out << "  extra columns: " << join(info.extra_columns) << "\n";
   }
-  for (const auto& m : info.devices)
-    out << "  measured on: " << (m.device.empty() ? "a device its record does not name" : m.device) << ", "
-        << (m.memory_mb ? fmt_num(*m.memory_mb, 10) + " MB of memory" : std::string("its memory not recorded"))
+  for (const auto& m : info.devices) {
+    if (!m.recorded) {
+      out << "  measured under protocol " << m.protocol_id << ", which the sidecar does not record\n";
+      continue;
+    }
+    std::string device = m.device.empty() ? "a device its record does not name" : m.device;
+    for (std::size_t at = 0; (at = device.find_first_of("\r\n", at)) != std::string::npos;)  // one line each
+      device.replace(at, 1, device[at] == '\n' ? "\\n" : "\\r");
+    out << "  measured on: " << device << ", "
+        << (m.memory_mb ? fmt_num(*m.memory_mb, 10) + " MB of memory"
+            : m.memory_unusable.empty() ? std::string("its memory not recorded")
+                                        : "its memory unusable (" + m.memory_unusable + ")")
         << " (protocol " << m.protocol_id << ")\n";
+  }
   // Fifteenth-pass leftover: a file every reader refuses for its duplicates looked fine here.
   if (info.duplicates > 0)
     out << "  duplicates: " << info.duplicates << (info.duplicates == 1 ? " row repeats" : " rows repeat")

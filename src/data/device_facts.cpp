@@ -1,5 +1,8 @@
 #include "device_facts.hpp"
 
+#include <cmath>
+#include <vector>
+
 namespace carb::detail {
 namespace {
 
@@ -20,6 +23,10 @@ std::string measuring_device(const nlohmann::json& settings) {
   return name.empty() || name == "unknown" ? "" : backend + " " + name;
 }
 
+bool usable_device_fact(const nlohmann::json& value) {
+  return value.is_number() && std::isfinite(value.get<double>()) && value.get<double>() > 0;
+}
+
 bool add_lasting_device_facts(nlohmann::json& record, const nlohmann::json& other) {
   // Not where either names no device (a review: a record made without NVML would have gained
   // another GPU's memory).
@@ -29,10 +36,27 @@ bool add_lasting_device_facts(nlohmann::json& record, const nlohmann::json& othe
   const auto ours = record.find("platform_info");
   if (!theirs->is_object() || !ours->is_object()) return false;
   bool added = false;
-  for (const char* key : kLastingDeviceFacts)
-    if (const auto value = theirs->find(key); value != theirs->end() && !ours->contains(key))
+  for (const char* key : kLastingDeviceFacts) {
+    // Only a usable value, and over none but an unusable one (a hostile tester: "143771", -5 and
+    // null were merged into the output without a word, and a store kept a null it could repair).
+    const auto value = theirs->find(key);
+    const auto held = ours->find(key);
+    if (value != theirs->end() && usable_device_fact(*value) && (held == ours->end() || !usable_device_fact(*held)))
       (*ours)[key] = *value, added = true;
+  }
   return added;
+}
+
+nlohmann::json measuring_settings(nlohmann::json settings) {
+  if (!settings.is_object()) return settings;
+  for (const char* k : {"command", "meter_check"}) settings.erase(k);
+  if (const auto info = settings.find("platform_info"); info != settings.end() && info->is_object()) {
+    std::vector<std::string> moment;
+    for (const auto& [k, v] : info->items())
+      if (k.size() > 4 && k.compare(k.size() - 4, 4, "_now") == 0) moment.push_back(k);
+    for (const auto& k : moment) info->erase(k);
+  }
+  return settings;
 }
 
 }  // namespace carb::detail

@@ -124,10 +124,32 @@ TEST_F(Combine, TheDevicesMemoryOneRoundsRecordLacksIsKept) {
   newer["device_memory_mb"] = 25276;
   const auto a = write_with("a.csv", 10, newer), b = write_with("b.csv", 11, older);
   for (const auto& rounds : {std::vector<fs::path>{a, b}, std::vector<fs::path>{b, a}}) {
-    combine_rounds(rounds, dir_ / "out.csv", "test", true);
+    const CombineSummary s = combine_rounds(rounds, dir_ / "out.csv", "test", true);
     const auto info = read_provenance(dir_ / "out.csv")["protocols"]["p1"]["platform_info"];
     EXPECT_EQ(info.value("device_memory_mb", 0), 25276) << rounds.front();
+    EXPECT_TRUE(s.warnings.empty()) << s.warnings.front();
   }
+  // Another memory: said, and the last round's kept (a hostile tester: taken without a word).
+  nlohmann::json smaller = newer;
+  smaller["device_memory_mb"] = 16000;
+  const auto c = write_with("c.csv", 12, smaller);
+  const CombineSummary s = combine_rounds({a, c}, dir_ / "out.csv", "test", true);
+  ASSERT_FALSE(s.warnings.empty());
+  EXPECT_NE(s.warnings[0].find("protocol 'p1' has different settings in " + a.string() + " and " + c.string()),
+            std::string::npos) << s.warnings[0];
+  EXPECT_EQ(read_provenance(dir_ / "out.csv")["protocols"]["p1"]["platform_info"].value("device_memory_mb", 0), 16000);
+  // Another device: refused, nothing written (medians over two machines are of neither).
+  nlohmann::json intel = newer;
+  intel["cpu_model"] = "Intel Xeon";
+  const auto x = write_with("x.csv", 13, intel);
+  try {
+    combine_rounds({a, x}, dir_ / "other.csv", "test");
+    ADD_FAILURE() << "rounds of two devices were combined";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("on 'cpu AMD EPYC 7B13' and " + x.string() + " on 'cpu Intel Xeon'"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(dir_ / "other.csv"));
 }
 
 // Forty-second hostile pass: a round in microseconds written as ms, combined with one in ms,

@@ -640,6 +640,28 @@ TEST_F(DataOps, MergeKeepsTheDevicesMemoryOneExportLacksInEitherOrder) {
     EXPECT_EQ(info.value("device_memory_mb", 0), 25276) << first;
     EXPECT_EQ(info.value("cpu_model", ""), "AMD EPYC 7B13") << first;
   }
+  // Readings of the moment (a GPU's clocks when each run began) differ between runs: no conflict, and
+  // the memory is merged all the same.
+  nlohmann::json reading = newer;
+  reading["sm_clock_mhz_now"] = 1755;
+  const auto r = write_with("r.csv", 8, reading);
+  const MergeSummary with_reading = merge_datasets({a, r}, dir_ / "m3.csv", "", true);
+  EXPECT_TRUE(with_reading.conflicts.empty()) << with_reading.conflicts.front();
+  EXPECT_EQ(read_provenance(dir_ / "m3.csv")["protocols"]["p1"]["platform_info"].value("device_memory_mb", 0), 25276);
+  // A memory that is no size is never merged in (a hostile tester: "25276" was, without a word).
+  nlohmann::json unusable = older;
+  unusable["device_memory_mb"] = "25276";
+  const auto u = write_with("u.csv", 16, unusable);
+  merge_datasets({a, u}, dir_ / "m4.csv", "", true);
+  EXPECT_FALSE(read_provenance(dir_ / "m4.csv")["protocols"]["p1"]["platform_info"].contains("device_memory_mb"));
+  // A conflict names every input whose facts the kept record holds (the memory came from b.csv).
+  nlohmann::json third = newer;
+  third["device_memory_mb"] = 16000;
+  const auto t = write_with("t.csv", 32, third);
+  const MergeSummary named = merge_datasets({a, b, t}, dir_ / "m5.csv", "", true);
+  ASSERT_EQ(named.conflicts.size(), 1u);
+  EXPECT_NE(named.conflicts[0].find("in " + a.string() + ", " + b.string() + " and " + t.string()), std::string::npos)
+      << named.conflicts[0];
   // Another memory, or the same memory on another device: settings that differ, said so.
   nlohmann::json other_memory = newer, other_device = newer;
   other_memory["device_memory_mb"] = 16000;
@@ -689,6 +711,26 @@ TEST_F(DataOps, InfoSaysTheDeviceAndItsMemoryPerProtocol) {
   // Without a sidecar: no device said.
   write_dataset_csv(d, dir_ / "bare.csv");
   EXPECT_TRUE(dataset_info(dir_ / "bare.csv").devices.empty());
+  // Rows of a protocol the sidecar lacks, a memory that is no size, and a name that would break the
+  // line (a hostile tester): each said, on one line.
+  Record more = row("cpu2t", 8, 80);
+  more.extra["protocol_id"] = "p7";
+  d.rows.push_back(more);
+  nlohmann::json odd = protocols;
+  odd["p1"]["platform_info"]["cpu_model"] = "AMD\nEPYC";
+  odd["p1"]["platform_info"]["device_memory_mb"] = "25276";
+  write_dataset_with_provenance(d, dir_ / "odd.csv", {{"kind", "carb dataset"}, {"protocols", odd}});
+  const DatasetInfo o = dataset_info(dir_ / "odd.csv");
+  ASSERT_EQ(o.devices.size(), 4u);
+  EXPECT_FALSE(o.devices[3].recorded);
+  EXPECT_EQ(o.devices[3].protocol_id, "p7");
+  EXPECT_NE(o.devices[0].memory_unusable.find("device_memory_mb"), std::string::npos) << o.devices[0].memory_unusable;
+  const std::string said = format_dataset_info(o);
+  EXPECT_NE(said.find("measured under protocol p7, which the sidecar does not record"), std::string::npos) << said;
+  EXPECT_NE(said.find("measured on: cpu AMD\\nEPYC, its memory unusable (platform_info.device_memory_mb"),
+            std::string::npos) << said;
+  EXPECT_EQ(said.find("AMD\nEPYC"), std::string::npos) << said;
+  EXPECT_EQ(o.to_json()["devices"][3]["recorded"], false);
 }
 
 // Rows of a second protocol or platform would make a file every reader refuses: merge refuses it.

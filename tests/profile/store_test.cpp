@@ -315,6 +315,13 @@ TEST_F(StoreTest, ARecordLackingADeviceFactGainsItAndKeepsTheRest) {
   // Nothing new: the record is as it was.
   s.put_protocol("p1", {{"backend", "cpu"}, {"platform_info", {{"cpu_model", "Xeon"}, {"device_memory_mb", 1}}}});
   EXPECT_EQ(s.protocols()["p1"], p["p1"]);
+  // A memory recorded as no size (a hostile tester: null or "big" was kept while the run read the
+  // machine's) is repaired by a run on the device; a value that is none is never written.
+  s.put_protocol("p4", {{"backend", "cpu"}, {"platform_info", {{"cpu_model", "Xeon"}, {"device_memory_mb", nullptr}}}});
+  s.put_protocol("p4", {{"backend", "cpu"}, {"platform_info", {{"cpu_model", "Xeon"}, {"device_memory_mb", "25276"}}}});
+  EXPECT_TRUE(s.protocols()["p4"]["platform_info"]["device_memory_mb"].is_null());
+  s.put_protocol("p4", {{"backend", "cpu"}, {"platform_info", now}});
+  EXPECT_EQ(s.protocols()["p4"]["platform_info"]["device_memory_mb"], 25276);
 }
 
 // A hostile tester: settings that are JSON but no object ('[]', null, "x") let a resumed profile
