@@ -86,19 +86,7 @@ void add_merge(CLI::App& data, const std::shared_ptr<DataOpts>& o) {
     }
     std::cout << "merged " << s.rows_in << " rows into " << s.rows_out << " in " << printable(s.csv.string()) << " ("
               << s.dropped << " duplicates dropped)\n";
-    if (s.disagreeing)
-      std::cerr << "carb: warning: " << s.disagreeing << " of the dropped duplicates measured differently from the row "
-                << "kept (each time the row of the input given first; the first such pair: "
-                << printable(s.first_disagreeing) << "); give the inputs in the order to prefer"
-                // Ninety-fourth hostile pass: the advice led to a combine that refuses inputs of two protocols.
-                << (s.input_protocols <= 1 ? ", or combine them as rounds with `carb data combine`"
-                                        : " (`carb data combine` takes rounds of one protocol, which these are not)")
-                << "\n";
-    for (const auto& c : s.conflicts) std::cerr << "carb: warning: " << c << '\n';
-    if (!s.replaced.empty())
-      std::cerr << "carb: warning: the earlier " << printable(s.csv.string()) << " was made from these inputs, and "
-                << printable(s.replaced) << " now hold another input's values: which duplicate is kept follows the "
-                << "inputs' order\n";
+    for (const auto& w : s.warnings()) std::cerr << "carb: warning: " << printable(w) << '\n';
   });
 }
 

@@ -33,6 +33,10 @@ struct MergeSummary {
   std::string replaced;
   std::filesystem::path csv, provenance;
 
+  /// What a merge warns of, one line each, as `carb data merge` and Python's carb.merge say it: the
+  /// disagreeing duplicates, the protocol conflicts, the earlier output's values replaced.
+  std::vector<std::string> warnings() const;
+
   nlohmann::json to_json() const;
 };
 

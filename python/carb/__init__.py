@@ -56,9 +56,9 @@ if _openmp_busy:
     warnings.warn(_openmp_busy, CarbWarning, stacklevel=2)
 
 __all__ = ["CarbWarning", "Config", "Model", "Error", "InputError", "DataError", "ModelError", "MeasureError", "arch",
-           "campaign_order", "characterize", "configs_from_columns", "dataset_info", "evaluate", "export", "features",
-           "plan", "profile", "preset", "preset_names", "read_configs", "recommend", "screen", "store_info", "transfer",
-           "validate", "__version__"]
+           "campaign_order", "characterize", "combine", "configs_from_columns", "dataset_info", "evaluate", "export",
+           "features", "merge", "plan", "profile", "preset", "preset_names", "read_configs", "recommend", "screen",
+           "store_info", "transfer", "validate", "__version__"]
 
 _COLUMNS = ("family", "depth", "width", "resolution", "batch", "precision")
 
@@ -646,6 +646,42 @@ def dataset_info(data):
     recorded). A file whose rows do not parse raises carb.DataError; a sidecar readers refuse is
     said as a carb.CarbWarning and the CSV summarised alone."""
     return _carb.dataset_info(_path(data, "data"))
+
+
+def merge(inputs, out, force=False):
+    """Merges dataset CSVs (in priority order) into `out` with its provenance sidecar, as `carb data
+    merge` does: a platform and configuration seen twice keeps its first ok row (a failed row only
+    where no input measured it ok); `out` replaces only an earlier merge of carb's unless `force`,
+    which keeps what was there first as STEM.earlier.csv. Returns {"rows_in", "rows_out",
+    "dropped_duplicates", "disagreeing_duplicates", "conflicts", "warnings", "csv", "provenance",
+    ...}, the document of `carb data merge --format json`; each of its "warnings" (duplicates that
+    measured differently, protocol conflicts, an earlier output's values replaced) is also said as a
+    carb.CarbWarning."""
+    paths = _paths(inputs, "inputs")
+    out = _path(out, "out")
+    force = _flag(force, "force")
+    command = f"carb.merge(inputs={[str(p) for p in paths]!r}, out={str(out)!r}, force={force!r}) [Python]"
+    doc = _carb.merge(paths, out, force, command)
+    for text in doc["warnings"]:
+        warnings.warn("carb: " + text, CarbWarning, stacklevel=2)
+    return doc
+
+
+def combine(rounds, out, force=False):
+    """Combines measuring rounds of one protocol (two or more dataset CSVs) into `out`, per
+    configuration the median over the rounds that measured it ok, with `rounds` and
+    `latency_round_spread` columns, as `carb data combine` does (`force` as for carb.merge). Returns
+    {"rounds", "rows_out", "combined", "warnings", "csv", "provenance"}, the document of `carb data
+    combine --format json`; each of its "warnings" (rounds that disagree, rounds not measured apart,
+    protocol records that differ) is also said as a carb.CarbWarning."""
+    paths = _paths(rounds, "rounds")
+    out = _path(out, "out")
+    force = _flag(force, "force")
+    command = f"carb.combine(rounds={[str(p) for p in paths]!r}, out={str(out)!r}, force={force!r}) [Python]"
+    doc = _carb.combine(paths, out, force, command)
+    for text in doc["warnings"]:
+        warnings.warn("carb: " + text, CarbWarning, stacklevel=2)
+    return doc
 
 
 def characterize(data, sm_threshold=None):

@@ -168,6 +168,42 @@ def test_dataset_info_is_the_clis_document(tmp_path):
         carb.dataset_info(3)
 
 
+def test_merge_and_combine_are_the_clis(tmp_path):
+    # Thirty-first session: `carb data merge` and `combine` had no Python peers.
+    r1, r2 = DATA / "cpu-2t-round1.csv", DATA / "cpu-2t-round2.csv"
+    with pytest.warns(carb.CarbWarning, match="measured differently from the row kept"):
+        doc = carb.merge([r1, str(r2)], tmp_path / "m.csv")
+    want = cli_json("data", "merge", "--out", tmp_path / "cli.csv", r1, r2)
+    for d in (doc, want):
+        d.pop("csv"), d.pop("provenance")
+    assert doc == want
+    assert doc["rows_out"] == 1958 and doc["dropped_duplicates"] == 1958 and doc["warnings"]
+    assert carb.dataset_info(tmp_path / "m.csv")["rows"] == 1958
+    sidecar = json.loads((tmp_path / "m.json").read_text())
+    assert "carb.merge(" in json.dumps(sidecar)
+    comb = carb.combine((r1, r2), tmp_path / "c.csv")
+    want = cli_json("data", "combine", "--out", tmp_path / "cli-c.csv", r1, r2)
+    for d in (comb, want):
+        d.pop("csv"), d.pop("provenance")
+    assert comb == want and comb["rows_out"] == 1958 and comb["combined"] == 1958
+    # A file carb did not write is kept unless force=True, which keeps it beside.
+    mine = tmp_path / "mine.csv"
+    mine.write_text("precious\n")
+    with pytest.raises(carb.InputError, match="not a dataset CSV carb wrote"):
+        carb.merge([r1], mine)
+    assert mine.read_text() == "precious\n"
+    with pytest.warns(RuntimeWarning, match="force=True"):
+        carb.combine([r1, r2], mine, force=True)
+    assert (tmp_path / "mine.earlier.csv").read_text() == "precious\n"
+    with pytest.raises(carb.InputError, match="at least two measuring rounds"):
+        carb.combine([r1], tmp_path / "one.csv")
+    with pytest.raises(carb.InputError):
+        carb.merge(3, tmp_path / "x.csv")
+    with pytest.raises(carb.InputError):
+        carb.merge([r1], tmp_path / "x.csv", force="yes")
+    assert not (tmp_path / "x.csv").exists() and not (tmp_path / "one.csv").exists()
+
+
 def test_validate_says_what_cannot_be_read(tmp_path):
     # Not raised: one problem naming why, as the CLI lists an empty file.
     doc = carb.validate(tmp_path / "none.csv")

@@ -95,7 +95,24 @@ PlatformRows platform_rows(const Dataset& d, const std::string& platform) {
 nlohmann::json MergeSummary::to_json() const {
   return {{"rows_in", rows_in},     {"rows_out", rows_out}, {"dropped_duplicates", dropped},
           {"disagreeing_duplicates", disagreeing}, {"input_protocols", input_protocols},
-          {"conflicts", conflicts}, {"replaced_in_earlier_output", replaced}, {"csv", csv.string()},  {"provenance", provenance.string()}};
+          {"conflicts", conflicts}, {"replaced_in_earlier_output", replaced}, {"csv", csv.string()},  {"provenance", provenance.string()},
+          {"warnings", warnings()}};
+}
+
+std::vector<std::string> MergeSummary::warnings() const {
+  std::vector<std::string> out;
+  if (disagreeing)
+    out.push_back(std::to_string(disagreeing) + " of the dropped duplicates measured differently from the row kept (each "
+                  "time the row of the input given first; the first such pair: " + first_disagreeing +
+                  "); give the inputs in the order to prefer" +
+                  // Ninety-fourth hostile pass: the advice led to a combine that refuses inputs of two protocols.
+                  (input_protocols <= 1 ? ", or combine them as rounds with `carb data combine`"
+                                        : " (`carb data combine` takes rounds of one protocol, which these are not)"));
+  out.insert(out.end(), conflicts.begin(), conflicts.end());
+  if (!replaced.empty())
+    out.push_back("the earlier " + csv.string() + " was made from these inputs, and " + replaced +
+                  " now hold another input's values: which duplicate is kept follows the inputs' order");
+  return out;
 }
 
 MergeSummary merge_datasets(const std::vector<fs::path>& inputs, const fs::path& out,
