@@ -648,6 +648,19 @@ def dataset_info(data):
     return _carb.dataset_info(_path(data, "data"))
 
 
+def _write_dataset(op, what, files, out, force):
+    """carb.merge's and carb.combine's one path: the arguments checked, the command recorded in the
+    output's sidecar, each warning of the summary said as a carb.CarbWarning at the caller's line."""
+    paths = _paths(files, what)
+    out = _path(out, "out")
+    force = _flag(force, "force")
+    command = f"carb.{op}({what}={[str(p) for p in paths]!r}, out={str(out)!r}, force={force!r}) [Python]"
+    doc = getattr(_carb, op)(paths, out, force, command)
+    for text in doc["warnings"]:
+        warnings.warn("carb: " + text, CarbWarning, stacklevel=3)
+    return doc
+
+
 def merge(inputs, out, force=False):
     """Merges dataset CSVs (in priority order) into `out` with its provenance sidecar, as `carb data
     merge` does: a platform and configuration seen twice keeps its first ok row (a failed row only
@@ -657,14 +670,7 @@ def merge(inputs, out, force=False):
     ...}, the document of `carb data merge --format json`; each of its "warnings" (duplicates that
     measured differently, protocol conflicts, an earlier output's values replaced) is also said as a
     carb.CarbWarning."""
-    paths = _paths(inputs, "inputs")
-    out = _path(out, "out")
-    force = _flag(force, "force")
-    command = f"carb.merge(inputs={[str(p) for p in paths]!r}, out={str(out)!r}, force={force!r}) [Python]"
-    doc = _carb.merge(paths, out, force, command)
-    for text in doc["warnings"]:
-        warnings.warn("carb: " + text, CarbWarning, stacklevel=2)
-    return doc
+    return _write_dataset("merge", "inputs", inputs, out, force)
 
 
 def combine(rounds, out, force=False):
@@ -674,14 +680,7 @@ def combine(rounds, out, force=False):
     {"rounds", "rows_out", "combined", "warnings", "csv", "provenance"}, the document of `carb data
     combine --format json`; each of its "warnings" (rounds that disagree, rounds not measured apart,
     protocol records that differ) is also said as a carb.CarbWarning."""
-    paths = _paths(rounds, "rounds")
-    out = _path(out, "out")
-    force = _flag(force, "force")
-    command = f"carb.combine(rounds={[str(p) for p in paths]!r}, out={str(out)!r}, force={force!r}) [Python]"
-    doc = _carb.combine(paths, out, force, command)
-    for text in doc["warnings"]:
-        warnings.warn("carb: " + text, CarbWarning, stacklevel=2)
-    return doc
+    return _write_dataset("combine", "rounds", rounds, out, force)
 
 
 def characterize(data, sm_threshold=None):

@@ -171,8 +171,9 @@ def test_dataset_info_is_the_clis_document(tmp_path):
 def test_merge_and_combine_are_the_clis(tmp_path):
     # Thirty-first session: `carb data merge` and `combine` had no Python peers.
     r1, r2 = DATA / "cpu-2t-round1.csv", DATA / "cpu-2t-round2.csv"
-    with pytest.warns(carb.CarbWarning, match="measured differently from the row kept"):
+    with pytest.warns(carb.CarbWarning, match="measured differently from the row kept") as said:
         doc = carb.merge([r1, str(r2)], tmp_path / "m.csv")
+    assert said[0].filename == __file__  # at the caller's line, not inside carb
     want = cli_json("data", "merge", "--out", tmp_path / "cli.csv", r1, r2)
     for d in (doc, want):
         d.pop("csv"), d.pop("provenance")
