@@ -48,6 +48,16 @@ inline void deliver_late_signal(int late) {
   if (PyErr_SetInterruptEx(late) == 0 && PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 
+/// The CLI's flags in a message, in Python's keywords ("--out" is `out`; carb_module.cpp).
+std::string python_words(const std::string& text);
+
+/// A message of carb's as a Python str: UTF-8, a byte that is none (a path's) as "\\xNN".
+inline py::str decoded(const std::string& text) {
+  PyObject* s = PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "backslashreplace");
+  if (!s) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(s);
+}
+
 /// Runs `f` without the GIL inside a carb::StopOnSignalsScope: Ctrl-C (or SIGTERM) stops carb's work
 /// at its next step, as the CLI's, and raises KeyboardInterrupt with carb::Interrupted's message.
 /// (A hostile tester's finding: Python's own handler only runs when C++ returns, so Model.train and
@@ -70,7 +80,8 @@ auto stoppable(F&& f) -> decltype(f()) {
       deliver_late_signal(late);
       return result;
     } catch (const carb::Interrupted& e) {
-      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+      // In Python's words ("what was at out is unchanged": a hostile tester read "--out").
+      PyErr_SetObject(PyExc_KeyboardInterrupt, decoded(python_words(e.what())).ptr());
       throw py::error_already_set();
     }
   }

@@ -34,8 +34,7 @@ struct pybind11::detail::is_copy_constructible<carb::CarbModel> : std::false_typ
 
 namespace {
 
-std::string python_words(const std::string& text);  // below: the CLI's flags in Python's keywords
-
+using carb_python::python_words;
 using carb_python::stoppable;
 using carb_python::to_python;
 
@@ -328,6 +327,10 @@ py::dict plan(const std::vector<carb::Config>& candidates, const std::vector<car
   return out;
 }
 
+}  // namespace
+
+namespace carb_python {
+
 // An input error in the words of the Python surface: the library's checks name the CLI's flags
 // ("--test-fraction must be ..."), which Python takes as keywords (test_fraction=...). A hostile
 // tester's finding. Only the flags the Python functions have a keyword for are rewritten, and only
@@ -399,6 +402,10 @@ std::string python_words(const std::string& text) {
   for (std::size_t at; (at = out.find(twice)) != std::string::npos;) out.erase(at, twice.size());
   return out;
 }
+
+}  // namespace carb_python
+
+namespace {
 
 // The stack level of a warning raised from C++: the first frame outside the carb package, so that
 // a warning points at the user's line (a hostile tester: screen's warnings pointed inside carb's
@@ -512,7 +519,10 @@ PYBIND11_MODULE(_carb, m) {
     // and named as carb's, as the package's own warnings are ("carb: ...").
     const std::string text = python_words(w);
     const std::string said = text.rfind("carb: ", 0) == 0 ? text : "carb: " + text;
-    if (PyErr_WarnEx(warning_type, said.c_str(), user_stack_level()) < 0)
+    // Decoded as an error's message is (a hostile tester: a path holding a byte that is no UTF-8 in a
+    // warning raised UnicodeDecodeError, from merge after it had written its output).
+    const py::str message = carb_python::decoded(said);
+    if (PyErr_WarnEx(warning_type, PyUnicode_AsUTF8(message.ptr()), user_stack_level()) < 0)
       throw py::error_already_set();
   });
 

@@ -651,6 +651,11 @@ def dataset_info(data):
 def _write_dataset(op, what, files, out, force):
     """carb.merge's and carb.combine's one path: the arguments checked, the command recorded in the
     output's sidecar, each warning of the summary said as a carb.CarbWarning at the caller's line."""
+    # Merge keeps the first input's row of a duplicate: an unordered collection would make the output
+    # depend on Python's hash seed (a hostile tester: a set gave round 1's rows or round 2's by turns).
+    if isinstance(files, (set, frozenset)):
+        raise InputError(f"{what} is a set, whose order Python does not keep: give a list or tuple, in the order "
+                         "to prefer")
     paths = _paths(files, what)
     out = _path(out, "out")
     force = _flag(force, "force")
@@ -669,7 +674,8 @@ def merge(inputs, out, force=False):
     "dropped_duplicates", "disagreeing_duplicates", "conflicts", "warnings", "csv", "provenance",
     ...}, the document of `carb data merge --format json`; each of its "warnings" (duplicates that
     measured differently, protocol conflicts, an earlier output's values replaced) is also said as a
-    carb.CarbWarning."""
+    carb.CarbWarning, once the output is written: with warnings made errors the call raises after
+    writing it. `inputs` is a list or tuple (a set has no order to prefer by)."""
     return _write_dataset("merge", "inputs", inputs, out, force)
 
 
@@ -679,7 +685,7 @@ def combine(rounds, out, force=False):
     `latency_round_spread` columns, as `carb data combine` does (`force` as for carb.merge). Returns
     {"rounds", "rows_out", "combined", "warnings", "csv", "provenance"}, the document of `carb data
     combine --format json`; each of its "warnings" (rounds that disagree, rounds not measured apart,
-    protocol records that differ) is also said as a carb.CarbWarning."""
+    protocol records that differ) is also said as a carb.CarbWarning, once the output is written."""
     return _write_dataset("combine", "rounds", rounds, out, force)
 
 

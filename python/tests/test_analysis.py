@@ -202,7 +202,29 @@ def test_merge_and_combine_are_the_clis(tmp_path):
         carb.merge(3, tmp_path / "x.csv")
     with pytest.raises(carb.InputError):
         carb.merge([r1], tmp_path / "x.csv", force="yes")
+    with pytest.raises(carb.InputError, match="is a set"):
+        carb.merge({str(r1), str(r2)}, tmp_path / "x.csv")
     assert not (tmp_path / "x.csv").exists() and not (tmp_path / "one.csv").exists()
+
+
+def test_a_warning_naming_a_path_that_is_no_utf8_is_said(tmp_path):
+    # A hostile tester: a byte that is no UTF-8 in a path within a warning raised UnicodeDecodeError,
+    # from merge after it had written its output. Said with the byte escaped, as errors are.
+    name = os.fsencode(str(tmp_path)) + b"/e\xff.csv"
+    lines = (DATA / "cpu-2t-round1.csv").read_text().splitlines()
+    cells = lines[3].split(",")
+    cells[18] = "0.123"  # load_avg_1m: the CSV is no longer the one its provenance was written with
+    lines[3] = ",".join(cells)
+    with open(name, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    with open(name[:-4] + b".json", "w") as f:
+        f.write((DATA / "cpu-2t-round1.json").read_text())
+    with pytest.warns(carb.CarbWarning, match=r"e\\xff\.csv") as said:
+        carb.dataset_info(name)
+    assert said
+    with pytest.warns(carb.CarbWarning, match=r"\\xff"):
+        doc = carb.merge([name], tmp_path / "m.csv")
+    assert doc["rows_out"] == 1958
 
 
 def test_validate_says_what_cannot_be_read(tmp_path):
