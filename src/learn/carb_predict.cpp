@@ -433,7 +433,6 @@ std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const
   return out;
 }
 
-
 std::map<std::string, std::vector<double>> CarbModel::cascade_columns(const std::vector<Config>& configs,
                                                                       const std::vector<Telemetry>& tel,
                                                                       std::size_t leading) const {

@@ -37,9 +37,6 @@
 namespace carb {
 namespace {
 
-// The facts of platform_info that a later run on the same device may add to a record that lacks
-// them: what the device is, not what it read at one moment.
-
 constexpr const char* kSchema = R"sql(
 CREATE TABLE measurements (
   id INTEGER PRIMARY KEY,
