@@ -650,24 +650,18 @@ PYBIND11_MODULE(_carb, m) {
           return to_python(info.to_json());
         },
         py::arg("data"), "What one dataset CSV holds (as `carb data info --format json`).");
-  m.def("merge",
-        [](const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& out, bool force,
-           const std::string& command_line) {
-          carb::new_warning_round();
-          const carb::MergeSummary s = stoppable([&] { return carb::merge_datasets(inputs, out, command_line, force); });
-          return to_python(s.to_json());
-        },
-        py::arg("inputs"), py::arg("out"), py::arg("force"), py::arg("command_line"),
-        "Dataset CSVs merged into one (as `carb data merge --format json`).");
-  m.def("combine",
-        [](const std::vector<std::filesystem::path>& rounds, const std::filesystem::path& out, bool force,
-           const std::string& command_line) {
-          carb::new_warning_round();
-          const carb::CombineSummary s = stoppable([&] { return carb::combine_rounds(rounds, out, command_line, force); });
-          return to_python(s.to_json());
-        },
-        py::arg("rounds"), py::arg("out"), py::arg("force"), py::arg("command_line"),
-        "Measuring rounds combined into their medians (as `carb data combine --format json`).");
+  // merge and combine: dataset CSVs written into one, the command's summary returned.
+  const auto writes_dataset = [](auto write) {
+    return [write](const std::vector<std::filesystem::path>& inputs, const std::filesystem::path& out, bool force,
+                   const std::string& command_line) {
+      carb::new_warning_round();
+      return to_python(stoppable([&] { return write(inputs, out, command_line, force); }).to_json());
+    };
+  };
+  m.def("merge", writes_dataset(&carb::merge_datasets), py::arg("inputs"), py::arg("out"), py::arg("force"),
+        py::arg("command_line"), "Dataset CSVs merged into one (as `carb data merge --format json`).");
+  m.def("combine", writes_dataset(&carb::combine_rounds), py::arg("rounds"), py::arg("out"), py::arg("force"),
+        py::arg("command_line"), "Measuring rounds combined into their medians (as `carb data combine --format json`).");
   m.def("features",
         [](const std::vector<carb::Config>& configs) {
           const auto schema = carb::FeatureSchema::make(false);

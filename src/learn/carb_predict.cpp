@@ -304,10 +304,13 @@ static void check_telemetry_count(const std::vector<Telemetry>& tel, const std::
 // kMaxFlopsPerSecond or kMaxFlopsPerJoule (the bounds data validate holds every row to) is 0, an
 // impossible cost said as such everywhere, like a raw-target answer below the memory floor
 // (forty-fourth hostile pass: a model answered 9,260 TFLOP/s and 10.8 kW on an H200, exit 0).
-static void said_impossible(const std::vector<Config>& configs, std::map<std::string, std::vector<double>>& out) {
+// Only the rows `only` lists where given (the others were so answered already).
+static void said_impossible(const std::vector<Config>& configs, std::map<std::string, std::vector<double>>& out,
+                            const std::vector<std::size_t>* only = nullptr) {
   const auto latency = out.find("latency_ms"), energy = out.find("energy_j");
   if (latency == out.end() && energy == out.end()) return;
-  for (std::size_t i = 0; i < configs.size(); ++i) {
+  for (std::size_t k = 0, n = only ? only->size() : configs.size(); k < n; ++k) {
+    const std::size_t i = only ? (*only)[k] : k;
     const double flops = network_totals(configs[i]).flops();
     if (latency != out.end() && latency->second[i] > 0 && flops / (latency->second[i] * 1e-3) > kMaxFlopsPerSecond)
       latency->second[i] = 0.0;
@@ -428,8 +431,12 @@ std::map<std::string, std::vector<double>> CarbModel::interpolated_columns(const
       }
     }
   }
-  // An interpolated latency or energy no device could measure is no answer either (raw_columns).
-  said_impossible(configs, out);
+  // An interpolated latency or energy no device could measure is no answer either; the rows answered
+  // by themselves were checked by raw_columns (network_totals per row is a tenth of a preset's time).
+  std::vector<std::size_t> between;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    if (span[i].first != span[i].second) between.push_back(i);
+  said_impossible(configs, out, &between);
   return out;
 }
 
